@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the system packages cipherbench needs, when they are missing.
+# As root it uses apt-get; otherwise it prints the exact command to run.
+# Usage: scripts/ensure-deps.sh run|test|bench
+set -euo pipefail
+
+profile="${1:-run}"
+# Building against and measuring the system libraries, and the peers the
+# measurements use (OpenSSH client and server, GnuTLS).
+packages=(libssl-dev pkg-config openssl openssh-client openssh-server gnutls-bin libgnutls28-dev)
+case "$profile" in
+  run) ;;
+  test) packages+=(nginx-light) ;;
+  bench) packages+=(nginx-light hyperfine ssh-audit) ;;
+  *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cipherbench needs Rust (cargo) on PATH: see https://rustup.rs" >&2
+  exit 1
+fi
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "cipherbench needs these system packages: ${missing[*]}" >&2
+  echo "install them with:" >&2
+  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,242 @@
+//! One short function per subcommand, each reading as the pipeline:
+//! validate → discover → plan → measure → report/store.
+
+use crate::cli::{Cli, Command, Common, CompareArgs, HistoryArgs, ListArgs, ListWhat, ReportArgs, SpeedArgs};
+use crate::discover::{self, cpucaps};
+use crate::error::{Interrupted, UsageError};
+use crate::measure::{self, primitive};
+use crate::model::RunStatus;
+use crate::plan::{self, DEFAULT_SIZES};
+use crate::report::{self, progress::Progress, Outputs};
+use crate::session::Session;
+use crate::store::{self, Store};
+use crate::units::{Bytes, Seconds};
+use anyhow::Result;
+use serde_json::json;
+
+pub fn dispatch(cli: Cli) -> Result<()> {
+    let common = cli.common;
+    match cli.command {
+        None | Some(Command::Run(_)) => run_main(&common),
+        Some(Command::Speed(a)) => speed(&common, &a, "speed", Seconds(60.0)),
+        Some(Command::List(a)) => list(&common, &a),
+        Some(Command::History(a)) => history(&common, &a),
+        Some(Command::Report(a)) => show(&common, &a),
+        Some(Command::Compare(a)) => compare(&common, &a),
+    }
+}
+
+fn outputs(c: &Common) -> Outputs {
+    Outputs {
+        json: c.json,
+        export_json: c.export_json.clone(),
+        export_csv: c.export_csv.clone(),
+        export_markdown: c.export_markdown.clone(),
+        quiet: c.quiet,
+    }
+}
+
+fn open_store(c: &Common) -> Result<Option<Store>> {
+    if c.no_store {
+        return Ok(None);
+    }
+    Ok(Some(Store::open(&c.db.clone().unwrap_or_else(store::default_path))?))
+}
+
+fn progress(c: &Common) -> Progress {
+    Progress::new(c.quiet || c.json)
+}
+
+/// The main job for now: the default primitive set at two record sizes, ending in
+/// which cipher, AEAD and MAC are fastest on this machine.
+fn run_main(c: &Common) -> Result<()> {
+    let args = SpeedArgs {
+        algorithms: Vec::new(),
+        bytes: vec![Bytes(1024), Bytes(16384)],
+        threads: 1,
+        cpu_caps: None,
+        all: false,
+    };
+    speed(c, &args, "run", Seconds(20.0))
+}
+
+/// Resolves typed names to catalogue entries, with suggestions for typos.
+fn resolve(names: &[String], all: bool) -> Result<Vec<&'static primitive::Primitive>, UsageError> {
+    if all {
+        return Ok(primitive::CATALOG.iter().collect());
+    }
+    if names.is_empty() {
+        return Ok(primitive::CATALOG.iter().filter(|p| p.default).collect());
+    }
+    let mut out: Vec<&'static primitive::Primitive> = Vec::new();
+    for n in names {
+        let p = primitive::lookup(n).ok_or_else(|| UsageError::unknown("algorithm", n, primitive::known_names()))?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+fn speed(c: &Common, a: &SpeedArgs, command: &str, default_budget: Seconds) -> Result<()> {
+    // Validate everything typed before touching libraries or files.
+    let prims = resolve(&a.algorithms, a.all)?;
+    let sizes: Vec<Bytes> = if a.bytes.is_empty() {
+        DEFAULT_SIZES.iter().map(|&b| Bytes(b)).collect()
+    } else {
+        a.bytes.clone()
+    };
+    let caps = a.cpu_caps.as_deref().map(cpucaps::parse).transpose()?;
+    let budget = c.budget.unwrap_or(default_budget);
+    let threads = a.threads as usize;
+    let mut settings = json!({
+        "algorithms": prims.iter().map(|p| p.name).collect::<Vec<_>>(),
+        "bytes": sizes.iter().map(|b| b.0).collect::<Vec<_>>(),
+        "threads": threads,
+        "budget_seconds": budget.0,
+    });
+    if let (Some(caps), Some(spec)) = (&caps, &a.cpu_caps) {
+        let host = discover::host::fingerprint();
+        let (var, value) = cpucaps::environment(caps, &host.arch, &host.cpu_flags);
+        if std::env::var(cpucaps::MARKER).ok().as_deref() != Some(spec.as_str()) {
+            return reexec_masked(spec, &var, &value);
+        }
+        settings["cpu_caps"] = json!(spec);
+        settings[var] = json!(value);
+    }
+    let store = open_store(c)?;
+
+    let mut session = Session::start(command, settings, store, progress(c))?;
+    let plan = plan::primitives(&prims, &sizes, threads, budget);
+    let measured = measure::primitives(&plan, &mut session);
+    finish(session, measured, &outputs(c))
+}
+
+/// Closes the session in every case, reports what was kept, and maps the outcome.
+fn finish(session: Session, measured: Result<()>, out: &Outputs) -> Result<()> {
+    let status = match (&measured, crate::interrupt::requested()) {
+        (Err(_), _) => RunStatus::Failed,
+        (Ok(()), true) => RunStatus::Interrupted,
+        (Ok(()), false) => RunStatus::Complete,
+    };
+    let doc = session.finish(status)?;
+    report::emit(&doc, out)?;
+    measured?;
+    if status == RunStatus::Interrupted {
+        return Err(Interrupted { kept: doc.results.len() }.into());
+    }
+    Ok(())
+}
+
+/// Runs this same command again with the CPU features masked, and exits with its status.
+fn reexec_masked(spec: &str, var: &str, value: &str) -> Result<()> {
+    let exe = std::env::current_exe()?;
+    let status = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env(var, value)
+        .env(cpucaps::MARKER, spec)
+        .status()?;
+    std::process::exit(status.code().unwrap_or(130));
+}
+
+fn list(c: &Common, a: &ListArgs) -> Result<()> {
+    match a.what {
+        ListWhat::Primitives => {
+            let infos = discover::openssl::primitives();
+            if c.json {
+                let v: Vec<_> = infos
+                    .iter()
+                    .map(|i| {
+                        json!({
+                            "algorithm": i.primitive.name,
+                            "class": i.primitive.class.label(),
+                            "legacy_provider": i.primitive.legacy,
+                            "default_set": i.primitive.default,
+                            "available": matches!(i.availability, primitive::Availability::Available(_)),
+                            "reason": match &i.availability { primitive::Availability::Unavailable(w) => Some(w.clone()), _ => None },
+                            "key_bits": i.key_bits,
+                            "block_bytes": i.block_bytes,
+                        })
+                    })
+                    .collect();
+                return report::write_output(std::path::Path::new("-"), &serde_json::to_vec_pretty(&v)?);
+            }
+            let mut t = comfy_table::Table::new();
+            t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
+            t.set_header(["algorithm", "class", "key bits", "block", "status"]);
+            for i in &infos {
+                let status = match &i.availability {
+                    primitive::Availability::Available(_) if i.primitive.legacy => "available (legacy provider)".to_string(),
+                    primitive::Availability::Available(_) => "available".to_string(),
+                    primitive::Availability::Unavailable(why) => why.clone(),
+                };
+                t.add_row([
+                    i.primitive.name.to_string(),
+                    i.primitive.class.label().to_string(),
+                    i.key_bits.map(|b| b.to_string()).unwrap_or_default(),
+                    i.block_bytes.map(|b| b.to_string()).unwrap_or_default(),
+                    status,
+                ]);
+            }
+            let out = format!("{}\n{t}\n", crate::backend::openssl::runtime_version());
+            report::write_output(std::path::Path::new("-"), out.as_bytes())
+        }
+        ListWhat::CpuCaps => {
+            let mut s = String::new();
+            for cap in cpucaps::all() {
+                s.push_str(&format!("{:<11} {}\n", cap.name, cap.help));
+            }
+            report::write_output(std::path::Path::new("-"), s.as_bytes())
+        }
+    }
+}
+
+fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
+    let store = Store::open(&c.db.clone().unwrap_or_else(store::default_path))?;
+    let runs = store.runs(a.limit)?;
+    if c.json {
+        return report::write_output(std::path::Path::new("-"), &serde_json::to_vec_pretty(&runs)?);
+    }
+    if runs.is_empty() {
+        println!("no runs stored in {} yet", store.path().display());
+        return Ok(());
+    }
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
+    t.set_header(["run", "started", "command", "status", "results", "cpu"]);
+    for r in runs {
+        t.add_row([r.id, r.started_at, r.command, r.status, r.results.to_string(), r.cpu_model]);
+    }
+    report::write_output(std::path::Path::new("-"), format!("{t}\n").as_bytes())
+}
+
+fn show(c: &Common, a: &ReportArgs) -> Result<()> {
+    let store = Store::open(&c.db.clone().unwrap_or_else(store::default_path))?;
+    let doc = store.load(&a.run)?;
+    report::emit(&doc, &outputs(c))
+}
+
+fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
+    let store = Store::open(&c.db.clone().unwrap_or_else(store::default_path))?;
+    let (da, db) = (store.load(&a.a)?, store.load(&a.b)?);
+    let rows = report::table::compare(&da, &db);
+    if c.json {
+        return report::write_output(std::path::Path::new("-"), &serde_json::to_vec_pretty(&rows)?);
+    }
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
+    t.set_header(["subject", &da.run.id, &db.run.id, "B/A", "verdict"]);
+    for r in &rows {
+        t.add_row([
+            r.subject.clone(),
+            r.a.clone(),
+            r.b.clone(),
+            format!("{:.3}", r.ratio),
+            r.verdict.to_string(),
+        ]);
+    }
+    report::write_output(
+        std::path::Path::new("-"),
+        format!("{t}\n  verdict: 'same' when the 95% intervals overlap.\n").as_bytes(),
+    )
+}

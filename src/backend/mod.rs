@@ -1,0 +1,4 @@
+//! Backends wrap the real libraries and programs behind small safe types. A backend
+//! knows its library, never the benchmark.
+
+pub mod openssl;

@@ -1,0 +1,6 @@
+//! What exists here: the machine, its libraries and what they can do. Discovery
+//! only looks; it never measures.
+
+pub mod cpucaps;
+pub mod host;
+pub mod openssl;

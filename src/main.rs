@@ -1,0 +1,37 @@
+//! cipherbench: discover → plan → measure → judge → recommend → report/store.
+
+mod app;
+mod backend;
+mod cli;
+mod discover;
+mod error;
+mod interrupt;
+mod measure;
+mod model;
+mod plan;
+mod report;
+mod session;
+mod store;
+mod units;
+
+use clap::Parser;
+
+fn main() {
+    let cli = cli::Cli::parse();
+    if std::env::var_os("NO_COLOR").is_some() {
+        console::set_colors_enabled(false);
+        console::set_colors_enabled_stderr(false);
+    }
+    interrupt::install();
+    if let Err(e) = app::dispatch(cli) {
+        // `| head` closing the pipe is normal, not an error.
+        if e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        }) {
+            std::process::exit(0);
+        }
+        eprintln!("cipherbench: error: {e:#}");
+        std::process::exit(error::exit_code(&e));
+    }
+}

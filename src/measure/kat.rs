@@ -1,0 +1,275 @@
+//! Known-answer tests: before an algorithm is timed, the very engine methods the
+//! probe will call must reproduce a published vector (NIST SP 800-38A/C/D, RFC 8439,
+//! FIPS 180, ...). The vectors are data, in `data/kat/primitives.toml`.
+
+use crate::backend::openssl::engine::{CipherEngine, DigestEngine, Direction};
+use crate::backend::openssl::first_error;
+use crate::backend::openssl::mac::MacCtx;
+use crate::measure::primitive::{Class, Fetched, Primitive};
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+const VECTORS: &str = include_str!("../../data/kat/primitives.toml");
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KatFile {
+    #[serde(default)]
+    cipher: Vec<CipherVector>,
+    #[serde(default)]
+    digest: Vec<DigestVector>,
+    #[serde(default)]
+    mac: Vec<MacVector>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CipherVector {
+    algorithm: String,
+    source: String,
+    key: String,
+    iv: Option<String>,
+    plaintext: String,
+    ciphertext: String,
+    aad: Option<String>,
+    tag: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DigestVector {
+    algorithm: String,
+    source: String,
+    message: String,
+    digest: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MacVector {
+    algorithm: String,
+    source: String,
+    key: String,
+    message: String,
+    mac: String,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum KatError {
+    #[error("no known-answer vector for {0}; refusing to time it")]
+    NoVector(String),
+    #[error("known-answer test failed ({source_doc}, {op}): expected {expected}, got {got}")]
+    Mismatch {
+        source_doc: String,
+        op: &'static str,
+        expected: String,
+        got: String,
+    },
+    #[error("known-answer test could not run ({source_doc}): {message}")]
+    Library { source_doc: String, message: String },
+    #[error("bad vector in data/kat/primitives.toml: {0}")]
+    BadData(String),
+}
+
+fn file() -> &'static KatFile {
+    static FILE: OnceLock<KatFile> = OnceLock::new();
+    FILE.get_or_init(|| toml::from_str(VECTORS).expect("data/kat/primitives.toml parses (checked by tests)"))
+}
+
+fn unhex(s: &str) -> Result<Vec<u8>, KatError> {
+    let clean: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    hex::decode(&clean).map_err(|e| KatError::BadData(format!("'{s}': {e}")))
+}
+
+/// The sources of the vectors that a passing check used.
+pub type Passed = Vec<String>;
+
+/// Runs every vector for `p` through the engines the probe uses.
+pub fn check(p: &Primitive, fetched: &Fetched) -> Result<Passed, KatError> {
+    let f = file();
+    let mut passed = Vec::new();
+    match (p.class, fetched) {
+        (Class::Cipher | Class::Aead(_), Fetched::Cipher(c)) => {
+            for v in f.cipher.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
+                check_cipher(p, c, v)?;
+                passed.push(v.source.clone());
+            }
+        }
+        (Class::Digest, Fetched::Digest(md)) => {
+            for v in f.digest.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
+                let lib = |e| KatError::Library {
+                    source_doc: v.source.clone(),
+                    message: first_error(&e),
+                };
+                let mut engine = DigestEngine::new(md.clone()).map_err(lib)?;
+                let msg = unhex(&v.message)?;
+                // Twice: the second proves the context re-initialises per message.
+                for _ in 0..2 {
+                    let got = engine.digest(&msg).map_err(lib)?.to_vec();
+                    compare(&v.source, "digest", &unhex(&v.digest)?, &got)?;
+                }
+                passed.push(v.source.clone());
+            }
+        }
+        (Class::Hmac(_) | Class::Poly1305, Fetched::Mac) => {
+            for v in f.mac.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
+                let lib = |e| KatError::Library {
+                    source_doc: v.source.clone(),
+                    message: first_error(&e),
+                };
+                let key = unhex(&v.key)?;
+                let mut ctx = match p.class {
+                    Class::Hmac(d) => MacCtx::hmac(d, &key),
+                    _ => MacCtx::poly1305(&key),
+                }
+                .map_err(lib)?;
+                let msg = unhex(&v.message)?;
+                let mut out = [0u8; 64];
+                for _ in 0..2 {
+                    let n = ctx.mac_message(&msg, &mut out).map_err(lib)?;
+                    compare(&v.source, "mac", &unhex(&v.mac)?, &out[..n])?;
+                }
+                passed.push(v.source.clone());
+            }
+        }
+        _ => return Err(KatError::NoVector(p.name.to_string())),
+    }
+    if passed.is_empty() {
+        return Err(KatError::NoVector(p.name.to_string()));
+    }
+    Ok(passed)
+}
+
+fn compare(source: &str, op: &'static str, expected: &[u8], got: &[u8]) -> Result<(), KatError> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(KatError::Mismatch {
+            source_doc: source.to_string(),
+            op,
+            expected: hex::encode(expected),
+            got: hex::encode(got),
+        })
+    }
+}
+
+fn check_cipher(p: &Primitive, c: &openssl::cipher::CipherRef, v: &CipherVector) -> Result<(), KatError> {
+    let lib = |e: openssl::error::ErrorStack| KatError::Library {
+        source_doc: v.source.clone(),
+        message: first_error(&e),
+    };
+    let key = unhex(&v.key)?;
+    let iv = v.iv.as_deref().map(unhex).transpose()?;
+    let pt = unhex(&v.plaintext)?;
+    let ct = unhex(&v.ciphertext)?;
+    match p.class {
+        Class::Aead(kind) => {
+            let aad = v.aad.as_deref().map(unhex).transpose()?.unwrap_or_default();
+            let tag = unhex(
+                v.tag
+                    .as_deref()
+                    .ok_or_else(|| KatError::BadData(format!("{}: AEAD vector without tag", v.source)))?,
+            )?;
+            let nonce = iv.ok_or_else(|| KatError::BadData(format!("{}: AEAD vector without nonce", v.source)))?;
+            let mut seal = CipherEngine::new(c, Some(kind), Direction::Encrypt, &key, Some(&nonce), tag.len()).map_err(lib)?;
+            let mut buf = pt.clone();
+            buf.resize(pt.len() + seal.slack() + 16, 0);
+            let mut got_tag = vec![0u8; tag.len()];
+            let n = seal.seal(&nonce, &aad, &mut buf, pt.len(), &mut got_tag).map_err(lib)?;
+            compare(&v.source, "encrypt", &ct, &buf[..n])?;
+            compare(&v.source, "tag", &tag, &got_tag)?;
+            let mut open = CipherEngine::new(c, Some(kind), Direction::Decrypt, &key, Some(&nonce), tag.len()).map_err(lib)?;
+            let mut out = vec![0u8; ct.len() + 32];
+            let m = open.open(&nonce, &aad, &ct, &mut out, &tag).map_err(lib)?;
+            compare(&v.source, "decrypt", &pt, &out[..m])?;
+            // A forged tag must be refused, or decryption is not really verifying.
+            let mut forged = tag.clone();
+            forged[0] ^= 1;
+            if open.open(&nonce, &aad, &ct, &mut out, &forged).is_ok() {
+                return Err(KatError::Mismatch {
+                    source_doc: v.source.clone(),
+                    op: "tag check",
+                    expected: "rejection of a forged tag".into(),
+                    got: "acceptance".into(),
+                });
+            }
+        }
+        _ => {
+            for (dir, input, want, op) in [(Direction::Encrypt, &pt, &ct, "encrypt"), (Direction::Decrypt, &ct, &pt, "decrypt")] {
+                let mut e = CipherEngine::new(c, None, dir, &key, iv.as_deref(), 0).map_err(lib)?;
+                let mut buf = input.clone();
+                buf.resize(input.len() + e.slack(), 0);
+                let n = e.stream(&mut buf, input.len()).map_err(lib)?;
+                let mut tail = vec![0u8; 32];
+                let f = e.finish(&mut tail).map_err(lib)?;
+                let mut got = buf[..n].to_vec();
+                got.extend_from_slice(&tail[..f]);
+                compare(&v.source, op, want, &got)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::primitive::{fetch, Availability, CATALOG};
+
+    #[test]
+    fn vector_file_parses_and_names_known_algorithms() {
+        let f = file();
+        assert!(!f.cipher.is_empty() && !f.digest.is_empty() && !f.mac.is_empty());
+        let names = f
+            .cipher
+            .iter()
+            .map(|v| &v.algorithm)
+            .chain(f.digest.iter().map(|v| &v.algorithm))
+            .chain(f.mac.iter().map(|v| &v.algorithm));
+        for n in names {
+            assert!(crate::measure::primitive::lookup(n).is_some(), "vector for unknown algorithm {n}");
+        }
+    }
+
+    /// Every primitive in the catalogue that this OpenSSL offers passes its KAT.
+    #[test]
+    fn every_available_primitive_passes_its_known_answer_test() {
+        let mut failures = Vec::new();
+        let mut checked = 0;
+        for p in CATALOG {
+            if let Availability::Available(f) = fetch(p) {
+                checked += 1;
+                if let Err(e) = check(p, &f) {
+                    failures.push(format!("{}: {e}", p.name));
+                }
+            }
+        }
+        assert!(checked > 40, "only {checked} primitives available");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    /// A wrong expected value is caught: the check can fail.
+    #[test]
+    fn a_wrong_vector_fails() {
+        let p = crate::measure::primitive::lookup("aes-128-ecb").unwrap();
+        let Availability::Available(Fetched::Cipher(c)) = fetch(p) else {
+            panic!()
+        };
+        let v = CipherVector {
+            algorithm: "aes-128-ecb".into(),
+            source: "NIST SP 800-38A F.1.1, last byte altered".into(),
+            key: "2b7e151628aed2a6abf7158809cf4f3c".into(),
+            iv: None,
+            plaintext: "6bc1bee22e409f96e93d7e117393172a".into(),
+            ciphertext: "3ad77bb40d7a3660a89ecaf32466ef98".into(),
+            aad: None,
+            tag: None,
+        };
+        assert!(matches!(check_cipher(p, &c, &v), Err(KatError::Mismatch { .. })));
+        let good = CipherVector {
+            ciphertext: "3ad77bb40d7a3660a89ecaf32466ef97".into(),
+            ..v
+        };
+        assert_eq!(check_cipher(p, &c, &good), Ok(()));
+    }
+}

@@ -1,0 +1,170 @@
+//! Statistics over repeated samples.
+//!
+//! Throughput samples on a shared machine are skewed: interference only ever makes a
+//! sample slower. So the reported centre is the median, and its 95% confidence
+//! interval comes from order statistics (distribution-free, no normality assumed).
+//! Two subjects whose intervals overlap are *tied*: the instrument cannot order them.
+
+use serde::{Deserialize, Serialize};
+
+/// Summary of one subject's samples, in the metric's own unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub median: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+    /// Number of samples.
+    pub samples: usize,
+    /// Coefficient of variation (stddev / mean).
+    pub cv: f64,
+}
+
+/// Above this coefficient of variation the machine is called noisy.
+pub const NOISY_CV: f64 = 0.05;
+
+impl Summary {
+    /// Summarises `values`; `None` when there are none or any is not finite.
+    pub fn of(values: &[f64]) -> Option<Summary> {
+        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let mut v = values.to_vec();
+        v.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
+        let n = v.len();
+        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let var = if n > 1 {
+            v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+        } else {
+            0.0
+        };
+        let cv = if mean != 0.0 { var.sqrt() / mean.abs() } else { 0.0 };
+        let (lo, hi) = median_ci_ranks(n);
+        Some(Summary {
+            median,
+            mean,
+            min: v[0],
+            max: v[n - 1],
+            ci95_low: v[lo],
+            ci95_high: v[hi],
+            samples: n,
+            cv,
+        })
+    }
+
+    /// Half-width of the interval relative to the median.
+    pub fn relative_precision(&self) -> f64 {
+        if self.median == 0.0 {
+            return f64::INFINITY;
+        }
+        (self.ci95_high - self.ci95_low) / 2.0 / self.median.abs()
+    }
+
+    /// True when the two 95% intervals overlap: the pair is tied.
+    pub fn ties_with(&self, other: &Summary) -> bool {
+        self.ci95_low <= other.ci95_high && other.ci95_low <= self.ci95_high
+    }
+
+    pub fn is_noisy(&self) -> bool {
+        self.cv > NOISY_CV
+    }
+}
+
+/// 0-based ranks (lo, hi) of the order statistics that bound the median with at
+/// least 95% confidence. With fewer than 6 samples no pair reaches 95%, so the
+/// whole range is returned.
+pub fn median_ci_ranks(n: usize) -> (usize, usize) {
+    if n < 6 {
+        return (0, n.saturating_sub(1));
+    }
+    // Largest k with P(B <= k-1) <= 0.025 for B ~ Binomial(n, 1/2); then
+    // [x_(k), x_(n-k+1)] (1-based) covers the median with >= 95%.
+    let k = if n <= 1000 {
+        let mut cdf = 0.0;
+        // pmf(0) = 2^-n, computed in log space to avoid underflow.
+        let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
+        let mut ln_choose = 0.0f64;
+        let mut k = 0;
+        for i in 0..n {
+            let pmf = (ln_choose + ln_half_n).exp();
+            if cdf + pmf > 0.025 {
+                k = i;
+                break;
+            }
+            cdf += pmf;
+            ln_choose += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+        }
+        k
+    } else {
+        let nf = n as f64;
+        ((nf / 2.0) - 1.96 * nf.sqrt() / 2.0).floor().max(0.0) as usize
+    };
+    // k counts how many order statistics lie strictly outside on each side.
+    let lo = k.saturating_sub(1).min(n - 1);
+    let lo = if k == 0 { 0 } else { lo };
+    (lo, n - 1 - lo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_spread() {
+        let s = Summary::of(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
+        assert_eq!(s.median, 3.0);
+        assert_eq!(s.mean, 3.0);
+        assert_eq!(s.min, 1.0);
+        assert_eq!(s.max, 5.0);
+        assert_eq!(s.samples, 5);
+        // Fewer than 6 samples: the interval is the range.
+        assert_eq!((s.ci95_low, s.ci95_high), (1.0, 5.0));
+        let even = Summary::of(&[1.0, 2.0, 3.0, 10.0]).unwrap();
+        assert_eq!(even.median, 2.5);
+    }
+
+    #[test]
+    fn median_ci_ranks_match_binomial_tables() {
+        // Known 1-based ranks for the 95% median interval: n=6 -> (1,6),
+        // n=10 -> (2,9), n=20 -> (6,15), n=100 -> (40,61).
+        assert_eq!(median_ci_ranks(6), (0, 5));
+        assert_eq!(median_ci_ranks(10), (1, 8));
+        assert_eq!(median_ci_ranks(20), (5, 14));
+        assert_eq!(median_ci_ranks(100), (39, 60));
+        let (lo, hi) = median_ci_ranks(5000);
+        assert!(lo > 2400 && hi < 2600 && lo + hi == 4999);
+    }
+
+    #[test]
+    fn interval_narrows_with_more_samples() {
+        let few: Vec<f64> = (0..10).map(|i| 100.0 + (i % 5) as f64).collect();
+        let many: Vec<f64> = (0..200).map(|i| 100.0 + (i % 5) as f64).collect();
+        let a = Summary::of(&few).unwrap();
+        let b = Summary::of(&many).unwrap();
+        assert!(b.ci95_high - b.ci95_low <= a.ci95_high - a.ci95_low);
+        assert!(b.relative_precision() < 0.03);
+    }
+
+    #[test]
+    fn ties_are_overlapping_intervals() {
+        let a = Summary::of(&[10.0, 10.5, 11.0, 10.2, 10.8, 10.4, 10.6]).unwrap();
+        let b = Summary::of(&[10.7, 11.2, 11.5, 11.1, 11.3, 11.0, 11.4]).unwrap();
+        let c = Summary::of(&[20.0, 20.5, 21.0, 20.2, 20.8, 20.4, 20.6]).unwrap();
+        assert!(a.ties_with(&b));
+        assert!(!a.ties_with(&c));
+        assert!(!c.ties_with(&a));
+    }
+
+    #[test]
+    fn noise_is_flagged() {
+        let quiet = Summary::of(&[100.0, 101.0, 99.0, 100.5, 99.5, 100.0]).unwrap();
+        let noisy = Summary::of(&[100.0, 130.0, 70.0, 110.0, 90.0, 100.0]).unwrap();
+        assert!(!quiet.is_noisy());
+        assert!(noisy.is_noisy());
+        assert!(Summary::of(&[]).is_none());
+        assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    }
+}

@@ -1,0 +1,227 @@
+//! The one document model (`schema: "cipherbench/1"`). JSON, CSV, Markdown, the
+//! terminal and the SQLite history all serialise these types; none keeps a
+//! parallel shape of its own.
+
+use crate::measure::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const SCHEMA: &str = "cipherbench/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Document {
+    pub schema: String,
+    pub run: RunInfo,
+    pub results: Vec<ResultRecord>,
+    #[serde(default)]
+    pub verdicts: Vec<serde_json::Value>,
+    #[serde(default)]
+    pub recommendations: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Interrupted,
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        [RunStatus::Running, RunStatus::Complete, RunStatus::Interrupted, RunStatus::Failed]
+            .into_iter()
+            .find(|v| v.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub id: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    pub status: RunStatus,
+    /// The subcommand that produced the run (`speed`, `run`, ...).
+    pub command: String,
+    pub host: Host,
+    /// Library name -> runtime version.
+    pub libraries: BTreeMap<String, String>,
+    pub settings: serde_json::Value,
+}
+
+/// The machine fingerprint that goes with every run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    pub cpu_model: String,
+    pub cores: usize,
+    /// Crypto-relevant CPU flags only (aes, pclmulqdq, avx2, ... / aes, pmull, sha2).
+    pub cpu_flags: Vec<String>,
+    pub kernel: String,
+    pub arch: String,
+    pub hostname: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Primitive,
+    File,
+    TlsBulk,
+    TlsHandshake,
+    TlsAccept,
+    SshBulk,
+    SshHandshake,
+    SshAccept,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    BytesPerSec,
+    HandshakesPerSec,
+    Seconds,
+    Accepted,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Unsupported,
+    Failed,
+}
+
+/// What was measured. Each kind fills its own fields; the rest stay absent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Subject {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
+    /// `encrypt`, `decrypt`, `digest`, `mac`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openssl_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cert: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kex: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostkey: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+}
+
+/// One measured subject and metric. Statistics are present when `status` is `ok`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultRecord {
+    pub kind: Kind,
+    pub subject: Subject,
+    pub metric: Metric,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_high: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<usize>,
+    /// Coefficient of variation of the samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cv: Option<f64>,
+    /// The same metric over CPU time instead of wall time (median), e.g. bytes per
+    /// CPU second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_median: Option<f64>,
+}
+
+impl ResultRecord {
+    pub fn ok(kind: Kind, subject: Subject, metric: Metric, wall: &Summary, cpu: Option<&Summary>) -> Self {
+        ResultRecord {
+            kind,
+            subject,
+            metric,
+            status: Status::Ok,
+            reason: None,
+            median: Some(wall.median),
+            mean: Some(wall.mean),
+            min: Some(wall.min),
+            max: Some(wall.max),
+            ci95_low: Some(wall.ci95_low),
+            ci95_high: Some(wall.ci95_high),
+            samples: Some(wall.samples),
+            cv: Some(wall.cv),
+            cpu_median: cpu.map(|c| c.median),
+        }
+    }
+
+    pub fn not_ok(kind: Kind, subject: Subject, metric: Metric, status: Status, reason: impl Into<String>) -> Self {
+        ResultRecord {
+            kind,
+            subject,
+            metric,
+            status,
+            reason: Some(reason.into()),
+            median: None,
+            mean: None,
+            min: None,
+            max: None,
+            ci95_low: None,
+            ci95_high: None,
+            samples: None,
+            cv: None,
+            cpu_median: None,
+        }
+    }
+
+    /// The wall-time summary back, for tie checks and ranking.
+    pub fn summary(&self) -> Option<Summary> {
+        Some(Summary {
+            median: self.median?,
+            mean: self.mean?,
+            min: self.min?,
+            max: self.max?,
+            ci95_low: self.ci95_low?,
+            ci95_high: self.ci95_high?,
+            samples: self.samples?,
+            cv: self.cv.unwrap_or(0.0),
+        })
+    }
+}

@@ -1,0 +1,153 @@
+//! Candidates × budget → ordered work.
+//!
+//! The budget is shared out evenly first; whatever is left after the first pass
+//! goes to racing: subjects whose intervals overlap the leader of their group get
+//! more samples, so close calls are settled by data or honestly reported as ties.
+
+use crate::measure::primitive::{Op, Primitive};
+use crate::measure::sampler::SamplerConfig;
+use crate::model::ResultRecord;
+use crate::units::{Bytes, Seconds};
+
+/// One subject to measure.
+#[derive(Debug, Clone, Copy)]
+pub struct PrimitiveItem {
+    pub primitive: &'static Primitive,
+    pub op: Op,
+    pub bytes: Bytes,
+}
+
+#[derive(Debug, Clone)]
+pub struct PrimitivePlan {
+    pub items: Vec<PrimitiveItem>,
+    pub threads: usize,
+    pub sampler: SamplerConfig,
+    pub budget: Seconds,
+}
+
+/// Default block sizes, as `openssl speed`.
+pub const DEFAULT_SIZES: [u64; 6] = [16, 64, 256, 1024, 8192, 16384];
+
+/// Longest time one subject may take in the first pass (`openssl speed` spends 3 s).
+const MAX_PER_SUBJECT: f64 = 3.0;
+const MIN_PER_SUBJECT: f64 = 0.05;
+
+/// Sampler settings for `n` subjects sharing `budget`.
+pub fn share(budget: Seconds, n: usize) -> SamplerConfig {
+    let per = (budget.0 / n.max(1) as f64).clamp(MIN_PER_SUBJECT, MAX_PER_SUBJECT);
+    let base = SamplerConfig::default();
+    SamplerConfig {
+        budget: Seconds(per),
+        // Keep at least ~12 samples inside the subject's share.
+        sample_time: Seconds((per / 12.0).clamp(0.002, base.sample_time.0)),
+        warmup: Seconds((per / 10.0).min(base.warmup.0)),
+        ..base
+    }
+}
+
+/// Orders the work: algorithm by algorithm, each operation over every size.
+pub fn primitives(prims: &[&'static Primitive], sizes: &[Bytes], threads: usize, budget: Seconds) -> PrimitivePlan {
+    let mut items = Vec::new();
+    for &p in prims {
+        for &op in p.class.ops() {
+            for &bytes in sizes {
+                items.push(PrimitiveItem { primitive: p, op, bytes });
+            }
+        }
+    }
+    // Racing gets a fifth of the budget.
+    let sampler = share(Seconds(budget.0 * 0.8), items.len());
+    PrimitivePlan {
+        items,
+        threads,
+        sampler,
+        budget,
+    }
+}
+
+/// Indices of the results that race for first place in their group: the leader
+/// and everything whose 95% interval overlaps it. Groups with a clear leader
+/// return nothing.
+pub fn contenders<K: PartialEq + Clone>(records: &[ResultRecord], group: impl Fn(&ResultRecord) -> Option<K>) -> Vec<usize> {
+    let mut keys: Vec<K> = Vec::new();
+    for r in records {
+        if let Some(k) = group(r) {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for k in keys {
+        let members: Vec<usize> = (0..records.len())
+            .filter(|&i| group(&records[i]).as_ref() == Some(&k) && records[i].summary().is_some())
+            .collect();
+        let Some(&leader) = members.iter().max_by(|&&a, &&b| {
+            records[a]
+                .median
+                .partial_cmp(&records[b].median)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        }) else {
+            continue;
+        };
+        let lead = records[leader].summary().expect("filtered");
+        let tied: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| i != leader && records[i].summary().is_some_and(|s| s.ties_with(&lead)))
+            .collect();
+        if !tied.is_empty() {
+            out.push(leader);
+            out.extend(tied);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::primitive::lookup;
+    use crate::measure::stats::Summary;
+    use crate::model::{Kind, Metric, Subject};
+
+    #[test]
+    fn plan_covers_ops_and_sizes_within_budget() {
+        let prims = [lookup("aes-128-gcm").unwrap(), lookup("sha256").unwrap()];
+        let sizes = [Bytes(16), Bytes(16384)];
+        let plan = primitives(&prims, &sizes, 1, Seconds(6.0));
+        // gcm: encrypt+decrypt x 2 sizes, sha256: digest x 2 sizes
+        assert_eq!(plan.items.len(), 6);
+        assert!((plan.sampler.budget.0 * 6.0) <= 6.0 + 1e-9);
+        assert_eq!(plan.items[0].op, Op::Encrypt);
+        assert_eq!(plan.items[5].op, Op::Digest);
+    }
+
+    #[test]
+    fn shares_are_clamped() {
+        assert_eq!(share(Seconds(1000.0), 2).budget, Seconds(MAX_PER_SUBJECT));
+        assert_eq!(share(Seconds(1.0), 1000).budget, Seconds(MIN_PER_SUBJECT));
+    }
+
+    fn rec(alg: &str, values: &[f64]) -> ResultRecord {
+        let s = Summary::of(values).unwrap();
+        let subject = Subject {
+            algorithm: Some(alg.into()),
+            ..Default::default()
+        };
+        ResultRecord::ok(Kind::Primitive, subject, Metric::BytesPerSec, &s, None)
+    }
+
+    #[test]
+    fn contenders_are_leader_and_overlaps() {
+        let rs = vec![
+            rec("a", &[10.0, 10.1, 10.2, 10.3, 10.1, 10.2, 10.0]),
+            rec("b", &[10.2, 10.3, 10.4, 10.5, 10.3, 10.4, 10.2]),
+            rec("c", &[5.0, 5.1, 5.2, 5.0, 5.1, 5.2, 5.0]),
+        ];
+        let all = contenders(&rs, |_| Some(()));
+        assert_eq!(all, vec![1, 0]);
+        let separate = contenders(&rs, |r| r.subject.algorithm.clone());
+        assert!(separate.is_empty());
+    }
+}

@@ -1,0 +1,100 @@
+//! One run in progress: its identity, the host it ran on, the results so far, the
+//! history database they are written to as they come, and the progress bar.
+
+use crate::discover;
+use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
+use crate::report::progress::Progress;
+use crate::store::Store;
+use anyhow::Result;
+
+pub struct Session {
+    info: RunInfo,
+    store: Option<Store>,
+    results: Vec<ResultRecord>,
+    progress: Progress,
+}
+
+/// A sortable, unique-enough run id: `20261122T150405Z-1a2b`.
+fn new_id(now: &chrono::DateTime<chrono::Utc>) -> String {
+    let mut r = [0u8; 2];
+    openssl::rand::rand_bytes(&mut r).expect("RNG");
+    format!("{}-{}", now.format("%Y%m%dT%H%M%SZ"), hex::encode(r))
+}
+
+impl Session {
+    /// Fingerprints the host and writes the run row before anything is measured.
+    pub fn start(command: &str, settings: serde_json::Value, store: Option<Store>, progress: Progress) -> Result<Session> {
+        let now = chrono::Utc::now();
+        let info = RunInfo {
+            id: new_id(&now),
+            started_at: now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            finished_at: None,
+            status: RunStatus::Running,
+            command: command.to_string(),
+            host: discover::host::fingerprint(),
+            libraries: discover::openssl::libraries(),
+            settings,
+        };
+        if let Some(s) = &store {
+            s.begin_run(&info)?;
+        }
+        Ok(Session {
+            info,
+            store,
+            results: Vec::new(),
+            progress,
+        })
+    }
+
+    /// Keeps a result and writes it to the history at once. Returns its index.
+    pub fn record(&mut self, r: ResultRecord) -> Result<usize> {
+        let idx = self.results.len();
+        if let Some(s) = &self.store {
+            s.put_result(&self.info.id, idx, &r)?;
+        }
+        self.results.push(r);
+        self.progress.inc();
+        Ok(idx)
+    }
+
+    /// Replaces a result after more samples were taken.
+    pub fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
+        if let Some(s) = &self.store {
+            s.put_result(&self.info.id, idx, &r)?;
+        }
+        self.results[idx] = r;
+        Ok(())
+    }
+
+    pub fn results(&self) -> &[ResultRecord] {
+        &self.results
+    }
+
+    pub fn progress_start(&mut self, len: u64) {
+        self.progress.start(len);
+    }
+    pub fn progress_message(&self, msg: &str) {
+        self.progress.message(msg);
+    }
+    pub fn progress_finish(&mut self) {
+        self.progress.finish();
+    }
+
+    /// Closes the run with `status` and returns the document.
+    pub fn finish(mut self, status: RunStatus) -> Result<Document> {
+        self.progress.finish();
+        self.info.status = status;
+        self.info.finished_at = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        let doc = Document {
+            schema: SCHEMA.to_string(),
+            run: self.info,
+            results: self.results,
+            verdicts: Vec::new(),
+            recommendations: Vec::new(),
+        };
+        if let Some(s) = &self.store {
+            s.finish_run(&doc)?;
+        }
+        Ok(doc)
+    }
+}

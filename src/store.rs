@@ -1,0 +1,307 @@
+//! The run history in SQLite (the embedded, bundled library).
+//!
+//! A run row is written before the first measurement and every result as soon as
+//! it exists, each in its own transaction, so Ctrl-C, a crash or a full disk leave
+//! a consistent database holding everything measured so far. Rows hold the same
+//! serde model as the JSON document.
+
+use crate::error::UsageError;
+use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
+use anyhow::{Context, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// One line of `history`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: String,
+    pub command: String,
+    pub cpu_model: String,
+    pub results: usize,
+}
+
+const MIGRATION: &str = "
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL,
+    command TEXT NOT NULL,
+    info TEXT NOT NULL,
+    verdicts TEXT NOT NULL DEFAULT '[]',
+    recommendations TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    status TEXT NOT NULL,
+    median REAL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE INDEX IF NOT EXISTS results_kind ON results(kind);
+";
+
+/// Where the history lives unless `--db` says otherwise:
+/// `$XDG_DATA_HOME/cipherbench/history.sqlite`.
+pub fn default_path() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(|| std::env::temp_dir())
+        .join("cipherbench")
+        .join("history.sqlite")
+}
+
+impl Store {
+    /// Opens (creating if needed) the database. A path that cannot be written is a
+    /// usage error, found before anything is measured.
+    pub fn open(path: &Path) -> Result<Store> {
+        let unwritable = |why: String| {
+            UsageError::Invalid(format!(
+                "cannot write the history database {}: {why} (use --db PATH or --no-store)",
+                path.display()
+            ))
+        };
+        if path.is_dir() {
+            return Err(unwritable("it is a directory".into()).into());
+        }
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
+        }
+        let conn = Connection::open(path).map_err(|e| unwritable(e.to_string()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| unwritable(e.to_string()))?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.execute_batch(MIGRATION).map_err(|e| unwritable(e.to_string()))?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn begin_run(&self, run: &RunInfo) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO runs (id, started_at, finished_at, status, command, info) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    run.id,
+                    run.started_at,
+                    run.finished_at,
+                    run.status.as_str(),
+                    run.command,
+                    serde_json::to_string(run)?
+                ],
+            )
+            .with_context(|| format!("writing run {} to {}", run.id, self.path.display()))?;
+        Ok(())
+    }
+
+    /// Appends one result; `seq` orders results within the run.
+    pub fn put_result(&self, run_id: &str, seq: usize, r: &ResultRecord) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO results (run_id, seq, kind, metric, status, median, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    run_id,
+                    seq as i64,
+                    enum_str(&r.kind)?,
+                    enum_str(&r.metric)?,
+                    enum_str(&r.status)?,
+                    r.median,
+                    serde_json::to_string(r)?
+                ],
+            )
+            .with_context(|| format!("writing a result to {}", self.path.display()))?;
+        Ok(())
+    }
+
+    /// Marks the run finished and stores what the later stages made of it.
+    pub fn finish_run(&self, doc: &Document) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET finished_at = ?2, status = ?3, info = ?4, verdicts = ?5, recommendations = ?6 WHERE id = ?1",
+                params![
+                    doc.run.id,
+                    doc.run.finished_at,
+                    doc.run.status.as_str(),
+                    serde_json::to_string(&doc.run)?,
+                    serde_json::to_string(&doc.verdicts)?,
+                    serde_json::to_string(&doc.recommendations)?
+                ],
+            )
+            .with_context(|| format!("finishing run {} in {}", doc.run.id, self.path.display()))?;
+        Ok(())
+    }
+
+    /// Runs, newest first.
+    pub fn runs(&self, limit: usize) -> Result<Vec<RunSummary>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.started_at, r.finished_at, r.status, r.command, r.info,
+                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)
+             FROM runs r ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit as i64], |row| {
+            let info: String = row.get(5)?;
+            let cpu_model = serde_json::from_str::<RunInfo>(&info).map(|i| i.host.cpu_model).unwrap_or_default();
+            Ok(RunSummary {
+                id: row.get(0)?,
+                started_at: row.get(1)?,
+                finished_at: row.get(2)?,
+                status: row.get(3)?,
+                command: row.get(4)?,
+                cpu_model,
+                results: row.get::<_, i64>(6)? as usize,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Loads a whole run as a document. `latest` (or a unique id prefix) selects it.
+    pub fn load(&self, selector: &str) -> Result<Document> {
+        let id: Option<String> = if selector == "latest" {
+            self.conn
+                .query_row("SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1", [], |r| r.get(0))
+                .optional()?
+        } else {
+            let mut stmt = self.conn.prepare("SELECT id FROM runs WHERE id LIKE ?1 || '%'")?;
+            let ids: Vec<String> = stmt.query_map([selector], |r| r.get(0))?.collect::<Result<_, _>>()?;
+            match ids.len() {
+                0 => None,
+                1 => ids.into_iter().next(),
+                n => return Err(UsageError::Invalid(format!("run id '{selector}' is ambiguous: {n} runs start with it")).into()),
+            }
+        };
+        let id = id.ok_or_else(|| match selector {
+            "latest" => UsageError::Invalid(format!("no runs stored in {} yet", self.path.display())),
+            _ => UsageError::Invalid(format!(
+                "no run '{selector}' in {} (see `cipherbench history`)",
+                self.path.display()
+            )),
+        })?;
+        let (info, status, finished, verdicts, recs): (String, String, Option<String>, String, String) = self.conn.query_row(
+            "SELECT info, status, finished_at, verdicts, recommendations FROM runs WHERE id = ?1",
+            [&id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?;
+        let mut run: RunInfo = serde_json::from_str(&info).context("stored run info")?;
+        // A run whose process died shows as running; the row's own status wins.
+        run.status = RunStatus::parse(&status).unwrap_or(run.status);
+        run.finished_at = finished.or(run.finished_at);
+        let mut stmt = self.conn.prepare("SELECT record FROM results WHERE run_id = ?1 ORDER BY seq")?;
+        let results = stmt
+            .query_map([&id], |r| r.get::<_, String>(0))?
+            .map(|r| Ok(serde_json::from_str::<ResultRecord>(&r?)?))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Document {
+            schema: SCHEMA.to_string(),
+            run,
+            results,
+            verdicts: serde_json::from_str(&verdicts)?,
+            recommendations: serde_json::from_str(&recs)?,
+        })
+    }
+}
+
+fn enum_str<T: serde::Serialize>(v: &T) -> Result<String> {
+    Ok(serde_json::to_value(v)?.as_str().unwrap_or_default().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::Summary;
+    use crate::model::*;
+
+    fn run(id: &str, started: &str) -> RunInfo {
+        RunInfo {
+            id: id.into(),
+            started_at: started.into(),
+            finished_at: None,
+            status: RunStatus::Running,
+            command: "speed".into(),
+            host: crate::discover::host::fingerprint(),
+            libraries: Default::default(),
+            settings: serde_json::json!({"budget": 1.0}),
+        }
+    }
+
+    #[test]
+    fn results_survive_an_unfinished_run_and_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/dir/h.sqlite");
+        {
+            let s = Store::open(&path).unwrap();
+            s.begin_run(&run("r1", "2026-01-01T00:00:00Z")).unwrap();
+            let sum = Summary::of(&[1.0, 2.0, 3.0]).unwrap();
+            let subject = Subject {
+                algorithm: Some("aes-128-gcm".into()),
+                bytes: Some(16),
+                ..Default::default()
+            };
+            s.put_result(
+                "r1",
+                0,
+                &ResultRecord::ok(Kind::Primitive, subject.clone(), Metric::BytesPerSec, &sum, None),
+            )
+            .unwrap();
+            s.put_result(
+                "r1",
+                1,
+                &ResultRecord::not_ok(Kind::Primitive, subject, Metric::BytesPerSec, Status::Unsupported, "no"),
+            )
+            .unwrap();
+            // Dropped without finish_run, as if the process had died.
+        }
+        let s = Store::open(&path).unwrap();
+        let doc = s.load("latest").unwrap();
+        assert_eq!(doc.run.id, "r1");
+        assert_eq!(doc.run.status, RunStatus::Running);
+        assert_eq!(doc.results.len(), 2);
+        assert_eq!(doc.results[0].median, Some(2.0));
+        assert_eq!(doc.results[1].reason.as_deref(), Some("no"));
+        let mut finished = doc.clone();
+        finished.run.status = RunStatus::Complete;
+        finished.run.finished_at = Some("2026-01-01T00:01:00Z".into());
+        s.finish_run(&finished).unwrap();
+        assert_eq!(s.load("r").unwrap().run.status, RunStatus::Complete);
+        let runs = s.runs(10).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].results, 2);
+    }
+
+    #[test]
+    fn selects_runs_and_explains_missing_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("h.sqlite")).unwrap();
+        assert!(s.load("latest").unwrap_err().to_string().contains("no runs stored"));
+        s.begin_run(&run("20260101-aaaa", "2026-01-01T00:00:00Z")).unwrap();
+        s.begin_run(&run("20260102-bbbb", "2026-01-02T00:00:00Z")).unwrap();
+        assert_eq!(s.load("latest").unwrap().run.id, "20260102-bbbb");
+        assert_eq!(s.load("20260101").unwrap().run.id, "20260101-aaaa");
+        assert!(s.load("2026").unwrap_err().to_string().contains("ambiguous"));
+        assert!(s.load("nope").unwrap_err().to_string().contains("no run 'nope'"));
+    }
+
+    #[test]
+    fn unwritable_paths_are_usage_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Store::open(dir.path()).err().unwrap();
+        assert!(e.downcast_ref::<UsageError>().is_some());
+        let e = Store::open(Path::new("/proc/definitely/not/here.sqlite")).err().unwrap();
+        assert!(e.downcast_ref::<UsageError>().is_some(), "{e}");
+    }
+}
