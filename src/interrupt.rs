@@ -21,8 +21,3 @@ pub fn install() {
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }
-
-#[cfg(test)]
-pub fn reset_for_test() {
-    REQUESTED.store(false, Ordering::SeqCst);
-}

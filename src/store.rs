@@ -56,7 +56,7 @@ CREATE INDEX IF NOT EXISTS results_kind ON results(kind);
 /// `$XDG_DATA_HOME/cipherbench/history.sqlite`.
 pub fn default_path() -> PathBuf {
     dirs::data_dir()
-        .unwrap_or_else(|| std::env::temp_dir())
+        .unwrap_or_else(std::env::temp_dir)
         .join("cipherbench")
         .join("history.sqlite")
 }
