@@ -1,7 +1,7 @@
 //! One short function per subcommand, each reading as the pipeline:
 //! validate → discover → plan → measure → report/store.
 
-use crate::cli::{Cli, Command, Common, CompareArgs, HistoryArgs, ListArgs, ListWhat, ReportArgs, SpeedArgs};
+use crate::cli::{Cli, Command, Common, CompareArgs, FileArgs, HistoryArgs, ListArgs, ListWhat, ReportArgs, SpeedArgs, SshArgs};
 use crate::discover::{self, cpucaps};
 use crate::error::{Interrupted, UsageError};
 use crate::measure::{self, primitive};
@@ -23,6 +23,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::History(a)) => history(&common, &a),
         Some(Command::Report(a)) => show(&common, &a),
         Some(Command::Compare(a)) => compare(&common, &a),
+        Some(Command::File(a)) => file(&common, &a),
+        Some(Command::Ssh(a)) => ssh(&common, &a),
     }
 }
 
@@ -109,6 +111,7 @@ fn speed(c: &Common, a: &SpeedArgs, command: &str, default_budget: Seconds) -> R
     let mut session = Session::start(command, settings, store, progress(c))?;
     let plan = plan::primitives(&prims, &sizes, threads, budget);
     let measured = measure::primitives(&plan, &mut session);
+    session.judge_primitives();
     finish(session, measured, &outputs(c))
 }
 
@@ -181,6 +184,7 @@ fn list(c: &Common, a: &ListArgs) -> Result<()> {
             let out = format!("{}\n{t}\n", crate::backend::openssl::runtime_version());
             report::write_output(std::path::Path::new("-"), out.as_bytes())
         }
+        ListWhat::Ssh => measure::ssh::list(c.json),
         ListWhat::CpuCaps => {
             let mut s = String::new();
             for cap in cpucaps::all() {
@@ -189,6 +193,61 @@ fn list(c: &Common, a: &ListArgs) -> Result<()> {
             report::write_output(std::path::Path::new("-"), s.as_bytes())
         }
     }
+}
+
+/// OpenSSH: validate names → discover (ssh -Q, sshd) → start the private sshd or
+/// reach --host → feature check, bulk and handshake sweeps → report/store. The
+/// daemon is stopped by its `Drop` on every path.
+fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
+    use crate::backend::openssh::{Client, PrivateSshd, Target};
+    let openssh = discover::openssh::discover()?;
+    let servable = a.host.is_none().then(|| openssh.private_hostkeys());
+    let plan = measure::ssh::SshPlan::new(
+        &openssh,
+        &a.ciphers,
+        &a.macs,
+        &a.kex,
+        &a.hostkeys,
+        servable.as_deref(),
+        a.full_matrix,
+        a.bytes.map(|b| b.0),
+        a.verify,
+        !a.no_handshakes,
+        c.budget.unwrap_or(Seconds(180.0)),
+    )?;
+    let store = if a.serve { None } else { open_store(c)? };
+    let daemon = match &a.host {
+        Some(_) => None,
+        // --serve offers only the selected algorithms (a server that refuses some).
+        None if a.serve => Some(PrivateSshd::start(&discover::openssh::find_sshd()?, &plan.restrict(&openssh))?),
+        None => Some(PrivateSshd::start(&discover::openssh::find_sshd()?, &openssh)?),
+    };
+    let target = match (&daemon, &a.host) {
+        (Some(d), _) => Target::Private {
+            port: d.port(),
+            user: d.user().into(),
+            key: d.files().client_key,
+            known_hosts: d.files().known_hosts,
+        },
+        (None, h) => Target::Remote {
+            destination: h.clone().unwrap_or_default(),
+            port: a.port,
+            identity: a.identity.clone(),
+            options: a.ssh_options.clone(),
+        },
+    };
+    let client = Client {
+        ssh: openssh.ssh.clone(),
+        target,
+    };
+    if a.serve {
+        return measure::ssh::serve(&client, daemon.as_ref());
+    }
+    let settings = measure::ssh::settings(&plan, &openssh, &client, daemon.as_ref());
+    let mut session = Session::start("ssh", settings, store, progress(c))?;
+    let measured = measure::ssh::sweep(&plan, &client, &mut session);
+    drop(daemon);
+    finish(session, measured, &outputs(c))
 }
 
 fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
@@ -239,4 +298,122 @@ fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
         std::path::Path::new("-"),
         format!("{t}\n  verdict: 'same' when the 95% intervals overlap.\n").as_bytes(),
     )
+}
+
+/// Resolves the `file` cipher list: known names that can stream a file.
+fn resolve_file_ciphers(names: &[String], all: bool) -> Result<Vec<&'static primitive::Primitive>, UsageError> {
+    use crate::measure::file::supports;
+    if all {
+        return Ok(primitive::CATALOG.iter().filter(|p| supports(p)).collect());
+    }
+    let names: Vec<String> = if names.is_empty() {
+        plan::DEFAULT_FILE_CIPHERS.iter().map(|s| s.to_string()).collect()
+    } else {
+        names.to_vec()
+    };
+    let prims = resolve(&names, false)?;
+    if let Some(p) = prims.iter().find(|p| !supports(p)) {
+        return Err(UsageError::Invalid(format!(
+            "{} cannot encrypt a file as a stream ({}); use a cipher, GCM, OCB or chacha20-poly1305",
+            p.name,
+            if p.class.label() == "aead" {
+                "CCM needs the whole length first"
+            } else {
+                "it is not a cipher"
+            }
+        )));
+    }
+    Ok(prims)
+}
+
+/// Checks that each path is a readable regular file, before anything is measured.
+fn file_input(path: &std::path::Path, chunk: usize) -> Result<plan::FileInput> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| UsageError::Invalid(format!("cannot read {shown}: {e}")))?;
+    if meta.is_dir() {
+        return Err(UsageError::Invalid(format!("{shown} is a directory; give the files in it")).into());
+    }
+    std::fs::File::open(path).map_err(|e| UsageError::Invalid(format!("cannot read {shown}: {e}")))?;
+    let sha256 = crate::measure::file::hash_file(path, chunk)?;
+    Ok(plan::FileInput {
+        path: path.to_path_buf(),
+        label: path.display().to_string(),
+        size: meta.len(),
+        sha256,
+    })
+}
+
+/// Writes `size` bytes of random data in `dir`, chunk by chunk.
+fn generate_input(dir: &std::path::Path, size: Bytes, chunk: usize) -> Result<plan::FileInput> {
+    use std::io::Write;
+    let label = format!("generated-{size}").replace(' ', "");
+    let path = dir.join(&label);
+    let mut f = std::fs::File::create(&path).map_err(|e| UsageError::Invalid(format!("cannot write {}: {e}", path.display())))?;
+    let mut buf = vec![0u8; chunk.min(size.0 as usize).max(1)];
+    let mut left = size.0;
+    while left > 0 {
+        let n = (buf.len() as u64).min(left) as usize;
+        openssl::rand::rand_bytes(&mut buf[..n])?;
+        f.write_all(&buf[..n])
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        left -= n as u64;
+    }
+    f.sync_all()?;
+    let mut input = file_input(&path, chunk)?;
+    input.label = label;
+    Ok(input)
+}
+
+fn file(c: &Common, a: &FileArgs) -> Result<()> {
+    // Validate everything typed before touching files or libraries.
+    if a.paths.is_empty() && a.size.is_empty() {
+        return Err(UsageError::Invalid("give files to encrypt, or --size 100M for generated data".into()).into());
+    }
+    let prims = resolve_file_ciphers(&a.ciphers, a.all)?;
+    let chunk = (a.chunk.0 as usize).clamp(4096, 64 << 20);
+    let parent = a.output_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let workdir = tempfile::Builder::new()
+        .prefix("cipherbench-file-")
+        .tempdir_in(&parent)
+        .map_err(|e| UsageError::Invalid(format!("cannot write in the output directory {}: {e}", parent.display())))?;
+    let mut inputs = Vec::new();
+    for p in &a.paths {
+        inputs.push(file_input(p, chunk)?);
+    }
+    for &size in &a.size {
+        inputs.push(generate_input(workdir.path(), size, chunk)?);
+    }
+    let store = open_store(c)?;
+    let settings = json!({
+        "ciphers": prims.iter().map(|p| p.name).collect::<Vec<_>>(),
+        "mode": a.mode,
+        "reps": a.reps,
+        "chunk_bytes": chunk,
+        "keys": if a.password.is_some() { format!("pbkdf2-hmac-sha256, {} iterations", a.pbkdf2_iter) } else { "random".into() },
+        "via_openssl_cli": a.via_openssl_cli,
+        "inputs": inputs.iter().map(|i| json!({"path": i.label, "bytes": i.size, "sha256": hex::encode(i.sha256)})).collect::<Vec<_>>(),
+    });
+    let empties: Vec<&str> = inputs.iter().filter(|i| i.size == 0).map(|i| i.label.as_str()).collect();
+    if !empties.is_empty() && !c.quiet && !c.json {
+        eprintln!("note: {} empty: nothing to time there", empties.join(", "));
+    }
+
+    let mut session = Session::start("file", settings, store, progress(c))?;
+    let plan = plan::FilePlan {
+        inputs,
+        primitives: prims,
+        mode: a.mode,
+        reps: a.reps as usize,
+        via_openssl_cli: a.via_openssl_cli,
+        chunk,
+        password: a.password.clone(),
+        pbkdf2_iterations: a.pbkdf2_iter,
+        workdir: workdir.path().to_path_buf(),
+    };
+    let measured = measure::files(&plan, &mut session);
+    session.judge_primitives();
+    let outcome = finish(session, measured, &outputs(c));
+    // Outputs and generated inputs go now, whatever happened.
+    drop(workdir);
+    outcome
 }

@@ -76,6 +76,11 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two stored runs result by result.
     Compare(CompareArgs),
+    /// Encrypt and decrypt whole files (the symmetric-cipher study, done right).
+    File(FileArgs),
+    /// Real OpenSSH transfers and handshakes per cipher × MAC × kex, on a private
+    /// loopback sshd (default) or a remote host (--host).
+    Ssh(SshArgs),
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -107,6 +112,8 @@ pub enum ListWhat {
     Primitives,
     /// CPU features that --cpu-caps can mask.
     CpuCaps,
+    /// What the local OpenSSH supports: ciphers (AEAD or not), MACs, kex, key types.
+    Ssh,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -135,4 +142,102 @@ pub struct CompareArgs {
     pub a: String,
     /// Run to compare with the baseline.
     pub b: String,
+}
+
+fn ssh_bytes_arg(s: &str) -> Result<Bytes, String> {
+    let b = parse_bytes(s).map_err(|e| e.to_string())?;
+    if b.0 == 0 {
+        return Err("the volume must be at least one byte".into());
+    }
+    Ok(b)
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct SshArgs {
+    /// Ciphers to measure (OpenSSH names, comma-separated). Default: every one `ssh -Q cipher` lists.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub ciphers: Vec<String>,
+    /// MACs to measure (OpenSSH names). Default: all. AEAD ciphers ignore them (MAC implicit).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub macs: Vec<String>,
+    /// Key exchanges (OpenSSH names). Default: all.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub kex: Vec<String>,
+    /// Host-key algorithms for the handshake sweep. Default: one per key type
+    /// (ssh-ed25519, ecdsa-sha2-nistp256, rsa-sha2-512); with --host, the client's default.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub hostkeys: Vec<String>,
+    /// Fixed volume per sample, one whole session each (the write-up's method), e.g. 1G.
+    /// Default: adaptive, in one open session per subject.
+    #[arg(long, value_parser = ssh_bytes_arg, value_name = "SIZE")]
+    pub bytes: Option<Bytes>,
+    /// The write-up's 3-way sweep: bulk over cipher × MAC × kex (instead of bulk over
+    /// cipher × MAC and handshakes over kex × host key).
+    #[arg(long)]
+    pub full_matrix: bool,
+    /// Skip the handshake sweep.
+    #[arg(long)]
+    pub no_handshakes: bool,
+    /// Run `sha256sum` on the far side instead of `cat > /dev/null` and check that
+    /// every byte sent arrived intact.
+    #[arg(long)]
+    pub verify: bool,
+    /// Measure against this server instead of a private loopback sshd, with your own
+    /// ssh configuration, keys and host-key checking (BatchMode).
+    #[arg(long, value_name = "[USER@]HOST")]
+    pub host: Option<String>,
+    /// Port of --host.
+    #[arg(long, requires = "host")]
+    pub port: Option<u16>,
+    /// Private key for --host.
+    #[arg(long, requires = "host", value_name = "FILE")]
+    pub identity: Option<PathBuf>,
+    /// Extra ssh option for --host (repeatable), e.g. -o ProxyJump=gw.
+    #[arg(short = 'o', long = "ssh-option", requires = "host", value_name = "OPT")]
+    pub ssh_options: Vec<String>,
+    /// Start the private sshd, print how to reach it, and wait for Ctrl-C (for bench scripts).
+    #[arg(long, hide = true, conflicts_with = "host")]
+    pub serve: bool,
+}
+
+fn file_size_arg(s: &str) -> Result<Bytes, String> {
+    parse_bytes(s).map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FileArgs {
+    /// Files to encrypt and decrypt (never modified; outputs go to a private temporary directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Generate a file of random data of this size instead (repeatable), e.g. --size 35.5M --size 100.7M.
+    #[arg(long, value_parser = file_size_arg, value_name = "SIZE")]
+    pub size: Vec<Bytes>,
+    /// Ciphers (OpenSSL EVP names, comma-separated). Default: the study's DES, RC2, Blowfish and
+    /// AES-256 in ECB and CBC, plus aes-256-ctr, aes-256-gcm and chacha20-poly1305.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub ciphers: Vec<String>,
+    /// Every cipher and mode that can encrypt a file.
+    #[arg(long, conflicts_with = "ciphers")]
+    pub all: bool,
+    /// memory: CPU only, the file already in RAM; disk: read the file and write the output, so I/O counts.
+    #[arg(long, value_enum, default_value = "memory")]
+    pub mode: crate::measure::file::IoMode,
+    /// Timed passes per cipher and operation (after one warm-up pass), as the study's 3 runs.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub reps: u16,
+    /// Derive keys from this password with PBKDF2-HMAC-SHA256 (its cost is reported separately). Default: random keys.
+    #[arg(long)]
+    pub password: Option<String>,
+    /// PBKDF2 iterations for --password.
+    #[arg(long, default_value_t = 600_000, requires = "password")]
+    pub pbkdf2_iter: usize,
+    /// Also time `openssl enc` processes as the study did, to show how much of its figures was start-up.
+    #[arg(long)]
+    pub via_openssl_cli: bool,
+    /// Where outputs and generated inputs go (a private directory inside it is removed at the end).
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Chunk size for streaming (memory stays constant whatever the file size).
+    #[arg(long, default_value = "1M", value_parser = file_size_arg)]
+    pub chunk: Bytes,
 }

@@ -6,6 +6,7 @@ mod cli;
 mod discover;
 mod error;
 mod interrupt;
+mod judge;
 mod measure;
 mod model;
 mod plan;

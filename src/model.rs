@@ -211,6 +211,29 @@ impl ResultRecord {
         }
     }
 
+    /// A feature-check result (`metric: accepted`): status ok, value 1 when both
+    /// sides accept the subject and 0 when one refuses it (with the refusal as
+    /// `reason`).
+    pub fn accepted(kind: Kind, subject: Subject, accepted: bool, refusal: Option<String>) -> Self {
+        let v = if accepted { 1.0 } else { 0.0 };
+        ResultRecord {
+            kind,
+            subject,
+            metric: Metric::Accepted,
+            status: Status::Ok,
+            reason: refusal,
+            median: Some(v),
+            mean: Some(v),
+            min: Some(v),
+            max: Some(v),
+            ci95_low: Some(v),
+            ci95_high: Some(v),
+            samples: Some(1),
+            cv: Some(0.0),
+            cpu_median: None,
+        }
+    }
+
     /// The wall-time summary back, for tie checks and ranking.
     pub fn summary(&self) -> Option<Summary> {
         Some(Summary {

@@ -65,6 +65,62 @@ pub fn primitives(prims: &[&'static Primitive], sizes: &[Bytes], threads: usize,
     }
 }
 
+/// One input of the `file` benchmark.
+#[derive(Debug, Clone)]
+pub struct FileInput {
+    pub path: std::path::PathBuf,
+    /// What reports call it: the path as typed, or `generated-100M`.
+    pub label: String,
+    pub size: u64,
+    /// SHA-256 of the contents, to verify every decryption.
+    pub sha256: [u8; 32],
+}
+
+/// Every input × cipher × operation, each repeated `reps` times.
+#[derive(Debug, Clone)]
+pub struct FilePlan {
+    pub inputs: Vec<FileInput>,
+    pub primitives: Vec<&'static Primitive>,
+    pub mode: crate::measure::file::IoMode,
+    pub reps: usize,
+    pub via_openssl_cli: bool,
+    pub chunk: usize,
+    pub password: Option<String>,
+    pub pbkdf2_iterations: usize,
+    /// Private directory for outputs; removed when the run ends.
+    pub workdir: std::path::PathBuf,
+}
+
+impl FilePlan {
+    /// One warm-up pass (the sampler's calibration) then exactly `reps` passes.
+    pub fn sampler(&self) -> SamplerConfig {
+        SamplerConfig {
+            warmup: Seconds(0.0),
+            sample_time: Seconds(0.0),
+            min_samples: self.reps,
+            max_samples: self.reps,
+            precision: 0.0,
+            budget: Seconds(f64::MAX / 4.0),
+            max_units: 1,
+        }
+    }
+}
+
+/// The study's ciphers and modes, plus today's defaults for comparison.
+pub const DEFAULT_FILE_CIPHERS: [&str; 11] = [
+    "des-ecb",
+    "des-cbc",
+    "rc2-ecb",
+    "rc2-cbc",
+    "bf-ecb",
+    "bf-cbc",
+    "aes-256-ecb",
+    "aes-256-cbc",
+    "aes-256-ctr",
+    "aes-256-gcm",
+    "chacha20-poly1305",
+];
+
 /// Indices of the results that race for first place in their group: the leader
 /// and everything whose 95% interval overlaps it. Groups with a clear leader
 /// return nothing.

@@ -11,6 +11,7 @@ pub struct Session {
     info: RunInfo,
     store: Option<Store>,
     results: Vec<ResultRecord>,
+    verdicts: Vec<serde_json::Value>,
     progress: Progress,
 }
 
@@ -42,6 +43,7 @@ impl Session {
             info,
             store,
             results: Vec::new(),
+            verdicts: Vec::new(),
             progress,
         })
     }
@@ -70,6 +72,32 @@ impl Session {
         &self.results
     }
 
+    /// Attaches the knowledge base's verdict for every primitive measured (the
+    /// judge stage for `speed` and `file`).
+    pub fn judge_primitives(&mut self) {
+        let knowledge = match crate::judge::Knowledge::builtin() {
+            Ok(k) => k,
+            Err(e) => {
+                eprintln!("warning: the security knowledge base did not load: {e}");
+                return;
+            }
+        };
+        let mut names: Vec<&str> = Vec::new();
+        for r in &self.results {
+            if let Some(a) = r.subject.algorithm.as_deref() {
+                if crate::measure::primitive::lookup(a).is_some() && !names.contains(&a) {
+                    names.push(a);
+                }
+            }
+        }
+        for n in names {
+            let v = knowledge.judge(crate::judge::Domain::Primitive, n);
+            if let Ok(json) = serde_json::to_value(v) {
+                self.verdicts.push(json);
+            }
+        }
+    }
+
     pub fn progress_start(&mut self, len: u64) {
         self.progress.start(len);
     }
@@ -89,7 +117,7 @@ impl Session {
             schema: SCHEMA.to_string(),
             run: self.info,
             results: self.results,
-            verdicts: Vec::new(),
+            verdicts: self.verdicts,
             recommendations: Vec::new(),
         };
         if let Some(s) = &self.store {

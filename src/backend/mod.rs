@@ -1,4 +1,5 @@
 //! Backends wrap the real libraries and programs behind small safe types. A backend
 //! knows its library, never the benchmark.
 
+pub mod openssh;
 pub mod openssl;

@@ -3,4 +3,5 @@
 
 pub mod cpucaps;
 pub mod host;
+pub mod openssh;
 pub mod openssl;

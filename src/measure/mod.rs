@@ -1,9 +1,11 @@
 //! Measurement kinds and the engine they share. Each kind provides candidates and
 //! a probe; the sampler and statistics are shared.
 
+pub mod file;
 pub mod kat;
 pub mod primitive;
 pub mod sampler;
+pub mod ssh;
 pub mod stats;
 
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
@@ -11,7 +13,7 @@ use crate::plan::{contenders, PrimitivePlan};
 use crate::session::Session;
 use crate::units::Seconds;
 use primitive::{Availability, Fetched, PrimitiveProbe};
-use sampler::{Measurement, Rate};
+use sampler::{Measurement, Rate, SamplerConfig};
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -49,14 +51,7 @@ pub fn primitives(plan: &PrimitivePlan, session: &mut Session) -> anyhow::Result
         let p = item.primitive;
         session.progress_message(&format!("{} {} {}", p.name, item.op.as_str(), item.bytes));
         let subj = subject(item, plan.threads);
-        let ready = verified
-            .entry(p.name)
-            .or_insert_with(|| match primitive::fetch(p) {
-                Availability::Available(f) => kat::check(p, &f).map(|_| f).map_err(|e| e.to_string()),
-                Availability::Unavailable(why) => Err(why),
-            })
-            .clone();
-        let fetched = match ready {
+        let fetched = match ready(p, &mut verified) {
             Ok(f) => f,
             Err(why) => {
                 let status = if why.contains("known-answer") {
@@ -135,4 +130,227 @@ fn race(
         }
     }
     Ok(())
+}
+
+/// Verifies (KAT) and fetches a primitive once, explaining why not when it cannot run.
+fn ready(p: &'static primitive::Primitive, cache: &mut HashMap<&'static str, Result<Fetched, String>>) -> Result<Fetched, String> {
+    cache
+        .entry(p.name)
+        .or_insert_with(|| match primitive::fetch(p) {
+            Availability::Available(f) => kat::check(p, &f).map(|_| f).map_err(|e| e.to_string()),
+            Availability::Unavailable(why) => Err(why),
+        })
+        .clone()
+}
+
+fn file_subject(p: &str, op: &str, input: &crate::plan::FileInput, mode: file::IoMode, library: &str) -> Subject {
+    Subject {
+        algorithm: Some(p.to_string()),
+        op: Some(op.to_string()),
+        bytes: Some(input.size),
+        library: Some(library.to_string()),
+        path: Some(input.label.clone()),
+        mode: Some(mode.as_str().to_string()),
+        ..Default::default()
+    }
+}
+
+/// Times one derivation of the file key from the password (PBKDF2), reported on
+/// its own so that it is not mixed into the cipher figures.
+struct Pbkdf2Probe {
+    cipher: std::sync::Arc<openssl::cipher::Cipher>,
+    password: String,
+    iterations: usize,
+}
+
+impl sampler::Probe for Pbkdf2Probe {
+    fn run(&mut self, units: u64) -> anyhow::Result<f64> {
+        for _ in 0..units {
+            std::hint::black_box(file::Keys::from_password(
+                &self.cipher,
+                &self.password,
+                b"cbsalt01",
+                self.iterations,
+            )?);
+        }
+        Ok(units as f64)
+    }
+}
+
+/// Runs the file plan: per input, per cipher (KAT first), encrypt and decrypt,
+/// each a warm-up pass then `reps` verified passes; optionally the same with
+/// `openssl enc` processes.
+pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Result<()> {
+    let mut cache = HashMap::new();
+    let cfg = plan.sampler();
+    let per_input = plan.primitives.len() * 2 * if plan.via_openssl_cli { 2 } else { 1 };
+    session.progress_start((plan.inputs.len() * per_input + usize::from(plan.password.is_some())) as u64);
+    let mut kdf_done = false;
+    'inputs: for input in &plan.inputs {
+        for &p in &plan.primitives {
+            if crate::interrupt::requested() {
+                break 'inputs;
+            }
+            let fetched = ready(p, &mut cache);
+            let cipher = match &fetched {
+                Ok(Fetched::Cipher(c)) => Some(c.clone()),
+                _ => None,
+            };
+            // Keys: random, or PBKDF2 from the password (its cost timed once, apart).
+            let keys = match (&cipher, &plan.password) {
+                (Some(c), Some(pw)) => {
+                    if !kdf_done {
+                        kdf_done = true;
+                        let mut probe = [Pbkdf2Probe {
+                            cipher: c.clone(),
+                            password: pw.clone(),
+                            iterations: plan.pbkdf2_iterations,
+                        }];
+                        let m = sampler::measure(
+                            &mut probe,
+                            sampler::Rate::SecondsPer,
+                            &SamplerConfig {
+                                min_samples: 3,
+                                max_samples: 3,
+                                ..cfg
+                            },
+                        )?;
+                        let subject = Subject {
+                            algorithm: Some(format!("pbkdf2-hmac-sha256 ({} iterations)", plan.pbkdf2_iterations)),
+                            op: Some("derive-key".into()),
+                            library: Some("openssl".into()),
+                            ..Default::default()
+                        };
+                        if let Some(w) = m.wall() {
+                            session.record(ResultRecord::ok(Kind::File, subject, Metric::Seconds, &w, m.cpu().as_ref()))?;
+                        }
+                    }
+                    Some(file::Keys::from_password(c, pw, b"cbsalt01", plan.pbkdf2_iterations)?)
+                }
+                (Some(c), None) => Some(file::Keys::random(c)),
+                _ => None,
+            };
+            for op in [primitive::Op::Encrypt, primitive::Op::Decrypt] {
+                if crate::interrupt::requested() {
+                    break 'inputs;
+                }
+                session.progress_message(&format!("{} {} {}", p.name, op.as_str(), input.label));
+                let subject = file_subject(p.name, op.as_str(), input, plan.mode, "openssl");
+                let (Ok(fetched), Some(keys)) = (&fetched, &keys) else {
+                    let why = fetched.clone().err().unwrap_or_default();
+                    let status = if why.contains("known-answer") {
+                        Status::Failed
+                    } else {
+                        Status::Unsupported
+                    };
+                    session.record(ResultRecord::not_ok(Kind::File, subject, Metric::BytesPerSec, status, why))?;
+                    continue;
+                };
+                if input.size == 0 {
+                    session.record(ResultRecord::not_ok(
+                        Kind::File,
+                        subject,
+                        Metric::BytesPerSec,
+                        Status::Unsupported,
+                        "empty file: nothing to time",
+                    ))?;
+                    continue;
+                }
+                let made = file::FileProbe::new(
+                    p,
+                    fetched,
+                    op,
+                    plan.mode,
+                    &input.path,
+                    input.sha256,
+                    keys,
+                    &plan.workdir,
+                    plan.chunk,
+                );
+                let outcome = made.and_then(|probe| sampler::measure(&mut [probe], sampler::Rate::PerSecond, &cfg));
+                match outcome {
+                    Ok(m) => {
+                        session.record(file_record(&m, subject))?;
+                    }
+                    Err(_) if crate::interrupt::requested() => break 'inputs,
+                    Err(e) => {
+                        // A full disk or unwritable output ends the run: nothing after it could work.
+                        if is_io_fatal(&e) {
+                            return Err(e);
+                        }
+                        session.record(ResultRecord::not_ok(
+                            Kind::File,
+                            subject,
+                            Metric::BytesPerSec,
+                            Status::Failed,
+                            format!("{e:#}"),
+                        ))?;
+                    }
+                }
+            }
+            if plan.via_openssl_cli {
+                for op in [primitive::Op::Encrypt, primitive::Op::Decrypt] {
+                    if crate::interrupt::requested() {
+                        break 'inputs;
+                    }
+                    session.progress_message(&format!("openssl enc {} {} {}", p.name, op.as_str(), input.label));
+                    let subject = file_subject(p.name, op.as_str(), input, plan.mode, "openssl-cli");
+                    let Some(keys) = &keys else {
+                        session.record(ResultRecord::not_ok(
+                            Kind::File,
+                            subject,
+                            Metric::BytesPerSec,
+                            Status::Unsupported,
+                            "not available in this OpenSSL",
+                        ))?;
+                        continue;
+                    };
+                    if !file::cli_supports(p) {
+                        session.record(ResultRecord::not_ok(
+                            Kind::File,
+                            subject,
+                            Metric::BytesPerSec,
+                            Status::Unsupported,
+                            "openssl enc does not support AEAD or XTS ciphers",
+                        ))?;
+                        continue;
+                    }
+                    let outcome = file::CliProbe::new(p, op, plan.mode, &input.path, keys, &plan.workdir)
+                        .and_then(|probe| sampler::measure(&mut [probe], sampler::Rate::PerSecond, &cfg));
+                    match outcome {
+                        Ok(m) => {
+                            session.record(file_record(&m, subject))?;
+                        }
+                        Err(_) if crate::interrupt::requested() => break 'inputs,
+                        Err(e) => {
+                            session.record(ResultRecord::not_ok(
+                                Kind::File,
+                                subject,
+                                Metric::BytesPerSec,
+                                Status::Failed,
+                                format!("{e:#}"),
+                            ))?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    session.progress_finish();
+    Ok(())
+}
+
+fn file_record(m: &Measurement, subject: Subject) -> ResultRecord {
+    match m.wall() {
+        Some(w) => ResultRecord::ok(Kind::File, subject, Metric::BytesPerSec, &w, m.cpu().as_ref()),
+        None => ResultRecord::not_ok(Kind::File, subject, Metric::BytesPerSec, Status::Failed, "no samples"),
+    }
+}
+
+/// Errors that mean the output directory is unusable (full, read-only).
+fn is_io_fatal(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| matches!(io.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT) | Some(libc::EROFS)))
+    })
 }

@@ -1,6 +1,6 @@
 //! Markdown: the same tables as the terminal, as pipe tables.
 
-use super::table::{fastest, generic_table, primitive_table, Table};
+use super::table::{fastest, file_tables, generic_table, kdf_lines, primitive_table, ssh_tables, verdict_warnings, Table};
 use crate::model::{Document, Kind};
 use crate::units::{Bytes, BytesPerSec};
 
@@ -54,18 +54,19 @@ pub fn render(doc: &Document) -> String {
     if let Some(t) = primitive_table(doc) {
         s.push_str(&render_table(&t));
     }
-    for kind in [
-        Kind::File,
-        Kind::TlsBulk,
-        Kind::TlsHandshake,
-        Kind::TlsAccept,
-        Kind::SshBulk,
-        Kind::SshHandshake,
-        Kind::SshAccept,
-    ] {
+    for t in file_tables(doc) {
+        s.push_str(&render_table(&t));
+    }
+    for line in kdf_lines(doc) {
+        s.push_str(&format!("- {line}\n"));
+    }
+    for kind in [Kind::TlsBulk, Kind::TlsHandshake, Kind::TlsAccept] {
         if let Some(t) = generic_table(doc, kind) {
             s.push_str(&render_table(&t));
         }
+    }
+    for t in ssh_tables(doc) {
+        s.push_str(&render_table(&t));
     }
     let f = fastest(doc);
     if !f.is_empty() {
@@ -81,6 +82,13 @@ pub fn render(doc: &Document) -> String {
                 BytesPerSec(x.median),
                 x.tied_with.join(", ")
             ));
+        }
+    }
+    let warnings = verdict_warnings(doc);
+    if !warnings.is_empty() {
+        s.push_str("\n## Security warnings\n\n");
+        for w in warnings {
+            s.push_str(&format!("- {}\n", escape(&w)));
         }
     }
     s

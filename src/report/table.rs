@@ -301,3 +301,413 @@ pub fn compare(a: &Document, b: &Document) -> Vec<CompareRow> {
     }
     rows
 }
+
+/// Seconds with their uncertainty when that is worth showing (≥ 1%).
+fn seconds_cell(r: &ResultRecord) -> String {
+    match (r.status, r.summary()) {
+        (Status::Ok, Some(s)) => {
+            let rel = s.relative_precision();
+            let noisy = if s.is_noisy() { "~" } else { "" };
+            if rel >= 0.01 {
+                format!("{noisy}{} ±{:.0}%", crate::units::Seconds(s.median), rel * 100.0)
+            } else {
+                format!("{noisy}{}", crate::units::Seconds(s.median))
+            }
+        }
+        (Status::Unsupported, _) => "refused".into(),
+        _ => "failed".into(),
+    }
+}
+
+/// Harmonic mean of throughputs: the average of the write-up's times at a fixed
+/// volume, turned back into a throughput.
+fn harmonic(v: &[f64]) -> f64 {
+    let v: Vec<f64> = v.iter().copied().filter(|x| *x > 0.0).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.len() as f64 / v.iter().map(|x| 1.0 / x).sum::<f64>()
+}
+
+fn ssh_label(s: &crate::model::Subject) -> (String, String, String) {
+    (
+        s.cipher.clone().unwrap_or_default(),
+        s.mac.clone().unwrap_or_else(|| "(implicit)".into()),
+        s.kex.clone().unwrap_or_default(),
+    )
+}
+
+/// The SSH write-up's views: the top combinations, the average per cipher, per
+/// MAC and per kex, the handshake matrix, and the feature check.
+pub fn ssh_tables(doc: &Document) -> Vec<Table> {
+    let mut out = Vec::new();
+    let bulk: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::SshBulk).collect();
+    let mut ok: Vec<&ResultRecord> = bulk
+        .iter()
+        .copied()
+        .filter(|r| r.status == Status::Ok && r.median.is_some())
+        .collect();
+    ok.sort_by(|a, b| b.median.partial_cmp(&a.median).unwrap_or(std::cmp::Ordering::Equal));
+    if !bulk.is_empty() {
+        let lead = ok.first().and_then(|r| r.summary());
+        let mut rows = Vec::new();
+        for (i, r) in ok.iter().take(10).enumerate() {
+            let (c, m, k) = ssh_label(&r.subject);
+            let cpu = match (r.median, r.cpu_median) {
+                (Some(w), Some(c)) if c > 0.0 => format!("{:.0}%", w / c * 100.0),
+                _ => String::new(),
+            };
+            let tie = match (i, &lead, r.summary()) {
+                (0, _, _) => "fastest".to_string(),
+                (_, Some(l), Some(s)) if s.ties_with(l) => "tied with #1".to_string(),
+                _ => String::new(),
+            };
+            rows.push(vec![format!("{}", i + 1), c, m, k, throughput_cell(r), cpu, tie]);
+        }
+        let mut notes = vec![
+            "client CPU: the ssh client's CPU time over the wall time of the transfer (100% = one core busy).".to_string(),
+            "Ties: 95% intervals overlap the fastest one; the instrument cannot order them.".to_string(),
+        ];
+        if ok.len() > 10 {
+            notes.push(format!("{} more combination(s) in --json and the exports.", ok.len() - 10));
+        }
+        let refused: Vec<String> = bulk
+            .iter()
+            .filter(|r| r.status != Status::Ok)
+            .map(|r| {
+                let (c, m, k) = ssh_label(&r.subject);
+                format!("{c} {m} {k}: {}", r.reason.clone().unwrap_or_default())
+            })
+            .collect();
+        if !refused.is_empty() {
+            notes.push(format!("{} combination(s) not measured:", refused.len()));
+            notes.extend(refused.into_iter().take(10).map(|s| format!("  {s}")));
+        }
+        out.push(Table {
+            title: "SSH bulk transfer: top combinations".into(),
+            header: ["#", "cipher", "MAC", "kex", "throughput", "client CPU", ""]
+                .map(String::from)
+                .to_vec(),
+            rows,
+            notes,
+        });
+        // Averages per algorithm over the others, as the write-up does.
+        let mut rows = Vec::new();
+        let kexes: Vec<String> = {
+            let mut v: Vec<String> = ok.iter().filter_map(|r| r.subject.kex.clone()).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        type Pick = fn(&crate::model::Subject) -> Option<String>;
+        let views: Vec<(&str, Pick)> = {
+            let mut v: Vec<(&str, Pick)> = vec![("cipher", |s| s.cipher.clone()), ("MAC", |s| s.mac.clone())];
+            if kexes.len() > 1 {
+                v.push(("kex", |s| s.kex.clone()));
+            }
+            v
+        };
+        for (view, pick) in views {
+            let mut names: Vec<String> = ok.iter().filter_map(|r| pick(&r.subject)).collect();
+            names.sort();
+            names.dedup();
+            let mut avg: Vec<(String, f64, usize)> = names
+                .into_iter()
+                .map(|n| {
+                    let v: Vec<f64> = ok
+                        .iter()
+                        .filter(|r| pick(&r.subject).as_ref() == Some(&n))
+                        .filter_map(|r| r.median)
+                        .collect();
+                    (n, harmonic(&v), v.len())
+                })
+                .collect();
+            avg.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+            for (i, (n, a, count)) in avg.into_iter().enumerate() {
+                rows.push(vec![
+                    if i == 0 { view.to_string() } else { String::new() },
+                    n,
+                    crate::units::BytesPerSec(a).to_string(),
+                    count.to_string(),
+                ]);
+            }
+        }
+        if !rows.is_empty() {
+            out.push(Table {
+                title: "SSH bulk transfer: average per algorithm over the others".into(),
+                header: ["view", "algorithm", "average", "combinations"].map(String::from).to_vec(),
+                rows,
+                notes: vec![
+                    "average: total volume ÷ total time over the combinations (the write-up's mean time, as a throughput).".into(),
+                    "The MAC view leaves out AEAD ciphers, whose MAC is implicit.".into(),
+                ],
+            });
+        }
+    }
+    // Handshakes: kex × host key.
+    let hs: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::SshHandshake).collect();
+    if !hs.is_empty() {
+        let mut keys: Vec<String> = Vec::new();
+        let mut kexes: Vec<String> = Vec::new();
+        for r in &hs {
+            let h = r.subject.hostkey.clone().unwrap_or_else(|| "default".into());
+            if !keys.contains(&h) {
+                keys.push(h);
+            }
+            let k = r.subject.kex.clone().unwrap_or_default();
+            if !kexes.contains(&k) {
+                kexes.push(k);
+            }
+        }
+        let mean_of = |k: &str| {
+            let v: Vec<f64> = hs
+                .iter()
+                .filter(|r| r.subject.kex.as_deref() == Some(k) && r.status == Status::Ok)
+                .filter_map(|r| r.median)
+                .collect();
+            if v.is_empty() {
+                f64::INFINITY
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        kexes.sort_by(|a, b| mean_of(a).partial_cmp(&mean_of(b)).unwrap_or(std::cmp::Ordering::Equal));
+        let mut header = vec!["kex".to_string()];
+        header.extend(keys.iter().cloned());
+        header.push("average".into());
+        let rows = kexes
+            .iter()
+            .map(|k| {
+                let mut row = vec![k.clone()];
+                for h in &keys {
+                    let cell = hs
+                        .iter()
+                        .find(|r| {
+                            r.subject.kex.as_deref() == Some(k.as_str())
+                                && r.subject.hostkey.clone().unwrap_or_else(|| "default".into()) == *h
+                        })
+                        .map(|r| seconds_cell(r))
+                        .unwrap_or_default();
+                    row.push(cell);
+                }
+                let m = mean_of(k);
+                row.push(if m.is_finite() {
+                    crate::units::Seconds(m).to_string()
+                } else {
+                    String::new()
+                });
+                row
+            })
+            .collect();
+        out.push(Table {
+            title: "SSH handshake: connect, authenticate, run `true` (median time, lower is better)".into(),
+            header,
+            rows,
+            notes: vec!["Paid once per connection: kex and host key matter for many short sessions, not for bulk speed.".into()],
+        });
+    }
+    // Feature check.
+    let acc: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::SshAccept).collect();
+    if !acc.is_empty() {
+        type Pick = fn(&crate::model::Subject) -> Option<String>;
+        let cats: [(&str, Pick); 4] = [
+            ("cipher", |s| s.cipher.clone()),
+            ("MAC", |s| s.mac.clone()),
+            ("kex", |s| s.kex.clone()),
+            ("host key", |s| s.hostkey.clone()),
+        ];
+        let mut rows = Vec::new();
+        for (cat, pick) in cats {
+            let of: Vec<&&ResultRecord> = acc.iter().filter(|r| pick(&r.subject).is_some()).collect();
+            if of.is_empty() {
+                continue;
+            }
+            let yes = of.iter().filter(|r| r.status == Status::Ok && r.median == Some(1.0)).count();
+            let no: Vec<String> = of
+                .iter()
+                .filter(|r| !(r.status == Status::Ok && r.median == Some(1.0)))
+                .filter_map(|r| pick(&r.subject))
+                .collect();
+            rows.push(vec![cat.to_string(), format!("{yes} of {}", of.len()), no.join(", ")]);
+        }
+        out.push(Table {
+            title: "SSH feature check: what both sides accept".into(),
+            header: ["algorithms", "accepted", "refused"].map(String::from).to_vec(),
+            rows,
+            notes: vec![String::from(
+                "Each list is negotiated on its own (RFC 4253 §7.1), so a cipher × MAC × kex × host-key combination is accepted when each of its algorithms is (AEAD ciphers take no MAC)."
+            )],
+        });
+    }
+    out
+}
+
+/// Family and mode of an EVP name: `aes-256-cbc` → (`aes-256`, `cbc`),
+/// `chacha20-poly1305` → (`chacha20`, `poly1305`).
+fn family_mode(name: &str) -> (String, String) {
+    match name.rsplit_once('-') {
+        Some((f, m)) => (f.to_string(), m.to_string()),
+        None => (name.to_string(), "stream".to_string()),
+    }
+}
+
+/// The verdict stored for an algorithm: level and first reason, with references.
+pub fn verdict_line(doc: &Document, algorithm: &str) -> Option<(String, String)> {
+    let v = doc
+        .verdicts
+        .iter()
+        .find(|v| v["subject"]["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(algorithm)))?;
+    let level = v["level"].as_str()?.to_string();
+    let reason = v["reasons"].as_array().and_then(|r| r.first()).map(|r| {
+        let refs: Vec<&str> = r["references"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x["id"].as_str()).collect())
+            .unwrap_or_default();
+        let text = r["text"].as_str().unwrap_or("");
+        if refs.is_empty() {
+            text.to_string()
+        } else {
+            format!("{text} [{}]", refs.join(", "))
+        }
+    });
+    Some((level, reason.unwrap_or_default()))
+}
+
+/// The study's layout, one table per input and library: rows are algorithms,
+/// columns are encrypt time, decrypt time and their ratio per mode.
+pub fn file_tables(doc: &Document) -> Vec<Table> {
+    let rs: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::File && r.subject.path.is_some())
+        .collect();
+    let mut groups: Vec<(String, String, String, u64)> = Vec::new();
+    for r in &rs {
+        let g = (
+            r.subject.path.clone().unwrap_or_default(),
+            r.subject.library.clone().unwrap_or_default(),
+            r.subject.mode.clone().unwrap_or_default(),
+            r.subject.bytes.unwrap_or(0),
+        );
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let mut tables = Vec::new();
+    for (path, library, io, size) in groups {
+        let members: Vec<&ResultRecord> = rs
+            .iter()
+            .copied()
+            .filter(|r| r.subject.path.as_deref() == Some(path.as_str()) && r.subject.library.as_deref() == Some(library.as_str()))
+            .collect();
+        let mut families: Vec<String> = Vec::new();
+        let mut modes: Vec<String> = Vec::new();
+        for r in &members {
+            let (f, m) = family_mode(r.subject.algorithm.as_deref().unwrap_or(""));
+            if !families.contains(&f) {
+                families.push(f);
+            }
+            if !modes.contains(&m) {
+                modes.push(m);
+            }
+        }
+        let mut header = vec!["algorithm".to_string()];
+        for m in &modes {
+            let m = m.to_uppercase();
+            header.extend([format!("{m} enc"), format!("{m} dec"), format!("{m} ratio")]);
+        }
+        let seconds = |r: &ResultRecord| -> Option<f64> { r.median.filter(|&m| m > 0.0).map(|m| size as f64 / m) };
+        let mut rows = Vec::new();
+        let mut notes = vec![format!(
+            "{} ({}), {} mode{}. Times are medians of the timed passes in seconds; ratio = encryption time ÷ decryption time, as in the study.",
+            path,
+            Bytes(size),
+            io,
+            if library == "openssl-cli" { ", one `openssl enc` process per pass (start-up and I/O included)" } else { "" }
+        )];
+        let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
+        for f in &families {
+            let mut row = vec![f.clone()];
+            for m in &modes {
+                let name = if m == "stream" { f.clone() } else { format!("{f}-{m}") };
+                let find = |op: &str| {
+                    members
+                        .iter()
+                        .find(|r| r.subject.algorithm.as_deref() == Some(name.as_str()) && r.subject.op.as_deref() == Some(op))
+                };
+                let (e, d) = (find("encrypt"), find("decrypt"));
+                let cell = |r: Option<&&ResultRecord>| match r {
+                    Some(r) if r.status == Status::Ok => seconds(r).map(|s| format!("{s:.3}")).unwrap_or_default(),
+                    Some(r) if r.status == Status::Unsupported => "n/a".into(),
+                    Some(_) => "failed".into(),
+                    None => String::new(),
+                };
+                let ratio = match (e.and_then(|r| seconds(r)), d.and_then(|r| seconds(r))) {
+                    (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                    _ => String::new(),
+                };
+                row.extend([cell(e), cell(d), ratio]);
+                for r in [e, d].into_iter().flatten() {
+                    if r.status != Status::Ok {
+                        let why = r.reason.clone().unwrap_or_default();
+                        match reasons.iter_mut().find(|(w, _)| *w == why) {
+                            Some((_, names)) if !names.contains(&name) => names.push(name.clone()),
+                            Some(_) => {}
+                            None => reasons.push((why, vec![name.clone()])),
+                        }
+                    }
+                }
+            }
+            rows.push(row);
+        }
+        for (why, names) in reasons {
+            notes.push(format!("{}: {why}", names.join(", ")));
+        }
+        tables.push(Table {
+            title: if library == "openssl-cli" {
+                "File encryption via openssl enc (the study's method)".into()
+            } else {
+                "File encryption".into()
+            },
+            header,
+            rows,
+            notes,
+        });
+    }
+    tables
+}
+
+/// Warnings for measured algorithms the knowledge base rates below `secure`.
+pub fn verdict_warnings(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for r in &doc.results {
+        let Some(a) = r.subject.algorithm.as_deref() else { continue };
+        if seen.contains(&a) {
+            continue;
+        }
+        seen.push(a);
+        if let Some((level, reason)) = verdict_line(doc, a) {
+            if matches!(level.as_str(), "weak" | "insecure" | "unrated") {
+                out.push(format!("{a} is {level}: {reason}"));
+            }
+        }
+    }
+    out
+}
+
+/// Key-derivation timings (`--password`), one line each.
+pub fn kdf_lines(doc: &Document) -> Vec<String> {
+    doc.results
+        .iter()
+        .filter(|r| r.kind == Kind::File && r.subject.op.as_deref() == Some("derive-key"))
+        .filter_map(|r| {
+            Some(format!(
+                "key derivation {}: {:.3} s per key (median of {})",
+                r.subject.algorithm.as_deref()?,
+                r.median?,
+                r.samples?
+            ))
+        })
+        .collect()
+}

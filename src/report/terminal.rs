@@ -1,6 +1,6 @@
 //! The human summary on a terminal: header, tables, the fastest choices, warnings.
 
-use super::table::{fastest, generic_table, primitive_table, Table};
+use super::table::{fastest, file_tables, generic_table, kdf_lines, primitive_table, ssh_tables, verdict_warnings, Table};
 use crate::model::{Document, Kind, RunStatus};
 use crate::units::{Bytes, BytesPerSec};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, ContentArrangement};
@@ -92,21 +92,31 @@ pub fn render(doc: &Document) -> String {
         s.push_str(&render_table(&t));
         s.push('\n');
     }
-    for kind in [
-        Kind::File,
-        Kind::TlsBulk,
-        Kind::TlsHandshake,
-        Kind::TlsAccept,
-        Kind::SshBulk,
-        Kind::SshHandshake,
-        Kind::SshAccept,
-    ] {
+    for t in file_tables(doc) {
+        s.push_str(&render_table(&t));
+        s.push('\n');
+    }
+    for line in kdf_lines(doc) {
+        s.push_str(&format!("{line}\n"));
+    }
+    for kind in [Kind::TlsBulk, Kind::TlsHandshake, Kind::TlsAccept] {
         if let Some(t) = generic_table(doc, kind) {
             s.push_str(&render_table(&t));
             s.push('\n');
         }
     }
+    for t in ssh_tables(doc) {
+        s.push_str(&render_table(&t));
+        s.push('\n');
+    }
     s.push_str(&fastest_lines(doc));
+    let warnings = verdict_warnings(doc);
+    if !warnings.is_empty() {
+        s.push('\n');
+        for w in warnings {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+    }
     let noisy = doc.results.iter().filter(|r| r.summary().is_some_and(|x| x.is_noisy())).count();
     if noisy > 0 {
         s.push_str(&format!(

@@ -107,16 +107,53 @@ impl CipherEngine {
         Ok(outl as usize)
     }
 
-    /// Non-AEAD: continues the stream over `buf[..len]` in place, as a file or
-    /// `openssl speed` would. Returns the bytes written.
+    /// Continues the stream over `buf[..len]` in place, as a file or `openssl
+    /// speed` would. Returns the bytes written to the front of `buf`.
     pub fn stream(&mut self, buf: &mut [u8], len: usize) -> Result<usize, ErrorStack> {
-        debug_assert!(self.aead.is_none());
         self.update_inplace(buf, len)
     }
 
-    /// Non-AEAD: finishes the stream (padding is off, so this only flushes).
+    /// Continues the stream out of place: `input` → `out` (which needs
+    /// [`slack`](Self::slack) extra bytes). Padded decryption holds a block back,
+    /// so it must not run in place.
+    pub fn stream_into(&mut self, input: &[u8], out: &mut [u8]) -> Result<usize, ErrorStack> {
+        self.ctx.cipher_update(input, Some(out))
+    }
+
+    /// Finishes a plain-cipher stream: flushes (and with padding, pads or strips).
     pub fn finish(&mut self, out: &mut [u8]) -> Result<usize, ErrorStack> {
         self.ctx.cipher_final(out)
+    }
+
+    /// Turns PKCS#7 padding on for ECB/CBC files (as `openssl enc` does).
+    pub fn set_padding(&mut self, on: bool) {
+        self.ctx.set_padding(on);
+    }
+
+    /// Starts a new message (AEAD) or data unit (XTS sector) with `iv`, keeping
+    /// the key schedule; with `key`, re-keys too (a stream cipher without an IV,
+    /// such as RC4, only restarts its keystream that way).
+    pub fn restart(&mut self, key: Option<&[u8]>, iv: Option<&[u8]>) -> Result<(), ErrorStack> {
+        match self.direction {
+            Direction::Encrypt => self.ctx.encrypt_init(None, key, iv),
+            Direction::Decrypt => self.ctx.decrypt_init(None, key, iv),
+        }
+    }
+
+    /// Ends a streamed AEAD message: encryption writes the tag into `tag`,
+    /// decryption verifies it and fails on a mismatch.
+    pub fn end_aead(&mut self, out: &mut [u8], tag: &mut [u8]) -> Result<usize, ErrorStack> {
+        match self.direction {
+            Direction::Encrypt => {
+                let n = self.ctx.cipher_final(out)?;
+                self.ctx.tag(tag)?;
+                Ok(n)
+            }
+            Direction::Decrypt => {
+                self.ctx.set_tag(tag)?;
+                self.ctx.cipher_final(out)
+            }
+        }
     }
 
     /// AEAD encryption of one record in place: new nonce, AAD, data, final, tag.

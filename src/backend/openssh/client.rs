@@ -1,0 +1,494 @@
+//! The real `ssh` client, run as a child process: one command line per algorithm
+//! choice, bytes pumped from memory into its stdin, its CPU time read from the
+//! kernel, and its failures sorted into errors a user can act on.
+
+use crate::units::Seconds;
+use anyhow::{bail, Result};
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Where the client connects.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// The private daemon: its own key and known_hosts, no user configuration.
+    Private {
+        port: u16,
+        user: String,
+        key: PathBuf,
+        known_hosts: PathBuf,
+    },
+    /// A remote host, through the user's own ssh configuration and keys.
+    Remote {
+        destination: String,
+        port: Option<u16>,
+        identity: Option<PathBuf>,
+        /// Extra `-o` options the user asked for.
+        options: Vec<String>,
+    },
+}
+
+/// The algorithms forced for one connection; `None` leaves the client's default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Algorithms {
+    pub cipher: Option<String>,
+    pub mac: Option<String>,
+    pub kex: Option<String>,
+    pub hostkey: Option<String>,
+}
+
+/// What went wrong with one ssh run, in the user's terms.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SshError {
+    /// The two sides have no algorithm in common: recorded as rejected, not fatal.
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("authentication failed: {0} (cipherbench runs ssh with BatchMode=yes: use a key, e.g. --identity FILE, or ssh-agent)")]
+    Auth(String),
+    #[error("host key verification failed: {0} (connect once with plain ssh to check and accept the host key; cipherbench never turns checking off for a remote host)")]
+    HostKey(String),
+    #[error("host unreachable: {0}")]
+    Unreachable(String),
+    #[error("the far side cannot run `{command}`: {detail}")]
+    NoCommand { command: String, detail: String },
+    #[error("ssh failed ({status}): {detail}")]
+    Failed { status: String, detail: String },
+}
+
+impl SshError {
+    /// Errors that end the whole run (nothing else would work either).
+    pub fn is_fatal(&self) -> bool {
+        matches!(
+            self,
+            SshError::Auth(_) | SshError::HostKey(_) | SshError::Unreachable(_) | SshError::NoCommand { .. }
+        )
+    }
+}
+
+/// Sorts a finished ssh run: `None` when it succeeded.
+pub fn classify(status: ExitStatus, stderr: &str, command: &str) -> Option<SshError> {
+    if status.success() {
+        return None;
+    }
+    let detail = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let has = |s: &str| stderr.contains(s);
+    Some(
+        if has("Unable to negotiate")
+            || has("no matching")
+            || has("Unknown cipher type")
+            || has("Unsupported KEX")
+            || has("Unsupported MAC")
+            || has("Bad SSH2 cipher spec")
+            || has("Bad SSH2 Mac spec")
+            || has("Bad key types")
+            || has("Bad SSH2 KexAlgorithms")
+        {
+            SshError::Refused(detail)
+        } else if has("Permission denied") || has("Too many authentication failures") {
+            SshError::Auth(detail)
+        } else if has("Host key verification failed")
+            || has("REMOTE HOST IDENTIFICATION HAS CHANGED")
+            || has("No ED25519 host key is known")
+            || has("host key is known")
+        {
+            SshError::HostKey(detail)
+        } else if has("Could not resolve hostname")
+            || has("Connection refused")
+            || has("Connection timed out")
+            || has("No route to host")
+            || has("Network is unreachable")
+            || has("Name or service not known")
+            || has("Temporary failure in name resolution")
+        {
+            SshError::Unreachable(detail)
+        } else if status.code() == Some(127) || has("command not found") {
+            SshError::NoCommand {
+                command: command.to_string(),
+                detail: if detail.is_empty() { "exit status 127".into() } else { detail },
+            }
+        } else {
+            SshError::Failed {
+                status: status.to_string(),
+                detail: if detail.is_empty() { "no message".into() } else { detail },
+            }
+        },
+    )
+}
+
+/// Runs the `ssh` binary against one target.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub ssh: PathBuf,
+    pub target: Target,
+}
+
+impl Client {
+    /// The full command line for `remote` under `algs`.
+    pub fn command(&self, algs: &Algorithms, remote: &str) -> Command {
+        let mut c = Command::new(&self.ssh);
+        let mut o = |opt: &str| {
+            c.arg("-o").arg(opt);
+        };
+        match &self.target {
+            Target::Private { .. } => {
+                o("BatchMode=yes");
+                o("IdentitiesOnly=yes");
+                o("IdentityAgent=none");
+                o("PasswordAuthentication=no");
+                o("KbdInteractiveAuthentication=no");
+                o("GlobalKnownHostsFile=/dev/null");
+                // Our own daemon's host keys are written into known_hosts: full checking.
+                o("StrictHostKeyChecking=yes");
+                o("CheckHostIP=no");
+                o("UpdateHostKeys=no");
+            }
+            Target::Remote { .. } => {
+                // The user's config and keys; host-key checking stays as configured.
+                o("BatchMode=yes");
+            }
+        }
+        // A multiplexed session would reuse a master connection's algorithms.
+        o("ControlMaster=no");
+        o("ControlPath=none");
+        o("Compression=no");
+        o("ConnectTimeout=10");
+        o("RequestTTY=no");
+        o("ForwardAgent=no");
+        o("ForwardX11=no");
+        o("ClearAllForwardings=yes");
+        if let Some(k) = &algs.kex {
+            o(&format!("KexAlgorithms={k}"));
+        }
+        if let Some(h) = &algs.hostkey {
+            o(&format!("HostKeyAlgorithms={h}"));
+        }
+        if let Some(ci) = &algs.cipher {
+            c.arg("-c").arg(ci);
+        }
+        if let Some(m) = &algs.mac {
+            c.arg("-m").arg(m);
+        }
+        match &self.target {
+            Target::Private {
+                port,
+                user,
+                key,
+                known_hosts,
+            } => {
+                c.arg("-F").arg("/dev/null");
+                c.arg("-o").arg(format!("UserKnownHostsFile={}", known_hosts.display()));
+                c.arg("-i").arg(key);
+                c.arg("-p").arg(port.to_string());
+                c.arg("-l").arg(user);
+                c.arg("127.0.0.1");
+            }
+            Target::Remote {
+                destination,
+                port,
+                identity,
+                options,
+            } => {
+                for opt in options {
+                    c.arg("-o").arg(opt);
+                }
+                if let Some(p) = port {
+                    c.arg("-p").arg(p.to_string());
+                }
+                if let Some(i) = identity {
+                    c.arg("-i").arg(i).arg("-o").arg("IdentitiesOnly=yes");
+                }
+                c.arg("--").arg(destination);
+            }
+        }
+        c.arg(remote);
+        // Own process group: a terminal's Ctrl-C goes to cipherbench, which ends
+        // the current sample cleanly, instead of killing ssh mid-transfer.
+        c.process_group(0);
+        c
+    }
+
+    /// Runs `remote` with no input (a handshake: connect, authenticate, run).
+    pub fn run(&self, algs: &Algorithms, remote: &str) -> Result<(), SshError> {
+        let out = self
+            .command(algs, remote)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| SshError::Failed {
+                status: "not started".into(),
+                detail: format!("cannot run {}: {e}", self.ssh.display()),
+            })?;
+        match classify(out.status, &String::from_utf8_lossy(&out.stderr), remote) {
+            None => Ok(()),
+            Some(e) => Err(e),
+        }
+    }
+
+    /// Starts `remote` with stdin open for [`Transfer::send`].
+    pub fn transfer(&self, algs: &Algorithms, remote: &str, verify: bool) -> Result<Transfer, SshError> {
+        let mut child = self
+            .command(algs, remote)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| SshError::Failed {
+                status: "not started".into(),
+                detail: format!("cannot run {}: {e}", self.ssh.display()),
+            })?;
+        let drain = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut v = Vec::new();
+                let _ = r.read_to_end(&mut v);
+                v
+            })
+        };
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take().map(|s| drain(Box::new(s)));
+        Ok(Transfer {
+            stdin: child.stdin.take(),
+            child: Some(child),
+            stdout,
+            stderr,
+            hasher: verify.then(openssl::sha::Sha256::new),
+            sent: 0,
+            command: remote.to_string(),
+        })
+    }
+}
+
+/// One running `ssh HOST COMMAND` fed from memory.
+pub struct Transfer {
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+    /// Read directly: the far side prints little (a ready line, a hash).
+    stdout: Option<ChildStdout>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+    hasher: Option<openssl::sha::Sha256>,
+    sent: u64,
+    command: String,
+}
+
+impl Transfer {
+    /// Writes `buf` into ssh's stdin (blocks while ssh is busy: that is the timing).
+    pub fn send(&mut self, buf: &[u8]) -> Result<()> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            bail!("transfer already closed");
+        };
+        if let Err(e) = stdin.write_all(buf) {
+            // ssh went away: its exit status and stderr say why.
+            self.stdin = None;
+            let why = self.collect().err().map(|e| format!("{e:#}")).unwrap_or_default();
+            bail!("ssh stopped reading after {} bytes ({e}): {why}", self.sent);
+        }
+        if let Some(h) = self.hasher.as_mut() {
+            h.update(buf);
+        }
+        self.sent += buf.len() as u64;
+        Ok(())
+    }
+
+    /// Reads the far side's first line and checks it is `line` (the session is up
+    /// and the remote command runs). When ssh ends instead, says why.
+    pub fn wait_for_line(&mut self, line: &str) -> Result<()> {
+        let mut got = Vec::new();
+        if let Some(out) = self.stdout.as_mut() {
+            let mut b = [0u8; 1];
+            while got.len() < 4096 {
+                match out.read(&mut b) {
+                    Ok(1) if b[0] == b'\n' => break,
+                    Ok(1) => got.push(b[0]),
+                    _ => break,
+                }
+            }
+        }
+        if got == line.as_bytes() {
+            return Ok(());
+        }
+        self.stdin = None;
+        self.collect()?;
+        bail!("the far side did not start (it printed {:?})", String::from_utf8_lossy(&got))
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
+    /// CPU time the live ssh client has used so far.
+    pub fn cpu_time(&self) -> Option<Seconds> {
+        process_cpu(self.pid()?)
+    }
+
+    /// Closes stdin, waits for ssh to finish and checks how it ended. In verify
+    /// mode the far side's SHA-256 of what it received must match what was sent.
+    pub fn finish(mut self) -> Result<()> {
+        self.stdin = None;
+        let stdout = self.collect()?;
+        if let Some(h) = self.hasher.take() {
+            let local = hex::encode(h.finish());
+            let remote = String::from_utf8_lossy(&stdout);
+            let remote = remote.split_whitespace().next().unwrap_or("");
+            if remote != local {
+                bail!(
+                    "the far side received different bytes: sha256 there {remote:?}, sha256 of the {} bytes sent {local}",
+                    self.sent
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for ssh and returns its stdout, or the classified error.
+    fn collect(&mut self) -> Result<Vec<u8>> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        if let Some(mut s) = self.stdout.take() {
+            let _ = s.read_to_end(&mut out);
+        }
+        let status = child.wait()?;
+        let err = self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default();
+        match classify(status, &String::from_utf8_lossy(&err), &self.command) {
+            None => Ok(out),
+            Some(e) => Err(e.into()),
+        }
+    }
+}
+
+impl Drop for Transfer {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if let Some(mut child) = self.child.take() {
+            // EOF normally ends the remote `cat` and ssh within milliseconds.
+            let t0 = Instant::now();
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) if t0.elapsed() > Duration::from_secs(2) => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        }
+    }
+}
+
+/// CPU time (user + system) of a live process, from /proc/PID/schedstat (ns), or
+/// /proc/PID/stat (clock ticks) where schedstat is missing.
+pub fn process_cpu(pid: u32) -> Option<Seconds> {
+    if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/schedstat")) {
+        if let Some(ns) = s.split_whitespace().next().and_then(|x| x.parse::<u64>().ok()) {
+            return Some(Seconds(ns as f64 * 1e-9));
+        }
+    }
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &s[s.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 and 15 of stat(5) are the 12th and 13th after the command.
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some(Seconds(ticks as f64 / hz))
+}
+
+/// CPU time (user + system) of every child this process has reaped so far.
+pub fn children_cpu() -> Seconds {
+    // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we own.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return Seconds(0.0);
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Seconds(tv(ru.ru_utime) + tv(ru.ru_stime))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    fn exit(code: i32) -> ExitStatus {
+        ExitStatus::from_raw(code << 8)
+    }
+
+    #[test]
+    fn classifies_what_users_see() {
+        let c = |code, s: &str| classify(exit(code), s, "cat > /dev/null");
+        assert_eq!(c(0, ""), None);
+        assert!(matches!(
+            c(
+                255,
+                "Unable to negotiate with 10.0.0.1 port 22: no matching cipher found. Their offer: aes128-ctr"
+            ),
+            Some(SshError::Refused(_))
+        ));
+        assert!(matches!(c(255, "root@h: Permission denied (publickey)."), Some(SshError::Auth(_))));
+        assert!(matches!(c(255, "Host key verification failed."), Some(SshError::HostKey(_))));
+        assert!(matches!(
+            c(255, "ssh: connect to host 127.0.0.1 port 1: Connection refused"),
+            Some(SshError::Unreachable(_))
+        ));
+        assert!(matches!(
+            c(255, "ssh: Could not resolve hostname nowhere.invalid: Name or service not known"),
+            Some(SshError::Unreachable(_))
+        ));
+        assert!(matches!(
+            c(127, "bash: line 1: cat: command not found"),
+            Some(SshError::NoCommand { .. })
+        ));
+        assert!(matches!(c(1, "something else"), Some(SshError::Failed { .. })));
+        assert!(SshError::Auth(String::new()).is_fatal());
+        assert!(!SshError::Refused(String::new()).is_fatal());
+    }
+
+    #[test]
+    fn remote_command_line_keeps_the_users_checking() {
+        let cl = Client {
+            ssh: "ssh".into(),
+            target: Target::Remote {
+                destination: "me@example.org".into(),
+                port: Some(2222),
+                identity: None,
+                options: vec!["ProxyJump=gw".into()],
+            },
+        };
+        let algs = Algorithms {
+            cipher: Some("aes128-ctr".into()),
+            mac: Some("hmac-sha1".into()),
+            kex: Some("curve25519-sha256".into()),
+            hostkey: None,
+        };
+        let cmd = cl.command(&algs, "cat > /dev/null");
+        let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        let line = args.join(" ");
+        assert!(line.contains("BatchMode=yes") && line.contains("-c aes128-ctr") && line.contains("-m hmac-sha1"));
+        assert!(line.contains("KexAlgorithms=curve25519-sha256") && line.contains("-p 2222") && line.contains("-o ProxyJump=gw"));
+        assert!(!line.contains("StrictHostKeyChecking"), "{line}");
+        assert!(!line.contains("-F"), "remote mode must use the user's config: {line}");
+        assert!(line.ends_with("-- me@example.org cat > /dev/null"), "{line}");
+    }
+
+    #[test]
+    fn children_cpu_grows_when_a_child_works() {
+        let before = children_cpu();
+        let ok = Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        assert!(children_cpu().0 > before.0);
+        assert!(process_cpu(std::process::id()).is_some_and(|s| s.0 > 0.0));
+    }
+}

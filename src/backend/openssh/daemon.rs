@@ -1,0 +1,413 @@
+//! The private `sshd`: started from the system binary by absolute path with
+//! `-D -e -f CONFIG`, on a free random 127.0.0.1 port, from a temporary 0700
+//! directory holding freshly generated host keys, a client key, its
+//! authorized_keys line and the config. Every algorithm the binary supports is
+//! enabled so that legacy ones can be measured too.
+//!
+//! Cleanup is in `Drop` (daemon and its connection children stopped and reaped,
+//! directory removed), so it happens on a normal end, on an error and on a panic;
+//! Ctrl-C only sets a flag, so the run ends normally and `Drop` runs too. A second
+//! Ctrl-C exits at once, and a hook registered with [`crate::interrupt`] cleans up
+//! then.
+
+use crate::discover::openssh::OpenSsh;
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::Read;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Daemons alive in this process, for the forced-exit hook: (pid, directory).
+static LIVE: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
+
+/// A running private sshd. Dropping it stops it and removes its directory.
+pub struct PrivateSshd {
+    child: Option<Child>,
+    dir: Option<tempfile::TempDir>,
+    port: u16,
+    user: String,
+    banner: String,
+}
+
+/// The files in the private directory.
+pub struct Files {
+    pub config: PathBuf,
+    pub client_key: PathBuf,
+    pub known_hosts: PathBuf,
+    pub log: PathBuf,
+}
+
+fn files(dir: &Path) -> Files {
+    Files {
+        config: dir.join("sshd_config"),
+        client_key: dir.join("client_ed25519"),
+        known_hosts: dir.join("known_hosts"),
+        log: dir.join("sshd.log"),
+    }
+}
+
+/// The login name of the effective user (the only one the daemon lets in).
+pub fn current_user() -> String {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    if let Ok(passwd) = std::fs::read_to_string("/etc/passwd") {
+        for line in passwd.lines() {
+            let f: Vec<&str> = line.split(':').collect();
+            if f.len() > 2 && f[2].parse::<u32>().ok() == Some(uid) {
+                return f[0].to_string();
+            }
+        }
+    }
+    std::env::var("USER").unwrap_or_else(|_| "root".into())
+}
+
+fn keygen(args: &[&str], path: &Path) -> Result<()> {
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-N", "", "-C", "cipherbench"])
+        .args(args)
+        .arg("-f")
+        .arg(path)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| anyhow!("cannot run ssh-keygen: {e}; install the package openssh-client"))?;
+    if !out.status.success() {
+        bail!(
+            "ssh-keygen {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// A free port on 127.0.0.1 (the kernel picks it; sshd binds it right after).
+fn free_port() -> Result<u16> {
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("no free port on 127.0.0.1")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// The daemon config: every algorithm the binary supports, keys only, one user.
+pub fn config_text(dir: &Path, port: u16, user: &str, ssh: &OpenSsh, as_root: bool) -> String {
+    let join = |v: &[String]| v.join(",");
+    let mut c = String::new();
+    c.push_str(&format!("# cipherbench private sshd ({})\n", ssh.version));
+    c.push_str(&format!("ListenAddress 127.0.0.1\nPort {port}\nAddressFamily inet\n"));
+    for k in ["host_ed25519", "host_ecdsa", "host_rsa"] {
+        c.push_str(&format!("HostKey {}\n", dir.join(k).display()));
+    }
+    c.push_str(&format!("PidFile {}\n", dir.join("sshd.pid").display()));
+    c.push_str(&format!("AuthorizedKeysFile {}\n", dir.join("authorized_keys").display()));
+    c.push_str(&format!("AllowUsers {user}\n"));
+    if as_root {
+        c.push_str("PermitRootLogin prohibit-password\n");
+    }
+    c.push_str(
+        "StrictModes no\nUsePAM no\nPubkeyAuthentication yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+         HostbasedAuthentication no\nPermitEmptyPasswords no\nUseDNS no\nPrintMotd no\nPrintLastLog no\nX11Forwarding no\n\
+         AllowTcpForwarding no\nAllowAgentForwarding no\nAllowStreamLocalForwarding no\nPermitTunnel no\nPermitTTY no\n\
+         PermitUserEnvironment no\nCompression no\nMaxStartups 200:30:400\nMaxSessions 50\nMaxAuthTries 6\nLoginGraceTime 30\n\
+         ClientAliveInterval 0\nLogLevel ERROR\n",
+    );
+    c.push_str(&format!("Ciphers {}\n", join(&ssh.ciphers)));
+    c.push_str(&format!("MACs {}\n", join(&ssh.macs)));
+    c.push_str(&format!("KexAlgorithms {}\n", join(&ssh.kex)));
+    if !ssh.hostkey_algorithms.is_empty() {
+        c.push_str(&format!("HostKeyAlgorithms {}\n", join(&ssh.hostkey_algorithms)));
+    }
+    if !ssh.pubkey_algorithms.is_empty() {
+        c.push_str(&format!("PubkeyAcceptedAlgorithms {}\n", join(&ssh.pubkey_algorithms)));
+    }
+    c
+}
+
+impl PrivateSshd {
+    /// Generates keys and config, starts `sshd` and waits until it answers with its
+    /// banner. Retries on another port if the chosen one was taken meanwhile.
+    pub fn start(sshd: &Path, ssh: &OpenSsh) -> Result<PrivateSshd> {
+        if !sshd.is_absolute() {
+            bail!("sshd must be started by absolute path, got '{}'", sshd.display());
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("cipherbench-sshd-")
+            .tempdir()
+            .context("cannot create the private sshd directory")?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+        let f = files(dir.path());
+        keygen(&["-t", "ed25519"], &dir.path().join("host_ed25519"))?;
+        keygen(&["-t", "ecdsa", "-b", "256"], &dir.path().join("host_ecdsa"))?;
+        keygen(&["-t", "rsa", "-b", "3072"], &dir.path().join("host_rsa"))?;
+        keygen(&["-t", "ed25519"], &f.client_key)?;
+        let client_pub = std::fs::read_to_string(f.client_key.with_extension("pub"))?;
+        std::fs::write(dir.path().join("authorized_keys"), client_pub)?;
+        // SAFETY: geteuid has no preconditions.
+        let as_root = unsafe { libc::geteuid() } == 0;
+        if as_root {
+            ensure_privsep_dir()?;
+        }
+        let user = current_user();
+        let mut last_err = anyhow!("sshd did not start");
+        for _ in 0..3 {
+            let port = free_port()?;
+            // known_hosts for the client: our own host keys, so checking stays on.
+            let mut kh = String::new();
+            for k in ["host_ed25519", "host_ecdsa", "host_rsa"] {
+                let pubkey = std::fs::read_to_string(dir.path().join(format!("{k}.pub")))?;
+                kh.push_str(&format!("[127.0.0.1]:{port} {}\n", pubkey.trim()));
+            }
+            std::fs::write(&f.known_hosts, kh)?;
+            std::fs::write(&f.config, config_text(dir.path(), port, &user, ssh, as_root))?;
+            let log = std::fs::File::create(&f.log)?;
+            let child = Command::new(sshd)
+                .arg("-D")
+                .arg("-e")
+                .arg("-f")
+                .arg(&f.config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                // Its own process group: a terminal's Ctrl-C reaches cipherbench,
+                // which stops it in order, not the daemon mid-sample.
+                .process_group(0)
+                .spawn()
+                .with_context(|| format!("cannot start {}", sshd.display()))?;
+            LIVE.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((child.id(), dir.path().to_path_buf()));
+            crate::interrupt::at_forced_exit(forced_cleanup);
+            let mut d = PrivateSshd {
+                child: Some(child),
+                dir: None,
+                port,
+                user: user.clone(),
+                banner: String::new(),
+            };
+            match d.wait_ready(Duration::from_secs(15)) {
+                Ok(banner) => {
+                    d.banner = banner;
+                    d.dir = Some(dir);
+                    return Ok(d);
+                }
+                Err(e) => {
+                    let log = std::fs::read_to_string(&f.log).unwrap_or_default();
+                    drop(d);
+                    last_err = e.context(format!("sshd log: {}", log.trim()));
+                    if !log.contains("Address already in use") {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last_err)
+    }
+
+    /// Polls the port until sshd accepts and sends its `SSH-2.0-` banner, or exits.
+    fn wait_ready(&mut self, limit: Duration) -> Result<String> {
+        let t0 = Instant::now();
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
+        let mut pause = Duration::from_millis(2);
+        loop {
+            if let Some(child) = self.child.as_mut() {
+                if let Some(status) = child.try_wait()? {
+                    self.child = None;
+                    bail!("sshd exited before it was ready ({status})");
+                }
+            }
+            if let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+                s.set_read_timeout(Some(Duration::from_secs(5)))?;
+                let mut buf = [0u8; 256];
+                let mut got = Vec::new();
+                while !got.contains(&b'\n') && got.len() < 255 {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let line = String::from_utf8_lossy(&got).trim().to_string();
+                if line.starts_with("SSH-2.0-") {
+                    return Ok(line);
+                }
+            }
+            if t0.elapsed() > limit {
+                bail!("sshd did not answer on 127.0.0.1:{} within {:?}", self.port, limit);
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+    /// The server's `SSH-2.0-...` identification line.
+    pub fn banner(&self) -> &str {
+        &self.banner
+    }
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+    pub fn dir(&self) -> &Path {
+        self.dir.as_ref().expect("started").path()
+    }
+    pub fn files(&self) -> Files {
+        files(self.dir())
+    }
+
+    /// Stops the daemon and its connection children, and reaps it.
+    fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let pid = child.id();
+        // Connection children run in their own sessions (sshd calls setsid), so
+        // find them by parentage before the listener goes.
+        let kids = descendants(pid);
+        signal(pid, libc::SIGTERM);
+        for k in &kids {
+            signal(*k, libc::SIGTERM);
+        }
+        let t0 = Instant::now();
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) | Err(_) => break,
+                Ok(None) if t0.elapsed() > Duration::from_secs(3) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        // Connection children were re-parented when the listener left; give them a
+        // moment to go, then insist.
+        let t0 = Instant::now();
+        while kids.iter().any(|&k| alive(k)) && t0.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for k in kids {
+            if alive(k) {
+                signal(k, libc::SIGKILL);
+            }
+        }
+        LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|(p, _)| *p != pid);
+    }
+}
+
+impl Drop for PrivateSshd {
+    fn drop(&mut self) {
+        self.stop();
+        if let Some(d) = self.dir.take() {
+            let _ = d.close();
+        }
+    }
+}
+
+/// Run by the interrupt handler on a second Ctrl-C, just before exiting.
+fn forced_cleanup() {
+    let live = std::mem::take(&mut *LIVE.lock().unwrap_or_else(|e| e.into_inner()));
+    for (pid, dir) in live {
+        for k in descendants(pid) {
+            signal(k, libc::SIGKILL);
+        }
+        signal(pid, libc::SIGKILL);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// The private directory needs no privileges, but sshd running as root insists on
+/// its privilege-separation directory (normally made by the openssh-server service).
+fn ensure_privsep_dir() -> Result<()> {
+    let p = Path::new("/run/sshd");
+    if !p.exists() {
+        std::fs::create_dir_all(p).context("sshd as root needs /run/sshd and it cannot be created")?;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) with a pid we started or found as its descendant; no memory involved.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+/// True while `pid` exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => stat_fields(&s).is_some_and(|(state, _)| state != 'Z' && state != 'X'),
+        Err(_) => false,
+    }
+}
+
+/// (state, ppid) from a /proc/PID/stat line (the command may contain spaces).
+fn stat_fields(s: &str) -> Option<(char, u32)> {
+    let rest = &s[s.rfind(')')? + 2..];
+    let mut it = rest.split_whitespace();
+    let state = it.next()?.chars().next()?;
+    let ppid = it.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// Every live descendant of `root`, from /proc.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let mut parent: Vec<(u32, u32)> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            if let Some((_, ppid)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| stat_fields(&s))
+            {
+                parent.push((pid, ppid));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(c, pp) in &parent {
+            if pp == p && !out.contains(&c) {
+                out.push(c);
+                frontier.push(c);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_line_with_spaces_in_the_name() {
+        assert_eq!(stat_fields("123 (sshd: root [priv]) S 1 123 123 0"), Some(('S', 1)));
+    }
+
+    #[test]
+    fn starts_answers_and_leaves_nothing_behind() {
+        let ssh = crate::discover::openssh::discover().unwrap();
+        let sshd = crate::discover::openssh::find_sshd().unwrap();
+        let d = PrivateSshd::start(&sshd, &ssh).unwrap();
+        assert!(d.banner().starts_with("SSH-2.0-OpenSSH"), "{}", d.banner());
+        let mode = std::fs::metadata(d.dir()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let cfg = std::fs::read_to_string(d.files().config).unwrap();
+        assert!(cfg.contains(&format!("Port {}", d.port())));
+        assert!(cfg.contains("3des-cbc") || !ssh.ciphers.iter().any(|c| c == "3des-cbc"));
+        let (pid, dir) = (d.pid().unwrap(), d.dir().to_path_buf());
+        assert!(alive(pid));
+        drop(d);
+        assert!(!alive(pid), "sshd {pid} outlived its owner");
+        assert!(!dir.exists(), "{} outlived its owner", dir.display());
+    }
+}

@@ -1,0 +1,8 @@
+//! OpenSSH: the system `ssh` client and a private `sshd` started from the system
+//! binary. Knows OpenSSH, not the benchmark.
+
+pub mod client;
+pub mod daemon;
+
+pub use client::{Client, Target};
+pub use daemon::PrivateSshd;

@@ -1,0 +1,200 @@
+//! What the local OpenSSH offers: `ssh -V`, the `ssh -Q` lists, which ciphers are
+//! AEAD (their MAC is implicit), and where `sshd` lives. Discovery only looks.
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Environment override for the `sshd` binary (absolute path), e.g. for tests.
+pub const SSHD_ENV: &str = "CIPHERBENCH_SSHD";
+/// Environment override for the `ssh` client binary.
+pub const SSH_ENV: &str = "CIPHERBENCH_SSH";
+
+/// Where `sshd` usually is; it is never on an ordinary user's PATH.
+const SSHD_CANDIDATES: &[&str] = &[
+    "/usr/sbin/sshd",
+    "/usr/local/sbin/sshd",
+    "/sbin/sshd",
+    "/usr/bin/sshd",
+    "/usr/local/bin/sshd",
+];
+
+/// The local OpenSSH client's algorithm lists, in its own order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenSsh {
+    /// The `ssh` binary that was queried.
+    pub ssh: PathBuf,
+    /// `ssh -V`, e.g. `OpenSSH_9.2p1 Debian-2+deb12u3, OpenSSL 3.0.19 ...`.
+    pub version: String,
+    pub ciphers: Vec<String>,
+    /// `ssh -Q cipher-auth`: authenticated ciphers, whose MAC is implicit.
+    pub aead: Vec<String>,
+    pub macs: Vec<String>,
+    pub kex: Vec<String>,
+    /// `ssh -Q key`: public key types.
+    pub keys: Vec<String>,
+    /// `ssh -Q HostKeyAlgorithms`: signature algorithms for host keys.
+    pub hostkey_algorithms: Vec<String>,
+    /// `ssh -Q PubkeyAcceptedAlgorithms` (empty on versions without that query).
+    pub pubkey_algorithms: Vec<String>,
+}
+
+/// The host-key algorithms cipherbench can serve from its private daemon (it
+/// generates one ed25519, one ecdsa P-256 and one RSA host key), in sweep order.
+pub const PRIVATE_HOSTKEYS: &[&str] = &["ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"];
+/// The host-key algorithms swept by default: one per key type.
+pub const DEFAULT_HOSTKEYS: &[&str] = &["ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-512"];
+
+impl OpenSsh {
+    pub fn is_aead(&self, cipher: &str) -> bool {
+        self.aead.iter().any(|a| a == cipher)
+    }
+
+    /// Host-key algorithms this client supports and the private daemon can serve.
+    pub fn private_hostkeys(&self) -> Vec<String> {
+        PRIVATE_HOSTKEYS
+            .iter()
+            .filter(|h| self.hostkey_algorithms.iter().any(|x| x == *h))
+            .map(|h| h.to_string())
+            .collect()
+    }
+
+    /// The fixed kex used while sweeping bulk speed (cost paid once per connection).
+    pub fn default_kex(&self) -> String {
+        ["curve25519-sha256", "curve25519-sha256@libssh.org", "ecdh-sha2-nistp256"]
+            .iter()
+            .find(|k| self.kex.iter().any(|x| x == *k))
+            .map(|k| k.to_string())
+            .unwrap_or_else(|| self.kex.first().cloned().unwrap_or_default())
+    }
+}
+
+/// The `ssh` client to run: `$CIPHERBENCH_SSH` or `ssh` on PATH.
+pub fn ssh_binary() -> PathBuf {
+    std::env::var_os(SSH_ENV).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("ssh"))
+}
+
+/// Queries the local client. Fails with the package name when `ssh` is missing.
+pub fn discover() -> Result<OpenSsh> {
+    let ssh = ssh_binary();
+    let v = Command::new(&ssh).arg("-V").output().map_err(|e| {
+        anyhow::anyhow!(
+            "cannot run the OpenSSH client '{}': {e}; install the package openssh-client (e.g. `apt-get install openssh-client`)",
+            ssh.display()
+        )
+    })?;
+    // `ssh -V` prints to stderr.
+    let version = String::from_utf8_lossy(if v.stderr.is_empty() { &v.stdout } else { &v.stderr })
+        .trim()
+        .to_string();
+    if !version.starts_with("OpenSSH") {
+        bail!("'{}' is not OpenSSH (ssh -V said: {version})", ssh.display());
+    }
+    let q = |what: &str| -> Result<Vec<String>> {
+        let out = Command::new(&ssh)
+            .args(["-Q", what])
+            .output()
+            .with_context(|| format!("ssh -Q {what}"))?;
+        if !out.status.success() {
+            return Ok(Vec::new());
+        }
+        Ok(parse_list(&String::from_utf8_lossy(&out.stdout)))
+    };
+    let info = OpenSsh {
+        version,
+        ciphers: q("cipher")?,
+        aead: q("cipher-auth")?,
+        macs: q("mac")?,
+        kex: q("kex")?,
+        keys: q("key")?,
+        hostkey_algorithms: q("HostKeyAlgorithms")?,
+        pubkey_algorithms: q("PubkeyAcceptedAlgorithms")?,
+        ssh,
+    };
+    if info.ciphers.is_empty() || info.kex.is_empty() {
+        bail!("'{}' answered no ciphers or key exchanges to `ssh -Q`", info.ssh.display());
+    }
+    Ok(info)
+}
+
+/// One name per line; blank lines dropped.
+pub fn parse_list(s: &str) -> Vec<String> {
+    s.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect()
+}
+
+/// The absolute path of `sshd`: `$CIPHERBENCH_SSHD`, the usual sbin places, then PATH.
+/// Missing → an error that names the package.
+pub fn find_sshd() -> Result<PathBuf> {
+    let missing = |looked: &str| {
+        anyhow::anyhow!(
+            "sshd not found ({looked}); cipherbench starts a private sshd on 127.0.0.1 for its SSH measurements: \
+             install the package openssh-server (e.g. `apt-get install openssh-server`), or use --host to measure a remote server"
+        )
+    };
+    if let Some(p) = std::env::var_os(SSHD_ENV) {
+        let p = PathBuf::from(p);
+        if !p.is_absolute() {
+            bail!(
+                "{SSHD_ENV} must be an absolute path (sshd re-executes itself by it), got '{}'",
+                p.display()
+            );
+        }
+        return if is_executable(&p) {
+            Ok(p)
+        } else {
+            Err(missing(&format!("{SSHD_ENV}={} does not exist or is not executable", p.display())))
+        };
+    }
+    for c in SSHD_CANDIDATES {
+        if is_executable(Path::new(c)) {
+            return Ok(PathBuf::from(c));
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join("sshd");
+            if p.is_absolute() && is_executable(&p) {
+                return Ok(p);
+            }
+        }
+    }
+    Err(missing(&format!("looked in {} and PATH", SSHD_CANDIDATES.join(", "))))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_query_lists() {
+        assert_eq!(
+            parse_list("aes128-ctr\n\n aes256-gcm@openssh.com \n"),
+            vec!["aes128-ctr", "aes256-gcm@openssh.com"]
+        );
+    }
+
+    #[test]
+    fn discovers_the_local_client() {
+        let o = discover().expect("openssh-client is installed here");
+        assert!(o.version.starts_with("OpenSSH_"), "{}", o.version);
+        assert!(o.ciphers.iter().any(|c| c == "aes128-ctr"), "{:?}", o.ciphers);
+        // Every AEAD is a cipher, and chacha20-poly1305 is one on every OpenSSH since 6.5.
+        assert!(o.aead.iter().all(|a| o.ciphers.contains(a)));
+        assert!(o.is_aead("chacha20-poly1305@openssh.com"));
+        assert!(!o.is_aead("aes128-ctr"));
+        assert!(o.macs.iter().any(|m| m.starts_with("hmac-sha2-256")));
+        assert!(o.kex.contains(&o.default_kex()));
+        assert!(o.private_hostkeys().contains(&"ssh-ed25519".to_string()));
+    }
+
+    #[test]
+    fn sshd_is_found_by_absolute_path() {
+        let p = find_sshd().expect("openssh-server is installed here");
+        assert!(p.is_absolute());
+    }
+}

@@ -1,0 +1,390 @@
+//! `cipherbench ssh` against real OpenSSH: a private sshd on 127.0.0.1, the real
+//! `ssh` client, real signals. Volumes and budgets are tiny to keep this fast.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn cb() -> Command {
+    let mut c = Command::cargo_bin("cipherbench").unwrap();
+    c.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+    c
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+/// A small, fast selection: one plain cipher with one MAC, one AEAD, one kex, one host key.
+const SMALL: &[&str] = &[
+    "ssh",
+    "--ciphers",
+    "aes128-ctr,chacha20-poly1305@openssh.com",
+    "--macs",
+    "hmac-sha2-256",
+    "--kex",
+    "curve25519-sha256",
+    "--hostkeys",
+    "ssh-ed25519",
+    "--budget",
+    "4s",
+    "--no-store",
+];
+
+fn results<'a>(doc: &'a Value, kind: &str) -> Vec<&'a Value> {
+    doc["results"].as_array().unwrap().iter().filter(|r| r["kind"] == kind).collect()
+}
+
+#[test]
+fn list_ssh_shows_the_local_openssh() {
+    cb().args(["list", "ssh"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("OpenSSH_").and(predicate::str::contains("AEAD: MAC implicit")));
+    let out = cb().args(["list", "ssh", "--json"]).assert().success().get_output().stdout.clone();
+    let v = json_of(&out);
+    let ciphers = v["ciphers"].as_array().unwrap();
+    let aead = |n: &str| ciphers.iter().find(|c| c["name"] == n).map(|c| c["aead"].as_bool().unwrap());
+    assert_eq!(aead("chacha20-poly1305@openssh.com"), Some(true));
+    assert_eq!(aead("aes128-ctr"), Some(false));
+    assert!(v["sshd"].as_str().is_some_and(|p| p.starts_with('/')), "{v}");
+    assert!(!v["kex"].as_array().unwrap().is_empty() && !v["macs"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn private_sshd_sweep_records_accept_bulk_and_handshake() {
+    let out = cb().args(SMALL).arg("--json").assert().success().get_output().clone();
+    let doc = json_of(&out.stdout);
+    assert_eq!(doc["run"]["command"], "ssh");
+    assert!(doc["run"]["settings"]["target"]
+        .as_str()
+        .unwrap()
+        .starts_with("private sshd on 127.0.0.1:"));
+    // Feature check: 2 ciphers + 1 MAC + 1 kex + 1 host key, all accepted.
+    let acc = results(&doc, "ssh-accept");
+    assert_eq!(acc.len(), 5, "{acc:#?}");
+    assert!(acc.iter().all(|r| r["metric"] == "accepted" && r["median"] == 1.0));
+    // Bulk: aes128-ctr with its MAC, chacha20-poly1305 once with the MAC implicit.
+    let bulk = results(&doc, "ssh-bulk");
+    assert_eq!(bulk.len(), 2, "{bulk:#?}");
+    for r in &bulk {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["metric"], "bytes_per_sec");
+        assert_eq!(r["subject"]["kex"], "curve25519-sha256");
+        // More than 1 MB/s through a real ssh, and the client's CPU time was read.
+        assert!(r["median"].as_f64().unwrap() > 1e6, "{r}");
+        assert!(r["cpu_median"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["samples"].as_u64().unwrap() >= 3, "{r}");
+    }
+    let aead = bulk
+        .iter()
+        .find(|r| r["subject"]["cipher"] == "chacha20-poly1305@openssh.com")
+        .unwrap();
+    assert!(aead["subject"].get("mac").is_none(), "AEAD MAC must be implicit: {aead}");
+    let hs = results(&doc, "ssh-handshake");
+    assert_eq!(hs.len(), 1);
+    assert_eq!(hs[0]["metric"], "seconds");
+    let t = hs[0]["median"].as_f64().unwrap();
+    assert!(t > 1e-4 && t < 10.0, "{t}");
+}
+
+#[test]
+fn verify_proves_the_bytes_crossed() {
+    // The far side runs sha256sum over everything it received; a mismatch fails
+    // the subject (the unit test far_side_hash_must_match_and_can_fail shows it can).
+    let out = cb()
+        .args(["ssh", "--ciphers", "aes256-ctr", "--macs", "umac-64-etm@openssh.com"])
+        .args(["--kex", "curve25519-sha256", "--hostkeys", "ssh-ed25519", "--no-handshakes"])
+        .args(["--budget", "2s", "--no-store", "--verify", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let doc = json_of(&out.stdout);
+    assert_eq!(doc["run"]["settings"]["verify"], true);
+    let bulk = results(&doc, "ssh-bulk");
+    assert_eq!(bulk.len(), 1);
+    assert_eq!(bulk[0]["status"], "ok", "{}", bulk[0]);
+}
+
+#[test]
+fn unknown_algorithms_are_exit_2_with_suggestions() {
+    cb().args(["ssh", "--ciphers", "aes128-crt", "--no-store"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown cipher 'aes128-crt'").and(predicate::str::contains("aes128-ctr")));
+    cb().args(["ssh", "--macs", "hmac-sha2-265", "--no-store"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown MAC").and(predicate::str::contains("hmac-sha2-256")));
+    cb().args(["ssh", "--kex", "curve25519", "--no-store"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("curve25519-sha256"));
+}
+
+#[test]
+fn missing_sshd_names_the_package() {
+    cb().args(SMALL)
+        .env("CIPHERBENCH_SSHD", "/nonexistent/sbin/sshd")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("sshd not found").and(predicate::str::contains("openssh-server")));
+}
+
+/// Processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(c) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+            if String::from_utf8_lossy(&c).contains(needle) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// (pid, parent, command name) of every process.
+fn process_table() -> Vec<(u32, u32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_string();
+        let ppid = stat[close + 2..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        out.push((pid, ppid, name));
+    }
+    out
+}
+
+fn descendants(root: u32) -> Vec<(u32, String)> {
+    let table = process_table();
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (c, pp, name) in &table {
+            if *pp == p {
+                out.push((*c, name.clone()));
+                frontier.push(*c);
+            }
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+        .unwrap_or(false)
+}
+
+fn private_dirs(tmp: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("cipherbench-sshd-"))
+        .collect()
+}
+
+#[test]
+fn sigint_mid_transfer_leaves_no_sshd_and_no_temp_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
+        .args([
+            "ssh",
+            "--ciphers",
+            "aes128-ctr",
+            "--macs",
+            "hmac-sha2-256",
+            "--kex",
+            "curve25519-sha256",
+        ])
+        .args(["--hostkeys", "ssh-ed25519", "--no-handshakes", "--budget", "60s", "--json", "--db"])
+        .arg(&db)
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the bulk transfer runs: the private daemon has a session whose
+    // far side is `cat`, and it is still there a moment later (not the preflight).
+    let t0 = Instant::now();
+    let (daemon, tree) = loop {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no transfer started");
+        let dirs = private_dirs(tmp.path());
+        if let Some(dir) = dirs.first() {
+            let config = dir.join("sshd_config");
+            if let Some(&d) = processes_mentioning(&config.to_string_lossy()).iter().min() {
+                let tree = descendants(d);
+                if tree.iter().any(|(_, n)| n == "cat") {
+                    std::thread::sleep(Duration::from_millis(700));
+                    let tree = descendants(d);
+                    if tree.iter().any(|(_, n)| n == "cat") {
+                        break (d, tree);
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(alive(daemon));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = {
+        let t0 = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(20), "cipherbench did not stop after SIGINT");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    assert_eq!(out.code(), Some(130), "interrupted runs exit 130");
+    let mut stdout = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .for_each(|l| stdout.push_str(&l.unwrap()));
+    let doc = json_of(stdout.as_bytes());
+    assert_eq!(doc["run"]["status"], "interrupted");
+    // The transfer under way when Ctrl-C came was finished and kept.
+    let bulk = results(&doc, "ssh-bulk");
+    assert_eq!(bulk.len(), 1, "{doc}");
+    assert_eq!(bulk[0]["status"], "ok");
+    // Nothing outlives the run: not the daemon, not its connection children, not the directory.
+    assert!(!alive(daemon), "sshd {daemon} outlived the run");
+    for (pid, name) in &tree {
+        assert!(!alive(*pid), "{name} ({pid}) from the private sshd outlived the run");
+    }
+    assert!(private_dirs(tmp.path()).is_empty(), "temporary directory left behind");
+    assert!(processes_mentioning(&tmp.path().to_string_lossy()).is_empty());
+}
+
+/// `ssh --serve` (hidden): a private daemon that offers only some algorithms,
+/// measured through the remote-host path with the user's-config code path.
+struct Served {
+    child: std::process::Child,
+    info: Value,
+}
+
+impl Served {
+    fn start(ciphers: &str) -> Served {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
+            .args(["ssh", "--serve", "--ciphers", ciphers])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        Served {
+            child,
+            info: json_of(line.as_bytes()),
+        }
+    }
+    fn s(&self, k: &str) -> String {
+        self.info[k].as_str().map(String::from).unwrap_or_else(|| self.info[k].to_string())
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        // SAFETY: plain kill(2) on our own child.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGINT);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn remote_host_mode_records_refusals_and_explains_failures() {
+    let served = Served::start("aes128-ctr,aes256-ctr,aes128-gcm@openssh.com");
+    let dest = format!("{}@127.0.0.1", served.s("user"));
+    let known = format!("UserKnownHostsFile={}", served.s("known_hosts"));
+    let remote = |c: &mut Command| {
+        c.args([
+            "ssh",
+            "--host",
+            &dest,
+            "--port",
+            &served.s("port"),
+            "-o",
+            &known,
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+        ]);
+    };
+    // aes192-ctr is not offered by this server: recorded as refused, the run goes on.
+    let mut c = cb();
+    remote(&mut c);
+    c.args(["--identity", &served.s("identity")])
+        .args([
+            "--ciphers",
+            "aes128-ctr,aes192-ctr",
+            "--macs",
+            "hmac-sha2-256",
+            "--kex",
+            "curve25519-sha256",
+        ])
+        .args(["--no-handshakes", "--budget", "2s", "--no-store", "--json"]);
+    let out = c.assert().success().get_output().clone();
+    let doc = json_of(&out.stdout);
+    let acc = results(&doc, "ssh-accept");
+    let refused: Vec<_> = acc.iter().filter(|r| r["median"] == 0.0).collect();
+    assert_eq!(refused.len(), 1, "{acc:#?}");
+    assert_eq!(refused[0]["subject"]["cipher"], "aes192-ctr");
+    assert!(
+        refused[0]["reason"].as_str().unwrap().contains("no matching cipher"),
+        "{}",
+        refused[0]
+    );
+    let bulk = results(&doc, "ssh-bulk");
+    let st = |c: &str| bulk.iter().find(|r| r["subject"]["cipher"] == c).unwrap()["status"].clone();
+    assert_eq!(st("aes128-ctr"), "ok");
+    assert_eq!(st("aes192-ctr"), "unsupported");
+
+    // A key the server does not know: a clear authentication error.
+    let stranger = tempfile::tempdir().unwrap();
+    let key = stranger.path().join("id");
+    assert!(std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap()
+        .success());
+    let mut c = cb();
+    remote(&mut c);
+    c.arg("--identity").arg(&key).args(["--ciphers", "aes128-ctr", "--no-store"]);
+    c.assert().code(1).stderr(predicate::str::contains("authentication failed"));
+
+    // Nobody listening: unreachable.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    cb().args(["ssh", "--host", "127.0.0.1", "--port", &port.to_string(), "--no-store"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("host unreachable"));
+}
