@@ -356,3 +356,36 @@ fn wait_for_results(db: &Path, limit: Duration) {
     }
     panic!("no results appeared in {}", db.display());
 }
+
+/// On a terminal the progress bar shows (under `script`, a real pty); NO_COLOR
+/// keeps it, without colour.
+#[test]
+fn progress_bar_on_a_terminal_only() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return;
+    }
+    let exe = assert_cmd::cargo::cargo_bin("cipherbench");
+    let cmd = format!("{} speed sha256 --bytes 64,1k --budget 2s --no-store", exe.display());
+    let run = |no_color: bool| {
+        let mut c = std::process::Command::new("script");
+        c.args(["-qec", &cmd, "/dev/null"])
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE");
+        if no_color {
+            c.env("NO_COLOR", "1");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let tty = run(false);
+    assert!(tty.contains("0/2") && tty.contains("sha256 digest 64 B"), "{tty}");
+    assert!(tty.contains("\x1b[36m"), "colour expected on a terminal");
+    let plain = run(true);
+    assert!(plain.contains("0/2"), "{plain}");
+    assert!(
+        !plain.contains("\x1b[36m") && !plain.contains("\x1b[1m"),
+        "NO_COLOR must remove colour: {plain:?}"
+    );
+}

@@ -256,7 +256,7 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
                     ))?;
                     continue;
                 }
-                let made = file::FileProbe::new(
+                let probe = file::FileProbe::new(
                     p,
                     fetched,
                     op,
@@ -267,25 +267,8 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
                     &plan.workdir,
                     plan.chunk,
                 );
-                let outcome = made.and_then(|probe| sampler::measure(&mut [probe], sampler::Rate::PerSecond, &cfg));
-                match outcome {
-                    Ok(m) => {
-                        session.record(file_record(&m, subject))?;
-                    }
-                    Err(_) if crate::interrupt::requested() => break 'inputs,
-                    Err(e) => {
-                        // A full disk or unwritable output ends the run: nothing after it could work.
-                        if is_io_fatal(&e) {
-                            return Err(e);
-                        }
-                        session.record(ResultRecord::not_ok(
-                            Kind::File,
-                            subject,
-                            Metric::BytesPerSec,
-                            Status::Failed,
-                            format!("{e:#}"),
-                        ))?;
-                    }
+                if !measure_file_subject(session, subject, &cfg, probe)? {
+                    break 'inputs;
                 }
             }
             if plan.via_openssl_cli {
@@ -315,22 +298,9 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
                         ))?;
                         continue;
                     }
-                    let outcome = file::CliProbe::new(p, op, plan.mode, &input.path, keys, &plan.workdir)
-                        .and_then(|probe| sampler::measure(&mut [probe], sampler::Rate::PerSecond, &cfg));
-                    match outcome {
-                        Ok(m) => {
-                            session.record(file_record(&m, subject))?;
-                        }
-                        Err(_) if crate::interrupt::requested() => break 'inputs,
-                        Err(e) => {
-                            session.record(ResultRecord::not_ok(
-                                Kind::File,
-                                subject,
-                                Metric::BytesPerSec,
-                                Status::Failed,
-                                format!("{e:#}"),
-                            ))?;
-                        }
+                    let probe = file::CliProbe::new(p, op, plan.mode, &input.path, keys, &plan.workdir);
+                    if !measure_file_subject(session, subject, &cfg, probe)? {
+                        break 'inputs;
                     }
                 }
             }
@@ -340,11 +310,27 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
     Ok(())
 }
 
-fn file_record(m: &Measurement, subject: Subject) -> ResultRecord {
-    match m.wall() {
-        Some(w) => ResultRecord::ok(Kind::File, subject, Metric::BytesPerSec, &w, m.cpu().as_ref()),
-        None => ResultRecord::not_ok(Kind::File, subject, Metric::BytesPerSec, Status::Failed, "no samples"),
-    }
+/// Measures one file subject and records the outcome. Returns `false` when the run
+/// must stop (Ctrl-C). A full disk or read-only output ends the run with an error:
+/// nothing after it could work.
+fn measure_file_subject<P: sampler::Probe>(
+    session: &mut Session,
+    subject: Subject,
+    cfg: &SamplerConfig,
+    probe: anyhow::Result<P>,
+) -> anyhow::Result<bool> {
+    let outcome = probe.and_then(|p| sampler::measure(&mut [p], Rate::PerSecond, cfg));
+    let record = match outcome {
+        Ok(m) => match m.wall() {
+            Some(w) => ResultRecord::ok(Kind::File, subject, Metric::BytesPerSec, &w, m.cpu().as_ref()),
+            None => ResultRecord::not_ok(Kind::File, subject, Metric::BytesPerSec, Status::Failed, "no samples"),
+        },
+        Err(_) if crate::interrupt::requested() => return Ok(false),
+        Err(e) if is_io_fatal(&e) => return Err(e),
+        Err(e) => ResultRecord::not_ok(Kind::File, subject, Metric::BytesPerSec, Status::Failed, format!("{e:#}")),
+    };
+    session.record(record)?;
+    Ok(true)
 }
 
 /// Errors that mean the output directory is unusable (full, read-only).

@@ -48,6 +48,11 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Writes `bytes` to stdout (a closed pipe surfaces as an error `main` treats as normal).
+pub fn print(bytes: &[u8]) -> Result<()> {
+    write_output(Path::new("-"), bytes)
+}
+
 /// Emits `doc` to every requested output.
 pub fn emit(doc: &Document, out: &Outputs) -> Result<()> {
     if out.json {
