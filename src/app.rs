@@ -1,7 +1,9 @@
 //! One short function per subcommand, each reading as the pipeline:
 //! validate → discover → plan → measure → report/store.
 
-use crate::cli::{Cli, Command, Common, CompareArgs, FileArgs, HistoryArgs, ListArgs, ListWhat, ReportArgs, SpeedArgs, SshArgs};
+use crate::cli::{
+    Cli, Command, Common, CompareArgs, FileArgs, HistoryArgs, ListArgs, ListWhat, RecommendArgs, ReportArgs, SpeedArgs, SshArgs,
+};
 use crate::discover::{self, cpucaps};
 use crate::error::{Interrupted, UsageError};
 use crate::measure::{self, primitive};
@@ -25,6 +27,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Compare(a)) => compare(&common, &a),
         Some(Command::File(a)) => file(&common, &a),
         Some(Command::Ssh(a)) => ssh(&common, &a),
+        Some(Command::Recommend(a)) => recommend(&common, &a),
+        Some(Command::Tls(a)) => tls(&common, &a),
     }
 }
 
@@ -38,11 +42,17 @@ fn outputs(c: &Common) -> Outputs {
     }
 }
 
+/// The history database named by `--db`, or the default one.
+fn history_store(c: &Common) -> Result<Store> {
+    Store::open(&c.db.clone().unwrap_or_else(store::default_path))
+}
+
+/// The store a measuring run writes to, unless `--no-store`.
 fn open_store(c: &Common) -> Result<Option<Store>> {
     if c.no_store {
         return Ok(None);
     }
-    Ok(Some(Store::open(&c.db.clone().unwrap_or_else(store::default_path))?))
+    Ok(Some(history_store(c)?))
 }
 
 fn progress(c: &Common) -> Progress {
@@ -58,6 +68,7 @@ fn run_main(c: &Common) -> Result<()> {
         threads: 1,
         cpu_caps: None,
         all: false,
+        libraries: vec![primitive::Library::Openssl],
     };
     speed(c, &args, "run", Seconds(20.0))
 }
@@ -96,6 +107,7 @@ fn speed(c: &Common, a: &SpeedArgs, command: &str, default_budget: Seconds) -> R
         "bytes": sizes.iter().map(|b| b.0).collect::<Vec<_>>(),
         "threads": threads,
         "budget_seconds": budget.0,
+        "libraries": a.libraries.iter().map(|l| l.as_str()).collect::<Vec<_>>(),
     });
     if let (Some(caps), Some(spec)) = (&caps, &a.cpu_caps) {
         let host = discover::host::fingerprint();
@@ -109,7 +121,7 @@ fn speed(c: &Common, a: &SpeedArgs, command: &str, default_budget: Seconds) -> R
     let store = open_store(c)?;
 
     let mut session = Session::start(command, settings, store, progress(c))?;
-    let plan = plan::primitives(&prims, &sizes, threads, budget);
+    let plan = plan::primitives(&prims, &a.libraries, &sizes, threads, budget);
     let measured = measure::primitives(&plan, &mut session);
     session.judge_primitives();
     finish(session, measured, &outputs(c))
@@ -142,7 +154,21 @@ fn reexec_masked(spec: &str, var: &str, value: &str) -> Result<()> {
     std::process::exit(status.code().unwrap_or(130));
 }
 
+/// `--policy NAME|FILE` (default intermediate). A bad policy file is bad input (exit 2),
+/// with the loader's `file:line:column` message.
+fn policy(c: &Common) -> Result<crate::judge::Policy, UsageError> {
+    let name = c.policy.as_deref().unwrap_or(crate::judge::DEFAULT_POLICY);
+    crate::judge::Policy::resolve(name).map_err(|e| UsageError::Invalid(e.to_string()))
+}
+
+/// The grade column of `list`, with a pass column when `--policy` was given.
+fn grader(c: &Common) -> Result<crate::judge::Grader> {
+    let p = c.policy.is_some().then(|| policy(c)).transpose()?;
+    Ok(crate::judge::Grader::new(p)?)
+}
+
 fn list(c: &Common, a: &ListArgs) -> Result<()> {
+    let grades = grader(c)?;
     match a.what {
         ListWhat::Primitives => {
             let infos = discover::openssl::primitives();
@@ -159,40 +185,152 @@ fn list(c: &Common, a: &ListArgs) -> Result<()> {
                             "reason": match &i.availability { primitive::Availability::Unavailable(w) => Some(w.clone()), _ => None },
                             "key_bits": i.key_bits,
                             "block_bytes": i.block_bytes,
+                            "grade": grades.grade(crate::judge::Domain::Primitive, i.primitive.name),
                         })
                     })
                     .collect();
-                return report::write_output(std::path::Path::new("-"), &serde_json::to_vec_pretty(&v)?);
+                return report::print(&serde_json::to_vec_pretty(&v)?);
             }
             let mut t = comfy_table::Table::new();
             t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-            t.set_header(["algorithm", "class", "key bits", "block", "status"]);
+            let mut header: Vec<String> = ["algorithm", "class", "key bits", "block", "status"].map(String::from).to_vec();
+            header.extend(grades.headers());
+            t.set_header(header);
             for i in &infos {
                 let status = match &i.availability {
                     primitive::Availability::Available(_) if i.primitive.legacy => "available (legacy provider)".to_string(),
                     primitive::Availability::Available(_) => "available".to_string(),
                     primitive::Availability::Unavailable(why) => why.clone(),
                 };
-                t.add_row([
+                let mut row = vec![
                     i.primitive.name.to_string(),
                     i.primitive.class.label().to_string(),
                     i.key_bits.map(|b| b.to_string()).unwrap_or_default(),
                     i.block_bytes.map(|b| b.to_string()).unwrap_or_default(),
                     status,
-                ]);
+                ];
+                row.extend(grades.cells(crate::judge::Domain::Primitive, i.primitive.name));
+                t.add_row(row);
             }
             let out = format!("{}\n{t}\n", crate::backend::openssl::runtime_version());
-            report::write_output(std::path::Path::new("-"), out.as_bytes())
+            report::print(out.as_bytes())
         }
-        ListWhat::Ssh => measure::ssh::list(c.json),
+        ListWhat::Ssh => measure::ssh::list(c.json, &grades),
+        ListWhat::Tls => list_tls(c, &grades),
         ListWhat::CpuCaps => {
             let mut s = String::new();
             for cap in cpucaps::all() {
                 s.push_str(&format!("{:<11} {}\n", cap.name, cap.help));
             }
-            report::write_output(std::path::Path::new("-"), s.as_bytes())
+            report::print(s.as_bytes())
         }
     }
+}
+
+/// `list tls`: the NZBGet write-up's first step (`openssl ciphers -v`), with grades.
+fn list_tls(c: &Common, grades: &crate::judge::Grader) -> Result<()> {
+    let suites = discover::openssl::tls_suites()?;
+    let domain = |s: &discover::openssl::TlsSuiteInfo| match s.min_protocol.as_str() {
+        "TLSv1.3" => crate::judge::Domain::Tls13Suite,
+        _ => crate::judge::Domain::Tls12Suite,
+    };
+    if c.json {
+        let v: Vec<_> = suites
+            .iter()
+            .map(|s| json!({"suite": s, "grade": grades.grade(domain(s), &s.iana)}))
+            .collect();
+        return report::print(&serde_json::to_vec_pretty(&v)?);
+    }
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
+    let mut header: Vec<String> = ["code", "IANA", "OpenSSL", "min", "Kx", "Au", "Enc", "Mac"]
+        .map(String::from)
+        .to_vec();
+    header.extend(grades.headers());
+    t.set_header(header);
+    for s in &suites {
+        let mut row = vec![
+            s.code.clone(),
+            s.iana.clone(),
+            s.openssl.clone(),
+            s.min_protocol.clone(),
+            s.kx.clone(),
+            s.au.clone(),
+            s.enc.clone(),
+            s.mac.clone(),
+        ];
+        row.extend(grades.cells(domain(s), &s.iana));
+        t.add_row(row);
+    }
+    let out = format!("{} · {} suites\n{t}\n", crate::backend::openssl::runtime_version(), suites.len());
+    report::print(out.as_bytes())
+}
+
+/// `recommend`: a stored run (or a fresh default run) → judge → rank → config lines.
+fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
+    let policy = policy(c)?;
+    let names = crate::recommend::emit::target_names();
+    for t in &c.targets {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(t)) {
+            return Err(UsageError::unknown("target", t, names.iter().copied()).into());
+        }
+    }
+    let knowledge = crate::judge::Knowledge::builtin()?;
+    for problem in policy.validate(&knowledge) {
+        eprintln!("warning: policy {}: {problem}", policy.name);
+    }
+    let mut doc = recommend_source(c, a)?;
+    let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
+    doc.recommendations = outcome.recommendations.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+    for v in &outcome.verdicts {
+        let v = serde_json::to_value(v)?;
+        if !doc.verdicts.contains(&v) {
+            doc.verdicts.push(v);
+        }
+    }
+    if c.json {
+        report::print(&report::json::render(&doc)?)?;
+    } else if !c.quiet {
+        let text = crate::recommend::render(&doc, &policy, &knowledge, &outcome);
+        report::print(text.as_bytes())?;
+    }
+    let exports = Outputs {
+        json: false,
+        quiet: true,
+        ..outputs(c)
+    };
+    report::emit(&doc, &exports)
+}
+
+/// The run to recommend from: `--run`, else the latest stored run, else a fresh
+/// default run measured now (the same code path as `cipherbench run`).
+fn recommend_source(c: &Common, a: &RecommendArgs) -> Result<crate::model::Document> {
+    let db = c.db.clone().unwrap_or_else(store::default_path);
+    if !c.no_store {
+        let store = Store::open(&db)?;
+        if a.run.is_some() || !store.runs(1)?.is_empty() {
+            return store.load(a.run.as_deref().unwrap_or("latest"));
+        }
+    } else if a.run.is_some() {
+        return Err(UsageError::Invalid("--run reads the history; drop --no-store".into()).into());
+    }
+    let scratch = tempfile::tempdir()?;
+    let db = if c.no_store { scratch.path().join("history.sqlite") } else { db };
+    if !c.quiet && !c.json {
+        eprintln!("no stored run: measuring the default run first (as `cipherbench run`)");
+    }
+    let measure = Common {
+        db: Some(db.clone()),
+        no_store: false,
+        quiet: true,
+        json: false,
+        export_json: None,
+        export_csv: None,
+        export_markdown: None,
+        ..c.clone()
+    };
+    run_main(&measure)?;
+    Store::open(&db)?.load("latest")
 }
 
 /// OpenSSH: validate names → discover (ssh -Q, sshd) → start the private sshd or
@@ -251,10 +389,10 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
 }
 
 fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
-    let store = Store::open(&c.db.clone().unwrap_or_else(store::default_path))?;
+    let store = history_store(c)?;
     let runs = store.runs(a.limit)?;
     if c.json {
-        return report::write_output(std::path::Path::new("-"), &serde_json::to_vec_pretty(&runs)?);
+        return report::print(&serde_json::to_vec_pretty(&runs)?);
     }
     if runs.is_empty() {
         println!("no runs stored in {} yet", store.path().display());
@@ -266,21 +404,21 @@ fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
     for r in runs {
         t.add_row([r.id, r.started_at, r.command, r.status, r.results.to_string(), r.cpu_model]);
     }
-    report::write_output(std::path::Path::new("-"), format!("{t}\n").as_bytes())
+    report::print(format!("{t}\n").as_bytes())
 }
 
 fn show(c: &Common, a: &ReportArgs) -> Result<()> {
-    let store = Store::open(&c.db.clone().unwrap_or_else(store::default_path))?;
+    let store = history_store(c)?;
     let doc = store.load(&a.run)?;
     report::emit(&doc, &outputs(c))
 }
 
 fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
-    let store = Store::open(&c.db.clone().unwrap_or_else(store::default_path))?;
+    let store = history_store(c)?;
     let (da, db) = (store.load(&a.a)?, store.load(&a.b)?);
     let rows = report::table::compare(&da, &db);
     if c.json {
-        return report::write_output(std::path::Path::new("-"), &serde_json::to_vec_pretty(&rows)?);
+        return report::print(&serde_json::to_vec_pretty(&rows)?);
     }
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
@@ -294,10 +432,7 @@ fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
             r.verdict.to_string(),
         ]);
     }
-    report::write_output(
-        std::path::Path::new("-"),
-        format!("{t}\n  verdict: 'same' when the 95% intervals overlap.\n").as_bytes(),
-    )
+    report::print(format!("{t}\n  verdict: 'same' when the 95% intervals overlap.\n").as_bytes())
 }
 
 /// Resolves the `file` cipher list: known names that can stream a file.
@@ -416,4 +551,28 @@ fn file(c: &Common, a: &FileArgs) -> Result<()> {
     // Outputs and generated inputs go now, whatever happened.
     drop(workdir);
     outcome
+}
+
+/// TLS: validate names → reach and enumerate the server (--connect) or generate
+/// certificates and start the loopback server → handshake and bulk sweeps →
+/// report/store.
+fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
+    use crate::measure::tls;
+    let budget = c.budget.unwrap_or(Seconds(60.0));
+    if let Some(target) = &a.connect {
+        let plan = tls::RemotePlan::new(a, target, budget)?;
+        let quiet = c.quiet || c.json;
+        let scan = tls::scan(&plan, &|m: &str| {
+            if !quiet {
+                eprintln!("{m}");
+            }
+        })?;
+        let mut session = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
+        let measured = tls::remote(&plan, &scan, &mut session);
+        return finish(session, measured, &outputs(c));
+    }
+    let plan = tls::LoopbackPlan::new(a, budget)?;
+    let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
+    let measured = tls::loopback(&plan, &mut session);
+    finish(session, measured, &outputs(c))
 }

@@ -48,6 +48,13 @@ pub struct Common {
     /// No progress bar and no terminal summary (exports and --json still work).
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// Security policy: modern, intermediate (default), strict, legacy, none, or a TOML file.
+    #[arg(long, global = true, value_name = "NAME|FILE")]
+    pub policy: Option<String>,
+    /// Config targets for `recommend`: openssl, gnutls, apache, nginx, haproxy, stunnel,
+    /// curl, nzbget, ssh, sshd (comma-separated; default: all).
+    #[arg(long = "for", global = true, value_delimiter = ',', value_name = "TARGET,...")]
+    pub targets: Vec<String>,
 }
 
 fn duration_arg(s: &str) -> Result<Seconds, String> {
@@ -81,6 +88,19 @@ pub enum Command {
     /// Real OpenSSH transfers and handshakes per cipher × MAC × kex, on a private
     /// loopback sshd (default) or a remote host (--host).
     Ssh(SshArgs),
+    /// The fastest options that pass the policy, per protocol, with config lines for
+    /// each target (from a stored run, or a fresh `run` when there is none).
+    Recommend(RecommendArgs),
+    /// Real TLS handshakes and bulk transfers per suite, group and certificate with the
+    /// system libssl: on loopback (default) or against a server (--connect HOST:PORT).
+    Tls(TlsArgs),
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct RecommendArgs {
+    /// Run id (or unique prefix), or `latest`. Default: the latest run, measured now if none is stored.
+    #[arg(long)]
+    pub run: Option<String>,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -104,6 +124,9 @@ pub struct SpeedArgs {
     /// Measure every primitive in the catalogue.
     #[arg(long, conflicts_with = "algorithms")]
     pub all: bool,
+    /// Libraries to measure, side by side: openssl, gnutls or openssl,gnutls.
+    #[arg(long = "lib", value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
+    pub libraries: Vec<crate::measure::primitive::Library>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -114,6 +137,8 @@ pub enum ListWhat {
     CpuCaps,
     /// What the local OpenSSH supports: ciphers (AEAD or not), MACs, kex, key types.
     Ssh,
+    /// The TLS suites the local OpenSSL can offer (like `openssl ciphers -v`), with grades.
+    Tls,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -167,8 +192,9 @@ pub struct SshArgs {
     /// (ssh-ed25519, ecdsa-sha2-nistp256, rsa-sha2-512); with --host, the client's default.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub hostkeys: Vec<String>,
-    /// Fixed volume per sample, one whole session each (the write-up's method), e.g. 1G.
-    /// Default: adaptive, in one open session per subject.
+    /// Fixed volume per sample, one fresh session each (timed once the far side runs;
+    /// the handshake is measured on its own), e.g. 1G. Default: adaptive, in one open
+    /// session per subject.
     #[arg(long, value_parser = ssh_bytes_arg, value_name = "SIZE")]
     pub bytes: Option<Bytes>,
     /// The write-up's 3-way sweep: bulk over cipher × MAC × kex (instead of bulk over
@@ -240,4 +266,76 @@ pub struct FileArgs {
     /// Chunk size for streaming (memory stays constant whatever the file size).
     #[arg(long, default_value = "1M", value_parser = file_size_arg)]
     pub chunk: Bytes,
+}
+
+fn tls_size_arg(s: &str) -> Result<Bytes, String> {
+    let b = parse_bytes(s).map_err(|e| e.to_string())?;
+    if b.0 == 0 || b.0 > 16 << 20 {
+        return Err(format!("'{s}' must be between 1 byte and 16 MiB"));
+    }
+    Ok(b)
+}
+
+fn tls_volume_arg(s: &str) -> Result<Bytes, String> {
+    let b = parse_bytes(s).map_err(|e| e.to_string())?;
+    if b.0 == 0 {
+        return Err("the volume must be at least one byte".into());
+    }
+    Ok(b)
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TlsArgs {
+    /// Suites (IANA or OpenSSL names, comma-separated). Default: every TLS 1.3 suite and the
+    /// TLS 1.2 ECDHE suites for the first certificate type (bulk); on --connect, every suite
+    /// this OpenSSL can offer.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub suites: Vec<String>,
+    /// Key-exchange groups: X25519, X448, P-256, P-384, P-521, ffdhe2048, ffdhe3072 (default: all).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub groups: Vec<String>,
+    /// Certificate types: rsa-2048, rsa-3072, ecdsa-p256, ecdsa-p384, ed25519 (default: all;
+    /// the first also serves the bulk sweep).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub certs: Vec<String>,
+    /// Protocols: 1.2, 1.3 (default on loopback), 1.0, 1.1 (also probed on --connect).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub protocols: Vec<String>,
+    /// Size of each write in the bulk transfer.
+    #[arg(long, default_value = "16k", value_parser = tls_size_arg, value_name = "SIZE")]
+    pub write_size: Bytes,
+    /// Fixed volume per bulk sample, e.g. 64M (default: adaptive).
+    #[arg(long, value_parser = tls_volume_arg, value_name = "SIZE")]
+    pub bytes: Option<Bytes>,
+    /// Concurrent connections (one client and one server thread each).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: u16,
+    /// Cross product: every suite × group × certificate for handshakes and bulk.
+    #[arg(long)]
+    pub full_matrix: bool,
+    /// Bulk in both directions (client-to-server, then server-to-client).
+    #[arg(long)]
+    pub both_directions: bool,
+    /// Skip the handshake sweep.
+    #[arg(long)]
+    pub no_handshakes: bool,
+    /// Skip the bulk sweep.
+    #[arg(long)]
+    pub no_bulk: bool,
+    /// Hash every byte on both ends of the bulk transfer and fail on a mismatch.
+    #[arg(long)]
+    pub verify: bool,
+    /// Measure this server instead of loopback: enumerate what it accepts, its suite
+    /// order, and handshake times per accepted suite.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect: Option<String>,
+    /// Server name to send (default: the host of --connect unless it is an address).
+    #[arg(long, requires = "connect", value_name = "NAME")]
+    pub sni: Option<String>,
+    /// Also download PATH over HTTP/1.1 per accepted suite and time MB/s.
+    #[arg(long, requires = "connect", value_name = "PATH")]
+    pub http_get: Option<String>,
+    /// Timeout for every connect, read and write.
+    #[arg(long, default_value = "5s", value_parser = duration_arg, value_name = "DURATION")]
+    pub timeout: Seconds,
 }

@@ -170,6 +170,9 @@ pub struct ResultRecord {
     /// CPU second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_median: Option<f64>,
+    /// 95th percentile of the individual observations (handshake latency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95: Option<f64>,
 }
 
 impl ResultRecord {
@@ -189,6 +192,7 @@ impl ResultRecord {
             samples: Some(wall.samples),
             cv: Some(wall.cv),
             cpu_median: cpu.map(|c| c.median),
+            p95: None,
         }
     }
 
@@ -208,6 +212,7 @@ impl ResultRecord {
             samples: None,
             cv: None,
             cpu_median: None,
+            p95: None,
         }
     }
 
@@ -231,6 +236,7 @@ impl ResultRecord {
             samples: Some(1),
             cv: Some(0.0),
             cpu_median: None,
+            p95: None,
         }
     }
 

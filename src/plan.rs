@@ -4,7 +4,7 @@
 //! goes to racing: subjects whose intervals overlap the leader of their group get
 //! more samples, so close calls are settled by data or honestly reported as ties.
 
-use crate::measure::primitive::{Op, Primitive};
+use crate::measure::primitive::{Library, Op, Primitive};
 use crate::measure::sampler::SamplerConfig;
 use crate::model::ResultRecord;
 use crate::units::{Bytes, Seconds};
@@ -13,6 +13,7 @@ use crate::units::{Bytes, Seconds};
 #[derive(Debug, Clone, Copy)]
 pub struct PrimitiveItem {
     pub primitive: &'static Primitive,
+    pub library: Library,
     pub op: Op,
     pub bytes: Bytes,
 }
@@ -45,13 +46,21 @@ pub fn share(budget: Seconds, n: usize) -> SamplerConfig {
     }
 }
 
-/// Orders the work: algorithm by algorithm, each operation over every size.
-pub fn primitives(prims: &[&'static Primitive], sizes: &[Bytes], threads: usize, budget: Seconds) -> PrimitivePlan {
+/// Orders the work: algorithm by algorithm (the libraries side by side), each
+/// operation over every size.
+pub fn primitives(prims: &[&'static Primitive], libraries: &[Library], sizes: &[Bytes], threads: usize, budget: Seconds) -> PrimitivePlan {
     let mut items = Vec::new();
     for &p in prims {
-        for &op in p.class.ops() {
-            for &bytes in sizes {
-                items.push(PrimitiveItem { primitive: p, op, bytes });
+        for &library in libraries {
+            for &op in p.class.ops() {
+                for &bytes in sizes {
+                    items.push(PrimitiveItem {
+                        primitive: p,
+                        library,
+                        op,
+                        bytes,
+                    });
+                }
             }
         }
     }
@@ -171,7 +180,7 @@ mod tests {
     fn plan_covers_ops_and_sizes_within_budget() {
         let prims = [lookup("aes-128-gcm").unwrap(), lookup("sha256").unwrap()];
         let sizes = [Bytes(16), Bytes(16384)];
-        let plan = primitives(&prims, &sizes, 1, Seconds(6.0));
+        let plan = primitives(&prims, &[Library::Openssl], &sizes, 1, Seconds(6.0));
         // gcm: encrypt+decrypt x 2 sizes, sha256: digest x 2 sizes
         assert_eq!(plan.items.len(), 6);
         assert!((plan.sampler.budget.0 * 6.0) <= 6.0 + 1e-9);

@@ -389,3 +389,41 @@ fn progress_bar_on_a_terminal_only() {
         "NO_COLOR must remove colour: {plain:?}"
     );
 }
+
+/// GnuTLS side by side with OpenSSL: both libraries are measured and named.
+#[test]
+fn speed_with_gnutls_side_by_side() {
+    let doc = json_of(
+        &cb()
+            .args([
+                "speed",
+                "aes-128-gcm",
+                "sha256",
+                "poly1305",
+                "--lib",
+                "openssl,gnutls",
+                "--bytes",
+                "1k",
+                "--budget",
+                "2s",
+                "--no-store",
+                "--json",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert!(doc["run"]["libraries"]["gnutls"].as_str().unwrap().starts_with('3'));
+    let rs = doc["results"].as_array().unwrap();
+    for lib in ["openssl", "gnutls"] {
+        let ok = rs.iter().filter(|r| r["subject"]["library"] == lib && r["status"] == "ok").count();
+        assert_eq!(ok, 3 + usize::from(lib == "openssl"), "{lib}: {rs:#?}");
+    }
+    let p = rs
+        .iter()
+        .find(|r| r["subject"]["library"] == "gnutls" && r["subject"]["algorithm"] == "poly1305")
+        .unwrap();
+    assert_eq!(p["status"], "unsupported");
+    cb().args(["speed", "sha256", "--lib", "wolfssl", "--no-store"]).assert().code(2);
+}

@@ -270,10 +270,11 @@ fn sigint_mid_transfer_leaves_no_sshd_and_no_temp_dir() {
         .for_each(|l| stdout.push_str(&l.unwrap()));
     let doc = json_of(stdout.as_bytes());
     assert_eq!(doc["run"]["status"], "interrupted");
-    // The transfer under way when Ctrl-C came was finished and kept.
+    // The transfer under way when Ctrl-C came ended its sample and was kept (or,
+    // if Ctrl-C came during its warm-up, left out: nothing had been measured).
     let bulk = results(&doc, "ssh-bulk");
-    assert_eq!(bulk.len(), 1, "{doc}");
-    assert_eq!(bulk[0]["status"], "ok");
+    assert!(bulk.len() <= 1, "{doc}");
+    assert!(bulk.iter().all(|r| r["status"] == "ok"), "{doc}");
     // Nothing outlives the run: not the daemon, not its connection children, not the directory.
     assert!(!alive(daemon), "sshd {daemon} outlived the run");
     for (pid, name) in &tree {

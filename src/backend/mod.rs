@@ -1,5 +1,6 @@
 //! Backends wrap the real libraries and programs behind small safe types. A backend
 //! knows its library, never the benchmark.
 
+pub mod gnutls;
 pub mod openssh;
 pub mod openssl;

@@ -46,5 +46,92 @@ pub fn libraries() -> BTreeMap<String, String> {
         },
     );
     m.insert("cipherbench".to_string(), env!("CARGO_PKG_VERSION").to_string());
+    m.insert(
+        "gnutls".to_string(),
+        crate::backend::gnutls::version().unwrap_or_else(|e| format!("unavailable: {e}")),
+    );
     m
+}
+
+/// Every TLS 1.3 suite some OpenSSL version implements; `openssl ciphers` lists only
+/// the enabled ones unless they are named with `-ciphersuites`.
+pub const TLS13_SUITES: &[&str] = &[
+    "TLS_AES_128_GCM_SHA256",
+    "TLS_AES_256_GCM_SHA384",
+    "TLS_CHACHA20_POLY1305_SHA256",
+    "TLS_AES_128_CCM_SHA256",
+    "TLS_AES_128_CCM_8_SHA256",
+];
+
+/// One suite as the local OpenSSL lists it (`openssl ciphers -V -stdname`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TlsSuiteInfo {
+    /// `0xC0,0x2F`.
+    pub code: String,
+    pub iana: String,
+    pub openssl: String,
+    /// Lowest protocol version that can negotiate it, as OpenSSL prints it (`SSLv3`, `TLSv1.2`, `TLSv1.3`).
+    pub min_protocol: String,
+    pub kx: String,
+    pub au: String,
+    /// `AESGCM(128)`.
+    pub enc: String,
+    pub mac: String,
+}
+
+/// Every TLS suite the local OpenSSL can offer, TLS 1.3 ones first, as
+/// `openssl ciphers -V -stdname -ciphersuites ... 'ALL:COMPLEMENTOFALL:@SECLEVEL=0'`
+/// prints them.
+pub fn tls_suites() -> anyhow::Result<Vec<TlsSuiteInfo>> {
+    use anyhow::Context;
+    let out = std::process::Command::new("openssl")
+        .args([
+            "ciphers",
+            "-V",
+            "-stdname",
+            "-ciphersuites",
+            &TLS13_SUITES.join(":"),
+            "ALL:COMPLEMENTOFALL:@SECLEVEL=0",
+        ])
+        .output()
+        .context("cannot run `openssl ciphers` (install the `openssl` package)")?;
+    if !out.status.success() {
+        anyhow::bail!("`openssl ciphers` failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(parse_ciphers_v(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Parses `openssl ciphers -V -stdname` lines:
+/// `0xC0,0x2F - TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 - ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 Kx=ECDH Au=RSA Enc=AESGCM(128) Mac=AEAD`.
+pub fn parse_ciphers_v(text: &str) -> Vec<TlsSuiteInfo> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 10 || f[1] != "-" || f[3] != "-" {
+            continue;
+        }
+        let field = |key: &str| f.iter().find_map(|x| x.strip_prefix(key)).unwrap_or("").to_string();
+        out.push(TlsSuiteInfo {
+            code: f[0].to_string(),
+            iana: f[2].to_string(),
+            openssl: f[4].to_string(),
+            min_protocol: f[5].to_string(),
+            kx: field("Kx="),
+            au: field("Au="),
+            enc: field("Enc="),
+            mac: field("Mac="),
+        });
+    }
+    out
+}
+
+/// The first of `names` that this libssl accepts as a TLS group, e.g. `prime256v1`
+/// for P-256; `None` when it knows none of them (X25519MLKEM768 before OpenSSL 3.5).
+pub fn supported_group<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut ctx = openssl::ssl::SslContext::builder(openssl::ssl::SslMethod::tls()).ok()?;
+    names
+        .into_iter()
+        .filter(|n| !n.starts_with("GROUP-") && !n.contains(' '))
+        .find(|n| ctx.set_groups_list(n).is_ok())
+        .map(str::to_string)
 }

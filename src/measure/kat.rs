@@ -2,6 +2,7 @@
 //! probe will call must reproduce a published vector (NIST SP 800-38A/C/D, RFC 8439,
 //! FIPS 180, ...). The vectors are data, in `data/kat/primitives.toml`.
 
+use crate::backend::gnutls;
 use crate::backend::openssl::engine::{CipherEngine, DigestEngine, Direction};
 use crate::backend::openssl::first_error;
 use crate::backend::openssl::mac::MacCtx;
@@ -132,6 +133,31 @@ pub fn check(p: &Primitive, fetched: &Fetched) -> Result<Passed, KatError> {
                 passed.push(v.source.clone());
             }
         }
+        (_, Fetched::Gnutls(name, info)) => {
+            for v in f.cipher.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
+                let info = info.ok_or_else(|| KatError::BadData(format!("{name} has no cipher sizes")))?;
+                check_gnutls_cipher(p, &info, v)?;
+                passed.push(v.source.clone());
+            }
+            for v in f.digest.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
+                let mut h = gnutls::Hash::new(name).map_err(|e| gnutls_lib(&v.source, e))?;
+                let mut out = [0u8; 64];
+                for _ in 0..2 {
+                    let n = h.digest(&unhex(&v.message)?, &mut out).map_err(|e| gnutls_lib(&v.source, e))?;
+                    compare(&v.source, "digest", &unhex(&v.digest)?, &out[..n])?;
+                }
+                passed.push(v.source.clone());
+            }
+            for v in f.mac.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
+                let mut m = gnutls::Hmac::new(name, &unhex(&v.key)?).map_err(|e| gnutls_lib(&v.source, e))?;
+                let mut out = [0u8; 64];
+                for _ in 0..2 {
+                    let n = m.mac(&unhex(&v.message)?, &mut out).map_err(|e| gnutls_lib(&v.source, e))?;
+                    compare(&v.source, "mac", &unhex(&v.mac)?, &out[..n])?;
+                }
+                passed.push(v.source.clone());
+            }
+        }
         _ => return Err(KatError::NoVector(p.name.to_string())),
     }
     if passed.is_empty() {
@@ -151,6 +177,52 @@ fn compare(source: &str, op: &'static str, expected: &[u8], got: &[u8]) -> Resul
             got: hex::encode(got),
         })
     }
+}
+
+fn gnutls_lib(source: &str, e: gnutls::GnutlsError) -> KatError {
+    KatError::Library {
+        source_doc: source.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// The same vectors through GnuTLS's cipher and AEAD APIs.
+fn check_gnutls_cipher(p: &Primitive, info: &gnutls::CipherInfo, v: &CipherVector) -> Result<(), KatError> {
+    let lib = |e| gnutls_lib(&v.source, e);
+    let key = unhex(&v.key)?;
+    let iv = v.iv.as_deref().map(unhex).transpose()?.unwrap_or_default();
+    let pt = unhex(&v.plaintext)?;
+    let ct = unhex(&v.ciphertext)?;
+    if let Class::Aead(_) = p.class {
+        let aad = v.aad.as_deref().map(unhex).transpose()?.unwrap_or_default();
+        let tag = unhex(
+            v.tag
+                .as_deref()
+                .ok_or_else(|| KatError::BadData(format!("{}: AEAD vector without tag", v.source)))?,
+        )?;
+        let mut aead = gnutls::Aead::new(info, &key).map_err(lib)?;
+        let mut sealed = vec![0u8; pt.len() + tag.len()];
+        let n = aead.seal(&iv, &aad, tag.len(), &pt, &mut sealed).map_err(lib)?;
+        compare(&v.source, "encrypt", &[&ct[..], &tag[..]].concat(), &sealed[..n])?;
+        let mut out = vec![0u8; pt.len() + tag.len()];
+        let m = aead.open(&iv, &aad, tag.len(), &sealed[..n], &mut out).map_err(lib)?;
+        compare(&v.source, "decrypt", &pt, &out[..m])?;
+        sealed[n - 1] ^= 1;
+        if aead.open(&iv, &aad, tag.len(), &sealed[..n], &mut out).is_ok() {
+            return Err(KatError::Mismatch {
+                source_doc: v.source.clone(),
+                op: "tag check",
+                expected: "rejection of a forged tag".into(),
+                got: "acceptance".into(),
+            });
+        }
+        return Ok(());
+    }
+    let mut buf = pt.clone();
+    gnutls::Cipher::new(info, &key, &iv).map_err(lib)?.encrypt(&mut buf).map_err(lib)?;
+    compare(&v.source, "encrypt", &ct, &buf)?;
+    gnutls::Cipher::new(info, &key, &iv).map_err(lib)?.decrypt(&mut buf).map_err(lib)?;
+    compare(&v.source, "decrypt", &pt, &buf)
 }
 
 fn check_cipher(p: &Primitive, c: &openssl::cipher::CipherRef, v: &CipherVector) -> Result<(), KatError> {
@@ -245,6 +317,24 @@ mod tests {
             }
         }
         assert!(checked > 40, "only {checked} primitives available");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    /// Every primitive GnuTLS offers passes the same published vectors through GnuTLS.
+    #[test]
+    fn every_gnutls_primitive_passes_its_known_answer_test() {
+        use crate::measure::primitive::fetch_gnutls;
+        let mut failures = Vec::new();
+        let mut checked = 0;
+        for p in CATALOG {
+            if let Availability::Available(f) = fetch_gnutls(p) {
+                checked += 1;
+                if let Err(e) = check(p, &f) {
+                    failures.push(format!("{}: {e}", p.name));
+                }
+            }
+        }
+        assert!(checked >= 15, "only {checked} GnuTLS primitives available");
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 

@@ -7,6 +7,7 @@ pub mod primitive;
 pub mod sampler;
 pub mod ssh;
 pub mod stats;
+pub mod tls;
 
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::plan::{contenders, PrimitivePlan};
@@ -22,7 +23,7 @@ fn subject(item: &crate::plan::PrimitiveItem, threads: usize) -> Subject {
         algorithm: Some(item.primitive.name.to_string()),
         op: Some(item.op.as_str().to_string()),
         bytes: Some(item.bytes.0),
-        library: Some("openssl".to_string()),
+        library: Some(item.library.as_str().to_string()),
         threads: Some(threads),
         ..Default::default()
     }
@@ -40,7 +41,7 @@ fn record(m: &Measurement, subject: Subject) -> ResultRecord {
 /// as they are made.
 pub fn primitives(plan: &PrimitivePlan, session: &mut Session) -> anyhow::Result<()> {
     let start = Instant::now();
-    let mut verified: HashMap<&'static str, Result<Fetched, String>> = HashMap::new();
+    let mut verified: HashMap<(&'static str, primitive::Library), Result<Fetched, String>> = HashMap::new();
     // Live probes and measurements, kept for racing.
     let mut live: Vec<(usize, Vec<PrimitiveProbe>, Measurement)> = Vec::new();
     session.progress_start(plan.items.len() as u64);
@@ -51,7 +52,7 @@ pub fn primitives(plan: &PrimitivePlan, session: &mut Session) -> anyhow::Result
         let p = item.primitive;
         session.progress_message(&format!("{} {} {}", p.name, item.op.as_str(), item.bytes));
         let subj = subject(item, plan.threads);
-        let fetched = match ready(p, &mut verified) {
+        let fetched = match ready(p, item.library, &mut verified) {
             Ok(f) => f,
             Err(why) => {
                 let status = if why.contains("known-answer") {
@@ -113,7 +114,13 @@ fn race(
     }
     let racing = contenders(session.results(), |r| {
         let p = primitive::lookup(r.subject.algorithm.as_deref()?)?;
-        Some((p.class.label(), r.subject.op.clone(), r.subject.bytes, r.subject.threads))
+        Some((
+            p.class.label(),
+            r.subject.op.clone(),
+            r.subject.bytes,
+            r.subject.threads,
+            r.subject.library.clone(),
+        ))
     });
     if racing.is_empty() {
         return Ok(());
@@ -133,10 +140,14 @@ fn race(
 }
 
 /// Verifies (KAT) and fetches a primitive once, explaining why not when it cannot run.
-fn ready(p: &'static primitive::Primitive, cache: &mut HashMap<&'static str, Result<Fetched, String>>) -> Result<Fetched, String> {
+fn ready(
+    p: &'static primitive::Primitive,
+    lib: primitive::Library,
+    cache: &mut HashMap<(&'static str, primitive::Library), Result<Fetched, String>>,
+) -> Result<Fetched, String> {
     cache
-        .entry(p.name)
-        .or_insert_with(|| match primitive::fetch(p) {
+        .entry((p.name, lib))
+        .or_insert_with(|| match primitive::fetch_from(p, lib) {
             Availability::Available(f) => kat::check(p, &f).map(|_| f).map_err(|e| e.to_string()),
             Availability::Unavailable(why) => Err(why),
         })
@@ -191,7 +202,7 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
             if crate::interrupt::requested() {
                 break 'inputs;
             }
-            let fetched = ready(p, &mut cache);
+            let fetched = ready(p, primitive::Library::Openssl, &mut cache);
             let cipher = match &fetched {
                 Ok(Fetched::Cipher(c)) => Some(c.clone()),
                 _ => None,

@@ -8,6 +8,7 @@
 //!   update, final and tag (decryption verifies the tag every time);
 //! - digests and MACs hash one independent message per unit.
 
+use crate::backend::gnutls;
 use crate::backend::openssl::engine::{fetch_cipher, fetch_digest, AeadKind, CipherEngine, DigestEngine, Direction};
 use crate::backend::openssl::mac::MacCtx;
 use crate::backend::openssl::{first_error, legacy_provider, LegacyProvider};
@@ -66,6 +67,52 @@ impl Op {
             Op::Mac => "mac",
         }
     }
+}
+
+/// Which library runs a primitive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Library {
+    /// The system OpenSSL (libcrypto), through the `openssl` crate.
+    Openssl,
+    /// The system GnuTLS (libgnutls.so.30), loaded at run time.
+    Gnutls,
+}
+
+impl Library {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Library::Openssl => "openssl",
+            Library::Gnutls => "gnutls",
+        }
+    }
+}
+
+/// GnuTLS's name for a catalogue primitive, where GnuTLS has it.
+pub fn gnutls_name(p: &Primitive) -> Option<&'static str> {
+    Some(match p.name {
+        "aes-128-gcm" => "AES-128-GCM",
+        "aes-256-gcm" => "AES-256-GCM",
+        "aes-128-ccm" => "AES-128-CCM",
+        "aes-256-ccm" => "AES-256-CCM",
+        "chacha20-poly1305" => "CHACHA20-POLY1305",
+        "aes-128-cbc" => "AES-128-CBC",
+        "aes-192-cbc" => "AES-192-CBC",
+        "aes-256-cbc" => "AES-256-CBC",
+        "camellia-128-cbc" => "CAMELLIA-128-CBC",
+        "camellia-192-cbc" => "CAMELLIA-192-CBC",
+        "camellia-256-cbc" => "CAMELLIA-256-CBC",
+        "des-ede3-cbc" => "3DES-CBC",
+        "des-cbc" => "DES-CBC",
+        "rc4" => "ARCFOUR-128",
+        "md5" | "hmac-md5" => "MD5",
+        "sha1" | "hmac-sha1" => "SHA1",
+        "sha224" => "SHA224",
+        "sha256" | "hmac-sha256" => "SHA256",
+        "sha384" => "SHA384",
+        "sha512" => "SHA512",
+        "sha3-256" => "SHA3-256",
+        _ => return None,
+    })
 }
 
 /// One catalogue entry.
@@ -209,6 +256,8 @@ pub enum Fetched {
     Cipher(Arc<Cipher>),
     Digest(Arc<Md>),
     Mac,
+    /// A GnuTLS algorithm by its GnuTLS name, with cipher sizes for ciphers.
+    Gnutls(&'static str, Option<gnutls::CipherInfo>),
 }
 
 /// Whether this OpenSSL can run a primitive, and why not.
@@ -236,6 +285,32 @@ pub fn fetch(p: &Primitive) -> Availability {
             (true, LegacyProvider::NotLoaded(why)) => format!("legacy provider not loaded ({why})"),
             _ => format!("not in this build ({})", first_error(&e)),
         }),
+    }
+}
+
+/// Finds a primitive in GnuTLS: by name, then by a test object, so that "not in
+/// this GnuTLS" is decided by the library itself.
+pub fn fetch_gnutls(p: &Primitive) -> Availability {
+    let Some(name) = gnutls_name(p) else {
+        return Availability::Unavailable("not offered by GnuTLS".into());
+    };
+    let made = match p.class {
+        Class::Cipher | Class::Aead(_) => gnutls::cipher_info(name).map(Some),
+        Class::Digest => gnutls::Hash::new(name).map(|_| None),
+        Class::Hmac(_) => gnutls::Hmac::new(name, b"k").map(|_| None),
+        Class::Poly1305 => return Availability::Unavailable("not offered by GnuTLS".into()),
+    };
+    match made {
+        Ok(info) => Availability::Available(Fetched::Gnutls(name, info)),
+        Err(e) => Availability::Unavailable(e.to_string()),
+    }
+}
+
+/// Fetches a primitive from `lib`.
+pub fn fetch_from(p: &Primitive, lib: Library) -> Availability {
+    match lib {
+        Library::Openssl => fetch(p),
+        Library::Gnutls => fetch_gnutls(p),
     }
 }
 
@@ -272,6 +347,36 @@ enum Work {
     },
     Mac {
         ctx: MacCtx,
+        buf: Vec<u8>,
+        out: [u8; 64],
+    },
+    GtStream {
+        cipher: gnutls::Cipher,
+        buf: Vec<u8>,
+        decrypt: bool,
+    },
+    GtSeal {
+        aead: gnutls::Aead,
+        buf: Vec<u8>,
+        out: Vec<u8>,
+        nonce: [u8; NONCE_LEN],
+        seq: u64,
+        aad: [u8; AAD_LEN],
+    },
+    GtOpen {
+        aead: gnutls::Aead,
+        sealed: Vec<u8>,
+        out: Vec<u8>,
+        nonce: [u8; NONCE_LEN],
+        aad: [u8; AAD_LEN],
+    },
+    GtDigest {
+        hash: gnutls::Hash,
+        buf: Vec<u8>,
+        out: [u8; 64],
+    },
+    GtMac {
+        hmac: gnutls::Hmac,
         buf: Vec<u8>,
         out: [u8; 64],
     },
@@ -358,9 +463,67 @@ impl PrimitiveProbe {
                 buf: random(len),
                 out: [0u8; 64],
             },
+            (_, Fetched::Gnutls(name, info), _) => Self::gnutls_work(p, name, *info, op, len)?,
             _ => anyhow::bail!("{} has no {} operation", p.name, op.as_str()),
         };
         Ok(PrimitiveProbe { work, len })
+    }
+
+    /// GnuTLS work for `op` on `len`-byte records, the same shapes as OpenSSL's.
+    fn gnutls_work(p: &Primitive, name: &str, info: Option<gnutls::CipherInfo>, op: Op, len: usize) -> Result<Work> {
+        let err = |e: gnutls::GnutlsError| anyhow!("{} (GnuTLS {name}): {e}", p.name);
+        Ok(match (p.class, info, op) {
+            (Class::Cipher, Some(info), Op::Encrypt | Op::Decrypt) => {
+                if len % info.block != 0 {
+                    anyhow::bail!("{}: GnuTLS needs whole {}-byte blocks; {len} is not a multiple", p.name, info.block);
+                }
+                Work::GtStream {
+                    cipher: gnutls::Cipher::new(&info, &random(info.key_len), &random(info.iv_len)).map_err(err)?,
+                    buf: random(len),
+                    decrypt: op == Op::Decrypt,
+                }
+            }
+            (Class::Aead(_), Some(info), Op::Encrypt | Op::Decrypt) => {
+                let mut aead = gnutls::Aead::new(&info, &random(info.key_len)).map_err(err)?;
+                let mut nonce = [0u8; NONCE_LEN];
+                nonce.copy_from_slice(&random(NONCE_LEN));
+                let mut aad = [0u8; AAD_LEN];
+                aad.copy_from_slice(&random(AAD_LEN));
+                let buf = random(len);
+                let mut out = vec![0u8; len + TAG_LEN];
+                if op == Op::Encrypt {
+                    Work::GtSeal {
+                        aead,
+                        buf,
+                        out,
+                        nonce,
+                        seq: 0,
+                        aad,
+                    }
+                } else {
+                    let n = aead.seal(&nonce, &aad, TAG_LEN, &buf, &mut out).map_err(err)?;
+                    out.truncate(n);
+                    Work::GtOpen {
+                        aead,
+                        sealed: out,
+                        out: vec![0u8; len + TAG_LEN],
+                        nonce,
+                        aad,
+                    }
+                }
+            }
+            (Class::Digest, None, Op::Digest) => Work::GtDigest {
+                hash: gnutls::Hash::new(name).map_err(err)?,
+                buf: random(len),
+                out: [0u8; 64],
+            },
+            (Class::Hmac(_), None, Op::Mac) => Work::GtMac {
+                hmac: gnutls::Hmac::new(name, &random(32)).map_err(err)?,
+                buf: random(len),
+                out: [0u8; 64],
+            },
+            _ => anyhow::bail!("{} has no {} operation in GnuTLS", p.name, op.as_str()),
+        })
     }
 
     /// The bytes the probe works on (for tests that prove the work is real).
@@ -368,7 +531,8 @@ impl PrimitiveProbe {
     pub fn buffer(&self) -> &[u8] {
         match &self.work {
             Work::Stream { buf, .. } | Work::Seal { buf, .. } | Work::Digest { buf, .. } | Work::Mac { buf, .. } => &buf[..self.len],
-            Work::Open { out, .. } => &out[..self.len],
+            Work::Open { out, .. } | Work::GtSeal { out, .. } | Work::GtOpen { out, .. } => &out[..self.len],
+            Work::GtStream { buf, .. } | Work::GtDigest { buf, .. } | Work::GtMac { buf, .. } => &buf[..self.len],
         }
     }
 }
@@ -423,6 +587,55 @@ impl Probe for PrimitiveProbe {
             Work::Mac { ctx, buf, out } => {
                 for _ in 0..units {
                     ctx.mac_message(&buf[..len], out)?;
+                }
+            }
+            Work::GtStream { cipher, buf, decrypt } => {
+                for _ in 0..units {
+                    if *decrypt {
+                        cipher.decrypt(buf)?;
+                    } else {
+                        cipher.encrypt(buf)?;
+                    }
+                }
+            }
+            Work::GtSeal {
+                aead,
+                buf,
+                out,
+                nonce,
+                seq,
+                aad,
+            } => {
+                for _ in 0..units {
+                    *seq += 1;
+                    let mut n = *nonce;
+                    for (b, s) in n[NONCE_LEN - 8..].iter_mut().zip(seq.to_be_bytes()) {
+                        *b ^= s;
+                    }
+                    aad[..8].copy_from_slice(&seq.to_be_bytes());
+                    aead.seal(&n, aad, TAG_LEN, buf, out)?;
+                }
+            }
+            Work::GtOpen {
+                aead,
+                sealed,
+                out,
+                nonce,
+                aad,
+            } => {
+                for _ in 0..units {
+                    aead.open(nonce, aad, TAG_LEN, sealed, out)
+                        .map_err(|e| anyhow!("tag verification failed: {e}"))?;
+                }
+            }
+            Work::GtDigest { hash, buf, out } => {
+                for _ in 0..units {
+                    hash.digest(buf, out)?;
+                }
+            }
+            Work::GtMac { hmac, buf, out } => {
+                for _ in 0..units {
+                    hmac.mac(buf, out)?;
                 }
             }
         }
@@ -508,6 +721,28 @@ mod tests {
                 assert_eq!(probe.run(2).unwrap(), 128.0, "{} {}", p.name, op.as_str());
             }
         }
+    }
+
+    /// GnuTLS probes do real work too: sealed records change, and a corrupted tag
+    /// fails verification.
+    #[test]
+    fn gnutls_probes_do_real_work() {
+        let p = lookup("aes-128-gcm").unwrap();
+        let Availability::Available(f) = fetch_gnutls(p) else {
+            panic!("GnuTLS AES-128-GCM missing")
+        };
+        let mut enc = PrimitiveProbe::new(p, &f, Op::Encrypt, 256).unwrap();
+        enc.run(1).unwrap();
+        let first = enc.buffer().to_vec();
+        enc.run(1).unwrap();
+        assert_ne!(first, enc.buffer(), "a new nonce must change the ciphertext");
+        let mut dec = PrimitiveProbe::new(p, &f, Op::Decrypt, 256).unwrap();
+        assert_eq!(dec.run(2).unwrap(), 512.0);
+        if let Work::GtOpen { sealed, .. } = &mut dec.work {
+            sealed[0] ^= 1;
+        }
+        assert!(dec.run(1).is_err());
+        assert!(matches!(fetch_gnutls(lookup("aes-128-ocb").unwrap()), Availability::Unavailable(_)));
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //!   /dev/null'`. By default one session per subject stays open and each sample
 //!   pushes `units` MiB through it, so the handshake is not in the figure and the
 //!   sampler grows the volume until a sample is long enough. With `--bytes N` each
-//!   sample is one whole session of N bytes, handshake included: the write-up's
-//!   own method. The ssh client's CPU time is recorded beside the wall time.
+//!   sample is one fresh session of N bytes, timed from the moment the far side
+//!   runs until ssh has ended (every byte read there); the handshake is left out
+//!   here too, since it is measured on its own. The ssh client's CPU time is
+//!   recorded beside the wall time.
 //! - **Handshake** (`ssh-handshake`): connect, authenticate and run `true`, per kex
 //!   × host-key algorithm, one handshake per sample.
 //!
@@ -38,6 +40,8 @@ pub const HASH_SINK: &str = "sha256sum";
 const READY: &str = "cipherbench-ready";
 /// One unit of bulk work.
 pub const CHUNK: usize = 1 << 20;
+/// Least time one adaptive bulk subject gets, whatever the budget.
+const MIN_BULK_SECONDS: f64 = 0.4;
 
 /// What to measure, already validated against the local OpenSSH.
 #[derive(Debug, Clone)]
@@ -196,6 +200,7 @@ impl SshPlan {
                 }
             }
         }
+        shuffle(&mut out);
         out
     }
 
@@ -215,6 +220,19 @@ impl SshPlan {
             }
         }
         out
+    }
+}
+
+/// A fixed pseudo-random order (Fisher-Yates, xorshift, constant seed): subjects
+/// are measured interleaved, so a slow drift in machine load spreads over every
+/// algorithm instead of favouring the ones measured first. Same order every run.
+fn shuffle<T>(v: &mut [T]) {
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for i in (1..v.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.swap(i, (x % (i as u64 + 1)) as usize);
     }
 }
 
@@ -262,16 +280,27 @@ impl BulkProbe {
         }
     }
 
-    fn one_session(&mut self, bytes: u64) -> Result<()> {
+    /// One whole session of `bytes`: the handshake happens first, untimed (the
+    /// far side says when it runs); the clock covers pumping every byte and ssh
+    /// ending after the far side has read them all. Returns (wall, client CPU).
+    fn one_session(&mut self, bytes: u64) -> Result<(Seconds, Seconds)> {
         let sink = if self.verify { HASH_SINK } else { SINK };
-        let mut t = self.client.transfer(&self.algs, sink, self.verify)?;
+        let c0 = children_cpu();
+        let mut t = self
+            .client
+            .transfer(&self.algs, &format!("echo {READY} && exec {sink}"), self.verify)?;
+        t.wait_for_line(READY)?;
+        let handshake_cpu = t.cpu_time().unwrap_or_default();
+        let t0 = Instant::now();
         let mut left = bytes;
         while left > 0 {
             let n = left.min(self.buf.len() as u64) as usize;
             t.send(&self.buf[..n])?;
             left -= n as u64;
         }
-        t.finish()
+        t.finish()?;
+        let wall = Seconds::from_duration(t0.elapsed());
+        Ok((wall, Seconds((children_cpu().0 - c0.0 - handshake_cpu.0).max(0.0))))
     }
 }
 
@@ -279,9 +308,7 @@ impl Probe for BulkProbe {
     fn run(&mut self, units: u64) -> Result<f64> {
         let t0 = Instant::now();
         if let Some(bytes) = self.fixed {
-            let c0 = children_cpu();
-            self.one_session(bytes)?;
-            self.last = Some((Seconds::from_duration(t0.elapsed()), Seconds(children_cpu().0 - c0.0)));
+            self.last = Some(self.one_session(bytes)?);
             return Ok(bytes as f64);
         }
         let Some(t) = self.open.as_mut() else {
@@ -580,7 +607,8 @@ fn bulk_config(budget: Seconds, n: usize, fixed: bool) -> SamplerConfig {
         };
     }
     SamplerConfig {
-        warmup: Seconds((per / 8.0).clamp(0.02, 0.3)),
+        // Warm-up lets the TCP and channel windows open up.
+        warmup: Seconds((per / 8.0).clamp(0.1, 0.3)),
         sample_time: Seconds((per / 6.0).clamp(0.05, 1.0)),
         min_samples: 5,
         max_samples: 60,
@@ -643,12 +671,15 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
     let (bulk_share, hand_share) = if hands.is_empty() { (0.9, 0.0) } else { (0.7, 0.2) };
     // Each bulk subject also pays for opening its session outside the sampler.
     let setup = if plan.bytes.is_some() { 0.0 } else { conn * bulk.len() as f64 };
+    // Below a few tenths of a second a subject measures session start-up, not
+    // throughput: the budget is a target, these floors win over it.
+    let floor = if plan.bytes.is_some() { 0.05 } else { MIN_BULK_SECONDS };
     let bcfg = bulk_config(
-        Seconds((left * bulk_share - setup).max(0.05 * bulk.len() as f64)),
+        Seconds((left * bulk_share - setup).max(floor * bulk.len() as f64)),
         bulk.len(),
         plan.bytes.is_some(),
     );
-    let hcfg = handshake_config(Seconds(left * hand_share), hands.len());
+    let hcfg = handshake_config(Seconds((left * hand_share).max(0.2 * hands.len() as f64)), hands.len());
     let buf = Arc::new(pattern());
 
     session.progress_start((bulk.len() + hands.len()) as u64);
@@ -686,6 +717,8 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
             Ok(m)
         });
         match outcome {
+            // Ctrl-C before the first sample: nothing was measured, nothing to keep.
+            Ok(m) if m.interrupted && m.samples.is_empty() => {}
             Ok(m) => {
                 let idx = session.record(record(Kind::SshBulk, Metric::BytesPerSec, subject, &m))?;
                 live.push((idx, item.clone(), m));
@@ -837,11 +870,25 @@ pub fn serve(client: &Client, daemon: Option<&PrivateSshd>) -> Result<()> {
 }
 
 /// `list ssh`: what the local OpenSSH supports.
-pub fn list(json_out: bool) -> Result<()> {
+pub fn list(json_out: bool, grades: &crate::judge::Grader) -> Result<()> {
+    use crate::judge::Domain;
     let o = crate::discover::openssh::discover()?;
     let sshd = crate::discover::openssh::find_sshd();
     let serve = o.private_hostkeys();
     if json_out {
+        let graded: Vec<_> = [
+            (Domain::SshCipher, &o.ciphers),
+            (Domain::SshMac, &o.macs),
+            (Domain::SshKex, &o.kex),
+            (Domain::SshHostkey, &o.hostkey_algorithms),
+        ]
+        .iter()
+        .flat_map(|(d, names)| {
+            names
+                .iter()
+                .map(move |n| json!({"domain": d, "name": n, "grade": grades.grade(*d, n)}))
+        })
+        .collect();
         let v = json!({
             "version": o.version,
             "ssh": o.ssh,
@@ -853,6 +900,7 @@ pub fn list(json_out: bool) -> Result<()> {
             "keys": o.keys,
             "hostkey_algorithms": o.hostkey_algorithms,
             "private_sshd_hostkeys": serve,
+            "grades": graded,
         });
         return crate::report::write_output(std::path::Path::new("-"), &serde_json::to_vec_pretty(&v)?);
     }
@@ -871,18 +919,35 @@ pub fn list(json_out: bool) -> Result<()> {
     }
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-    t.set_header(["kind", "algorithm", "note"]);
+    let mut header: Vec<String> = ["kind", "algorithm", "note"].map(String::from).to_vec();
+    header.extend(grades.headers());
+    t.set_header(header);
+    let mut row = |kind: &str, d: Domain, name: &str, note: &str| {
+        let mut r = vec![kind.to_string(), name.to_string(), note.to_string()];
+        r.extend(grades.cells(d, name));
+        t.add_row(r);
+    };
     for c in &o.ciphers {
-        t.add_row(["cipher", c, if o.is_aead(c) { "AEAD: MAC implicit" } else { "needs a MAC" }]);
+        row(
+            "cipher",
+            Domain::SshCipher,
+            c,
+            if o.is_aead(c) { "AEAD: MAC implicit" } else { "needs a MAC" },
+        );
     }
     for m in &o.macs {
-        t.add_row(["mac", m, if m.contains("-etm@") { "encrypt-then-MAC" } else { "" }]);
+        row("mac", Domain::SshMac, m, if m.contains("-etm@") { "encrypt-then-MAC" } else { "" });
     }
     for k in &o.kex {
-        t.add_row(["kex", k, ""]);
+        row("kex", Domain::SshKex, k, "");
     }
     for h in &o.hostkey_algorithms {
-        t.add_row(["hostkey", h, if serve.contains(h) { "served by the private sshd" } else { "" }]);
+        row(
+            "hostkey",
+            Domain::SshHostkey,
+            h,
+            if serve.contains(h) { "served by the private sshd" } else { "" },
+        );
     }
     s.push_str(&format!("{t}\n"));
     s.push_str(&format!(

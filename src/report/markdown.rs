@@ -1,7 +1,7 @@
 //! Markdown: the same tables as the terminal, as pipe tables.
 
-use super::table::{fastest, file_tables, generic_table, kdf_lines, primitive_table, ssh_tables, verdict_warnings, Table};
-use crate::model::{Document, Kind};
+use super::table::{fastest, file_tables, kdf_lines, primitive_table, ssh_tables, tls_tables, verdict_warnings, Table};
+use crate::model::Document;
 use crate::units::{Bytes, BytesPerSec};
 
 fn escape(s: &str) -> String {
@@ -60,10 +60,8 @@ pub fn render(doc: &Document) -> String {
     for line in kdf_lines(doc) {
         s.push_str(&format!("- {line}\n"));
     }
-    for kind in [Kind::TlsBulk, Kind::TlsHandshake, Kind::TlsAccept] {
-        if let Some(t) = generic_table(doc, kind) {
-            s.push_str(&render_table(&t));
-        }
+    for t in tls_tables(doc) {
+        s.push_str(&render_table(&t));
     }
     for t in ssh_tables(doc) {
         s.push_str(&render_table(&t));

@@ -35,8 +35,13 @@ fn threads_of(r: &ResultRecord) -> usize {
     r.subject.threads.unwrap_or(1)
 }
 
+fn library_of(r: &ResultRecord) -> &str {
+    r.subject.library.as_deref().unwrap_or("openssl")
+}
+
 /// The `openssl speed`-style table: one line per algorithm and operation, one
 /// column per block size, and the encrypt/decrypt time ratio under each cipher.
+/// With several libraries their rows stand side by side.
 pub fn primitive_table(doc: &Document) -> Option<Table> {
     let rs: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::Primitive).collect();
     if rs.is_empty() {
@@ -45,34 +50,43 @@ pub fn primitive_table(doc: &Document) -> Option<Table> {
     let mut sizes: Vec<u64> = rs.iter().filter_map(|r| r.subject.bytes).collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let mut keys: Vec<(String, usize)> = Vec::new();
+    let mut keys: Vec<(String, String, usize)> = Vec::new();
     for r in &rs {
-        let k = (r.subject.algorithm.clone().unwrap_or_default(), threads_of(r));
+        let k = (
+            r.subject.algorithm.clone().unwrap_or_default(),
+            library_of(r).to_string(),
+            threads_of(r),
+        );
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
-    let multi_thread = keys.iter().any(|(_, t)| *t > 1);
+    let multi_thread = keys.iter().any(|(_, _, t)| *t > 1);
+    let multi_lib = keys.iter().any(|(_, l, _)| l != "openssl");
     let mut header = vec!["algorithm".to_string(), "op".to_string()];
     header.extend(sizes.iter().map(|&b| Bytes(b).to_string()));
-    let find = |alg: &str, threads: usize, op: &str, bytes: u64| {
+    let same = |r: &ResultRecord, alg: &str, lib: &str, threads: usize| {
+        r.subject.algorithm.as_deref() == Some(alg) && library_of(r) == lib && threads_of(r) == threads
+    };
+    let find = |alg: &str, lib: &str, threads: usize, op: &str, bytes: u64| {
         rs.iter()
-            .find(|r| {
-                r.subject.algorithm.as_deref() == Some(alg)
-                    && threads_of(r) == threads
-                    && r.subject.op.as_deref() == Some(op)
-                    && r.subject.bytes == Some(bytes)
-            })
+            .find(|r| same(r, alg, lib, threads) && r.subject.op.as_deref() == Some(op) && r.subject.bytes == Some(bytes))
             .copied()
     };
     let mut rows = Vec::new();
     let mut unavailable = Vec::new();
-    for (alg, threads) in &keys {
-        let label = if multi_thread { format!("{alg} ×{threads}") } else { alg.clone() };
+    for (alg, lib, threads) in &keys {
+        let mut label = alg.clone();
+        if multi_lib {
+            label = format!("{label} ({lib})");
+        }
+        if multi_thread {
+            label = format!("{label} ×{threads}");
+        }
         let ops: Vec<String> = {
             let mut v: Vec<String> = rs
                 .iter()
-                .filter(|r| r.subject.algorithm.as_deref() == Some(alg.as_str()) && threads_of(r) == *threads)
+                .filter(|r| same(r, alg, lib, *threads))
                 .filter_map(|r| r.subject.op.clone())
                 .collect();
             v.dedup();
@@ -81,21 +95,21 @@ pub fn primitive_table(doc: &Document) -> Option<Table> {
         // An algorithm that is entirely unavailable gets one note, not a row of n/a.
         let all_unsupported = rs
             .iter()
-            .filter(|r| r.subject.algorithm.as_deref() == Some(alg.as_str()))
+            .filter(|r| same(r, alg, lib, *threads))
             .all(|r| r.status == Status::Unsupported);
         if all_unsupported {
             let why = rs
                 .iter()
-                .find(|r| r.subject.algorithm.as_deref() == Some(alg.as_str()))
+                .find(|r| same(r, alg, lib, *threads))
                 .and_then(|r| r.reason.clone())
                 .unwrap_or_default();
-            unavailable.push(format!("{alg}: {why}"));
+            unavailable.push(format!("{label}: {why}"));
             continue;
         }
         for (i, op) in ops.iter().enumerate() {
             let mut row = vec![if i == 0 { label.clone() } else { String::new() }, op.clone()];
             for &b in &sizes {
-                row.push(find(alg, *threads, op, b).map(throughput_cell).unwrap_or_default());
+                row.push(find(alg, lib, *threads, op, b).map(throughput_cell).unwrap_or_default());
             }
             rows.push(row);
         }
@@ -103,8 +117,8 @@ pub fn primitive_table(doc: &Document) -> Option<Table> {
             let mut row = vec![String::new(), "enc/dec".to_string()];
             for &b in &sizes {
                 let ratio = match (
-                    find(alg, *threads, "encrypt", b).and_then(|r| r.median),
-                    find(alg, *threads, "decrypt", b).and_then(|r| r.median),
+                    find(alg, lib, *threads, "encrypt", b).and_then(|r| r.median),
+                    find(alg, lib, *threads, "decrypt", b).and_then(|r| r.median),
                 ) {
                     (Some(e), Some(d)) if e > 0.0 => format!("{:.2}", d / e),
                     _ => String::new(),
@@ -163,12 +177,15 @@ pub fn fastest(doc: &Document) -> Vec<Fastest> {
         return Vec::new();
     };
     let min_threads = ok.iter().map(|r| threads_of(r)).min().unwrap_or(1);
+    let mut libs: Vec<&str> = ok.iter().map(|r| library_of(r)).collect();
+    libs.sort_unstable();
+    libs.dedup();
     let mut out = Vec::new();
-    for cat in ["AEAD", "cipher", "MAC", "digest"] {
+    for (lib, cat) in libs.iter().flat_map(|l| ["AEAD", "cipher", "MAC", "digest"].map(|c| (*l, c))) {
         let group: Vec<&ResultRecord> = ok
             .iter()
             .copied()
-            .filter(|r| r.subject.bytes == Some(bytes) && threads_of(r) == min_threads)
+            .filter(|r| r.subject.bytes == Some(bytes) && threads_of(r) == min_threads && library_of(r) == lib)
             .filter(|r| r.subject.algorithm.as_deref().and_then(lookup).map(|p| category(p.class)) == Some(cat))
             .collect();
         let Some(best) = group
@@ -183,60 +200,16 @@ pub fn fastest(doc: &Document) -> Vec<Fastest> {
             .filter(|r| !std::ptr::eq(**r, *best) && r.summary().is_some_and(|s| s.ties_with(&bs)))
             .filter_map(|r| r.subject.algorithm.clone())
             .collect();
+        let alg = best.subject.algorithm.clone().unwrap_or_default();
         out.push(Fastest {
             category: cat,
-            algorithm: best.subject.algorithm.clone().unwrap_or_default(),
+            algorithm: if libs.len() > 1 { format!("{alg} ({lib})") } else { alg },
             median: bs.median,
             bytes,
             tied_with,
         });
     }
     out
-}
-
-/// Generic table for kinds without a dedicated layout.
-pub fn generic_table(doc: &Document, kind: Kind) -> Option<Table> {
-    let rs: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == kind).collect();
-    if rs.is_empty() {
-        return None;
-    }
-    let header = ["subject", "metric", "median", "95% CI", "n", "status"].map(String::from).to_vec();
-    let rows = rs
-        .iter()
-        .map(|r| {
-            let subject = serde_json::to_value(&r.subject)
-                .ok()
-                .and_then(|v| v.as_object().cloned())
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
-            let fmt = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
-            vec![
-                subject,
-                serde_json::to_value(r.metric)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
-                fmt(r.median),
-                match (r.ci95_low, r.ci95_high) {
-                    (Some(l), Some(h)) => format!("{l:.4}–{h:.4}"),
-                    _ => String::new(),
-                },
-                r.samples.map(|n| n.to_string()).unwrap_or_default(),
-                r.reason.clone().unwrap_or_else(|| "ok".into()),
-            ]
-        })
-        .collect();
-    Some(Table {
-        title: format!("{kind:?}"),
-        header,
-        rows,
-        notes: Vec::new(),
-    })
 }
 
 /// One matched subject of `compare`.
@@ -710,4 +683,188 @@ pub fn kdf_lines(doc: &Document) -> Vec<String> {
             ))
         })
         .collect()
+}
+
+/// The TLS tables: handshakes (rate and latency), bulk (throughput and CPU per GB
+/// on each side) and, for `--connect`, what the server accepts and its suite order.
+pub fn tls_tables(doc: &Document) -> Vec<Table> {
+    use crate::model::Metric;
+    let opt = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+    let find = |r: &ResultRecord, kind: Kind, metric: Metric, mode: &str| {
+        doc.results.iter().find(|x| {
+            x.kind == kind
+                && x.metric == metric
+                && x.subject.mode.as_deref() == Some(mode)
+                && crate::model::Subject {
+                    mode: None,
+                    ..x.subject.clone()
+                } == r.subject
+        })
+    };
+    let secs = |r: Option<&ResultRecord>, v: Option<f64>| match (r.map(|r| r.status), v) {
+        (Some(Status::Ok), Some(v)) => crate::units::Seconds(v).to_string(),
+        _ => String::new(),
+    };
+    let mut out = Vec::new();
+
+    let hs: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec)
+        .collect();
+    if !hs.is_empty() {
+        let header = [
+            "protocol",
+            "kex",
+            "group",
+            "cert",
+            "suite",
+            "handshake",
+            "threads",
+            "handshakes/s",
+            "latency",
+            "p95",
+        ];
+        let rows = hs
+            .iter()
+            .map(|r| {
+                let s = &r.subject;
+                let lat = find(r, Kind::TlsHandshake, Metric::Seconds, "latency");
+                let rate = match (r.status, r.summary()) {
+                    (Status::Ok, Some(x)) if x.relative_precision() >= 0.01 => {
+                        format!(
+                            "{}{:.0} ±{:.0}%",
+                            if x.is_noisy() { "~" } else { "" },
+                            x.median,
+                            x.relative_precision() * 100.0
+                        )
+                    }
+                    (Status::Ok, Some(x)) => format!("{:.0}", x.median),
+                    _ => r.reason.clone().unwrap_or_else(|| "failed".into()),
+                };
+                vec![
+                    opt(&s.protocol),
+                    opt(&s.kex),
+                    opt(&s.group),
+                    opt(&s.cert),
+                    opt(&s.suite),
+                    opt(&s.op),
+                    threads_of(r).to_string(),
+                    rate,
+                    secs(lat, lat.and_then(|l| l.median)),
+                    secs(lat, lat.and_then(|l| l.p95)),
+                ]
+            })
+            .collect();
+        out.push(Table {
+            title: "TLS handshakes (Kx and Au: paid once per connection)".into(),
+            header: header.map(String::from).to_vec(),
+            rows,
+            notes: vec!["latency: median per handshake, TCP connect included; p95 over the same handshakes.".into()],
+        });
+    }
+
+    let bulk: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec)
+        .collect();
+    if !bulk.is_empty() {
+        let header = [
+            "protocol",
+            "suite",
+            "direction",
+            "write",
+            "threads",
+            "throughput",
+            "client CPU/GB",
+            "server CPU/GB",
+        ];
+        let rows = bulk
+            .iter()
+            .map(|r| {
+                let s = &r.subject;
+                let cpu = |mode: &str| {
+                    let x = find(r, Kind::TlsBulk, Metric::Seconds, mode);
+                    secs(x, x.and_then(|x| x.median))
+                };
+                let tp = match r.status {
+                    Status::Ok => throughput_cell(r),
+                    _ => r.reason.clone().unwrap_or_else(|| "failed".into()),
+                };
+                vec![
+                    opt(&s.protocol),
+                    opt(&s.suite),
+                    match (&s.op, &s.path) {
+                        (Some(op), Some(p)) => format!("{op} {p}"),
+                        (op, _) => opt(op),
+                    },
+                    s.bytes.map(|b| Bytes(b).to_string()).unwrap_or_else(|| "-".into()),
+                    threads_of(r).to_string(),
+                    tp,
+                    cpu("client-cpu-per-gb"),
+                    cpu("server-cpu-per-gb"),
+                ]
+            })
+            .collect();
+        out.push(Table {
+            title: "TLS bulk (Enc and Mac: paid per byte)".into(),
+            header: header.map(String::from).to_vec(),
+            rows,
+            notes: Vec::new(),
+        });
+    }
+
+    let acc: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::TlsAccept).collect();
+    if !acc.is_empty() {
+        let target = doc.run.settings.get("target").and_then(|v| v.as_str()).unwrap_or("the server");
+        let yes = |r: &ResultRecord| r.median == Some(1.0);
+        let mut rows = Vec::new();
+        let mut refused_suites = 0;
+        for r in &acc {
+            let s = &r.subject;
+            let (what, name) = match (&s.suite, &s.group) {
+                (Some(suite), _) => ("suite", format!("{suite} ({})", opt(&s.openssl_name))),
+                (None, Some(g)) => ("group", g.clone()),
+                (None, None) => ("protocol", String::new()),
+            };
+            if what == "suite" && !yes(r) {
+                refused_suites += 1;
+                continue;
+            }
+            rows.push(vec![
+                opt(&s.protocol),
+                what.to_string(),
+                name,
+                if yes(r) {
+                    "accepted".into()
+                } else {
+                    format!("refused: {}", r.reason.clone().unwrap_or_default())
+                },
+            ]);
+        }
+        let mut notes = vec![format!("{refused_suites} other suite offer(s) refused (one suite per handshake).")];
+        if let Some(orders) = doc.run.settings.get("server_order").and_then(|v| v.as_array()) {
+            for o in orders {
+                let p = o.get("protocol").and_then(|v| v.as_str()).unwrap_or("");
+                if o.get("honours_client_order").and_then(|v| v.as_bool()) == Some(true) {
+                    notes.push(format!("{p}: the server follows the client's suite order."));
+                } else {
+                    let order: Vec<&str> = o
+                        .get("server_preference")
+                        .and_then(|v| v.as_array())
+                        .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+                        .unwrap_or_default();
+                    notes.push(format!("{p}: the server imposes its own order: {}", order.join(" > ")));
+                }
+            }
+        }
+        out.push(Table {
+            title: format!("TLS: what {target} accepts"),
+            header: ["protocol", "kind", "name", "result"].map(String::from).to_vec(),
+            rows,
+            notes,
+        });
+    }
+    out
 }

@@ -1,7 +1,7 @@
 //! The human summary on a terminal: header, tables, the fastest choices, warnings.
 
-use super::table::{fastest, file_tables, generic_table, kdf_lines, primitive_table, ssh_tables, verdict_warnings, Table};
-use crate::model::{Document, Kind, RunStatus};
+use super::table::{fastest, file_tables, kdf_lines, primitive_table, ssh_tables, tls_tables, verdict_warnings, Table};
+use crate::model::{Document, RunStatus};
 use crate::units::{Bytes, BytesPerSec};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, ContentArrangement};
 
@@ -99,11 +99,9 @@ pub fn render(doc: &Document) -> String {
     for line in kdf_lines(doc) {
         s.push_str(&format!("{line}\n"));
     }
-    for kind in [Kind::TlsBulk, Kind::TlsHandshake, Kind::TlsAccept] {
-        if let Some(t) = generic_table(doc, kind) {
-            s.push_str(&render_table(&t));
-            s.push('\n');
-        }
+    for t in tls_tables(doc) {
+        s.push_str(&render_table(&t));
+        s.push('\n');
     }
     for t in ssh_tables(doc) {
         s.push_str(&render_table(&t));

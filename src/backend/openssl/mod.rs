@@ -1,8 +1,10 @@
 //! The system OpenSSL (libcrypto/libssl), through the `openssl` crate.
 
+pub mod certs;
 pub mod engine;
 mod ffi;
 pub mod mac;
+pub mod tls;
 
 use openssl::provider::Provider;
 use std::sync::OnceLock;

@@ -224,9 +224,9 @@ fn primitive_providers_match_openssl() {
             checked += 1;
             // `default` whenever the default provider has it, else `legacy`.
             let expected = if providers.contains("default") {
-                crate::judge::Provider::Default
+                crate::judge::entries::Provider::Default
             } else {
-                crate::judge::Provider::Legacy
+                crate::judge::entries::Provider::Legacy
             };
             if p.provider != expected {
                 wrong.push(format!(

@@ -1,7 +1,7 @@
 //! Tests of the data invariants, ratings and lookups.
 
 use super::*;
-use crate::judge::KeyKind;
+use crate::judge::verdict::KeyKind;
 use std::collections::{BTreeSet, HashSet};
 
 fn kb() -> Knowledge {

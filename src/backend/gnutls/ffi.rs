@@ -1,0 +1,84 @@
+//! The libgnutls symbols cipherbench uses, resolved at run time from
+//! `libgnutls.so.30`.
+//!
+//! Why load at run time instead of linking: most machines that have OpenSSL have
+//! GnuTLS too, but not all, and cipherbench must build and run without it (GnuTLS
+//! is then reported as unavailable). Loading the runtime library also measures
+//! exactly the GnuTLS that the user's software (wget, Exim, curl-gnutls) loads,
+//! without needing its development headers.
+
+use libloading::Library;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+/// `gnutls_datum_t`.
+#[repr(C)]
+pub struct Datum {
+    pub data: *mut u8,
+    pub size: c_uint,
+}
+
+pub type Handle = *mut c_void;
+
+macro_rules! api {
+    ($($name:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
+        /// Function pointers into the loaded library; valid while `_lib` lives.
+        pub struct Api {
+            _lib: Library,
+            $(pub $name: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
+        }
+
+        impl Api {
+            /// Opens the library and resolves every symbol, or says which is missing.
+            pub fn load() -> Result<Api, String> {
+                let names = ["libgnutls.so.30", "libgnutls.so"];
+                let mut last = String::new();
+                for name in names {
+                    // SAFETY: loading libgnutls runs its constructors, which only
+                    // initialise the library itself.
+                    match unsafe { Library::new(name) } {
+                        Ok(lib) => {
+                            // SAFETY: each symbol is declared with its C prototype from gnutls/crypto.h and gnutls/gnutls.h.
+                            unsafe {
+                                $(let $name = *lib
+                                    .get::<unsafe extern "C" fn($($arg),*) $(-> $ret)?>(concat!(stringify!($name), "\0").as_bytes())
+                                    .map_err(|e| format!("{name} lacks {}: {e}", stringify!($name)))?;)*
+                                return Ok(Api { _lib: lib, $($name,)* });
+                            }
+                        }
+                        Err(e) => last = e.to_string(),
+                    }
+                }
+                Err(format!("libgnutls is not installed ({last}); install libgnutls30"))
+            }
+        }
+    };
+}
+
+api! {
+    gnutls_check_version: fn(*const c_char) -> *const c_char;
+    gnutls_strerror: fn(c_int) -> *const c_char;
+    gnutls_cipher_get_id: fn(*const c_char) -> c_int;
+    gnutls_cipher_get_key_size: fn(c_int) -> usize;
+    gnutls_cipher_get_iv_size: fn(c_int) -> c_uint;
+    gnutls_cipher_get_block_size: fn(c_int) -> c_int;
+    gnutls_cipher_init: fn(*mut Handle, c_int, *const Datum, *const Datum) -> c_int;
+    gnutls_cipher_encrypt: fn(Handle, *mut c_void, usize) -> c_int;
+    gnutls_cipher_decrypt: fn(Handle, *mut c_void, usize) -> c_int;
+    gnutls_cipher_deinit: fn(Handle);
+    gnutls_aead_cipher_init: fn(*mut Handle, c_int, *const Datum) -> c_int;
+    gnutls_aead_cipher_encrypt: fn(Handle, *const c_void, usize, *const c_void, usize, usize, *const c_void, usize, *mut c_void, *mut usize) -> c_int;
+    gnutls_aead_cipher_decrypt: fn(Handle, *const c_void, usize, *const c_void, usize, usize, *const c_void, usize, *mut c_void, *mut usize) -> c_int;
+    gnutls_aead_cipher_deinit: fn(Handle);
+    gnutls_mac_get_id: fn(*const c_char) -> c_int;
+    gnutls_hmac_get_len: fn(c_int) -> c_uint;
+    gnutls_hmac_init: fn(*mut Handle, c_int, *const c_void, usize) -> c_int;
+    gnutls_hmac: fn(Handle, *const c_void, usize) -> c_int;
+    gnutls_hmac_output: fn(Handle, *mut c_void);
+    gnutls_hmac_deinit: fn(Handle, *mut c_void);
+    gnutls_digest_get_id: fn(*const c_char) -> c_int;
+    gnutls_hash_get_len: fn(c_int) -> c_uint;
+    gnutls_hash_init: fn(*mut Handle, c_int) -> c_int;
+    gnutls_hash: fn(Handle, *const c_void, usize) -> c_int;
+    gnutls_hash_output: fn(Handle, *mut c_void);
+    gnutls_hash_deinit: fn(Handle, *mut c_void);
+}

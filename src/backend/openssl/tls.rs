@@ -1,0 +1,378 @@
+//! libssl contexts for both ends of a TLS connection: protocol, suites, groups,
+//! certificate, session resumption (tickets for 1.2, PSK for 1.3), and a client
+//! connect with a timeout whose failures say what went wrong.
+
+use super::certs::Identity;
+use anyhow::{Context, Result};
+use openssl::dh::Dh;
+use openssl::ssl::{
+    HandshakeError, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslSessionRef, SslStream,
+    SslVerifyMode, SslVersion,
+};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// A TLS protocol version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Protocol {
+    Tls10,
+    Tls11,
+    Tls12,
+    Tls13,
+}
+
+impl Protocol {
+    /// Oldest first.
+    pub const ALL: [Protocol; 4] = [Protocol::Tls10, Protocol::Tls11, Protocol::Tls12, Protocol::Tls13];
+
+    /// As OpenSSL prints it: `TLSv1.2`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Protocol::Tls10 => "TLSv1",
+            Protocol::Tls11 => "TLSv1.1",
+            Protocol::Tls12 => "TLSv1.2",
+            Protocol::Tls13 => "TLSv1.3",
+        }
+    }
+
+    pub fn version(self) -> SslVersion {
+        match self {
+            Protocol::Tls10 => SslVersion::TLS1,
+            Protocol::Tls11 => SslVersion::TLS1_1,
+            Protocol::Tls12 => SslVersion::TLS1_2,
+            Protocol::Tls13 => SslVersion::TLS1_3,
+        }
+    }
+
+    /// `1.2`, `tls1.2`, `TLSv1.2`, `tls12`.
+    pub fn parse(s: &str) -> Option<Protocol> {
+        let k = s.to_ascii_lowercase().replace(['v', '_', '-'], "");
+        match k.trim_start_matches("tls") {
+            "1" | "1.0" | "10" => Some(Protocol::Tls10),
+            "1.1" | "11" => Some(Protocol::Tls11),
+            "1.2" | "12" => Some(Protocol::Tls12),
+            "1.3" | "13" => Some(Protocol::Tls13),
+            _ => None,
+        }
+    }
+
+    /// Whether a suite whose minimum protocol OpenSSL prints as `min` can run here.
+    pub fn can_negotiate(self, min: &str) -> bool {
+        match min {
+            "TLSv1.3" => self == Protocol::Tls13,
+            "TLSv1.2" => self == Protocol::Tls12,
+            // SSLv3/TLSv1 suites run on every version up to 1.2.
+            _ => self != Protocol::Tls13,
+        }
+    }
+}
+
+/// Key-exchange groups the loopback sweep covers, in OpenSSL's spelling.
+pub const GROUPS: [&str; 7] = ["X25519", "X448", "P-256", "P-384", "P-521", "ffdhe2048", "ffdhe3072"];
+
+/// Every group a remote server may be asked about.
+pub const PROBE_GROUPS: [&str; 10] = [
+    "X25519",
+    "X448",
+    "P-256",
+    "P-384",
+    "P-521",
+    "ffdhe2048",
+    "ffdhe3072",
+    "ffdhe4096",
+    "ffdhe6144",
+    "ffdhe8192",
+];
+
+/// The canonical spelling of a group name (`x25519`, `secp384r1`, `prime256v1`...).
+pub fn canonical_group(s: &str) -> Option<&'static str> {
+    let k: String = s.to_ascii_lowercase().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let k = k.strip_prefix("group").unwrap_or(&k).to_string();
+    Some(match k.as_str() {
+        "x25519" => "X25519",
+        "x448" => "X448",
+        "p256" | "prime256v1" | "secp256r1" | "secp256" => "P-256",
+        "p384" | "secp384r1" | "secp384" => "P-384",
+        "p521" | "secp521r1" | "secp521" => "P-521",
+        "ffdhe2048" => "ffdhe2048",
+        "ffdhe3072" => "ffdhe3072",
+        "ffdhe4096" => "ffdhe4096",
+        "ffdhe6144" => "ffdhe6144",
+        "ffdhe8192" => "ffdhe8192",
+        _ => return None,
+    })
+}
+
+pub fn is_ffdhe(group: &str) -> bool {
+    group.starts_with("ffdhe")
+}
+
+/// RFC 7919 parameters, as `openssl genpkey -genparam -algorithm DH -pkeyopt group:ffdheN` prints them.
+const FFDHE2048: &str = "-----BEGIN DH PARAMETERS-----
+MIIBCAKCAQEA//////////+t+FRYortKmq/cViAnPTzx2LnFg84tNpWp4TZBFGQz
++8yTnc4kmz75fS/jY2MMddj2gbICrsRhetPfHtXV/WVhJDP1H18GbtCFY2VVPe0a
+87VXE15/V8k1mE8McODmi3fipona8+/och3xWKE2rec1MKzKT0g6eXq8CrGCsyT7
+YdEIqUuyyOP7uWrat2DX9GgdT0Kj3jlN9K5W7edjcrsZCwenyO4KbXCeAvzhzffi
+7MA0BM0oNC9hkXL+nOmFg/+OTxIy7vKBg8P+OxtMb61zO7X8vC7CIAXFjvGDfRaD
+ssbzSibBsu/6iGtCOGEoXJf//////////wIBAg==
+-----END DH PARAMETERS-----
+";
+const FFDHE3072: &str = "-----BEGIN DH PARAMETERS-----
+MIIBiAKCAYEA//////////+t+FRYortKmq/cViAnPTzx2LnFg84tNpWp4TZBFGQz
++8yTnc4kmz75fS/jY2MMddj2gbICrsRhetPfHtXV/WVhJDP1H18GbtCFY2VVPe0a
+87VXE15/V8k1mE8McODmi3fipona8+/och3xWKE2rec1MKzKT0g6eXq8CrGCsyT7
+YdEIqUuyyOP7uWrat2DX9GgdT0Kj3jlN9K5W7edjcrsZCwenyO4KbXCeAvzhzffi
+7MA0BM0oNC9hkXL+nOmFg/+OTxIy7vKBg8P+OxtMb61zO7X8vC7CIAXFjvGDfRaD
+ssbzSibBsu/6iGtCOGEfz9zeNVs7ZRkDW7w09N75nAI4YbRvydbmyQd62R0mkff3
+7lmMsPrBhtkcrv4TCYUTknC0EwyTvEN5RPT9RFLi103TZPLiHnH1S/9croKrnJ32
+nuhtK8UiNjoNq8Uhl5sN6todv5pC1cRITgq80Gv6U93vPBsg7j/VnXwl5B0rZsYu
+N///////////AgEC
+-----END DH PARAMETERS-----
+";
+
+/// Every TLS 1.3 suite OpenSSL implements (CCM ones are off unless named).
+pub const TLS13_SUITES: [&str; 5] = [
+    "TLS_AES_128_GCM_SHA256",
+    "TLS_AES_256_GCM_SHA384",
+    "TLS_CHACHA20_POLY1305_SHA256",
+    "TLS_AES_128_CCM_SHA256",
+    "TLS_AES_128_CCM_8_SHA256",
+];
+
+/// Everything this libssl can offer for TLS 1.2 and older.
+pub const ALL_TLS12: &str = "ALL:COMPLEMENTOFALL:@SECLEVEL=0";
+
+/// One end's settings. `None` means the library's permissive default.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Lowest and highest protocol (both `None`: any).
+    pub min: Option<Protocol>,
+    pub max: Option<Protocol>,
+    /// TLS 1.2-and-older suites, OpenSSL syntax.
+    pub cipher_list: Option<String>,
+    /// TLS 1.3 suites, colon-separated.
+    pub ciphersuites: Option<String>,
+    /// Groups, colon-separated, OpenSSL names. For a TLS 1.2 server an ffdhe group
+    /// also sets the DHE parameters.
+    pub groups: Option<String>,
+}
+
+impl Settings {
+    /// One protocol only.
+    pub fn only(p: Protocol) -> Settings {
+        Settings {
+            min: Some(p),
+            max: Some(p),
+            ..Default::default()
+        }
+    }
+
+    fn apply(&self, b: &mut SslContextBuilder) -> Result<()> {
+        b.set_security_level(0);
+        // Read whole records (and what follows) per read(2), as servers do.
+        b.set_read_ahead(true);
+        b.set_min_proto_version(Some(self.min.map(Protocol::version).unwrap_or(SslVersion::TLS1)))?;
+        b.set_max_proto_version(self.max.map(Protocol::version))?;
+        let list = self.cipher_list.as_deref().unwrap_or(ALL_TLS12);
+        // A list without an explicit level would reset it to the default.
+        let list = if list.contains("@SECLEVEL") {
+            list.to_string()
+        } else {
+            format!("{list}:@SECLEVEL=0")
+        };
+        b.set_cipher_list(&list)
+            .with_context(|| format!("libssl accepts none of the suites '{list}'"))?;
+        let suites = self.ciphersuites.clone().unwrap_or_else(|| TLS13_SUITES.join(":"));
+        b.set_ciphersuites(&suites)
+            .with_context(|| format!("libssl accepts none of the TLS 1.3 suites '{suites}'"))?;
+        if let Some(g) = &self.groups {
+            let ec: Vec<&str> = g.split(':').collect();
+            b.set_groups_list(&ec.join(":"))
+                .with_context(|| format!("libssl does not know the group(s) '{g}'"))?;
+        }
+        Ok(())
+    }
+}
+
+fn dh_params(groups: Option<&str>) -> Result<Dh<openssl::pkey::Params>> {
+    let pem = match groups.and_then(|g| g.split(':').find(|g| is_ffdhe(g))) {
+        Some("ffdhe3072") => FFDHE3072,
+        _ => FFDHE2048,
+    };
+    Ok(Dh::params_from_pem(pem.as_bytes())?)
+}
+
+/// A server context serving `id` with `s`. Session tickets stay on (resumption).
+pub fn server_context(s: &Settings, id: &Identity) -> Result<SslContext> {
+    let mut b = SslContext::builder(SslMethod::tls_server())?;
+    s.apply(&mut b)?;
+    // TLS 1.2 DHE takes its parameters from here, not from the group list.
+    let dh = dh_params(s.groups.as_deref())?;
+    b.set_tmp_dh(&dh)?;
+    b.set_certificate(&id.cert)?;
+    b.set_private_key(&id.key)?;
+    b.check_private_key()?;
+    b.set_session_id_context(b"cipherbench")?;
+    Ok(b.build())
+}
+
+/// A client context. It does not verify the peer's certificate: cipherbench
+/// measures what a server negotiates, it does not authenticate it.
+pub fn client_context(s: &Settings, resumption: bool) -> Result<SslContext> {
+    let mut b = SslContext::builder(SslMethod::tls_client())?;
+    s.apply(&mut b)?;
+    b.set_verify(SslVerifyMode::NONE);
+    if resumption {
+        b.set_session_cache_mode(SslSessionCacheMode::CLIENT);
+    } else {
+        b.set_session_cache_mode(SslSessionCacheMode::OFF);
+        b.set_options(SslOptions::NO_TICKET);
+    }
+    Ok(b.build())
+}
+
+/// Why a connection failed, in the terms a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectError {
+    /// No TCP connection (refused, unreachable, timed out).
+    Tcp(String),
+    /// Something answered, but not with TLS.
+    NotTls(String),
+    /// The server refused what was offered (an alert or a closed connection).
+    Rejected(String),
+    /// The peer went silent for longer than the timeout.
+    Timeout,
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::Tcp(e) => write!(f, "{e}"),
+            ConnectError::NotTls(e) => write!(f, "the reply is not TLS ({e})"),
+            ConnectError::Rejected(e) => write!(f, "handshake refused: {e}"),
+            ConnectError::Timeout => write!(f, "no answer within the timeout"),
+        }
+    }
+}
+
+/// Opens a TCP connection with a timeout on connect, reads and writes.
+pub fn tcp(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ConnectError> {
+    let tcp = TcpStream::connect_timeout(&addr, timeout).map_err(|e| {
+        ConnectError::Tcp(match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
+                format!("no TCP answer within {:.1} s", timeout.as_secs_f64())
+            }
+            _ => e.to_string(),
+        })
+    })?;
+    let _ = tcp.set_nodelay(true);
+    tcp.set_read_timeout(Some(timeout)).map_err(|e| ConnectError::Tcp(e.to_string()))?;
+    tcp.set_write_timeout(Some(timeout)).map_err(|e| ConnectError::Tcp(e.to_string()))?;
+    Ok(tcp)
+}
+
+/// Connects and completes a handshake, resuming `session` when given.
+pub fn connect(
+    ctx: &SslContext,
+    addr: SocketAddr,
+    sni: Option<&str>,
+    timeout: Duration,
+    session: Option<&SslSessionRef>,
+) -> Result<SslStream<TcpStream>, ConnectError> {
+    let tcp = tcp(addr, timeout)?;
+    let mut ssl = Ssl::new(ctx).map_err(|e| ConnectError::Tcp(e.to_string()))?;
+    if let Some(name) = sni {
+        ssl.set_hostname(name).map_err(|e| ConnectError::Tcp(e.to_string()))?;
+    }
+    if let Some(s) = session {
+        // SAFETY: the session comes from a connection made with this same context.
+        unsafe { ssl.set_session(s) }.map_err(|e| ConnectError::Tcp(e.to_string()))?;
+    }
+    ssl.connect(tcp).map_err(classify)
+}
+
+fn classify(e: HandshakeError<TcpStream>) -> ConnectError {
+    let err = match e {
+        HandshakeError::SetupFailure(s) => return ConnectError::Tcp(s.to_string()),
+        HandshakeError::Failure(m) | HandshakeError::WouldBlock(m) => m.into_error(),
+    };
+    if let Some(io) = err.io_error() {
+        return match io.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => ConnectError::Timeout,
+            _ => ConnectError::Rejected(format!("connection closed: {io}")),
+        };
+    }
+    let reasons: Vec<String> = err
+        .ssl_error()
+        .map(|s| s.errors().iter().filter_map(|e| e.reason().map(str::to_string)).collect())
+        .unwrap_or_default();
+    let text = if reasons.is_empty() {
+        "the server closed the connection".to_string()
+    } else {
+        reasons.join("; ")
+    };
+    let not_tls = [
+        "wrong version number",
+        "packet length too long",
+        "unknown protocol",
+        "http request",
+        "record layer failure",
+    ];
+    if reasons.iter().any(|r| not_tls.iter().any(|n| r.contains(n))) {
+        ConnectError::NotTls(text)
+    } else {
+        ConnectError::Rejected(text)
+    }
+}
+
+/// The suite, protocol and (when libssl can tell) group a connection negotiated.
+pub fn negotiated(s: &SslStream<TcpStream>) -> (String, String) {
+    let suite = s
+        .ssl()
+        .current_cipher()
+        .map(|c| c.standard_name().unwrap_or(c.name()).to_string())
+        .unwrap_or_default();
+    (s.ssl().version_str().to_string(), suite)
+}
+
+/// `SSL_CTRL_GET_NEGOTIATED_GROUP` (OpenSSL 3.0's `SSL_get_negotiated_group`).
+const SSL_CTRL_GET_NEGOTIATED_GROUP: std::ffi::c_int = 134;
+
+/// The key-exchange group a connection used, canonically spelled, when libssl
+/// reports one (ECDHE in 1.2, any group in 1.3).
+pub fn negotiated_group(s: &SslStream<TcpStream>) -> Option<String> {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: a read-only control call on a live SSL handle; no pointer argument.
+    let nid = unsafe { openssl_sys::SSL_ctrl(s.ssl().as_ptr(), SSL_CTRL_GET_NEGOTIATED_GROUP, 0, std::ptr::null_mut()) };
+    if nid <= 0 {
+        return None;
+    }
+    let name = openssl::nid::Nid::from_raw(nid as std::ffi::c_int).short_name().ok()?;
+    Some(canonical_group(name).map(str::to_string).unwrap_or_else(|| name.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse() {
+        assert_eq!(Protocol::parse("1.3"), Some(Protocol::Tls13));
+        assert_eq!(Protocol::parse("TLSv1.2"), Some(Protocol::Tls12));
+        assert_eq!(Protocol::parse("tls1.1"), Some(Protocol::Tls11));
+        assert_eq!(Protocol::parse("ssl3"), None);
+        assert_eq!(canonical_group("secp384r1"), Some("P-384"));
+        assert_eq!(canonical_group("x25519"), Some("X25519"));
+        assert_eq!(canonical_group("GROUP-FFDHE3072"), Some("ffdhe3072"));
+        assert_eq!(canonical_group("brainpool"), None);
+        assert!(Protocol::Tls12.can_negotiate("SSLv3") && !Protocol::Tls13.can_negotiate("SSLv3"));
+        assert!(!Protocol::Tls11.can_negotiate("TLSv1.2"));
+    }
+
+    #[test]
+    fn ffdhe_params_load() {
+        assert_eq!(dh_params(Some("ffdhe3072")).unwrap().prime_p().num_bits(), 3072);
+        assert_eq!(dh_params(None).unwrap().prime_p().num_bits(), 2048);
+    }
+}

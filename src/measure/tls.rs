@@ -1,0 +1,1639 @@
+//! `cipherbench tls`: real handshakes and bulk transfers over real TCP sockets,
+//! with the system libssl on both ends.
+//!
+//! - Loopback (the default): an in-process server (one worker thread per client
+//!   thread) on 127.0.0.1, certificates generated at start. Handshakes sweep
+//!   group × certificate × key exchange (Kx/Au are paid once per handshake); bulk
+//!   sweeps the suites with one fixed key exchange and certificate (Enc/Mac are paid
+//!   per byte). `--full-matrix` runs the cross product.
+//! - Remote (`--connect`): which protocols, suites and groups the server accepts
+//!   (one suite per handshake), its preference order, handshake rates per accepted
+//!   suite and, with `--http-get`, HTTP/1.1 download speed per accepted suite.
+//!
+//! Every probe checks what was negotiated before it is timed, and the bulk probe can
+//! check a SHA-256 of every byte on the far side (`--verify`).
+
+use crate::backend::openssl::certs::{CertType, Identity};
+use crate::backend::openssl::tls::{self as ssl, is_ffdhe, ConnectError, Protocol, Settings};
+use crate::error::UsageError;
+use crate::measure::sampler::{self, thread_cpu_time, Measurement, Probe, Rate, SamplerConfig};
+use crate::measure::stats::Summary;
+use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
+use crate::session::Session;
+use crate::units::Seconds;
+use anyhow::{anyhow, bail, Context, Result};
+use openssl::sha::Sha256;
+use openssl::ssl::{Ssl, SslContext, SslSession, SslStream};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Test hook: flips one plaintext byte after hashing it, so `--verify` must fail.
+pub const TAMPER_ENV: &str = "CIPHERBENCH_TEST_TLS_TAMPER";
+
+// ---------------------------------------------------------------------------
+// Suites and names
+
+/// A suite as the local libssl knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suite {
+    pub iana: String,
+    pub openssl: String,
+    /// As OpenSSL prints it: `SSLv3`, `TLSv1`, `TLSv1.2`, `TLSv1.3`.
+    pub min_protocol: String,
+    /// OpenSSL's Kx and Au labels (`any` for TLS 1.3).
+    pub kx: String,
+    pub au: String,
+    pub enc: String,
+}
+
+impl Suite {
+    pub fn tls13(&self) -> bool {
+        self.min_protocol == "TLSv1.3"
+    }
+    /// PSK and SRP suites need credentials a benchmark does not have.
+    fn needs_credentials(&self) -> bool {
+        self.kx.contains("PSK") || self.kx == "SRP" || self.au == "PSK" || self.au == "SRP"
+    }
+    fn fits_cert(&self, c: CertType) -> bool {
+        self.tls13() || self.au == c.au() || self.au == "None"
+    }
+    fn fits_group(&self, g: Option<&str>) -> bool {
+        match (self.kx.as_str(), g) {
+            ("any", Some(_)) => true,
+            ("ECDH", Some(g)) => !is_ffdhe(g),
+            ("DH", Some(g)) => is_ffdhe(g),
+            ("RSA", None) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Every suite the local libssl can offer (`openssl ciphers -V -stdname`).
+pub fn local_suites() -> Result<Vec<Suite>> {
+    Ok(crate::discover::openssl::tls_suites()?
+        .into_iter()
+        .map(|i| Suite {
+            iana: i.iana,
+            openssl: i.openssl,
+            min_protocol: i.min_protocol,
+            kx: i.kx,
+            au: i.au,
+            enc: i.enc,
+        })
+        .collect())
+}
+
+/// Resolves IANA or OpenSSL names, case-insensitively, with suggestions for typos.
+pub fn resolve_suites(names: &[String], local: &[Suite]) -> Result<Vec<Suite>, UsageError> {
+    let mut out: Vec<Suite> = Vec::new();
+    for n in names {
+        let found = local
+            .iter()
+            .find(|s| s.iana.eq_ignore_ascii_case(n) || s.openssl.eq_ignore_ascii_case(n));
+        match found {
+            Some(s) if !out.contains(s) => out.push(s.clone()),
+            Some(_) => {}
+            None => {
+                if let Some(k) = crate::judge::Knowledge::builtin()
+                    .ok()
+                    .and_then(|k| k.tls_suite(n).map(|s| s.iana.clone()))
+                {
+                    return Err(UsageError::Invalid(format!(
+                        "TLS suite '{n}' ({k}) is not in this build of OpenSSL ({}); `cipherbench list tls` shows what it has",
+                        crate::backend::openssl::runtime_version()
+                    )));
+                }
+                let mut known: Vec<String> = Vec::new();
+                for s in local {
+                    known.push(s.iana.to_ascii_lowercase());
+                    known.push(s.openssl.to_ascii_lowercase());
+                }
+                let sugg = crate::error::closest(n, known.iter().map(String::as_str));
+                let sugg = sugg
+                    .iter()
+                    .filter_map(|l| {
+                        local.iter().find_map(|s| {
+                            if s.iana.eq_ignore_ascii_case(l) {
+                                Some(s.iana.clone())
+                            } else if s.openssl.eq_ignore_ascii_case(l) {
+                                Some(s.openssl.clone())
+                            } else {
+                                None
+                            }
+                        })
+                    })
+                    .collect();
+                return Err(UsageError::Unknown {
+                    what: "TLS suite",
+                    given: n.clone(),
+                    suggestions: sugg,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_protocols(names: &[String], default: &[Protocol]) -> Result<Vec<Protocol>, UsageError> {
+    if names.is_empty() {
+        return Ok(default.to_vec());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let p = Protocol::parse(n).ok_or_else(|| UsageError::unknown("TLS protocol", n, ["1.0", "1.1", "1.2", "1.3"]))?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn parse_groups(names: &[String], default: &[&'static str]) -> Result<Vec<&'static str>, UsageError> {
+    if names.is_empty() {
+        return Ok(default.to_vec());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let known = ssl::PROBE_GROUPS.iter().map(|g| g.to_ascii_lowercase()).collect::<Vec<_>>();
+        let g = ssl::canonical_group(n).ok_or_else(|| UsageError::unknown("group", n, known.iter().map(String::as_str)))?;
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_certs(names: &[String]) -> Result<Vec<CertType>, UsageError> {
+    if names.is_empty() {
+        return Ok(CertType::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let c = CertType::parse(n).ok_or_else(|| UsageError::unknown("certificate type", n, CertType::ALL.map(CertType::name)))?;
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// The loopback plan
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Upload,
+    Download,
+}
+
+impl Direction {
+    pub fn label(self) -> &'static str {
+        match self {
+            Direction::Upload => "client-to-server",
+            Direction::Download => "server-to-client",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    Handshake { resumed: bool },
+    Bulk(Direction),
+}
+
+/// One loopback subject.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub protocol: Protocol,
+    pub suite: Suite,
+    pub group: Option<&'static str>,
+    pub cert: CertType,
+    pub work: Work,
+}
+
+fn kex_label(group: Option<&str>) -> &'static str {
+    match group {
+        Some(g) if is_ffdhe(g) => "DHE",
+        Some(_) => "ECDHE",
+        None => "RSA",
+    }
+}
+
+impl Item {
+    fn settings(&self) -> Settings {
+        let mut s = Settings::only(self.protocol);
+        if self.suite.tls13() {
+            s.ciphersuites = Some(self.suite.iana.clone());
+        } else {
+            s.cipher_list = Some(self.suite.openssl.clone());
+        }
+        s.groups = self.group.map(str::to_string);
+        // TLS 1.2 serves an ECDSA certificate only when its curve is among the
+        // client's groups; listing it second keeps the measured group first.
+        let curve = match self.cert {
+            CertType::EcdsaP256 => Some("P-256"),
+            CertType::EcdsaP384 => Some("P-384"),
+            _ => None,
+        };
+        if let (Some(g), Some(c), false) = (self.group, curve, self.suite.tls13()) {
+            if g != c {
+                s.groups = Some(format!("{g}:{c}"));
+            }
+        }
+        s
+    }
+
+    fn subject(&self, plan: &LoopbackPlan) -> Subject {
+        let mut s = suite_subject(self.protocol, &self.suite, plan.threads);
+        s.group = self.group.map(str::to_string);
+        s.cert = Some(self.cert.name().to_string());
+        s.kex = Some(kex_label(self.group).to_string());
+        match self.work {
+            Work::Handshake { resumed } => s.op = Some(if resumed { "resumed" } else { "full" }.into()),
+            Work::Bulk(d) => {
+                s.op = Some(d.label().into());
+                s.bytes = Some(plan.write_size as u64);
+            }
+        }
+        s
+    }
+
+    fn label(&self) -> String {
+        let what = match self.work {
+            Work::Handshake { resumed: false } => "handshake".to_string(),
+            Work::Handshake { resumed: true } => "resumed handshake".to_string(),
+            Work::Bulk(d) => format!("bulk {}", d.label()),
+        };
+        format!(
+            "{} {} {} {} {what}",
+            self.protocol.label(),
+            self.suite.iana,
+            self.group.unwrap_or("-"),
+            self.cert.name()
+        )
+    }
+
+    /// The records this item produces, for failures and progress.
+    fn records(&self) -> Vec<(Kind, Metric, Option<&'static str>)> {
+        match self.work {
+            Work::Handshake { .. } => vec![
+                (Kind::TlsHandshake, Metric::HandshakesPerSec, None),
+                (Kind::TlsHandshake, Metric::Seconds, Some("latency")),
+            ],
+            Work::Bulk(_) => vec![
+                (Kind::TlsBulk, Metric::BytesPerSec, None),
+                (Kind::TlsBulk, Metric::Seconds, Some("client-cpu-per-gb")),
+                (Kind::TlsBulk, Metric::Seconds, Some("server-cpu-per-gb")),
+            ],
+        }
+    }
+}
+
+fn suite_subject(p: Protocol, suite: &Suite, threads: usize) -> Subject {
+    Subject {
+        protocol: Some(p.label().to_string()),
+        suite: Some(suite.iana.clone()),
+        openssl_name: Some(suite.openssl.clone()),
+        library: Some("openssl".into()),
+        threads: Some(threads),
+        ..Default::default()
+    }
+}
+
+/// What the loopback run measures and how hard.
+pub struct LoopbackPlan {
+    pub items: Vec<Item>,
+    /// Subjects that cannot run here, with the reason.
+    pub skipped: Vec<(Kind, Subject, String)>,
+    pub threads: usize,
+    pub write_size: usize,
+    pub volume: Option<u64>,
+    pub verify: bool,
+    pub timeout: Duration,
+    pub budget: Seconds,
+    pub certs: Vec<CertType>,
+}
+
+/// The suite a handshake subject uses for a key exchange and certificate: the
+/// user's first fitting suite, or an AES-128 one (GCM where the protocol has it).
+fn handshake_suite<'a>(p: Protocol, kx: &str, cert: CertType, user: &'a [Suite], local: &'a [Suite]) -> Option<&'a Suite> {
+    let fits = |s: &&Suite| s.kx == kx && s.fits_cert(cert) && s.au != "None" && p.can_negotiate(&s.min_protocol);
+    if !user.is_empty() {
+        return user.iter().find(fits);
+    }
+    let pool: Vec<&Suite> = local.iter().filter(fits).collect();
+    pool.iter()
+        .find(|s| s.openssl.contains("AES128-GCM-SHA256"))
+        .or_else(|| pool.iter().find(|s| s.openssl.ends_with("AES128-SHA")))
+        .or_else(|| pool.first())
+        .copied()
+}
+
+impl LoopbackPlan {
+    pub fn new(a: &crate::cli::TlsArgs, budget: Seconds) -> Result<LoopbackPlan> {
+        let protocols = parse_protocols(&a.protocols, &[Protocol::Tls12, Protocol::Tls13])?;
+        let groups = parse_groups(&a.groups, &ssl::GROUPS)?;
+        let certs = parse_certs(&a.certs)?;
+        let local = local_suites()?;
+        let user = resolve_suites(&a.suites, &local)?;
+        if let Some(s) = user.iter().find(|s| s.needs_credentials()) {
+            return Err(UsageError::Invalid(format!(
+                "{} needs a pre-shared key or SRP password; cipherbench cannot measure it",
+                s.iana
+            ))
+            .into());
+        }
+        let mut plan = LoopbackPlan {
+            items: Vec::new(),
+            skipped: Vec::new(),
+            threads: a.threads as usize,
+            write_size: a.write_size.0 as usize,
+            volume: a.bytes.map(|b| b.0),
+            verify: a.verify,
+            timeout: Duration::from_secs_f64(a.timeout.0),
+            budget,
+            certs: certs.clone(),
+        };
+        let for_protocol = |p: Protocol| -> Vec<Suite> {
+            let base: Vec<Suite> = if user.is_empty() {
+                local
+                    .iter()
+                    .filter(|s| {
+                        if p == Protocol::Tls13 {
+                            s.tls13()
+                        } else {
+                            s.kx == "ECDH" && s.au == certs[0].au() && s.enc != "None" && p.can_negotiate(&s.min_protocol)
+                        }
+                    })
+                    .cloned()
+                    .collect()
+            } else {
+                user.clone()
+            };
+            base.into_iter().filter(|s| p.can_negotiate(&s.min_protocol)).collect()
+        };
+        let groups_for = |s: &Suite| -> Vec<Option<&'static str>> {
+            if s.kx == "RSA" {
+                return vec![None];
+            }
+            groups.iter().map(|g| Some(*g)).filter(|g| s.fits_group(*g)).collect()
+        };
+        let directions: &[Direction] = if a.both_directions {
+            &[Direction::Upload, Direction::Download]
+        } else {
+            &[Direction::Upload]
+        };
+
+        for &p in &protocols {
+            let suites = for_protocol(p);
+            if a.full_matrix {
+                for s in &suites {
+                    for &c in certs.iter().filter(|c| s.fits_cert(**c)) {
+                        for g in groups_for(s) {
+                            let mut works: Vec<Work> = Vec::new();
+                            if !a.no_handshakes {
+                                works.extend([Work::Handshake { resumed: false }, Work::Handshake { resumed: true }]);
+                            }
+                            if !a.no_bulk {
+                                works.extend(directions.iter().map(|d| Work::Bulk(*d)));
+                            }
+                            for work in works {
+                                plan.items.push(Item {
+                                    protocol: p,
+                                    suite: s.clone(),
+                                    group: g,
+                                    cert: c,
+                                    work,
+                                });
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            // Handshakes: group × certificate × key exchange, one suite each.
+            if !a.no_handshakes {
+                let kxs: &[&str] = if p == Protocol::Tls13 { &["any"] } else { &["ECDH", "DH", "RSA"] };
+                let mut first: Option<Item> = None;
+                for kx in kxs {
+                    for &c in &certs {
+                        let Some(s) = handshake_suite(p, kx, c, &user, &local) else {
+                            continue;
+                        };
+                        for g in groups_for(s) {
+                            let item = Item {
+                                protocol: p,
+                                suite: s.clone(),
+                                group: g,
+                                cert: c,
+                                work: Work::Handshake { resumed: false },
+                            };
+                            first.get_or_insert_with(|| item.clone());
+                            plan.items.push(item);
+                        }
+                    }
+                }
+                // Resumption skips Kx/Au (1.2 tickets) or the certificate (1.3 PSK):
+                // once per protocol.
+                if let Some(f) = first {
+                    plan.items.push(Item {
+                        work: Work::Handshake { resumed: true },
+                        ..f
+                    });
+                }
+            }
+            // Bulk: every suite with one fixed key exchange and certificate.
+            if !a.no_bulk {
+                for s in &suites {
+                    let cert = certs.iter().copied().find(|c| s.fits_cert(*c));
+                    let group = groups_for(s).into_iter().next();
+                    match (cert, group) {
+                        (Some(cert), Some(group)) => {
+                            for d in directions {
+                                plan.items.push(Item {
+                                    protocol: p,
+                                    suite: s.clone(),
+                                    group,
+                                    cert,
+                                    work: Work::Bulk(*d),
+                                });
+                            }
+                        }
+                        _ => {
+                            let why = if cert.is_none() {
+                                format!("needs an {} certificate (not among --certs, or none can be generated)", s.au)
+                            } else {
+                                "no key-exchange group among --groups fits it".to_string()
+                            };
+                            plan.skipped.push((Kind::TlsBulk, suite_subject(p, s, plan.threads), why));
+                        }
+                    }
+                }
+            }
+        }
+        if plan.items.is_empty() && plan.skipped.is_empty() {
+            return Err(UsageError::Invalid(
+                "nothing to measure: the protocols, suites, groups and certificates given have no combination in common".into(),
+            )
+            .into());
+        }
+        Ok(plan)
+    }
+
+    pub fn settings(&self) -> serde_json::Value {
+        json!({
+            "mode": "loopback",
+            "threads": self.threads,
+            "write_size": self.write_size,
+            "volume_bytes": self.volume,
+            "verify": self.verify,
+            "subjects": self.items.len(),
+            "certs": self.certs.iter().map(|c| c.name()).collect::<Vec<_>>(),
+            "budget_seconds": self.budget.0,
+        })
+    }
+
+    fn sampler(&self, work: Work) -> SamplerConfig {
+        let mut cfg = crate::plan::share(Seconds(self.budget.0 * 0.9), self.items.len());
+        match work {
+            Work::Handshake { .. } => cfg.max_units = 100_000,
+            Work::Bulk(_) => {
+                if let Some(v) = self.volume {
+                    // A fixed volume per sample: grow to it and no further.
+                    cfg.max_units = (v / self.write_size as u64).max(1);
+                    cfg.sample_time = Seconds(f64::MAX / 4.0);
+                    cfg.min_samples = cfg.min_samples.min(5);
+                }
+            }
+        }
+        cfg
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The loopback server
+
+/// An in-process TLS server on 127.0.0.1: one worker thread per client thread.
+/// It answers every handshake with one byte, then serves bulk commands.
+struct Server {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    errors: Arc<Mutex<Vec<String>>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+const OP_UPLOAD: u8 = b'U';
+const OP_DOWNLOAD: u8 = b'D';
+const HEADER: usize = 14;
+const TRAILER: usize = 40;
+
+impl Server {
+    fn start(ctx: SslContext, workers: usize, timeout: Duration) -> Result<Server> {
+        let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
+        let addr = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let mut handles = Vec::new();
+        for _ in 0..workers.max(1) {
+            let listener = listener.try_clone()?;
+            let (ctx, stop, errors) = (ctx.clone(), stop.clone(), errors.clone());
+            handles.push(std::thread::spawn(move || loop {
+                let Ok((tcp, _)) = listener.accept() else {
+                    continue;
+                };
+                if stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                if let Err(e) = serve_one(&ctx, tcp, timeout) {
+                    if !stop.load(Ordering::SeqCst) {
+                        errors.lock().unwrap().push(format!("{e:#}"));
+                    }
+                }
+            }));
+        }
+        Ok(Server {
+            addr,
+            stop,
+            errors,
+            workers: handles,
+        })
+    }
+
+    /// The first error a worker met, if any.
+    fn error(&self) -> Option<String> {
+        self.errors.lock().unwrap().first().cloned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake every worker blocked in accept().
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.workers.iter().any(|h| !h.is_finished()) && Instant::now() < deadline {
+            let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        for h in self.workers.drain(..) {
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+fn serve_one(ctx: &SslContext, tcp: TcpStream, timeout: Duration) -> Result<()> {
+    let _ = tcp.set_nodelay(true);
+    tcp.set_read_timeout(Some(timeout))?;
+    tcp.set_write_timeout(Some(timeout))?;
+    let ssl = Ssl::new(ctx)?;
+    let mut s = match ssl.accept(tcp) {
+        Ok(s) => s,
+        // A client that gave up (or was only waking us) is not a server error.
+        Err(openssl::ssl::HandshakeError::Failure(m)) if m.error().ssl_error().is_none() => return Ok(()),
+        Err(e) => return Err(anyhow!("server handshake: {e}")),
+    };
+    s.write_all(b"k")?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut data: Vec<u8> = Vec::new();
+    loop {
+        let mut h = [0u8; HEADER];
+        match s.read(&mut h[..1]) {
+            Ok(0) | Err(_) => return Ok(()),
+            Ok(_) => {}
+        }
+        s.read_exact(&mut h[1..])?;
+        let cpu0 = thread_cpu_time();
+        let n = u64::from_be_bytes(h[1..9].try_into().unwrap());
+        let ws = u32::from_be_bytes(h[9..13].try_into().unwrap()) as usize;
+        let mut hasher = (h[13] != 0).then(Sha256::new);
+        match h[0] {
+            OP_UPLOAD => {
+                let mut left = n;
+                while left > 0 {
+                    let want = (buf.len() as u64).min(left) as usize;
+                    let k = s.read(&mut buf[..want])?;
+                    if k == 0 {
+                        bail!("the client closed the connection {left} bytes short");
+                    }
+                    if let Some(hs) = hasher.as_mut() {
+                        hs.update(&buf[..k]);
+                    }
+                    left -= k as u64;
+                }
+            }
+            OP_DOWNLOAD => {
+                if data.len() != ws.max(1) {
+                    data = vec![0u8; ws.max(1)];
+                    openssl::rand::rand_bytes(&mut data)?;
+                }
+                let mut left = n;
+                while left > 0 {
+                    let k = (data.len() as u64).min(left) as usize;
+                    s.write_all(&data[..k])?;
+                    if let Some(hs) = hasher.as_mut() {
+                        hs.update(&data[..k]);
+                    }
+                    left -= k as u64;
+                }
+            }
+            op => bail!("unknown command byte {op:#x}"),
+        }
+        let cpu = thread_cpu_time().0 - cpu0.0;
+        let mut t = [0u8; TRAILER];
+        t[..8].copy_from_slice(&((cpu * 1e9) as u64).to_be_bytes());
+        if let Some(hs) = hasher {
+            t[8..].copy_from_slice(&hs.finish());
+        }
+        s.write_all(&t)?;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Probes
+
+/// Full or resumed handshakes, one TCP connection each.
+struct HandshakeProbe {
+    ctx: SslContext,
+    addr: SocketAddr,
+    sni: Option<String>,
+    timeout: Duration,
+    resumed: bool,
+    /// Loopback: wait for the server's byte, so its side of the handshake is done too.
+    ack: bool,
+    session: Option<SslSession>,
+    durations: Vec<f64>,
+}
+
+impl HandshakeProbe {
+    /// Connects once (twice when resuming) and checks that what was negotiated is
+    /// what was asked for, before anything is timed.
+    fn new(
+        ctx: &SslContext,
+        addr: SocketAddr,
+        sni: Option<&str>,
+        timeout: Duration,
+        resumed: bool,
+        ack: bool,
+        expect: (Protocol, &str, Option<&str>),
+    ) -> Result<Self> {
+        let mut p = HandshakeProbe {
+            ctx: ctx.clone(),
+            addr,
+            sni: sni.map(str::to_string),
+            timeout,
+            resumed,
+            ack,
+            session: None,
+            durations: Vec::new(),
+        };
+        let (version, suite, group) = p.once()?;
+        check_negotiated(expect, (&version, &suite, group.as_deref()))?;
+        if resumed {
+            p.once()?;
+        }
+        p.durations.clear();
+        Ok(p)
+    }
+
+    fn once(&mut self) -> Result<(String, String, Option<String>)> {
+        let offer = if self.resumed { self.session.clone() } else { None };
+        let t0 = Instant::now();
+        let mut s = ssl::connect(&self.ctx, self.addr, self.sni.as_deref(), self.timeout, offer.as_deref())
+            .map_err(|e| anyhow!("{}: {e}", self.addr))?;
+        if self.ack {
+            let mut b = [0u8; 1];
+            s.read_exact(&mut b).context("waiting for the server to finish its side")?;
+        }
+        let elapsed = t0.elapsed().as_secs_f64();
+        if self.resumed {
+            if offer.is_some() && !s.ssl().session_reused() {
+                bail!("the server did not resume the session");
+            }
+            self.session = s.ssl().session().map(|x| x.to_owned());
+        }
+        let (version, suite) = ssl::negotiated(&s);
+        let group = ssl::negotiated_group(&s);
+        let _ = s.shutdown();
+        self.durations.push(elapsed);
+        Ok((version, suite, group))
+    }
+}
+
+/// Fails unless the connection negotiated the protocol, suite and (when libssl
+/// reports it) group that were asked for.
+fn check_negotiated(want: (Protocol, &str, Option<&str>), got: (&str, &str, Option<&str>)) -> Result<()> {
+    let group_ok = match (want.2, got.2) {
+        (Some(w), Some(g)) => w == g,
+        _ => true,
+    };
+    if got.0 != want.0.label() || got.1 != want.1 || !group_ok {
+        bail!(
+            "asked for {} {} {} but negotiated {} {} {}",
+            want.0.label(),
+            want.1,
+            want.2.unwrap_or("-"),
+            got.0,
+            got.1,
+            got.2.unwrap_or("-")
+        );
+    }
+    Ok(())
+}
+
+impl Probe for HandshakeProbe {
+    fn run(&mut self, units: u64) -> Result<f64> {
+        for _ in 0..units {
+            self.once()?;
+        }
+        Ok(units as f64)
+    }
+}
+
+/// One long-lived connection pushing `units` writes of `write_size` bytes per run.
+struct BulkProbe {
+    s: SslStream<TcpStream>,
+    direction: Direction,
+    chunk: Vec<u8>,
+    rbuf: Vec<u8>,
+    verify: bool,
+    tamper: bool,
+    /// Per run: server CPU seconds and bytes.
+    history: Vec<(f64, f64)>,
+}
+
+impl BulkProbe {
+    fn connect(
+        ctx: &SslContext,
+        addr: SocketAddr,
+        timeout: Duration,
+        item: &Item,
+        plan: &LoopbackPlan,
+        direction: Direction,
+    ) -> Result<Self> {
+        let mut s = ssl::connect(ctx, addr, None, timeout, None).map_err(|e| anyhow!("{addr}: {e}"))?;
+        let (version, suite) = ssl::negotiated(&s);
+        let group = ssl::negotiated_group(&s);
+        check_negotiated((item.protocol, &item.suite.iana, item.group), (&version, &suite, group.as_deref()))?;
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b)?;
+        let mut chunk = vec![0u8; plan.write_size.max(1)];
+        openssl::rand::rand_bytes(&mut chunk)?;
+        Ok(BulkProbe {
+            s,
+            direction,
+            chunk,
+            rbuf: vec![0u8; plan.write_size.max(1 << 16)],
+            verify: plan.verify,
+            tamper: std::env::var_os(TAMPER_ENV).is_some(),
+            history: Vec::new(),
+        })
+    }
+}
+
+impl Probe for BulkProbe {
+    fn run(&mut self, units: u64) -> Result<f64> {
+        let ws = self.chunk.len();
+        let n = units * ws as u64;
+        let op = match self.direction {
+            Direction::Upload => OP_UPLOAD,
+            Direction::Download => OP_DOWNLOAD,
+        };
+        let mut h = [0u8; HEADER];
+        h[0] = op;
+        h[1..9].copy_from_slice(&n.to_be_bytes());
+        h[9..13].copy_from_slice(&(ws as u32).to_be_bytes());
+        h[13] = self.verify as u8;
+        self.s.write_all(&h)?;
+        let mut hasher = self.verify.then(Sha256::new);
+        match self.direction {
+            Direction::Upload => {
+                for i in 0..units {
+                    if let Some(hs) = hasher.as_mut() {
+                        hs.update(&self.chunk);
+                    }
+                    if self.tamper && i == 0 {
+                        self.chunk[0] ^= 1;
+                        let r = self.s.write_all(&self.chunk);
+                        self.chunk[0] ^= 1;
+                        r?;
+                    } else {
+                        self.s.write_all(&self.chunk)?;
+                    }
+                }
+            }
+            Direction::Download => {
+                let mut left = n;
+                let mut first = true;
+                while left > 0 {
+                    let want = (self.rbuf.len() as u64).min(left) as usize;
+                    let k = self.s.read(&mut self.rbuf[..want])?;
+                    if k == 0 {
+                        bail!("the server closed the connection {left} bytes short");
+                    }
+                    if self.tamper && first {
+                        self.rbuf[0] ^= 1;
+                        first = false;
+                    }
+                    if let Some(hs) = hasher.as_mut() {
+                        hs.update(&self.rbuf[..k]);
+                    }
+                    left -= k as u64;
+                }
+            }
+        }
+        let mut t = [0u8; TRAILER];
+        self.s.read_exact(&mut t).context("reading the server's receipt")?;
+        if let Some(hs) = hasher {
+            if hs.finish()[..] != t[8..] {
+                bail!("SHA-256 mismatch: the bytes that came out of TLS on the far side are not the bytes that went in");
+            }
+        }
+        let server_cpu = u64::from_be_bytes(t[..8].try_into().unwrap()) as f64 * 1e-9;
+        self.history.push((server_cpu, n as f64));
+        Ok(n as f64)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Loopback measurement
+
+fn identity(ids: &mut BTreeMap<CertType, Identity>, c: CertType) -> Result<&Identity> {
+    if let std::collections::btree_map::Entry::Vacant(e) = ids.entry(c) {
+        e.insert(Identity::generate(c)?);
+    }
+    Ok(&ids[&c])
+}
+
+/// The per-handshake latencies of the sampled runs (calibration and warm-up left out).
+fn sampled_durations(probes: &[HandshakeProbe], m: &Measurement) -> Vec<f64> {
+    let n = (m.units as usize).saturating_mul(m.samples.len());
+    probes
+        .iter()
+        .flat_map(|p| p.durations[p.durations.len().saturating_sub(n)..].iter().copied())
+        .collect()
+}
+
+fn percentile(v: &[f64], q: f64) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let idx = ((s.len() as f64 - 1.0) * q).round() as usize;
+    Some(s[idx.min(s.len() - 1)])
+}
+
+fn handshake_records(kind: Kind, subject: Subject, probes: &[HandshakeProbe], m: &Measurement) -> Vec<ResultRecord> {
+    let mut out = Vec::new();
+    match m.wall() {
+        Some(w) => out.push(ResultRecord::ok(
+            kind,
+            subject.clone(),
+            Metric::HandshakesPerSec,
+            &w,
+            m.cpu().as_ref(),
+        )),
+        None => out.push(ResultRecord::not_ok(
+            kind,
+            subject.clone(),
+            Metric::HandshakesPerSec,
+            Status::Failed,
+            "no samples",
+        )),
+    }
+    let lat = sampled_durations(probes, m);
+    let mut ls = subject;
+    ls.mode = Some("latency".into());
+    match Summary::of(&lat) {
+        Some(s) => {
+            let mut r = ResultRecord::ok(kind, ls, Metric::Seconds, &s, None);
+            r.p95 = percentile(&lat, 0.95);
+            out.push(r);
+        }
+        None => out.push(ResultRecord::not_ok(kind, ls, Metric::Seconds, Status::Failed, "no samples")),
+    }
+    out
+}
+
+fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity) -> Result<Vec<ResultRecord>> {
+    let settings = item.settings();
+    let server = Server::start(ssl::server_context(&settings, id)?, plan.threads, plan.timeout)?;
+    let subject = item.subject(plan);
+    let cfg = plan.sampler(item.work);
+    let out = match item.work {
+        Work::Handshake { resumed } => {
+            let ctx = ssl::client_context(&settings, resumed)?;
+            let mut probes = (0..plan.threads)
+                .map(|_| {
+                    HandshakeProbe::new(
+                        &ctx,
+                        server.addr,
+                        None,
+                        plan.timeout,
+                        resumed,
+                        true,
+                        (item.protocol, &item.suite.iana, item.group),
+                    )
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+            handshake_records(Kind::TlsHandshake, subject, &probes, &m)
+        }
+        Work::Bulk(direction) => {
+            let ctx = ssl::client_context(&settings, false)?;
+            let mut probes = (0..plan.threads)
+                .map(|_| BulkProbe::connect(&ctx, server.addr, plan.timeout, item, plan, direction))
+                .collect::<Result<Vec<_>>>()?;
+            let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+            bulk_records(subject, &probes, &m)
+        }
+    };
+    if let Some(e) = server.error() {
+        bail!("the loopback server failed: {e}");
+    }
+    Ok(out)
+}
+
+fn bulk_records(subject: Subject, probes: &[BulkProbe], m: &Measurement) -> Vec<ResultRecord> {
+    let mut out = Vec::new();
+    let kind = Kind::TlsBulk;
+    match m.wall() {
+        Some(w) => out.push(ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref())),
+        None => out.push(ResultRecord::not_ok(
+            kind,
+            subject.clone(),
+            Metric::BytesPerSec,
+            Status::Failed,
+            "no samples",
+        )),
+    }
+    let client: Vec<f64> = m.samples.iter().filter(|s| s.work > 0.0).map(|s| s.cpu.0 / s.work * 1e9).collect();
+    // Server CPU of the sampled runs, summed over threads run by run.
+    let n = m.samples.len();
+    let server: Vec<f64> = (0..n)
+        .filter_map(|i| {
+            let (mut cpu, mut bytes) = (0.0, 0.0);
+            for p in probes {
+                let h = &p.history[p.history.len().saturating_sub(n)..];
+                let (c, b) = h.get(i)?;
+                cpu += c;
+                bytes += b;
+            }
+            (bytes > 0.0).then(|| cpu / bytes * 1e9)
+        })
+        .collect();
+    for (mode, values) in [("client-cpu-per-gb", client), ("server-cpu-per-gb", server)] {
+        let mut s = subject.clone();
+        s.mode = Some(mode.into());
+        out.push(match Summary::of(&values) {
+            Some(sum) => ResultRecord::ok(kind, s, Metric::Seconds, &sum, None),
+            None => ResultRecord::not_ok(kind, s, Metric::Seconds, Status::Failed, "no samples"),
+        });
+    }
+    out
+}
+
+/// Runs the loopback plan; results go to the session as they are made.
+pub fn loopback(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
+    let total: usize = plan.skipped.len() + plan.items.iter().map(|i| i.records().len()).sum::<usize>();
+    session.progress_start(total as u64);
+    for (kind, subject, why) in &plan.skipped {
+        let metric = if *kind == Kind::TlsBulk {
+            Metric::BytesPerSec
+        } else {
+            Metric::HandshakesPerSec
+        };
+        session.record(ResultRecord::not_ok(
+            *kind,
+            subject.clone(),
+            metric,
+            Status::Unsupported,
+            why.clone(),
+        ))?;
+    }
+    let mut ids = BTreeMap::new();
+    for item in &plan.items {
+        if crate::interrupt::requested() {
+            break;
+        }
+        session.progress_message(&item.label());
+        let id = identity(&mut ids, item.cert)?;
+        match measure_item(plan, item, id) {
+            Ok(records) => {
+                for r in records {
+                    session.record(r)?;
+                }
+            }
+            Err(e) => {
+                let subject = item.subject(plan);
+                for (kind, metric, mode) in item.records() {
+                    let mut s = subject.clone();
+                    s.mode = mode.map(str::to_string);
+                    session.record(ResultRecord::not_ok(kind, s, metric, Status::Failed, format!("{e:#}")))?;
+                }
+            }
+        }
+    }
+    session.progress_finish();
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Remote: enumeration
+
+/// A server named with `--connect`.
+pub struct RemotePlan {
+    /// As typed, for messages: `host:port`.
+    pub target: String,
+    pub host: String,
+    pub addr: SocketAddr,
+    pub sni: Option<String>,
+    pub protocols: Vec<Protocol>,
+    /// Candidate suites (all the local libssl can offer, or --suites).
+    pub suites: Vec<Suite>,
+    pub groups: Vec<&'static str>,
+    pub threads: usize,
+    pub timeout: Duration,
+    pub http_get: Option<String>,
+    pub handshakes: bool,
+    pub budget: Seconds,
+}
+
+/// `host:port`, `[v6]:port`.
+fn split_target(t: &str) -> Result<(String, u16), UsageError> {
+    let bad = || UsageError::Invalid(format!("--connect wants HOST:PORT, got '{t}'"));
+    let (h, p) = t.rsplit_once(':').ok_or_else(bad)?;
+    let port: u16 = p.parse().map_err(|_| bad())?;
+    let h = h.trim_start_matches('[').trim_end_matches(']');
+    if h.is_empty() || port == 0 {
+        return Err(bad());
+    }
+    Ok((h.to_string(), port))
+}
+
+impl RemotePlan {
+    pub fn new(a: &crate::cli::TlsArgs, target: &str, budget: Seconds) -> Result<RemotePlan> {
+        let (host, port) = split_target(target)?;
+        let protocols = parse_protocols(&a.protocols, &Protocol::ALL)?;
+        let groups = parse_groups(&a.groups, &ssl::PROBE_GROUPS)?;
+        let local = local_suites()?;
+        let user = resolve_suites(&a.suites, &local)?;
+        let suites: Vec<Suite> = if user.is_empty() { local } else { user }
+            .into_iter()
+            .filter(|s| !s.needs_credentials())
+            .collect();
+        if let Some(p) = &a.http_get {
+            if !p.starts_with('/') {
+                return Err(UsageError::Invalid(format!("--http-get wants a path starting with '/', got '{p}'")).into());
+            }
+        }
+        // Resolving is the first contact with the outside: a failure is exit 1.
+        let addr = (host.as_str(), port)
+            .to_socket_addrs()
+            .with_context(|| format!("cannot resolve {host}"))?
+            .next()
+            .ok_or_else(|| anyhow!("{host} has no address"))?;
+        let sni = a
+            .sni
+            .clone()
+            .or_else(|| host.parse::<std::net::IpAddr>().is_err().then(|| host.clone()));
+        Ok(RemotePlan {
+            target: format!("{host}:{port}"),
+            host,
+            addr,
+            sni,
+            protocols,
+            suites,
+            groups,
+            threads: a.threads as usize,
+            timeout: Duration::from_secs_f64(a.timeout.0),
+            http_get: a.http_get.clone(),
+            handshakes: !a.no_handshakes,
+            budget,
+        })
+    }
+
+    fn offer(&self, s: &Settings) -> Result<(String, String), ConnectError> {
+        let ctx = ssl::client_context(s, false).map_err(|e| ConnectError::Rejected(format!("{e:#}")))?;
+        let mut st = ssl::connect(&ctx, self.addr, self.sni.as_deref(), self.timeout, None)?;
+        let n = ssl::negotiated(&st);
+        let _ = st.shutdown();
+        Ok(n)
+    }
+}
+
+/// The server's answer to one protocol's suite order.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Order {
+    pub protocol: String,
+    /// The server picked the client's first suite in both orders offered.
+    pub honours_client_order: bool,
+    /// Its own order, found by offering what is left after each pick (empty when it
+    /// follows the client).
+    pub server_preference: Vec<String>,
+}
+
+/// What `--connect` found out before anything was timed.
+pub struct Scan {
+    pub protocols: Vec<(Protocol, Option<String>)>,
+    pub suites: Vec<(Protocol, Suite, Option<String>)>,
+    pub groups: Vec<(Protocol, &'static str, Option<String>)>,
+    pub orders: Vec<Order>,
+}
+
+impl Scan {
+    pub fn accepted_suites(&self) -> impl Iterator<Item = (Protocol, &Suite)> {
+        self.suites.iter().filter(|(_, _, r)| r.is_none()).map(|(p, s, _)| (*p, s))
+    }
+}
+
+fn refusal(e: ConnectError) -> Result<String> {
+    match e {
+        ConnectError::Rejected(why) => Ok(why),
+        other => Err(anyhow!("{other}")),
+    }
+}
+
+/// Enumerates protocols, suites and groups, one offer per handshake, and the
+/// server's preference order. Errors that concern the connection itself (refused,
+/// unreachable, not TLS, no handshake at all) end the run with a message naming
+/// the server.
+pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
+    let t = &plan.target;
+    progress(&format!("reaching {t}"));
+    match plan.offer(&Settings::default()) {
+        Ok(_) => {}
+        Err(ConnectError::Tcp(e)) => bail!("cannot connect to {t}: {e}"),
+        Err(ConnectError::NotTls(e)) => bail!("{t} does not speak TLS: {e}"),
+        Err(ConnectError::Timeout) => bail!(
+            "{t} accepted the TCP connection but gave no TLS answer within {:.1} s (not TLS, or TLS only after a STARTTLS command?)",
+            plan.timeout.as_secs_f64()
+        ),
+        Err(ConnectError::Rejected(e)) => {
+            bail!("{t} refused a TLS handshake offering every protocol and suite this OpenSSL has: {e}")
+        }
+    }
+    let with_context = |r: Result<String>| {
+        if crate::interrupt::requested() {
+            return Err(crate::error::Interrupted { kept: 0 }.into());
+        }
+        r.with_context(|| format!("while enumerating {t}"))
+    };
+    let mut out = Scan {
+        protocols: Vec::new(),
+        suites: Vec::new(),
+        groups: Vec::new(),
+        orders: Vec::new(),
+    };
+    for &p in &plan.protocols {
+        progress(&format!("{t}: {}", p.label()));
+        let r = match plan.offer(&Settings::only(p)) {
+            Ok(_) => None,
+            Err(e) => Some(with_context(refusal(e))?),
+        };
+        out.protocols.push((p, r));
+    }
+    for &(p, ref refused) in &out.protocols.clone() {
+        if refused.is_some() {
+            continue;
+        }
+        for s in plan.suites.iter().filter(|s| p.can_negotiate(&s.min_protocol)) {
+            if crate::interrupt::requested() {
+                return Err(crate::error::Interrupted { kept: 0 }.into());
+            }
+            let item = Item {
+                protocol: p,
+                suite: s.clone(),
+                group: None,
+                cert: CertType::Rsa2048,
+                work: Work::Handshake { resumed: false },
+            };
+            let mut settings = item.settings();
+            settings.groups = None;
+            let r = match plan.offer(&settings) {
+                Ok((_, got)) if got == s.iana => None,
+                Ok((_, got)) => Some(format!("offered alone, yet {got} was negotiated")),
+                Err(e) => Some(with_context(refusal(e))?),
+            };
+            out.suites.push((p, s.clone(), r));
+        }
+        let accepted: Vec<Suite> = out
+            .suites
+            .iter()
+            .filter(|(q, _, r)| *q == p && r.is_none())
+            .map(|(_, s, _)| s.clone())
+            .collect();
+        // Groups: TLS 1.3 (key shares) and TLS 1.2 ECDHE.
+        let kx_suites: Vec<&Suite> = accepted
+            .iter()
+            .filter(|s| p == Protocol::Tls13 || (p == Protocol::Tls12 && s.kx == "ECDH"))
+            .collect();
+        if !kx_suites.is_empty() {
+            for &g in plan.groups.iter().filter(|g| p == Protocol::Tls13 || !is_ffdhe(g)) {
+                let mut s = Settings::only(p);
+                if p == Protocol::Tls13 {
+                    s.ciphersuites = Some(kx_suites.iter().map(|s| s.iana.as_str()).collect::<Vec<_>>().join(":"));
+                } else {
+                    s.cipher_list = Some(kx_suites.iter().map(|s| s.openssl.as_str()).collect::<Vec<_>>().join(":"));
+                }
+                s.groups = Some(g.to_string());
+                if ssl::client_context(&s, false).is_err() {
+                    continue; // this libssl lacks the group
+                }
+                let r = match plan.offer(&s) {
+                    Ok(_) => None,
+                    Err(e) => Some(with_context(refusal(e))?),
+                };
+                out.groups.push((p, g, r));
+            }
+        }
+        if accepted.len() >= 2 {
+            out.orders.push(preference(plan, p, &accepted)?);
+        }
+    }
+    Ok(out)
+}
+
+fn preference(plan: &RemotePlan, p: Protocol, accepted: &[Suite]) -> Result<Order> {
+    let pick = |offer: &[&Suite]| -> Result<String> {
+        let mut s = Settings::only(p);
+        if p == Protocol::Tls13 {
+            s.ciphersuites = Some(offer.iter().map(|s| s.iana.as_str()).collect::<Vec<_>>().join(":"));
+        } else {
+            s.cipher_list = Some(offer.iter().map(|s| s.openssl.as_str()).collect::<Vec<_>>().join(":"));
+        }
+        plan.offer(&s)
+            .map(|(_, suite)| suite)
+            .map_err(|e| anyhow!("{}: {e} while finding its suite order", plan.target))
+    };
+    let fwd: Vec<&Suite> = accepted.iter().collect();
+    let rev: Vec<&Suite> = accepted.iter().rev().collect();
+    let honours = pick(&fwd)? == fwd[0].iana && pick(&rev)? == rev[0].iana;
+    let mut server_preference = Vec::new();
+    if !honours {
+        let mut left = fwd.clone();
+        while !left.is_empty() {
+            let c = pick(&left)?;
+            let before = left.len();
+            left.retain(|s| s.iana != c);
+            if left.len() == before {
+                break;
+            }
+            server_preference.push(c);
+        }
+    }
+    Ok(Order {
+        protocol: p.label().to_string(),
+        honours_client_order: honours,
+        server_preference,
+    })
+}
+
+impl RemotePlan {
+    pub fn settings(&self, scan: &Scan) -> serde_json::Value {
+        json!({
+            "mode": "remote",
+            "target": self.target,
+            "sni": self.sni,
+            "threads": self.threads,
+            "timeout_seconds": self.timeout.as_secs_f64(),
+            "http_get": self.http_get,
+            "budget_seconds": self.budget.0,
+            "server_order": scan.orders,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Remote: timing
+
+/// HTTP/1.1 GETs of one path over one suite; times request to last body byte.
+struct HttpProbe {
+    ctx: SslContext,
+    plan_addr: SocketAddr,
+    sni: Option<String>,
+    host: String,
+    path: String,
+    timeout: Duration,
+    stream: Option<SslStream<TcpStream>>,
+    buf: Vec<u8>,
+    timed: (Seconds, Seconds),
+}
+
+impl HttpProbe {
+    fn get(&mut self) -> Result<u64> {
+        if self.stream.is_none() {
+            let s = ssl::connect(&self.ctx, self.plan_addr, self.sni.as_deref(), self.timeout, None)
+                .map_err(|e| anyhow!("{}: {e}", self.host))?;
+            self.stream = Some(s);
+        }
+        let s = self.stream.as_mut().expect("connected");
+        let (t0, c0) = (Instant::now(), thread_cpu_time());
+        let req = format!(
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: cipherbench/{}\r\nAccept: */*\r\nConnection: keep-alive\r\n\r\n",
+            self.path,
+            self.host,
+            env!("CARGO_PKG_VERSION")
+        );
+        s.write_all(req.as_bytes())?;
+        // Headers.
+        let mut head: Vec<u8> = Vec::new();
+        let body_start = loop {
+            let k = s.read(&mut self.buf)?;
+            if k == 0 {
+                bail!("the server closed the connection before answering GET {}", self.path);
+            }
+            head.extend_from_slice(&self.buf[..k]);
+            if let Some(i) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            if head.len() > 64 << 10 {
+                bail!("no end of HTTP headers in 64 KiB");
+            }
+        };
+        let text = String::from_utf8_lossy(&head[..body_start]).to_ascii_lowercase();
+        let status = text.split_whitespace().nth(1).unwrap_or("");
+        if status != "200" {
+            let line = String::from_utf8_lossy(&head[..body_start]);
+            bail!("GET {} answered '{}'", self.path, line.lines().next().unwrap_or(""));
+        }
+        if text.contains("transfer-encoding: chunked") {
+            bail!("GET {} answered with a chunked body; give a static file", self.path);
+        }
+        let length: Option<u64> = text
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok());
+        let close = text.contains("connection: close") || text.starts_with("http/1.0") || length.is_none();
+        let mut got = (head.len() - body_start) as u64;
+        loop {
+            if length.is_some_and(|l| got >= l) {
+                break;
+            }
+            let k = s.read(&mut self.buf)?;
+            if k == 0 {
+                if let Some(l) = length {
+                    bail!("the body ended after {got} of {l} bytes");
+                }
+                break;
+            }
+            got += k as u64;
+        }
+        self.timed.0 .0 += t0.elapsed().as_secs_f64();
+        self.timed.1 .0 += thread_cpu_time().0 - c0.0;
+        if close {
+            self.stream = None;
+        }
+        Ok(got)
+    }
+}
+
+impl Probe for HttpProbe {
+    fn run(&mut self, units: u64) -> Result<f64> {
+        self.timed = (Seconds(0.0), Seconds(0.0));
+        let mut total = 0;
+        for _ in 0..units {
+            total += self.get()?;
+        }
+        Ok(total as f64)
+    }
+    fn timed_region(&self) -> Option<(Seconds, Seconds)> {
+        Some(self.timed)
+    }
+}
+
+/// Records what the scan found, then times handshakes (and HTTP downloads) per
+/// accepted suite.
+pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<()> {
+    let accepted: Vec<(Protocol, Suite)> = scan.accepted_suites().map(|(p, s)| (p, s.clone())).collect();
+    let per_suite = plan.handshakes as usize * 2 + plan.http_get.is_some() as usize;
+    let total = scan.protocols.len() + scan.suites.len() + scan.groups.len() + accepted.len() * per_suite;
+    session.progress_start(total as u64);
+    for (p, r) in &scan.protocols {
+        let s = Subject {
+            protocol: Some(p.label().into()),
+            ..Default::default()
+        };
+        session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
+    }
+    for (p, suite, r) in &scan.suites {
+        let s = suite_subject(*p, suite, 1);
+        session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
+    }
+    for (p, g, r) in &scan.groups {
+        let s = Subject {
+            protocol: Some(p.label().into()),
+            group: Some(g.to_string()),
+            ..Default::default()
+        };
+        session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
+    }
+    let n = (accepted.len() * (plan.handshakes as usize + plan.http_get.is_some() as usize)).max(1);
+    let cfg = crate::plan::share(Seconds(plan.budget.0 * 0.9), n);
+    for (p, suite) in &accepted {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let mut settings = Settings::only(*p);
+        if suite.tls13() {
+            settings.ciphersuites = Some(suite.iana.clone());
+        } else {
+            settings.cipher_list = Some(suite.openssl.clone());
+        }
+        let subject = suite_subject(*p, suite, plan.threads);
+        if plan.handshakes {
+            session.progress_message(&format!("{} {} handshakes", p.label(), suite.iana));
+            let mut hs_subject = subject.clone();
+            hs_subject.op = Some("full".into());
+            let r = (|| -> Result<Vec<ResultRecord>> {
+                let ctx = ssl::client_context(&settings, false)?;
+                let mut probes = (0..plan.threads)
+                    .map(|_| {
+                        HandshakeProbe::new(
+                            &ctx,
+                            plan.addr,
+                            plan.sni.as_deref(),
+                            plan.timeout,
+                            false,
+                            false,
+                            (*p, &suite.iana, None),
+                        )
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let cfg = SamplerConfig { max_units: 10_000, ..cfg };
+                let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+                Ok(handshake_records(Kind::TlsHandshake, hs_subject.clone(), &probes, &m))
+            })();
+            record_or_fail(
+                session,
+                r,
+                &hs_subject,
+                &[(Metric::HandshakesPerSec, None), (Metric::Seconds, Some("latency"))],
+                Kind::TlsHandshake,
+            )?;
+        }
+        if let Some(path) = &plan.http_get {
+            session.progress_message(&format!("{} {} GET {path}", p.label(), suite.iana));
+            let mut bulk_subject = subject.clone();
+            bulk_subject.op = Some("http-get".into());
+            bulk_subject.path = Some(path.clone());
+            let r = (|| -> Result<Vec<ResultRecord>> {
+                let ctx = ssl::client_context(&settings, false)?;
+                let mut probes: Vec<HttpProbe> = (0..plan.threads)
+                    .map(|_| HttpProbe {
+                        ctx: ctx.clone(),
+                        plan_addr: plan.addr,
+                        sni: plan.sni.clone(),
+                        host: plan.sni.clone().unwrap_or_else(|| plan.host.clone()),
+                        path: path.clone(),
+                        timeout: plan.timeout,
+                        stream: None,
+                        buf: vec![0u8; 1 << 16],
+                        timed: (Seconds(0.0), Seconds(0.0)),
+                    })
+                    .collect();
+                let cfg = SamplerConfig { max_units: 1000, ..cfg };
+                let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+                Ok(vec![match m.wall() {
+                    Some(w) => ResultRecord::ok(Kind::TlsBulk, bulk_subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()),
+                    None => ResultRecord::not_ok(
+                        Kind::TlsBulk,
+                        bulk_subject.clone(),
+                        Metric::BytesPerSec,
+                        Status::Failed,
+                        "no samples",
+                    ),
+                }])
+            })();
+            record_or_fail(session, r, &bulk_subject, &[(Metric::BytesPerSec, None)], Kind::TlsBulk)?;
+        }
+    }
+    session.progress_finish();
+    Ok(())
+}
+
+fn record_or_fail(
+    session: &mut Session,
+    r: Result<Vec<ResultRecord>>,
+    subject: &Subject,
+    metrics: &[(Metric, Option<&str>)],
+    kind: Kind,
+) -> Result<()> {
+    match r {
+        Ok(rs) => {
+            for r in rs {
+                session.record(r)?;
+            }
+        }
+        Err(e) => {
+            for (metric, mode) in metrics {
+                let mut s = subject.clone();
+                s.mode = mode.map(str::to_string);
+                session.record(ResultRecord::not_ok(kind, s, *metric, Status::Failed, format!("{e:#}")))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_split() {
+        assert_eq!(split_target("example.org:563").unwrap(), ("example.org".into(), 563));
+        assert_eq!(split_target("[::1]:443").unwrap(), ("::1".into(), 443));
+        assert!(split_target("example.org").is_err());
+        assert!(split_target("example.org:0").is_err());
+        assert!(split_target("example.org:https").is_err());
+    }
+
+    #[test]
+    fn percentiles() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.95), Some(95.0));
+        assert_eq!(percentile(&v, 0.5), Some(51.0));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn names_resolve_with_suggestions() {
+        let local = local_suites().unwrap();
+        let r = resolve_suites(&["ecdhe-rsa-aes128-gcm-sha256".into(), "TLS_AES_128_GCM_SHA256".into()], &local).unwrap();
+        assert_eq!(r[0].iana, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256");
+        assert_eq!(r[1].openssl, "TLS_AES_128_GCM_SHA256");
+        let e = resolve_suites(&["TLS_AES_128_GCM_SHA265".into()], &local).unwrap_err().to_string();
+        assert!(e.contains("TLS_AES_128_GCM_SHA256"), "{e}");
+    }
+
+    /// A real loopback handshake and an upload whose hash the server checks.
+    #[test]
+    fn loopback_handshake_and_verified_bulk() {
+        let local = local_suites().unwrap();
+        let suite = local.iter().find(|s| s.iana == "TLS_AES_128_GCM_SHA256").unwrap().clone();
+        let id = Identity::generate(CertType::EcdsaP256).unwrap();
+        let plan = LoopbackPlan {
+            items: Vec::new(),
+            skipped: Vec::new(),
+            threads: 1,
+            write_size: 4096,
+            volume: None,
+            verify: true,
+            timeout: Duration::from_secs(5),
+            budget: Seconds(1.0),
+            certs: vec![CertType::EcdsaP256],
+        };
+        let item = Item {
+            protocol: Protocol::Tls13,
+            suite,
+            group: Some("X25519"),
+            cert: CertType::EcdsaP256,
+            work: Work::Bulk(Direction::Upload),
+        };
+        let server = Server::start(ssl::server_context(&item.settings(), &id).unwrap(), 1, plan.timeout).unwrap();
+        let ctx = ssl::client_context(&item.settings(), true).unwrap();
+        let mut hs = HandshakeProbe::new(
+            &ctx,
+            server.addr,
+            None,
+            plan.timeout,
+            true,
+            true,
+            (Protocol::Tls13, "TLS_AES_128_GCM_SHA256", Some("X25519")),
+        )
+        .unwrap();
+        assert_eq!(hs.run(3).unwrap(), 3.0);
+        assert_eq!(hs.durations.len(), 3);
+        let mut bulk = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &plan, Direction::Upload).unwrap();
+        assert_eq!(bulk.run(5).unwrap(), 5.0 * 4096.0);
+        assert!(bulk.history[0].0 > 0.0, "server CPU is measured");
+        bulk.tamper = true;
+        let e = bulk.run(2).unwrap_err().to_string();
+        assert!(e.contains("SHA-256 mismatch"), "{e}");
+        // Asking for a suite the server does not have fails before timing.
+        let mut other = item.settings();
+        other.ciphersuites = Some("TLS_AES_256_GCM_SHA384".into());
+        let ctx2 = ssl::client_context(&other, false).unwrap();
+        assert!(HandshakeProbe::new(
+            &ctx2,
+            server.addr,
+            None,
+            plan.timeout,
+            false,
+            true,
+            (Protocol::Tls13, "TLS_AES_256_GCM_SHA384", None)
+        )
+        .is_err());
+        drop((hs, bulk));
+        drop(server);
+    }
+}

@@ -1,0 +1,37 @@
+//! HAProxy `global` section (bind side; `ssl-default-bind-curves` needs HAProxy 2.8).
+
+use super::{Choice, Emitter};
+
+pub struct Haproxy;
+
+impl Emitter for Haproxy {
+    fn target(&self) -> &'static str {
+        "haproxy"
+    }
+    fn location(&self) -> &'static str {
+        "haproxy.cfg, global section"
+    }
+    fn emit(&self, choice: &Choice) -> Option<Vec<String>> {
+        let Choice::Tls(t) = choice else { return None };
+        let mut out = Vec::new();
+        if !t.tls12.is_empty() {
+            out.push(format!("ssl-default-bind-ciphers {}", t.openssl_tls12()));
+        }
+        if t.has("TLSv1.3") {
+            out.push(format!("ssl-default-bind-ciphersuites {}", t.openssl_tls13()));
+        }
+        if !t.groups.is_empty() {
+            out.push(format!("ssl-default-bind-curves {}", t.openssl_groups()));
+        }
+        let mut options = Vec::new();
+        if let Some(min) = t.min_protocol() {
+            options.push(format!("ssl-min-ver {}", min));
+        }
+        if let Some(max) = t.protocols.last() {
+            options.push(format!("ssl-max-ver {}", max));
+        }
+        options.push("no-tls-tickets".into());
+        out.push(format!("ssl-default-bind-options {}", options.join(" ")));
+        Some(out)
+    }
+}

@@ -1,0 +1,287 @@
+//! Config lines, one small module per target software. Each turns the ranked choice
+//! of one protocol into the lines that software reads; the tests feed them to that
+//! software's own parser.
+
+mod apache;
+mod curl;
+mod gnutls;
+mod haproxy;
+mod nginx;
+mod nzbget;
+mod openssh_client;
+mod openssl;
+mod sshd;
+mod stunnel;
+
+use serde::{Deserialize, Serialize};
+
+/// A TLS suite under every name the targets use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuiteNames {
+    pub iana: String,
+    pub openssl: Option<String>,
+    pub gnutls: Option<String>,
+    /// OpenSSL's Kx/Au/Enc labels (GnuTLS priority strings are built from them).
+    pub kx: String,
+    pub au: String,
+    pub enc: String,
+    pub enc_bits: u32,
+    pub mac: String,
+}
+
+/// A TLS group under OpenSSL's and GnuTLS's names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupNames {
+    pub name: String,
+    pub openssl: Option<String>,
+    pub gnutls: Option<String>,
+}
+
+/// What to configure for TLS, best first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsChoice {
+    /// Canonical protocol names, oldest first: `TLSv1.2`, `TLSv1.3`.
+    pub protocols: Vec<String>,
+    pub tls13: Vec<SuiteNames>,
+    /// Suites of TLS 1.2 and earlier, in configuration order.
+    pub tls12: Vec<SuiteNames>,
+    pub groups: Vec<GroupNames>,
+}
+
+impl TlsChoice {
+    /// OpenSSL's TLS ≤1.2 cipher list (`SSL_CTX_set_cipher_list`).
+    pub fn openssl_tls12(&self) -> String {
+        self.tls12.iter().filter_map(|s| s.openssl.clone()).collect::<Vec<_>>().join(":")
+    }
+    /// OpenSSL's TLS 1.3 list (`SSL_CTX_set_ciphersuites`): IANA names.
+    pub fn openssl_tls13(&self) -> String {
+        self.tls13.iter().map(|s| s.iana.clone()).collect::<Vec<_>>().join(":")
+    }
+    /// Groups as OpenSSL spells them, colon-separated.
+    pub fn openssl_groups(&self) -> String {
+        self.groups.iter().filter_map(|g| g.openssl.clone()).collect::<Vec<_>>().join(":")
+    }
+    pub fn has(&self, protocol: &str) -> bool {
+        self.protocols.iter().any(|p| p == protocol)
+    }
+    /// Lowest protocol version, e.g. `TLSv1.2`.
+    pub fn min_protocol(&self) -> Option<&str> {
+        self.protocols.first().map(String::as_str)
+    }
+}
+
+/// What to configure for SSH, best first (OpenSSH names).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SshChoice {
+    pub ciphers: Vec<String>,
+    pub macs: Vec<String>,
+    pub kex: Vec<String>,
+    pub hostkeys: Vec<String>,
+}
+
+impl SshChoice {
+    /// `Ciphers`, `MACs`, `KexAlgorithms`, `HostKeyAlgorithms` lines (empty lists left out).
+    pub fn lines(&self, indent: &str) -> Vec<String> {
+        [
+            ("Ciphers", &self.ciphers),
+            ("MACs", &self.macs),
+            ("KexAlgorithms", &self.kex),
+            ("HostKeyAlgorithms", &self.hostkeys),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{indent}{k} {}", v.join(",")))
+        .collect()
+    }
+}
+
+/// The choice for one protocol family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Tls(TlsChoice),
+    Ssh(SshChoice),
+}
+
+/// A target software's config lines for a choice.
+pub trait Emitter {
+    /// The `--for` name, e.g. `nginx`.
+    fn target(&self) -> &'static str;
+    /// Where the lines go, e.g. `nginx.conf (server or http block)`.
+    fn location(&self) -> &'static str;
+    /// The lines, or `None` when the target does not speak this protocol.
+    fn emit(&self, choice: &Choice) -> Option<Vec<String>>;
+}
+
+/// Every emitter, in the order reports list them.
+pub fn all() -> Vec<Box<dyn Emitter>> {
+    vec![
+        Box::new(openssl::OpenSsl),
+        Box::new(gnutls::GnuTls),
+        Box::new(apache::Apache),
+        Box::new(nginx::Nginx),
+        Box::new(haproxy::Haproxy),
+        Box::new(stunnel::Stunnel),
+        Box::new(curl::Curl),
+        Box::new(nzbget::Nzbget),
+        Box::new(openssh_client::OpenSshClient),
+        Box::new(sshd::Sshd),
+    ]
+}
+
+/// Target names accepted by `--for`.
+pub fn target_names() -> Vec<&'static str> {
+    all().iter().map(|e| e.target()).collect()
+}
+
+/// Protocol names as Apache and nginx write them (`TLSv1.2`, `TLSv1`).
+pub(crate) fn server_protocol_name(canonical: &str) -> String {
+    if canonical == "TLSv1.0" {
+        "TLSv1".to_string()
+    } else {
+        canonical.to_string()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testdata {
+    use super::*;
+
+    /// A choice close to the intermediate policy's, built from the knowledge base.
+    pub fn tls() -> TlsChoice {
+        let k = crate::judge::Knowledge::builtin().unwrap();
+        let names = |list: &[&str]| {
+            list.iter()
+                .map(|n| super::super::suite_names(k.tls_suite(n).unwrap_or_else(|| panic!("{n}"))))
+                .collect::<Vec<_>>()
+        };
+        TlsChoice {
+            protocols: vec!["TLSv1.2".into(), "TLSv1.3".into()],
+            tls13: names(&["TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"]),
+            tls12: names(&[
+                "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+                "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+                "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+                "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+            ]),
+            groups: ["x25519", "secp256r1", "secp384r1"]
+                .iter()
+                .map(|g| super::super::group_names(k.group(g).unwrap()))
+                .collect(),
+        }
+    }
+
+    pub fn ssh() -> SshChoice {
+        SshChoice {
+            ciphers: vec![
+                "aes128-gcm@openssh.com".into(),
+                "chacha20-poly1305@openssh.com".into(),
+                "aes256-ctr".into(),
+            ],
+            macs: vec!["hmac-sha2-256-etm@openssh.com".into(), "umac-128-etm@openssh.com".into()],
+            kex: vec!["curve25519-sha256".into(), "diffie-hellman-group16-sha512".into()],
+            hostkeys: vec!["ssh-ed25519".into(), "rsa-sha2-512".into()],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(target: &str, c: &Choice) -> Option<Vec<String>> {
+        all().into_iter().find(|e| e.target() == target).unwrap().emit(c)
+    }
+
+    /// The value after `prefix` on the line that starts with it.
+    fn value(lines: &[String], prefix: &str) -> String {
+        lines
+            .iter()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("{prefix} in {lines:?}"))
+            .trim()
+            .trim_end_matches(';')
+            .to_string()
+    }
+
+    fn openssl_resolves(tls13: &str, tls12: &str) -> Vec<String> {
+        let out = std::process::Command::new("openssl")
+            .args(["ciphers", "-v", "-stdname", "-ciphersuites", tls13, tls12])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn every_target_speaks_exactly_one_protocol() {
+        let (t, s) = (Choice::Tls(testdata::tls()), Choice::Ssh(testdata::ssh()));
+        for e in all() {
+            let (a, b) = (e.emit(&t), e.emit(&s));
+            assert!(a.is_some() != b.is_some(), "{}", e.target());
+            assert!(!a.or(b).unwrap().is_empty(), "{}", e.target());
+        }
+        assert_eq!(target_names().len(), 10);
+    }
+
+    #[test]
+    fn apache_haproxy_and_stunnel_strings_resolve_in_openssl_to_the_choice() {
+        let t = testdata::tls();
+        let want: Vec<String> = t.tls13.iter().chain(t.tls12.iter()).map(|s| s.iana.clone()).collect();
+        let c = Choice::Tls(t);
+        let apache = lines("apache", &c).unwrap();
+        let a13 = value(&apache, "SSLCipherSuite TLSv1.3 ");
+        let a12 = apache
+            .iter()
+            .find_map(|l| l.strip_prefix("SSLCipherSuite ").filter(|v| !v.starts_with("TLSv1.3")))
+            .unwrap();
+        assert_eq!(openssl_resolves(&a13, a12), want);
+        assert_eq!(value(&apache, "SSLProtocol"), "-all +TLSv1.2 +TLSv1.3");
+        let h = lines("haproxy", &c).unwrap();
+        assert_eq!(
+            openssl_resolves(&value(&h, "ssl-default-bind-ciphersuites"), &value(&h, "ssl-default-bind-ciphers")),
+            want
+        );
+        let s = lines("stunnel", &c).unwrap();
+        assert_eq!(openssl_resolves(&value(&s, "ciphersuites ="), &value(&s, "ciphers =")), want);
+        assert_eq!(value(&s, "sslVersionMin ="), "TLSv1.2");
+    }
+
+    #[test]
+    fn gnutls_orders_by_key_exchange_then_cipher_like_the_choice() {
+        // ECDSA suites first, ChaCha20 before AES: gnutls-cli must print the same order.
+        let t = testdata::tls();
+        let p = gnutls::priority(&t);
+        let out = std::process::Command::new("gnutls-cli")
+            .args(["--priority", &p, "-l"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{p}: {text}");
+        let got: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("TLS_"))
+            .map(|l| l.split('\t').next().unwrap().trim())
+            .collect();
+        let want: Vec<String> = t.tls13.iter().chain(t.tls12.iter()).map(|s| s.gnutls.clone().unwrap()).collect();
+        assert_eq!(got, want, "{p}");
+    }
+
+    #[test]
+    fn ssh_blocks_list_each_algorithm_once_in_order() {
+        let c = Choice::Ssh(testdata::ssh());
+        let client = lines("ssh", &c).unwrap();
+        assert_eq!(client[0], "Host HOST");
+        assert_eq!(
+            client[1],
+            "    Ciphers aes128-gcm@openssh.com,chacha20-poly1305@openssh.com,aes256-ctr"
+        );
+        let server = lines("sshd", &c).unwrap();
+        assert_eq!(server.len(), 4);
+        assert_eq!(server[3], "HostKeyAlgorithms ssh-ed25519,rsa-sha2-512");
+    }
+}

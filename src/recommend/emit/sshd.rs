@@ -1,0 +1,18 @@
+//! OpenSSH server: an `sshd_config` block (put it before any `Match` block).
+
+use super::{Choice, Emitter};
+
+pub struct Sshd;
+
+impl Emitter for Sshd {
+    fn target(&self) -> &'static str {
+        "sshd"
+    }
+    fn location(&self) -> &'static str {
+        "/etc/ssh/sshd_config (before any Match block), then `sshd -t`"
+    }
+    fn emit(&self, choice: &Choice) -> Option<Vec<String>> {
+        let Choice::Ssh(s) = choice else { return None };
+        Some(s.lines(""))
+    }
+}

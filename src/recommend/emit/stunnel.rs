@@ -1,0 +1,32 @@
+//! stunnel service section.
+
+use super::{Choice, Emitter};
+
+pub struct Stunnel;
+
+impl Emitter for Stunnel {
+    fn target(&self) -> &'static str {
+        "stunnel"
+    }
+    fn location(&self) -> &'static str {
+        "stunnel.conf, [service] section"
+    }
+    fn emit(&self, choice: &Choice) -> Option<Vec<String>> {
+        let Choice::Tls(t) = choice else { return None };
+        let mut out = Vec::new();
+        if let Some(min) = t.min_protocol() {
+            out.push(format!("sslVersionMin = {}", super::server_protocol_name(min)));
+        }
+        if !t.tls12.is_empty() {
+            out.push(format!("ciphers = {}", t.openssl_tls12()));
+        }
+        if t.has("TLSv1.3") {
+            out.push(format!("ciphersuites = {}", t.openssl_tls13()));
+        }
+        if !t.groups.is_empty() {
+            out.push(format!("curves = {}", t.openssl_groups()));
+        }
+        out.push("options = CIPHER_SERVER_PREFERENCE".into());
+        Some(out)
+    }
+}

@@ -1,0 +1,665 @@
+//! Recommend: for each protocol a run measured, the options the policy accepts,
+//! ranked by measured speed (ties kept as ties), the fastest refused option beside
+//! them, and config lines for each target software.
+//!
+//! Where the figures come from, per protocol:
+//! - **TLS 1.3 / TLS ≤1.2 suites:** `tls-bulk` results for the suite when the run has
+//!   them; otherwise the suite's Enc and Mac primitives (`primitive`, or `file`
+//!   results), at the TLS record size (16 KiB) when measured. A CBC suite costs its
+//!   cipher and its HMAC one after the other.
+//! - **TLS groups:** `tls-handshake` results per group; otherwise the policy's order.
+//! - **SSH ciphers and MACs:** `ssh-bulk` results (each cipher with its fastest
+//!   accepted MAC, each MAC with its fastest accepted cipher).
+//! - **SSH kex and host keys:** `ssh-handshake` results, lower time first.
+
+pub mod emit;
+pub mod rank;
+
+use crate::judge::{Domain, Group, GroupKind, Knowledge, Level, Policy, TlsSuite, Verdict};
+use crate::measure::stats::Summary;
+use crate::model::{Document, Kind, Metric, ResultRecord, Status};
+use emit::{Choice, GroupNames, SshChoice, SuiteNames, TlsChoice};
+use rank::{rank, serial, Candidate, Measured, Ranking};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// TLS records carry at most 16 KiB, so that is the size primitives are read at.
+const TLS_RECORD: u64 = 16384;
+
+/// One entry of the document's `recommendations[]`: a protocol family for one target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    /// `tls` or `ssh`.
+    pub protocol: String,
+    /// `--for` name of the target software.
+    pub target: String,
+    /// Where the lines go.
+    pub location: String,
+    pub policy: String,
+    /// What is configured, per list (`tls13_suites`, `ssh_ciphers` ...), best first.
+    pub choice: BTreeMap<String, Vec<String>>,
+    pub lines: Vec<String>,
+    /// The rankings the choice comes from.
+    pub rankings: Vec<Ranking>,
+}
+
+/// What `recommend` produced for a document.
+pub struct Outcome {
+    /// Per protocol family: its rankings and its choice.
+    pub protocols: Vec<(String, Vec<Ranking>, Choice)>,
+    pub recommendations: Vec<Recommendation>,
+    /// Verdicts of every option that was ranked or refused.
+    pub verdicts: Vec<Verdict>,
+}
+
+/// Ranks what `doc` measured under `policy` and emits config lines for `targets`
+/// (every target when empty).
+pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets: &[String]) -> Outcome {
+    let mut protocols = Vec::new();
+    let mut verdicts: Vec<Verdict> = Vec::new();
+    let mut keep = |cands: &[Candidate]| {
+        for c in cands.iter().filter(|c| c.measured.is_some()) {
+            if !verdicts.iter().any(|v| v.subject == c.verdict.subject) {
+                verdicts.push(c.verdict.clone());
+            }
+        }
+    };
+    if let Some((rankings, choice, cands)) = tls(doc, knowledge, policy) {
+        keep(&cands);
+        protocols.push(("tls".to_string(), rankings, Choice::Tls(choice)));
+    }
+    if let Some((rankings, choice, cands)) = ssh(doc, knowledge, policy) {
+        keep(&cands);
+        protocols.push(("ssh".to_string(), rankings, Choice::Ssh(choice)));
+    }
+    let mut recommendations = Vec::new();
+    for (protocol, rankings, choice) in &protocols {
+        let lists: BTreeMap<String, Vec<String>> = match choice {
+            Choice::Tls(t) => BTreeMap::from([
+                ("protocols".to_string(), t.protocols.clone()),
+                ("tls13_suites".to_string(), t.tls13.iter().map(|s| s.iana.clone()).collect()),
+                ("tls12_suites".to_string(), t.tls12.iter().map(|s| s.iana.clone()).collect()),
+                ("groups".to_string(), t.groups.iter().map(|g| g.name.clone()).collect()),
+            ]),
+            Choice::Ssh(s) => BTreeMap::from([
+                ("ssh_ciphers".to_string(), s.ciphers.clone()),
+                ("ssh_macs".to_string(), s.macs.clone()),
+                ("ssh_kex".to_string(), s.kex.clone()),
+                ("ssh_hostkeys".to_string(), s.hostkeys.clone()),
+            ]),
+        };
+        for e in emit::all() {
+            if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(e.target())) {
+                continue;
+            }
+            if let Some(lines) = e.emit(choice) {
+                recommendations.push(Recommendation {
+                    protocol: protocol.clone(),
+                    target: e.target().to_string(),
+                    location: e.location().to_string(),
+                    policy: policy.name.clone(),
+                    choice: lists.clone(),
+                    lines,
+                    rankings: rankings.clone(),
+                });
+            }
+        }
+    }
+    Outcome {
+        protocols,
+        recommendations,
+        verdicts,
+    }
+}
+
+/// A TLS suite under every name the emitters need.
+pub fn suite_names(s: &TlsSuite) -> SuiteNames {
+    SuiteNames {
+        iana: s.iana.clone(),
+        openssl: s.openssl.clone(),
+        gnutls: s.gnutls.clone(),
+        kx: s.kx.clone(),
+        au: s.au.clone(),
+        enc: s.enc.clone(),
+        enc_bits: s.enc_bits,
+        mac: s.mac.clone(),
+    }
+}
+
+/// A group with the spelling the local OpenSSL accepts and the GnuTLS one.
+pub fn group_names(g: &Group) -> GroupNames {
+    let names = std::iter::once(g.name.as_str()).chain(g.aliases.iter().map(String::as_str));
+    GroupNames {
+        name: g.name.clone(),
+        openssl: crate::discover::openssl::supported_group(names),
+        gnutls: g.aliases.iter().find(|a| a.starts_with("GROUP-")).cloned(),
+    }
+}
+
+/// The primitives a suite's bytes go through: its cipher (or AEAD) and, when not
+/// AEAD, its HMAC. `None` when the catalogue cannot measure them.
+pub fn suite_primitives(s: &TlsSuite) -> Option<(String, Option<String>)> {
+    let bits = s.enc_bits;
+    let cipher = match s.enc.as_str() {
+        "AESGCM" => format!("aes-{bits}-gcm"),
+        "AESCCM" | "AESCCM8" => format!("aes-{bits}-ccm"),
+        "ARIAGCM" => format!("aria-{bits}-gcm"),
+        "CHACHA20/POLY1305" => "chacha20-poly1305".to_string(),
+        "AES" => format!("aes-{bits}-cbc"),
+        "Camellia" => format!("camellia-{bits}-cbc"),
+        "3DES" => "des-ede3-cbc".to_string(),
+        "DES" => "des-cbc".to_string(),
+        "RC4" => "rc4".to_string(),
+        "RC2" => "rc2-cbc".to_string(),
+        "IDEA" => "idea-cbc".to_string(),
+        "SEED" => "seed-cbc".to_string(),
+        _ => return None,
+    };
+    let mac = match s.mac.as_str() {
+        "AEAD" => None,
+        "SHA1" => Some("hmac-sha1".to_string()),
+        "SHA256" => Some("hmac-sha256".to_string()),
+        "MD5" => Some("hmac-md5".to_string()),
+        _ => return None,
+    };
+    Some((cipher, mac))
+}
+
+/// The throughput of one primitive in `doc`: `primitive` results (encrypt, or the
+/// MAC/digest op) at the TLS record size when measured, else the largest size below
+/// it, else the largest; failing that, `file` encryption.
+fn primitive_rate(doc: &Document, name: &str) -> Option<Measured> {
+    let ok = |r: &&ResultRecord| r.status == Status::Ok && r.subject.algorithm.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(name));
+    let single = |r: &&ResultRecord| r.subject.threads.unwrap_or(1) == 1;
+    let op = |r: &&ResultRecord| matches!(r.subject.op.as_deref(), Some("encrypt" | "mac" | "digest") | None);
+    let prims: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::Primitive && r.metric == Metric::BytesPerSec)
+        .filter(ok)
+        .filter(single)
+        .filter(op)
+        .collect();
+    let size = |r: &ResultRecord| r.subject.bytes.unwrap_or(0);
+    let pick = prims
+        .iter()
+        .filter(|r| size(r) <= TLS_RECORD)
+        .max_by_key(|r| size(r))
+        .or_else(|| prims.iter().max_by_key(|r| size(r)));
+    if let Some(r) = pick {
+        return Some(Measured {
+            summary: r.summary()?,
+            basis: format!("{name} {} at {} B", r.subject.op.as_deref().unwrap_or(""), size(r)),
+        });
+    }
+    // `file` results: seconds for a file of `bytes`, turned into a rate.
+    let f = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::File && r.subject.op.as_deref() == Some("encrypt"))
+        .filter(ok)
+        .filter(|r| r.metric == Metric::Seconds && r.subject.bytes.unwrap_or(0) > 0)
+        .max_by_key(|r| r.subject.bytes)?;
+    let s = f.summary()?;
+    let b = f.subject.bytes? as f64;
+    let rate = |x: f64| if x > 0.0 { b / x } else { 0.0 };
+    Some(Measured {
+        summary: Summary {
+            median: rate(s.median),
+            mean: rate(s.mean),
+            min: rate(s.max),
+            max: rate(s.min),
+            ci95_low: rate(s.ci95_high),
+            ci95_high: rate(s.ci95_low),
+            samples: s.samples,
+            cv: s.cv,
+        },
+        basis: format!("file {name} encrypt, {} B", f.subject.bytes?),
+    })
+}
+
+/// The best ok result among `records` (highest, or lowest when `lower`).
+fn best<'a>(records: impl Iterator<Item = &'a ResultRecord>, lower: bool) -> Option<&'a ResultRecord> {
+    records.filter(|r| r.status == Status::Ok && r.median.is_some()).max_by(|a, b| {
+        let o = a.median.partial_cmp(&b.median).unwrap_or(std::cmp::Ordering::Equal);
+        if lower {
+            o.reverse()
+        } else {
+            o
+        }
+    })
+}
+
+/// The figure for a TLS suite: its own `tls-bulk` result, else its primitives.
+fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
+    let named = |r: &&ResultRecord| {
+        [&r.subject.suite, &r.subject.openssl_name]
+            .into_iter()
+            .flatten()
+            .any(|n| n.eq_ignore_ascii_case(&s.iana) || s.openssl.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(n)))
+    };
+    let bulk = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec);
+    if let Some(r) = best(bulk.filter(named), false) {
+        return Some(Measured {
+            summary: r.summary()?,
+            basis: format!("tls-bulk {}", crate::report::table::subject_label(r)),
+        });
+    }
+    let (cipher, mac) = suite_primitives(s)?;
+    let c = primitive_rate(doc, &cipher)?;
+    match mac {
+        None => Some(c),
+        Some(m) => {
+            let m = primitive_rate(doc, &m)?;
+            Some(Measured {
+                summary: serial(&c.summary, &m.summary),
+                basis: format!("{} then {}", c.basis, m.basis),
+            })
+        }
+    }
+}
+
+/// Candidates in preference order: the policy's `only` list first (it encodes the
+/// source's own order), then the rest in knowledge-base order.
+fn ordered<'a, T>(items: Vec<&'a T>, policy: &Policy, domain: Domain, names: impl Fn(&T) -> Vec<&str>) -> Vec<&'a T> {
+    let only = policy.rules(domain).only.clone().unwrap_or_default();
+    let pos = |t: &T| {
+        only.iter()
+            .position(|o| names(t).iter().any(|n| n.eq_ignore_ascii_case(o)))
+            .unwrap_or(usize::MAX)
+    };
+    let mut v: Vec<(usize, usize, &T)> = items.into_iter().enumerate().map(|(i, t)| (pos(t), i, t)).collect();
+    v.sort_by_key(|(p, i, _)| (*p, *i));
+    v.into_iter().map(|(_, _, t)| t).collect()
+}
+
+type Planned<C> = (Vec<Ranking>, C, Vec<Candidate>);
+
+fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<TlsChoice>> {
+    let local = crate::discover::openssl::tls_suites().ok();
+    let offered = |s: &TlsSuite| match &local {
+        Some(l) => l.iter().any(|x| x.iana == s.iana),
+        None => s.openssl.is_some(),
+    };
+    let suites: Vec<&TlsSuite> = k.tls_suites().iter().filter(|s| offered(s)).collect();
+    let mut rankings = Vec::new();
+    let mut all = Vec::new();
+    let mut per_domain = |domain: Domain, list: &str| {
+        let items = suites
+            .iter()
+            .copied()
+            .filter(|s| s.is_tls13() == (domain == Domain::Tls13Suite))
+            .collect();
+        let items = ordered(items, policy, domain, |s: &TlsSuite| vec![s.iana.as_str()]);
+        let cands: Vec<Candidate> = items
+            .iter()
+            .map(|s| Candidate {
+                verdict: k.judge(domain, &s.iana),
+                measured: suite_rate(doc, s),
+            })
+            .collect();
+        let r = rank(list, "bytes_per_sec", true, &cands, policy);
+        all.extend(cands);
+        r
+    };
+    let r13 = per_domain(Domain::Tls13Suite, "tls13_suites");
+    let r12 = per_domain(Domain::Tls12Suite, "tls12_suites");
+    if all.iter().all(|c| c.measured.is_none()) {
+        return None;
+    }
+    let names = |r: &Ranking| -> Vec<SuiteNames> { r.choice().iter().filter_map(|n| k.tls_suite(n)).map(suite_names).collect() };
+    let tls13 = names(&r13);
+    // The certificate decides which key exchange and authentication a server can use,
+    // so the ≤1.2 list is grouped by them (in order of first appearance), each group
+    // in speed order. GnuTLS orders its suites the same way.
+    let mut tls12 = names(&r12);
+    let mut kinds: Vec<(String, String)> = Vec::new();
+    for s in &tls12 {
+        if !kinds.contains(&(s.kx.clone(), s.au.clone())) {
+            kinds.push((s.kx.clone(), s.au.clone()));
+        }
+    }
+    tls12.sort_by_key(|s| kinds.iter().position(|k| *k == (s.kx.clone(), s.au.clone())));
+
+    // Groups: measured handshakes when the run has them, else the policy's order.
+    let groups: Vec<&Group> = k
+        .groups()
+        .iter()
+        .filter(|g| matches!(g.kind, GroupKind::Ecdhe | GroupKind::HybridPq))
+        .collect();
+    let groups = ordered(groups, policy, Domain::Group, |g: &Group| {
+        std::iter::once(g.name.as_str())
+            .chain(g.aliases.iter().map(String::as_str))
+            .collect()
+    });
+    let local_groups: Vec<(&Group, GroupNames)> = groups
+        .into_iter()
+        .map(|g| (g, group_names(g)))
+        .filter(|(_, n)| n.openssl.is_some())
+        .collect();
+    let gcands: Vec<Candidate> = local_groups
+        .iter()
+        .map(|(g, _)| Candidate {
+            verdict: k.judge(Domain::Group, &g.name),
+            measured: best(
+                doc.results
+                    .iter()
+                    .filter(|r| r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec)
+                    .filter(|r| {
+                        r.subject
+                            .group
+                            .as_deref()
+                            .is_some_and(|n| k.group(n).is_some_and(|x| x.name == g.name))
+                    }),
+                false,
+            )
+            .and_then(|r| {
+                Some(Measured {
+                    summary: r.summary()?,
+                    basis: format!("tls-handshake {}", crate::report::table::subject_label(r)),
+                })
+            }),
+        })
+        .collect();
+    let rg = rank("groups", "handshakes_per_sec", true, &gcands, policy);
+    let group_choice: Vec<GroupNames> = rg
+        .choice()
+        .iter()
+        .filter_map(|n| local_groups.iter().find(|(g, _)| &g.name == n).map(|(_, names)| names.clone()))
+        .collect();
+    all.extend(gcands);
+
+    let mut protocols = Vec::new();
+    for p in k.protocols() {
+        if !p.name.starts_with("TLSv") || !policy.allows(&k.judge(Domain::Protocol, &p.name)).allowed {
+            continue;
+        }
+        let usable = if p.name == "TLSv1.3" {
+            !tls13.is_empty()
+        } else {
+            !tls12.is_empty()
+        };
+        if usable {
+            protocols.push(p.name.clone());
+        }
+    }
+    protocols.sort();
+    let choice = TlsChoice {
+        protocols,
+        tls13,
+        tls12,
+        groups: group_choice,
+    };
+    rankings.push(r13);
+    rankings.push(r12);
+    rankings.push(rg);
+    Some((rankings, choice, all))
+}
+
+fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoice>> {
+    let bulk: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::SshBulk && r.status == Status::Ok)
+        .collect();
+    let hand: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::SshHandshake && r.status == Status::Ok)
+        .collect();
+    if bulk.is_empty() && hand.is_empty() {
+        return None;
+    }
+    let local = crate::discover::openssh::discover().ok();
+    let allowed = |d: Domain, n: &str| policy.allows(&k.judge(d, n)).allowed;
+    // Candidates: what the local client lists, else the knowledge base (no markers).
+    let names = |d: Domain, local: Option<&Vec<String>>| -> Vec<String> {
+        match local {
+            Some(l) => l.clone(),
+            None => k
+                .entries(d)
+                .iter()
+                .filter(|e| !(d == Domain::SshKex && k.ssh_kex(e.name()).is_some_and(|x| x.method == crate::judge::KexMethod::Marker)))
+                .map(|e| e.name().to_string())
+                .collect(),
+        }
+    };
+    let o = local.as_ref();
+    let lists = [
+        (Domain::SshCipher, "ssh_ciphers", names(Domain::SshCipher, o.map(|o| &o.ciphers))),
+        (Domain::SshMac, "ssh_macs", names(Domain::SshMac, o.map(|o| &o.macs))),
+        (Domain::SshKex, "ssh_kex", names(Domain::SshKex, o.map(|o| &o.kex))),
+        (
+            Domain::SshHostkey,
+            "ssh_hostkeys",
+            names(Domain::SshHostkey, o.map(|o| &o.hostkey_algorithms)),
+        ),
+    ];
+    let mut rankings = Vec::new();
+    let mut all = Vec::new();
+    for (domain, list, items) in lists {
+        let subjects = |r: &ResultRecord| -> (Option<String>, Option<String>) {
+            match domain {
+                Domain::SshCipher => (r.subject.cipher.clone(), r.subject.mac.clone()),
+                Domain::SshMac => (r.subject.mac.clone(), r.subject.cipher.clone()),
+                Domain::SshKex => (r.subject.kex.clone(), r.subject.hostkey.clone()),
+                _ => (r.subject.hostkey.clone(), r.subject.kex.clone()),
+            }
+        };
+        let partner = match domain {
+            Domain::SshCipher => Domain::SshMac,
+            Domain::SshMac => Domain::SshCipher,
+            Domain::SshKex => Domain::SshHostkey,
+            _ => Domain::SshKex,
+        };
+        let (records, lower, metric) = match domain {
+            Domain::SshCipher | Domain::SshMac => (&bulk, false, "bytes_per_sec"),
+            _ => (&hand, true, "seconds"),
+        };
+        let cands: Vec<Candidate> = items
+            .iter()
+            .map(|name| {
+                let verdict = k.judge(domain, name);
+                let own_ok = policy.allows(&verdict).allowed;
+                // An accepted option is measured with accepted partners only (an AEAD
+                // cipher has none); a refused one with any partner.
+                let mine = records.iter().copied().filter(|r| {
+                    let (me, other) = subjects(r);
+                    me.as_deref() == Some(name.as_str()) && (!own_ok || other.as_deref().map_or(true, |p| allowed(partner, p)))
+                });
+                let measured = best(mine, lower).and_then(|r| {
+                    Some(Measured {
+                        summary: r.summary()?,
+                        basis: format!(
+                            "{} {}",
+                            serde_json::to_value(r.kind).ok()?.as_str()?,
+                            crate::report::table::subject_label(r)
+                        ),
+                    })
+                });
+                Candidate { verdict, measured }
+            })
+            .collect();
+        rankings.push(rank(list, metric, !lower, &cands, policy));
+        all.extend(cands);
+    }
+    let choice = SshChoice {
+        ciphers: rankings[0].choice(),
+        macs: rankings[1].choice(),
+        kex: rankings[2].choice(),
+        hostkeys: rankings[3].choice(),
+    };
+    Some((rankings, choice, all))
+}
+
+/// A figure in the ranking's unit.
+pub fn figure(metric: &str, v: f64) -> String {
+    match metric {
+        "bytes_per_sec" => crate::units::BytesPerSec(v).to_string(),
+        "seconds" => format!("{:.1} ms", v * 1e3),
+        _ => format!("{v:.1}/s"),
+    }
+}
+
+/// Short label of a ranking list.
+fn list_title(list: &str) -> &str {
+    match list {
+        "tls13_suites" => "TLS 1.3 suites",
+        "tls12_suites" => "TLS 1.2 suites",
+        "groups" => "TLS groups",
+        "ssh_ciphers" => "SSH ciphers (bulk)",
+        "ssh_macs" => "SSH MACs (bulk)",
+        "ssh_kex" => "SSH key exchange (handshake)",
+        "ssh_hostkeys" => "SSH host keys (handshake)",
+        other => other,
+    }
+}
+
+/// The terminal view: each ranking, the price of safety, then the config lines.
+pub fn render(doc: &Document, policy: &Policy, knowledge: &Knowledge, outcome: &Outcome) -> String {
+    let mut s = format!(
+        "cipherbench recommend · run {} ({}) · policy {} · knowledge {}\n",
+        doc.run.id,
+        doc.run.command,
+        policy.name,
+        knowledge.revision()
+    );
+    if outcome.protocols.is_empty() {
+        s.push_str("\nThis run measured nothing a recommendation can be made from (primitives, TLS or SSH).\n");
+        return s;
+    }
+    for (_, rankings, _) in &outcome.protocols {
+        for r in rankings {
+            s.push_str(&format!(
+                "\n{} (policy {}, {})\n",
+                list_title(&r.list),
+                policy.name,
+                if r.higher_is_better { "fastest first" } else { "quickest first" }
+            ));
+            if r.ranked.is_empty() {
+                if r.unmeasured.is_empty() {
+                    s.push_str("  nothing measured passes the policy\n");
+                } else {
+                    s.push_str(&format!(
+                        "  not measured in this run; the policy's order: {}\n",
+                        r.unmeasured.join(", ")
+                    ));
+                }
+            } else {
+                let mut t = comfy_table::Table::new();
+                t.load_preset(comfy_table::presets::NOTHING);
+                t.set_header(["rank", "option", "level", "median", "95% CI", "measured as"]);
+                for x in &r.ranked {
+                    t.add_row([
+                        format!("{}{}", x.rank, if x.tied { "=" } else { "" }),
+                        x.name.clone(),
+                        x.level.to_string(),
+                        figure(&r.metric, x.median),
+                        format!("{} – {}", figure(&r.metric, x.ci95_low), figure(&r.metric, x.ci95_high)),
+                        x.basis.clone(),
+                    ]);
+                }
+                for line in t.to_string().lines() {
+                    s.push_str(&format!("  {}\n", line.trim_end()));
+                }
+                if r.ranked.iter().any(|x| x.tied) {
+                    s.push_str("  =: tied (95% intervals overlap); inside a tie the better level, then the policy's order, comes first.\n");
+                }
+            }
+            if let Some(f) = &r.fastest_refused {
+                let cost = match r.safety_cost {
+                    Some(_) if f.tied_with_best => "; tied with the best accepted option: no measurable cost".to_string(),
+                    Some(c) if c > 1.0 => format!("; it is {c:.2}× faster: safety costs {:.0}% here", (1.0 - 1.0 / c) * 100.0),
+                    Some(_) => "; safety costs nothing here".to_string(),
+                    None => String::new(),
+                };
+                s.push_str(&format!(
+                    "  fastest refused: {} ({}) {}{cost}\n    why: {}\n",
+                    f.name,
+                    f.level,
+                    figure(&r.metric, f.median),
+                    f.refusals.join("; ")
+                ));
+            }
+        }
+    }
+    let mut warned: Vec<String> = Vec::new();
+    for v in &outcome.verdicts {
+        if outcome
+            .recommendations
+            .iter()
+            .any(|r| r.choice.values().any(|l| l.contains(&v.subject.name)))
+            && (v.level < Level::Secure || v.caveats().next().is_some())
+        {
+            for w in policy.allows(v).warnings {
+                if !warned.contains(&w) {
+                    warned.push(w);
+                }
+            }
+        }
+    }
+    for r in &outcome.recommendations {
+        s.push_str(&format!("\n{} ({}):\n", r.target, r.location));
+        for l in &r.lines {
+            s.push_str(&format!("    {l}\n"));
+        }
+    }
+    if !warned.is_empty() {
+        s.push('\n');
+        for w in warned {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(results: serde_json::Value) -> Document {
+        serde_json::from_value(serde_json::json!({
+            "schema": "cipherbench/1",
+            "run": {"id": "t", "started_at": "2026-01-01T00:00:00Z", "status": "complete", "command": "speed",
+                    "host": {"cpu_model": "x", "cores": 1, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                    "libraries": {}, "settings": {}},
+            "results": results,
+        }))
+        .unwrap()
+    }
+
+    fn prim(alg: &str, op: &str, bytes: u64, median: f64) -> serde_json::Value {
+        serde_json::json!({"kind": "primitive", "subject": {"algorithm": alg, "op": op, "bytes": bytes, "library": "openssl"},
+            "metric": "bytes_per_sec", "status": "ok", "median": median, "mean": median, "min": median * 0.99,
+            "max": median * 1.01, "ci95_low": median * 0.995, "ci95_high": median * 1.005, "samples": 20, "cv": 0.01})
+    }
+
+    #[test]
+    fn suites_are_measured_at_the_record_size_and_cbc_pays_cipher_then_mac() {
+        let k = Knowledge::builtin().unwrap();
+        let d = doc(serde_json::json!([
+            prim("aes-128-gcm", "encrypt", 1024, 1.0e9),
+            prim("aes-128-gcm", "encrypt", 16384, 4.0e9),
+            prim("aes-128-gcm", "encrypt", 65536, 9.0e9),
+            prim("aes-128-gcm", "decrypt", 16384, 8.0e9),
+            prim("aes-128-cbc", "encrypt", 16384, 1.0e9),
+            prim("hmac-sha1", "mac", 16384, 1.0e9),
+        ]));
+        let gcm = suite_rate(&d, k.tls_suite("TLS_AES_128_GCM_SHA256").unwrap()).unwrap();
+        assert_eq!(gcm.summary.median, 4.0e9, "{}", gcm.basis);
+        let cbc = suite_rate(&d, k.tls_suite("ECDHE-RSA-AES128-SHA").unwrap()).unwrap();
+        assert!((cbc.summary.median - 0.5e9).abs() < 1.0, "{}", cbc.summary.median);
+        assert!(suite_rate(&d, k.tls_suite("TLS_CHACHA20_POLY1305_SHA256").unwrap()).is_none());
+        let p = Policy::builtin("intermediate").unwrap();
+        let out = recommend(&d, &k, &p, &["openssl".to_string()]);
+        assert_eq!(out.recommendations.len(), 1, "only TLS was measured, for one target");
+        let r = &out.recommendations[0];
+        assert_eq!(r.choice["tls13_suites"], vec!["TLS_AES_128_GCM_SHA256".to_string()]);
+        // The CBC suite is refused by intermediate and slower anyway.
+        let r12 = r.rankings.iter().find(|x| x.list == "tls12_suites").unwrap();
+        assert!(r12.ranked.iter().all(|x| x.name.contains("AES_128_GCM")), "{:?}", r12.ranked);
+    }
+}

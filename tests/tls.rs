@@ -1,0 +1,480 @@
+//! `cipherbench tls` against real peers on 127.0.0.1: nginx from Debian,
+//! `openssl s_server`, its own loopback server, and sockets that misbehave.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+fn cb() -> Command {
+    let mut c = Command::cargo_bin("cipherbench").unwrap();
+    c.env_remove("NO_COLOR").env_remove("CIPHERBENCH_TEST_TLS_TAMPER").arg("--no-store");
+    c.timeout(Duration::from_secs(60));
+    c
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A server process, killed when the test ends however it ends.
+struct Peer {
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_listening(port: u16, child: &mut Child, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("{what} exited early: {st}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{what} did not listen on {port} within 10 s");
+}
+
+fn openssl(args: &[&str], dir: &Path) {
+    let st = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl");
+    assert!(st.success(), "openssl {args:?}");
+}
+
+fn self_signed(dir: &Path, key_args: &[&str]) {
+    let mut a = vec![
+        "req",
+        "-x509",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "cert.pem",
+    ];
+    a.extend_from_slice(key_args);
+    openssl(&a, dir);
+}
+
+fn records<'a>(doc: &'a Value, kind: &str) -> Vec<&'a Value> {
+    doc["results"].as_array().unwrap().iter().filter(|r| r["kind"] == kind).collect()
+}
+
+fn accepted(doc: &Value, field: &str) -> BTreeSet<(String, String)> {
+    records(doc, "tls-accept")
+        .into_iter()
+        .filter(|r| r["median"] == 1.0 && r["subject"].get(field).is_some())
+        .filter(|r| field != "protocol" || r["subject"].as_object().unwrap().len() == 1)
+        .map(|r| {
+            (
+                r["subject"]["protocol"].as_str().unwrap().to_string(),
+                r["subject"][field].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn set(items: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    items.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+fn start_nginx(port: u16) -> Peer {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    self_signed(d, &["-newkey", "rsa:2048"]);
+    std::fs::create_dir(d.join("www")).unwrap();
+    std::fs::create_dir(d.join("tmp")).unwrap();
+    let blob: Vec<u8> = (0..300_000u32).map(|i| (i * 31 + i / 997) as u8).collect();
+    std::fs::write(d.join("www/blob"), blob).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let user = if unsafe { libc::geteuid() } == 0 { "user root;" } else { "" };
+    let p = d.display();
+    let conf = format!(
+        "{user}
+worker_processes 1;
+error_log {p}/error.log;
+events {{ worker_connections 64; }}
+http {{
+  access_log off;
+  client_body_temp_path {p}/tmp; proxy_temp_path {p}/tmp; fastcgi_temp_path {p}/tmp;
+  uwsgi_temp_path {p}/tmp; scgi_temp_path {p}/tmp;
+  server {{
+    listen 127.0.0.1:{port} ssl;
+    ssl_certificate {p}/cert.pem;
+    ssl_certificate_key {p}/key.pem;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_ciphers ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA;
+    ssl_conf_command Ciphersuites TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256;
+    ssl_ecdh_curve X25519:secp384r1;
+    ssl_prefer_server_ciphers on;
+    root {p}/www;
+  }}
+}}
+"
+    );
+    std::fs::write(d.join("nginx.conf"), conf).unwrap();
+    let mut child = std::process::Command::new("nginx")
+        .arg("-p")
+        .arg(d)
+        .arg("-e")
+        .arg(d.join("error.log"))
+        .arg("-c")
+        .arg(d.join("nginx.conf"))
+        .arg("-g")
+        .arg(format!("daemon off; pid {p}/nginx.pid;"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nginx (Debian's nginx-light) must be installed");
+    wait_listening(port, &mut child, "nginx");
+    Peer { child, _dir: dir }
+}
+
+/// nginx with a known ssl_ciphers, ssl_protocols and ssl_ecdh_curve: the scan finds
+/// exactly that set, no more and no less, and the order nginx imposes.
+#[test]
+fn nginx_accepts_exactly_its_configured_set() {
+    let port = free_port();
+    let _nginx = start_nginx(port);
+    let doc = json_of(
+        &cb()
+            .args([
+                "tls",
+                "--connect",
+                &format!("127.0.0.1:{port}"),
+                "--no-handshakes",
+                "--http-get",
+                "/blob",
+                "--budget",
+                "2s",
+                "--timeout",
+                "3s",
+                "--json",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(accepted(&doc, "protocol"), set(&[("TLSv1.2", "TLSv1.2"), ("TLSv1.3", "TLSv1.3")]));
+    assert_eq!(
+        accepted(&doc, "suite"),
+        set(&[
+            ("TLSv1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"),
+            ("TLSv1.2", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+            ("TLSv1.2", "TLS_RSA_WITH_AES_256_CBC_SHA"),
+            ("TLSv1.3", "TLS_AES_256_GCM_SHA384"),
+            ("TLSv1.3", "TLS_CHACHA20_POLY1305_SHA256"),
+        ])
+    );
+    assert_eq!(
+        accepted(&doc, "group"),
+        set(&[
+            ("TLSv1.2", "X25519"),
+            ("TLSv1.2", "P-384"),
+            ("TLSv1.3", "X25519"),
+            ("TLSv1.3", "P-384")
+        ])
+    );
+    // Refusals are recorded, not errors: many suites and groups were offered.
+    let refused = records(&doc, "tls-accept").into_iter().filter(|r| r["median"] == 0.0).count();
+    assert!(refused > 20, "{refused} refusals");
+    let orders = doc["run"]["settings"]["server_order"].as_array().unwrap();
+    let tls12 = orders.iter().find(|o| o["protocol"] == "TLSv1.2").unwrap();
+    assert_eq!(tls12["honours_client_order"], false);
+    assert_eq!(
+        tls12["server_preference"],
+        serde_json::json!([
+            "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+            "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            "TLS_RSA_WITH_AES_256_CBC_SHA"
+        ])
+    );
+    // One HTTP/1.1 download per accepted suite, each a real transfer.
+    let bulk = records(&doc, "tls-bulk");
+    assert_eq!(bulk.len(), 5);
+    for b in bulk {
+        assert_eq!(b["status"], "ok", "{b}");
+        assert!(b["median"].as_f64().unwrap() > 1e6, "{b}");
+    }
+}
+
+fn start_s_server(port: u16, extra: &[&str], key_args: &[&str]) -> Peer {
+    let dir = tempfile::tempdir().unwrap();
+    self_signed(dir.path(), key_args);
+    std::fs::write(dir.path().join("blob"), vec![7u8; 200_000]).unwrap();
+    let accept = format!("127.0.0.1:{port}");
+    let mut args = vec!["s_server", "-quiet", "-accept", &accept, "-cert", "cert.pem", "-key", "key.pem"];
+    args.extend_from_slice(extra);
+    let mut child = std::process::Command::new("openssl")
+        .args(&args)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_listening(port, &mut child, "openssl s_server");
+    Peer { child, _dir: dir }
+}
+
+/// Handshake rates and latency per accepted suite against `openssl s_server`,
+/// and HTTP downloads from its -WWW mode.
+#[test]
+fn s_server_handshakes_and_download() {
+    let port = free_port();
+    let _s = start_s_server(
+        port,
+        &[
+            "-WWW",
+            "-ciphersuites",
+            "TLS_AES_128_GCM_SHA256",
+            "-cipher",
+            "ECDHE-ECDSA-AES256-GCM-SHA384",
+        ],
+        &["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
+    );
+    let doc = json_of(
+        &cb()
+            .args([
+                "tls",
+                "--connect",
+                &format!("127.0.0.1:{port}"),
+                "--protocols",
+                "1.2,1.3",
+                "--groups",
+                "x25519,p-256",
+            ])
+            .args(["--http-get", "/blob", "--budget", "2s", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(
+        accepted(&doc, "suite"),
+        set(&[
+            ("TLSv1.2", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
+            ("TLSv1.3", "TLS_AES_128_GCM_SHA256")
+        ])
+    );
+    let hs = records(&doc, "tls-handshake");
+    assert_eq!(hs.len(), 4, "rate and latency for each accepted suite");
+    for r in &hs {
+        assert_eq!(r["status"], "ok", "{r}");
+        if r["metric"] == "handshakes_per_sec" {
+            assert!(r["median"].as_f64().unwrap() > 10.0, "{r}");
+        } else {
+            let (m, p95) = (r["median"].as_f64().unwrap(), r["p95"].as_f64().unwrap());
+            assert!(m > 0.0 && m < 1.0 && p95 >= m, "{r}");
+        }
+    }
+    for b in records(&doc, "tls-bulk") {
+        assert_eq!(b["status"], "ok", "{b}");
+        assert_eq!(b["subject"]["path"], "/blob");
+    }
+}
+
+/// The bulk path: the far side hashes what came out of TLS and the client checks
+/// it, in both directions; a flipped byte must make the check fail.
+#[test]
+fn loopback_bulk_is_verified_by_the_far_side() {
+    let args = [
+        "tls",
+        "--protocols",
+        "1.3",
+        "--suites",
+        "TLS_AES_128_GCM_SHA256",
+        "--no-handshakes",
+        "--verify",
+        "--both-directions",
+        "--write-size",
+        "4k",
+        "--budget",
+        "1s",
+        "--json",
+    ];
+    let doc = json_of(&cb().args(args).assert().success().get_output().stdout);
+    let bulk = records(&doc, "tls-bulk");
+    assert_eq!(bulk.len(), 6, "throughput, client and server CPU per GB, per direction");
+    for r in &bulk {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(r["median"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let dirs: BTreeSet<&str> = bulk.iter().map(|r| r["subject"]["op"].as_str().unwrap()).collect();
+    assert_eq!(dirs, ["client-to-server", "server-to-client"].into_iter().collect());
+
+    let doc = json_of(
+        &cb()
+            .args(args)
+            .env("CIPHERBENCH_TEST_TLS_TAMPER", "1")
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    for r in records(&doc, "tls-bulk") {
+        assert_eq!(r["status"], "failed", "{r}");
+        assert!(r["reason"].as_str().unwrap().contains("SHA-256 mismatch"), "{r}");
+    }
+}
+
+/// Handshakes sweep key exchange × group × certificate on loopback, with
+/// resumption, and the terminal report shows the TLS tables.
+#[test]
+fn loopback_handshakes_sweep_kx_group_and_cert() {
+    let doc = json_of(
+        &cb()
+            .args([
+                "tls",
+                "--protocols",
+                "1.2",
+                "--groups",
+                "x25519,ffdhe2048",
+                "--certs",
+                "rsa-2048,ecdsa-p256",
+            ])
+            .args(["--no-bulk", "--budget", "2s", "--threads", "2", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    let rates: Vec<&Value> = records(&doc, "tls-handshake")
+        .into_iter()
+        .filter(|r| r["metric"] == "handshakes_per_sec")
+        .collect();
+    let got: BTreeSet<(String, String, String, String)> = rates
+        .iter()
+        .map(|r| {
+            let s = &r["subject"];
+            assert_eq!(r["status"], "ok", "{r}");
+            assert_eq!(s["threads"], 2);
+            let f = |k: &str| s[k].as_str().unwrap_or("-").to_string();
+            (f("kex"), f("group"), f("cert"), f("op"))
+        })
+        .collect();
+    let want: BTreeSet<(String, String, String, String)> = [
+        ("ECDHE", "X25519", "rsa-2048", "full"),
+        ("ECDHE", "X25519", "ecdsa-p256", "full"),
+        ("DHE", "ffdhe2048", "rsa-2048", "full"),
+        ("RSA", "-", "rsa-2048", "full"),
+        ("ECDHE", "X25519", "rsa-2048", "resumed"),
+    ]
+    .iter()
+    .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), d.to_string()))
+    .collect();
+    assert_eq!(got, want);
+
+    let out = cb()
+        .args([
+            "tls",
+            "--protocols",
+            "1.3",
+            "--groups",
+            "p-256",
+            "--certs",
+            "ed25519",
+            "--suites",
+            "TLS_CHACHA20_POLY1305_SHA256",
+            "--budget",
+            "1s",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("TLS handshakes"), "{text}");
+    assert!(text.contains("TLS bulk"), "{text}");
+    assert!(text.contains("TLS_CHACHA20_POLY1305_SHA256"), "{text}");
+}
+
+#[test]
+fn refused_port_is_a_clear_error() {
+    let port = free_port();
+    cb().args(["tls", "--connect", &format!("127.0.0.1:{port}"), "--timeout", "2s"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!("cannot connect to 127.0.0.1:{port}")).and(predicates::str::contains("refused")));
+}
+
+/// A plain TCP service that answers a ClientHello with text, and one that never answers.
+#[test]
+fn non_tls_and_silent_ports_are_clear_errors() {
+    let garbage = TcpListener::bind("127.0.0.1:0").unwrap();
+    let gport = garbage.local_addr().unwrap().port();
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let sport = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in garbage.incoming().take(4) {
+            let Ok(mut s) = s else { continue };
+            let mut b = [0u8; 512];
+            let _ = s.read(&mut b);
+            let _ = s.write_all(b"220 mail.example ESMTP this is not TLS at all\r\n");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    });
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in silent.incoming().take(4) {
+            held.push(s);
+        }
+    });
+    cb().args(["tls", "--connect", &format!("127.0.0.1:{gport}"), "--timeout", "2s"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!("127.0.0.1:{gport} does not speak TLS")));
+    cb().args(["tls", "--connect", &format!("127.0.0.1:{sport}"), "--timeout", "1s"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!(
+            "127.0.0.1:{sport} accepted the TCP connection but gave no TLS answer"
+        )));
+}
+
+#[test]
+fn unknown_names_exit_2_with_suggestions() {
+    cb().args(["tls", "--suites", "TLS_AES_128_GCM_SHA265"]).assert().code(2).stderr(
+        predicates::str::contains("unknown TLS suite 'TLS_AES_128_GCM_SHA265'").and(predicates::str::contains("TLS_AES_128_GCM_SHA256")),
+    );
+    cb().args(["tls", "--suites", "ecdhe-rsa-aes128-gcm-sha265"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("ECDHE-RSA-AES128-GCM-SHA256"));
+    cb().args(["tls", "--groups", "x2559"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("x25519"));
+    cb().args(["tls", "--connect", "127.0.0.1"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("HOST:PORT"));
+}
+
+use predicates::prelude::PredicateBooleanExt;
