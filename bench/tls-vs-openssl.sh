@@ -12,13 +12,15 @@
 #    >= 0.5x), and the same transfer between `openssl s_server` and `s_client`
 #    as a peer figure.
 #
-# Environment: CB (binary), SECS (seconds per handshake figure, 5),
+# Environment: CB (binary), SECS (seconds per handshake figure, 5), REPS
+# (alternating repetitions of each handshake figure, medians shown; 3),
 # VOLUME (MiB for the s_client transfer, 512).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CB=${CB:-target/release/cipherbench}
 SECS=${SECS:-5}
+REPS=${REPS:-3}
 VOLUME=${VOLUME:-512}
 [[ -x $CB ]] || { echo "build first: cargo build --release" >&2; exit 1; }
 command -v openssl >/dev/null || { echo "needs the openssl CLI" >&2; exit 1; }
@@ -39,6 +41,7 @@ d=json.load(sys.stdin); f=eval("lambda r: " + sys.argv[1])
 r=[r for r in d["results"] if r["status"]=="ok" and f(r)]
 print(r[0]["median"] if r else "nan")' "$1"
 }
+median() { sort -g | awk '{ v[NR]=$1 } END { if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a/b; else print "-" }'; }
 
 openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
@@ -54,12 +57,20 @@ for cert in ecdsa rsa; do
     </dev/null >/dev/null 2>&1 &
   PIDS+=($!)
   wait_port "$P"
-  st=$(openssl s_time -connect "127.0.0.1:$P" -new -time "$SECS" 2>/dev/null |
-    awk '/connections in .* real seconds/ { n=$1; t=$4 } END { if (t > 0) printf "%.1f", n/t; else print 0 }')
-  cb1=$("$CB" tls --connect "127.0.0.1:$P" --protocols 1.3 --suites TLS_AES_256_GCM_SHA384 --groups x25519 \
-    --budget "${SECS}s" --no-store --json --quiet | json_median 'r["metric"]=="handshakes_per_sec"')
-  cb2=$("$CB" tls --connect "127.0.0.1:$P" --protocols 1.3 --suites TLS_AES_256_GCM_SHA384 --groups x25519 \
-    --threads 2 --budget "${SECS}s" --no-store --json --quiet | json_median 'r["metric"]=="handshakes_per_sec"')
+  remote() {
+    "$CB" tls --connect "127.0.0.1:$P" --protocols 1.3 --suites TLS_AES_256_GCM_SHA384 --groups x25519 \
+      --threads "$1" --budget "${SECS}s" --no-store --json --quiet | json_median 'r["metric"]=="handshakes_per_sec"'
+  }
+  sts=(); c1=(); c2=()
+  for ((i = 0; i < REPS; i++)); do
+    sts+=("$(openssl s_time -connect "127.0.0.1:$P" -new -time "$SECS" 2>/dev/null |
+      awk '/connections in .* real seconds/ { n=$1; t=$4 } END { if (t > 0) printf "%.1f", n/t; else print 0 }')")
+    c1+=("$(remote 1)")
+    c2+=("$(remote 2)")
+  done
+  st=$(printf '%s\n' "${sts[@]}" | median)
+  cb1=$(printf '%s\n' "${c1[@]}" | median)
+  cb2=$(printf '%s\n' "${c2[@]}" | median)
   kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true; unset 'PIDS[-1]'
   name=$([[ $cert == ecdsa ]] && echo ecdsa-p256 || echo rsa-2048)
   lb() {
@@ -86,17 +97,23 @@ prim=$("$CB" speed aes-128-gcm --bytes 16384 --budget 3s --no-store --json --qui
   json_median 'r["subject"]["op"]=="encrypt"')
 
 P=$(port)
-# -naccept 2: the readiness probe below is the first connection.
+# -naccept 2: the readiness probe below is the first connection. s_server ends a
+# connection when its stdin ends, so its stdin is a FIFO held open until the end.
+mkfifo "$DIR/stdin"
 openssl s_server -quiet -naccept 2 -accept "127.0.0.1:$P" -cert "$DIR/ecdsa.pem" -key "$DIR/ecdsa.key" \
-  -ciphersuites TLS_AES_128_GCM_SHA256 </dev/null >/dev/null 2>&1 &
+  -ciphersuites TLS_AES_128_GCM_SHA256 <"$DIR/stdin" >"$DIR/received" 2>/dev/null &
 PIDS+=($!)
+exec 4>"$DIR/stdin"
 wait_port "$P"
 sleep 0.2
 t0=$(date +%s.%N)
 head -c "$((VOLUME << 20))" /dev/zero |
   openssl s_client -quiet -no_ign_eof -connect "127.0.0.1:$P" -ciphersuites TLS_AES_128_GCM_SHA256 >/dev/null 2>&1 || true
-wait "${PIDS[-1]}" 2>/dev/null || true
 t1=$(date +%s.%N)
+exec 4>&-
+wait "${PIDS[-1]}" 2>/dev/null || true
+got=$(stat -c %s "$DIR/received")
+[[ $got == $((VOLUME << 20)) ]] || echo "warning: s_server received $got of $((VOLUME << 20)) bytes" >&2
 peer=$(awk -v b="$((VOLUME << 20))" -v a="$t0" -v c="$t1" 'BEGIN{ printf "%.0f", b/(c-a) }')
 
 mb() { awk -v x="$1" 'BEGIN{ printf "%.1f MB/s", x/1e6 }'; }

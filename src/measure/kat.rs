@@ -133,6 +133,29 @@ pub fn check(p: &Primitive, fetched: &Fetched) -> Result<Passed, KatError> {
                 passed.push(v.source.clone());
             }
         }
+        // A composite is checked part by part: its cipher's vectors and its HMAC's.
+        (Class::CbcHmac(d), fetched) => {
+            let parts = [
+                crate::measure::primitive::cipher_part(p),
+                if d == "SHA1" { "hmac-sha1" } else { "hmac-sha256" },
+            ];
+            for part in parts {
+                let pp = crate::measure::primitive::lookup(part).ok_or_else(|| KatError::NoVector(part.into()))?;
+                let f = match fetched {
+                    Fetched::Gnutls(..) => crate::measure::primitive::fetch_gnutls(pp),
+                    _ => crate::measure::primitive::fetch(pp),
+                };
+                match f {
+                    crate::measure::primitive::Availability::Available(f) => passed.extend(check(pp, &f)?),
+                    crate::measure::primitive::Availability::Unavailable(why) => {
+                        return Err(KatError::Library {
+                            source_doc: part.into(),
+                            message: why,
+                        })
+                    }
+                }
+            }
+        }
         (_, Fetched::Gnutls(name, info)) => {
             for v in f.cipher.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
                 let info = info.ok_or_else(|| KatError::BadData(format!("{name} has no cipher sizes")))?;

@@ -27,6 +27,9 @@ pub enum Class {
     Digest,
     /// HMAC over the named digest.
     Hmac(&'static str),
+    /// A TLS 1.2 CBC record: HMAC over the named digest, then CBC encryption of
+    /// data || MAC || padding with a fresh IV (MAC-then-encrypt, as in AES128-SHA).
+    CbcHmac(&'static str),
     Poly1305,
 }
 
@@ -37,12 +40,13 @@ impl Class {
             Class::Aead(_) => "aead",
             Class::Digest => "digest",
             Class::Hmac(_) | Class::Poly1305 => "mac",
+            Class::CbcHmac(_) => "cipher+mac",
         }
     }
     /// The operations measured for this class.
     pub fn ops(self) -> &'static [Op] {
         match self {
-            Class::Cipher | Class::Aead(_) => &[Op::Encrypt, Op::Decrypt],
+            Class::Cipher | Class::Aead(_) | Class::CbcHmac(_) => &[Op::Encrypt, Op::Decrypt],
             Class::Digest => &[Op::Digest],
             Class::Hmac(_) | Class::Poly1305 => &[Op::Mac],
         }
@@ -95,7 +99,7 @@ pub fn gnutls_name(p: &Primitive) -> Option<&'static str> {
         "aes-128-ccm" => "AES-128-CCM",
         "aes-256-ccm" => "AES-256-CCM",
         "chacha20-poly1305" => "CHACHA20-POLY1305",
-        "aes-128-cbc" => "AES-128-CBC",
+        "aes-128-cbc" | "aes-128-cbc-hmac-sha1" | "aes-128-cbc-hmac-sha256" => "AES-128-CBC",
         "aes-192-cbc" => "AES-192-CBC",
         "aes-256-cbc" => "AES-256-CBC",
         "camellia-128-cbc" => "CAMELLIA-128-CBC",
@@ -208,7 +212,17 @@ pub const CATALOG: &[Primitive] = &[
     p("hmac-sha1", Hmac("SHA1"), false, false),
     p("hmac-sha256", Hmac("SHA256"), false, true),
     p("poly1305", Poly1305, false, true),
+    p("aes-128-cbc-hmac-sha1", CbcHmac("SHA1"), false, false),
+    p("aes-128-cbc-hmac-sha256", CbcHmac("SHA256"), false, false),
 ];
+
+/// The cipher inside a composite primitive (`aes-128-cbc-hmac-sha1` → `aes-128-cbc`).
+pub fn cipher_part(p: &Primitive) -> &'static str {
+    match p.class {
+        Class::CbcHmac(_) => &p.name[..p.name.find("-hmac-").unwrap_or(p.name.len())],
+        _ => p.name,
+    }
+}
 
 /// Other spellings users type, mapped to catalogue names.
 const ALIASES: &[(&str, &str)] = &[
@@ -275,6 +289,9 @@ pub fn fetch(p: &Primitive) -> Availability {
     }
     let fetched = match p.class {
         Class::Cipher | Class::Aead(_) => fetch_cipher(p.name).map(|c| Fetched::Cipher(Arc::new(c))),
+        Class::CbcHmac(d) => MacCtx::hmac(d, b"k")
+            .and_then(|_| fetch_cipher(cipher_part(p)))
+            .map(|c| Fetched::Cipher(Arc::new(c))),
         Class::Digest => fetch_digest(p.name).map(|d| Fetched::Digest(Arc::new(d))),
         Class::Hmac(d) => fetch_digest(d).and_then(|_| MacCtx::hmac(d, b"k").map(|_| Fetched::Mac)),
         Class::Poly1305 => MacCtx::poly1305(&[7u8; 32]).map(|_| Fetched::Mac),
@@ -296,6 +313,7 @@ pub fn fetch_gnutls(p: &Primitive) -> Availability {
     };
     let made = match p.class {
         Class::Cipher | Class::Aead(_) => gnutls::cipher_info(name).map(Some),
+        Class::CbcHmac(d) => gnutls::Hmac::new(d, b"k").and_then(|_| gnutls::cipher_info(name)).map(Some),
         Class::Digest => gnutls::Hash::new(name).map(|_| None),
         Class::Hmac(_) => gnutls::Hmac::new(name, b"k").map(|_| None),
         Class::Poly1305 => return Availability::Unavailable("not offered by GnuTLS".into()),
@@ -349,6 +367,24 @@ enum Work {
         ctx: MacCtx,
         buf: Vec<u8>,
         out: [u8; 64],
+    },
+    /// TLS 1.2 CBC records (OpenSSL): MAC, pad, fresh IV, encrypt — or decrypt
+    /// out of place and verify the MAC.
+    CbcRecord {
+        engine: CipherEngine,
+        mac: MacCtx,
+        iv: Vec<u8>,
+        buf: Vec<u8>,
+        ciphertext: Vec<u8>,
+        decrypt: bool,
+    },
+    GtCbcRecord {
+        cipher: gnutls::Cipher,
+        mac: gnutls::Hmac,
+        iv: Vec<u8>,
+        buf: Vec<u8>,
+        ciphertext: Vec<u8>,
+        decrypt: bool,
     },
     GtStream {
         cipher: gnutls::Cipher,
@@ -413,6 +449,34 @@ impl PrimitiveProbe {
                 let engine = CipherEngine::new(c, None, dir, &key, (!iv.is_empty()).then_some(&iv[..]), 0).map_err(err)?;
                 let buf = random(len + engine.slack());
                 Work::Stream { engine, buf }
+            }
+            (Class::CbcHmac(d), Fetched::Cipher(c), Op::Encrypt | Op::Decrypt) => {
+                let (key, iv) = (random(c.key_length()), random(c.iv_length()));
+                let mut mac = MacCtx::hmac(d, &random(32)).map_err(err)?;
+                let mut seal = CipherEngine::new(c, None, Direction::Encrypt, &key, Some(&iv), 0).map_err(err)?;
+                let mut buf = random(len + 64 + 32);
+                let total = cbc_record(&mut buf, len, |m, out| mac.mac_message(m, out).map_err(err))?;
+                if op == Op::Encrypt {
+                    Work::CbcRecord {
+                        engine: seal,
+                        mac,
+                        iv,
+                        buf,
+                        ciphertext: Vec::new(),
+                        decrypt: false,
+                    }
+                } else {
+                    seal.stream(&mut buf, total).map_err(err)?;
+                    let ciphertext = buf[..total].to_vec();
+                    Work::CbcRecord {
+                        engine: CipherEngine::new(c, None, Direction::Decrypt, &key, Some(&iv), 0).map_err(err)?,
+                        mac,
+                        iv,
+                        buf,
+                        ciphertext,
+                        decrypt: true,
+                    }
+                }
             }
             (Class::Aead(kind), Fetched::Cipher(c), Op::Encrypt | Op::Decrypt) => {
                 let key = random(c.key_length());
@@ -483,6 +547,34 @@ impl PrimitiveProbe {
                     decrypt: op == Op::Decrypt,
                 }
             }
+            (Class::CbcHmac(d), Some(info), Op::Encrypt | Op::Decrypt) => {
+                let (key, iv) = (random(info.key_len), random(info.iv_len));
+                let mut mac = gnutls::Hmac::new(d, &random(32)).map_err(err)?;
+                let mut buf = random(len + 64 + 32);
+                let mut out = [0u8; 64];
+                let total = cbc_record(&mut buf, len, |m, o| {
+                    let n = mac.mac(m, &mut out).map_err(err)?;
+                    o[..n].copy_from_slice(&out[..n]);
+                    Ok(n)
+                })?;
+                let mut cipher = gnutls::Cipher::new(&info, &key, &iv).map_err(err)?;
+                let ciphertext = if op == Op::Decrypt {
+                    cipher.encrypt(&mut buf[..total]).map_err(err)?;
+                    let ct = buf[..total].to_vec();
+                    cipher = gnutls::Cipher::new(&info, &key, &iv).map_err(err)?;
+                    ct
+                } else {
+                    Vec::new()
+                };
+                Work::GtCbcRecord {
+                    cipher,
+                    mac,
+                    iv,
+                    buf,
+                    ciphertext,
+                    decrypt: op == Op::Decrypt,
+                }
+            }
             (Class::Aead(_), Some(info), Op::Encrypt | Op::Decrypt) => {
                 let mut aead = gnutls::Aead::new(&info, &random(info.key_len)).map_err(err)?;
                 let mut nonce = [0u8; NONCE_LEN];
@@ -532,9 +624,36 @@ impl PrimitiveProbe {
         match &self.work {
             Work::Stream { buf, .. } | Work::Seal { buf, .. } | Work::Digest { buf, .. } | Work::Mac { buf, .. } => &buf[..self.len],
             Work::Open { out, .. } | Work::GtSeal { out, .. } | Work::GtOpen { out, .. } => &out[..self.len],
-            Work::GtStream { buf, .. } | Work::GtDigest { buf, .. } | Work::GtMac { buf, .. } => &buf[..self.len],
+            Work::GtStream { buf, .. }
+            | Work::GtDigest { buf, .. }
+            | Work::GtMac { buf, .. }
+            | Work::CbcRecord { buf, .. }
+            | Work::GtCbcRecord { buf, .. } => &buf[..self.len],
         }
     }
+}
+
+/// Lays out a TLS 1.2 CBC record in `buf`: data (already there, `len` bytes), its
+/// MAC from `mac`, then padding (p bytes of value p-1) to the 16-byte block.
+/// Returns the record length.
+fn cbc_record(buf: &mut [u8], len: usize, mac: impl FnOnce(&[u8], &mut [u8]) -> Result<usize>) -> Result<usize> {
+    let mut tag = [0u8; 64];
+    let m = mac(&buf[..len], &mut tag)?;
+    buf[len..len + m].copy_from_slice(&tag[..m]);
+    let pad = 16 - (len + m) % 16;
+    buf[len + m..len + m + pad].fill((pad - 1) as u8);
+    Ok(len + m + pad)
+}
+
+/// Checks a decrypted CBC record: the MAC recomputed over the data must match the
+/// one carried in the record, and the padding must be well formed.
+fn check_cbc_record(buf: &[u8], len: usize, tag: &[u8]) -> Result<()> {
+    let m = tag.len();
+    let pad = 16 - (len + m) % 16;
+    if buf[len..len + m] != *tag || buf[len + m..len + m + pad].iter().any(|&b| b as usize != pad - 1) {
+        anyhow::bail!("CBC record failed its MAC or padding check");
+    }
+    Ok(())
 }
 
 impl Probe for PrimitiveProbe {
@@ -587,6 +706,52 @@ impl Probe for PrimitiveProbe {
             Work::Mac { ctx, buf, out } => {
                 for _ in 0..units {
                     ctx.mac_message(&buf[..len], out)?;
+                }
+            }
+            Work::CbcRecord {
+                engine,
+                mac,
+                iv,
+                buf,
+                ciphertext,
+                decrypt,
+            } => {
+                for _ in 0..units {
+                    engine.restart(None, Some(iv))?;
+                    if *decrypt {
+                        engine.stream_into(ciphertext, buf)?;
+                        let mut tag = [0u8; 64];
+                        let n = mac.mac_message(&buf[..len], &mut tag)?;
+                        check_cbc_record(buf, len, &tag[..n])?;
+                    } else {
+                        let total = cbc_record(buf, len, |m, out| Ok(mac.mac_message(m, out)?))?;
+                        engine.stream(buf, total)?;
+                    }
+                }
+            }
+            Work::GtCbcRecord {
+                cipher,
+                mac,
+                iv,
+                buf,
+                ciphertext,
+                decrypt,
+            } => {
+                let mut tag = [0u8; 64];
+                for _ in 0..units {
+                    cipher.set_iv(iv);
+                    if *decrypt {
+                        cipher.decrypt_into(ciphertext, buf)?;
+                        let n = mac.mac(&buf[..len], &mut tag)?;
+                        check_cbc_record(buf, len, &tag[..n])?;
+                    } else {
+                        let n = mac.mac(&buf[..len], &mut tag)?;
+                        let total = cbc_record(buf, len, |_, out| {
+                            out[..n].copy_from_slice(&tag[..n]);
+                            Ok(n)
+                        })?;
+                        cipher.encrypt(&mut buf[..total])?;
+                    }
                 }
             }
             Work::GtStream { cipher, buf, decrypt } => {
@@ -743,6 +908,25 @@ mod tests {
         }
         assert!(dec.run(1).is_err());
         assert!(matches!(fetch_gnutls(lookup("aes-128-ocb").unwrap()), Availability::Unavailable(_)));
+    }
+
+    /// TLS 1.2 CBC records round-trip in both libraries, and a flipped ciphertext
+    /// byte fails the MAC check: decryption verifies, it does not just run.
+    #[test]
+    fn cbc_hmac_records_verify() {
+        let p = lookup("aes-128-cbc-hmac-sha1").unwrap();
+        for f in [fetch(p), fetch_gnutls(p)] {
+            let Availability::Available(f) = f else { panic!("unavailable") };
+            let mut enc = PrimitiveProbe::new(p, &f, Op::Encrypt, 1000).unwrap();
+            assert_eq!(enc.run(2).unwrap(), 2000.0);
+            let mut dec = PrimitiveProbe::new(p, &f, Op::Decrypt, 1000).unwrap();
+            assert_eq!(dec.run(2).unwrap(), 2000.0);
+            match &mut dec.work {
+                Work::CbcRecord { ciphertext, .. } | Work::GtCbcRecord { ciphertext, .. } => ciphertext[100] ^= 1,
+                _ => panic!("not a CBC record probe"),
+            }
+            assert!(dec.run(1).is_err());
+        }
     }
 
     #[test]

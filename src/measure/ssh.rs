@@ -763,6 +763,7 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
             last: None,
         }];
         let rec = match sampler::measure(&mut probe, Rate::SecondsPer, &hcfg) {
+            Ok(m) if m.interrupted && m.samples.is_empty() => continue,
             Ok(m) => record(Kind::SshHandshake, Metric::Seconds, subject, &m),
             Err(e) => failure(Kind::SshHandshake, Metric::Seconds, subject, &e)?,
         };

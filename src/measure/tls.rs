@@ -670,6 +670,8 @@ struct HandshakeProbe {
     ack: bool,
     session: Option<SslSession>,
     durations: Vec<f64>,
+    /// The group the first connection negotiated, when libssl reports it.
+    group: Option<String>,
 }
 
 impl HandshakeProbe {
@@ -693,9 +695,11 @@ impl HandshakeProbe {
             ack,
             session: None,
             durations: Vec::new(),
+            group: None,
         };
         let (version, suite, group) = p.once()?;
         check_negotiated(expect, (&version, &suite, group.as_deref()))?;
+        p.group = group;
         if resumed {
             p.once()?;
         }
@@ -1470,7 +1474,9 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
                     .collect::<Result<Vec<_>>>()?;
                 let cfg = SamplerConfig { max_units: 10_000, ..cfg };
                 let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-                Ok(handshake_records(Kind::TlsHandshake, hs_subject.clone(), &probes, &m))
+                let mut subject = hs_subject.clone();
+                subject.group = probes[0].group.clone();
+                Ok(handshake_records(Kind::TlsHandshake, subject, &probes, &m))
             })();
             record_or_fail(
                 session,

@@ -172,7 +172,7 @@ fn primitive_rate(doc: &Document, name: &str) -> Option<Measured> {
     let ok = |r: &&ResultRecord| r.status == Status::Ok && r.subject.algorithm.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(name));
     let single = |r: &&ResultRecord| r.subject.threads.unwrap_or(1) == 1;
     let op = |r: &&ResultRecord| matches!(r.subject.op.as_deref(), Some("encrypt" | "mac" | "digest") | None);
-    let prims: Vec<&ResultRecord> = doc
+    let mut prims: Vec<&ResultRecord> = doc
         .results
         .iter()
         .filter(|r| r.kind == Kind::Primitive && r.metric == Metric::BytesPerSec)
@@ -180,6 +180,10 @@ fn primitive_rate(doc: &Document, name: &str) -> Option<Measured> {
         .filter(single)
         .filter(op)
         .collect();
+    // The servers configured here use OpenSSL: its figures win over another library's.
+    if prims.iter().any(|r| r.subject.library.as_deref().map_or(true, |l| l == "openssl")) {
+        prims.retain(|r| r.subject.library.as_deref().map_or(true, |l| l == "openssl"));
+    }
     let size = |r: &ResultRecord| r.subject.bytes.unwrap_or(0);
     let pick = prims
         .iter()
@@ -253,6 +257,11 @@ fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
     match mac {
         None => Some(c),
         Some(m) => {
+            // A measured CBC+HMAC record primitive (aes-128-cbc-hmac-sha1) is the suite's
+            // real record cost; otherwise the cipher and the HMAC one after the other.
+            if let Some(stitched) = primitive_rate(doc, &format!("{cipher}-{m}")) {
+                return Some(stitched);
+            }
             let m = primitive_rate(doc, &m)?;
             Some(Measured {
                 summary: serial(&c.summary, &m.summary),
@@ -569,15 +578,20 @@ pub fn render(doc: &Document, policy: &Policy, knowledge: &Knowledge, outcome: &
                     s.push_str("  =: tied (95% intervals overlap); inside a tie the better level, then the policy's order, comes first.\n");
                 }
             }
-            if let Some(f) = &r.fastest_refused {
-                let cost = match r.safety_cost {
+            let refused = [
+                ("fastest refused", &r.fastest_refused, r.safety_cost),
+                ("fastest insecure", &r.fastest_insecure, r.insecure_cost),
+            ];
+            for (label, f, cost) in refused {
+                let Some(f) = f else { continue };
+                let cost = match cost {
                     Some(_) if f.tied_with_best => "; tied with the best accepted option: no measurable cost".to_string(),
                     Some(c) if c > 1.0 => format!("; it is {c:.2}× faster: safety costs {:.0}% here", (1.0 - 1.0 / c) * 100.0),
                     Some(_) => "; safety costs nothing here".to_string(),
                     None => String::new(),
                 };
                 s.push_str(&format!(
-                    "  fastest refused: {} ({}) {}{cost}\n    why: {}\n",
+                    "  {label}: {} ({}) {}{cost}\n    why: {}\n",
                     f.name,
                     f.level,
                     figure(&r.metric, f.median),

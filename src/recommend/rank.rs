@@ -72,6 +72,13 @@ pub struct Ranking {
     /// one (1.0 or less: safety costs nothing here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safety_cost: Option<f64>,
+    /// The fastest measured option rated `insecure` (or unrated), when it is not the
+    /// fastest refused one: the 2015 NZBGet answer (RC4-MD5) lands here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fastest_insecure: Option<Refused>,
+    /// The same ratio for `fastest_insecure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insecure_cost: Option<f64>,
 }
 
 impl Ranking {
@@ -107,23 +114,28 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
     let mut accepted: Vec<(usize, &Candidate, Vec<String>)> = Vec::new();
     let mut unmeasured = Vec::new();
     let mut fastest_refused: Option<Refused> = None;
+    let mut fastest_insecure: Option<Refused> = None;
     for (i, c) in candidates.iter().enumerate() {
         let decision = policy.allows(&c.verdict);
         match (&c.measured, decision.allowed) {
             (Some(_), true) => accepted.push((i, c, decision.warnings)),
             (None, true) => unmeasured.push(c.verdict.subject.name.clone()),
             (Some(m), false) => {
+                let refused = Refused {
+                    name: c.verdict.subject.name.clone(),
+                    level: c.verdict.level,
+                    median: m.summary.median,
+                    ci95_low: m.summary.ci95_low,
+                    ci95_high: m.summary.ci95_high,
+                    tied_with_best: m.summary.samples < MIN_SAMPLES,
+                    basis: m.basis.clone(),
+                    refusals: decision.refusals,
+                };
+                if c.verdict.level <= Level::Insecure && fastest_insecure.as_ref().map_or(true, |f| better(m.summary.median, f.median)) {
+                    fastest_insecure = Some(refused.clone());
+                }
                 if fastest_refused.as_ref().map_or(true, |f| better(m.summary.median, f.median)) {
-                    fastest_refused = Some(Refused {
-                        name: c.verdict.subject.name.clone(),
-                        level: c.verdict.level,
-                        median: m.summary.median,
-                        ci95_low: m.summary.ci95_low,
-                        ci95_high: m.summary.ci95_high,
-                        tied_with_best: m.summary.samples < MIN_SAMPLES,
-                        basis: m.basis.clone(),
-                        refusals: decision.refusals,
-                    });
+                    fastest_refused = Some(refused);
                 }
             }
             (None, false) => {}
@@ -175,10 +187,15 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
             });
         }
     }
-    if let (Some(f), Some(best)) = (fastest_refused.as_mut(), accepted_best) {
-        f.tied_with_best |= f.ci95_low <= best.ci95_high && best.ci95_low <= f.ci95_high;
+    if fastest_insecure.as_ref().map(|f| &f.name) == fastest_refused.as_ref().map(|f| &f.name) {
+        fastest_insecure = None;
     }
-    let safety_cost = match (&fastest_refused, ranked.first()) {
+    for f in [fastest_refused.as_mut(), fastest_insecure.as_mut()].into_iter().flatten() {
+        if let Some(best) = accepted_best {
+            f.tied_with_best |= f.ci95_low <= best.ci95_high && best.ci95_low <= f.ci95_high;
+        }
+    }
+    let cost = |f: &Option<Refused>| match (f, ranked.first()) {
         (Some(f), Some(best)) if f.median > 0.0 && best.median > 0.0 => Some(if higher_is_better {
             f.median / best.median
         } else {
@@ -186,6 +203,7 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
         }),
         _ => None,
     };
+    let (safety_cost, insecure_cost) = (cost(&fastest_refused), cost(&fastest_insecure));
     Ranking {
         list: list.to_string(),
         metric: metric.to_string(),
@@ -194,6 +212,8 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
         unmeasured,
         fastest_refused,
         safety_cost,
+        fastest_insecure,
+        insecure_cost,
     }
 }
 

@@ -159,6 +159,7 @@ fn category(c: Class) -> &'static str {
         Class::Aead(_) => "AEAD",
         Class::Cipher => "cipher",
         Class::Hmac(_) | Class::Poly1305 => "MAC",
+        Class::CbcHmac(_) => "cipher+MAC",
         Class::Digest => "digest",
     }
 }
@@ -784,9 +785,9 @@ pub fn tls_tables(doc: &Document) -> Vec<Table> {
             .iter()
             .map(|r| {
                 let s = &r.subject;
-                let cpu = |mode: &str| {
-                    let x = find(r, Kind::TlsBulk, Metric::Seconds, mode);
-                    secs(x, x.and_then(|x| x.median))
+                let cpu = |mode: &str| match find(r, Kind::TlsBulk, Metric::Seconds, mode) {
+                    Some(x) if x.status == Status::Ok => x.median.map(|m| format!("{m:.3} s")).unwrap_or_default(),
+                    _ => String::new(),
                 };
                 let tp = match r.status {
                     Status::Ok => throughput_cell(r),

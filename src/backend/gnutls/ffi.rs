@@ -64,6 +64,8 @@ api! {
     gnutls_cipher_init: fn(*mut Handle, c_int, *const Datum, *const Datum) -> c_int;
     gnutls_cipher_encrypt: fn(Handle, *mut c_void, usize) -> c_int;
     gnutls_cipher_decrypt: fn(Handle, *mut c_void, usize) -> c_int;
+    gnutls_cipher_decrypt2: fn(Handle, *const c_void, usize, *mut c_void, usize) -> c_int;
+    gnutls_cipher_set_iv: fn(Handle, *mut c_void, usize);
     gnutls_cipher_deinit: fn(Handle);
     gnutls_aead_cipher_init: fn(*mut Handle, c_int, *const Datum) -> c_int;
     gnutls_aead_cipher_encrypt: fn(Handle, *const c_void, usize, *const c_void, usize, usize, *const c_void, usize, *mut c_void, *mut usize) -> c_int;

@@ -101,6 +101,26 @@ impl Cipher {
         Ok(Cipher { h })
     }
 
+    /// Sets a new IV (a new CBC record with an explicit IV).
+    pub fn set_iv(&mut self, iv: &[u8]) {
+        if let Ok(a) = api() {
+            // SAFETY: GnuTLS copies the IV; the handle is valid.
+            unsafe { (a.gnutls_cipher_set_iv)(self.h, iv.as_ptr() as *mut std::ffi::c_void, iv.len()) };
+        }
+    }
+
+    /// Decrypts `input` into `out` (out of place; `out` at least as long).
+    pub fn decrypt_into(&mut self, input: &[u8], out: &mut [u8]) -> Result<(), GnutlsError> {
+        let a = api()?;
+        assert!(out.len() >= input.len());
+        // SAFETY: both buffers are live for the lengths given and do not overlap.
+        check(
+            a,
+            unsafe { (a.gnutls_cipher_decrypt2)(self.h, input.as_ptr().cast(), input.len(), out.as_mut_ptr().cast(), out.len()) },
+            "gnutls_cipher_decrypt2",
+        )
+    }
+
     pub fn encrypt(&mut self, buf: &mut [u8]) -> Result<(), GnutlsError> {
         let a = api()?;
         // SAFETY: in-place encryption of a live, exclusive buffer.
