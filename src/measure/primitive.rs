@@ -633,6 +633,18 @@ impl PrimitiveProbe {
     }
 }
 
+/// Advances to the next record: a fresh nonce as TLS 1.3 derives it (IV XOR
+/// sequence number) and the sequence number in the AAD.
+fn next_record(nonce: &[u8; NONCE_LEN], seq: &mut u64, aad: &mut [u8; AAD_LEN]) -> [u8; NONCE_LEN] {
+    *seq += 1;
+    let mut n = *nonce;
+    for (b, s) in n[NONCE_LEN - 8..].iter_mut().zip(seq.to_be_bytes()) {
+        *b ^= s;
+    }
+    aad[..8].copy_from_slice(&seq.to_be_bytes());
+    n
+}
+
 /// Lays out a TLS 1.2 CBC record in `buf`: data (already there, `len` bytes), its
 /// MAC from `mac`, then padding (p bytes of value p-1) to the 16-byte block.
 /// Returns the record length.
@@ -674,13 +686,7 @@ impl Probe for PrimitiveProbe {
                 tag,
             } => {
                 for _ in 0..units {
-                    // A fresh nonce per record, as TLS 1.3 derives it: iv XOR seq.
-                    *seq += 1;
-                    let mut n = *nonce;
-                    for (b, s) in n[NONCE_LEN - 8..].iter_mut().zip(seq.to_be_bytes()) {
-                        *b ^= s;
-                    }
-                    aad[..8].copy_from_slice(&seq.to_be_bytes());
+                    let n = next_record(nonce, seq, aad);
                     engine.seal(&n, aad, buf, len, tag)?;
                 }
             }
@@ -772,12 +778,7 @@ impl Probe for PrimitiveProbe {
                 aad,
             } => {
                 for _ in 0..units {
-                    *seq += 1;
-                    let mut n = *nonce;
-                    for (b, s) in n[NONCE_LEN - 8..].iter_mut().zip(seq.to_be_bytes()) {
-                        *b ^= s;
-                    }
-                    aad[..8].copy_from_slice(&seq.to_be_bytes());
+                    let n = next_record(nonce, seq, aad);
                     aead.seal(&n, aad, TAG_LEN, buf, out)?;
                 }
             }
