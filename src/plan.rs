@@ -64,8 +64,15 @@ pub fn primitives(prims: &[&'static Primitive], libraries: &[Library], sizes: &[
             }
         }
     }
-    // Racing gets a fifth of the budget.
-    let sampler = share(Seconds(budget.0 * 0.8), items.len());
+    // Racing gets a fifth of the budget. Primitive samples are short (10 ms) and
+    // many (at least 30): a median over many short samples shrugs off another
+    // process's burst, which a single long average (openssl speed) absorbs.
+    let shared = share(Seconds(budget.0 * 0.8), items.len());
+    let sampler = SamplerConfig {
+        sample_time: Seconds(shared.sample_time.0.min(0.01)),
+        min_samples: 30,
+        ..shared
+    };
     PrimitivePlan {
         items,
         threads,
