@@ -410,29 +410,102 @@ fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
 fn show(c: &Common, a: &ReportArgs) -> Result<()> {
     let store = history_store(c)?;
     let doc = store.load(&a.run)?;
-    report::emit(&doc, &outputs(c))
+    let format = a.format.or_else(|| a.output.as_deref().and_then(report::Format::from_path));
+    let Some(format) = format else {
+        if let Some(o) = &a.output {
+            return Err(UsageError::Invalid(format!(
+                "cannot tell the format of {} from its name; add --format html|md|json|csv|text",
+                o.display()
+            ))
+            .into());
+        }
+        return report::emit(&doc, &outputs(c));
+    };
+    let doc = if format == report::Format::Html {
+        with_recommendations(c, doc)?
+    } else {
+        doc
+    };
+    let bytes = report::render(&doc, format)?;
+    let to_stdout = match (&a.output, format) {
+        (Some(p), _) => {
+            report::write_output(p, &bytes)?;
+            p.as_os_str() == "-"
+        }
+        (None, report::Format::Html) => {
+            let path = report::html::write_report(&doc)?;
+            if !c.quiet && !c.json {
+                println!("Report: {}", path.display());
+            }
+            false
+        }
+        (None, _) => {
+            report::print(&bytes)?;
+            true
+        }
+    };
+    // The common exports still work beside the report; --json only when stdout is free.
+    let exports = Outputs {
+        json: c.json && !to_stdout,
+        quiet: true,
+        ..outputs(c)
+    };
+    report::emit(&doc, &exports)
+}
+
+/// `doc` with recommendations and verdicts under the policy, when it has none yet
+/// (runs stored by `speed` or `file` before `recommend` looked at them).
+fn with_recommendations(c: &Common, mut doc: crate::model::Document) -> Result<crate::model::Document> {
+    if !doc.recommendations.is_empty() {
+        return Ok(doc);
+    }
+    let policy = policy(c)?;
+    let knowledge = crate::judge::Knowledge::builtin()?;
+    let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
+    doc.recommendations = outcome.recommendations.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+    for v in &outcome.verdicts {
+        let v = serde_json::to_value(v)?;
+        if !doc.verdicts.contains(&v) {
+            doc.verdicts.push(v);
+        }
+    }
+    Ok(doc)
+}
+
+/// A run for `compare`: an exported JSON file when `spec` names one, else a run
+/// id, prefix or `latest` in the history.
+fn compare_side(c: &Common, spec: &str, store: &mut Option<Store>) -> Result<crate::model::Document> {
+    let path = std::path::Path::new(spec);
+    if path.is_file() {
+        return report::compare::load_json(path);
+    }
+    if spec.ends_with(".json") || spec.contains(std::path::MAIN_SEPARATOR) {
+        return Err(UsageError::Invalid(format!("no such file: {spec}")).into());
+    }
+    if store.is_none() {
+        *store = Some(history_store(c)?);
+    }
+    store.as_ref().expect("opened above").load(spec)
 }
 
 fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
-    let store = history_store(c)?;
-    let (da, db) = (store.load(&a.a)?, store.load(&a.b)?);
-    let rows = report::table::compare(&da, &db);
+    let mut store = None;
+    let (da, db) = (compare_side(c, &a.a, &mut store)?, compare_side(c, &a.b, &mut store)?);
+    let cmp = report::compare::compare(&a.a, &da, &a.b, &db);
     if c.json {
-        return report::print(&serde_json::to_vec_pretty(&rows)?);
+        report::print(&serde_json::to_vec_pretty(&cmp)?)?;
+    } else if !c.quiet {
+        report::print(report::compare::render(&cmp).as_bytes())?;
     }
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-    t.set_header(["subject", &da.run.id, &db.run.id, "B/A", "verdict"]);
-    for r in &rows {
-        t.add_row([
-            r.subject.clone(),
-            r.a.clone(),
-            r.b.clone(),
-            format!("{:.3}", r.ratio),
-            r.verdict.to_string(),
-        ]);
+    if a.fail_on_regression && cmp.regressions > 0 {
+        anyhow::bail!(
+            "{} regression(s): B ({}) is slower than A ({}) beyond the 95% intervals",
+            cmp.regressions,
+            a.b,
+            a.a
+        );
     }
-    report::print(format!("{t}\n  verdict: 'same' when the 95% intervals overlap.\n").as_bytes())
+    Ok(())
 }
 
 /// Resolves the `file` cipher list: known names that can stream a file.

@@ -81,7 +81,7 @@ pub enum Command {
     History(HistoryArgs),
     /// Show a stored run again (terminal, --json, or any export).
     Report(ReportArgs),
-    /// Compare two stored runs result by result.
+    /// Compare two runs result by result (run ids, `latest`, or JSON files exported on other machines).
     Compare(CompareArgs),
     /// Encrypt and decrypt whole files (the symmetric-cipher study, done right).
     File(FileArgs),
@@ -159,14 +159,25 @@ pub struct ReportArgs {
     /// Run id (or unique prefix), or `latest`.
     #[arg(long, default_value = "latest")]
     pub run: String,
+    /// Write the whole report in this format (default: the terminal summary, or the
+    /// format -o's extension names). Without -o, html goes to
+    /// $XDG_DATA_HOME/cipherbench/reports/RUN.html and the others to stdout.
+    #[arg(long, value_enum)]
+    pub format: Option<crate::report::Format>,
+    /// Write the report to FILE (`-` for stdout), atomically.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// Baseline run id (or prefix, or `latest`).
+    /// Baseline: a run id (or prefix, or `latest`), or a JSON document from --export-json.
     pub a: String,
-    /// Run to compare with the baseline.
+    /// Compared with the baseline: a run id, `latest`, or an exported JSON document.
     pub b: String,
+    /// Exit non-zero when a result of B is slower than A beyond the 95% intervals.
+    #[arg(long)]
+    pub fail_on_regression: bool,
 }
 
 fn ssh_bytes_arg(s: &str) -> Result<Bytes, String> {

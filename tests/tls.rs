@@ -32,7 +32,18 @@ struct Peer {
 }
 
 impl Drop for Peer {
+    /// SIGTERM first, so nginx's master stops its workers too (SIGKILL would orphan
+    /// them), then SIGKILL if it is still there after 5 s.
     fn drop(&mut self) {
+        // SAFETY: signals our own child by its pid.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -102,7 +113,9 @@ fn set(items: &[(&str, &str)]) -> BTreeSet<(String, String)> {
     items.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
 }
 
-fn start_nginx(port: u16) -> Peer {
+/// nginx in a temporary prefix; `servers` are server blocks where `@P` is the prefix
+/// (holding cert.pem, key.pem and www/blob) and `@PORT` the port.
+fn start_nginx(port: u16, servers: &str) -> Peer {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     self_signed(d, &["-newkey", "rsa:2048"]);
@@ -122,19 +135,10 @@ http {{
   access_log off;
   client_body_temp_path {p}/tmp; proxy_temp_path {p}/tmp; fastcgi_temp_path {p}/tmp;
   uwsgi_temp_path {p}/tmp; scgi_temp_path {p}/tmp;
-  server {{
-    listen 127.0.0.1:{port} ssl;
-    ssl_certificate {p}/cert.pem;
-    ssl_certificate_key {p}/key.pem;
-    ssl_protocols TLSv1.2 TLSv1.3;
-    ssl_ciphers ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA;
-    ssl_conf_command Ciphersuites TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256;
-    ssl_ecdh_curve X25519:secp384r1;
-    ssl_prefer_server_ciphers on;
-    root {p}/www;
-  }}
+{servers}
 }}
-"
+",
+        servers = servers.replace("@PORT", &port.to_string()).replace("@P", &p.to_string())
     );
     std::fs::write(d.join("nginx.conf"), conf).unwrap();
     let mut child = std::process::Command::new("nginx")
@@ -159,7 +163,20 @@ http {{
 #[test]
 fn nginx_accepts_exactly_its_configured_set() {
     let port = free_port();
-    let _nginx = start_nginx(port);
+    let _nginx = start_nginx(
+        port,
+        "server {
+    listen 127.0.0.1:@PORT ssl;
+    ssl_certificate @P/cert.pem;
+    ssl_certificate_key @P/key.pem;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_ciphers ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA;
+    ssl_conf_command Ciphersuites TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256;
+    ssl_ecdh_curve X25519:secp384r1;
+    ssl_prefer_server_ciphers on;
+    root @P/www;
+  }",
+    );
     let doc = json_of(
         &cb()
             .args([
@@ -221,6 +238,53 @@ fn nginx_accepts_exactly_its_configured_set() {
         assert_eq!(b["status"], "ok", "{b}");
         assert!(b["median"].as_f64().unwrap() > 1e6, "{b}");
     }
+}
+
+/// A name-based nginx that refuses handshakes without the right server name: no
+/// SNI (an address) is a failed handshake and a clear error; `--sni` gets through.
+#[test]
+fn failed_handshake_is_a_clear_error_and_sni_is_sent() {
+    let port = free_port();
+    let _nginx = start_nginx(
+        port,
+        "ssl_protocols TLSv1.2 TLSv1.3;
+  server {
+    listen 127.0.0.1:@PORT ssl default_server;
+    ssl_reject_handshake on;
+  }
+  server {
+    listen 127.0.0.1:@PORT ssl;
+    server_name good.test;
+    ssl_certificate @P/cert.pem;
+    ssl_certificate_key @P/key.pem;
+    root @P/www;
+  }",
+    );
+    let target = format!("127.0.0.1:{port}");
+    cb().args(["tls", "--connect", &target, "--timeout", "3s"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!("{target} refused a TLS handshake")));
+    let doc = json_of(
+        &cb()
+            .args([
+                "tls",
+                "--connect",
+                &target,
+                "--sni",
+                "good.test",
+                "--suites",
+                "TLS_AES_128_GCM_SHA256",
+            ])
+            .args(["--no-handshakes", "--timeout", "3s", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(doc["run"]["settings"]["sni"], "good.test");
+    assert_eq!(accepted(&doc, "suite"), set(&[("TLSv1.3", "TLS_AES_128_GCM_SHA256")]));
+    assert_eq!(accepted(&doc, "protocol"), set(&[("TLSv1.2", "TLSv1.2"), ("TLSv1.3", "TLSv1.3")]));
 }
 
 fn start_s_server(port: u16, extra: &[&str], key_args: &[&str]) -> Peer {
@@ -413,6 +477,48 @@ fn loopback_handshakes_sweep_kx_group_and_cert() {
     assert!(text.contains("TLS handshakes"), "{text}");
     assert!(text.contains("TLS bulk"), "{text}");
     assert!(text.contains("TLS_CHACHA20_POLY1305_SHA256"), "{text}");
+}
+
+/// `--full-matrix`: every suite × group × certificate gets handshakes (full and
+/// resumed) and bulk.
+#[test]
+fn full_matrix_is_the_cross_product() {
+    let doc = json_of(
+        &cb()
+            .args([
+                "tls",
+                "--full-matrix",
+                "--protocols",
+                "1.3",
+                "--suites",
+                "TLS_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256",
+            ])
+            .args([
+                "--groups",
+                "x25519,p-256",
+                "--certs",
+                "ecdsa-p256,ed25519",
+                "--write-size",
+                "4k",
+                "--budget",
+                "3s",
+                "--json",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    let mut seen = BTreeSet::new();
+    for r in doc["results"].as_array().unwrap() {
+        assert_eq!(r["status"], "ok", "{r}");
+        if r["metric"] == "handshakes_per_sec" || r["metric"] == "bytes_per_sec" {
+            let s = &r["subject"];
+            seen.insert(format!("{} {} {} {} {}", r["kind"], s["suite"], s["group"], s["cert"], s["op"]));
+        }
+    }
+    // 2 suites × 2 groups × 2 certs × (full, resumed, bulk).
+    assert_eq!(seen.len(), 24, "{seen:#?}");
 }
 
 #[test]

@@ -545,12 +545,14 @@ impl Server {
             let listener = listener.try_clone()?;
             let (ctx, stop, errors) = (ctx.clone(), stop.clone(), errors.clone());
             handles.push(std::thread::spawn(move || loop {
-                let Ok((tcp, _)) = listener.accept() else {
-                    continue;
-                };
+                let accepted = listener.accept();
                 if stop.load(Ordering::SeqCst) {
                     return;
                 }
+                let Ok((tcp, _)) = accepted else {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                };
                 if let Err(e) = serve_one(&ctx, tcp, timeout) {
                     if !stop.load(Ordering::SeqCst) {
                         errors.lock().unwrap().push(format!("{e:#}"));

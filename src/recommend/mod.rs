@@ -357,6 +357,8 @@ fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<TlsChoi
                 doc.results
                     .iter()
                     .filter(|r| r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec)
+                    // Resumed handshakes skip the key exchange: only full ones rank groups.
+                    .filter(|r| r.subject.op.as_deref() != Some("resumed"))
                     .filter(|r| {
                         r.subject
                             .group

@@ -2,7 +2,9 @@
 //! `--json` prints only the document on stdout; exports go to files (`-` is
 //! stdout) and are written whole or not at all.
 
+pub mod compare;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod progress;
@@ -24,6 +26,54 @@ pub struct Outputs {
     pub export_markdown: Option<PathBuf>,
     /// No terminal summary and no progress bar.
     pub quiet: bool,
+}
+
+/// A whole-document format for `report --format` (and `-o FILE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One self-contained HTML file with charts.
+    Html,
+    /// Markdown tables.
+    #[value(alias = "markdown")]
+    Md,
+    /// The cipherbench/1 JSON document.
+    Json,
+    /// One row per result.
+    Csv,
+    /// The terminal summary, without colours.
+    #[value(alias = "txt")]
+    Text,
+}
+
+impl Format {
+    /// The format a file name implies (`report.html`, `runs.csv` ...).
+    pub fn from_path(path: &Path) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "html" | "htm" => Some(Format::Html),
+            "md" | "markdown" => Some(Format::Md),
+            "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            "txt" | "text" => Some(Format::Text),
+            _ => None,
+        }
+    }
+}
+
+/// `doc` rendered in `format`.
+pub fn render(doc: &Document, format: Format) -> Result<Vec<u8>> {
+    Ok(match format {
+        Format::Html => html::render(doc).into_bytes(),
+        Format::Md => markdown::render(doc).into_bytes(),
+        Format::Json => json::render(doc)?,
+        Format::Csv => csv::render(doc)?,
+        Format::Text => {
+            let colors = console::colors_enabled();
+            console::set_colors_enabled(false);
+            let text = terminal::render(doc);
+            console::set_colors_enabled(colors);
+            text.into_bytes()
+        }
+    })
 }
 
 /// True unless `NO_COLOR` is set (to anything) or stdout is not a terminal.

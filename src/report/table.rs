@@ -213,18 +213,6 @@ pub fn fastest(doc: &Document) -> Vec<Fastest> {
     out
 }
 
-/// One matched subject of `compare`.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct CompareRow {
-    pub subject: String,
-    pub a: String,
-    pub b: String,
-    /// Median of B divided by median of A.
-    pub ratio: f64,
-    /// `same` when the intervals overlap, else `faster` or `slower` for B.
-    pub verdict: &'static str,
-}
-
 /// A short label for a subject: its present fields, in model order.
 pub fn subject_label(r: &ResultRecord) -> String {
     serde_json::to_value(&r.subject)
@@ -237,43 +225,6 @@ pub fn subject_label(r: &ResultRecord) -> String {
                 .join(" ")
         })
         .unwrap_or_default()
-}
-
-/// Matches results of two runs by kind, subject and metric.
-pub fn compare(a: &Document, b: &Document) -> Vec<CompareRow> {
-    let mut rows = Vec::new();
-    for ra in a.results.iter() {
-        let Some(rb) = b
-            .results
-            .iter()
-            .find(|r| r.kind == ra.kind && r.subject == ra.subject && r.metric == ra.metric)
-        else {
-            continue;
-        };
-        let (Some(sa), Some(sb)) = (ra.summary(), rb.summary()) else {
-            continue;
-        };
-        let lower_is_better = ra.metric == crate::model::Metric::Seconds;
-        let verdict = if sa.ties_with(&sb) {
-            "same"
-        } else if (sb.median > sa.median) != lower_is_better {
-            "faster"
-        } else {
-            "slower"
-        };
-        let fmt = |r: &ResultRecord| match r.metric {
-            crate::model::Metric::BytesPerSec => BytesPerSec(r.median.unwrap_or(0.0)).to_string(),
-            _ => format!("{:.4}", r.median.unwrap_or(0.0)),
-        };
-        rows.push(CompareRow {
-            subject: subject_label(ra),
-            a: fmt(ra),
-            b: fmt(rb),
-            ratio: if sa.median != 0.0 { sb.median / sa.median } else { f64::NAN },
-            verdict,
-        });
-    }
-    rows
 }
 
 /// Seconds with their uncertainty when that is worth showing (≥ 1%).

@@ -171,8 +171,6 @@ impl Settings {
         b.set_security_level(0);
         // Read whole records (and what follows) per read(2), as servers do.
         b.set_read_ahead(true);
-        // SAFETY: sets a size on a context we own; libssl 1.1.0+ has the call.
-        unsafe { SSL_CTX_set_default_read_buffer_len(foreign_types::ForeignTypeRef::as_ptr(&**b), READ_BUFFER) };
         b.set_min_proto_version(Some(self.min.map(Protocol::version).unwrap_or(SslVersion::TLS1)))?;
         b.set_max_proto_version(self.max.map(Protocol::version))?;
         let list = self.cipher_list.as_deref().unwrap_or(ALL_TLS12);
@@ -194,13 +192,6 @@ impl Settings {
         }
         Ok(())
     }
-}
-
-/// Bytes libssl may read per read(2) with read-ahead: several full records.
-const READ_BUFFER: usize = 4 * (16384 + 2048);
-
-extern "C" {
-    fn SSL_CTX_set_default_read_buffer_len(ctx: *mut openssl_sys::SSL_CTX, len: usize);
 }
 
 fn dh_params(groups: Option<&str>) -> Result<Dh<openssl::pkey::Params>> {
