@@ -59,18 +59,187 @@ fn progress(c: &Common) -> Progress {
     Progress::new(c.quiet || c.json)
 }
 
-/// The main job for now: the default primitive set at two record sizes, ending in
-/// which cipher, AEAD and MAC are fastest on this machine.
+/// The main job: profile this machine within `--budget` (default 90 s) and answer
+/// which cipher it should use. discover → primitives → TLS on loopback → SSH on a
+/// private sshd (when installed) → judge → recommend → the answer, history and an
+/// HTML report.
 fn run_main(c: &Common) -> Result<()> {
-    let args = SpeedArgs {
-        algorithms: Vec::new(),
-        bytes: vec![Bytes(1024), Bytes(16384)],
-        threads: 1,
-        cpu_caps: None,
-        all: false,
-        libraries: vec![primitive::Library::Openssl],
+    use crate::measure::{ssh as ssh_kind, tls as tls_kind};
+    // Validate first.
+    let budget = c.budget.unwrap_or(Seconds(90.0));
+    let policy = policy(c)?;
+    let targets = main_targets(c)?;
+    let knowledge = crate::judge::Knowledge::builtin()?;
+    let tls_args = {
+        use clap::{Args, FromArgMatches};
+        let cmd = crate::cli::TlsArgs::augment_args(clap::Command::new("tls"));
+        crate::cli::TlsArgs::from_arg_matches(&cmd.get_matches_from(["tls"]))?
     };
-    speed(c, &args, "run", Seconds(20.0))
+    // Discover the peers: OpenSSH is optional, its absence is explained.
+    let openssh = discover::openssh::discover().ok();
+    let sshd = discover::openssh::find_sshd();
+    let store = open_store(c)?;
+    let mut settings = json!({ "budget_seconds": budget.0, "policy": policy.name, "targets": targets });
+    let ssh_note = match (&openssh, &sshd) {
+        (Some(_), Ok(_)) => None,
+        (_, Err(e)) => Some(format!("SSH skipped: {e:#}")),
+        (None, _) => Some("SSH skipped: the OpenSSH client (ssh) is not installed; install openssh-client".to_string()),
+    };
+    settings["ssh"] = json!(ssh_note.clone().unwrap_or_else(|| "private sshd on 127.0.0.1".into()));
+    let mut session = Session::start("run", settings, store, progress(c))?;
+
+    // Budget: a quick primitive pass, then TLS and SSH share the rest.
+    let with_ssh = ssh_note.is_none();
+    let share = |f: f64| Seconds(budget.0 * f);
+    let (p_share, t_share, s_share) = if with_ssh { (0.2, 0.4, 0.4) } else { (0.3, 0.7, 0.0) };
+    let mut measured: Result<()> = (|| {
+        let prims: Vec<_> = primitive::CATALOG.iter().filter(|p| p.default).collect();
+        let plan = plan::primitives(
+            &prims,
+            &[primitive::Library::Openssl],
+            &[Bytes(1024), Bytes(16384)],
+            1,
+            share(p_share),
+        );
+        measure::primitives(&plan, &mut session)?;
+        if crate::interrupt::requested() {
+            return Ok(());
+        }
+        let plan = tls_kind::LoopbackPlan::new(&tls_args, share(t_share))?;
+        tls_kind::loopback(&plan, &mut session)?;
+        Ok(())
+    })();
+    if measured.is_ok() && with_ssh && !crate::interrupt::requested() {
+        measured = (|| {
+            use crate::backend::openssh::{Client, PrivateSshd, Target};
+            let openssh = openssh.as_ref().expect("checked");
+            // The main job answers quickly: every cipher, with the MACs and kex that
+            // decide the answer under common policies (one each per family), on one
+            // host key. `cipherbench ssh` sweeps everything.
+            let pick = |wanted: &[&str], have: &[String]| -> Vec<String> {
+                wanted
+                    .iter()
+                    .filter(|w| have.iter().any(|h| h == *w))
+                    .map(|w| w.to_string())
+                    .collect()
+            };
+            let macs = pick(
+                &[
+                    "hmac-sha2-256-etm@openssh.com",
+                    "umac-128-etm@openssh.com",
+                    "hmac-sha2-512-etm@openssh.com",
+                    "hmac-sha1",
+                ],
+                &openssh.macs,
+            );
+            let kex = pick(
+                &[
+                    "curve25519-sha256",
+                    "sntrup761x25519-sha512@openssh.com",
+                    "ecdh-sha2-nistp256",
+                    "diffie-hellman-group14-sha256",
+                ],
+                &openssh.kex,
+            );
+            let hostkeys = pick(&["ssh-ed25519"], &openssh.hostkey_algorithms);
+            let servable = openssh.private_hostkeys();
+            let plan = ssh_kind::SshPlan::new(
+                openssh,
+                &[],
+                &macs,
+                &kex,
+                &hostkeys,
+                Some(&servable),
+                false,
+                None,
+                false,
+                true,
+                share(s_share),
+            )?;
+            let daemon = PrivateSshd::start(sshd.as_ref().expect("checked"), openssh)?;
+            let client = Client {
+                ssh: openssh.ssh.clone(),
+                target: Target::Private {
+                    port: daemon.port(),
+                    user: daemon.user().into(),
+                    key: daemon.files().client_key,
+                    known_hosts: daemon.files().known_hosts,
+                },
+            };
+            ssh_kind::sweep(&plan, &client, &mut session)
+        })();
+    }
+
+    // Judge and recommend on what was measured (even when interrupted).
+    session.judge_primitives();
+    let outcome = crate::recommend::recommend(&session.snapshot(), &knowledge, &policy, &targets);
+    session.set_recommendations(&outcome)?;
+    let out = outputs(c);
+    let status = match (&measured, crate::interrupt::requested()) {
+        (Err(_), _) => RunStatus::Failed,
+        (Ok(()), true) => RunStatus::Interrupted,
+        (Ok(()), false) => RunStatus::Complete,
+    };
+    let doc = session.finish(status)?;
+    let report_path = report::html::write_report(&doc);
+    if c.json {
+        report::print(&report::json::render(&doc)?)?;
+    } else if !c.quiet {
+        let path = report_path.as_ref().ok().map(|p| p.display().to_string());
+        report::print(report::answer::render(&doc, &outcome, &targets, ssh_note.as_deref(), path.as_deref(), !c.no_store).as_bytes())?;
+    }
+    report::emit(
+        &doc,
+        &Outputs {
+            json: false,
+            quiet: true,
+            ..out
+        },
+    )?;
+    report_path?;
+    measured?;
+    if status == RunStatus::Interrupted {
+        return Err(Interrupted { kept: doc.results.len() }.into());
+    }
+    Ok(())
+}
+
+/// Config targets for the answer: `--for`, else the software found installed.
+fn main_targets(c: &Common) -> Result<Vec<String>> {
+    let names = crate::recommend::emit::target_names();
+    for t in &c.targets {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(t)) {
+            return Err(UsageError::unknown("target", t, names.iter().copied()).into());
+        }
+    }
+    if !c.targets.is_empty() {
+        return Ok(c.targets.clone());
+    }
+    let installed = |bins: &[&str]| {
+        bins.iter().any(|b| {
+            ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/sbin", "/bin"]
+                .iter()
+                .any(|d| std::path::Path::new(d).join(b).exists())
+        })
+    };
+    let mut found: Vec<String> = [
+        ("nginx", &["nginx"][..]),
+        ("apache", &["apache2", "httpd"][..]),
+        ("haproxy", &["haproxy"][..]),
+        ("stunnel", &["stunnel4", "stunnel"][..]),
+        ("nzbget", &["nzbget"][..]),
+        ("curl", &["curl"][..]),
+        ("sshd", &["sshd"][..]),
+        ("ssh", &["ssh"][..]),
+    ]
+    .iter()
+    .filter(|(t, bins)| names.contains(t) && installed(bins))
+    .map(|(t, _)| t.to_string())
+    .collect();
+    if found.is_empty() {
+        found.push("openssl".into());
+    }
+    Ok(found)
 }
 
 /// Resolves typed names to catalogue entries, with suggestions for typos.

@@ -12,6 +12,7 @@ pub struct Session {
     store: Option<Store>,
     results: Vec<ResultRecord>,
     verdicts: Vec<serde_json::Value>,
+    recommendations: Vec<serde_json::Value>,
     progress: Progress,
 }
 
@@ -44,6 +45,7 @@ impl Session {
             store,
             results: Vec::new(),
             verdicts: Vec::new(),
+            recommendations: Vec::new(),
             progress,
         })
     }
@@ -98,6 +100,30 @@ impl Session {
         }
     }
 
+    /// The document as it stands, for the judge and recommend stages.
+    pub fn snapshot(&self) -> Document {
+        Document {
+            schema: SCHEMA.to_string(),
+            run: self.info.clone(),
+            results: self.results.clone(),
+            verdicts: self.verdicts.clone(),
+            recommendations: self.recommendations.clone(),
+        }
+    }
+
+    /// Keeps what `recommend` made of the run: its recommendations and the
+    /// verdicts of every option it ranked.
+    pub fn set_recommendations(&mut self, outcome: &crate::recommend::Outcome) -> Result<()> {
+        self.recommendations = outcome.recommendations.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+        for v in &outcome.verdicts {
+            let v = serde_json::to_value(v)?;
+            if !self.verdicts.contains(&v) {
+                self.verdicts.push(v);
+            }
+        }
+        Ok(())
+    }
+
     pub fn progress_start(&mut self, len: u64) {
         self.progress.start(len);
     }
@@ -118,7 +144,7 @@ impl Session {
             run: self.info,
             results: self.results,
             verdicts: self.verdicts,
-            recommendations: Vec::new(),
+            recommendations: self.recommendations,
         };
         if let Some(s) = &self.store {
             s.finish_run(&doc)?;

@@ -195,10 +195,78 @@ fn quiet_in_a_pipe_and_no_color_is_honoured() {
 
 #[test]
 fn no_subcommand_runs_the_main_job() {
-    cb().args(["--budget", "3s", "--no-store"])
+    // The default run with a tiny budget: it prints the answer, stores the run,
+    // writes the HTML report, and leaves no daemon or temporary directory behind.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let before = sshd_dirs();
+    let out = cb()
+        .env("XDG_DATA_HOME", dir.path())
+        .env("NO_COLOR", "1")
+        .args(["--budget", "5s", "--for", "nginx,sshd", "--db"])
+        .arg(&db)
         .assert()
         .success()
-        .stdout(predicate::str::contains("Fastest at 16 KiB").and(predicate::str::contains("AEAD")));
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for want in [
+        "This machine:",
+        "Fastest secure choices (policy: intermediate)",
+        "TLS 1.3 suites",
+        "TLS groups",
+        "ssl_ciphers ",
+        "Report: ",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    let report = text.lines().find_map(|l| l.strip_prefix("Report: ")).unwrap();
+    let html = std::fs::read_to_string(report).unwrap();
+    assert!(html.contains("<svg") && html.contains("TLS_AES_128_GCM_SHA256"));
+    let hist = json_of(
+        &cb()
+            .args(["history", "--json", "--db"])
+            .arg(&db)
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(hist[0]["status"], "complete");
+    assert_eq!(hist[0]["command"], "run");
+    let doc = json_of(
+        &cb()
+            .args(["report", "--json", "--db"])
+            .arg(&db)
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    let kinds: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    for k in ["primitive", "tls-bulk", "tls-handshake"] {
+        assert!(kinds.contains(&k), "no {k} results");
+    }
+    assert!(!doc["recommendations"].as_array().unwrap().is_empty());
+    assert_eq!(sshd_dirs(), before, "a private sshd directory was left behind");
+}
+
+/// The private sshd's temporary directories that exist right now.
+fn sshd_dirs() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cipherbench-sshd"))
+        .collect();
+    v.sort();
+    v
 }
 
 #[test]

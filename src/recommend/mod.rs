@@ -516,7 +516,7 @@ pub fn figure(metric: &str, v: f64) -> String {
 }
 
 /// Short label of a ranking list.
-fn list_title(list: &str) -> &str {
+pub fn list_title(list: &str) -> &str {
     match list {
         "tls13_suites" => "TLS 1.3 suites",
         "tls12_suites" => "TLS 1.2 suites",

@@ -2,6 +2,7 @@
 //! `--json` prints only the document on stdout; exports go to files (`-` is
 //! stdout) and are written whole or not at all.
 
+pub mod answer;
 pub mod compare;
 pub mod csv;
 pub mod html;

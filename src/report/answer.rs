@@ -1,0 +1,113 @@
+//! The main job's answer: what this machine should use, not a pile of numbers.
+//! Built from the recommend stage's rankings; the full tables are in the report.
+
+use crate::model::Document;
+use crate::recommend::{figure, list_title, Outcome};
+
+fn bold(s: &str) -> String {
+    if super::colors_enabled() {
+        console::style(s).bold().to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// The answer for `cipherbench` / `cipherbench run`.
+pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Option<&str>, report: Option<&str>, stored: bool) -> String {
+    let h = &doc.run.host;
+    let lib = |k: &str| doc.run.libraries.get(k).cloned();
+    let mut libs = vec![lib("openssl").unwrap_or_default()];
+    if let Some(g) = lib("gnutls").filter(|g| !g.starts_with("unavailable")) {
+        libs.push(format!("GnuTLS {g}"));
+    }
+    if let Some(v) = doc.run.settings.get("openssh_version").and_then(|v| v.as_str()) {
+        libs.push(v.to_string());
+    }
+    let mut s = format!(
+        "This machine: {}, {} cores, {} · {}\n",
+        h.cpu_model,
+        h.cores,
+        if h.cpu_flags.is_empty() {
+            "no crypto instructions".to_string()
+        } else {
+            h.cpu_flags.join(" ")
+        },
+        libs.join(" · ")
+    );
+    let policy = doc.run.settings.get("policy").and_then(|v| v.as_str()).unwrap_or("intermediate");
+    s.push_str(&bold(&format!("Fastest secure choices (policy: {policy})")));
+    s.push('\n');
+    let mut insecure: Vec<String> = Vec::new();
+    for (_, rankings, _) in &outcome.protocols {
+        for r in rankings {
+            let best: Vec<_> = r.ranked.iter().filter(|x| x.rank == 1).collect();
+            let Some(first) = best.first() else {
+                if !r.unmeasured.is_empty() {
+                    s.push_str(&format!("  {:<30} not measured in this run\n", list_title(&r.list)));
+                }
+                continue;
+            };
+            let names: Vec<&str> = best.iter().map(|x| x.name.as_str()).collect();
+            let tie = if names.len() > 1 { " (tied: the intervals overlap)" } else { "" };
+            s.push_str(&format!(
+                "  {:<30} {:<44} {}{tie}\n",
+                list_title(&r.list),
+                names.join(" = "),
+                figure(&r.metric, first.median)
+            ));
+            if let (Some(bad), Some(cost)) = (&r.fastest_insecure, r.insecure_cost) {
+                let verdict = if bad.tied_with_best {
+                    "no measurable gain: not worth it".to_string()
+                } else {
+                    format!("{:+.0}%", (cost - 1.0) * 100.0)
+                };
+                insecure.push(format!(
+                    "  {:<30} {} ({}) {} — {verdict}",
+                    list_title(&r.list),
+                    bad.name,
+                    bad.level.as_str(),
+                    figure(&r.metric, bad.median)
+                ));
+            }
+        }
+    }
+    if !insecure.is_empty() {
+        s.push_str(&bold("Fastest insecure options, for comparison"));
+        s.push('\n');
+        for l in insecure {
+            s.push_str(&l);
+            s.push('\n');
+        }
+    }
+    if let Some(n) = note {
+        s.push_str(&format!("  ({n})\n"));
+    }
+    let recs: Vec<_> = outcome
+        .recommendations
+        .iter()
+        .filter(|r| targets.iter().any(|t| t.eq_ignore_ascii_case(&r.target)))
+        .collect();
+    if !recs.is_empty() {
+        s.push_str(&bold(&format!(
+            "Config for this machine's software ({}; or --for TARGET)",
+            targets.join(", ")
+        )));
+        s.push('\n');
+        for r in recs {
+            s.push_str(&format!("  {} — {}:\n", r.target, r.location));
+            for l in &r.lines {
+                s.push_str(&format!("    {l}\n"));
+            }
+        }
+    }
+    if let Some(p) = report {
+        s.push_str(&format!("Report: {p}\n"));
+    }
+    if stored {
+        s.push_str(&format!(
+            "Run {} stored; `cipherbench report --run {}` shows every figure.\n",
+            doc.run.id, doc.run.id
+        ));
+    }
+    s
+}
