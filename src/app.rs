@@ -450,13 +450,7 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     }
     let mut doc = recommend_source(c, a)?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
-    doc.recommendations = outcome.recommendations.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
-    for v in &outcome.verdicts {
-        let v = serde_json::to_value(v)?;
-        if !doc.verdicts.contains(&v) {
-            doc.verdicts.push(v);
-        }
-    }
+    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts)?;
     if c.json {
         report::print(&report::json::render(&doc)?)?;
     } else if !c.quiet {
@@ -631,13 +625,7 @@ fn with_recommendations(c: &Common, mut doc: crate::model::Document) -> Result<c
     let policy = policy(c)?;
     let knowledge = crate::judge::Knowledge::builtin()?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
-    doc.recommendations = outcome.recommendations.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
-    for v in &outcome.verdicts {
-        let v = serde_json::to_value(v)?;
-        if !doc.verdicts.contains(&v) {
-            doc.verdicts.push(v);
-        }
-    }
+    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts)?;
     Ok(doc)
 }
 

@@ -71,6 +71,7 @@ pub fn primitives(prims: &[&'static Primitive], libraries: &[Library], sizes: &[
     let sampler = SamplerConfig {
         sample_time: Seconds(shared.sample_time.0.min(0.01)),
         min_samples: 30,
+        min_time: Seconds(shared.budget.0 * 0.5),
         ..shared
     };
     PrimitivePlan {
@@ -116,6 +117,7 @@ impl FilePlan {
             min_samples: self.reps,
             max_samples: self.reps,
             precision: 0.0,
+            min_time: Seconds(0.0),
             budget: Seconds(f64::MAX / 4.0),
             max_units: 1,
         }

@@ -114,14 +114,7 @@ impl Session {
     /// Keeps what `recommend` made of the run: its recommendations and the
     /// verdicts of every option it ranked.
     pub fn set_recommendations(&mut self, outcome: &crate::recommend::Outcome) -> Result<()> {
-        self.recommendations = outcome.recommendations.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
-        for v in &outcome.verdicts {
-            let v = serde_json::to_value(v)?;
-            if !self.verdicts.contains(&v) {
-                self.verdicts.push(v);
-            }
-        }
-        Ok(())
+        Ok(crate::recommend::attach(outcome, &mut self.recommendations, &mut self.verdicts)?)
     }
 
     pub fn progress_start(&mut self, len: u64) {

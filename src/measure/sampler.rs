@@ -57,8 +57,11 @@ pub struct SamplerConfig {
     pub min_samples: usize,
     /// Hard cap on samples.
     pub max_samples: usize,
-    /// Stop once the 95% CI half-width is below this fraction of the median.
+    /// Stop once the 95% CI half-width is below this fraction of the median...
     pub precision: f64,
+    /// ...but not before sampling this long: a median over a longer window is
+    /// steadier from run to run than a tight interval over a short one.
+    pub min_time: Seconds,
     /// Time allowed for this subject, warm-up included.
     pub budget: Seconds,
     /// Largest number of units in one sample (e.g. one handshake per sample).
@@ -73,6 +76,7 @@ impl Default for SamplerConfig {
             min_samples: 10,
             max_samples: 1000,
             precision: 0.005,
+            min_time: Seconds(0.0),
             budget: Seconds(0.5),
             max_units: u64::MAX,
         }
@@ -203,6 +207,7 @@ pub fn refine<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &SamplerConf
         min_samples: m.samples.len() + cfg.min_samples,
         max_samples: cfg.max_samples.max(m.samples.len() * 2),
         precision: cfg.precision / 2.0,
+        min_time: Seconds(0.0),
         ..*cfg
     };
     sample_until_done(probes, m, &cfg, Instant::now())
@@ -220,7 +225,7 @@ fn sample_until_done<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &Samp
         if n >= cfg.max_samples {
             break;
         }
-        if n >= cfg.min_samples {
+        if n >= cfg.min_samples && spent >= cfg.min_time.0 {
             if let Some(s) = m.wall() {
                 if s.relative_precision() <= cfg.precision {
                     break;

@@ -52,6 +52,23 @@ pub struct Outcome {
     pub verdicts: Vec<Verdict>,
 }
 
+/// Keeps an outcome in a document's `recommendations[]` and `verdicts[]` (verdicts
+/// already there are not repeated).
+pub fn attach(
+    outcome: &Outcome,
+    recommendations: &mut Vec<serde_json::Value>,
+    verdicts: &mut Vec<serde_json::Value>,
+) -> serde_json::Result<()> {
+    *recommendations = outcome.recommendations.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+    for v in &outcome.verdicts {
+        let v = serde_json::to_value(v)?;
+        if !verdicts.contains(&v) {
+            verdicts.push(v);
+        }
+    }
+    Ok(())
+}
+
 /// Ranks what `doc` measured under `policy` and emits config lines for `targets`
 /// (every target when empty).
 pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets: &[String]) -> Outcome {
