@@ -251,6 +251,44 @@ fn best<'a>(records: impl Iterator<Item = &'a ResultRecord>, lower: bool) -> Opt
     })
 }
 
+/// The figure for a TLS suite: its own `tls-bulk` result; else, when the run
+/// measured TLS bulk at all, the suite of the same protocol with the same Enc and
+/// Mac (bulk cost does not depend on Kx/Au, which loopback fixes), so that one
+/// ranking never mixes wire figures with bare primitive figures; else its
+/// primitives.
+fn suite_rate_with(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Option<Measured> {
+    if let Some(m) = suite_rate(doc, s) {
+        if m.basis.starts_with("tls-bulk") {
+            return Some(m);
+        }
+    }
+    let same_bulk = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec)
+        .filter(|r| {
+            r.subject.suite.as_deref().and_then(|n| k.tls_suite(n)).is_some_and(|t| {
+                t.is_tls13() == s.is_tls13() && suite_primitives(t).is_some() && suite_primitives(t) == suite_primitives(s)
+            })
+        });
+    if let Some(r) = best(same_bulk, false) {
+        return Some(Measured {
+            summary: r.summary()?,
+            basis: format!("tls-bulk {} (same Enc and Mac)", crate::report::table::subject_label(r)),
+        });
+    }
+    let any_bulk = doc
+        .results
+        .iter()
+        .any(|r| r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec);
+    if any_bulk {
+        // TLS was measured, but not this Enc+Mac: leave it unmeasured rather than
+        // rank a bare primitive figure against figures over the wire.
+        return None;
+    }
+    suite_rate(doc, s)
+}
+
 /// The figure for a TLS suite: its own `tls-bulk` result, else its primitives.
 fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
     let named = |r: &&ResultRecord| {
@@ -324,7 +362,7 @@ fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<TlsChoi
             .iter()
             .map(|s| Candidate {
                 verdict: k.judge(domain, &s.iana),
-                measured: suite_rate(doc, s),
+                measured: suite_rate_with(doc, k, s),
             })
             .collect();
         let r = rank(list, "bytes_per_sec", true, &cands, policy);
@@ -668,6 +706,25 @@ mod tests {
         serde_json::json!({"kind": "primitive", "subject": {"algorithm": alg, "op": op, "bytes": bytes, "library": "openssl"},
             "metric": "bytes_per_sec", "status": "ok", "median": median, "mean": median, "min": median * 0.99,
             "max": median * 1.01, "ci95_low": median * 0.995, "ci95_high": median * 1.005, "samples": 20, "cv": 0.01})
+    }
+
+    /// Once TLS bulk was measured, suites use wire figures only: a suite with the
+    /// same Enc+Mac stands in (loopback fixes Kx/Au), and a bare primitive never
+    /// ranks against figures over the wire.
+    #[test]
+    fn tls_bulk_figures_are_not_mixed_with_primitive_figures() {
+        let k = Knowledge::builtin().unwrap();
+        let mut wire = prim("aes-128-gcm", "encrypt", 16384, 1.0e9);
+        wire["kind"] = "tls-bulk".into();
+        wire["subject"] = serde_json::json!({"protocol": "TLSv1.2", "suite": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "bytes": 16384});
+        let d = doc(serde_json::json!([wire, prim("aes-256-gcm", "encrypt", 16384, 4.0e9)]));
+        let ecdsa = suite_rate_with(&d, &k, k.tls_suite("ECDHE-ECDSA-AES128-GCM-SHA256").unwrap()).unwrap();
+        assert_eq!(ecdsa.summary.median, 1.0e9);
+        assert!(ecdsa.basis.contains("same Enc and Mac"), "{}", ecdsa.basis);
+        assert!(suite_rate_with(&d, &k, k.tls_suite("ECDHE-RSA-AES256-GCM-SHA384").unwrap()).is_none());
+        // Without any TLS bulk result, primitives are the figure.
+        let p = doc(serde_json::json!([prim("aes-256-gcm", "encrypt", 16384, 4.0e9)]));
+        assert!(suite_rate_with(&p, &k, k.tls_suite("ECDHE-RSA-AES256-GCM-SHA384").unwrap()).is_some());
     }
 
     #[test]
