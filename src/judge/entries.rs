@@ -195,11 +195,13 @@ rated_entry! {
 
 impl TlsSuite {
     /// The code as bytes (two for TLS, three for SSLv2 kinds); `None` if malformed.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn code_bytes(&self) -> Option<Vec<u8>> {
         parse_code(&self.code)
     }
 
     /// The two-byte TLS code as a number (e.g. `0xC02F`); `None` for SSLv2 kinds.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn code_u16(&self) -> Option<u16> {
         match self.code_bytes()?.as_slice() {
             [hi, lo] => Some(u16::from_be_bytes([*hi, *lo])),

@@ -271,11 +271,6 @@ impl Knowledge {
         }
     }
 
-    /// Verdicts for every entry of a domain, in data-file order (for `list`).
-    pub fn verdicts(&self, domain: Domain) -> Vec<Verdict> {
-        self.entries(domain).into_iter().map(|e| self.verdict_for(e)).collect()
-    }
-
     /// Every entry of a domain, in data-file order.
     pub fn entries(&self, domain: Domain) -> Vec<&dyn Entry> {
         self.table_entries(Table::of(domain))
@@ -321,6 +316,7 @@ impl Knowledge {
     }
 
     /// A protocol version by any spelling (`TLSv1.2`, `tls1_2`, `VERS-TLS1.2`...).
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn protocol(&self, name: &str) -> Option<&Protocol> {
         self.find(Table::Protocol, name).and_then(|i| self.protocols.get(i))
     }
@@ -336,6 +332,7 @@ impl Knowledge {
     }
 
     /// A TLS suite by its two-byte code, e.g. `0xC02F`.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn tls_suite_by_code(&self, code: u16) -> Option<&TlsSuite> {
         self.suite_codes
             .get(code.to_be_bytes().as_slice())
@@ -348,16 +345,19 @@ impl Knowledge {
     }
 
     /// A certificate type (`rsa-2048`, `rsa:2048`, `ecdsa-p256`, `ed25519`...).
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn cert(&self, name: &str) -> Option<&Cert> {
         self.find(Table::Cert, name).and_then(|i| self.certs.get(i))
     }
 
     /// An OpenSSH cipher by its OpenSSH name.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn ssh_cipher(&self, name: &str) -> Option<&SshCipher> {
         self.find(Table::SshCipher, name).and_then(|i| self.ssh_ciphers.get(i))
     }
 
     /// An OpenSSH MAC by its OpenSSH name.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn ssh_mac(&self, name: &str) -> Option<&SshMac> {
         self.find(Table::SshMac, name).and_then(|i| self.ssh_macs.get(i))
     }
@@ -368,11 +368,13 @@ impl Knowledge {
     }
 
     /// An OpenSSH host-key algorithm by its OpenSSH name.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn ssh_hostkey(&self, name: &str) -> Option<&SshHostKey> {
         self.find(Table::SshHostKey, name).and_then(|i| self.ssh_hostkeys.get(i))
     }
 
     /// A primitive by OpenSSL EVP name (`aes-128-gcm`, `sha256`, `hmac-sha256`...).
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn primitive(&self, name: &str) -> Option<&Primitive> {
         self.find(Table::Primitive, name).and_then(|i| self.primitives.get(i))
     }
@@ -386,21 +388,7 @@ impl Knowledge {
     pub fn groups(&self) -> &[Group] {
         &self.groups
     }
-    pub fn certs(&self) -> &[Cert] {
-        &self.certs
-    }
-    pub fn ssh_ciphers(&self) -> &[SshCipher] {
-        &self.ssh_ciphers
-    }
-    pub fn ssh_macs(&self) -> &[SshMac] {
-        &self.ssh_macs
-    }
-    pub fn ssh_kex_methods(&self) -> &[SshKex] {
-        &self.ssh_kex
-    }
-    pub fn ssh_hostkeys(&self) -> &[SshHostKey] {
-        &self.ssh_hostkeys
-    }
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn primitives(&self) -> &[Primitive] {
         &self.primitives
     }
@@ -411,16 +399,19 @@ impl Knowledge {
     }
 
     /// A reason by id.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn reason(&self, id: &str) -> Option<&Reason> {
         self.reasons.get(id)
     }
 
     /// All sources, by id.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn sources(&self) -> &BTreeMap<String, Source> {
         &self.sources
     }
 
     /// All reasons, by id.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn reasons(&self) -> &BTreeMap<String, Reason> {
         &self.reasons
     }

@@ -22,10 +22,6 @@
 //!   [`Level::Unrated`], which sorts below `insecure`, so every policy except `none`
 //!   refuses it.
 
-// The query API is wider than the binary uses yet: per-table accessors, certificates
-// and opinions serve the TLS and SSH reports that are still landing.
-#![allow(dead_code)]
-
 mod entries;
 mod grade;
 mod knowledge;

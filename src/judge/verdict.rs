@@ -27,6 +27,7 @@ pub enum Level {
 
 impl Level {
     /// The four levels a data file may use, best first.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub const RATED: [Level; 4] = [Level::Recommended, Level::Secure, Level::Weak, Level::Insecure];
 
     /// Lower-case name as used in the data files and the JSON document.
@@ -281,12 +282,14 @@ impl Verdict {
 
     /// A copy of this verdict with one more key size, e.g. the RSA size of the host key
     /// actually measured (the algorithm name alone does not tell it).
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn with_key_bits(mut self, kind: KeyKind, bits: u32) -> Verdict {
         self.key_bits.push(KeyBits { kind, bits });
         self
     }
 
     /// The opinion of one source, if the knowledge base records one.
+    #[cfg_attr(not(test), allow(dead_code))] // used by the data's invariant tests
     pub fn opinion(&self, source_id: &str) -> Option<&SourceOpinion> {
         self.opinions.iter().find(|o| o.source.id == source_id)
     }
