@@ -1,0 +1,609 @@
+//! TLS through the system GnuTLS: priority caches, certificate credentials and
+//! sessions over real TCP sockets, each owned by a small safe type whose `Drop`
+//! frees it (`gnutls_priority_deinit`, `gnutls_certificate_free_credentials`,
+//! `gnutls_deinit`).
+//!
+//! A [`TlsStream`] owns its session and its socket (the session is dropped first)
+//! and implements `Read` and `Write`, so the benchmark's wire protocol runs over it
+//! exactly as over an OpenSSL stream.
+
+use super::ffi::Handle;
+use super::{api, check, GnutlsError};
+use std::ffi::{c_char, c_int, c_uint, CStr, CString};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+use std::ptr;
+use std::sync::Arc;
+use std::time::Duration;
+
+const GNUTLS_SERVER: c_uint = 1;
+const GNUTLS_CLIENT: c_uint = 1 << 1;
+const GNUTLS_NO_SIGNAL: c_uint = 1 << 6;
+const GNUTLS_NO_TICKETS: c_uint = 1 << 10;
+const GNUTLS_CRD_CERTIFICATE: c_int = 1;
+const GNUTLS_X509_FMT_PEM: c_int = 1;
+const GNUTLS_SEC_PARAM_MEDIUM: c_int = 35;
+const GNUTLS_SHUT_WR: c_int = 1;
+const GNUTLS_NAME_DNS: c_int = 1;
+const GNUTLS_RND_KEY: c_int = 2;
+
+const E_FATAL_ALERT_RECEIVED: c_int = -12;
+const E_UNSUPPORTED_VERSION_PACKET: c_int = -8;
+const E_UNEXPECTED_PACKET_LENGTH: c_int = -9;
+const E_AGAIN: c_int = -28;
+const E_INTERRUPTED: c_int = -52;
+const E_PUSH_ERROR: c_int = -53;
+const E_PULL_ERROR: c_int = -54;
+const E_REQUESTED_DATA_NOT_AVAILABLE: c_int = -56;
+const E_PREMATURE_TERMINATION: c_int = -110;
+const E_TIMEDOUT: c_int = -319;
+
+fn cstr(p: *const c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: GnuTLS returns static NUL-terminated names (or NULL, handled above).
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+fn strerror(rc: c_int) -> String {
+    match api() {
+        // SAFETY: gnutls_strerror returns a static string for any code.
+        Ok(a) => cstr(unsafe { (a.gnutls_strerror)(rc) }),
+        Err(e) => e.0,
+    }
+}
+
+/// A priority string GnuTLS could not parse, with the position it stopped at.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PriorityError {
+    #[error("GnuTLS rejects the priority string '{text}' at position {pos} ('{rest}'): {msg}")]
+    Syntax {
+        text: String,
+        /// 0-based byte offset where GnuTLS stopped.
+        pos: usize,
+        rest: String,
+        msg: String,
+    },
+    #[error("{0}")]
+    Library(#[from] GnutlsError),
+}
+
+/// A compiled priority string (`gnutls_priority_init2`). GnuTLS allows one cache
+/// to be shared by many sessions on many threads.
+pub struct Priority {
+    h: Handle,
+    text: String,
+}
+
+// SAFETY: a priority cache is immutable after init and reference-counted by GnuTLS.
+unsafe impl Send for Priority {}
+// SAFETY: as above; sessions only read it.
+unsafe impl Sync for Priority {}
+
+/// One cipher suite in GnuTLS's table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteInfo {
+    /// GnuTLS's name: `TLS_ECDHE_RSA_AES_128_GCM_SHA256`, `TLS_AES_128_GCM_SHA256`.
+    pub name: String,
+    /// The two IANA code bytes.
+    pub code: [u8; 2],
+    /// GnuTLS's algorithm names, as priority strings spell them (`ECDHE-RSA`,
+    /// `AES-128-GCM`, `AEAD`); `kx` is empty for TLS 1.3 suites.
+    pub kx: String,
+    pub cipher: String,
+    pub mac: String,
+    /// `TLS1.0`, `TLS1.2`, `TLS1.3`, `SSL3.0`.
+    pub min_version: String,
+}
+
+fn suite_info(idx: usize) -> Option<SuiteInfo> {
+    let a = api().ok()?;
+    let mut code = [0u8; 2];
+    let (mut kx, mut cipher, mut mac, mut ver) = (0, 0, 0, 0);
+    // SAFETY: out-pointers to live locals; `code` holds the 2 bytes GnuTLS writes.
+    let name = unsafe { (a.gnutls_cipher_suite_info)(idx, code.as_mut_ptr(), &mut kx, &mut cipher, &mut mac, &mut ver) };
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: plain name lookups on ids GnuTLS just returned.
+    let (kx, cipher, mac, ver) = unsafe {
+        (
+            if kx == 0 { String::new() } else { cstr((a.gnutls_kx_get_name)(kx)) },
+            cstr((a.gnutls_cipher_get_name)(cipher)),
+            cstr((a.gnutls_mac_get_name)(mac)),
+            cstr((a.gnutls_protocol_get_name)(ver)),
+        )
+    };
+    Some(SuiteInfo {
+        name: cstr(name),
+        code,
+        kx,
+        cipher,
+        mac,
+        min_version: ver,
+    })
+}
+
+/// Every suite this GnuTLS implements (its whole table, whatever the priority).
+pub fn all_suites() -> Result<Vec<SuiteInfo>, GnutlsError> {
+    api()?;
+    Ok((0..).map_while(suite_info).collect())
+}
+
+impl Priority {
+    pub fn new(text: &str) -> Result<Priority, PriorityError> {
+        let a = api()?;
+        let c = CString::new(text).map_err(|_| GnutlsError("a priority string cannot contain NUL".into()))?;
+        let mut h: Handle = ptr::null_mut();
+        let mut err: *const c_char = ptr::null();
+        // SAFETY: `c` lives across the call; `err` receives a pointer into `c`.
+        let rc = unsafe { (a.gnutls_priority_init2)(&mut h, c.as_ptr(), &mut err, 0) };
+        if rc < 0 {
+            let pos = if err.is_null() {
+                0
+            } else {
+                (err as usize).saturating_sub(c.as_ptr() as usize).min(text.len())
+            };
+            return Err(PriorityError::Syntax {
+                text: text.to_string(),
+                pos,
+                rest: text.get(pos..).unwrap_or("").to_string(),
+                msg: strerror(rc),
+            });
+        }
+        Ok(Priority { h, text: text.to_string() })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The suites the string enables, in its order (`gnutls-cli --priority X -l`).
+    pub fn suites(&self) -> Vec<SuiteInfo> {
+        let Ok(a) = api() else { return Vec::new() };
+        let mut out = Vec::new();
+        for i in 0.. {
+            let mut idx: c_uint = 0;
+            // SAFETY: a live cache and an out-pointer to a local.
+            let rc = unsafe { (a.gnutls_priority_get_cipher_suite_index)(self.h, i, &mut idx) };
+            if rc == E_REQUESTED_DATA_NOT_AVAILABLE {
+                break;
+            }
+            if rc < 0 {
+                continue; // not valid for the enabled protocols
+            }
+            if let Some(s) = suite_info(idx as usize) {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    fn names(
+        &self,
+        list: unsafe extern "C" fn(Handle, *mut *const c_uint) -> c_int,
+        name: unsafe extern "C" fn(c_int) -> *const c_char,
+    ) -> Vec<String> {
+        let mut p: *const c_uint = ptr::null();
+        // SAFETY: GnuTLS points `p` at an array it owns, of the returned length.
+        let n = unsafe { list(self.h, &mut p) };
+        if n <= 0 || p.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: `n` entries at `p`, valid while the cache lives.
+        let ids = unsafe { std::slice::from_raw_parts(p, n as usize) };
+        // SAFETY: plain name lookups.
+        ids.iter().map(|&id| cstr(unsafe { name(id as c_int) })).collect()
+    }
+
+    /// Enabled protocols, best first (`TLS1.3`, `TLS1.2`...).
+    pub fn protocols(&self) -> Vec<String> {
+        api()
+            .map(|a| self.names(a.gnutls_priority_protocol_list, a.gnutls_protocol_get_name))
+            .unwrap_or_default()
+    }
+
+    /// Enabled key-exchange groups (`X25519`, `SECP256R1`, `FFDHE2048`...).
+    pub fn groups(&self) -> Vec<String> {
+        api()
+            .map(|a| self.names(a.gnutls_priority_group_list, a.gnutls_group_get_name))
+            .unwrap_or_default()
+    }
+
+    /// Enabled signature algorithms (`RSA-PSS-RSAE-SHA256`, `ECDSA-SECP256R1-SHA256`...).
+    pub fn signatures(&self) -> Vec<String> {
+        api()
+            .map(|a| self.names(a.gnutls_priority_sign_list, a.gnutls_sign_get_name))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Priority {
+    fn drop(&mut self) {
+        if let Ok(a) = api() {
+            // SAFETY: created by gnutls_priority_init2, freed once.
+            unsafe { (a.gnutls_priority_deinit)(self.h) };
+        }
+    }
+}
+
+/// Certificate credentials: a server's certificate and key, or a client's empty set
+/// (the client does not verify the peer: cipherbench measures, it does not
+/// authenticate).
+pub struct Credentials {
+    h: Handle,
+}
+
+// SAFETY: credentials are read-only once set up; GnuTLS lets many sessions and threads share them.
+unsafe impl Send for Credentials {}
+// SAFETY: as above.
+unsafe impl Sync for Credentials {}
+
+impl Credentials {
+    fn alloc() -> Result<Credentials, GnutlsError> {
+        let a = api()?;
+        let mut h: Handle = ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        check(
+            a,
+            unsafe { (a.gnutls_certificate_allocate_credentials)(&mut h) },
+            "gnutls_certificate_allocate_credentials",
+        )?;
+        Ok(Credentials { h })
+    }
+
+    pub fn client() -> Result<Credentials, GnutlsError> {
+        Credentials::alloc()
+    }
+
+    /// A server identity from PEM certificate (chain) and private key. RFC 7919
+    /// parameters serve TLS 1.2 DHE.
+    pub fn server(cert_pem: &[u8], key_pem: &[u8]) -> Result<Credentials, GnutlsError> {
+        let a = api()?;
+        let c = Credentials::alloc()?;
+        let (cd, kd) = (super::datum(cert_pem), super::datum(key_pem));
+        // SAFETY: the datums point at live slices; GnuTLS copies them.
+        check(
+            a,
+            unsafe { (a.gnutls_certificate_set_x509_key_mem2)(c.h, &cd, &kd, GNUTLS_X509_FMT_PEM, ptr::null(), 0) },
+            "gnutls_certificate_set_x509_key_mem2",
+        )?;
+        // SAFETY: a live credentials handle.
+        check(
+            a,
+            unsafe { (a.gnutls_certificate_set_known_dh_params)(c.h, GNUTLS_SEC_PARAM_MEDIUM) },
+            "gnutls_certificate_set_known_dh_params",
+        )?;
+        Ok(c)
+    }
+}
+
+impl Drop for Credentials {
+    fn drop(&mut self) {
+        if let Ok(a) = api() {
+            // SAFETY: allocated by gnutls_certificate_allocate_credentials, freed once,
+            // after every session using it (sessions hold an Arc).
+            unsafe { (a.gnutls_certificate_free_credentials)(self.h) };
+        }
+    }
+}
+
+/// A server's session-ticket encryption key (resumption).
+#[derive(Clone)]
+pub struct TicketKey(Arc<[u8; 64]>);
+
+impl TicketKey {
+    pub fn generate() -> Result<TicketKey, GnutlsError> {
+        let a = api()?;
+        let mut k = [0u8; 64];
+        // SAFETY: fills a live local buffer of the given length.
+        check(
+            a,
+            unsafe { (a.gnutls_rnd)(GNUTLS_RND_KEY, k.as_mut_ptr().cast(), k.len()) },
+            "gnutls_rnd",
+        )?;
+        Ok(TicketKey(Arc::new(k)))
+    }
+}
+
+/// Why a handshake did not complete, in terms a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandshakeError {
+    /// The peer went silent for longer than the timeout.
+    Timeout,
+    /// Something answered, but not with TLS.
+    NotTls(String),
+    /// The peer refused (an alert) or GnuTLS found nothing in common.
+    Rejected(String),
+    /// The connection broke, or the session could not be set up.
+    Io(String),
+}
+
+impl std::fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HandshakeError::Timeout => write!(f, "no answer within the timeout"),
+            HandshakeError::NotTls(e) => write!(f, "the reply is not TLS ({e})"),
+            HandshakeError::Rejected(e) => write!(f, "handshake refused: {e}"),
+            HandshakeError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for HandshakeError {}
+
+/// One end's configuration.
+pub struct Config {
+    pub priority: Arc<Priority>,
+    pub credentials: Arc<Credentials>,
+    /// Server: encrypts session tickets (resumption). Client: ignored.
+    pub ticket_key: Option<TicketKey>,
+    /// Client: accept session tickets (needed to resume).
+    pub tickets: bool,
+}
+
+/// A GnuTLS session. Holds what it points at (priority, credentials, ticket key)
+/// so they outlive it.
+struct Session {
+    h: Handle,
+    _priority: Arc<Priority>,
+    _credentials: Arc<Credentials>,
+    _ticket: Option<TicketKey>,
+}
+
+// SAFETY: a session is used by one thread at a time (moved, never shared).
+unsafe impl Send for Session {}
+
+impl Session {
+    fn new(server: bool, cfg: &Config) -> Result<Session, GnutlsError> {
+        let a = api()?;
+        let mut flags = GNUTLS_NO_SIGNAL | if server { GNUTLS_SERVER } else { GNUTLS_CLIENT };
+        if !server && !cfg.tickets {
+            flags |= GNUTLS_NO_TICKETS;
+        }
+        let mut h: Handle = ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        check(a, unsafe { (a.gnutls_init)(&mut h, flags) }, "gnutls_init")?;
+        let s = Session {
+            h,
+            _priority: cfg.priority.clone(),
+            _credentials: cfg.credentials.clone(),
+            _ticket: if server { cfg.ticket_key.clone() } else { None },
+        };
+        // SAFETY: live handles; the session keeps Arcs to the priority and credentials.
+        unsafe {
+            check(a, (a.gnutls_priority_set)(s.h, cfg.priority.h), "gnutls_priority_set")?;
+            check(
+                a,
+                (a.gnutls_credentials_set)(s.h, GNUTLS_CRD_CERTIFICATE, cfg.credentials.h),
+                "gnutls_credentials_set",
+            )?;
+            if let (true, Some(k)) = (server, &s._ticket) {
+                let d = super::datum(&k.0[..]);
+                check(
+                    a,
+                    (a.gnutls_session_ticket_enable_server)(s.h, &d),
+                    "gnutls_session_ticket_enable_server",
+                )?;
+            }
+        }
+        Ok(s)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Ok(a) = api() {
+            // SAFETY: created by gnutls_init, freed once.
+            unsafe { (a.gnutls_deinit)(self.h) };
+        }
+    }
+}
+
+/// A finished handshake: the session and its socket, as a byte stream.
+pub struct TlsStream {
+    // Field order: the session goes before the socket it reads.
+    session: Session,
+    _tcp: TcpStream,
+    /// The socket's read/write timeout: GnuTLS also answers `E_AGAIN` after a
+    /// post-handshake message (a TLS 1.3 ticket), which must be retried, so only an
+    /// `E_AGAIN` after this long is a timeout.
+    timeout: Duration,
+}
+
+/// Whether an `E_AGAIN` that came `since` after the call began is the socket timeout.
+fn timed_out(since: std::time::Instant, timeout: Duration) -> bool {
+    since.elapsed() + Duration::from_millis(50) >= timeout
+}
+
+fn classify(a: &super::ffi::Api, s: Handle, rc: c_int) -> HandshakeError {
+    match rc {
+        E_AGAIN | E_TIMEDOUT => HandshakeError::Timeout,
+        E_FATAL_ALERT_RECEIVED => {
+            // SAFETY: a live session; the alert name is static.
+            let alert = cstr(unsafe { (a.gnutls_alert_get_name)((a.gnutls_alert_get)(s)) });
+            HandshakeError::Rejected(format!("received alert {alert}"))
+        }
+        E_UNSUPPORTED_VERSION_PACKET | E_UNEXPECTED_PACKET_LENGTH => HandshakeError::NotTls(strerror(rc)),
+        E_PREMATURE_TERMINATION | E_PULL_ERROR | E_PUSH_ERROR => HandshakeError::Rejected(format!("connection closed: {}", strerror(rc))),
+        _ => HandshakeError::Rejected(strerror(rc)),
+    }
+}
+
+/// Runs a handshake on `tcp` (whose read/write timeouts bound every wait).
+/// `resume` is a client's saved session (from [`TlsStream::session_data`]).
+pub fn handshake(
+    tcp: TcpStream,
+    server: bool,
+    cfg: &Config,
+    sni: Option<&str>,
+    resume: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<TlsStream, HandshakeError> {
+    let a = api().map_err(|e| HandshakeError::Io(e.0))?;
+    let session = Session::new(server, cfg).map_err(|e| HandshakeError::Io(e.0))?;
+    let h = session.h;
+    // SAFETY: a live session; the fd belongs to `tcp`, which the stream keeps open
+    // for as long as the session.
+    unsafe {
+        let fd = tcp.as_raw_fd();
+        (a.gnutls_transport_set_int2)(h, fd, fd);
+        (a.gnutls_handshake_set_timeout)(h, timeout.as_millis().clamp(1, u32::MAX as u128) as c_uint);
+        if let (false, Some(name)) = (server, sni) {
+            let rc = (a.gnutls_server_name_set)(h, GNUTLS_NAME_DNS, name.as_ptr().cast(), name.len());
+            check(a, rc, "gnutls_server_name_set").map_err(|e| HandshakeError::Io(e.0))?;
+        }
+        if let (false, Some(d)) = (server, resume) {
+            let rc = (a.gnutls_session_set_data)(h, d.as_ptr().cast(), d.len());
+            check(a, rc, "gnutls_session_set_data").map_err(|e| HandshakeError::Io(e.0))?;
+        }
+    }
+    let t0 = std::time::Instant::now();
+    loop {
+        // SAFETY: a live session with its transport set.
+        let rc = unsafe { (a.gnutls_handshake)(h) };
+        if rc >= 0 {
+            return Ok(TlsStream {
+                session,
+                _tcp: tcp,
+                timeout,
+            });
+        }
+        if rc == E_AGAIN && !timed_out(t0, timeout) {
+            continue;
+        }
+        // SAFETY: plain query.
+        if rc == E_INTERRUPTED || (rc != E_AGAIN && unsafe { (a.gnutls_error_is_fatal)(rc) } == 0) {
+            continue; // a signal, or a warning alert
+        }
+        return Err(classify(a, h, rc));
+    }
+}
+
+fn io_error(rc: isize) -> std::io::Error {
+    let rc = rc as c_int;
+    match rc {
+        E_AGAIN | E_TIMEDOUT => std::io::Error::new(std::io::ErrorKind::TimedOut, "GnuTLS: no data within the timeout"),
+        E_PREMATURE_TERMINATION => std::io::Error::new(std::io::ErrorKind::UnexpectedEof, strerror(rc)),
+        _ => std::io::Error::other(format!("GnuTLS: {}", strerror(rc))),
+    }
+}
+
+impl TlsStream {
+    fn api(&self) -> &'static super::ffi::Api {
+        api().expect("a session exists, so GnuTLS is loaded")
+    }
+
+    /// `TLSv1.3`, as OpenSSL spells it, so both libraries' records line up.
+    pub fn protocol(&self) -> String {
+        let a = self.api();
+        // SAFETY: plain queries on a live session.
+        let name = cstr(unsafe { (a.gnutls_protocol_get_name)((a.gnutls_protocol_get_version)(self.session.h)) });
+        match name.as_str() {
+            "TLS1.0" => "TLSv1".to_string(),
+            n if n.starts_with("TLS1.") => format!("TLSv{}", &n[3..]),
+            n => n.to_string(),
+        }
+    }
+
+    /// The negotiated suite, GnuTLS's canonical name.
+    pub fn suite(&self) -> String {
+        let a = self.api();
+        // SAFETY: plain query on a live session; a static string.
+        cstr(unsafe { (a.gnutls_ciphersuite_get)(self.session.h) })
+    }
+
+    /// The key-exchange group (`X25519`, `SECP256R1`, `FFDHE2048`), when there was one.
+    pub fn group(&self) -> Option<String> {
+        let a = self.api();
+        // SAFETY: plain queries on a live session.
+        let g = unsafe { (a.gnutls_group_get)(self.session.h) };
+        (g != 0)
+            .then(|| cstr(unsafe { (a.gnutls_group_get_name)(g) }))
+            .filter(|s| !s.is_empty())
+    }
+
+    pub fn resumed(&self) -> bool {
+        let a = self.api();
+        // SAFETY: plain query on a live session.
+        unsafe { (a.gnutls_session_is_resumed)(self.session.h) != 0 }
+    }
+
+    /// The session to resume with later (for TLS 1.3, read some data first so the
+    /// server's ticket has arrived).
+    pub fn session_data(&self) -> Result<Vec<u8>, GnutlsError> {
+        let a = self.api();
+        let mut n: usize = 0;
+        // SAFETY: size query with a NULL buffer, then a fill of a buffer that size.
+        unsafe {
+            let rc = (a.gnutls_session_get_data)(self.session.h, ptr::null_mut(), &mut n);
+            if rc < 0 && rc != -51 {
+                check(a, rc, "gnutls_session_get_data")?;
+            }
+            let mut buf = vec![0u8; n];
+            check(
+                a,
+                (a.gnutls_session_get_data)(self.session.h, buf.as_mut_ptr().cast(), &mut n),
+                "gnutls_session_get_data",
+            )?;
+            buf.truncate(n);
+            Ok(buf)
+        }
+    }
+
+    /// Sends close_notify (does not wait for the peer's).
+    pub fn close(&mut self) {
+        let a = self.api();
+        // SAFETY: a live session; errors are irrelevant at close.
+        let _ = unsafe { (a.gnutls_bye)(self.session.h, GNUTLS_SHUT_WR) };
+    }
+}
+
+impl Read for TlsStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let a = self.api();
+        let t0 = std::time::Instant::now();
+        loop {
+            // SAFETY: `buf` is live and exclusive for its length.
+            let rc = unsafe { (a.gnutls_record_recv)(self.session.h, buf.as_mut_ptr().cast(), buf.len()) };
+            if rc >= 0 {
+                return Ok(rc as usize);
+            }
+            if rc as c_int == E_INTERRUPTED || (rc as c_int == E_AGAIN && !timed_out(t0, self.timeout)) {
+                continue;
+            }
+            // SAFETY: plain query.
+            if rc as c_int != E_AGAIN && unsafe { (a.gnutls_error_is_fatal)(rc as c_int) } == 0 {
+                continue; // a warning alert or a post-handshake message
+            }
+            return Err(io_error(rc));
+        }
+    }
+}
+
+impl Write for TlsStream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let a = self.api();
+        let t0 = std::time::Instant::now();
+        loop {
+            // SAFETY: `buf` is live for its length.
+            let rc = unsafe { (a.gnutls_record_send)(self.session.h, buf.as_ptr().cast(), buf.len()) };
+            if rc > 0 {
+                return Ok(rc as usize);
+            }
+            if rc as c_int == E_INTERRUPTED || (rc as c_int == E_AGAIN && !timed_out(t0, self.timeout)) {
+                continue;
+            }
+            return Err(io_error(rc));
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
