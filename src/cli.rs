@@ -145,6 +145,13 @@ pub enum ListWhat {
 pub struct ListArgs {
     #[arg(value_enum)]
     pub what: ListWhat,
+    /// `list tls`: which library's suites (openssl or gnutls).
+    #[arg(long = "lib", value_enum, default_value = "openssl", value_name = "LIB")]
+    pub library: crate::measure::primitive::Library,
+    /// `list tls --lib gnutls`: what this GnuTLS priority string resolves to (default NORMAL),
+    /// like `gnutls-cli --priority STRING -l`.
+    #[arg(long, value_name = "STRING")]
+    pub priority: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -349,4 +356,16 @@ pub struct TlsArgs {
     /// Timeout for every connect, read and write.
     #[arg(long, default_value = "5s", value_parser = duration_arg, value_name = "DURATION")]
     pub timeout: Seconds,
+    /// TLS libraries: openssl, gnutls, or openssl,gnutls for every client→server pair
+    /// (the interop matrix).
+    #[arg(long = "lib", value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
+    pub libraries: Vec<crate::measure::primitive::Library>,
+    /// GnuTLS priority string for every GnuTLS end (e.g. 'NORMAL:-VERS-TLS1.3'): measures
+    /// exactly what it negotiates instead of the suite sweep. Needs --lib gnutls.
+    #[arg(long, value_name = "STRING")]
+    pub priority: Option<String>,
+    /// Run only the benchmark server on ADDR (e.g. 127.0.0.1:4433) until Ctrl-C, for a
+    /// peer such as gnutls-cli or another cipherbench; with --lib gnutls or openssl.
+    #[arg(long, value_name = "ADDR", conflicts_with = "connect")]
+    pub serve: Option<String>,
 }

@@ -114,6 +114,9 @@ pub struct Subject {
     pub bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<String>,
+    /// TLS between two libraries: the server's library (`library` is the client's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_library: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

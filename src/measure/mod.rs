@@ -8,6 +8,7 @@ pub mod sampler;
 pub mod ssh;
 pub mod stats;
 pub mod tls;
+pub mod tls_gnutls;
 
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::plan::{contenders, PrimitivePlan};
