@@ -385,6 +385,9 @@ fn list(c: &Common, a: &ListArgs) -> Result<()> {
             report::print(out.as_bytes())
         }
         ListWhat::Ssh => measure::ssh::list(c.json, &grades),
+        ListWhat::Tls if a.library == primitive::Library::Gnutls || a.priority.is_some() => {
+            measure::tls_gnutls::list(c.json, a.library, a.priority.as_deref(), &grades)
+        }
         ListWhat::Tls => list_tls(c, &grades),
         ListWhat::CpuCaps => {
             let mut s = String::new();
@@ -789,6 +792,9 @@ fn file(c: &Common, a: &FileArgs) -> Result<()> {
 fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
     use crate::measure::tls;
     let budget = c.budget.unwrap_or(Seconds(60.0));
+    if a.serve.is_some() || a.priority.is_some() || a.libraries != [primitive::Library::Openssl] {
+        return tls_libraries(c, a, budget);
+    }
     if let Some(target) = &a.connect {
         let plan = tls::RemotePlan::new(a, target, budget)?;
         let quiet = c.quiet || c.json;
@@ -804,5 +810,37 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
     let plan = tls::LoopbackPlan::new(a, budget)?;
     let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
     let measured = tls::loopback(&plan, &mut session);
+    finish(session, measured, &outputs(c))
+}
+
+/// `tls --lib gnutls` or `--lib openssl,gnutls` (every client→server pair), `--priority`,
+/// `--serve`: GnuTLS sessions on one or both ends.
+fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result<()> {
+    use crate::measure::{tls, tls_gnutls};
+    if let Some(addr) = &a.serve {
+        return tls_gnutls::serve(a, addr, c.quiet || c.json);
+    }
+    if let Some(target) = &a.connect {
+        if a.libraries.iter().any(|l| *l != primitive::Library::Gnutls) {
+            return Err(UsageError::Invalid("--connect measures through one library: --lib openssl (default) or --lib gnutls".into()).into());
+        }
+        let plan = tls_gnutls::RemotePlan::new(a, target, budget)?;
+        let quiet = c.quiet || c.json;
+        let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
+        let measured = tls_gnutls::remote(&plan, &mut session, &|m: &str| {
+            if !quiet {
+                eprintln!("{m}");
+            }
+        });
+        return finish(session, measured, &outputs(c));
+    }
+    let g = tls_gnutls::GnutlsPlan::new(&a.libraries, a.priority.as_deref())?;
+    let mut plan = tls::LoopbackPlan::new(a, budget)?;
+    if g.priority.is_some() {
+        plan.items = tls_gnutls::priority_items(&plan, a)?;
+        plan.skipped.clear();
+    }
+    let mut session = Session::start("tls", g.settings(&plan), open_store(c)?, progress(c))?;
+    let measured = tls_gnutls::loopback(&plan, &g, &mut session);
     finish(session, measured, &outputs(c))
 }

@@ -140,7 +140,7 @@ pub fn resolve_suites(names: &[String], local: &[Suite]) -> Result<Vec<Suite>, U
     Ok(out)
 }
 
-fn parse_protocols(names: &[String], default: &[Protocol]) -> Result<Vec<Protocol>, UsageError> {
+pub(crate) fn parse_protocols(names: &[String], default: &[Protocol]) -> Result<Vec<Protocol>, UsageError> {
     if names.is_empty() {
         return Ok(default.to_vec());
     }
@@ -170,7 +170,7 @@ fn parse_groups(names: &[String], default: &[&'static str]) -> Result<Vec<&'stat
     Ok(out)
 }
 
-fn parse_certs(names: &[String]) -> Result<Vec<CertType>, UsageError> {
+pub(crate) fn parse_certs(names: &[String]) -> Result<Vec<CertType>, UsageError> {
     if names.is_empty() {
         return Ok(CertType::ALL.to_vec());
     }
@@ -227,7 +227,7 @@ fn kex_label(group: Option<&str>) -> &'static str {
 }
 
 impl Item {
-    fn settings(&self) -> Settings {
+    pub(crate) fn settings(&self) -> Settings {
         let mut s = Settings::only(self.protocol);
         if self.suite.tls13() {
             s.ciphersuites = Some(self.suite.iana.clone());
@@ -250,7 +250,7 @@ impl Item {
         s
     }
 
-    fn subject(&self, plan: &LoopbackPlan) -> Subject {
+    pub fn subject(&self, plan: &LoopbackPlan) -> Subject {
         let mut s = suite_subject(self.protocol, &self.suite, plan.threads);
         s.group = self.group.map(str::to_string);
         s.cert = Some(self.cert.name().to_string());
@@ -265,7 +265,7 @@ impl Item {
         s
     }
 
-    fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         let what = match self.work {
             Work::Handshake { resumed: false } => "handshake".to_string(),
             Work::Handshake { resumed: true } => "resumed handshake".to_string(),
@@ -281,7 +281,7 @@ impl Item {
     }
 
     /// The records this item produces, for failures and progress.
-    fn records(&self) -> Vec<(Kind, Metric, Option<&'static str>)> {
+    pub(crate) fn records(&self) -> Vec<(Kind, Metric, Option<&'static str>)> {
         match self.work {
             Work::Handshake { .. } => vec![
                 (Kind::TlsHandshake, Metric::HandshakesPerSec, None),
@@ -296,7 +296,7 @@ impl Item {
     }
 }
 
-fn suite_subject(p: Protocol, suite: &Suite, threads: usize) -> Subject {
+pub(crate) fn suite_subject(p: Protocol, suite: &Suite, threads: usize) -> Subject {
     Subject {
         protocol: Some(p.label().to_string()),
         suite: Some(suite.iana.clone()),
@@ -529,10 +529,10 @@ struct Server {
     workers: Vec<JoinHandle<()>>,
 }
 
-const OP_UPLOAD: u8 = b'U';
-const OP_DOWNLOAD: u8 = b'D';
-const HEADER: usize = 14;
-const TRAILER: usize = 40;
+pub(crate) const OP_UPLOAD: u8 = b'U';
+pub(crate) const OP_DOWNLOAD: u8 = b'D';
+pub(crate) const HEADER: usize = 14;
+pub(crate) const TRAILER: usize = 40;
 
 impl Server {
     fn start(ctx: SslContext, workers: usize, timeout: Duration) -> Result<Server> {
@@ -735,7 +735,7 @@ impl HandshakeProbe {
 
 /// Fails unless the connection negotiated the protocol, suite and (when libssl
 /// reports it) group that were asked for.
-fn check_negotiated(want: (Protocol, &str, Option<&str>), got: (&str, &str, Option<&str>)) -> Result<()> {
+pub(crate) fn check_negotiated(want: (Protocol, &str, Option<&str>), got: (&str, &str, Option<&str>)) -> Result<()> {
     let group_ok = match (want.2, got.2) {
         (Some(w), Some(g)) => w == g,
         _ => true,
@@ -871,7 +871,7 @@ impl Probe for BulkProbe {
 // ---------------------------------------------------------------------------
 // Loopback measurement
 
-fn identity(ids: &mut BTreeMap<CertType, Identity>, c: CertType) -> Result<&Identity> {
+pub(crate) fn identity(ids: &mut BTreeMap<CertType, Identity>, c: CertType) -> Result<&Identity> {
     if let std::collections::btree_map::Entry::Vacant(e) = ids.entry(c) {
         e.insert(Identity::generate(c)?);
     }
@@ -887,7 +887,7 @@ fn sampled_durations(probes: &[HandshakeProbe], m: &Measurement) -> Vec<f64> {
         .collect()
 }
 
-fn percentile(v: &[f64], q: f64) -> Option<f64> {
+pub(crate) fn percentile(v: &[f64], q: f64) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -1074,7 +1074,7 @@ pub struct RemotePlan {
 }
 
 /// `host:port`, `[v6]:port`.
-fn split_target(t: &str) -> Result<(String, u16), UsageError> {
+pub(crate) fn split_target(t: &str) -> Result<(String, u16), UsageError> {
     let bad = || UsageError::Invalid(format!("--connect wants HOST:PORT, got '{t}'"));
     let (h, p) = t.rsplit_once(':').ok_or_else(bad)?;
     let port: u16 = p.parse().map_err(|_| bad())?;
