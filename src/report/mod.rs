@@ -6,6 +6,7 @@ pub mod answer;
 pub mod compare;
 pub mod csv;
 pub mod html;
+pub mod interop;
 pub mod json;
 pub mod markdown;
 pub mod progress;

@@ -708,9 +708,10 @@ pub fn tls_tables(doc: &Document) -> Vec<Table> {
                 ]
             })
             .collect();
+        let (header, rows) = super::interop::with_library(doc, header.map(String::from).to_vec(), rows, &hs);
         out.push(Table {
             title: "TLS handshakes (Kx and Au: paid once per connection)".into(),
-            header: header.map(String::from).to_vec(),
+            header,
             rows,
             notes: vec!["latency: median per handshake, TCP connect included; p95 over the same handshakes.".into()],
         });
@@ -759,13 +760,15 @@ pub fn tls_tables(doc: &Document) -> Vec<Table> {
                 ]
             })
             .collect();
+        let (header, rows) = super::interop::with_library(doc, header.map(String::from).to_vec(), rows, &bulk);
         out.push(Table {
             title: "TLS bulk (Enc and Mac: paid per byte)".into(),
-            header: header.map(String::from).to_vec(),
+            header,
             rows,
             notes: Vec::new(),
         });
     }
+    out.extend(super::interop::interop_table(doc));
 
     let acc: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::TlsAccept).collect();
     if !acc.is_empty() {
