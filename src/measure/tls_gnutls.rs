@@ -1318,3 +1318,66 @@ pub fn list(json_out: bool, lib: Library, priority: Option<&str>, grades: &crate
     );
     crate::report::print(out.as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gnutls_pairs_cover_both_directions() {
+        use Library::*;
+        assert_eq!(pairs(&[Gnutls]), [(Gnutls, Gnutls)]);
+        assert_eq!(
+            pairs(&[Openssl, Gnutls, Openssl]),
+            [(Openssl, Openssl), (Openssl, Gnutls), (Gnutls, Openssl), (Gnutls, Gnutls)]
+        );
+    }
+
+    /// Each subject's priority string resolves to exactly its one suite.
+    #[test]
+    fn gnutls_item_priority_offers_exactly_the_suite() {
+        let names = Names::load().unwrap();
+        let local = crate::measure::tls::local_suites().unwrap();
+        for (iana, protocol, group, cert) in [
+            ("TLS_AES_128_GCM_SHA256", Protocol::Tls13, Some("X25519"), CertType::Rsa2048),
+            ("TLS_CHACHA20_POLY1305_SHA256", Protocol::Tls13, Some("P-384"), CertType::EcdsaP256),
+            (
+                "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+                Protocol::Tls12,
+                Some("P-256"),
+                CertType::Rsa2048,
+            ),
+            (
+                "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+                Protocol::Tls12,
+                Some("X25519"),
+                CertType::EcdsaP384,
+            ),
+            (
+                "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+                Protocol::Tls12,
+                Some("ffdhe2048"),
+                CertType::Rsa2048,
+            ),
+            ("TLS_RSA_WITH_AES_128_GCM_SHA256", Protocol::Tls12, None, CertType::Rsa2048),
+        ] {
+            let suite = local.iter().find(|s| s.iana == iana).unwrap().clone();
+            let item = Item {
+                protocol,
+                suite,
+                group,
+                cert,
+                work: Work::Handshake { resumed: false },
+            };
+            let g = names.by_iana(iana).unwrap_or_else(|| panic!("GnuTLS lacks {iana}"));
+            let text = item_priority(&item, g);
+            let p = Priority::new(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let got: Vec<String> = p.suites().iter().map(|s| names.iana_of(s)).collect();
+            assert_eq!(got, [iana], "{text}");
+            if let Some(gr) = group {
+                assert_eq!(p.groups()[0], gnutls_group(gr).trim_start_matches("GROUP-"), "{text}");
+            }
+        }
+        assert!(names.by_iana("TLS_ECDHE_ECDSA_WITH_ARIA_128_GCM_SHA256").is_none());
+    }
+}

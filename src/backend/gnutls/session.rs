@@ -607,3 +607,114 @@ impl Write for TlsStream {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::openssl::certs::{CertType, Identity};
+    use std::net::TcpListener;
+
+    #[test]
+    fn gnutls_priority_errors_carry_the_position() {
+        let e = Priority::new("NORMAL:-VERS-ALL:+VERS-TLS9.9").err().expect("a bad keyword");
+        match e {
+            PriorityError::Syntax { pos, rest, .. } => {
+                assert_eq!(pos, 17);
+                assert_eq!(rest, "+VERS-TLS9.9");
+            }
+            other => panic!("{other}"),
+        }
+        let p = Priority::new("NORMAL:-VERS-ALL:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:-KX-ALL:+ECDHE-RSA").unwrap();
+        let s = p.suites();
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].code, [0xC0, 0x2F]);
+        assert_eq!(
+            (s[0].kx.as_str(), s[0].cipher.as_str(), s[0].mac.as_str()),
+            ("ECDHE-RSA", "AES-128-GCM", "AEAD")
+        );
+        assert_eq!(p.protocols(), ["TLS1.2"]);
+        assert!(all_suites().unwrap().len() > 30);
+    }
+
+    /// A real TLS 1.3 handshake, data both ways and resumption over a loopback socket.
+    #[test]
+    fn gnutls_sessions_talk_and_resume_over_tcp() {
+        let id = Identity::generate(CertType::EcdsaP256).unwrap();
+        let (cert, key) = (id.cert.to_pem().unwrap(), id.key.private_key_to_pem_pkcs8().unwrap());
+        let prio = Arc::new(Priority::new("NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:-GROUP-ALL:+GROUP-X25519").unwrap());
+        let server = Config {
+            priority: prio.clone(),
+            credentials: Arc::new(Credentials::server(&cert, &key).unwrap()),
+            ticket_key: Some(TicketKey::generate().unwrap()),
+            tickets: true,
+        };
+        let client = Config {
+            priority: prio,
+            credentials: Arc::new(Credentials::client().unwrap()),
+            ticket_key: None,
+            tickets: true,
+        };
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let t = Duration::from_secs(5);
+        let srv = std::thread::spawn(move || {
+            for _ in 0..2 {
+                let (tcp, _) = l.accept().unwrap();
+                tcp.set_read_timeout(Some(t)).unwrap();
+                let mut s = handshake(tcp, true, &server, None, None, t).unwrap();
+                let mut b = [0u8; 5];
+                s.read_exact(&mut b).unwrap();
+                s.write_all(&b.map(|x| x.to_ascii_uppercase())).unwrap();
+                s.close();
+            }
+        });
+        let mut saved = None;
+        for round in 0..2 {
+            let tcp = TcpStream::connect(addr).unwrap();
+            tcp.set_read_timeout(Some(t)).unwrap();
+            let mut s = handshake(tcp, false, &client, Some("localhost"), saved.as_deref(), t).unwrap();
+            assert_eq!(s.protocol(), "TLSv1.3");
+            assert_eq!(s.suite(), "TLS_AES_128_GCM_SHA256");
+            assert_eq!(s.group().as_deref(), Some("X25519"));
+            s.write_all(b"hello").unwrap();
+            let mut b = [0u8; 5];
+            s.read_exact(&mut b).unwrap();
+            assert_eq!(&b, b"HELLO");
+            assert_eq!(s.resumed(), round == 1);
+            saved = Some(s.session_data().unwrap());
+            s.close();
+        }
+        srv.join().unwrap();
+    }
+
+    #[test]
+    fn gnutls_handshake_with_nothing_in_common_is_a_refusal() {
+        let id = Identity::generate(CertType::Rsa2048).unwrap();
+        let (cert, key) = (id.cert.to_pem().unwrap(), id.key.private_key_to_pem_pkcs8().unwrap());
+        let server = Config {
+            priority: Arc::new(Priority::new("NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-256-GCM").unwrap()),
+            credentials: Arc::new(Credentials::server(&cert, &key).unwrap()),
+            ticket_key: None,
+            tickets: false,
+        };
+        let client = Config {
+            priority: Arc::new(Priority::new("NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM").unwrap()),
+            credentials: Arc::new(Credentials::client().unwrap()),
+            ticket_key: None,
+            tickets: false,
+        };
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let t = Duration::from_secs(5);
+        let srv = std::thread::spawn(move || {
+            let (tcp, _) = l.accept().unwrap();
+            tcp.set_read_timeout(Some(t)).unwrap();
+            handshake(tcp, true, &server, None, None, t).err()
+        });
+        let tcp = TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(t)).unwrap();
+        let e = handshake(tcp, false, &client, None, None, t).err().expect("no common suite");
+        assert!(matches!(e, HandshakeError::Rejected(_)), "{e:?}");
+        assert!(srv.join().unwrap().is_some());
+    }
+}
