@@ -152,7 +152,7 @@ fn interop_matrix_openssl_gnutls_both_ways() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let start = text.find("\n{").map(|i| i + 1).unwrap_or(0);
-    let doc = json_of(text[start..].as_bytes());
+    let doc = json_of(&text.as_bytes()[start..]);
     let rs = headline(&doc);
     let pairs = [
         ("openssl", "openssl"),
