@@ -176,6 +176,10 @@ pub struct ResultRecord {
     /// 95th percentile of the individual observations (handshake latency).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p95: Option<f64>,
+    /// Set when the figure is divided by CPU time (single-thread primitives, as
+    /// `openssl speed` does by default): the same metric over wall time (median).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_median: Option<f64>,
 }
 
 impl ResultRecord {
@@ -196,6 +200,7 @@ impl ResultRecord {
             cv: Some(wall.cv),
             cpu_median: cpu.map(|c| c.median),
             p95: None,
+            wall_median: None,
         }
     }
 
@@ -216,6 +221,7 @@ impl ResultRecord {
             cv: None,
             cpu_median: None,
             p95: None,
+            wall_median: None,
         }
     }
 
@@ -240,6 +246,7 @@ impl ResultRecord {
             cv: Some(0.0),
             cpu_median: None,
             p95: None,
+            wall_median: None,
         }
     }
 

@@ -5,7 +5,7 @@
 //! more samples, so close calls are settled by data or honestly reported as ties.
 
 use crate::measure::primitive::{Library, Op, Primitive};
-use crate::measure::sampler::SamplerConfig;
+use crate::measure::sampler::{Basis, SamplerConfig};
 use crate::model::ResultRecord;
 use crate::units::{Bytes, Seconds};
 
@@ -71,7 +71,13 @@ pub fn primitives(prims: &[&'static Primitive], libraries: &[Library], sizes: &[
     let sampler = SamplerConfig {
         sample_time: Seconds(shared.sample_time.0.min(0.01)),
         min_samples: 30,
-        min_time: Seconds(shared.budget.0 * 0.5),
+        // The whole share: a median over a longer window is steadier from run
+        // to run (`openssl speed` likewise runs for all of its -seconds).
+        min_time: shared.budget,
+        // One thread: bytes per CPU second of the measuring thread, like `openssl
+        // speed` without -elapsed, so another process's load does not move the
+        // figure. Several threads: aggregate throughput over wall time.
+        basis: if threads == 1 { Basis::Cpu } else { Basis::Wall },
         ..shared
     };
     PrimitivePlan {
@@ -120,6 +126,7 @@ impl FilePlan {
             min_time: Seconds(0.0),
             budget: Seconds(f64::MAX / 4.0),
             max_units: 1,
+            basis: Basis::Wall,
         }
     }
 }

@@ -61,6 +61,26 @@ impl Session {
         Ok(idx)
     }
 
+    /// A session for re-measuring: the same run and host, no history database (its
+    /// results are merged into this one with `replace`/`record`).
+    pub fn scratch(&self, progress: Progress) -> Session {
+        Session {
+            info: self.info.clone(),
+            store: None,
+            results: Vec::new(),
+            verdicts: Vec::new(),
+            recommendations: Vec::new(),
+            progress,
+        }
+    }
+
+    /// Adds or overwrites one key of the run's settings (stored when the run ends).
+    pub fn set_setting(&mut self, key: &str, value: serde_json::Value) {
+        if let Some(m) = self.info.settings.as_object_mut() {
+            m.insert(key.to_string(), value);
+        }
+    }
+
     /// Replaces a result after more samples were taken.
     pub fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
         if let Some(s) = &self.store {

@@ -31,8 +31,14 @@ fn subject(item: &crate::plan::PrimitiveItem, threads: usize) -> Subject {
 }
 
 fn record(m: &Measurement, subject: Subject) -> ResultRecord {
-    match m.wall() {
-        Some(w) => ResultRecord::ok(Kind::Primitive, subject, Metric::BytesPerSec, &w, m.cpu().as_ref()),
+    match m.headline() {
+        Some(h) => {
+            let mut r = ResultRecord::ok(Kind::Primitive, subject, Metric::BytesPerSec, &h, m.cpu().as_ref());
+            if m.basis == sampler::Basis::Cpu {
+                r.wall_median = m.wall().map(|w| w.median);
+            }
+            r
+        }
         None => ResultRecord::not_ok(Kind::Primitive, subject, Metric::BytesPerSec, Status::Failed, "no samples"),
     }
 }

@@ -66,6 +66,18 @@ pub struct SamplerConfig {
     pub budget: Seconds,
     /// Largest number of units in one sample (e.g. one handshake per sample).
     pub max_units: u64,
+    /// Which clock the reported figure (and the stopping rule) uses.
+    pub basis: Basis,
+}
+
+/// The clock a figure is divided by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Wall time: what a user waits for, other processes' load included.
+    Wall,
+    /// The measuring thread's CPU time (one thread only), as `openssl speed`
+    /// divides by by default: another process's load does not lower it.
+    Cpu,
 }
 
 impl Default for SamplerConfig {
@@ -79,6 +91,7 @@ impl Default for SamplerConfig {
             min_time: Seconds(0.0),
             budget: Seconds(0.5),
             max_units: u64::MAX,
+            basis: Basis::Wall,
         }
     }
 }
@@ -92,9 +105,18 @@ pub struct Measurement {
     pub units: u64,
     /// Set when Ctrl-C stopped sampling early.
     pub interrupted: bool,
+    /// The clock of the reported figure.
+    pub basis: Basis,
 }
 
 impl Measurement {
+    /// Summary of the reported figure: over wall time, or CPU time with `Basis::Cpu`.
+    pub fn headline(&self) -> Option<Summary> {
+        match self.basis {
+            Basis::Wall => self.wall(),
+            Basis::Cpu => self.cpu(),
+        }
+    }
     /// Summary of the metric over wall time.
     pub fn wall(&self) -> Option<Summary> {
         Summary::of(&self.values(|s| s.wall))
@@ -195,6 +217,7 @@ pub fn measure<P: Probe>(probes: &mut [P], rate: Rate, cfg: &SamplerConfig) -> R
         rate,
         units,
         interrupted: false,
+        basis: if probes.len() == 1 { cfg.basis } else { Basis::Wall },
     };
     sample_until_done(probes, &mut m, cfg, start)?;
     Ok(m)
@@ -226,7 +249,7 @@ fn sample_until_done<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &Samp
             break;
         }
         if n >= cfg.min_samples && spent >= cfg.min_time.0 {
-            if let Some(s) = m.wall() {
+            if let Some(s) = m.headline() {
                 if s.relative_precision() <= cfg.precision {
                     break;
                 }

@@ -287,6 +287,7 @@ mod tests {
             cv: Some(0.01),
             cpu_median: None,
             p95: None,
+            wall_median: None,
         };
         Document {
             schema: SCHEMA.into(),

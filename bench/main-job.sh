@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The main job's three benchmarks, in one run (issue 8):
+#
+# 1. Time: RUNS default runs (`cipherbench --budget $BUDGET`) in a row, each timed
+#    whole; target: every one finishes within its budget + 10%.
+# 2. Stability: the same RUNS runs give the same top recommendation per list
+#    (TLS 1.3 suites, TLS 1.2 suites, groups, SSH ciphers, MACs, kex), or each run
+#    reports a tie that holds the others' choice.
+# 3. Against a long run: one run with LONG x the budget. Target: every default
+#    run's top choice is inside the long run's tie group (its rank-1 options).
+#
+# Environment: CB (binary), BUDGET (90s), RUNS (5), LONG (10), SKIP_LONG=1.
+# Each run uses a throw-away history database; reports go to a temp dir.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CB=${CB:-target/release/cipherbench}
+BUDGET=${BUDGET:-90}
+RUNS=${RUNS:-5}
+LONG=${LONG:-10}
+[[ -x $CB ]] || { echo "build first: cargo build --release" >&2; exit 1; }
+command -v jq >/dev/null || { echo "needs jq" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export XDG_DATA_HOME=$work/data
+
+LISTS=(tls13_suites tls12_suites groups ssh_ciphers ssh_macs ssh_kex)
+# Per list: "first|rank-1 names" from the first recommendation of each protocol.
+tops() {
+  jq -r --arg l "$2" '
+    [.recommendations[] | .rankings[] | select(.list == $l)][0] // empty
+    | [.ranked[] | select(.rank == 1) | .name] as $t
+    | "\(.ranked[0].name)|\($t | join(","))"' "$1"
+}
+
+run() { # $1 budget seconds, $2 output json -> prints elapsed seconds
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$CB" --budget "${1}s" --db "$work/h.sqlite" --json >"$2"
+  t1=$(date +%s.%N)
+  bc -l <<<"$t1 - $t0"
+}
+
+echo "== $RUNS default runs, budget ${BUDGET}s (target: each <= $(bc -l <<<"$BUDGET * 1.1" | xargs printf '%.0f') s)"
+over=0
+for ((i = 1; i <= RUNS; i++)); do
+  t=$(run "$BUDGET" "$work/run$i.json")
+  ok=yes
+  (($(bc -l <<<"$t > $BUDGET * 1.1"))) && { ok=NO; over=$((over + 1)); }
+  race=$(jq -c '.run.settings.race // {} | {contests: [.contests[]?.list], seconds: (.seconds // 0 | floor)}' "$work/run$i.json")
+  printf 'run %d: %6.1f s  within budget+10%%: %s  race: %s\n' "$i" "$t" "$ok" "$race"
+done
+
+echo
+echo "== Stability: top choice per list over $RUNS runs (first | rank-1 group)"
+unstable=0
+for l in "${LISTS[@]}"; do
+  firsts=()
+  groups=()
+  for ((i = 1; i <= RUNS; i++)); do
+    x=$(tops "$work/run$i.json" "$l")
+    firsts+=("${x%%|*}")
+    groups+=("${x#*|}")
+  done
+  [[ -z ${firsts[0]} ]] && { printf '%-13s (not measured)\n' "$l"; continue; }
+  verdict=same
+  if [[ $(printf '%s\n' "${firsts[@]}" | sort -u | wc -l) -gt 1 ]]; then
+    verdict="tie reported"
+    for ((i = 0; i < RUNS; i++)); do
+      for f in "${firsts[@]}"; do
+        [[ ",${groups[$i]}," == *",$f,"* ]] || verdict=UNSTABLE
+      done
+    done
+  fi
+  [[ $verdict == UNSTABLE ]] && unstable=$((unstable + 1))
+  printf '%-13s %-13s %s\n' "$l" "$verdict" "$(printf '%s | ' "${firsts[@]}")"
+done
+
+if [[ -z ${SKIP_LONG:-} ]]; then
+  echo
+  long=$((BUDGET * LONG))
+  echo "== One long run, budget ${long}s"
+  t=$(run "$long" "$work/long.json")
+  printf 'long run: %.1f s\n' "$t"
+  outside=0
+  for l in "${LISTS[@]}"; do
+    x=$(tops "$work/long.json" "$l")
+    [[ -z $x ]] && continue
+    group=${x#*|}
+    miss=()
+    for ((i = 1; i <= RUNS; i++)); do
+      f=$(tops "$work/run$i.json" "$l")
+      f=${f%%|*}
+      [[ -n $f && ",$group," != *",$f,"* ]] && miss+=("run$i:$f")
+    done
+    ((${#miss[@]})) && outside=$((outside + 1))
+    printf '%-13s long-run tie group: %-60s %s\n' "$l" "$group" "${miss[*]:-every default top choice inside}"
+  done
+  echo "lists where a default top choice falls outside the long run's tie group: $outside"
+fi
+echo
+echo "runs over budget+10%: $over of $RUNS; unstable lists: $unstable"

@@ -1,0 +1,278 @@
+//! The main job's fifth step: spend what is left of the budget where it changes
+//! the answer.
+//!
+//! After the quick pass, every ranked list (TLS 1.3 suites, groups, SSH ciphers
+//! ...) whose leader is statistically tied with other options is a contest. Its
+//! contenders — the measurements behind the tied leaders — are measured again with
+//! the rest of the budget, and the longer measurements replace the quick ones.
+//! Options already clearly behind are not measured again: the quick pass dropped
+//! them.
+
+use crate::backend::openssh::Client;
+use crate::measure::{ssh, tls};
+use crate::model::{Kind, ResultRecord, Status};
+use crate::recommend::Outcome;
+use crate::report::progress::Progress;
+use crate::session::Session;
+use crate::units::Seconds;
+use anyhow::Result;
+use std::collections::BTreeSet;
+
+/// One ranked list with a tie at the top, and the results behind its leaders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contest {
+    pub list: String,
+    /// The tied leaders' names, best first.
+    pub names: Vec<String>,
+    /// Indices into the session's results: the measurements the leaders stand on.
+    pub records: Vec<usize>,
+}
+
+/// How a ranking names the record it used: `<kind> <subject label>`.
+fn basis_of(r: &ResultRecord) -> Option<String> {
+    let kind = serde_json::to_value(r.kind).ok()?;
+    Some(format!("{} {}", kind.as_str()?, crate::report::table::subject_label(r)))
+}
+
+/// The contests in `outcome`: lists whose rank-1 group holds two or more options
+/// standing on two or more distinct measurements of `results` (options that only
+/// borrow another's figure, e.g. a TLS 1.2 suite with the same Enc and Mac, are not
+/// raced: measuring the same thing again cannot separate them).
+pub fn contests(outcome: &Outcome, results: &[ResultRecord]) -> Vec<Contest> {
+    let bases: Vec<Option<String>> = results.iter().map(basis_of).collect();
+    let mut out = Vec::new();
+    for (_, rankings, _) in &outcome.protocols {
+        for ranking in rankings {
+            let top: Vec<_> = ranking.ranked.iter().filter(|r| r.rank == 1).collect();
+            if top.len() < 2 {
+                continue;
+            }
+            let mut names = Vec::new();
+            let mut records = Vec::new();
+            for r in top {
+                let Some(i) = bases.iter().position(|b| b.as_deref() == Some(r.basis.as_str())) else {
+                    continue;
+                };
+                names.push(r.name.clone());
+                if !records.contains(&i) {
+                    records.push(i);
+                }
+            }
+            if records.len() >= 2 {
+                out.push(Contest {
+                    list: ranking.list.clone(),
+                    names,
+                    records,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What the quick pass ran, so that a contender is measured again the same way.
+pub struct Racers<'a> {
+    pub tls: Option<&'a tls::LoopbackPlan>,
+    pub ssh: Option<(&'a ssh::SshPlan, &'a Client)>,
+}
+
+/// Measures the contenders of `contests` again within `budget` and replaces their
+/// quick figures with the longer ones. Returns how many results were replaced.
+pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget: Seconds, quiet: bool) -> Result<usize> {
+    let wanted: BTreeSet<usize> = contests.iter().flat_map(|c| c.records.iter().copied()).collect();
+    let wanted: Vec<&ResultRecord> = wanted.iter().map(|&i| &session.results()[i]).collect();
+    let is_tls = |r: &&&ResultRecord| matches!(r.kind, Kind::TlsBulk | Kind::TlsHandshake);
+    let is_ssh = |r: &&&ResultRecord| matches!(r.kind, Kind::SshBulk | Kind::SshHandshake);
+    let tls_plan = racers
+        .tls
+        .map(|p| restrict_tls(p, &wanted.iter().filter(is_tls).copied().collect::<Vec<_>>()))
+        .filter(|p| !p.items.is_empty());
+    let ssh_plan = racers
+        .ssh
+        .map(|(p, _)| restrict_ssh(p, &wanted.iter().filter(is_ssh).copied().collect::<Vec<_>>()))
+        .filter(|p| !p.ciphers.is_empty() || p.handshakes);
+    // Split the budget by subjects; an SSH subject also pays for its sessions.
+    let tls_weight = tls_plan.as_ref().map_or(0.0, |p| p.items.len() as f64);
+    let ssh_weight = ssh_plan
+        .as_ref()
+        .map_or(0.0, |p| 2.0 * (p.bulk_items().len() + p.handshake_items().len()) as f64);
+    let total = tls_weight + ssh_weight;
+    if total == 0.0 {
+        return Ok(0);
+    }
+    let mut scratch = session.scratch(Progress::new(quiet));
+    let mut measured: Result<()> = Ok(());
+    if let Some(mut p) = tls_plan {
+        p.budget = Seconds(budget.0 * tls_weight / total);
+        measured = tls::loopback(&p, &mut scratch);
+    }
+    if let (Ok(()), Some(mut p), Some((_, client))) = (&measured, ssh_plan, racers.ssh) {
+        if !crate::interrupt::requested() {
+            p.budget = Seconds(budget.0 * ssh_weight / total);
+            measured = ssh::sweep(&p, client, &mut scratch);
+        }
+    }
+    scratch.progress_finish();
+    // Longer figures replace the quick ones; a contender that failed now keeps its
+    // quick figure.
+    let mut replaced = 0;
+    for r in scratch.results().iter().filter(|r| r.status == Status::Ok) {
+        let same = |o: &ResultRecord| o.kind == r.kind && o.metric == r.metric && o.subject == r.subject;
+        match session.results().iter().position(same) {
+            Some(i) => {
+                session.replace(i, r.clone())?;
+                replaced += 1;
+            }
+            None => {
+                session.record(r.clone())?;
+            }
+        }
+    }
+    measured.map(|()| replaced)
+}
+
+/// The loopback plan cut down to the items that made `records`, every companion
+/// figure (latency, CPU per GB) included.
+fn restrict_tls(plan: &tls::LoopbackPlan, records: &[&ResultRecord]) -> tls::LoopbackPlan {
+    let items = plan
+        .items
+        .iter()
+        .filter(|it| {
+            let s = it.subject(plan);
+            records.iter().any(|r| {
+                let mut rs = r.subject.clone();
+                rs.mode = None;
+                rs == s
+            })
+        })
+        .cloned()
+        .collect();
+    tls::LoopbackPlan {
+        items,
+        skipped: Vec::new(),
+        threads: plan.threads,
+        write_size: plan.write_size,
+        volume: plan.volume,
+        verify: plan.verify,
+        timeout: plan.timeout,
+        budget: plan.budget,
+        certs: plan.certs.clone(),
+    }
+}
+
+/// The SSH plan cut down to the ciphers, MACs, kex and host keys of `records`
+/// (bulk pairs are crossed again: a few extra pairs at most).
+fn restrict_ssh(plan: &ssh::SshPlan, records: &[&ResultRecord]) -> ssh::SshPlan {
+    let mut p = plan.clone();
+    let collect = |kind: Kind, f: &dyn Fn(&ResultRecord) -> Option<String>| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for r in records.iter().filter(|r| r.kind == kind) {
+            if let Some(x) = f(r) {
+                if !v.contains(&x) {
+                    v.push(x);
+                }
+            }
+        }
+        v
+    };
+    p.ciphers = collect(Kind::SshBulk, &|r| r.subject.cipher.clone());
+    let macs = collect(Kind::SshBulk, &|r| r.subject.mac.clone());
+    if !macs.is_empty() {
+        p.macs = macs;
+    }
+    p.kex = collect(Kind::SshHandshake, &|r| r.subject.kex.clone());
+    let hostkeys: Vec<Option<String>> = collect(Kind::SshHandshake, &|r| r.subject.hostkey.clone())
+        .into_iter()
+        .map(Some)
+        .collect();
+    p.handshakes = !p.kex.is_empty();
+    if !hostkeys.is_empty() {
+        p.hostkeys = hostkeys;
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::Summary;
+    use crate::model::{Metric, Subject};
+    use crate::recommend::rank::{Ranked, Ranking};
+
+    fn rec(suite: &str, values: &[f64]) -> ResultRecord {
+        let s = Summary::of(values).unwrap();
+        let subject = Subject {
+            protocol: Some("TLSv1.3".into()),
+            suite: Some(suite.into()),
+            ..Default::default()
+        };
+        ResultRecord::ok(Kind::TlsBulk, subject, Metric::BytesPerSec, &s, None)
+    }
+
+    fn ranked(name: &str, rank: usize, basis: String) -> Ranked {
+        Ranked {
+            name: name.into(),
+            rank,
+            tied: rank == 1,
+            level: crate::judge::Level::Secure,
+            median: 1.0,
+            ci95_low: 0.9,
+            ci95_high: 1.1,
+            basis,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn outcome(ranked: Vec<Ranked>) -> Outcome {
+        let ranking = Ranking {
+            list: "tls13_suites".into(),
+            metric: "bytes_per_sec".into(),
+            higher_is_better: true,
+            ranked,
+            unmeasured: Vec::new(),
+            fastest_refused: None,
+            safety_cost: None,
+            fastest_insecure: None,
+            insecure_cost: None,
+        };
+        Outcome {
+            protocols: vec![(
+                "tls".into(),
+                vec![ranking],
+                crate::recommend::emit::Choice::Tls(Default::default()),
+            )],
+            recommendations: Vec::new(),
+            verdicts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn tied_leaders_on_distinct_records_make_a_contest() {
+        let results = vec![
+            rec("A", &[10.0, 10.2, 10.1, 10.3]),
+            rec("B", &[10.1, 10.3, 10.2, 10.0]),
+            rec("C", &[5.0, 5.1, 5.2, 5.0]),
+        ];
+        let b = |i: usize| basis_of(&results[i]).unwrap();
+        let o = outcome(vec![ranked("B", 1, b(1)), ranked("A", 1, b(0)), ranked("C", 3, b(2))]);
+        let c = contests(&o, &results);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].list, "tls13_suites");
+        assert_eq!(c[0].names, vec!["B".to_string(), "A".to_string()]);
+        assert_eq!(c[0].records, vec![1, 0]);
+    }
+
+    #[test]
+    fn a_clear_leader_or_a_borrowed_figure_is_no_contest() {
+        let results = vec![rec("A", &[10.0, 10.2, 10.1, 10.3]), rec("C", &[5.0, 5.1, 5.2, 5.0])];
+        let b = |i: usize| basis_of(&results[i]).unwrap();
+        // Clear leader.
+        let o = outcome(vec![ranked("A", 1, b(0)), ranked("C", 2, b(1))]);
+        assert!(contests(&o, &results).is_empty());
+        // Two names standing on one measurement (same Enc and Mac).
+        let o = outcome(vec![ranked("A", 1, b(0)), ranked("A2", 1, format!("{} (same Enc and Mac)", b(0)))]);
+        assert!(contests(&o, &results).is_empty());
+        let o = outcome(vec![ranked("A", 1, b(0)), ranked("A2", 1, b(0))]);
+        assert!(contests(&o, &results).is_empty());
+    }
+}
