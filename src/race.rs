@@ -263,6 +263,35 @@ mod tests {
     }
 
     #[test]
+    fn a_race_plan_holds_exactly_the_contenders() {
+        use clap::{Args, FromArgMatches};
+        let cmd = crate::cli::TlsArgs::augment_args(clap::Command::new("tls"));
+        let args = crate::cli::TlsArgs::from_arg_matches(&cmd.get_matches_from(["tls"])).unwrap();
+        let plan = tls::LoopbackPlan::new(&args, Seconds(10.0)).unwrap();
+        let bulk: Vec<&tls::Item> = plan.items.iter().filter(|i| matches!(i.work, tls::Work::Bulk(_))).collect();
+        let hand = plan.items.iter().find(|i| matches!(i.work, tls::Work::Handshake { resumed: false })).unwrap();
+        assert!(bulk.len() >= 3);
+        let record = |it: &tls::Item, kind: Kind, mode: Option<&str>| {
+            let mut subject = it.subject(&plan);
+            subject.mode = mode.map(str::to_string);
+            ResultRecord::ok(kind, subject, Metric::BytesPerSec, &Summary::of(&[1.0, 2.0, 3.0]).unwrap(), None)
+        };
+        // A companion figure (CPU per GB) points at the same item as the throughput.
+        let records = [
+            record(bulk[0], Kind::TlsBulk, None),
+            record(bulk[2], Kind::TlsBulk, Some("client-cpu-per-gb")),
+            record(hand, Kind::TlsHandshake, None),
+        ];
+        let refs: Vec<&ResultRecord> = records.iter().collect();
+        let r = restrict_tls(&plan, &refs);
+        assert_eq!(r.items.len(), 3);
+        assert_eq!(r.items[0].subject(&r), hand.subject(&plan));
+        assert!(r.items.iter().any(|i| i.subject(&r) == bulk[0].subject(&plan)));
+        assert!(r.items.iter().any(|i| i.subject(&r) == bulk[2].subject(&plan)));
+        assert!(!r.items.iter().any(|i| i.subject(&r) == bulk[1].subject(&plan)));
+    }
+
+    #[test]
     fn a_clear_leader_or_a_borrowed_figure_is_no_contest() {
         let results = vec![rec("A", &[10.0, 10.2, 10.1, 10.3]), rec("C", &[5.0, 5.1, 5.2, 5.0])];
         let b = |i: usize| basis_of(&results[i]).unwrap();
