@@ -374,6 +374,8 @@ pub struct Server {
     pub addr: SocketAddr,
     stop: Arc<AtomicBool>,
     errors: Arc<Mutex<Vec<String>>>,
+    /// The last failed server handshake (the client records the failure).
+    refusals: Arc<Mutex<Option<String>>>,
     workers: Vec<JoinHandle<()>>,
 }
 
@@ -392,9 +394,11 @@ impl Server {
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let errors = Arc::new(Mutex::new(Vec::new()));
+        let refusals = Arc::new(Mutex::new(None));
         let mut handles = Vec::new();
         for _ in 0..workers.max(1) {
             let listener = listener.try_clone()?;
+            let refused = refusals.clone();
             let (end, stop, errors, names, log) = (end.clone(), stop.clone(), errors.clone(), names.clone(), log.clone());
             handles.push(std::thread::spawn(move || loop {
                 let accepted = listener.accept();
@@ -411,6 +415,8 @@ impl Server {
                     Err(e) => {
                         if let Some(l) = &log {
                             l(&format!("{peer}: handshake failed: {e}"));
+                        } else if !stop.load(Ordering::SeqCst) {
+                            *refused.lock().unwrap() = Some(e);
                         }
                         continue;
                     }
@@ -434,12 +440,17 @@ impl Server {
             addr,
             stop,
             errors,
+            refusals,
             workers: handles,
         })
     }
 
     fn error(&self) -> Option<String> {
         self.errors.lock().unwrap().first().cloned()
+    }
+
+    fn refusal(&self) -> Option<String> {
+        self.refusals.lock().unwrap().clone()
     }
 
     /// Blocks until interrupted (Ctrl-C).
@@ -829,35 +840,45 @@ impl GnutlsPlan {
             }
             check_negotiated((item.protocol, &item.suite.iana, item.group), (&got.0, &got.1, got.2.as_deref()))
         };
-        let out = match item.work {
-            Work::Handshake { resumed } => {
-                let mut probes = Vec::new();
-                for _ in 0..plan.threads {
-                    let (p, got) = HsProbe::new(&client, server.addr, None, plan.timeout, resumed, true, self.names.clone())?;
-                    want(&got)?;
-                    if self.priority.is_some() {
-                        negotiated_subject(&mut subject, &got);
+        let out = (|| -> Result<Vec<ResultRecord>> {
+            Ok(match item.work {
+                Work::Handshake { resumed } => {
+                    let mut probes = Vec::new();
+                    for _ in 0..plan.threads {
+                        let (p, got) = HsProbe::new(&client, server.addr, None, plan.timeout, resumed, true, self.names.clone())?;
+                        want(&got)?;
+                        if self.priority.is_some() {
+                            negotiated_subject(&mut subject, &got);
+                        }
+                        probes.push(p);
                     }
-                    probes.push(p);
+                    let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+                    let d: Vec<&[f64]> = probes.iter().map(|p| p.durations.as_slice()).collect();
+                    handshake_records(subject, &d, &m)
                 }
-                let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-                let d: Vec<&[f64]> = probes.iter().map(|p| p.durations.as_slice()).collect();
-                handshake_records(subject, &d, &m)
-            }
-            Work::Bulk(direction) => {
-                let mut probes = Vec::new();
-                for _ in 0..plan.threads {
-                    let c = connect(&client, server.addr, None, plan.timeout, None).map_err(|e| anyhow!("{}: {e}", server.addr))?;
-                    let got = c.negotiated(&self.names);
-                    want(&got)?;
-                    if self.priority.is_some() {
-                        negotiated_subject(&mut subject, &got);
+                Work::Bulk(direction) => {
+                    let mut probes = Vec::new();
+                    for _ in 0..plan.threads {
+                        let c = connect(&client, server.addr, None, plan.timeout, None).map_err(|e| anyhow!("{}: {e}", server.addr))?;
+                        let got = c.negotiated(&self.names);
+                        want(&got)?;
+                        if self.priority.is_some() {
+                            negotiated_subject(&mut subject, &got);
+                        }
+                        probes.push(BulkProbe::new(c, direction, plan.write_size, plan.verify)?);
                     }
-                    probes.push(BulkProbe::new(c, direction, plan.write_size, plan.verify)?);
+                    let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+                    bulk_records(subject, &probes, &m)
                 }
-                let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-                bulk_records(subject, &probes, &m)
-            }
+            })
+        })();
+        // A refusal reads better with the server's side of it.
+        if out.is_err() && server.refusal().is_none() {
+            std::thread::sleep(Duration::from_millis(100)); // the server thread may still be failing
+        }
+        let out = match (out, server.refusal()) {
+            (Err(e), Some(why)) => bail!("{e:#} (server: {why})"),
+            (out, _) => out?,
         };
         if let Some(e) = server.error() {
             bail!("the loopback server failed: {e}");
