@@ -14,7 +14,7 @@
 //! check a SHA-256 of every byte on the far side (`--verify`).
 
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls::{self as ssl, is_ffdhe, ConnectError, Protocol, Settings};
+use crate::backend::openssl::tls::{self as ssl, is_ffdhe, Coalesced, ConnectError, Protocol, Settings};
 use crate::error::UsageError;
 use crate::measure::sampler::{self, thread_cpu_time, Measurement, Probe, Rate, SamplerConfig};
 use crate::measure::stats::Summary;
@@ -494,6 +494,7 @@ impl LoopbackPlan {
             "write_size": self.write_size,
             "volume_bytes": self.volume,
             "verify": self.verify,
+            "bulk_transport": BULK_TRANSPORT,
             "subjects": self.items.len(),
             "certs": self.certs.iter().map(|c| c.name()).collect::<Vec<_>>(),
             "budget_seconds": self.budget.0,
@@ -533,9 +534,16 @@ pub(crate) const OP_UPLOAD: u8 = b'U';
 pub(crate) const OP_DOWNLOAD: u8 = b'D';
 pub(crate) const HEADER: usize = 14;
 pub(crate) const TRAILER: usize = 40;
+/// Bulk transport (see `Coalesced`): TLS records (of the write size, 16 KiB at
+/// most) are gathered into `send(2)` calls of up to `BULK_SEND` bytes, and each side
+/// reads with `recv(2)` calls of up to `BULK_RECV` bytes, libssl's read-ahead off.
+pub(crate) const BULK_SEND: usize = 256 << 10;
+pub(crate) const BULK_RECV: usize = 64 << 10;
+/// What the bulk transport does, for settings and reports.
+pub(crate) const BULK_TRANSPORT: &str = "each write is sent as TLS records of up to 16 KiB (one record for a 16 KiB write); records are gathered into send(2) calls of up to 256 KiB; the receiver reads with recv(2) calls of up to 64 KiB";
 
 impl Server {
-    fn start(ctx: SslContext, workers: usize, timeout: Duration) -> Result<Server> {
+    fn start(ctx: SslContext, workers: usize, timeout: Duration, bulk: bool) -> Result<Server> {
         let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -553,7 +561,7 @@ impl Server {
                     std::thread::sleep(Duration::from_millis(1));
                     continue;
                 };
-                if let Err(e) = serve_one(&ctx, tcp, timeout) {
+                if let Err(e) = serve_one(&ctx, tcp, timeout, bulk) {
                     if !stop.load(Ordering::SeqCst) {
                         errors.lock().unwrap().push(format!("{e:#}"));
                     }
@@ -591,11 +599,17 @@ impl Drop for Server {
     }
 }
 
-fn serve_one(ctx: &SslContext, tcp: TcpStream, timeout: Duration) -> Result<()> {
+fn serve_one(ctx: &SslContext, tcp: TcpStream, timeout: Duration, bulk: bool) -> Result<()> {
     let _ = tcp.set_nodelay(true);
     tcp.set_read_timeout(Some(timeout))?;
     tcp.set_write_timeout(Some(timeout))?;
-    let ssl = Ssl::new(ctx)?;
+    let mut ssl = Ssl::new(ctx)?;
+    let tcp = if bulk {
+        ssl::plain_reads(&mut ssl);
+        Coalesced::new(tcp, BULK_SEND, BULK_RECV)
+    } else {
+        Coalesced::new(tcp, 0, 0)
+    };
     let mut s = match ssl.accept(tcp) {
         Ok(s) => s,
         // A client that gave up (or was only waking us) is not a server error.
@@ -765,7 +779,7 @@ impl Probe for HandshakeProbe {
 
 /// One long-lived connection pushing `units` writes of `write_size` bytes per run.
 struct BulkProbe {
-    s: SslStream<TcpStream>,
+    s: SslStream<Coalesced>,
     direction: Direction,
     chunk: Vec<u8>,
     rbuf: Vec<u8>,
@@ -784,7 +798,8 @@ impl BulkProbe {
         plan: &LoopbackPlan,
         direction: Direction,
     ) -> Result<Self> {
-        let mut s = ssl::connect(ctx, addr, None, timeout, None).map_err(|e| anyhow!("{addr}: {e}"))?;
+        let tcp = Coalesced::new(ssl::tcp(addr, timeout).map_err(|e| anyhow!("{addr}: {e}"))?, BULK_SEND, BULK_RECV);
+        let mut s = ssl::handshake(ctx, tcp, None, None, true).map_err(|e| anyhow!("{addr}: {e}"))?;
         let (version, suite) = ssl::negotiated(&s);
         let group = ssl::negotiated_group(&s);
         check_negotiated((item.protocol, &item.suite.iana, item.group), (&version, &suite, group.as_deref()))?;
@@ -931,7 +946,8 @@ fn handshake_records(kind: Kind, subject: Subject, probes: &[HandshakeProbe], m:
 
 fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity) -> Result<Vec<ResultRecord>> {
     let settings = item.settings();
-    let server = Server::start(ssl::server_context(&settings, id)?, plan.threads, plan.timeout)?;
+    let bulk = matches!(item.work, Work::Bulk(_));
+    let server = Server::start(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, bulk)?;
     let subject = item.subject(plan);
     let cfg = plan.sampler(item.work);
     let out = match item.work {
@@ -1607,7 +1623,7 @@ mod tests {
             cert: CertType::EcdsaP256,
             work: Work::Bulk(Direction::Upload),
         };
-        let server = Server::start(ssl::server_context(&item.settings(), &id).unwrap(), 1, plan.timeout).unwrap();
+        let server = Server::start(ssl::server_context(&item.settings(), &id).unwrap(), 1, plan.timeout, true).unwrap();
         let ctx = ssl::client_context(&item.settings(), true).unwrap();
         let mut hs = HandshakeProbe::new(
             &ctx,

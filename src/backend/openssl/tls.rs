@@ -9,6 +9,7 @@ use openssl::ssl::{
     HandshakeError, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslSessionRef, SslStream,
     SslVerifyMode, SslVersion,
 };
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -280,8 +281,22 @@ pub fn connect(
     timeout: Duration,
     session: Option<&SslSessionRef>,
 ) -> Result<SslStream<TcpStream>, ConnectError> {
-    let tcp = tcp(addr, timeout)?;
+    handshake(ctx, tcp(addr, timeout)?, sni, session, false)
+}
+
+/// Completes a client handshake over an open stream, resuming `session` when given.
+/// `plain` turns libssl's read-ahead off (for a stream that buffers reads itself).
+pub fn handshake<S: Read + Write>(
+    ctx: &SslContext,
+    tcp: S,
+    sni: Option<&str>,
+    session: Option<&SslSessionRef>,
+    plain: bool,
+) -> Result<SslStream<S>, ConnectError> {
     let mut ssl = Ssl::new(ctx).map_err(|e| ConnectError::Tcp(e.to_string()))?;
+    if plain {
+        plain_reads(&mut ssl);
+    }
     if let Some(name) = sni {
         ssl.set_hostname(name).map_err(|e| ConnectError::Tcp(e.to_string()))?;
     }
@@ -292,7 +307,7 @@ pub fn connect(
     ssl.connect(tcp).map_err(classify)
 }
 
-fn classify(e: HandshakeError<TcpStream>) -> ConnectError {
+fn classify<S>(e: HandshakeError<S>) -> ConnectError {
     let err = match e {
         HandshakeError::SetupFailure(s) => return ConnectError::Tcp(s.to_string()),
         HandshakeError::Failure(m) | HandshakeError::WouldBlock(m) => m.into_error(),
@@ -326,8 +341,114 @@ fn classify(e: HandshakeError<TcpStream>) -> ConnectError {
     }
 }
 
+/// A TCP stream under libssl for bulk transfers, in both directions buffered as a
+/// buffering BIO would be:
+/// - what libssl writes (whole TLS records) is gathered into `send(2)` calls of up
+///   to `send_limit` bytes. Records keep their size (each `SSL_write` of 16 KiB is
+///   one 16 KiB record); only the number of system calls and TCP segments changes.
+///   Anything gathered goes out before every read and on `flush` (libssl flushes
+///   after each handshake flight and alert), so a peer never waits for bytes that
+///   sit here;
+/// - reads are served from one `recv(2)` of up to `recv_buffer` bytes. With
+///   libssl's read-ahead off (see `plain_reads`), libssl asks for a record header,
+///   then its body, and never moves unread records around in its own buffer (with
+///   read-ahead and a large buffer, OpenSSL 3.0 moves everything still unread to
+///   the front of that buffer before each record).
+///
+/// `Coalesced::new(tcp, 0, 0)` is a plain TCP stream.
+#[derive(Debug)]
+pub struct Coalesced {
+    tcp: TcpStream,
+    out: Vec<u8>,
+    send_limit: usize,
+    inbuf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// `send(2)` and `recv(2)` calls that moved data.
+    pub sends: u64,
+    pub recvs: u64,
+}
+
+impl Coalesced {
+    pub fn new(tcp: TcpStream, send_limit: usize, recv_buffer: usize) -> Coalesced {
+        Coalesced {
+            tcp,
+            out: Vec::with_capacity(send_limit),
+            send_limit,
+            inbuf: vec![0u8; recv_buffer],
+            pos: 0,
+            end: 0,
+            sends: 0,
+            recvs: 0,
+        }
+    }
+
+    fn drain(&mut self) -> std::io::Result<()> {
+        if !self.out.is_empty() {
+            self.sends += 1;
+            let r = self.tcp.write_all(&self.out);
+            self.out.clear();
+            r?;
+        }
+        Ok(())
+    }
+}
+
+impl Read for Coalesced {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.drain()?;
+        if self.pos == self.end {
+            self.recvs += 1;
+            if buf.len() >= self.inbuf.len() {
+                return self.tcp.read(buf);
+            }
+            self.pos = 0;
+            self.end = self.tcp.read(&mut self.inbuf)?;
+        }
+        let k = buf.len().min(self.end - self.pos);
+        buf[..k].copy_from_slice(&self.inbuf[self.pos..self.pos + k]);
+        self.pos += k;
+        Ok(k)
+    }
+}
+
+impl Write for Coalesced {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.out.is_empty() && buf.len() >= self.send_limit {
+            self.sends += 1;
+            return self.tcp.write(buf);
+        }
+        if self.out.len() + buf.len() > self.send_limit {
+            self.drain()?;
+        }
+        self.out.extend_from_slice(buf);
+        if self.out.len() >= self.send_limit {
+            self.drain()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.drain()?;
+        self.tcp.flush()
+    }
+}
+
+extern "C" {
+    // libssl; not bound by openssl-sys for an SSL handle.
+    fn SSL_set_read_ahead(s: *mut openssl_sys::SSL, yes: std::ffi::c_int);
+}
+
+/// Turns libssl's read-ahead (on for every context, see `Settings::apply`) off for
+/// one connection whose stream buffers reads itself (`Coalesced`).
+pub fn plain_reads(ssl: &mut openssl::ssl::SslRef) {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: a flag setter on a live SSL handle.
+    unsafe { SSL_set_read_ahead(ssl.as_ptr(), 0) }
+}
+
 /// The suite, protocol and (when libssl can tell) group a connection negotiated.
-pub fn negotiated(s: &SslStream<TcpStream>) -> (String, String) {
+pub fn negotiated<S>(s: &SslStream<S>) -> (String, String) {
     let suite = s
         .ssl()
         .current_cipher()
@@ -341,7 +462,7 @@ const SSL_CTRL_GET_NEGOTIATED_GROUP: std::ffi::c_int = 134;
 
 /// The key-exchange group a connection used, canonically spelled, when libssl
 /// reports one (ECDHE in 1.2, any group in 1.3).
-pub fn negotiated_group(s: &SslStream<TcpStream>) -> Option<String> {
+pub fn negotiated_group<S>(s: &SslStream<S>) -> Option<String> {
     use foreign_types::ForeignTypeRef;
     // SAFETY: a read-only control call on a live SSL handle; no pointer argument.
     let nid = unsafe { openssl_sys::SSL_ctrl(s.ssl().as_ptr(), SSL_CTRL_GET_NEGOTIATED_GROUP, 0, std::ptr::null_mut()) };
