@@ -362,7 +362,7 @@ pub struct TlsArgs {
     pub libraries: Vec<crate::measure::primitive::Library>,
     /// GnuTLS priority string for every GnuTLS end (e.g. 'NORMAL:-VERS-TLS1.3'): measures
     /// exactly what it negotiates instead of the suite sweep. Needs --lib gnutls.
-    #[arg(long, value_name = "STRING")]
+    #[arg(long, value_name = "STRING", conflicts_with_all = ["suites", "groups", "protocols", "full_matrix"])]
     pub priority: Option<String>,
     /// Run only the benchmark server on ADDR (e.g. 127.0.0.1:4433) until Ctrl-C, for a
     /// peer such as gnutls-cli or another cipherbench; with --lib gnutls or openssl.
