@@ -95,7 +95,8 @@ pub fn with_library(
     rows: Vec<Vec<String>>,
     records: &[&ResultRecord],
 ) -> (Vec<String>, Vec<Vec<String>>) {
-    if !doc.results.iter().any(|r| pair_label(r).is_some()) {
+    let tls = |r: &ResultRecord| matches!(r.kind, Kind::TlsHandshake | Kind::TlsBulk | Kind::TlsAccept);
+    if !doc.results.iter().any(|r| tls(r) && pair_label(r).is_some()) {
         return (header, rows);
     }
     let mut h = vec!["library".to_string()];
