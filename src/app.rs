@@ -547,6 +547,8 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     if let [dec, full] = a.compare_sweeps.as_slice() {
         return measure::ssh::compare_sweep_files(dec, full);
     }
+    // The budget covers the whole command: starting the private sshd counts too.
+    let t_run = std::time::Instant::now();
     let openssh = discover::openssh::discover()?;
     let servable = a.host.is_none().then(|| openssh.private_hostkeys());
     let plan = measure::ssh::SshPlan::new(
@@ -592,6 +594,10 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     }
     let settings = measure::ssh::settings(&plan, &openssh, &client, daemon.as_ref());
     let mut session = Session::start("ssh", settings, store, progress(c))?;
+    let plan = measure::ssh::SshPlan {
+        budget: Seconds((plan.budget.0 - t_run.elapsed().as_secs_f64()).max(0.0)),
+        ..plan
+    };
     let measured = measure::ssh::sweep(&plan, &client, &mut session);
     drop(daemon);
     finish(session, measured, &outputs(c))

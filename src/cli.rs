@@ -242,6 +242,10 @@ pub struct SshArgs {
     /// Start the private sshd, print how to reach it, and wait for Ctrl-C (for bench scripts).
     #[arg(long, hide = true, conflicts_with = "host")]
     pub serve: bool,
+    /// Compare a decomposed and a full-matrix sweep (two --json documents) by their
+    /// top cipher × MAC pairs, up to ties (for bench scripts). Exit 1 when they differ.
+    #[arg(long, hide = true, num_args = 2, value_names = ["DECOMPOSED", "FULL"], conflicts_with_all = ["host", "serve"])]
+    pub compare_sweeps: Vec<PathBuf>,
 }
 
 fn file_size_arg(s: &str) -> Result<Bytes, String> {

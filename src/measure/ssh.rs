@@ -24,13 +24,12 @@ use crate::backend::openssh::PrivateSshd;
 use crate::discover::openssh::OpenSsh;
 use crate::measure::sampler::{self, Measurement, Probe, Rate, SamplerConfig};
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
-use crate::plan::{contenders, share};
 use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::{bail, Result};
 use serde_json::json;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The far side of a bulk transfer, as in the write-up.
 pub const SINK: &str = "cat > /dev/null";
@@ -40,8 +39,9 @@ pub const HASH_SINK: &str = "sha256sum";
 const READY: &str = "cipherbench-ready";
 /// One unit of bulk work.
 pub const CHUNK: usize = 1 << 20;
-/// Least time one adaptive bulk subject gets, whatever the budget.
-const MIN_BULK_SECONDS: f64 = 0.4;
+/// Least time one adaptive bulk subject's sampling gets (warm-up and three short
+/// samples); when the budget cannot give it that, the subject is skipped.
+const MIN_BULK_SECONDS: f64 = 0.25;
 
 /// What to measure, already validated against the local OpenSSH.
 #[derive(Debug, Clone)]
@@ -411,11 +411,13 @@ impl Accepted {
 
 /// Runs `checks` (a few connections at a time), records them as `ssh-accept`, and
 /// notes refusals in `acc`. Fatal errors (unreachable, authentication) end the run.
-fn run_checks(checks: Vec<(Subject, Algorithms)>, client: &Client, session: &mut Session, acc: &mut Accepted) -> Result<()> {
+/// Batches stop once `clock` runs out: algorithms left unchecked then are neither
+/// accepted nor refused (their subjects are skipped for want of time anyway).
+fn run_checks(checks: Vec<(Subject, Algorithms)>, client: &Client, session: &mut Session, acc: &mut Accepted, clock: &Clock) -> Result<()> {
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4);
     let mut outcomes: Vec<Option<Result<(), SshError>>> = vec![None; checks.len()];
     for batch in (0..checks.len()).collect::<Vec<_>>().chunks(workers) {
-        if crate::interrupt::requested() {
+        if crate::interrupt::requested() || clock.left() <= 0.0 {
             break;
         }
         std::thread::scope(|scope| {
@@ -458,7 +460,7 @@ fn run_checks(checks: Vec<(Subject, Algorithms)>, client: &Client, session: &mut
 /// then MACs with an accepted non-AEAD cipher (AEAD ciphers negotiate no MAC).
 /// Returns the refusals and the plan with its fixed bulk kex and host key moved to
 /// accepted ones when the preferred ones were refused.
-fn feature_check(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(Accepted, SshPlan)> {
+fn feature_check(plan: &SshPlan, client: &Client, session: &mut Session, clock: &Clock) -> Result<(Accepted, SshPlan)> {
     session.progress_message("ssh: which algorithms both sides accept");
     let mut acc = Accepted::default();
     let one = |f: fn(&mut Subject, &mut Algorithms, String), name: &String| {
@@ -488,7 +490,7 @@ fn feature_check(plan: &SshPlan, client: &Client, session: &mut Session) -> Resu
             h,
         )
     }));
-    run_checks(checks, client, session, &mut acc)?;
+    run_checks(checks, client, session, &mut acc, clock)?;
     let mut plan = plan.clone();
     let ok = |acc: &Accepted, s: Subject| acc.accepted.contains(&s);
     if !ok(
@@ -553,7 +555,7 @@ fn feature_check(plan: &SshPlan, client: &Client, session: &mut Session) -> Resu
             )
         })
         .collect();
-    run_checks(checks, client, session, &mut acc)?;
+    run_checks(checks, client, session, &mut acc, clock)?;
     let fixed = plan
         .ciphers
         .iter()
@@ -587,45 +589,85 @@ fn feature_check(plan: &SshPlan, client: &Client, session: &mut Session) -> Resu
                 )
             })
             .collect();
-        run_checks(checks, client, session, &mut acc)?;
+        run_checks(checks, client, session, &mut acc, clock)?;
     }
     Ok((acc, plan))
 }
 
-/// Sampler settings for bulk subjects sharing `budget`.
-fn bulk_config(budget: Seconds, n: usize, fixed: bool) -> SamplerConfig {
-    let base = share(budget, n);
-    let per = base.budget.0;
-    if fixed {
-        return SamplerConfig {
-            warmup: Seconds(0.0),
-            max_units: 1,
-            min_samples: 3,
-            max_samples: 30,
-            precision: 0.01,
-            ..base
-        };
+/// Places the racing settles: extra bulk samples go to the pairs that could still
+/// be among the `TOP` fastest, and pairs that clearly cannot are dropped early.
+pub const TOP: usize = 3;
+/// One or two samples say nothing about spread: until a subject has three, its
+/// racing interval is its range widened each way by the spread seen on the
+/// subjects that have three or more (their median max/min ratio), at least
+/// `MIN_SLACK` and at most `MAX_SLACK` (2× until such spread is known). So one
+/// bad sample does not drop a pair, and clear losers are still dropped at once.
+const MIN_SLACK: f64 = 1.1;
+const MAX_SLACK: f64 = 2.0;
+/// Fixed-volume mode: most sessions one pair gets.
+const MAX_FIXED_SAMPLES: usize = 30;
+/// Handshakes: samples wanted per subject (a median of 5), and the cap.
+const HANDSHAKE_SAMPLES: usize = 5;
+const MAX_HANDSHAKE_SAMPLES: usize = 40;
+/// Adaptive mode: most time one subject gets in the first pass, and most racing rounds.
+const MAX_BULK_SECONDS: f64 = 3.0;
+const MAX_RACE_ROUNDS: usize = 5;
+
+/// One clock for the whole sweep: preflight, feature check, session set-up,
+/// calibration and samples all count against the budget.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    end: Instant,
+    budget: f64,
+}
+
+impl Clock {
+    fn new(start: Instant, budget: Seconds) -> Clock {
+        // Far enough to mean "no limit" without overflowing Instant.
+        let b = budget.0.clamp(0.0, 1e7);
+        Clock {
+            end: start + Duration::from_secs_f64(b),
+            budget: b,
+        }
     }
-    SamplerConfig {
-        // Warm-up lets the TCP and channel windows open up.
-        warmup: Seconds((per / 8.0).clamp(0.1, 0.3)),
-        sample_time: Seconds((per / 6.0).clamp(0.05, 1.0)),
-        min_samples: 5,
-        max_samples: 60,
-        precision: 0.01,
-        ..base
+    /// Seconds left until the end of the budget.
+    fn left(&self) -> f64 {
+        until(self.end)
+    }
+    /// The instant when `share` of the time left from now has passed.
+    fn mark(&self, share: f64) -> Instant {
+        Instant::now() + Duration::from_secs_f64((self.left() * share).max(0.0))
+    }
+    /// What a subject left out for lack of time says.
+    fn skipped(&self, kind: Kind, metric: Metric, subject: Subject) -> ResultRecord {
+        ResultRecord::not_ok(
+            kind,
+            subject,
+            metric,
+            Status::Failed,
+            format!("skipped: the {} budget was spent first (raise --budget)", Seconds(self.budget)),
+        )
     }
 }
 
-fn handshake_config(budget: Seconds, n: usize) -> SamplerConfig {
-    let base = share(budget, n);
+/// Seconds from now until `t` (0 once it has passed).
+fn until(t: Instant) -> f64 {
+    t.saturating_duration_since(Instant::now()).as_secs_f64()
+}
+
+/// Sampler settings for one adaptive bulk subject that may take `per` seconds
+/// (warm-up, calibration and samples; its session set-up is counted apart).
+fn adaptive_config(per: f64) -> SamplerConfig {
     SamplerConfig {
-        warmup: Seconds(0.0),
-        max_units: 1,
+        // Warm-up lets the TCP and channel windows open up.
+        warmup: Seconds((per / 8.0).clamp(0.02, 0.3)),
+        sample_time: Seconds((per / 6.0).clamp(0.02, 1.0)),
         min_samples: 5,
-        max_samples: 40,
-        precision: 0.02,
-        ..base
+        max_samples: 60,
+        precision: 0.01,
+        min_time: Seconds(0.0),
+        budget: Seconds(per),
+        ..SamplerConfig::default()
     }
 }
 
@@ -642,94 +684,335 @@ fn pattern() -> Vec<u8> {
     v
 }
 
-/// Runs the plan: preflight, feature check, bulk, handshakes, racing. Results go
-/// to the session as they are made.
-pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<()> {
-    let start = Instant::now();
-    // Preflight: the target answers, lets us in and has the sink command.
-    let sink = if plan.verify { HASH_SINK } else { SINK };
-    session.progress_message("ssh: connecting");
-    let t_conn = Instant::now();
-    // The client's defaults: this checks reachability, login and the sink command.
-    let pre = client.run(&Algorithms::default(), sink);
-    // What one connection costs here: bulk subjects pay it once outside the sampler.
-    let conn = t_conn.elapsed().as_secs_f64();
-    if let Err(e) = pre {
-        match e {
-            SshError::Refused(_) => {}
-            e => bail!("{e}"),
+/// The interval a subject is raced with: the tool's 95% interval of the median
+/// once it has 3 samples (below 6 that is the range of the samples), before that
+/// the range widened by `slack` each way.
+fn race_interval(m: &Measurement, slack: f64) -> Option<(f64, f64)> {
+    let s = m.wall()?;
+    Some(if s.samples < 3 {
+        (s.min / slack, s.max * slack)
+    } else {
+        (s.ci95_low, s.ci95_high)
+    })
+}
+
+/// The widening for subjects with fewer than 3 samples: the median max/min
+/// ratio of those with 3 or more, within [`MIN_SLACK`, `MAX_SLACK`].
+fn slack(ms: &[&Measurement]) -> f64 {
+    let mut ratios: Vec<f64> = ms
+        .iter()
+        .filter_map(|m| m.wall())
+        .filter(|s| s.samples >= 3 && s.min > 0.0)
+        .map(|s| s.max / s.min)
+        .collect();
+    if ratios.is_empty() {
+        return MAX_SLACK;
+    }
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2].clamp(MIN_SLACK, MAX_SLACK)
+}
+
+/// Indices of the subjects that could still place among the `top` fastest:
+/// fewer than `top` others are certainly faster (their whole interval lies above
+/// this one's). Subjects without an interval are left out.
+pub fn could_place(iv: &[Option<(f64, f64)>], top: usize) -> Vec<usize> {
+    (0..iv.len())
+        .filter(|&i| {
+            let Some((_, hi)) = iv[i] else { return false };
+            let above = iv
+                .iter()
+                .enumerate()
+                .filter(|&(j, o)| j != i && o.is_some_and(|(lo, _)| lo > hi))
+                .count();
+            above < top
+        })
+        .collect()
+}
+
+/// The race is over when no more than `top` subjects could place and none of
+/// them ties with another: the top places and their order are known.
+fn settled(iv: &[Option<(f64, f64)>], alive: &[usize], top: usize) -> bool {
+    let overlap = |a: (f64, f64), b: (f64, f64)| a.0 <= b.1 && b.0 <= a.1;
+    alive.len() <= top
+        && alive.iter().all(|&a| {
+            alive
+                .iter()
+                .all(|&b| a == b || !matches!((iv[a], iv[b]), (Some(x), Some(y)) if overlap(x, y)))
+        })
+}
+
+/// One bulk subject of the sweep and what was measured of it.
+struct Racer {
+    item: BulkItem,
+    subject: Subject,
+    algs: Algorithms,
+    m: Measurement,
+    /// Its record in the session, once it has one.
+    idx: Option<usize>,
+    /// Longest wall time one of its sessions took, set-up included.
+    cost: f64,
+    /// Refused or failed: out of the race, its record says why.
+    out: bool,
+}
+
+impl Racer {
+    fn keep(&mut self, session: &mut Session, rec: ResultRecord) -> Result<()> {
+        match self.idx {
+            Some(i) => session.replace(i, rec),
+            None => {
+                self.idx = Some(session.record(rec)?);
+                Ok(())
+            }
         }
     }
-    let (accepted, plan) = feature_check(plan, client, session)?;
-    let plan = &plan;
+    fn keep_measurement(&mut self, session: &mut Session) -> Result<()> {
+        let rec = record(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), &self.m);
+        self.keep(session, rec)
+    }
+    fn fail(&mut self, session: &mut Session, e: &anyhow::Error) -> Result<()> {
+        self.out = true;
+        let rec = failure(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), e)?;
+        self.keep(session, rec)
+    }
+}
 
-    let bulk = plan.bulk_items();
-    let hands = plan.handshake_items();
-    // Bulk is what users ask about; handshakes are cheap and few. Keep a tenth for racing.
-    let accept_spent = start.elapsed().as_secs_f64();
-    let left = (plan.budget.0 - accept_spent).max(plan.budget.0 * 0.2);
-    let (bulk_share, hand_share) = if hands.is_empty() { (0.9, 0.0) } else { (0.7, 0.2) };
-    // Each bulk subject also pays for opening its session outside the sampler.
-    let setup = if plan.bytes.is_some() { 0.0 } else { conn * bulk.len() as f64 };
-    // Below a few tenths of a second a subject measures session start-up, not
-    // throughput: the budget is a target, these floors win over it.
-    let floor = if plan.bytes.is_some() { 0.05 } else { MIN_BULK_SECONDS };
-    let bcfg = bulk_config(
-        Seconds((left * bulk_share - setup).max(floor * bulk.len() as f64)),
-        bulk.len(),
-        plan.bytes.is_some(),
-    );
-    let hcfg = handshake_config(Seconds((left * hand_share).max(0.2 * hands.len() as f64)), hands.len());
-    let buf = Arc::new(pattern());
+/// Indices of the racers still in the running: not out, and either unmeasured
+/// or able to place among the `TOP`.
+fn in_the_running(racers: &[Racer]) -> (Vec<Option<(f64, f64)>>, Vec<usize>) {
+    let k = slack(&racers.iter().filter(|r| !r.out).map(|r| &r.m).collect::<Vec<_>>());
+    let iv: Vec<_> = racers.iter().map(|r| if r.out { None } else { race_interval(&r.m, k) }).collect();
+    let mut alive = could_place(&iv, TOP);
+    alive.extend((0..racers.len()).filter(|&i| !racers[i].out && racers[i].m.samples.is_empty()));
+    alive.sort_unstable();
+    (iv, alive)
+}
 
-    session.progress_start((bulk.len() + hands.len()) as u64);
-    let mut live: Vec<(usize, BulkItem, Measurement)> = Vec::new();
-    for item in &bulk {
-        if crate::interrupt::requested() {
-            break;
+/// One fixed-volume session for racer `r`, kept in its record. Returns false
+/// when it would not end by `stop_at` (nothing was started).
+fn fixed_sample(r: &mut Racer, probe: &mut BulkProbe, session: &mut Session, stop_at: Instant, guess: &mut f64) -> Result<bool> {
+    let expect = if r.cost > 0.0 { r.cost } else { *guess };
+    if until(stop_at) < expect {
+        return Ok(false);
+    }
+    session.progress_message(&format!(
+        "ssh bulk: {} {} {} (sample {})",
+        r.item.cipher,
+        r.item.mac.as_deref().unwrap_or("(implicit MAC)"),
+        r.item.kex,
+        r.m.samples.len() + 1
+    ));
+    probe.algs = r.algs.clone();
+    let t0 = Instant::now();
+    match probe.run(1) {
+        Ok(work) => {
+            let cost = t0.elapsed().as_secs_f64();
+            let (wall, cpu) = probe.timed_region().unwrap_or((Seconds(cost), Seconds(0.0)));
+            r.m.samples.push(sampler::Sample { wall, cpu, work });
+            r.cost = r.cost.max(cost);
+            *guess = 0.8 * *guess + 0.2 * cost;
+            r.keep_measurement(session)?;
         }
-        let subject = bulk_subject(item, &plan.bulk_hostkey);
-        let label = format!("{} {} {}", item.cipher, item.mac.as_deref().unwrap_or("(implicit MAC)"), item.kex);
-        session.progress_message(&format!("ssh bulk: {label}"));
-        if let Some(why) = accepted.refusal(&subject) {
-            session.record(ResultRecord::not_ok(
-                Kind::SshBulk,
-                subject,
-                Metric::BytesPerSec,
-                Status::Unsupported,
-                format!("refused: {why}"),
-            ))?;
+        Err(e) => r.fail(session, &e)?,
+    }
+    Ok(true)
+}
+
+/// Fixed-volume mode, first pass: one session for every subject not yet
+/// measured, in the plan's interleaved order, as long as each would end by
+/// `stop_at`. With `--full-matrix` this is the write-up's brute force.
+fn fixed_once(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session, stop_at: Instant, guess: &mut f64) -> Result<()> {
+    for r in racers.iter_mut().filter(|r| !r.out && r.m.samples.is_empty()) {
+        if crate::interrupt::requested() || !fixed_sample(r, probe, session, stop_at, guess)? {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The racers to sample next so that the top places get settled (LUCB, per
+/// place): for the first unsettled k ≤ `TOP`, the member of the current top k
+/// with the lowest lower bound and the outsider with the highest upper bound,
+/// when those intervals overlap. Racers at `cap` samples are passed over. Empty
+/// when every place is settled or only capped racers are left to settle it.
+fn critical(iv: &[Option<(f64, f64)>], med: &[f64], n: &[usize], alive: &[usize], cap: usize) -> Vec<usize> {
+    let mut ranked: Vec<usize> = alive.iter().copied().filter(|&i| iv[i].is_some()).collect();
+    ranked.sort_by(|&a, &b| med[b].total_cmp(&med[a]));
+    let lo = |i: usize| iv[i].map_or(f64::NAN, |x| x.0);
+    let hi = |i: usize| iv[i].map_or(f64::NAN, |x| x.1);
+    for k in 1..=TOP.min(ranked.len().saturating_sub(1)) {
+        let (inside, outside) = ranked.split_at(k);
+        let floor = inside.iter().map(|&i| lo(i)).fold(f64::INFINITY, f64::min);
+        let ceiling = outside.iter().map(|&i| hi(i)).fold(f64::NEG_INFINITY, f64::max);
+        if ceiling < floor {
             continue;
         }
-        let algs = Algorithms {
-            cipher: Some(item.cipher.clone()),
-            mac: item.mac.clone(),
-            kex: Some(item.kex.clone()),
-            hostkey: plan.bulk_hostkey.clone(),
-        };
-        let outcome = BulkProbe::open(client, algs, buf.clone(), plan.bytes, plan.verify).and_then(|p| {
+        let weak = inside
+            .iter()
+            .copied()
+            .filter(|&i| n[i] < cap && lo(i) <= ceiling)
+            .min_by(|&a, &b| lo(a).total_cmp(&lo(b)));
+        let strong = outside
+            .iter()
+            .copied()
+            .filter(|&i| n[i] < cap && hi(i) >= floor)
+            .max_by(|&a, &b| hi(a).total_cmp(&hi(b)));
+        let pick: Vec<usize> = weak.into_iter().chain(strong).collect();
+        if !pick.is_empty() {
+            return pick;
+        }
+    }
+    Vec::new()
+}
+
+/// Fixed-volume mode, racing: more sessions for the pairs that decide the top
+/// places ([`critical`]), two at a time, until those places are settled, the
+/// pairs reach [`MAX_FIXED_SAMPLES`] or the next session would not end by
+/// `stop_at`. Pairs that cannot place are never sampled again.
+fn fixed_race(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session, stop_at: Instant) -> Result<()> {
+    let mut guess = 0.0;
+    loop {
+        if crate::interrupt::requested() {
+            return Ok(());
+        }
+        let (iv, alive) = in_the_running(racers);
+        let med: Vec<f64> = racers.iter().map(|r| r.m.wall().map_or(0.0, |s| s.median)).collect();
+        let n: Vec<usize> = racers.iter().map(|r| r.m.samples.len()).collect();
+        let pick = critical(&iv, &med, &n, &alive, MAX_FIXED_SAMPLES);
+        if pick.is_empty() {
+            return Ok(());
+        }
+        for i in pick {
+            if !fixed_sample(&mut racers[i], probe, session, stop_at, &mut guess)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Adaptive mode, first pass: one open session per pair, the sampler grows the
+/// volume per sample. Each pair gets an even share of the time left until
+/// `stop_at`, its session set-up (`conn`) counted.
+fn adaptive_pass(
+    racers: &mut [Racer],
+    plan: &SshPlan,
+    client: &Client,
+    session: &mut Session,
+    buf: &Arc<Vec<u8>>,
+    stop_at: Instant,
+    conn: f64,
+) -> Result<()> {
+    for k in 0..racers.len() {
+        if crate::interrupt::requested() {
+            return Ok(());
+        }
+        let r = &mut racers[k];
+        if r.out {
+            continue;
+        }
+        let waiting = racers[k..].iter().filter(|r| !r.out).count().max(1) as f64;
+        let r = &mut racers[k];
+        let per = (until(stop_at) / waiting - conn).min(MAX_BULK_SECONDS);
+        // Below this a subject measures session start-up, not throughput.
+        let per = per.max(MIN_BULK_SECONDS);
+        if until(stop_at) < conn + per {
+            return Ok(());
+        }
+        session.progress_message(&format!(
+            "ssh bulk: {} {} {}",
+            r.item.cipher,
+            r.item.mac.as_deref().unwrap_or("(implicit MAC)"),
+            r.item.kex
+        ));
+        let t0 = Instant::now();
+        let outcome = BulkProbe::open(client, r.algs.clone(), buf.clone(), None, plan.verify).and_then(|p| {
             let mut probes = [p];
-            let m = sampler::measure(&mut probes, Rate::PerSecond, &bcfg);
+            let m = sampler::measure(&mut probes, Rate::PerSecond, &adaptive_config(per));
             let [p] = probes;
             let closed = p.close();
             let m = m?;
             closed?;
             Ok(m)
         });
+        r.cost = t0.elapsed().as_secs_f64();
         match outcome {
             // Ctrl-C before the first sample: nothing was measured, nothing to keep.
-            Ok(m) if m.interrupted && m.samples.is_empty() => {}
+            Ok(m) if m.interrupted && m.samples.is_empty() => return Ok(()),
             Ok(m) => {
-                let idx = session.record(record(Kind::SshBulk, Metric::BytesPerSec, subject, &m))?;
-                live.push((idx, item.clone(), m));
+                r.m = m;
+                r.keep_measurement(session)?;
             }
-            Err(e) => {
-                let rec = failure(Kind::SshBulk, Metric::BytesPerSec, subject, &e)?;
-                session.record(rec)?;
+            Err(e) => r.fail(session, &e)?,
+        }
+    }
+    Ok(())
+}
+
+/// Adaptive mode, racing: the pairs that could place among the `TOP` reopen
+/// their session and take more samples, round after round, until the race is
+/// settled or the budget is spent.
+fn adaptive_race(
+    racers: &mut [Racer],
+    plan: &SshPlan,
+    client: &Client,
+    session: &mut Session,
+    buf: &Arc<Vec<u8>>,
+    clock: &Clock,
+    conn: f64,
+) -> Result<()> {
+    for _ in 0..MAX_RACE_ROUNDS {
+        let (iv, alive) = in_the_running(racers);
+        let alive: Vec<usize> = alive.into_iter().filter(|&i| !racers[i].m.samples.is_empty()).collect();
+        if alive.is_empty() || settled(&iv, &alive, TOP) {
+            return Ok(());
+        }
+        let extra = (clock.left() / alive.len() as f64 - conn).min(MAX_BULK_SECONDS);
+        if extra < MIN_BULK_SECONDS {
+            return Ok(());
+        }
+        for i in alive {
+            if crate::interrupt::requested() || clock.left() < conn + extra {
+                return Ok(());
+            }
+            let r = &mut racers[i];
+            session.progress_message(&format!(
+                "ssh racing: {} {}",
+                r.item.cipher,
+                r.item.mac.as_deref().unwrap_or("(implicit MAC)")
+            ));
+            let cfg = adaptive_config(extra);
+            let outcome = BulkProbe::open(client, r.algs.clone(), buf.clone(), None, plan.verify).and_then(|mut p| {
+                // The new session's windows open up first (warm-up, not kept).
+                let warm = p.run(r.m.units);
+                let mut probes = [p];
+                let refined = warm.and_then(|_| sampler::refine(&mut probes, &mut r.m, &cfg, Seconds(extra * 0.8)));
+                let [p] = probes;
+                let closed = p.close();
+                refined?;
+                closed
+            });
+            match outcome {
+                Ok(()) => r.keep_measurement(session)?,
+                Err(e) => r.fail(session, &e)?,
             }
         }
     }
-    for item in &hands {
+    Ok(())
+}
+
+/// Handshakes, one per sample, [`HANDSHAKE_SAMPLES`] wanted per subject; each
+/// subject gets an even share of the time until `stop_at`, and no handshake
+/// starts that would not end by then. Returns how many subjects were skipped.
+fn handshakes(
+    hands: &[HandshakeItem],
+    client: &Client,
+    session: &mut Session,
+    accepted: &Accepted,
+    clock: &Clock,
+    stop_at: Instant,
+    conn: f64,
+) -> Result<usize> {
+    let mut skipped = 0;
+    for (k, item) in hands.iter().enumerate() {
         if crate::interrupt::requested() {
             break;
         }
@@ -753,7 +1036,9 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
             ))?;
             continue;
         }
-        let mut probe = [HandshakeProbe {
+        let share = until(stop_at) / (hands.len() - k) as f64;
+        let t_subject = Instant::now();
+        let mut probe = HandshakeProbe {
             client: client.clone(),
             algs: Algorithms {
                 kex: Some(item.kex.clone()),
@@ -761,60 +1046,168 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
                 ..Default::default()
             },
             last: None,
-        }];
-        let rec = match sampler::measure(&mut probe, Rate::SecondsPer, &hcfg) {
-            Ok(m) if m.interrupted && m.samples.is_empty() => continue,
-            Ok(m) => record(Kind::SshHandshake, Metric::Seconds, subject, &m),
-            Err(e) => failure(Kind::SshHandshake, Metric::Seconds, subject, &e)?,
+        };
+        let mut m = Measurement {
+            samples: Vec::new(),
+            rate: Rate::SecondsPer,
+            units: 1,
+            interrupted: false,
+            basis: crate::measure::sampler::Basis::Wall,
+        };
+        let mut cost = conn;
+        let mut failed = None;
+        while m.samples.len() < MAX_HANDSHAKE_SAMPLES && !crate::interrupt::requested() {
+            let n = m.samples.len();
+            let spent = t_subject.elapsed().as_secs_f64();
+            if n >= HANDSHAKE_SAMPLES && (spent + cost > share || m.wall().is_some_and(|s| s.relative_precision() <= 0.02)) {
+                break;
+            }
+            // Fewer than wanted is better than none, none better than overrunning.
+            if until(stop_at) < cost || (n > 0 && spent + cost > share * 2.0) {
+                break;
+            }
+            let t0 = Instant::now();
+            match probe.run(1) {
+                Ok(work) => {
+                    let c = t0.elapsed().as_secs_f64();
+                    cost = if n == 0 { c } else { cost.max(c) };
+                    let (wall, cpu) = probe.timed_region().unwrap_or((Seconds(c), Seconds(0.0)));
+                    m.samples.push(sampler::Sample { wall, cpu, work });
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let rec = match failed {
+            Some(e) => failure(Kind::SshHandshake, Metric::Seconds, subject, &e)?,
+            None if m.samples.is_empty() && crate::interrupt::requested() => continue,
+            None if m.samples.is_empty() => {
+                skipped += 1;
+                clock.skipped(Kind::SshHandshake, Metric::Seconds, subject)
+            }
+            None => record(Kind::SshHandshake, Metric::Seconds, subject, &m),
         };
         session.record(rec)?;
     }
-    session.progress_finish();
-    race(plan, client, session, &mut live, &bcfg, &buf, start)
+    Ok(skipped)
 }
 
-/// Leftover budget goes to the bulk subjects tied with the fastest one.
-fn race(
-    plan: &SshPlan,
-    client: &Client,
-    session: &mut Session,
-    live: &mut [(usize, BulkItem, Measurement)],
-    cfg: &SamplerConfig,
-    buf: &Arc<Vec<u8>>,
-    start: Instant,
-) -> Result<()> {
-    let left = plan.budget.0 - start.elapsed().as_secs_f64();
-    if left <= 0.5 || crate::interrupt::requested() {
-        return Ok(());
-    }
-    let racing = contenders(session.results(), |r| (r.kind == Kind::SshBulk).then_some(()));
-    if racing.is_empty() {
-        return Ok(());
-    }
-    let extra = Seconds((left / racing.len() as f64).min(cfg.budget.0 * 2.0));
-    for idx in racing {
-        if crate::interrupt::requested() || plan.budget.0 - start.elapsed().as_secs_f64() < 0.2 {
-            break;
+/// Runs the plan: preflight, feature check, bulk, handshakes, racing. Results go
+/// to the session as they are made.
+///
+/// The whole sweep keeps to `plan.budget` (within a few percent): connecting,
+/// the feature check, session set-up and calibration count against it, no
+/// session starts that would not end in time, and subjects left over when it is
+/// spent are recorded as skipped, with a warning. With `--bytes` every sample is
+/// one session of that volume and nothing is thrown away.
+pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<()> {
+    let start = Instant::now();
+    let clock = Clock::new(start, plan.budget);
+    // Preflight: the target answers, lets us in and has the sink command.
+    let sink = if plan.verify { HASH_SINK } else { SINK };
+    session.progress_message("ssh: connecting");
+    // The client's defaults: this checks reachability, login and the sink command.
+    let pre = client.run(&Algorithms::default(), sink);
+    // What one connection costs here: every session pays it before its samples.
+    let conn = start.elapsed().as_secs_f64();
+    if let Err(e) = pre {
+        match e {
+            SshError::Refused(_) => {}
+            e => bail!("{e}"),
         }
-        let Some((_, item, m)) = live.iter_mut().find(|(i, _, _)| *i == idx) else {
+    }
+    let (accepted, plan) = feature_check(plan, client, session, &clock)?;
+    let plan = &plan;
+
+    let bulk = plan.bulk_items();
+    let hands = plan.handshake_items();
+    let buf = Arc::new(pattern());
+    session.progress_start((bulk.len() + hands.len()) as u64);
+
+    let mut racers: Vec<Racer> = Vec::new();
+    for item in &bulk {
+        let subject = bulk_subject(item, &plan.bulk_hostkey);
+        if let Some(why) = accepted.refusal(&subject) {
+            session.record(ResultRecord::not_ok(
+                Kind::SshBulk,
+                subject,
+                Metric::BytesPerSec,
+                Status::Unsupported,
+                format!("refused: {why}"),
+            ))?;
             continue;
-        };
-        session.progress_message(&format!("ssh racing: {} {}", item.cipher, item.mac.as_deref().unwrap_or("")));
-        let algs = Algorithms {
-            cipher: Some(item.cipher.clone()),
-            mac: item.mac.clone(),
-            kex: Some(item.kex.clone()),
-            hostkey: plan.bulk_hostkey.clone(),
-        };
-        let p = BulkProbe::open(client, algs, buf.clone(), plan.bytes, plan.verify)?;
-        let mut probes = [p];
-        let refined = sampler::refine(&mut probes, m, cfg, extra);
-        let [p] = probes;
-        let closed = p.close();
-        refined?;
-        closed?;
-        let subj = session.results()[idx].subject.clone();
-        session.replace(idx, record(Kind::SshBulk, Metric::BytesPerSec, subj, m))?;
+        }
+        racers.push(Racer {
+            algs: Algorithms {
+                cipher: Some(item.cipher.clone()),
+                mac: item.mac.clone(),
+                kex: Some(item.kex.clone()),
+                hostkey: plan.bulk_hostkey.clone(),
+            },
+            item: item.clone(),
+            subject,
+            m: Measurement {
+                samples: Vec::new(),
+                rate: Rate::PerSecond,
+                units: 1,
+                interrupted: false,
+                basis: crate::measure::sampler::Basis::Wall,
+            },
+            idx: None,
+            cost: 0.0,
+            out: false,
+        });
+    }
+    // Bulk is what users ask about; handshakes are cheap and few. The rest races.
+    let bulk_stop = clock.mark(if hands.is_empty() { 0.8 } else { 0.6 });
+    let mut fixed_probe = plan
+        .bytes
+        .map(|b| BulkProbe::open(client, Algorithms::default(), buf.clone(), Some(b), plan.verify))
+        .transpose()?;
+    // An untried session: the handshake plus the volume at a modest 50 MB/s.
+    let mut guess = conn + plan.bytes.unwrap_or(0) as f64 / 50e6;
+    // The brute-force full matrix at a fixed volume is the write-up's method: one
+    // session per combination, nothing dropped, no racing.
+    let brute = plan.full_matrix && plan.bytes.is_some();
+    match fixed_probe.as_mut() {
+        Some(p) => fixed_once(&mut racers, p, session, if brute { clock.end } else { bulk_stop }, &mut guess)?,
+        None => adaptive_pass(&mut racers, plan, client, session, &buf, bulk_stop, conn)?,
+    }
+    let skipped_hands = if crate::interrupt::requested() {
+        0
+    } else {
+        let hand_stop = clock.mark(0.5);
+        handshakes(&hands, client, session, &accepted, &clock, hand_stop, conn)?
+    };
+    if !crate::interrupt::requested() {
+        match fixed_probe.as_mut() {
+            Some(_) if brute => {}
+            Some(p) => {
+                // Pairs the first pass did not reach, then the race.
+                fixed_once(&mut racers, p, session, clock.end, &mut guess)?;
+                fixed_race(&mut racers, p, session, clock.end)?;
+            }
+            None => adaptive_race(&mut racers, plan, client, session, &buf, &clock, conn)?,
+        }
+    }
+    session.progress_finish();
+    if crate::interrupt::requested() {
+        return Ok(());
+    }
+    // Whatever the budget did not reach is recorded as skipped, and said.
+    let mut skipped_bulk = 0;
+    for r in racers.iter_mut().filter(|r| !r.out && r.m.samples.is_empty()) {
+        skipped_bulk += 1;
+        let rec = clock.skipped(Kind::SshBulk, Metric::BytesPerSec, r.subject.clone());
+        r.keep(session, rec)?;
+    }
+    if skipped_bulk + skipped_hands > 0 {
+        eprintln!(
+            "warning: ssh: the {} budget was spent before {skipped_bulk} bulk subject(s) and {skipped_hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)",
+            Seconds(clock.budget)
+        );
     }
     Ok(())
 }
@@ -840,6 +1233,147 @@ pub fn settings(plan: &SshPlan, o: &OpenSsh, client: &Client, daemon: Option<&Pr
         "verify": plan.verify,
         "budget_seconds": plan.budget.0,
     })
+}
+
+/// One cipher × MAC pair's bulk figure in a sweep: its own record (decomposed
+/// sweep), or its records pooled over kex (full matrix; kex does not touch the
+/// bulk bytes, so each kex's figure is one more sample of the same pair).
+#[derive(Debug, Clone)]
+pub struct PairFigure {
+    /// `cipher MAC`, the MAC `(implicit)` for AEAD ciphers.
+    pub pair: String,
+    pub summary: crate::measure::stats::Summary,
+    /// How many records (kex) were pooled.
+    pub records: usize,
+}
+
+/// The pairs of `doc`'s `ssh-bulk` results, fastest median first.
+pub fn pair_figures(doc: &crate::model::Document) -> Vec<PairFigure> {
+    let mut groups: Vec<(String, Vec<&ResultRecord>)> = Vec::new();
+    for r in doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::SshBulk && r.status == Status::Ok && r.median.is_some())
+    {
+        let pair = format!(
+            "{} {}",
+            r.subject.cipher.as_deref().unwrap_or("?"),
+            r.subject.mac.as_deref().unwrap_or("(implicit)")
+        );
+        match groups.iter_mut().find(|(p, _)| *p == pair) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((pair, vec![r])),
+        }
+    }
+    let mut out: Vec<PairFigure> = groups
+        .into_iter()
+        .filter_map(|(pair, rs)| {
+            let summary = if rs.len() == 1 {
+                rs[0].summary()?
+            } else {
+                crate::measure::stats::Summary::of(&rs.iter().filter_map(|r| r.median).collect::<Vec<_>>())?
+            };
+            Some(PairFigure {
+                pair,
+                summary,
+                records: rs.len(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.summary.median.total_cmp(&a.summary.median));
+    out
+}
+
+/// The pairs that could place among the `TOP` by the tool's own ties (95%
+/// intervals overlap): fewer than `TOP` others are certainly faster.
+fn top_up_to_ties(f: &[PairFigure]) -> Vec<String> {
+    let iv: Vec<_> = f.iter().map(|p| Some((p.summary.ci95_low, p.summary.ci95_high))).collect();
+    could_place(&iv, TOP).into_iter().map(|i| f[i].pair.clone()).collect()
+}
+
+/// Both sweeps' top `TOP` pairs with their intervals, and whether they agree:
+/// exactly, or up to ties (each sweep's top pairs could place in the other's top
+/// by that sweep's intervals), or not.
+pub fn compare_sweeps(dec: &crate::model::Document, full: &crate::model::Document) -> (String, bool) {
+    let (a, b) = (pair_figures(dec), pair_figures(full));
+    let mb = |x: f64| x / 1e6;
+    let mut s = String::new();
+    for (title, f) in [("decomposed", &a), ("full matrix, pooled over kex", &b)] {
+        s.push_str(&format!("top {TOP}, {title} (MB/s, median [95% interval], samples):\n"));
+        for (i, p) in f.iter().take(TOP).enumerate() {
+            let tie = if i > 0 && p.summary.ties_with(&f[i - 1].summary) {
+                format!("  tied with #{i}")
+            } else {
+                String::new()
+            };
+            s.push_str(&format!(
+                "  #{} {:<46} {:>8.1} [{:.1}, {:.1}]  n={}{}{tie}\n",
+                i + 1,
+                p.pair,
+                mb(p.summary.median),
+                mb(p.summary.ci95_low),
+                mb(p.summary.ci95_high),
+                p.summary.samples,
+                if p.records > 1 {
+                    format!(" ({} kex)", p.records)
+                } else {
+                    String::new()
+                },
+            ));
+        }
+        let t = top_up_to_ties(f);
+        s.push_str(&format!(
+            "  could place in the top {TOP} (ties): {} pair(s): {}\n",
+            t.len(),
+            t.join(", ")
+        ));
+    }
+    let top = |f: &[PairFigure]| f.iter().take(TOP).map(|p| p.pair.clone()).collect::<Vec<_>>();
+    let (ta, tb) = (top(&a), top(&b));
+    let (ra, rb) = (top_up_to_ties(&a), top_up_to_ties(&b));
+    let mut sa = ta.clone();
+    let mut sb = tb.clone();
+    sa.sort();
+    sb.sort();
+    let (verdict, agree) = if ta.len() < TOP || tb.len() < TOP {
+        (format!("fewer than {TOP} pairs measured: nothing to compare"), false)
+    } else if ta == tb {
+        (format!("same top {TOP}, same order"), true)
+    } else if sa == sb {
+        (format!("same top {TOP}, order differs"), true)
+    } else if ta.iter().all(|p| rb.contains(p)) && tb.iter().all(|p| ra.contains(p)) {
+        let only_a: Vec<_> = ta.iter().filter(|p| !tb.contains(p)).cloned().collect();
+        let only_b: Vec<_> = tb.iter().filter(|p| !ta.contains(p)).cloned().collect();
+        (
+            format!(
+                "same top {TOP} up to ties: {} (decomposed) and {} (full matrix) tie with the other sweep's top {TOP} within the tool's 95% intervals",
+                only_a.join(", "),
+                only_b.join(", ")
+            ),
+            true,
+        )
+    } else {
+        (format!("top {TOP} differ, also up to ties"), false)
+    };
+    s.push_str(&verdict);
+    s.push('\n');
+    (s, agree)
+}
+
+/// `ssh --compare-sweeps DECOMPOSED FULL` (hidden, for the bench script): reads
+/// two `--json` documents and prints [`compare_sweeps`]. Exit status 0 when the
+/// top pairs agree (up to ties), 1 when they differ.
+pub fn compare_sweep_files(dec: &std::path::Path, full: &std::path::Path) -> Result<()> {
+    let load = |p: &std::path::Path| -> Result<crate::model::Document> {
+        let bytes = std::fs::read(p).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{} is not a cipherbench --json document: {e}", p.display()))
+    };
+    let (text, agree) = compare_sweeps(&load(dec)?, &load(full)?);
+    print!("{text}");
+    if !agree {
+        bail!("the two sweeps' top {TOP} differ");
+    }
+    Ok(())
 }
 
 /// `ssh --serve` (hidden, for bench scripts): keeps the private daemon up until
@@ -1149,6 +1683,147 @@ mod tests {
             )
             .unwrap_err();
         assert!(matches!(e, SshError::Refused(_)), "{e:?}");
+    }
+
+    fn m(values: &[f64]) -> Measurement {
+        Measurement {
+            samples: values
+                .iter()
+                .map(|v| sampler::Sample {
+                    wall: Seconds(1.0),
+                    cpu: Seconds(0.5),
+                    work: *v,
+                })
+                .collect(),
+            rate: Rate::PerSecond,
+            units: 1,
+            interrupted: false,
+            basis: sampler::Basis::Wall,
+        }
+    }
+
+    #[test]
+    fn clear_losers_cannot_place_and_one_sample_is_widened() {
+        let iv = |vals: &[&[f64]], k: f64| -> Vec<Option<(f64, f64)>> { vals.iter().map(|v| race_interval(&m(v), k)).collect() };
+        // Three pairs near 100, one near 95 (within noise), one at 20 (3des-like).
+        let rows: [&[f64]; 5] = [&[100.0, 102.0, 98.0], &[101.0, 99.0, 103.0], &[97.0, 99.0, 100.0], &[95.0], &[20.0]];
+        let places = could_place(&iv(&rows, 2.0), TOP);
+        assert_eq!(places, vec![0, 1, 2, 3], "the one-sample 95 stays in, the 20 is out");
+        // Narrow intervals with three samples each: the fourth is certainly slower.
+        let rows: [&[f64]; 4] = [
+            &[100.0, 101.0, 102.0],
+            &[110.0, 111.0, 112.0],
+            &[120.0, 121.0, 122.0],
+            &[90.0, 91.0, 92.0],
+        ];
+        assert_eq!(could_place(&iv(&rows, 2.0), TOP), vec![0, 1, 2]);
+        // No interval (not measured): not in the running.
+        assert!(could_place(&[None, Some((1.0, 2.0))], TOP) == vec![1]);
+    }
+
+    #[test]
+    fn slack_follows_the_observed_spread_within_bounds() {
+        let (a, b, c) = (m(&[100.0, 110.0, 105.0]), m(&[50.0, 55.0, 52.0]), m(&[10.0]));
+        assert!((slack(&[&a, &b, &c]) - 1.1).abs() < 1e-9);
+        let wild = m(&[10.0, 100.0, 50.0]);
+        assert_eq!(slack(&[&wild]), MAX_SLACK);
+        assert_eq!(slack(&[&c]), MAX_SLACK, "no pair with 3 samples yet: the widest");
+        let tight = m(&[100.0, 100.5, 100.2]);
+        assert_eq!(slack(&[&tight]), MIN_SLACK);
+    }
+
+    #[test]
+    fn racing_samples_the_pairs_on_the_boundary_and_stops_when_settled() {
+        // Ranked by median: 0 (200), 1 (150), 2 (120), 3 (118), 4 (50).
+        let iv = vec![
+            Some((190.0, 210.0)),
+            Some((140.0, 160.0)),
+            Some((110.0, 125.0)),
+            Some((112.0, 124.0)),
+            Some((45.0, 55.0)),
+        ];
+        let med = [200.0, 150.0, 120.0, 118.0, 50.0];
+        let alive = [0, 1, 2, 3];
+        // Places 1 and 2 are settled; the third is between 2 and 3.
+        assert_eq!(critical(&iv, &med, &[5, 5, 5, 5, 1], &alive, 30), vec![2, 3]);
+        // One of them capped: only the other is sampled.
+        assert_eq!(critical(&iv, &med, &[5, 5, 30, 5, 1], &alive, 30), vec![3]);
+        // Both capped: nothing left that could settle it.
+        assert!(critical(&iv, &med, &[5, 5, 30, 30, 1], &alive, 30).is_empty());
+        // Separated: settled.
+        let mut sep = iv.clone();
+        sep[3] = Some((100.0, 105.0));
+        assert!(critical(&sep, &med, &[5; 5], &alive, 30).is_empty());
+    }
+
+    fn doc(rows: &[(&str, Option<&str>, &str, &[f64])]) -> crate::model::Document {
+        let results = rows
+            .iter()
+            .map(|(c, mac, k, v)| {
+                let s = crate::measure::stats::Summary::of(v).unwrap();
+                let subject = Subject {
+                    cipher: Some(c.to_string()),
+                    mac: mac.map(String::from),
+                    kex: Some(k.to_string()),
+                    ..Default::default()
+                };
+                ResultRecord::ok(Kind::SshBulk, subject, Metric::BytesPerSec, &s, None)
+            })
+            .collect();
+        let mut d: crate::model::Document = serde_json::from_value(json!({
+            "schema": "cipherbench/1",
+            "run": {"id": "t", "started_at": "now", "status": "complete", "command": "ssh",
+                    "host": crate::discover::host::fingerprint(), "libraries": {}, "settings": {}},
+            "results": [], "verdicts": [], "recommendations": []
+        }))
+        .unwrap();
+        d.results = results;
+        d
+    }
+
+    #[test]
+    fn full_matrix_pairs_pool_over_kex_and_ties_decide_agreement() {
+        let spread = |x: f64| [x - 2.0, x - 1.0, x, x + 1.0, x + 2.0, x + 0.5, x - 0.5];
+        let (a, b, c, d, e) = (spread(300.0), spread(250.0), spread(200.0), spread(199.0), spread(100.0));
+        let dec = doc(&[
+            ("aes128-gcm@openssh.com", None, "k1", &a),
+            ("aes128-ctr", Some("umac-64-etm@openssh.com"), "k1", &b),
+            ("aes256-ctr", Some("umac-64-etm@openssh.com"), "k1", &c),
+            ("aes128-ctr", Some("hmac-sha1"), "k1", &d),
+            ("3des-cbc", Some("hmac-sha1"), "k1", &e),
+        ]);
+        // Full matrix: one figure per kex, pooled per pair; AEAD counted once.
+        let mut rows = Vec::new();
+        let kex = ["k1", "k2", "k3", "k4", "k5", "k6", "k7"];
+        for (i, k) in kex.iter().enumerate() {
+            rows.push(("aes128-gcm@openssh.com", None, *k, vec![301.0 + i as f64]));
+            rows.push(("aes128-ctr", Some("umac-64-etm@openssh.com"), *k, vec![249.0 + i as f64]));
+            // The 3rd and 4th swap places, within each other's intervals.
+            rows.push(("aes256-ctr", Some("umac-64-etm@openssh.com"), *k, vec![197.0 + i as f64]));
+            rows.push(("aes128-ctr", Some("hmac-sha1"), *k, vec![198.0 + i as f64]));
+            rows.push(("3des-cbc", Some("hmac-sha1"), *k, vec![20.0 + i as f64]));
+        }
+        let rows: Vec<(&str, Option<&str>, &str, &[f64])> = rows.iter().map(|(c, m, k, v)| (*c, *m, *k, v.as_slice())).collect();
+        let full = doc(&rows);
+        let f = pair_figures(&full);
+        assert_eq!(f.len(), 5);
+        assert_eq!(f[0].pair, "aes128-gcm@openssh.com (implicit)");
+        assert_eq!((f[0].records, f[0].summary.samples), (7, 7));
+        let (text, agree) = compare_sweeps(&dec, &full);
+        assert!(agree, "{text}");
+        assert!(text.contains("same top 3 up to ties"), "{text}");
+        assert!(text.contains("#1 aes128-gcm@openssh.com (implicit)"), "{text}");
+        // A full matrix whose third place is far ahead of the decomposed one's: they differ.
+        let mut rows2 = rows.clone();
+        let fast = [400.0];
+        for r in rows2.iter_mut().filter(|r| r.0 == "3des-cbc") {
+            r.3 = &fast;
+        }
+        let (text, agree) = compare_sweeps(&dec, &doc(&rows2));
+        assert!(!agree && text.contains("top 3 differ"), "{text}");
+        // Identical: the same top 3 in the same order.
+        let (text, agree) = compare_sweeps(&dec, &dec);
+        assert!(agree && text.contains("same top 3, same order"), "{text}");
     }
 
     #[test]
