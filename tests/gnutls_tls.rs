@@ -458,8 +458,13 @@ fn gnutls_cli_against_cipherbench_serve() {
     while !reader.is_finished() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
+    // End of input: gnutls-cli says goodbye and exits, flushing its log file.
     drop(stdin);
-    let _cli = Proc(cli);
+    let mut cli = Proc(cli);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cli.0.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let got = reader.join().unwrap();
     assert!(got.len() >= 41, "got {} bytes: {got:?}", got.len());
     let tail = &got[got.len() - 40..];

@@ -873,8 +873,10 @@ impl GnutlsPlan {
             })
         })();
         // A refusal reads better with the server's side of it.
-        if out.is_err() && server.refusal().is_none() {
-            std::thread::sleep(Duration::from_millis(100)); // the server thread may still be failing
+        // The server thread may still be failing its side.
+        let until = Instant::now() + Duration::from_secs(1);
+        while out.is_err() && server.refusal().is_none() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
         }
         let out = match (out, server.refusal()) {
             (Err(e), Some(why)) => bail!("{e:#} (server: {why})"),
