@@ -5,8 +5,10 @@
 #    RSA-2048 certificate (TLS 1.3, TLS_AES_256_GCM_SHA384, X25519: what
 #    `openssl s_time` negotiates by default): `openssl s_time -new` against
 #    `cipherbench tls --connect` with one connection, then `--threads 2`.
-#    s_server is single-threaded, so the same scaling is also shown against
-#    cipherbench's own loopback server (one worker per connection).
+#    s_server serves one connection at a time, so the same comparison and the
+#    1 -> 2 connection scaling are also shown against nginx with
+#    worker_processes 2 (same certificate, suite and group), and against
+#    cipherbench's own loopback server (one worker thread per connection).
 # 2. Bulk TLS 1.3 AES-128-GCM at 16 KiB writes on loopback against
 #    `cipherbench speed aes-128-gcm --bytes 16384` encrypt throughput (target
 #    >= 0.5x), and the same transfer between `openssl s_server` and `s_client`
@@ -14,7 +16,8 @@
 #
 # Environment: CB (binary), SECS (seconds per handshake figure, 5), REPS
 # (alternating repetitions of each handshake figure, medians shown; 3),
-# VOLUME (MiB for the s_client transfer, 512).
+# VOLUME (MiB for the s_client transfer, 512), BULK_REPS (alternating bulk
+# and speed runs, medians shown; 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +25,7 @@ CB=${CB:-target/release/cipherbench}
 SECS=${SECS:-5}
 REPS=${REPS:-3}
 VOLUME=${VOLUME:-512}
+BULK_REPS=${BULK_REPS:-3}
 [[ -x $CB ]] || { echo "build first: cargo build --release" >&2; exit 1; }
 command -v openssl >/dev/null || { echo "needs the openssl CLI" >&2; exit 1; }
 
@@ -49,52 +53,112 @@ openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec -pkeyopt ec_para
 openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey rsa:2048 \
   -keyout "$DIR/rsa.key" -out "$DIR/rsa.pem" 2>/dev/null
 
-echo "== Handshakes/s against openssl s_server (TLS 1.3, TLS_AES_256_GCM_SHA384, X25519; ${SECS}s each)"
-printf "%-12s | %14s | %14s %6s | %14s %8s | %15s %15s %8s\n" cert "s_time -new" "cb --connect" ratio "cb threads 2" scaling "cb loopback t1" "cb loopback t2" scaling
-for cert in ecdsa rsa; do
-  P=$(port)
-  openssl s_server -quiet -www -accept "127.0.0.1:$P" -cert "$DIR/$cert.pem" -key "$DIR/$cert.key" \
-    </dev/null >/dev/null 2>&1 &
-  PIDS+=($!)
-  wait_port "$P"
-  remote() {
-    "$CB" tls --connect "127.0.0.1:$P" --protocols 1.3 --suites TLS_AES_256_GCM_SHA384 --groups x25519 \
-      --threads "$1" --budget "${SECS}s" --no-store --json --quiet | json_median 'r["metric"]=="handshakes_per_sec"'
+nginx_conf() { # cert port -> a config with worker_processes 2 in $DIR/nginx-$1
+  local d="$DIR/nginx-$1"
+  mkdir -p "$d/tmp"
+  local user=""
+  [[ $(id -u) == 0 ]] && user="user root;"
+  cat >"$d/nginx.conf" <<EOF
+$user
+worker_processes 2;
+error_log $d/error.log;
+pid $d/nginx.pid;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
+  uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+  server {
+    listen 127.0.0.1:$2 ssl;
+    ssl_certificate $DIR/$1.pem;
+    ssl_certificate_key $DIR/$1.key;
+    ssl_protocols TLSv1.3;
+    ssl_conf_command Ciphersuites TLS_AES_256_GCM_SHA384;
+    ssl_ecdh_curve X25519;
+    location / { return 200 "ok\n"; }
   }
-  sts=(); c1=(); c2=()
-  for ((i = 0; i < REPS; i++)); do
-    sts+=("$(openssl s_time -connect "127.0.0.1:$P" -new -time "$SECS" 2>/dev/null |
-      awk '/connections in .* real seconds/ { n=$1; t=$4 } END { if (t > 0) printf "%.1f", n/t; else print 0 }')")
-    c1+=("$(remote 1)")
-    c2+=("$(remote 2)")
-  done
-  st=$(printf '%s\n' "${sts[@]}" | median)
-  cb1=$(printf '%s\n' "${c1[@]}" | median)
-  cb2=$(printf '%s\n' "${c2[@]}" | median)
-  kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true; unset 'PIDS[-1]'
+}
+EOF
+  echo "$d"
+}
+HAVE_NGINX=0
+command -v nginx >/dev/null && HAVE_NGINX=1
+[[ $HAVE_NGINX == 1 ]] || echo "note: no nginx on PATH; the nginx rows are left out" >&2
+
+s_time_rate() { # port
+  openssl s_time -connect "127.0.0.1:$1" -new -time "$SECS" 2>/dev/null |
+    awk '/connections in .* real seconds/ { n=$1; t=$4 } END { if (t > 0) printf "%.1f", n/t; else print 0 }'
+}
+remote() { # port threads
+  "$CB" tls --connect "127.0.0.1:$1" --protocols 1.3 --suites TLS_AES_256_GCM_SHA384 --groups x25519 \
+    --threads "$2" --budget "${SECS}s" --no-store --json --quiet | json_median 'r["metric"]=="handshakes_per_sec"'
+}
+
+echo "== Full handshakes/s (TLS 1.3, TLS_AES_256_GCM_SHA384, X25519; ${SECS}s per figure, median of $REPS alternating runs)"
+printf "%-12s %-20s | %11s | %11s %6s | %11s %8s\n" cert server "s_time -new" "cb t1" ratio "cb t2" scaling
+for cert in ecdsa rsa; do
   name=$([[ $cert == ecdsa ]] && echo ecdsa-p256 || echo rsa-2048)
+  servers=(s_server)
+  [[ $HAVE_NGINX == 1 ]] && servers+=(nginx)
+  for srv in "${servers[@]}"; do
+    P=$(port)
+    if [[ $srv == s_server ]]; then
+      openssl s_server -quiet -www -accept "127.0.0.1:$P" -cert "$DIR/$cert.pem" -key "$DIR/$cert.key" \
+        </dev/null >/dev/null 2>&1 &
+      label="openssl s_server"
+    else
+      d=$(nginx_conf "$cert" "$P")
+      nginx -p "$d" -e "$d/error.log" -c "$d/nginx.conf" -g "daemon off;" >/dev/null 2>&1 &
+      label="nginx, 2 workers"
+    fi
+    PIDS+=($!)
+    wait_port "$P"
+    sts=(); c1=(); c2=()
+    for ((i = 0; i < REPS; i++)); do
+      sts+=("$(s_time_rate "$P")")
+      c1+=("$(remote "$P" 1)")
+      c2+=("$(remote "$P" 2)")
+    done
+    st=$(printf '%s\n' "${sts[@]}" | median)
+    cb1=$(printf '%s\n' "${c1[@]}" | median)
+    cb2=$(printf '%s\n' "${c2[@]}" | median)
+    kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true; unset 'PIDS[-1]'
+    printf "%-12s %-20s | %11.1f | %11.1f %6s | %11.1f %8s\n" "$name" "$label" "$st" "$cb1" "$(ratio "$cb1" "$st")" \
+      "$cb2" "$(ratio "$cb2" "$cb1")"
+  done
   lb() {
     "$CB" tls --protocols 1.3 --suites TLS_AES_256_GCM_SHA384 --groups x25519 --certs "$name" --no-bulk \
       --threads "$1" --budget "${SECS}s" --no-store --json --quiet |
       json_median 'r["metric"]=="handshakes_per_sec" and r["subject"]["op"]=="full"'
   }
-  l1=$(lb 1); l2=$(lb 2)
-  printf "%-12s | %14.1f | %14.1f %6s | %14.1f %8s | %15.1f %15.1f %8s\n" "$name" "$st" "$cb1" "$(ratio "$cb1" "$st")" \
-    "$cb2" "$(ratio "$cb2" "$cb1")" "$l1" "$l2" "$(ratio "$l2" "$l1")"
+  l1=(); l2=()
+  for ((i = 0; i < REPS; i++)); do l1+=("$(lb 1)"); l2+=("$(lb 2)"); done
+  a=$(printf '%s\n' "${l1[@]}" | median)
+  b=$(printf '%s\n' "${l2[@]}" | median)
+  printf "%-12s %-20s | %11s | %11.1f %6s | %11.1f %8s\n" "$name" "cb loopback server" "-" "$a" "" "$b" "$(ratio "$b" "$a")"
 done
-echo "ratio = cipherbench / s_time with one connection (target >= 1.0); scaling = 2 threads / 1 thread."
-echo "s_server serves one connection at a time, so --connect scaling is bounded by it; the loopback"
-echo "server runs one worker per connection. On a 2-core machine client and server share the cores."
+echo "ratio = cipherbench with one connection / s_time -new (target >= 1.0); scaling = 2 connections / 1."
+echo "s_server serves one connection at a time, so scaling against it is bounded by its one thread;"
+echo "nginx runs 2 worker processes. Client and server share the machine's cores: on 2 cores a second"
+echo "connection can only add the CPU time the first one leaves idle, on both sides together."
 echo
 
-echo "== Bulk TLS 1.3 TLS_AES_128_GCM_SHA256, 16 KiB writes"
-tls=$("$CB" tls --protocols 1.3 --suites TLS_AES_128_GCM_SHA256 --groups x25519 --certs ecdsa-p256 --no-handshakes \
-  --write-size 16k --budget 5s --no-store --json --quiet)
-bulk=$(json_median 'r["metric"]=="bytes_per_sec"' <<<"$tls")
-ccpu=$(json_median 'r["subject"].get("mode")=="client-cpu-per-gb"' <<<"$tls")
-scpu=$(json_median 'r["subject"].get("mode")=="server-cpu-per-gb"' <<<"$tls")
-prim=$("$CB" speed aes-128-gcm --bytes 16384 --budget 3s --no-store --json --quiet |
-  json_median 'r["subject"]["op"]=="encrypt"')
+echo "== Bulk TLS 1.3 TLS_AES_128_GCM_SHA256, 16 KiB writes (median of $BULK_REPS alternating runs)"
+bs=(); cs=(); ss=(); ps=()
+for ((i = 0; i < BULK_REPS; i++)); do
+  tls=$("$CB" tls --protocols 1.3 --suites TLS_AES_128_GCM_SHA256 --groups x25519 --certs ecdsa-p256 --no-handshakes \
+    --write-size 16k --budget 5s --no-store --json --quiet)
+  bs+=("$(json_median 'r["metric"]=="bytes_per_sec"' <<<"$tls")")
+  cs+=("$(json_median 'r["subject"].get("mode")=="client-cpu-per-gb"' <<<"$tls")")
+  ss+=("$(json_median 'r["subject"].get("mode")=="server-cpu-per-gb"' <<<"$tls")")
+  ps+=("$("$CB" speed aes-128-gcm --bytes 16384 --budget 3s --no-store --json --quiet |
+    json_median 'r["subject"]["op"]=="encrypt"')")
+done
+transport=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["run"]["settings"].get("bulk_transport", "?"))' <<<"$tls" 2>/dev/null || echo "?")
+bulk=$(printf '%s\n' "${bs[@]}" | median)
+ccpu=$(printf '%s\n' "${cs[@]}" | median)
+scpu=$(printf '%s\n' "${ss[@]}" | median)
+prim=$(printf '%s\n' "${ps[@]}" | median)
 
 P=$(port)
 # -naccept 2: the readiness probe below is the first connection. s_server ends a
@@ -122,3 +186,5 @@ printf "%-52s %14s\n" "  client CPU per GB / server CPU per GB" "$(printf '%.3f 
 printf "%-52s %14s\n" "cipherbench speed aes-128-gcm 16 KiB encrypt" "$(mb "$prim")"
 printf "%-52s %14s\n" "ratio (target >= 0.5)" "$(ratio "$bulk" "$prim")"
 printf "%-52s %14s\n" "peer: openssl s_client -> s_server, ${VOLUME} MiB" "$(mb "$peer")"
+echo "cipherbench's transport: $transport."
+echo "s_client writes what it reads from its stdin (a pipe) in records of up to 16 KiB, one write(2) each."
