@@ -82,6 +82,19 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
     if let Some(n) = note {
         s.push_str(&format!("  ({n})\n"));
     }
+    if let Some(race) = doc.run.settings.get("race") {
+        let lists: Vec<&str> = race["contests"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|c| c["list"].as_str()).map(list_title).collect())
+            .unwrap_or_default();
+        if !lists.is_empty() {
+            s.push_str(&format!(
+                "  (raced for {:.0} s where the leaders were tied after the first pass: {}; ties left are shown as ties)\n",
+                race["seconds"].as_f64().unwrap_or(0.0),
+                lists.join(", ")
+            ));
+        }
+    }
     let recs: Vec<_> = outcome
         .recommendations
         .iter()
