@@ -338,6 +338,34 @@ mod tests {
     }
 
     #[test]
+    fn cpu_basis_leaves_out_time_the_thread_did_not_run() {
+        // Half spinning, half sleeping: over wall time the rate is about half of
+        // what it is over the thread's CPU time.
+        struct SpinThenSleep(Spin);
+        impl Probe for SpinThenSleep {
+            fn run(&mut self, units: u64) -> Result<f64> {
+                let t0 = Instant::now();
+                self.0.run(units)?;
+                std::thread::sleep(t0.elapsed());
+                Ok(units as f64)
+            }
+        }
+        let cfg = SamplerConfig {
+            basis: Basis::Cpu,
+            ..quick()
+        };
+        let m = measure(&mut [SpinThenSleep(Spin { acc: 1 })], Rate::PerSecond, &cfg).unwrap();
+        assert_eq!(m.basis, Basis::Cpu);
+        let (head, wall) = (m.headline().unwrap(), m.wall().unwrap());
+        assert_eq!(head, m.cpu().unwrap());
+        assert!(head.median > 1.5 * wall.median, "cpu {} vs wall {}", head.median, wall.median);
+        // Several threads: aggregate throughput is a wall-time figure.
+        let two = measure(&mut [Spin { acc: 1 }, Spin { acc: 2 }], Rate::PerSecond, &cfg).unwrap();
+        assert_eq!(two.basis, Basis::Wall);
+        assert_eq!(two.headline(), two.wall());
+    }
+
+    #[test]
     fn probe_errors_propagate() {
         struct Broken;
         impl Probe for Broken {
