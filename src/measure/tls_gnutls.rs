@@ -18,13 +18,14 @@
 
 use crate::backend::gnutls::session::{self as gs, Credentials, HandshakeError, Priority, PriorityError, SuiteInfo, TicketKey, TlsStream};
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls::{self as ssl, ConnectError, Protocol};
+use crate::backend::openssl::tls::{self as ssl, Coalesced, ConnectError, Protocol};
 use crate::error::UsageError;
 use crate::measure::primitive::Library;
 use crate::measure::sampler::{self, thread_cpu_time, Measurement, Probe, Rate, SamplerConfig};
 use crate::measure::stats::Summary;
 use crate::measure::tls::{
-    check_negotiated, percentile, Direction, Item, LoopbackPlan, Work, HEADER, OP_DOWNLOAD, OP_UPLOAD, TAMPER_ENV, TRAILER,
+    check_negotiated, percentile, Direction, Item, LoopbackPlan, Work, BULK_RECV, BULK_SEND, HEADER, OP_DOWNLOAD, OP_UPLOAD, TAMPER_ENV,
+    TRAILER,
 };
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::session::Session;
@@ -174,7 +175,7 @@ enum Saved {
 
 /// An established TLS connection through either library.
 pub enum Conn {
-    Openssl(SslStream<TcpStream>),
+    Openssl(SslStream<Coalesced>),
     Gnutls(TlsStream),
 }
 
@@ -251,39 +252,151 @@ fn from_gnutls(e: HandshakeError) -> ConnectError {
 }
 
 /// Connects to `addr` and completes a client handshake.
-fn connect(end: &End, addr: SocketAddr, sni: Option<&str>, timeout: Duration, resume: Option<&Saved>) -> Result<Conn, ConnectError> {
+/// With `bulk`, both libraries get the transport of `tls.rs`'s bulk sweep: records
+/// gathered into `send(2)` calls of up to `BULK_SEND` bytes, reads of up to
+/// `BULK_RECV` bytes; else each library's plain socket I/O.
+fn connect(
+    end: &End,
+    addr: SocketAddr,
+    sni: Option<&str>,
+    timeout: Duration,
+    resume: Option<&Saved>,
+    bulk: bool,
+) -> Result<Conn, ConnectError> {
+    let tcp = ssl::tcp(addr, timeout)?;
     match end {
         End::Openssl(ctx) => {
             let s = match resume {
                 Some(Saved::Openssl(x)) => Some(x.as_ref()),
                 _ => None,
             };
-            ssl::connect(ctx, addr, sni, timeout, s).map(Conn::Openssl)
+            ssl::handshake(ctx, coalesced(tcp, bulk), sni, s, bulk).map(Conn::Openssl)
         }
         End::Gnutls(cfg) => {
-            let tcp = ssl::tcp(addr, timeout)?;
             let data = match resume {
                 Some(Saved::Gnutls(d)) => Some(d.as_slice()),
                 _ => None,
             };
-            gs::handshake(tcp, false, cfg, sni, data, timeout)
+            gs::handshake_over(gnutls_io(tcp, timeout, bulk), false, cfg, sni, data, timeout)
                 .map(Conn::Gnutls)
                 .map_err(from_gnutls)
         }
     }
 }
 
+fn coalesced(tcp: TcpStream, bulk: bool) -> Coalesced {
+    if bulk {
+        Coalesced::new(tcp, BULK_SEND, BULK_RECV)
+    } else {
+        Coalesced::new(tcp, 0, 0)
+    }
+}
+
+fn gnutls_io(tcp: TcpStream, timeout: Duration, bulk: bool) -> gs::Io {
+    if bulk {
+        gs::Io::Custom(Box::new(Gathered::new(tcp, timeout)))
+    } else {
+        gs::Io::Socket(tcp)
+    }
+}
+
+/// A socket that gathers writes into `send(2)` calls of up to `BULK_SEND` bytes and
+/// reads up to `BULK_RECV` bytes per `recv(2)` (GnuTLS itself reads a record header,
+/// then its body: two calls per record). Every read first sends what is gathered.
+struct Gathered {
+    tcp: TcpStream,
+    timeout: Duration,
+    out: Vec<u8>,
+    inbuf: Vec<u8>,
+    pos: usize,
+    end: usize,
+}
+
+impl Gathered {
+    fn new(tcp: TcpStream, timeout: Duration) -> Gathered {
+        Gathered {
+            tcp,
+            timeout,
+            out: Vec::with_capacity(BULK_SEND),
+            inbuf: vec![0u8; BULK_RECV],
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    fn drain(&mut self) -> std::io::Result<()> {
+        if !self.out.is_empty() {
+            self.tcp.write_all(&self.out)?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+}
+
+impl Read for Gathered {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.drain()?;
+        if self.pos == self.end {
+            if buf.len() >= self.inbuf.len() {
+                return self.tcp.read(buf);
+            }
+            let n = self.tcp.read(&mut self.inbuf)?;
+            (self.pos, self.end) = (0, n);
+        }
+        let n = buf.len().min(self.end - self.pos);
+        buf[..n].copy_from_slice(&self.inbuf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+impl Write for Gathered {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.out.len() + buf.len() > BULK_SEND {
+            self.drain()?;
+        }
+        if buf.len() >= BULK_SEND {
+            return self.tcp.write(buf);
+        }
+        self.out.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.drain()
+    }
+}
+
+impl gs::Transport for Gathered {
+    fn wait_readable(&mut self, ms: u32) -> std::io::Result<bool> {
+        self.drain()?;
+        if self.pos < self.end {
+            return Ok(true);
+        }
+        self.tcp.set_read_timeout(Some(Duration::from_millis(u64::from(ms).max(1))))?;
+        let r = self.tcp.peek(&mut [0u8; 1]);
+        self.tcp.set_read_timeout(Some(self.timeout))?;
+        match r {
+            Ok(_) => Ok(true),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// Completes a server handshake on an accepted socket.
-fn accept(end: &End, tcp: TcpStream, timeout: Duration) -> Result<Conn, String> {
+fn accept(end: &End, tcp: TcpStream, timeout: Duration, bulk: bool) -> Result<Conn, String> {
     let _ = tcp.set_nodelay(true);
     tcp.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     tcp.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     match end {
         End::Openssl(ctx) => {
-            let ssl = Ssl::new(ctx).map_err(|e| e.to_string())?;
-            ssl.accept(tcp).map(Conn::Openssl).map_err(|e| e.to_string())
+            let mut ssl = Ssl::new(ctx).map_err(|e| e.to_string())?;
+            if bulk {
+                ssl::plain_reads(&mut ssl);
+            }
+            ssl.accept(coalesced(tcp, bulk)).map(Conn::Openssl).map_err(|e| e.to_string())
         }
-        End::Gnutls(cfg) => gs::handshake(tcp, true, cfg, None, None, timeout)
+        End::Gnutls(cfg) => gs::handshake_over(gnutls_io(tcp, timeout, bulk), true, cfg, None, None, timeout)
             .map(Conn::Gnutls)
             .map_err(|e| e.to_string()),
     }
@@ -388,6 +501,7 @@ impl Server {
         end: End,
         workers: usize,
         timeout: Duration,
+        bulk: bool,
         names: Arc<Names>,
         log: Option<Log>,
     ) -> Result<Server> {
@@ -410,7 +524,7 @@ impl Server {
                     continue;
                 };
                 // A refused handshake is the client's result to record, not a server error.
-                let mut conn = match accept(&end, tcp, timeout) {
+                let mut conn = match accept(&end, tcp, timeout, bulk) {
                     Ok(c) => c,
                     Err(e) => {
                         if let Some(l) = &log {
@@ -528,8 +642,8 @@ impl HsProbe {
     fn once(&mut self) -> Result<Negotiated> {
         let offer = if self.resumed { self.saved.clone() } else { None };
         let t0 = Instant::now();
-        let mut s =
-            connect(&self.end, self.addr, self.sni.as_deref(), self.timeout, offer.as_ref()).map_err(|e| anyhow!("{}: {e}", self.addr))?;
+        let mut s = connect(&self.end, self.addr, self.sni.as_deref(), self.timeout, offer.as_ref(), false)
+            .map_err(|e| anyhow!("{}: {e}", self.addr))?;
         if self.ack {
             let mut b = [0u8; 1];
             s.read_exact(&mut b).context("waiting for the server to finish its side")?;
@@ -830,7 +944,15 @@ impl GnutlsPlan {
         let resumption = matches!(item.work, Work::Handshake { resumed: true });
         let (client, server_end) = self.ends(item, pair, id, resumption).map_err(|e| anyhow!(e))?;
         let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
-        let server = Server::start(listener, server_end, plan.threads, plan.timeout, self.names.clone(), None)?;
+        let server = Server::start(
+            listener,
+            server_end,
+            plan.threads,
+            plan.timeout,
+            matches!(item.work, Work::Bulk(_)),
+            self.names.clone(),
+            None,
+        )?;
         let mut subject = self.subject(item, plan, pair);
         let cfg = self.sampler(plan, item.work, n);
         // What the subject asked for (with --priority: whatever the string negotiates).
@@ -859,7 +981,8 @@ impl GnutlsPlan {
                 Work::Bulk(direction) => {
                     let mut probes = Vec::new();
                     for _ in 0..plan.threads {
-                        let c = connect(&client, server.addr, None, plan.timeout, None).map_err(|e| anyhow!("{}: {e}", server.addr))?;
+                        let c =
+                            connect(&client, server.addr, None, plan.timeout, None, true).map_err(|e| anyhow!("{}: {e}", server.addr))?;
                         let got = c.negotiated(&self.names);
                         want(&got)?;
                         if self.priority.is_some() {
@@ -1096,7 +1219,7 @@ impl RemotePlan {
 
     fn offer(&self, priority: Arc<Priority>) -> Result<Negotiated, ConnectError> {
         let end = self.end(priority).map_err(|e| ConnectError::Tcp(format!("{e:#}")))?;
-        let mut c = connect(&end, self.addr, self.sni.as_deref(), self.timeout, None)?;
+        let mut c = connect(&end, self.addr, self.sni.as_deref(), self.timeout, None, false)?;
         let n = c.negotiated(&self.names);
         c.close();
         Ok(n)
@@ -1249,7 +1372,7 @@ pub fn serve(a: &crate::cli::TlsArgs, addr: &str, quiet: bool) -> Result<()> {
             eprintln!("{m}");
         }
     });
-    let server = Server::start(listener, end, a.threads as usize, timeout, names, Some(log))?;
+    let server = Server::start(listener, end, a.threads as usize, timeout, false, names, Some(log))?;
     let version = match lib {
         Library::Gnutls => format!("GnuTLS {}", crate::backend::gnutls::version().unwrap_or_default()),
         Library::Openssl => crate::backend::openssl::runtime_version(),

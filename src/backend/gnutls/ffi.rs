@@ -123,4 +123,13 @@ api! {
     gnutls_session_is_resumed: fn(Handle) -> c_int;
     gnutls_session_ticket_enable_server: fn(Handle, *const Datum) -> c_int;
     gnutls_rnd: fn(c_int, *mut c_void, usize) -> c_int;
+    gnutls_transport_set_ptr: fn(Handle, *mut c_void);
+    gnutls_transport_set_push_function: fn(Handle, PushFn);
+    gnutls_transport_set_pull_function: fn(Handle, PullFn);
+    gnutls_transport_set_pull_timeout_function: fn(Handle, PullTimeoutFn);
 }
+
+/// `gnutls_push_func`, `gnutls_pull_func`, `gnutls_pull_timeout_func`.
+pub type PushFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> isize;
+pub type PullFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize) -> isize;
+pub type PullTimeoutFn = unsafe extern "C" fn(*mut c_void, c_uint) -> c_int;

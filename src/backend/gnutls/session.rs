@@ -402,11 +402,81 @@ impl Drop for Session {
     }
 }
 
-/// A finished handshake: the session and its socket, as a byte stream.
+/// What a session reads and writes through, when not the socket itself: e.g. a
+/// socket that gathers records into large `send(2)` calls. Reads must first send
+/// whatever is buffered (the peer may be waiting for it).
+pub trait Transport: Read + Write + Send {
+    /// Waits up to `ms` milliseconds for something to read; `Ok(true)` when ready.
+    fn wait_readable(&mut self, ms: u32) -> std::io::Result<bool>;
+}
+
+/// The transport of a session.
+pub enum Io {
+    /// The socket's descriptor, GnuTLS's own `send`/`recv` (`gnutls_transport_set_int`).
+    Socket(TcpStream),
+    /// Push/pull callbacks into a [`Transport`].
+    Custom(Box<dyn Transport>),
+}
+
+enum Held {
+    Socket(TcpStream),
+    // Boxed twice: GnuTLS holds a thin pointer to the inner box, stable while the
+    // stream moves.
+    Custom(Box<Box<dyn Transport>>),
+}
+
+fn set_errno(e: &std::io::Error) {
+    let code = match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => libc::EAGAIN,
+        std::io::ErrorKind::Interrupted => libc::EINTR,
+        _ => e.raw_os_error().unwrap_or(libc::EIO),
+    };
+    // SAFETY: errno is thread-local; GnuTLS reads it after a callback returns -1.
+    unsafe { *libc::__errno_location() = code };
+}
+
+/// SAFETY (all three callbacks): `p` is the `Box<dyn Transport>` a `Held::Custom`
+/// owns; it outlives the session, and GnuTLS calls back only from the thread that
+/// is inside a GnuTLS call on that session.
+unsafe extern "C" fn pull_cb(p: *mut std::ffi::c_void, buf: *mut std::ffi::c_void, len: usize) -> isize {
+    let t = &mut *(p as *mut Box<dyn Transport>);
+    match t.read(std::slice::from_raw_parts_mut(buf as *mut u8, len)) {
+        Ok(n) => n as isize,
+        Err(e) => {
+            set_errno(&e);
+            -1
+        }
+    }
+}
+
+unsafe extern "C" fn push_cb(p: *mut std::ffi::c_void, buf: *const std::ffi::c_void, len: usize) -> isize {
+    let t = &mut *(p as *mut Box<dyn Transport>);
+    match t.write(std::slice::from_raw_parts(buf as *const u8, len)) {
+        Ok(n) => n as isize,
+        Err(e) => {
+            set_errno(&e);
+            -1
+        }
+    }
+}
+
+unsafe extern "C" fn pull_timeout_cb(p: *mut std::ffi::c_void, ms: c_uint) -> c_int {
+    let t = &mut *(p as *mut Box<dyn Transport>);
+    match t.wait_readable(ms) {
+        Ok(true) => 1,
+        Ok(false) => 0,
+        Err(e) => {
+            set_errno(&e);
+            -1
+        }
+    }
+}
+
+/// A finished handshake: the session and its transport, as a byte stream.
 pub struct TlsStream {
-    // Field order: the session goes before the socket it reads.
+    // Field order: the session goes before the transport it reads.
     session: Session,
-    _tcp: TcpStream,
+    io: Held,
     /// The socket's read/write timeout: GnuTLS also answers `E_AGAIN` after a
     /// post-handshake message (a TLS 1.3 ticket), which must be retried, so only an
     /// `E_AGAIN` after this long is a timeout.
@@ -432,10 +502,10 @@ fn classify(a: &super::ffi::Api, s: Handle, rc: c_int) -> HandshakeError {
     }
 }
 
-/// Runs a handshake on `tcp` (whose read/write timeouts bound every wait).
+/// Runs a handshake over `io` (whose read/write timeouts bound every wait).
 /// `resume` is a client's saved session (from [`TlsStream::session_data`]).
-pub fn handshake(
-    tcp: TcpStream,
+pub fn handshake_over(
+    io: Io,
     server: bool,
     cfg: &Config,
     sni: Option<&str>,
@@ -445,11 +515,26 @@ pub fn handshake(
     let a = api().map_err(|e| HandshakeError::Io(e.0))?;
     let session = Session::new(server, cfg).map_err(|e| HandshakeError::Io(e.0))?;
     let h = session.h;
-    // SAFETY: a live session; the fd belongs to `tcp`, which the stream keeps open
-    // for as long as the session.
+    let mut io = match io {
+        Io::Socket(tcp) => Held::Socket(tcp),
+        Io::Custom(t) => Held::Custom(Box::new(t)),
+    };
+    // SAFETY: a live session; the fd or the transport belongs to `io`, which the
+    // stream keeps for as long as the session.
     unsafe {
-        let fd = tcp.as_raw_fd();
-        (a.gnutls_transport_set_int2)(h, fd, fd);
+        match &mut io {
+            Held::Socket(tcp) => {
+                let fd = tcp.as_raw_fd();
+                (a.gnutls_transport_set_int2)(h, fd, fd);
+            }
+            Held::Custom(t) => {
+                let p: *mut Box<dyn Transport> = &mut **t;
+                (a.gnutls_transport_set_ptr)(h, p.cast());
+                (a.gnutls_transport_set_push_function)(h, push_cb);
+                (a.gnutls_transport_set_pull_function)(h, pull_cb);
+                (a.gnutls_transport_set_pull_timeout_function)(h, pull_timeout_cb);
+            }
+        }
         (a.gnutls_handshake_set_timeout)(h, timeout.as_millis().clamp(1, u32::MAX as u128) as c_uint);
         if let (false, Some(name)) = (server, sni) {
             let rc = (a.gnutls_server_name_set)(h, GNUTLS_NAME_DNS, name.as_ptr().cast(), name.len());
@@ -465,11 +550,7 @@ pub fn handshake(
         // SAFETY: a live session with its transport set.
         let rc = unsafe { (a.gnutls_handshake)(h) };
         if rc >= 0 {
-            return Ok(TlsStream {
-                session,
-                _tcp: tcp,
-                timeout,
-            });
+            return Ok(TlsStream { session, io, timeout });
         }
         if rc == E_AGAIN && !timed_out(t0, timeout) {
             continue;
@@ -558,6 +639,7 @@ impl TlsStream {
         let a = self.api();
         // SAFETY: a live session; errors are irrelevant at close.
         let _ = unsafe { (a.gnutls_bye)(self.session.h, GNUTLS_SHUT_WR) };
+        let _ = self.flush();
     }
 }
 
@@ -603,8 +685,12 @@ impl Write for TlsStream {
         }
     }
 
+    /// Sends what a gathering transport still holds.
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        match &mut self.io {
+            Held::Socket(_) => Ok(()),
+            Held::Custom(t) => t.flush(),
+        }
     }
 }
 
@@ -661,7 +747,7 @@ mod tests {
             for _ in 0..2 {
                 let (tcp, _) = l.accept().unwrap();
                 tcp.set_read_timeout(Some(t)).unwrap();
-                let mut s = handshake(tcp, true, &server, None, None, t).unwrap();
+                let mut s = handshake_over(Io::Socket(tcp), true, &server, None, None, t).unwrap();
                 let mut b = [0u8; 5];
                 s.read_exact(&mut b).unwrap();
                 s.write_all(&b.map(|x| x.to_ascii_uppercase())).unwrap();
@@ -672,7 +758,7 @@ mod tests {
         for round in 0..2 {
             let tcp = TcpStream::connect(addr).unwrap();
             tcp.set_read_timeout(Some(t)).unwrap();
-            let mut s = handshake(tcp, false, &client, Some("localhost"), saved.as_deref(), t).unwrap();
+            let mut s = handshake_over(Io::Socket(tcp), false, &client, Some("localhost"), saved.as_deref(), t).unwrap();
             assert_eq!(s.protocol(), "TLSv1.3");
             assert_eq!(s.suite(), "TLS_AES_128_GCM_SHA256");
             assert_eq!(s.group().as_deref(), Some("X25519"));
@@ -709,11 +795,13 @@ mod tests {
         let srv = std::thread::spawn(move || {
             let (tcp, _) = l.accept().unwrap();
             tcp.set_read_timeout(Some(t)).unwrap();
-            handshake(tcp, true, &server, None, None, t).err()
+            handshake_over(Io::Socket(tcp), true, &server, None, None, t).err()
         });
         let tcp = TcpStream::connect(addr).unwrap();
         tcp.set_read_timeout(Some(t)).unwrap();
-        let e = handshake(tcp, false, &client, None, None, t).err().expect("no common suite");
+        let e = handshake_over(Io::Socket(tcp), false, &client, None, None, t)
+            .err()
+            .expect("no common suite");
         assert!(matches!(e, HandshakeError::Rejected(_)), "{e:?}");
         assert!(srv.join().unwrap().is_some());
     }
