@@ -896,7 +896,7 @@ impl GnutlsPlan {
 
     /// The ends for one item and pair. `Err` is a reason the pair cannot run it.
     fn ends(&self, item: &Item, pair: (Library, Library), id: &Identity, resumption: bool) -> Result<(End, End), String> {
-        let prio = |server: bool| -> Result<Arc<Priority>, String> {
+        let prio = || -> Result<Arc<Priority>, String> {
             if let Some(p) = &self.priority {
                 return Ok(p.clone());
             }
@@ -907,7 +907,6 @@ impl GnutlsPlan {
                     item.suite.iana
                 )
             })?;
-            let _ = server;
             let text = item_priority(item, g);
             Priority::new(&text).map(Arc::new).map_err(|e| e.to_string())
         };
@@ -919,7 +918,7 @@ impl GnutlsPlan {
         };
         let client = match pair.0 {
             Library::Openssl => End::Openssl(ssl::client_context(&settings, resumption).map_err(|e| format!("{e:#}"))?),
-            Library::Gnutls => gnutls_config(prio(false)?, Arc::new(Credentials::client().map_err(|e| e.0)?), false, resumption)
+            Library::Gnutls => gnutls_config(prio()?, Arc::new(Credentials::client().map_err(|e| e.0)?), false, resumption)
                 .map_err(|e| format!("{e:#}"))?,
         };
         let server = match pair.1 {
@@ -927,7 +926,7 @@ impl GnutlsPlan {
             Library::Gnutls => {
                 let (c, k) = pem(id).map_err(|e| format!("{e:#}"))?;
                 let cred = Credentials::server(&c, &k).map_err(|e| e.0)?;
-                gnutls_config(prio(true)?, Arc::new(cred), true, true).map_err(|e| format!("{e:#}"))?
+                gnutls_config(prio()?, Arc::new(cred), true, true).map_err(|e| format!("{e:#}"))?
             }
         };
         Ok((client, server))
