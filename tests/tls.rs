@@ -347,7 +347,11 @@ fn s_server_handshakes_and_download() {
         ])
     );
     let hs = records(&doc, "tls-handshake");
-    assert_eq!(hs.len(), 4, "rate and latency for each accepted suite");
+    assert_eq!(
+        hs.len(),
+        8,
+        "rate and latency of full and resumed handshakes for each accepted suite"
+    );
     for r in &hs {
         assert_eq!(r["status"], "ok", "{r}");
         if r["metric"] == "handshakes_per_sec" {
@@ -357,9 +361,92 @@ fn s_server_handshakes_and_download() {
             assert!(m > 0.0 && m < 1.0 && p95 >= m, "{r}");
         }
     }
-    for b in records(&doc, "tls-bulk") {
+    // s_server resumes: TLS 1.2 with a ticket, TLS 1.3 with a PSK from its tickets.
+    let resumed: BTreeSet<String> = hs
+        .iter()
+        .filter(|r| r["subject"]["op"] == "resumed" && r["metric"] == "handshakes_per_sec")
+        .map(|r| r["subject"]["protocol"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(resumed, ["TLSv1.2".to_string(), "TLSv1.3".to_string()].into());
+    let bulk = records(&doc, "tls-bulk");
+    assert_eq!(bulk.len(), 2);
+    for b in bulk {
         assert_eq!(b["status"], "ok", "{b}");
         assert_eq!(b["subject"]["path"], "/blob");
+        // -WWW answers HTTP/1.0 without a length: the body runs to the close.
+        assert_eq!(b["subject"]["bytes"], 200_000, "{b}");
+    }
+}
+
+/// nginx without tickets or a session cache does not resume: the resumed subjects
+/// say so (unsupported, with the reason) and the run succeeds. A body that nginx
+/// sends chunked (sub_filter drops Content-Length) is read to its last chunk.
+#[test]
+fn nginx_without_resumption_and_a_chunked_body() {
+    let port = free_port();
+    let _nginx = start_nginx(
+        port,
+        "server {
+    listen 127.0.0.1:@PORT ssl;
+    ssl_certificate @P/cert.pem;
+    ssl_certificate_key @P/key.pem;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256;
+    ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;
+    ssl_session_tickets off;
+    ssl_session_cache off;
+    root @P/www;
+    location = /chunked {
+      alias @P/www/blob;
+      sub_filter_types *;
+      sub_filter 'no-such-text' 'x';
+    }
+  }",
+    );
+    let target = format!("127.0.0.1:{port}");
+    // The body really is chunked.
+    let out = std::process::Command::new("openssl")
+        .args(["s_client", "-quiet", "-connect", &target])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"GET /chunked HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let head = String::from_utf8_lossy(&out.stdout[..out.stdout.len().min(400)]).to_ascii_lowercase();
+    assert!(head.contains("transfer-encoding: chunked"), "{head}");
+    let doc = json_of(
+        &cb()
+            .args(["tls", "--connect", &target, "--groups", "x25519", "--http-get", "/chunked"])
+            .args(["--budget", "3s", "--timeout", "3s", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    let hs = records(&doc, "tls-handshake");
+    assert_eq!(hs.len(), 8, "{hs:?}");
+    for r in hs {
+        if r["subject"]["op"] == "full" {
+            assert_eq!(r["status"], "ok", "{r}");
+        } else {
+            assert_eq!(r["status"], "unsupported", "{r}");
+            let why = r["reason"].as_str().unwrap();
+            assert!(why.contains("did not resume") || why.contains("no session ticket"), "{why}");
+        }
+    }
+    let bulk = records(&doc, "tls-bulk");
+    assert_eq!(bulk.len(), 2);
+    for b in bulk {
+        assert_eq!(b["status"], "ok", "{b}");
+        assert_eq!(b["subject"]["bytes"], 300_000, "{b}");
+        assert!(b["median"].as_f64().unwrap() > 1e6, "{b}");
     }
 }
 

@@ -675,6 +675,10 @@ fn serve_one(ctx: &SslContext, tcp: TcpStream, timeout: Duration, bulk: bool) ->
 // ---------------------------------------------------------------------------
 // Probes
 
+/// Why a resumed-handshake subject could not run against a server.
+const NOT_RESUMED: &str = "the server did not resume the session it issued (no ticket or PSK resumption)";
+const NO_TICKET: &str = "the server issued no session ticket (TLS 1.2 ticket or TLS 1.3 PSK), so there is nothing to resume";
+
 /// Full or resumed handshakes, one TCP connection each.
 struct HandshakeProbe {
     ctx: SslContext,
@@ -735,7 +739,13 @@ impl HandshakeProbe {
         let elapsed = t0.elapsed().as_secs_f64();
         if self.resumed {
             if offer.is_some() && !s.ssl().session_reused() {
-                bail!("the server did not resume the session");
+                bail!("{NOT_RESUMED}");
+            }
+            // Loopback: the server's tickets came before its byte. A remote server's
+            // TLS 1.3 tickets follow the handshake; the wait is part of the run's
+            // wall time (handshakes/s), not of the handshake's latency.
+            if !self.ack && !ssl::await_ticket(&mut s, self.timeout) {
+                bail!("{NO_TICKET}");
             }
             self.session = s.ssl().session().map(|x| x.to_owned());
         }
@@ -1348,6 +1358,8 @@ struct HttpProbe {
     stream: Option<SslStream<TcpStream>>,
     buf: Vec<u8>,
     timed: (Seconds, Seconds),
+    /// The size of the last body.
+    body: Option<u64>,
 }
 
 impl HttpProbe {
@@ -1387,34 +1399,95 @@ impl HttpProbe {
             let line = String::from_utf8_lossy(&head[..body_start]);
             bail!("GET {} answered '{}'", self.path, line.lines().next().unwrap_or(""));
         }
-        if text.contains("transfer-encoding: chunked") {
-            bail!("GET {} answered with a chunked body; give a static file", self.path);
-        }
-        let length: Option<u64> = text
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse().ok());
-        let close = text.contains("connection: close") || text.starts_with("http/1.0") || length.is_none();
-        let mut got = (head.len() - body_start) as u64;
-        loop {
-            if length.is_some_and(|l| got >= l) {
-                break;
-            }
-            let k = s.read(&mut self.buf)?;
-            if k == 0 {
-                if let Some(l) = length {
-                    bail!("the body ended after {got} of {l} bytes");
+        let header = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+        // RFC 9112 6.3: chunked framing wins over any Content-Length.
+        let chunked = header("transfer-encoding:").is_some_and(|v| v.split(',').any(|c| c.trim() == "chunked"));
+        let length: Option<u64> = header("content-length:").and_then(|v| v.parse().ok());
+        let close =
+            header("connection:").is_some_and(|v| v.contains("close")) || text.starts_with("http/1.0") || (length.is_none() && !chunked);
+        let got = if chunked {
+            read_chunked(s, &mut self.buf, head[body_start..].to_vec())?
+        } else {
+            let mut got = (head.len() - body_start) as u64;
+            loop {
+                if length.is_some_and(|l| got >= l) {
+                    break;
                 }
-                break;
+                let k = s.read(&mut self.buf)?;
+                if k == 0 {
+                    if let Some(l) = length {
+                        bail!("the body ended after {got} of {l} bytes");
+                    }
+                    break;
+                }
+                got += k as u64;
             }
-            got += k as u64;
-        }
+            got
+        };
+        self.body = Some(got);
         self.timed.0 .0 += t0.elapsed().as_secs_f64();
         self.timed.1 .0 += thread_cpu_time().0 - c0.0;
         if close {
             self.stream = None;
         }
         Ok(got)
+    }
+}
+
+/// Reads one `Transfer-Encoding: chunked` body (RFC 9112 7.1: hex size lines with
+/// optional extensions, data, CRLF, a last chunk of size 0, optional trailers, an
+/// empty line). `pending` holds what was already read past the headers. Returns the
+/// number of body bytes (chunk data only).
+fn read_chunked<R: Read>(s: &mut R, buf: &mut [u8], mut pending: Vec<u8>) -> Result<u64> {
+    let mut total = 0u64;
+    loop {
+        let line = take_line(s, buf, &mut pending)?;
+        let hex = line.split(';').next().unwrap_or("").trim();
+        let size = u64::from_str_radix(hex, 16)
+            .ok()
+            .filter(|_| !hex.is_empty() && hex.len() <= 16)
+            .ok_or_else(|| anyhow!("bad chunk-size line '{}' in a chunked body", line.escape_default()))?;
+        if size == 0 {
+            // Trailer fields, then the empty line that ends the message.
+            while !take_line(s, buf, &mut pending)?.is_empty() {}
+            return Ok(total);
+        }
+        let mut left = size;
+        let k = (pending.len() as u64).min(left) as usize;
+        pending.drain(..k);
+        left -= k as u64;
+        while left > 0 {
+            let n = s.read(buf)?;
+            if n == 0 {
+                bail!("the chunked body ended {left} bytes into a {size}-byte chunk");
+            }
+            let used = (n as u64).min(left) as usize;
+            left -= used as u64;
+            pending.extend_from_slice(&buf[used..n]);
+        }
+        total += size;
+        if !take_line(s, buf, &mut pending)?.is_empty() {
+            bail!("a {size}-byte chunk is not followed by CRLF");
+        }
+    }
+}
+
+/// One CRLF-terminated line of a chunked body, without the CRLF.
+fn take_line<R: Read>(s: &mut R, buf: &mut [u8], pending: &mut Vec<u8>) -> Result<String> {
+    loop {
+        if let Some(i) = pending.windows(2).position(|w| w == b"\r\n") {
+            let line = String::from_utf8_lossy(&pending[..i]).into_owned();
+            pending.drain(..i + 2);
+            return Ok(line);
+        }
+        if pending.len() > 8 << 10 {
+            bail!("a line of more than 8 KiB in a chunked body");
+        }
+        let n = s.read(buf)?;
+        if n == 0 {
+            bail!("the chunked body ended before its last chunk");
+        }
+        pending.extend_from_slice(&buf[..n]);
     }
 }
 
@@ -1436,7 +1509,7 @@ impl Probe for HttpProbe {
 /// accepted suite.
 pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<()> {
     let accepted: Vec<(Protocol, Suite)> = scan.accepted_suites().map(|(p, s)| (p, s.clone())).collect();
-    let per_suite = plan.handshakes as usize * 2 + plan.http_get.is_some() as usize;
+    let per_suite = plan.handshakes as usize * 4 + plan.http_get.is_some() as usize;
     let total = scan.protocols.len() + scan.suites.len() + scan.groups.len() + accepted.len() * per_suite;
     session.progress_start(total as u64);
     for (p, r) in &scan.protocols {
@@ -1458,7 +1531,7 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
         };
         session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
     }
-    let n = (accepted.len() * (plan.handshakes as usize + plan.http_get.is_some() as usize)).max(1);
+    let n = (accepted.len() * (plan.handshakes as usize * 2 + plan.http_get.is_some() as usize)).max(1);
     let cfg = crate::plan::share(Seconds(plan.budget.0 * 0.9), n);
     for (p, suite) in &accepted {
         if crate::interrupt::requested() {
@@ -1471,12 +1544,14 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
             settings.cipher_list = Some(suite.openssl.clone());
         }
         let subject = suite_subject(*p, suite, plan.threads);
-        if plan.handshakes {
-            session.progress_message(&format!("{} {} handshakes", p.label(), suite.iana));
+        // Full handshakes, then resumed ones (TLS 1.2 tickets, TLS 1.3 PSK).
+        for resumed in [false, true].into_iter().filter(|_| plan.handshakes) {
+            let op = if resumed { "resumed" } else { "full" };
+            session.progress_message(&format!("{} {} {op} handshakes", p.label(), suite.iana));
             let mut hs_subject = subject.clone();
-            hs_subject.op = Some("full".into());
+            hs_subject.op = Some(op.into());
             let r = (|| -> Result<Vec<ResultRecord>> {
-                let ctx = ssl::client_context(&settings, false)?;
+                let ctx = ssl::client_context(&settings, resumed)?;
                 let mut probes = (0..plan.threads)
                     .map(|_| {
                         HandshakeProbe::new(
@@ -1484,7 +1559,7 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
                             plan.addr,
                             plan.sni.as_deref(),
                             plan.timeout,
-                            false,
+                            resumed,
                             false,
                             (*p, &suite.iana, None),
                         )
@@ -1496,13 +1571,24 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
                 subject.group = probes[0].group.clone();
                 Ok(handshake_records(Kind::TlsHandshake, subject, &probes, &m))
             })();
-            record_or_fail(
-                session,
-                r,
-                &hs_subject,
-                &[(Metric::HandshakesPerSec, None), (Metric::Seconds, Some("latency"))],
-                Kind::TlsHandshake,
-            )?;
+            let metrics = [(Metric::HandshakesPerSec, None), (Metric::Seconds, Some("latency"))];
+            match r {
+                // A server that does not resume is a property of the server, not a failure.
+                Err(e) if resumed && [NOT_RESUMED, NO_TICKET].iter().any(|w| format!("{e:#}").contains(w)) => {
+                    for (metric, mode) in metrics {
+                        let mut s = hs_subject.clone();
+                        s.mode = mode.map(str::to_string);
+                        session.record(ResultRecord::not_ok(
+                            Kind::TlsHandshake,
+                            s,
+                            metric,
+                            Status::Unsupported,
+                            format!("{e:#}"),
+                        ))?;
+                    }
+                }
+                r => record_or_fail(session, r, &hs_subject, &metrics, Kind::TlsHandshake)?,
+            }
         }
         if let Some(path) = &plan.http_get {
             session.progress_message(&format!("{} {} GET {path}", p.label(), suite.iana));
@@ -1522,10 +1608,13 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
                         stream: None,
                         buf: vec![0u8; 1 << 16],
                         timed: (Seconds(0.0), Seconds(0.0)),
+                        body: None,
                     })
                     .collect();
                 let cfg = SamplerConfig { max_units: 1000, ..cfg };
                 let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+                // The body size (Content-Length or chunked), as the subject's size.
+                bulk_subject.bytes = probes[0].body;
                 Ok(vec![match m.wall() {
                     Some(w) => ResultRecord::ok(Kind::TlsBulk, bulk_subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()),
                     None => ResultRecord::not_ok(
@@ -1597,6 +1686,35 @@ mod tests {
         assert_eq!(r[1].openssl, "TLS_AES_128_GCM_SHA256");
         let e = resolve_suites(&["TLS_AES_128_GCM_SHA265".into()], &local).unwrap_err().to_string();
         assert!(e.contains("TLS_AES_128_GCM_SHA256"), "{e}");
+    }
+
+    /// Hands out a fixed text a few bytes at a time, so lines and chunks straddle reads.
+    struct Dribble(Vec<u8>, usize);
+    impl Read for Dribble {
+        fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+            let k = b.len().min(3).min(self.0.len() - self.1);
+            b[..k].copy_from_slice(&self.0[self.1..self.1 + k]);
+            self.1 += k;
+            Ok(k)
+        }
+    }
+
+    #[test]
+    fn chunked_bodies() {
+        let body = b"4;ext=1\r\nWiki\r\n5\r\npedia\r\n0E\r\n in\r\n\r\nchunks.\r\n0\r\nX-Trailer: 1\r\n\r\n";
+        let mut buf = [0u8; 7];
+        // All of it already read with the headers, or arriving in small pieces.
+        assert_eq!(read_chunked(&mut Dribble(Vec::new(), 0), &mut buf, body.to_vec()).unwrap(), 23);
+        assert_eq!(
+            read_chunked(&mut Dribble(body[5..].to_vec(), 0), &mut buf, body[..5].to_vec()).unwrap(),
+            23
+        );
+        for bad in [&b"zz\r\nab\r\n0\r\n\r\n"[..], b"5\r\nab", b"2\r\nabc\r\n0\r\n\r\n", b"2\r\nab\r\n"] {
+            assert!(
+                read_chunked(&mut Dribble(bad.to_vec(), 0), &mut buf, Vec::new()).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 
     /// A real loopback handshake and an upload whose hash the server checks.

@@ -447,6 +447,63 @@ pub fn plain_reads(ssl: &mut openssl::ssl::SslRef) {
     unsafe { SSL_set_read_ahead(ssl.as_ptr(), 0) }
 }
 
+extern "C" {
+    // libssl 1.1.1+; not bound by openssl-sys.
+    fn SSL_SESSION_is_resumable(s: *const openssl_sys::SSL_SESSION) -> std::ffi::c_int;
+}
+
+/// Whether the connection's current session can be offered for resumption (in TLS
+/// 1.3: a NewSessionTicket has been processed).
+pub fn resumable<S>(s: &SslStream<S>) -> bool {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: a read-only query on a live session handle.
+    s.ssl()
+        .session()
+        .is_some_and(|x| unsafe { SSL_SESSION_is_resumable(x.as_ptr()) } == 1)
+}
+
+/// TLS 1.3 servers send their tickets (NewSessionTicket) after the handshake, and
+/// libssl only processes them while reading. Reads (without blocking, so no
+/// application data is waited for) until the session is resumable, the peer sends
+/// something else or closes, or `timeout` passes. True when a ticket arrived (TLS
+/// 1.2: when the handshake gave one).
+pub fn await_ticket(s: &mut SslStream<TcpStream>, timeout: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    if resumable(s) {
+        return true;
+    }
+    if s.ssl().version2() != Some(SslVersion::TLS1_3) || s.get_ref().set_nonblocking(true).is_err() {
+        return false;
+    }
+    let deadline = std::time::Instant::now() + timeout;
+    let mut buf = [0u8; 256];
+    let ok = loop {
+        match s.ssl_read(&mut buf) {
+            Err(e) if e.code() == openssl::ssl::ErrorCode::WANT_READ => {}
+            // Application data or the end of the connection: no more tickets to wait for.
+            _ => break resumable(s),
+        }
+        if resumable(s) {
+            break true;
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break false;
+        }
+        let mut fd = libc::pollfd {
+            fd: s.get_ref().as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd we own, for a socket that stays open during the call.
+        if unsafe { libc::poll(&mut fd, 1, left.as_millis().clamp(1, i32::MAX as u128) as i32) } <= 0 {
+            break resumable(s);
+        }
+    };
+    let _ = s.get_ref().set_nonblocking(false);
+    ok
+}
+
 /// The suite, protocol and (when libssl can tell) group a connection negotiated.
 pub fn negotiated<S>(s: &SslStream<S>) -> (String, String) {
     let suite = s
