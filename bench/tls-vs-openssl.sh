@@ -89,9 +89,9 @@ s_time_rate() { # port
   openssl s_time -connect "127.0.0.1:$1" -new -time "$SECS" 2>/dev/null |
     awk '/connections in .* real seconds/ { n=$1; t=$4 } END { if (t > 0) printf "%.1f", n/t; else print 0 }'
 }
-remote() { # port threads
+remote() { # port threads (full and resumed handshakes share the budget: twice SECS)
   "$CB" tls --connect "127.0.0.1:$1" --protocols 1.3 --suites TLS_AES_256_GCM_SHA384 --groups x25519 \
-    --threads "$2" --budget "${SECS}s" --no-store --json --quiet | json_median 'r["metric"]=="handshakes_per_sec"'
+    --threads "$2" --budget "$((2 * SECS))s" --no-store --json --quiet | json_median 'r["metric"]=="handshakes_per_sec" and r["subject"]["op"]=="full"'
 }
 
 echo "== Full handshakes/s (TLS 1.3, TLS_AES_256_GCM_SHA384, X25519; ${SECS}s per figure, median of $REPS alternating runs)"
