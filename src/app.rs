@@ -891,7 +891,9 @@ fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result
     }
     if let Some(target) = &a.connect {
         if a.libraries.iter().any(|l| *l != primitive::Library::Gnutls) {
-            return Err(UsageError::Invalid("--connect measures through one library: --lib openssl (default) or --lib gnutls".into()).into());
+            return Err(
+                UsageError::Invalid("--connect measures through one library: --lib openssl (default) or --lib gnutls".into()).into(),
+            );
         }
         let plan = tls_gnutls::RemotePlan::new(a, target, budget)?;
         let quiet = c.quiet || c.json;

@@ -236,11 +236,7 @@ mod tests {
             insecure_cost: None,
         };
         Outcome {
-            protocols: vec![(
-                "tls".into(),
-                vec![ranking],
-                crate::recommend::emit::Choice::Tls(Default::default()),
-            )],
+            protocols: vec![("tls".into(), vec![ranking], crate::recommend::emit::Choice::Tls(Default::default()))],
             recommendations: Vec::new(),
             verdicts: Vec::new(),
         }
@@ -269,7 +265,11 @@ mod tests {
         let args = crate::cli::TlsArgs::from_arg_matches(&cmd.get_matches_from(["tls"])).unwrap();
         let plan = tls::LoopbackPlan::new(&args, Seconds(10.0)).unwrap();
         let bulk: Vec<&tls::Item> = plan.items.iter().filter(|i| matches!(i.work, tls::Work::Bulk(_))).collect();
-        let hand = plan.items.iter().find(|i| matches!(i.work, tls::Work::Handshake { resumed: false })).unwrap();
+        let hand = plan
+            .items
+            .iter()
+            .find(|i| matches!(i.work, tls::Work::Handshake { resumed: false }))
+            .unwrap();
         assert!(bulk.len() >= 3);
         let record = |it: &tls::Item, kind: Kind, mode: Option<&str>| {
             let mut subject = it.subject(&plan);

@@ -81,7 +81,7 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
             }
         }
     };
-    if let Some((rankings, choice, cands)) = tls(doc, knowledge, policy) {
+    if let Some((rankings, choice, cands)) = tls(&openssl_tls(doc), knowledge, policy) {
         keep(&cands);
         protocols.push(("tls".to_string(), rankings, Choice::Tls(choice)));
     }
@@ -127,6 +127,25 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
         recommendations,
         verdicts,
     }
+}
+
+/// The document with TLS figures from OpenSSL on both ends only, when it has any:
+/// GnuTLS and mixed-library pairs (`tls --lib openssl,gnutls`) stay in the report
+/// but do not rank suites and groups for config lines (most servers link OpenSSL).
+/// A GnuTLS-only run keeps its figures.
+fn openssl_tls(doc: &Document) -> std::borrow::Cow<'_, Document> {
+    let tls = |r: &ResultRecord| matches!(r.kind, Kind::TlsBulk | Kind::TlsHandshake);
+    let openssl = |r: &ResultRecord| {
+        let lib = |l: &Option<String>| l.as_deref().map_or(true, |l| l == "openssl");
+        lib(&r.subject.library) && lib(&r.subject.server_library)
+    };
+    let results = &doc.results;
+    if !results.iter().any(|r| tls(r) && !openssl(r)) || !results.iter().any(|r| tls(r) && openssl(r)) {
+        return std::borrow::Cow::Borrowed(doc);
+    }
+    let mut d = doc.clone();
+    d.results.retain(|r| !tls(r) || openssl(r));
+    std::borrow::Cow::Owned(d)
 }
 
 /// A TLS suite under every name the emitters need.
@@ -725,6 +744,32 @@ mod tests {
         // Without any TLS bulk result, primitives are the figure.
         let p = doc(serde_json::json!([prim("aes-256-gcm", "encrypt", 16384, 4.0e9)]));
         assert!(suite_rate_with(&p, &k, k.tls_suite("ECDHE-RSA-AES256-GCM-SHA384").unwrap()).is_some());
+    }
+
+    /// GnuTLS and mixed-pair figures stay out of the ranking when OpenSSL-to-OpenSSL
+    /// figures exist (the config lines are for OpenSSL servers).
+    #[test]
+    fn tls_rankings_use_openssl_figures_when_there_are_some() {
+        let k = Knowledge::builtin().unwrap();
+        let bulk = |client: &str, server: &str, median: f64| {
+            let mut r = prim("aes-128-gcm", "encrypt", 16384, median);
+            r["kind"] = "tls-bulk".into();
+            r["subject"] = serde_json::json!({"protocol": "TLSv1.3", "suite": "TLS_AES_128_GCM_SHA256", "bytes": 16384,
+                "library": client, "server_library": server});
+            r
+        };
+        let d = doc(serde_json::json!([
+            bulk("openssl", "openssl", 1.0e9),
+            bulk("gnutls", "gnutls", 3.0e9),
+            bulk("openssl", "gnutls", 2.0e9)
+        ]));
+        let view = openssl_tls(&d);
+        assert_eq!(view.results.len(), 1);
+        let s = suite_rate_with(&view, &k, k.tls_suite("TLS_AES_128_GCM_SHA256").unwrap()).unwrap();
+        assert_eq!(s.summary.median, 1.0e9);
+        // A GnuTLS-only run keeps its own figures.
+        let g = doc(serde_json::json!([bulk("gnutls", "gnutls", 3.0e9)]));
+        assert_eq!(openssl_tls(&g).results.len(), 1);
     }
 
     #[test]
