@@ -389,3 +389,104 @@ fn remote_host_mode_records_refusals_and_explains_failures() {
         .code(1)
         .stderr(predicate::str::contains("host unreachable"));
 }
+
+#[test]
+fn small_budget_is_kept_and_what_it_cannot_reach_is_skipped_saying_so() {
+    // Every cipher, one MAC, one kex, one host key: 10 bulk subjects and one
+    // handshake, each needing its own sessions; 5 s cannot fit all of them on a
+    // busy machine, and whatever does not fit is skipped, not overrun.
+    let budget = 5.0;
+    let t0 = Instant::now();
+    let out = cb()
+        .args([
+            "ssh",
+            "--macs",
+            "hmac-sha2-256",
+            "--kex",
+            "curve25519-sha256",
+            "--hostkeys",
+            "ssh-ed25519",
+        ])
+        .args(["--budget", "5s", "--no-store", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let took = t0.elapsed().as_secs_f64();
+    // T + 10%, plus a little for the process itself (discovery, the JSON).
+    assert!(took <= budget * 1.1 + 0.5, "took {took:.2} s for a {budget} s budget");
+    let doc = json_of(&out.stdout);
+    let bulk = results(&doc, "ssh-bulk");
+    assert_eq!(bulk.len(), 10, "every subject has a record: {bulk:#?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let skipped: Vec<_> = bulk.iter().filter(|r| r["status"] != "ok").collect();
+    for r in &skipped {
+        assert_eq!(r["status"], "failed", "{r}");
+        assert!(r["reason"].as_str().unwrap().starts_with("skipped: the budget was spent"), "{r}");
+    }
+    assert_eq!(!skipped.is_empty(), stderr.contains("budget was spent"), "{stderr}");
+    // A budget too small for anything: everything skipped, still on time, exit 0.
+    let t0 = Instant::now();
+    let out = cb()
+        .args(["ssh", "--ciphers", "aes128-ctr,aes256-ctr", "--macs", "hmac-sha1"])
+        .args(["--kex", "curve25519-sha256", "--hostkeys", "ssh-ed25519", "--bytes", "1M"])
+        .args(["--budget", "0.2s", "--no-store", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(t0.elapsed().as_secs_f64() <= 0.2 * 1.1 + 1.5, "{:?}", t0.elapsed());
+    let doc = json_of(&out.stdout);
+    let bulk = results(&doc, "ssh-bulk");
+    assert!(
+        bulk.iter().all(|r| r["reason"].as_str().is_some_and(|s| s.starts_with("skipped:"))),
+        "{bulk:#?}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("budget was spent"));
+}
+
+#[test]
+fn fixed_volume_sessions_are_all_samples_none_thrown_away() {
+    // Count the sessions: ssh runs a LocalCommand after every successful login.
+    let served = Served::start("aes128-ctr,aes256-ctr");
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("logins");
+    let dest = format!("{}@127.0.0.1", served.s("user"));
+    let out = cb()
+        .args([
+            "ssh",
+            "--host",
+            &dest,
+            "--port",
+            &served.s("port"),
+            "--identity",
+            &served.s("identity"),
+        ])
+        .args(["-o", &format!("UserKnownHostsFile={}", served.s("known_hosts"))])
+        .args(["-o", "GlobalKnownHostsFile=/dev/null", "-o", "PermitLocalCommand=yes"])
+        .args(["-o", &format!("LocalCommand=echo x >> {}", log.display())])
+        .args([
+            "--ciphers",
+            "aes128-ctr,aes256-ctr",
+            "--macs",
+            "hmac-sha1",
+            "--kex",
+            "curve25519-sha256",
+        ])
+        .args(["--full-matrix", "--bytes", "1M", "--budget", "60s", "--no-store", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let doc = json_of(&out.stdout);
+    let bulk = results(&doc, "ssh-bulk");
+    assert_eq!(bulk.len(), 2);
+    for r in &bulk {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["samples"], 1, "the brute force takes one session per combination: {r}");
+    }
+    // Preflight 1 + feature check (1 kex, 2 ciphers, 1 MAC) 4 + one session per
+    // combination 2: no calibration session.
+    let logins = std::fs::read_to_string(&log).unwrap().lines().count();
+    assert_eq!(logins, 7, "sessions: {logins}");
+}
