@@ -12,7 +12,8 @@
 # 2. Bulk TLS 1.3 AES-128-GCM at 16 KiB writes on loopback against
 #    `cipherbench speed aes-128-gcm --bytes 16384` encrypt throughput (target
 #    >= 0.5x), and the same transfer between `openssl s_server` and `s_client`
-#    as a peer figure.
+#    as a peer figure, and plain TCP on loopback with the same transport and no
+#    TLS (python3, two processes) as the ceiling any TLS transfer here is under.
 #
 # Environment: CB (binary), SECS (seconds per handshake figure, 5), REPS
 # (alternating repetitions of each handshake figure, medians shown; 3),
@@ -144,7 +145,39 @@ echo "connection can only add the CPU time the first one leaves idle, on both si
 echo
 
 echo "== Bulk TLS 1.3 TLS_AES_128_GCM_SHA256, 16 KiB writes (median of $BULK_REPS alternating runs)"
-bs=(); cs=(); ss=(); ps=()
+# The ceiling: plain TCP on loopback with the same transport and no TLS (two
+# processes, 256 KiB sends, 64 KiB recvs, 2 GiB).
+cat >"$DIR/rawtcp.py" <<'EOF'
+import os, socket, sys, time
+vol = int(sys.argv[1]) << 20
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(1)
+pid = os.fork()
+if pid == 0:
+    c, _ = ls.accept()
+    c.settimeout(30)
+    buf, got = bytearray(64 << 10), 0
+    while got < vol:
+        k = c.recv_into(buf)
+        if k == 0:
+            break
+        got += k
+    c.sendall(b"k")
+    os._exit(0)
+s = socket.create_connection(ls.getsockname(), timeout=30)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+chunk = memoryview(os.urandom(256 << 10))
+t0, sent = time.perf_counter(), 0
+while sent < vol:
+    s.sendall(chunk)
+    sent += len(chunk)
+s.recv(1)
+dt = time.perf_counter() - t0
+os.waitpid(pid, 0)
+print("%.0f" % (sent / dt))
+EOF
+bs=(); cs=(); ss=(); ps=(); rs=()
 for ((i = 0; i < BULK_REPS; i++)); do
   tls=$("$CB" tls --protocols 1.3 --suites TLS_AES_128_GCM_SHA256 --groups x25519 --certs ecdsa-p256 --no-handshakes \
     --write-size 16k --budget 5s --no-store --json --quiet)
@@ -153,7 +186,9 @@ for ((i = 0; i < BULK_REPS; i++)); do
   ss+=("$(json_median 'r["subject"].get("mode")=="server-cpu-per-gb"' <<<"$tls")")
   ps+=("$("$CB" speed aes-128-gcm --bytes 16384 --budget 3s --no-store --json --quiet |
     json_median 'r["subject"]["op"]=="encrypt"')")
+  rs+=("$(python3 "$DIR/rawtcp.py" 2048)")
 done
+raw=$(printf '%s\n' "${rs[@]}" | median)
 transport=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["run"]["settings"].get("bulk_transport", "?"))' <<<"$tls" 2>/dev/null || echo "?")
 bulk=$(printf '%s\n' "${bs[@]}" | median)
 ccpu=$(printf '%s\n' "${cs[@]}" | median)
@@ -185,6 +220,8 @@ printf "%-52s %14s\n" "cipherbench tls loopback (client-to-server)" "$(mb "$bulk
 printf "%-52s %14s\n" "  client CPU per GB / server CPU per GB" "$(printf '%.3f s / %.3f s' "$ccpu" "$scpu")"
 printf "%-52s %14s\n" "cipherbench speed aes-128-gcm 16 KiB encrypt" "$(mb "$prim")"
 printf "%-52s %14s\n" "ratio (target >= 0.5)" "$(ratio "$bulk" "$prim")"
+printf "%-52s %14s\n" "ceiling: plain TCP loopback, no TLS, same transport" "$(mb "$raw")"
+printf "%-52s %14s\n" "  cipherbench tls / plain TCP" "$(ratio "$bulk" "$raw")"
 printf "%-52s %14s\n" "peer: openssl s_client -> s_server, ${VOLUME} MiB" "$(mb "$peer")"
 echo "cipherbench's transport: $transport."
 echo "s_client writes what it reads from its stdin (a pipe) in records of up to 16 KiB, one write(2) each."
