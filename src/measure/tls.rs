@@ -1688,6 +1688,18 @@ mod tests {
         assert!(e.contains("TLS_AES_128_GCM_SHA256"), "{e}");
     }
 
+    impl LoopbackPlan {
+        fn clone_for_test(&self, write_size: usize) -> LoopbackPlan {
+            LoopbackPlan {
+                items: Vec::new(),
+                skipped: Vec::new(),
+                certs: self.certs.clone(),
+                write_size,
+                ..*self
+            }
+        }
+    }
+
     /// Hands out a fixed text a few bytes at a time, so lines and chunks straddle reads.
     struct Dribble(Vec<u8>, usize);
     impl Read for Dribble {
@@ -1756,11 +1768,34 @@ mod tests {
         assert_eq!(hs.run(3).unwrap(), 3.0);
         assert_eq!(hs.durations.len(), 3);
         let mut bulk = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &plan, Direction::Upload).unwrap();
+        let sends = bulk.s.get_ref().sends;
         assert_eq!(bulk.run(5).unwrap(), 5.0 * 4096.0);
         assert!(bulk.history[0].0 > 0.0, "server CPU is measured");
+        // The command and five 4 KiB records went out in one send(2), before the read
+        // of the receipt.
+        assert_eq!(bulk.s.get_ref().sends - sends, 1);
         bulk.tamper = true;
         let e = bulk.run(2).unwrap_err().to_string();
         assert!(e.contains("SHA-256 mismatch"), "{e}");
+        // The server has one worker: one connection at a time.
+        drop(bulk);
+        // 40 large runs: records of 16 KiB, gathered 256 KiB at a time, checked on the far side.
+        let mut big = plan.clone_for_test(16 << 10);
+        big.verify = true;
+        let mut up = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &big, Direction::Upload).unwrap();
+        let sends = up.s.get_ref().sends;
+        assert_eq!(up.run(40).unwrap(), 40.0 * 16384.0);
+        let sent = up.s.get_ref().sends - sends;
+        assert!((3..=6).contains(&sent), "{sent} send(2) calls for 40 records of 16 KiB");
+        drop(up);
+        let mut down = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &big, Direction::Download).unwrap();
+        assert_eq!(down.run(40).unwrap(), 40.0 * 16384.0);
+        assert!(
+            down.s.get_ref().recvs < 40,
+            "{} recv(2) calls for 40 records",
+            down.s.get_ref().recvs
+        );
+        drop(down);
         // Asking for a suite the server does not have fails before timing.
         let mut other = item.settings();
         other.ciphersuites = Some("TLS_AES_256_GCM_SHA384".into());
@@ -1775,7 +1810,7 @@ mod tests {
             (Protocol::Tls13, "TLS_AES_256_GCM_SHA384", None)
         )
         .is_err());
-        drop((hs, bulk));
+        drop(hs);
         drop(server);
     }
 }
