@@ -886,9 +886,9 @@ fn fixed_race(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session
     }
 }
 
-/// Adaptive mode, first pass: one open session per pair, the sampler grows the
-/// volume per sample. Each pair gets an even share of the time left until
-/// `stop_at`, its session set-up (`conn`) counted.
+/// Adaptive mode, first pass: one open session per pair not yet measured, the
+/// sampler grows the volume per sample. Each pair gets an even share of the time
+/// left until `stop_at`, its session set-up (`conn`) counted.
 fn adaptive_pass(
     racers: &mut [Racer],
     plan: &SshPlan,
@@ -902,16 +902,17 @@ fn adaptive_pass(
         if crate::interrupt::requested() {
             return Ok(());
         }
-        let r = &mut racers[k];
-        if r.out {
+        let waits = |r: &Racer| !r.out && r.m.samples.is_empty();
+        if !waits(&racers[k]) {
             continue;
         }
-        let waiting = racers[k..].iter().filter(|r| !r.out).count().max(1) as f64;
+        let waiting = racers[k..].iter().filter(|r| waits(r)).count().max(1) as f64;
         let r = &mut racers[k];
-        let per = (until(stop_at) / waiting - conn).min(MAX_BULK_SECONDS);
+        let avail = until(stop_at);
+        let per = (avail / waiting - conn).min(MAX_BULK_SECONDS);
         // Below this a subject measures session start-up, not throughput.
         let per = per.max(MIN_BULK_SECONDS);
-        if until(stop_at) < conn + per {
+        if avail < conn + per {
             return Ok(());
         }
         session.progress_message(&format!(
@@ -967,7 +968,9 @@ fn adaptive_race(
             return Ok(());
         }
         for i in alive {
-            if crate::interrupt::requested() || clock.left() < conn + extra {
+            // One reading of the clock: the subject gets `extra` if it fits.
+            let left = clock.left();
+            if crate::interrupt::requested() || left < conn + extra * 0.99 {
                 return Ok(());
             }
             let r = &mut racers[i];
@@ -1186,7 +1189,11 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
                 fixed_once(&mut racers, p, session, clock.end, &mut guess)?;
                 fixed_race(&mut racers, p, session, clock.end)?;
             }
-            None => adaptive_race(&mut racers, plan, client, session, &buf, &clock, conn)?,
+            None => {
+                // Pairs the first pass did not reach, then the race.
+                adaptive_pass(&mut racers, plan, client, session, &buf, clock.end, conn)?;
+                adaptive_race(&mut racers, plan, client, session, &buf, &clock, conn)?;
+            }
         }
     }
     session.progress_finish();
