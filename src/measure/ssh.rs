@@ -631,10 +631,6 @@ impl Clock {
     fn left(&self) -> f64 {
         until(self.end)
     }
-    /// The instant when `share` of the time left from now has passed.
-    fn mark(&self, share: f64) -> Instant {
-        Instant::now() + Duration::from_secs_f64((self.left() * share).max(0.0))
-    }
     /// What a subject left out for lack of time says.
     fn skipped(&self, kind: Kind, metric: Metric, subject: Subject) -> ResultRecord {
         ResultRecord::not_ok(
@@ -1160,8 +1156,12 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
             out: false,
         });
     }
-    // Bulk is what users ask about; handshakes are cheap and few. The rest races.
-    let bulk_stop = clock.mark(if hands.is_empty() { 0.8 } else { 0.6 });
+    // Handshakes get what five each would take (each about one connection), at
+    // most 35% of the time left; bulk's first pass three quarters of the rest;
+    // the remainder races. Time a phase does not use flows on to the next.
+    let left = clock.left();
+    let reserve = (hands.len() as f64 * HANDSHAKE_SAMPLES as f64 * conn).min(0.35 * left);
+    let bulk_stop = Instant::now() + Duration::from_secs_f64(((left - reserve) * 0.75).max(0.0));
     let mut fixed_probe = plan
         .bytes
         .map(|b| BulkProbe::open(client, Algorithms::default(), buf.clone(), Some(b), plan.verify))
@@ -1178,7 +1178,7 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
     let skipped_hands = if crate::interrupt::requested() {
         0
     } else {
-        let hand_stop = clock.mark(0.5);
+        let hand_stop = Instant::now() + Duration::from_secs_f64(reserve.min(clock.left()));
         handshakes(&hands, client, session, &accepted, &clock, hand_stop, conn)?
     };
     if !crate::interrupt::requested() {
