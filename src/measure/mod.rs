@@ -9,6 +9,7 @@ pub mod ssh;
 pub mod stats;
 pub mod tls;
 pub mod tls_gnutls;
+pub mod tls_wire;
 
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::plan::{contenders, PrimitivePlan};

@@ -16,25 +16,20 @@
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls::{self as ssl, is_ffdhe, Coalesced, ConnectError, Protocol, Settings};
 use crate::error::UsageError;
-use crate::measure::sampler::{self, thread_cpu_time, Measurement, Probe, Rate, SamplerConfig};
-use crate::measure::stats::Summary;
+use crate::measure::sampler::{self, thread_cpu_time, Probe, Rate, SamplerConfig};
+use crate::measure::tls_wire::{
+    self as wire, bulk_records, handshake_records, record_or_fail, serve_commands, Workers, BULK_RECV, BULK_SEND, BULK_TRANSPORT,
+};
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
-use openssl::sha::Sha256;
 use openssl::ssl::{Ssl, SslContext, SslSession, SslStream};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// Test hook: flips one plaintext byte after hashing it, so `--verify` must fail.
-pub const TAMPER_ENV: &str = "CIPHERBENCH_TEST_TLS_TAMPER";
 
 // ---------------------------------------------------------------------------
 // Suites and names
@@ -501,8 +496,9 @@ impl LoopbackPlan {
         })
     }
 
-    fn sampler(&self, work: Work) -> SamplerConfig {
-        let mut cfg = crate::plan::share(Seconds(self.budget.0 * 0.9), self.items.len());
+    /// The sampler for one subject's work, the budget shared among `n` runs.
+    pub(crate) fn sampler(&self, work: Work, n: usize) -> SamplerConfig {
+        let mut cfg = crate::plan::share(Seconds(self.budget.0 * 0.9), n);
         match work {
             Work::Handshake { .. } => cfg.max_units = 100_000,
             Work::Bulk(_) => {
@@ -523,80 +519,9 @@ impl LoopbackPlan {
 
 /// An in-process TLS server on 127.0.0.1: one worker thread per client thread.
 /// It answers every handshake with one byte, then serves bulk commands.
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    errors: Arc<Mutex<Vec<String>>>,
-    workers: Vec<JoinHandle<()>>,
-}
-
-pub(crate) const OP_UPLOAD: u8 = b'U';
-pub(crate) const OP_DOWNLOAD: u8 = b'D';
-pub(crate) const HEADER: usize = 14;
-pub(crate) const TRAILER: usize = 40;
-/// Bulk transport (see `Coalesced`): TLS records (of the write size, 16 KiB at
-/// most) are gathered into `send(2)` calls of up to `BULK_SEND` bytes, and each side
-/// reads with `recv(2)` calls of up to `BULK_RECV` bytes, libssl's read-ahead off.
-pub(crate) const BULK_SEND: usize = 256 << 10;
-pub(crate) const BULK_RECV: usize = 64 << 10;
-/// What the bulk transport does, for settings and reports.
-pub(crate) const BULK_TRANSPORT: &str = "each write is sent as TLS records of up to 16 KiB (one record for a 16 KiB write); records are gathered into send(2) calls of up to 256 KiB; the receiver reads with recv(2) calls of up to 64 KiB";
-
-impl Server {
-    fn start(ctx: SslContext, workers: usize, timeout: Duration, bulk: bool) -> Result<Server> {
-        let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
-        let addr = listener.local_addr()?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let errors = Arc::new(Mutex::new(Vec::new()));
-        let mut handles = Vec::new();
-        for _ in 0..workers.max(1) {
-            let listener = listener.try_clone()?;
-            let (ctx, stop, errors) = (ctx.clone(), stop.clone(), errors.clone());
-            handles.push(std::thread::spawn(move || loop {
-                let accepted = listener.accept();
-                if stop.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok((tcp, _)) = accepted else {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                };
-                if let Err(e) = serve_one(&ctx, tcp, timeout, bulk) {
-                    if !stop.load(Ordering::SeqCst) {
-                        errors.lock().unwrap().push(format!("{e:#}"));
-                    }
-                }
-            }));
-        }
-        Ok(Server {
-            addr,
-            stop,
-            errors,
-            workers: handles,
-        })
-    }
-
-    /// The first error a worker met, if any.
-    fn error(&self) -> Option<String> {
-        self.errors.lock().unwrap().first().cloned()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake every worker blocked in accept().
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.workers.iter().any(|h| !h.is_finished()) && Instant::now() < deadline {
-            let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        for h in self.workers.drain(..) {
-            if h.is_finished() {
-                let _ = h.join();
-            }
-        }
-    }
+fn start_server(ctx: SslContext, workers: usize, timeout: Duration, bulk: bool) -> Result<Workers> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
+    Workers::start(listener, workers, move |tcp, _, _| serve_one(&ctx, tcp, timeout, bulk))
 }
 
 fn serve_one(ctx: &SslContext, tcp: TcpStream, timeout: Duration, bulk: bool) -> Result<()> {
@@ -616,60 +541,7 @@ fn serve_one(ctx: &SslContext, tcp: TcpStream, timeout: Duration, bulk: bool) ->
         Err(openssl::ssl::HandshakeError::Failure(m)) if m.error().ssl_error().is_none() => return Ok(()),
         Err(e) => return Err(anyhow!("server handshake: {e}")),
     };
-    s.write_all(b"k")?;
-    let mut buf = vec![0u8; 1 << 16];
-    let mut data: Vec<u8> = Vec::new();
-    loop {
-        let mut h = [0u8; HEADER];
-        match s.read(&mut h[..1]) {
-            Ok(0) | Err(_) => return Ok(()),
-            Ok(_) => {}
-        }
-        s.read_exact(&mut h[1..])?;
-        let cpu0 = thread_cpu_time();
-        let n = u64::from_be_bytes(h[1..9].try_into().unwrap());
-        let ws = u32::from_be_bytes(h[9..13].try_into().unwrap()) as usize;
-        let mut hasher = (h[13] != 0).then(Sha256::new);
-        match h[0] {
-            OP_UPLOAD => {
-                let mut left = n;
-                while left > 0 {
-                    let want = (buf.len() as u64).min(left) as usize;
-                    let k = s.read(&mut buf[..want])?;
-                    if k == 0 {
-                        bail!("the client closed the connection {left} bytes short");
-                    }
-                    if let Some(hs) = hasher.as_mut() {
-                        hs.update(&buf[..k]);
-                    }
-                    left -= k as u64;
-                }
-            }
-            OP_DOWNLOAD => {
-                if data.len() != ws.max(1) {
-                    data = vec![0u8; ws.max(1)];
-                    openssl::rand::rand_bytes(&mut data)?;
-                }
-                let mut left = n;
-                while left > 0 {
-                    let k = (data.len() as u64).min(left) as usize;
-                    s.write_all(&data[..k])?;
-                    if let Some(hs) = hasher.as_mut() {
-                        hs.update(&data[..k]);
-                    }
-                    left -= k as u64;
-                }
-            }
-            op => bail!("unknown command byte {op:#x}"),
-        }
-        let cpu = thread_cpu_time().0 - cpu0.0;
-        let mut t = [0u8; TRAILER];
-        t[..8].copy_from_slice(&((cpu * 1e9) as u64).to_be_bytes());
-        if let Some(hs) = hasher {
-            t[8..].copy_from_slice(&hs.finish());
-        }
-        s.write_all(&t)?;
-    }
+    serve_commands(&mut s)
 }
 
 // ---------------------------------------------------------------------------
@@ -787,19 +659,11 @@ impl Probe for HandshakeProbe {
     }
 }
 
-/// One long-lived connection pushing `units` writes of `write_size` bytes per run.
-struct BulkProbe {
-    s: SslStream<Coalesced>,
-    direction: Direction,
-    chunk: Vec<u8>,
-    rbuf: Vec<u8>,
-    verify: bool,
-    tamper: bool,
-    /// Per run: server CPU seconds and bytes.
-    history: Vec<(f64, f64)>,
-}
+/// One long-lived OpenSSL connection with the bulk transport (`tls_wire`'s protocol).
+type BulkProbe = wire::BulkProbe<SslStream<Coalesced>>;
 
-impl BulkProbe {
+impl wire::BulkProbe<SslStream<Coalesced>> {
+    /// Connects, checks what was negotiated and waits for the server's byte.
     fn connect(
         ctx: &SslContext,
         addr: SocketAddr,
@@ -809,87 +673,11 @@ impl BulkProbe {
         direction: Direction,
     ) -> Result<Self> {
         let tcp = Coalesced::new(ssl::tcp(addr, timeout).map_err(|e| anyhow!("{addr}: {e}"))?, BULK_SEND, BULK_RECV);
-        let mut s = ssl::handshake(ctx, tcp, None, None, true).map_err(|e| anyhow!("{addr}: {e}"))?;
+        let s = ssl::handshake(ctx, tcp, None, None, true).map_err(|e| anyhow!("{addr}: {e}"))?;
         let (version, suite) = ssl::negotiated(&s);
         let group = ssl::negotiated_group(&s);
         check_negotiated((item.protocol, &item.suite.iana, item.group), (&version, &suite, group.as_deref()))?;
-        let mut b = [0u8; 1];
-        s.read_exact(&mut b)?;
-        let mut chunk = vec![0u8; plan.write_size.max(1)];
-        openssl::rand::rand_bytes(&mut chunk)?;
-        Ok(BulkProbe {
-            s,
-            direction,
-            chunk,
-            rbuf: vec![0u8; plan.write_size.max(1 << 16)],
-            verify: plan.verify,
-            tamper: std::env::var_os(TAMPER_ENV).is_some(),
-            history: Vec::new(),
-        })
-    }
-}
-
-impl Probe for BulkProbe {
-    fn run(&mut self, units: u64) -> Result<f64> {
-        let ws = self.chunk.len();
-        let n = units * ws as u64;
-        let op = match self.direction {
-            Direction::Upload => OP_UPLOAD,
-            Direction::Download => OP_DOWNLOAD,
-        };
-        let mut h = [0u8; HEADER];
-        h[0] = op;
-        h[1..9].copy_from_slice(&n.to_be_bytes());
-        h[9..13].copy_from_slice(&(ws as u32).to_be_bytes());
-        h[13] = self.verify as u8;
-        self.s.write_all(&h)?;
-        let mut hasher = self.verify.then(Sha256::new);
-        match self.direction {
-            Direction::Upload => {
-                for i in 0..units {
-                    if let Some(hs) = hasher.as_mut() {
-                        hs.update(&self.chunk);
-                    }
-                    if self.tamper && i == 0 {
-                        self.chunk[0] ^= 1;
-                        let r = self.s.write_all(&self.chunk);
-                        self.chunk[0] ^= 1;
-                        r?;
-                    } else {
-                        self.s.write_all(&self.chunk)?;
-                    }
-                }
-            }
-            Direction::Download => {
-                let mut left = n;
-                let mut first = true;
-                while left > 0 {
-                    let want = (self.rbuf.len() as u64).min(left) as usize;
-                    let k = self.s.read(&mut self.rbuf[..want])?;
-                    if k == 0 {
-                        bail!("the server closed the connection {left} bytes short");
-                    }
-                    if self.tamper && first {
-                        self.rbuf[0] ^= 1;
-                        first = false;
-                    }
-                    if let Some(hs) = hasher.as_mut() {
-                        hs.update(&self.rbuf[..k]);
-                    }
-                    left -= k as u64;
-                }
-            }
-        }
-        let mut t = [0u8; TRAILER];
-        self.s.read_exact(&mut t).context("reading the server's receipt")?;
-        if let Some(hs) = hasher {
-            if hs.finish()[..] != t[8..] {
-                bail!("SHA-256 mismatch: the bytes that came out of TLS on the far side are not the bytes that went in");
-            }
-        }
-        let server_cpu = u64::from_be_bytes(t[..8].try_into().unwrap()) as f64 * 1e-9;
-        self.history.push((server_cpu, n as f64));
-        Ok(n as f64)
+        BulkProbe::new(s, direction, plan.write_size, plan.verify)
     }
 }
 
@@ -903,63 +691,17 @@ pub(crate) fn identity(ids: &mut BTreeMap<CertType, Identity>, c: CertType) -> R
     Ok(&ids[&c])
 }
 
-/// The per-handshake latencies of the sampled runs (calibration and warm-up left out).
-fn sampled_durations(probes: &[HandshakeProbe], m: &Measurement) -> Vec<f64> {
-    let n = (m.units as usize).saturating_mul(m.samples.len());
-    probes
-        .iter()
-        .flat_map(|p| p.durations[p.durations.len().saturating_sub(n)..].iter().copied())
-        .collect()
-}
-
-pub(crate) fn percentile(v: &[f64], q: f64) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    let idx = ((s.len() as f64 - 1.0) * q).round() as usize;
-    Some(s[idx.min(s.len() - 1)])
-}
-
-fn handshake_records(kind: Kind, subject: Subject, probes: &[HandshakeProbe], m: &Measurement) -> Vec<ResultRecord> {
-    let mut out = Vec::new();
-    match m.wall() {
-        Some(w) => out.push(ResultRecord::ok(
-            kind,
-            subject.clone(),
-            Metric::HandshakesPerSec,
-            &w,
-            m.cpu().as_ref(),
-        )),
-        None => out.push(ResultRecord::not_ok(
-            kind,
-            subject.clone(),
-            Metric::HandshakesPerSec,
-            Status::Failed,
-            "no samples",
-        )),
-    }
-    let lat = sampled_durations(probes, m);
-    let mut ls = subject;
-    ls.mode = Some("latency".into());
-    match Summary::of(&lat) {
-        Some(s) => {
-            let mut r = ResultRecord::ok(kind, ls, Metric::Seconds, &s, None);
-            r.p95 = percentile(&lat, 0.95);
-            out.push(r);
-        }
-        None => out.push(ResultRecord::not_ok(kind, ls, Metric::Seconds, Status::Failed, "no samples")),
-    }
-    out
+/// Each probe's handshake latencies, for `handshake_records`.
+fn durations(probes: &[HandshakeProbe]) -> Vec<&[f64]> {
+    probes.iter().map(|p| p.durations.as_slice()).collect()
 }
 
 fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity) -> Result<Vec<ResultRecord>> {
     let settings = item.settings();
     let bulk = matches!(item.work, Work::Bulk(_));
-    let server = Server::start(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, bulk)?;
+    let server = start_server(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, bulk)?;
     let subject = item.subject(plan);
-    let cfg = plan.sampler(item.work);
+    let cfg = plan.sampler(item.work, plan.items.len());
     let out = match item.work {
         Work::Handshake { resumed } => {
             let ctx = ssl::client_context(&settings, resumed)?;
@@ -977,7 +719,7 @@ fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity) -> Result<Vec<R
                 })
                 .collect::<Result<Vec<_>>>()?;
             let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-            handshake_records(Kind::TlsHandshake, subject, &probes, &m)
+            handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m)
         }
         Work::Bulk(direction) => {
             let ctx = ssl::client_context(&settings, false)?;
@@ -992,45 +734,6 @@ fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity) -> Result<Vec<R
         bail!("the loopback server failed: {e}");
     }
     Ok(out)
-}
-
-fn bulk_records(subject: Subject, probes: &[BulkProbe], m: &Measurement) -> Vec<ResultRecord> {
-    let mut out = Vec::new();
-    let kind = Kind::TlsBulk;
-    match m.wall() {
-        Some(w) => out.push(ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref())),
-        None => out.push(ResultRecord::not_ok(
-            kind,
-            subject.clone(),
-            Metric::BytesPerSec,
-            Status::Failed,
-            "no samples",
-        )),
-    }
-    let client: Vec<f64> = m.samples.iter().filter(|s| s.work > 0.0).map(|s| s.cpu.0 / s.work * 1e9).collect();
-    // Server CPU of the sampled runs, summed over threads run by run.
-    let n = m.samples.len();
-    let server: Vec<f64> = (0..n)
-        .filter_map(|i| {
-            let (mut cpu, mut bytes) = (0.0, 0.0);
-            for p in probes {
-                let h = &p.history[p.history.len().saturating_sub(n)..];
-                let (c, b) = h.get(i)?;
-                cpu += c;
-                bytes += b;
-            }
-            (bytes > 0.0).then(|| cpu / bytes * 1e9)
-        })
-        .collect();
-    for (mode, values) in [("client-cpu-per-gb", client), ("server-cpu-per-gb", server)] {
-        let mut s = subject.clone();
-        s.mode = Some(mode.into());
-        out.push(match Summary::of(&values) {
-            Some(sum) => ResultRecord::ok(kind, s, Metric::Seconds, &sum, None),
-            None => ResultRecord::not_ok(kind, s, Metric::Seconds, Status::Failed, "no samples"),
-        });
-    }
-    out
 }
 
 /// Runs the loopback plan; results go to the session as they are made.
@@ -1569,7 +1272,7 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
                 let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
                 let mut subject = hs_subject.clone();
                 subject.group = probes[0].group.clone();
-                Ok(handshake_records(Kind::TlsHandshake, subject, &probes, &m))
+                Ok(handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m))
             })();
             let metrics = [(Metric::HandshakesPerSec, None), (Metric::Seconds, Some("latency"))];
             match r {
@@ -1633,30 +1336,6 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
     Ok(())
 }
 
-fn record_or_fail(
-    session: &mut Session,
-    r: Result<Vec<ResultRecord>>,
-    subject: &Subject,
-    metrics: &[(Metric, Option<&str>)],
-    kind: Kind,
-) -> Result<()> {
-    match r {
-        Ok(rs) => {
-            for r in rs {
-                session.record(r)?;
-            }
-        }
-        Err(e) => {
-            for (metric, mode) in metrics {
-                let mut s = subject.clone();
-                s.mode = mode.map(str::to_string);
-                session.record(ResultRecord::not_ok(kind, s, *metric, Status::Failed, format!("{e:#}")))?;
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1668,14 +1347,6 @@ mod tests {
         assert!(split_target("example.org").is_err());
         assert!(split_target("example.org:0").is_err());
         assert!(split_target("example.org:https").is_err());
-    }
-
-    #[test]
-    fn percentiles() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&v, 0.95), Some(95.0));
-        assert_eq!(percentile(&v, 0.5), Some(51.0));
-        assert_eq!(percentile(&[], 0.5), None);
     }
 
     #[test]
@@ -1753,7 +1424,7 @@ mod tests {
             cert: CertType::EcdsaP256,
             work: Work::Bulk(Direction::Upload),
         };
-        let server = Server::start(ssl::server_context(&item.settings(), &id).unwrap(), 1, plan.timeout, true).unwrap();
+        let server = start_server(ssl::server_context(&item.settings(), &id).unwrap(), 1, plan.timeout, true).unwrap();
         let ctx = ssl::client_context(&item.settings(), true).unwrap();
         let mut hs = HandshakeProbe::new(
             &ctx,

@@ -21,25 +21,22 @@ use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls::{self as ssl, Coalesced, ConnectError, Protocol};
 use crate::error::UsageError;
 use crate::measure::primitive::Library;
-use crate::measure::sampler::{self, thread_cpu_time, Measurement, Probe, Rate, SamplerConfig};
-use crate::measure::stats::Summary;
-use crate::measure::tls::{
-    check_negotiated, percentile, Direction, Item, LoopbackPlan, Work, BULK_RECV, BULK_SEND, HEADER, OP_DOWNLOAD, OP_UPLOAD, TAMPER_ENV,
-    TRAILER,
+use crate::measure::sampler::{self, Probe, Rate, SamplerConfig};
+use crate::measure::tls::{check_negotiated, Direction, Item, LoopbackPlan, Work};
+use crate::measure::tls_wire::{
+    self as wire, bulk_records, handshake_records, record_or_fail, serve_commands, Workers, BULK_RECV, BULK_SEND,
 };
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
-use openssl::sha::Sha256;
 use openssl::ssl::{Ssl, SslContext, SslSession, SslStream};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------
@@ -419,77 +416,13 @@ fn gnutls_config(priority: Arc<Priority>, credentials: Arc<Credentials>, server:
 // ---------------------------------------------------------------------------
 // The server: tls.rs's protocol over either library
 
-/// Serves benchmark commands on an established connection: one byte after the
-/// handshake, then upload/download commands answered with a receipt (server CPU
-/// time and, when asked, SHA-256 of the bytes).
-pub fn serve_commands<S: Read + Write>(s: &mut S) -> Result<()> {
-    s.write_all(b"k")?;
-    let mut buf = vec![0u8; 1 << 16];
-    let mut data: Vec<u8> = Vec::new();
-    loop {
-        let mut h = [0u8; HEADER];
-        match s.read(&mut h[..1]) {
-            Ok(0) | Err(_) => return Ok(()),
-            Ok(_) => {}
-        }
-        s.read_exact(&mut h[1..])?;
-        let cpu0 = thread_cpu_time();
-        let n = u64::from_be_bytes(h[1..9].try_into().unwrap());
-        let ws = u32::from_be_bytes(h[9..13].try_into().unwrap()) as usize;
-        let mut hasher = (h[13] != 0).then(Sha256::new);
-        match h[0] {
-            OP_UPLOAD => {
-                let mut left = n;
-                while left > 0 {
-                    let want = (buf.len() as u64).min(left) as usize;
-                    let k = s.read(&mut buf[..want])?;
-                    if k == 0 {
-                        bail!("the client closed the connection {left} bytes short");
-                    }
-                    if let Some(hs) = hasher.as_mut() {
-                        hs.update(&buf[..k]);
-                    }
-                    left -= k as u64;
-                }
-            }
-            OP_DOWNLOAD => {
-                if ws == 0 || ws > 1 << 24 {
-                    bail!("bad write size {ws}");
-                }
-                if data.len() != ws {
-                    data = vec![0u8; ws];
-                    openssl::rand::rand_bytes(&mut data)?;
-                }
-                let mut left = n;
-                while left > 0 {
-                    let k = (data.len() as u64).min(left) as usize;
-                    s.write_all(&data[..k])?;
-                    if let Some(hs) = hasher.as_mut() {
-                        hs.update(&data[..k]);
-                    }
-                    left -= k as u64;
-                }
-            }
-            op => bail!("unknown command byte {op:#x} (this port speaks cipherbench's benchmark protocol, not HTTP)"),
-        }
-        let cpu = thread_cpu_time().0 - cpu0.0;
-        let mut t = [0u8; TRAILER];
-        t[..8].copy_from_slice(&((cpu * 1e9) as u64).to_be_bytes());
-        if let Some(hs) = hasher {
-            t[8..].copy_from_slice(&hs.finish());
-        }
-        s.write_all(&t)?;
-    }
-}
-
-/// An in-process server on a TCP listener: one worker thread per client thread.
+/// An in-process server on a TCP listener (`tls_wire`'s protocol over either
+/// library): one worker thread per client thread.
 pub struct Server {
     pub addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    errors: Arc<Mutex<Vec<String>>>,
+    workers: Workers,
     /// The last failed server handshake (the client records the failure).
     refusals: Arc<Mutex<Option<String>>>,
-    workers: Vec<JoinHandle<()>>,
 }
 
 /// What a server reports per connection (for `--serve`).
@@ -505,62 +438,44 @@ impl Server {
         names: Arc<Names>,
         log: Option<Log>,
     ) -> Result<Server> {
-        let addr = listener.local_addr()?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let errors = Arc::new(Mutex::new(Vec::new()));
         let refusals = Arc::new(Mutex::new(None));
-        let mut handles = Vec::new();
-        for _ in 0..workers.max(1) {
-            let listener = listener.try_clone()?;
-            let refused = refusals.clone();
-            let (end, stop, errors, names, log) = (end.clone(), stop.clone(), errors.clone(), names.clone(), log.clone());
-            handles.push(std::thread::spawn(move || loop {
-                let accepted = listener.accept();
-                if stop.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok((tcp, peer)) = accepted else {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                };
-                // A refused handshake is the client's result to record, not a server error.
-                let mut conn = match accept(&end, tcp, timeout, bulk) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        if let Some(l) = &log {
-                            l(&format!("{peer}: handshake failed: {e}"));
-                        } else if !stop.load(Ordering::SeqCst) {
-                            *refused.lock().unwrap() = Some(e);
-                        }
-                        continue;
-                    }
-                };
-                if let Some(l) = &log {
-                    let (v, s, g) = conn.negotiated(&names);
-                    l(&format!("{peer}: {v} {s} {}", g.as_deref().unwrap_or("-")));
-                }
-                let r = serve_commands(&mut conn);
-                conn.close();
-                if let Err(e) = r {
+        let refused = refusals.clone();
+        let workers = Workers::start(listener, workers, move |tcp, peer, stop| {
+            // A refused handshake is the client's result to record, not a server error.
+            let mut conn = match accept(&end, tcp, timeout, bulk) {
+                Ok(c) => c,
+                Err(e) => {
                     if let Some(l) = &log {
-                        l(&format!("{peer}: {e:#}"));
+                        l(&format!("{peer}: handshake failed: {e}"));
                     } else if !stop.load(Ordering::SeqCst) {
-                        errors.lock().unwrap().push(format!("{e:#}"));
+                        *refused.lock().unwrap() = Some(e);
                     }
+                    return Ok(());
                 }
-            }));
-        }
+            };
+            if let Some(l) = &log {
+                let (v, s, g) = conn.negotiated(&names);
+                l(&format!("{peer}: {v} {s} {}", g.as_deref().unwrap_or("-")));
+            }
+            let r = serve_commands(&mut conn);
+            conn.close();
+            match (r, &log) {
+                (Err(e), Some(l)) => {
+                    l(&format!("{peer}: {e:#}"));
+                    Ok(())
+                }
+                (r, _) => r,
+            }
+        })?;
         Ok(Server {
-            addr,
-            stop,
-            errors,
+            addr: workers.addr,
+            workers,
             refusals,
-            workers: handles,
         })
     }
 
     fn error(&self) -> Option<String> {
-        self.errors.lock().unwrap().first().cloned()
+        self.workers.error()
     }
 
     fn refusal(&self) -> Option<String> {
@@ -569,25 +484,7 @@ impl Server {
 
     /// Blocks until interrupted (Ctrl-C).
     pub fn wait(&self) {
-        while !crate::interrupt::requested() && self.workers.iter().any(|h| !h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.workers.iter().any(|h| !h.is_finished()) && Instant::now() < deadline {
-            let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        for h in self.workers.drain(..) {
-            if h.is_finished() {
-                let _ = h.join();
-            }
-        }
+        self.workers.wait()
     }
 }
 
@@ -671,155 +568,8 @@ impl Probe for HsProbe {
     }
 }
 
-/// One long-lived connection pushing `units` writes per run (tls.rs's protocol).
-struct BulkProbe {
-    s: Conn,
-    direction: Direction,
-    chunk: Vec<u8>,
-    rbuf: Vec<u8>,
-    verify: bool,
-    tamper: bool,
-    history: Vec<(f64, f64)>,
-}
-
-impl BulkProbe {
-    fn new(mut s: Conn, direction: Direction, write_size: usize, verify: bool) -> Result<Self> {
-        let mut b = [0u8; 1];
-        s.read_exact(&mut b).context("waiting for the server's first byte")?;
-        let mut chunk = vec![0u8; write_size.max(1)];
-        openssl::rand::rand_bytes(&mut chunk)?;
-        Ok(BulkProbe {
-            s,
-            direction,
-            chunk,
-            rbuf: vec![0u8; write_size.max(1 << 16)],
-            verify,
-            tamper: std::env::var_os(TAMPER_ENV).is_some(),
-            history: Vec::new(),
-        })
-    }
-}
-
-impl Probe for BulkProbe {
-    fn run(&mut self, units: u64) -> Result<f64> {
-        let ws = self.chunk.len();
-        let n = units * ws as u64;
-        let mut h = [0u8; HEADER];
-        h[0] = match self.direction {
-            Direction::Upload => OP_UPLOAD,
-            Direction::Download => OP_DOWNLOAD,
-        };
-        h[1..9].copy_from_slice(&n.to_be_bytes());
-        h[9..13].copy_from_slice(&(ws as u32).to_be_bytes());
-        h[13] = self.verify as u8;
-        self.s.write_all(&h)?;
-        let mut hasher = self.verify.then(Sha256::new);
-        match self.direction {
-            Direction::Upload => {
-                for i in 0..units {
-                    if let Some(hs) = hasher.as_mut() {
-                        hs.update(&self.chunk);
-                    }
-                    if self.tamper && i == 0 {
-                        self.chunk[0] ^= 1;
-                        let r = self.s.write_all(&self.chunk);
-                        self.chunk[0] ^= 1;
-                        r?;
-                    } else {
-                        self.s.write_all(&self.chunk)?;
-                    }
-                }
-            }
-            Direction::Download => {
-                let mut left = n;
-                let mut first = true;
-                while left > 0 {
-                    let want = (self.rbuf.len() as u64).min(left) as usize;
-                    let k = self.s.read(&mut self.rbuf[..want])?;
-                    if k == 0 {
-                        bail!("the server closed the connection {left} bytes short");
-                    }
-                    if self.tamper && first {
-                        self.rbuf[0] ^= 1;
-                        first = false;
-                    }
-                    if let Some(hs) = hasher.as_mut() {
-                        hs.update(&self.rbuf[..k]);
-                    }
-                    left -= k as u64;
-                }
-            }
-        }
-        let mut t = [0u8; TRAILER];
-        self.s.read_exact(&mut t).context("reading the server's receipt")?;
-        if let Some(hs) = hasher {
-            if hs.finish()[..] != t[8..] {
-                bail!("SHA-256 mismatch: the bytes that came out of TLS on the far side are not the bytes that went in");
-            }
-        }
-        let server_cpu = u64::from_be_bytes(t[..8].try_into().unwrap()) as f64 * 1e-9;
-        self.history.push((server_cpu, n as f64));
-        Ok(n as f64)
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Records
-
-fn handshake_records(subject: Subject, durations: &[&[f64]], m: &Measurement) -> Vec<ResultRecord> {
-    let kind = Kind::TlsHandshake;
-    let mut out = vec![match m.wall() {
-        Some(w) => ResultRecord::ok(kind, subject.clone(), Metric::HandshakesPerSec, &w, m.cpu().as_ref()),
-        None => ResultRecord::not_ok(kind, subject.clone(), Metric::HandshakesPerSec, Status::Failed, "no samples"),
-    }];
-    let n = (m.units as usize).saturating_mul(m.samples.len());
-    let lat: Vec<f64> = durations
-        .iter()
-        .flat_map(|d| d[d.len().saturating_sub(n)..].iter().copied())
-        .collect();
-    let mut ls = subject;
-    ls.mode = Some("latency".into());
-    out.push(match Summary::of(&lat) {
-        Some(s) => {
-            let mut r = ResultRecord::ok(kind, ls, Metric::Seconds, &s, None);
-            r.p95 = percentile(&lat, 0.95);
-            r
-        }
-        None => ResultRecord::not_ok(kind, ls, Metric::Seconds, Status::Failed, "no samples"),
-    });
-    out
-}
-
-fn bulk_records(subject: Subject, probes: &[BulkProbe], m: &Measurement) -> Vec<ResultRecord> {
-    let kind = Kind::TlsBulk;
-    let mut out = vec![match m.wall() {
-        Some(w) => ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()),
-        None => ResultRecord::not_ok(kind, subject.clone(), Metric::BytesPerSec, Status::Failed, "no samples"),
-    }];
-    let client: Vec<f64> = m.samples.iter().filter(|s| s.work > 0.0).map(|s| s.cpu.0 / s.work * 1e9).collect();
-    let n = m.samples.len();
-    let server: Vec<f64> = (0..n)
-        .filter_map(|i| {
-            let (mut cpu, mut bytes) = (0.0, 0.0);
-            for p in probes {
-                let h = &p.history[p.history.len().saturating_sub(n)..];
-                let (c, b) = h.get(i)?;
-                cpu += c;
-                bytes += b;
-            }
-            (bytes > 0.0).then(|| cpu / bytes * 1e9)
-        })
-        .collect();
-    for (mode, values) in [("client-cpu-per-gb", client), ("server-cpu-per-gb", server)] {
-        let mut s = subject.clone();
-        s.mode = Some(mode.into());
-        out.push(match Summary::of(&values) {
-            Some(sum) => ResultRecord::ok(kind, s, Metric::Seconds, &sum, None),
-            None => ResultRecord::not_ok(kind, s, Metric::Seconds, Status::Failed, "no samples"),
-        });
-    }
-    out
-}
+/// One long-lived connection through either library (`tls_wire`'s protocol).
+type BulkProbe = wire::BulkProbe<Conn>;
 
 // ---------------------------------------------------------------------------
 // Loopback with GnuTLS and library pairs
@@ -877,21 +627,6 @@ impl GnutlsPlan {
             v["priority"] = json!(p.text());
         }
         v
-    }
-
-    fn sampler(&self, plan: &LoopbackPlan, work: Work, n: usize) -> SamplerConfig {
-        let mut cfg = crate::plan::share(Seconds(plan.budget.0 * 0.9), n);
-        match work {
-            Work::Handshake { .. } => cfg.max_units = 100_000,
-            Work::Bulk(_) => {
-                if let Some(v) = plan.volume {
-                    cfg.max_units = (v / plan.write_size as u64).max(1);
-                    cfg.sample_time = Seconds(f64::MAX / 4.0);
-                    cfg.min_samples = cfg.min_samples.min(5);
-                }
-            }
-        }
-        cfg
     }
 
     /// The ends for one item and pair. `Err` is a reason the pair cannot run it.
@@ -953,7 +688,7 @@ impl GnutlsPlan {
             None,
         )?;
         let mut subject = self.subject(item, plan, pair);
-        let cfg = self.sampler(plan, item.work, n);
+        let cfg = plan.sampler(item.work, n);
         // What the subject asked for (with --priority: whatever the string negotiates).
         let want = |got: &Negotiated| -> Result<()> {
             if self.priority.is_some() {
@@ -975,7 +710,7 @@ impl GnutlsPlan {
                     }
                     let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
                     let d: Vec<&[f64]> = probes.iter().map(|p| p.durations.as_slice()).collect();
-                    handshake_records(subject, &d, &m)
+                    handshake_records(Kind::TlsHandshake, subject, &d, &m)
                 }
                 Work::Bulk(direction) => {
                     let mut probes = Vec::new();
@@ -1304,28 +1039,10 @@ pub fn remote(plan: &RemotePlan, session: &mut Session, progress: &dyn Fn(&str))
                 let mut s = subject.clone();
                 s.group = group;
                 let d: Vec<&[f64]> = probes.iter().map(|p| p.durations.as_slice()).collect();
-                Ok(handshake_records(s, &d, &m))
+                Ok(handshake_records(Kind::TlsHandshake, s, &d, &m))
             })();
-            match r {
-                Ok(rs) => {
-                    for r in rs {
-                        session.record(r)?;
-                    }
-                }
-                Err(e) => {
-                    for (metric, mode) in [(Metric::HandshakesPerSec, None), (Metric::Seconds, Some("latency"))] {
-                        let mut s = subject.clone();
-                        s.mode = mode.map(str::to_string);
-                        session.record(ResultRecord::not_ok(
-                            Kind::TlsHandshake,
-                            s,
-                            metric,
-                            Status::Failed,
-                            format!("{e:#}"),
-                        ))?;
-                    }
-                }
-            }
+            let metrics = [(Metric::HandshakesPerSec, None), (Metric::Seconds, Some("latency"))];
+            record_or_fail(session, r, &subject, &metrics, Kind::TlsHandshake)?;
         }
     }
     session.progress_finish();
