@@ -75,12 +75,12 @@ if [[ -z ${SKIP_OVERHEAD:-} ]]; then
         "head -c $VOLUME /dev/zero | ssh $sshargs -c $c $user@127.0.0.1 'cat >/dev/null'" >/dev/null
       theirs+=("$(jq -r ".results[0].mean" "$work/h.json")")
       ours+=("$("$CB" ssh --host "$user@127.0.0.1" --port "$port" --identity "$key" -o "UserKnownHostsFile=$kh" \
-        --ciphers "$c" --kex "$KEX" --no-handshakes --bytes "$VOLUME" --budget 1s --no-store --json --quiet |
+        --ciphers "$c" --kex "$KEX" --no-handshakes --bytes "$VOLUME" --budget 120s --no-store --json --quiet |
         jq -r '[.results[] | select(.kind == "ssh-bulk")][0].median | floor')")
     done
     hyperfine --runs 9 --warmup 1 --export-json "$work/t.json" --style none "ssh $sshargs -c $c $user@127.0.0.1 true" >/dev/null
     hs=$(jq -r ".results[0].median" "$work/t.json")
-    adaptive=$("$CB" ssh --ciphers "$c" --kex "$KEX" --hostkeys ssh-ed25519 --no-handshakes --budget 8s --no-store --json --quiet |
+    adaptive=$("$CB" ssh --ciphers "$c" --kex "$KEX" --hostkeys ssh-ed25519 --no-handshakes --budget 10s --no-store --json --quiet |
       jq -r '[.results[] | select(.kind == "ssh-bulk")][0].median | floor')
     med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
     t=$(med "${theirs[@]}"); o=$(med "${ours[@]}")
