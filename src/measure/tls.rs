@@ -814,6 +814,21 @@ pub(crate) fn split_target(t: &str) -> Result<(String, u16), UsageError> {
     Ok((h.to_string(), port))
 }
 
+/// The address of `host:port` and the SNI to send: `--sni`, else the host name
+/// (none for an IP address). Resolving is the first contact with the outside: a
+/// failure is exit 1.
+pub(crate) fn resolve_target(host: &str, port: u16, sni: Option<&str>) -> Result<(SocketAddr, Option<String>)> {
+    let addr = (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {host}"))?
+        .next()
+        .ok_or_else(|| anyhow!("{host} has no address"))?;
+    let sni = sni
+        .map(str::to_string)
+        .or_else(|| host.parse::<std::net::IpAddr>().is_err().then(|| host.to_string()));
+    Ok((addr, sni))
+}
+
 impl RemotePlan {
     pub fn new(a: &crate::cli::TlsArgs, target: &str, budget: Seconds) -> Result<RemotePlan> {
         let (host, port) = split_target(target)?;
@@ -830,16 +845,7 @@ impl RemotePlan {
                 return Err(UsageError::Invalid(format!("--http-get wants a path starting with '/', got '{p}'")).into());
             }
         }
-        // Resolving is the first contact with the outside: a failure is exit 1.
-        let addr = (host.as_str(), port)
-            .to_socket_addrs()
-            .with_context(|| format!("cannot resolve {host}"))?
-            .next()
-            .ok_or_else(|| anyhow!("{host} has no address"))?;
-        let sni = a
-            .sni
-            .clone()
-            .or_else(|| host.parse::<std::net::IpAddr>().is_err().then(|| host.clone()));
+        let (addr, sni) = resolve_target(&host, port, a.sni.as_deref())?;
         Ok(RemotePlan {
             target: format!("{host}:{port}"),
             host,

@@ -902,7 +902,6 @@ fn one_suite(base: &str, s: &SuiteInfo) -> String {
 
 impl RemotePlan {
     pub fn new(a: &crate::cli::TlsArgs, target: &str, budget: Seconds) -> Result<RemotePlan> {
-        use std::net::ToSocketAddrs;
         let (host, port) = crate::measure::tls::split_target(target)?;
         let priority = Arc::new(user_priority(a.priority.as_deref().unwrap_or("NORMAL"))?);
         if !a.suites.is_empty() || a.http_get.is_some() {
@@ -911,15 +910,7 @@ impl RemotePlan {
             )
             .into());
         }
-        let addr = (host.as_str(), port)
-            .to_socket_addrs()
-            .with_context(|| format!("cannot resolve {host}"))?
-            .next()
-            .ok_or_else(|| anyhow!("{host} has no address"))?;
-        let sni = a
-            .sni
-            .clone()
-            .or_else(|| host.parse::<std::net::IpAddr>().is_err().then(|| host.clone()));
+        let (addr, sni) = crate::measure::tls::resolve_target(&host, port, a.sni.as_deref())?;
         Ok(RemotePlan {
             target: format!("{host}:{port}"),
             addr,
