@@ -823,15 +823,17 @@ fn fixed_once(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session
 }
 
 /// The racers to sample next so that the top places get settled (LUCB, per
-/// place): for the first unsettled k ≤ `TOP`, the member of the current top k
-/// with the lowest lower bound and the outsider with the highest upper bound,
-/// when those intervals overlap. Racers at `cap` samples are passed over. Empty
-/// when every place is settled or only capped racers are left to settle it.
+/// place): for every unsettled k ≤ `TOP`, the member of the current top k with
+/// the lowest lower bound and the outsider with the highest upper bound, when
+/// those intervals overlap (so every open place gets samples each round, the
+/// top-3 set as much as first place). Racers at `cap` samples are passed over.
+/// Empty when every place is settled or only capped racers are left to settle it.
 fn critical(iv: &[Option<(f64, f64)>], med: &[f64], n: &[usize], alive: &[usize], cap: usize) -> Vec<usize> {
     let mut ranked: Vec<usize> = alive.iter().copied().filter(|&i| iv[i].is_some()).collect();
     ranked.sort_by(|&a, &b| med[b].total_cmp(&med[a]));
     let lo = |i: usize| iv[i].map_or(f64::NAN, |x| x.0);
     let hi = |i: usize| iv[i].map_or(f64::NAN, |x| x.1);
+    let mut pick: Vec<usize> = Vec::new();
     for k in 1..=TOP.min(ranked.len().saturating_sub(1)) {
         let (inside, outside) = ranked.split_at(k);
         let floor = inside.iter().map(|&i| lo(i)).fold(f64::INFINITY, f64::min);
@@ -849,12 +851,13 @@ fn critical(iv: &[Option<(f64, f64)>], med: &[f64], n: &[usize], alive: &[usize]
             .copied()
             .filter(|&i| n[i] < cap && hi(i) >= floor)
             .max_by(|&a, &b| hi(a).total_cmp(&hi(b)));
-        let pick: Vec<usize> = weak.into_iter().chain(strong).collect();
-        if !pick.is_empty() {
-            return pick;
+        for i in weak.into_iter().chain(strong) {
+            if !pick.contains(&i) {
+                pick.push(i);
+            }
         }
     }
-    Vec::new()
+    pick
 }
 
 /// Fixed-volume mode, racing: more sessions for the pairs that decide the top
@@ -1753,6 +1756,10 @@ mod tests {
         assert_eq!(critical(&iv, &med, &[5, 5, 30, 5, 1], &alive, 30), vec![3]);
         // Both capped: nothing left that could settle it.
         assert!(critical(&iv, &med, &[5, 5, 30, 30, 1], &alive, 30).is_empty());
+        // First place open too: both places get samples in the same round.
+        let mut two = iv.clone();
+        two[0] = Some((145.0, 210.0));
+        assert_eq!(critical(&two, &med, &[5; 5], &alive, 30), vec![0, 1, 2, 3]);
         // Separated: settled.
         let mut sep = iv.clone();
         sep[3] = Some((100.0, 105.0));
