@@ -6,57 +6,15 @@ use assert_cmd::Command;
 use openssl::sha::sha256;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{free_port, json_of, wait_listening, Proc};
+
 fn cb() -> Command {
-    let mut c = Command::cargo_bin("cipherbench").unwrap();
-    c.env_remove("NO_COLOR").env_remove("CIPHERBENCH_TEST_TLS_TAMPER").arg("--no-store");
-    c.timeout(Duration::from_secs(120));
-    c
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A child process, killed when the test ends however it ends.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        // SAFETY: signals our own child by its pid.
-        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn wait_listening(port: u16, child: &mut Child, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        if let Ok(Some(st)) = child.try_wait() {
-            panic!("{what} exited early: {st}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("{what} is not listening on {port}");
+    common::cb_tls(Duration::from_secs(120))
 }
 
 /// The headline records (rates and throughputs) of a run.
@@ -301,29 +259,7 @@ fn list_tls_gnutls_matches_gnutls_cli() {
 }
 
 fn cert_files(dir: &Path) -> (String, String) {
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    let st = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
-        ])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let (cert, key) = common::p256_cert(dir);
     (cert.to_string_lossy().into(), key.to_string_lossy().into())
 }
 

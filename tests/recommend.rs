@@ -9,14 +9,13 @@ use std::path::Path;
 use std::process::Command as Proc;
 use std::sync::OnceLock;
 
+mod common;
+use common::json_of;
+
 fn cb() -> Command {
     let mut c = Command::cargo_bin("cipherbench").unwrap();
     c.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
     c
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -243,25 +242,7 @@ fn nginx_accepts_the_emitted_lines() {
     let r = rec(&doc, "tls", "nginx");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let st = Proc::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-days",
-            "1",
-        ])
-        .args(["-subj", "/CN=localhost", "-keyout"])
-        .arg(d.join("key.pem"))
-        .arg("-out")
-        .arg(d.join("cert.pem"))
-        .output()
-        .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    common::p256_cert(d);
     let lines: Vec<String> = strings(&r["lines"]).iter().map(|l| format!("        {l}")).collect();
     let conf = format!(
         "pid {d}/nginx.pid;\nerror_log {d}/error.log;\nevents {{}}\nhttp {{\n    access_log off;\n    server {{\n        listen 127.0.0.1:8443 ssl;\n        ssl_certificate {d}/cert.pem;\n        ssl_certificate_key {d}/key.pem;\n{}\n    }}\n}}\n",

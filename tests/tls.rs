@@ -5,90 +5,21 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::net::TcpListener;
+use std::process::Stdio;
+use std::time::Duration;
+
+mod common;
+use common::{free_port, json_of, self_signed, wait_listening, Proc};
 
 fn cb() -> Command {
-    let mut c = Command::cargo_bin("cipherbench").unwrap();
-    c.env_remove("NO_COLOR").env_remove("CIPHERBENCH_TEST_TLS_TAMPER").arg("--no-store");
-    c.timeout(Duration::from_secs(60));
-    c
+    common::cb_tls(Duration::from_secs(60))
 }
 
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A server process, killed when the test ends however it ends.
+/// A server process and its directory, killed (then removed) when the test ends.
 struct Peer {
-    child: Child,
+    _child: Proc,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Peer {
-    /// SIGTERM first, so nginx's master stops its workers too (SIGKILL would orphan
-    /// them), then SIGKILL if it is still there after 5 s.
-    fn drop(&mut self) {
-        // SAFETY: signals our own child by its pid.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wait_listening(port: u16, child: &mut Child, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        if let Ok(Some(st)) = child.try_wait() {
-            panic!("{what} exited early: {st}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("{what} did not listen on {port} within 10 s");
-}
-
-fn openssl(args: &[&str], dir: &Path) {
-    let st = std::process::Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl");
-    assert!(st.success(), "openssl {args:?}");
-}
-
-fn self_signed(dir: &Path, key_args: &[&str]) {
-    let mut a = vec![
-        "req",
-        "-x509",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-        "-keyout",
-        "key.pem",
-        "-out",
-        "cert.pem",
-    ];
-    a.extend_from_slice(key_args);
-    openssl(&a, dir);
 }
 
 fn records<'a>(doc: &'a Value, kind: &str) -> Vec<&'a Value> {
@@ -113,8 +44,17 @@ fn set(items: &[(&str, &str)]) -> BTreeSet<(String, String)> {
     items.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
 }
 
-/// nginx in a temporary prefix; `servers` are server blocks where `@P` is the prefix
-/// (holding cert.pem, key.pem and www/blob) and `@PORT` the port.
+/// The usual server block's opening: TLS on `@PORT` with the prefix's certificate,
+/// TLS 1.2 and 1.3, files from `@P/www`.
+const TLS_SERVER: &str = "listen 127.0.0.1:@PORT ssl;
+    ssl_certificate @P/cert.pem;
+    ssl_certificate_key @P/key.pem;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    root @P/www;";
+
+/// nginx in a temporary prefix; `servers` are server blocks where `@TLS` is
+/// `TLS_SERVER`, `@P` the prefix (holding cert.pem, key.pem and www/blob) and
+/// `@PORT` the port.
 fn start_nginx(port: u16, servers: &str) -> Peer {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -138,7 +78,10 @@ http {{
 {servers}
 }}
 ",
-        servers = servers.replace("@PORT", &port.to_string()).replace("@P", &p.to_string())
+        servers = servers
+            .replace("@TLS", TLS_SERVER)
+            .replace("@PORT", &port.to_string())
+            .replace("@P", &p.to_string())
     );
     std::fs::write(d.join("nginx.conf"), conf).unwrap();
     let mut child = std::process::Command::new("nginx")
@@ -155,7 +98,10 @@ http {{
         .spawn()
         .expect("nginx (Debian's nginx-light) must be installed");
     wait_listening(port, &mut child, "nginx");
-    Peer { child, _dir: dir }
+    Peer {
+        _child: Proc(child),
+        _dir: dir,
+    }
 }
 
 /// nginx with a known ssl_ciphers, ssl_protocols and ssl_ecdh_curve: the scan finds
@@ -166,15 +112,11 @@ fn nginx_accepts_exactly_its_configured_set() {
     let _nginx = start_nginx(
         port,
         "server {
-    listen 127.0.0.1:@PORT ssl;
-    ssl_certificate @P/cert.pem;
-    ssl_certificate_key @P/key.pem;
-    ssl_protocols TLSv1.2 TLSv1.3;
+    @TLS
     ssl_ciphers ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA;
     ssl_conf_command Ciphersuites TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256;
     ssl_ecdh_curve X25519:secp384r1;
     ssl_prefer_server_ciphers on;
-    root @P/www;
   }",
     );
     let doc = json_of(
@@ -303,7 +245,10 @@ fn start_s_server(port: u16, extra: &[&str], key_args: &[&str]) -> Peer {
         .spawn()
         .unwrap();
     wait_listening(port, &mut child, "openssl s_server");
-    Peer { child, _dir: dir }
+    Peer {
+        _child: Proc(child),
+        _dir: dir,
+    }
 }
 
 /// Handshake rates and latency per accepted suite against `openssl s_server`,
@@ -387,15 +332,11 @@ fn nginx_without_resumption_and_a_chunked_body() {
     let _nginx = start_nginx(
         port,
         "server {
-    listen 127.0.0.1:@PORT ssl;
-    ssl_certificate @P/cert.pem;
-    ssl_certificate_key @P/key.pem;
-    ssl_protocols TLSv1.2 TLSv1.3;
+    @TLS
     ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256;
     ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;
     ssl_session_tickets off;
     ssl_session_cache off;
-    root @P/www;
     location = /chunked {
       alias @P/www/blob;
       sub_filter_types *;
