@@ -601,14 +601,10 @@ impl HandshakeProbe {
 
     fn once(&mut self) -> Result<(String, String, Option<String>)> {
         let offer = if self.resumed { self.session.clone() } else { None };
-        let t0 = Instant::now();
-        let mut s = ssl::connect(&self.ctx, self.addr, self.sni.as_deref(), self.timeout, offer.as_deref())
-            .map_err(|e| anyhow!("{}: {e}", self.addr))?;
-        if self.ack {
-            let mut b = [0u8; 1];
-            s.read_exact(&mut b).context("waiting for the server to finish its side")?;
-        }
-        let elapsed = t0.elapsed().as_secs_f64();
+        let (mut s, elapsed) = wire::timed_handshake(self.ack, || {
+            ssl::connect(&self.ctx, self.addr, self.sni.as_deref(), self.timeout, offer.as_deref())
+                .map_err(|e| anyhow!("{}: {e}", self.addr))
+        })?;
         if self.resumed {
             if offer.is_some() && !s.ssl().session_reused() {
                 bail!("{NOT_RESUMED}");

@@ -297,81 +297,50 @@ fn gnutls_io(tcp: TcpStream, timeout: Duration, bulk: bool) -> gs::Io {
     }
 }
 
-/// A socket that gathers writes into `send(2)` calls of up to `BULK_SEND` bytes and
-/// reads up to `BULK_RECV` bytes per `recv(2)` (GnuTLS itself reads a record header,
-/// then its body: two calls per record). Every read first sends what is gathered.
+/// The bulk transport of the OpenSSL side (`Coalesced`: writes gathered into
+/// `send(2)` calls of up to `BULK_SEND` bytes, reads of up to `BULK_RECV` bytes per
+/// `recv(2)`; GnuTLS itself reads a record header, then its body) under a GnuTLS
+/// session, which also needs to wait for something to read.
 struct Gathered {
-    tcp: TcpStream,
+    c: Coalesced,
     timeout: Duration,
-    out: Vec<u8>,
-    inbuf: Vec<u8>,
-    pos: usize,
-    end: usize,
 }
 
 impl Gathered {
     fn new(tcp: TcpStream, timeout: Duration) -> Gathered {
         Gathered {
-            tcp,
+            c: Coalesced::new(tcp, BULK_SEND, BULK_RECV),
             timeout,
-            out: Vec::with_capacity(BULK_SEND),
-            inbuf: vec![0u8; BULK_RECV],
-            pos: 0,
-            end: 0,
         }
-    }
-
-    fn drain(&mut self) -> std::io::Result<()> {
-        if !self.out.is_empty() {
-            self.tcp.write_all(&self.out)?;
-            self.out.clear();
-        }
-        Ok(())
     }
 }
 
 impl Read for Gathered {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.drain()?;
-        if self.pos == self.end {
-            if buf.len() >= self.inbuf.len() {
-                return self.tcp.read(buf);
-            }
-            let n = self.tcp.read(&mut self.inbuf)?;
-            (self.pos, self.end) = (0, n);
-        }
-        let n = buf.len().min(self.end - self.pos);
-        buf[..n].copy_from_slice(&self.inbuf[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
+        self.c.read(buf)
     }
 }
 
 impl Write for Gathered {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.out.len() + buf.len() > BULK_SEND {
-            self.drain()?;
-        }
-        if buf.len() >= BULK_SEND {
-            return self.tcp.write(buf);
-        }
-        self.out.extend_from_slice(buf);
-        Ok(buf.len())
+        self.c.write(buf)
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.drain()
+        self.c.flush()
     }
 }
 
 impl gs::Transport for Gathered {
     fn wait_readable(&mut self, ms: u32) -> std::io::Result<bool> {
-        self.drain()?;
-        if self.pos < self.end {
+        // What is gathered goes out first: the peer may be waiting for it.
+        self.c.flush()?;
+        if self.c.has_buffered() {
             return Ok(true);
         }
-        self.tcp.set_read_timeout(Some(Duration::from_millis(u64::from(ms).max(1))))?;
-        let r = self.tcp.peek(&mut [0u8; 1]);
-        self.tcp.set_read_timeout(Some(self.timeout))?;
+        let tcp = self.c.tcp();
+        tcp.set_read_timeout(Some(Duration::from_millis(u64::from(ms).max(1))))?;
+        let r = tcp.peek(&mut [0u8; 1]);
+        tcp.set_read_timeout(Some(self.timeout))?;
         match r {
             Ok(_) => Ok(true),
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Ok(false),
@@ -538,14 +507,10 @@ impl HsProbe {
 
     fn once(&mut self) -> Result<Negotiated> {
         let offer = if self.resumed { self.saved.clone() } else { None };
-        let t0 = Instant::now();
-        let mut s = connect(&self.end, self.addr, self.sni.as_deref(), self.timeout, offer.as_ref(), false)
-            .map_err(|e| anyhow!("{}: {e}", self.addr))?;
-        if self.ack {
-            let mut b = [0u8; 1];
-            s.read_exact(&mut b).context("waiting for the server to finish its side")?;
-        }
-        let elapsed = t0.elapsed().as_secs_f64();
+        let (mut s, elapsed) = wire::timed_handshake(self.ack, || {
+            connect(&self.end, self.addr, self.sni.as_deref(), self.timeout, offer.as_ref(), false)
+                .map_err(|e| anyhow!("{}: {e}", self.addr))
+        })?;
         if self.resumed {
             if offer.is_some() && !s.resumed() {
                 bail!("the server did not resume the session");

@@ -185,6 +185,18 @@ impl Drop for Workers {
 // ---------------------------------------------------------------------------
 // Client side
 
+/// Times a client handshake: from before `connect` until, with `ack` (loopback),
+/// the server's byte has come, so its side of the handshake is done too.
+pub(crate) fn timed_handshake<S: Read>(ack: bool, connect: impl FnOnce() -> Result<S>) -> Result<(S, f64)> {
+    let t0 = Instant::now();
+    let mut s = connect()?;
+    if ack {
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).context("waiting for the server to finish its side")?;
+    }
+    Ok((s, t0.elapsed().as_secs_f64()))
+}
+
 /// One long-lived connection pushing `units` writes of the write size per run.
 pub(crate) struct BulkProbe<S> {
     pub s: S,

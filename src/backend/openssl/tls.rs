@@ -383,6 +383,16 @@ impl Coalesced {
         }
     }
 
+    /// The TCP stream underneath.
+    pub fn tcp(&self) -> &TcpStream {
+        &self.tcp
+    }
+
+    /// Whether received bytes wait in the read buffer.
+    pub fn has_buffered(&self) -> bool {
+        self.pos < self.end
+    }
+
     fn drain(&mut self) -> std::io::Result<()> {
         if !self.out.is_empty() {
             self.sends += 1;
