@@ -247,7 +247,17 @@ pub struct BulkProbe {
     fixed: Option<u64>,
     verify: bool,
     last: Option<(Seconds, Seconds)>,
+    /// When the last timed send ended (adaptive mode).
+    sent: Option<Instant>,
 }
+
+/// Bytes sent untimed before a sample when the session has been idle: the pipe,
+/// ssh's buffers, the channel window (2 MiB) and the socket buffers drain while
+/// other subjects run, and a sample that starts by filling them at memory speed
+/// would be inflated (here 2 MiB after an idle spell went at 2.5x the steady
+/// rate; 4 MiB and more at it). Back-to-back samples keep them full.
+const PRIME_BYTES: u64 = 4 << 20;
+const IDLE: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl BulkProbe {
     /// Opens the session (adaptive mode) and waits until the far side is running,
@@ -261,6 +271,7 @@ impl BulkProbe {
             fixed,
             verify,
             last: None,
+            sent: None,
         };
         if fixed.is_none() {
             let sink = if verify { HASH_SINK } else { SINK };
@@ -314,10 +325,20 @@ impl Probe for BulkProbe {
         let Some(t) = self.open.as_mut() else {
             bail!("ssh session closed");
         };
+        let idle = self.sent.map_or(true, |e| e.elapsed() > IDLE);
+        let mut t0 = t0;
+        if idle {
+            // Refill the buffers untimed (see PRIME_BYTES).
+            for _ in 0..PRIME_BYTES.div_ceil(self.buf.len() as u64) {
+                t.send(&self.buf)?;
+            }
+            t0 = Instant::now();
+        }
         let c0 = t.cpu_time();
         for _ in 0..units {
             t.send(&self.buf)?;
         }
+        self.sent = Some(Instant::now());
         let wall = Seconds::from_duration(t0.elapsed());
         let cpu = match (c0, t.cpu_time()) {
             (Some(a), Some(b)) => Seconds(b.0 - a.0),
