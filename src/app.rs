@@ -184,10 +184,16 @@ fn run_main(c: &Common) -> Result<()> {
                     share(s_share * f),
                 )
             };
-            let plan = ssh_plan(&ciphers, &macs[..macs.len().min(1)], &kex, true, 0.65)?;
+            let mut plan = ssh_plan(&ciphers, &macs[..macs.len().min(1)], &kex, true, 0.65)?;
             let mac_cipher: Vec<String> = ciphers.iter().filter(|c| c.as_str() == "aes128-ctr").cloned().collect();
-            let mac_plan = ssh_plan(&mac_cipher, macs.get(1..).unwrap_or(&[]), &kex[..kex.len().min(1)], false, 0.35)?;
+            let mut mac_plan = ssh_plan(&mac_cipher, macs.get(1..).unwrap_or(&[]), &kex[..kex.len().min(1)], false, 0.35)?;
             let daemon = PrivateSshd::start(sshd.as_ref().expect("checked"), openssh)?;
+            // The share counts from here: what the first passes overran and the
+            // daemon's start-up (host keys) come out of it.
+            let first_pass_end = budget.0 * (p_share + t_share + s_share);
+            let left = (first_pass_end - t0.elapsed().as_secs_f64()).min(budget.0 * s_share).max(1.0);
+            plan.budget = Seconds(left * 0.65);
+            mac_plan.budget = Seconds(left * 0.35);
             let client = Client {
                 ssh: openssh.ssh.clone(),
                 target: Target::Private {
