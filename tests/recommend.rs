@@ -296,7 +296,7 @@ fn ssh_db() -> &'static Path {
             "--hostkeys",
             "ssh-ed25519,rsa-sha2-512",
         ])
-        .args(["--budget", "8s", "--quiet", "--db"])
+        .args(["--budget", "20s", "--quiet", "--db"])
         .arg(&db)
         .assert()
         .success();
