@@ -37,7 +37,7 @@ tops() {
 run() { # $1 budget seconds, $2 output json -> prints elapsed seconds
   local t0 t1
   t0=$(date +%s.%N)
-  "$CB" --budget "${1}s" --db "$work/h.sqlite" --json >"$2"
+  NO_COLOR=1 "$CB" --budget "${1}s" --db "$work/h.sqlite" --export-json "$2" >"$2.txt"
   t1=$(date +%s.%N)
   bc -l <<<"$t1 - $t0"
 }
@@ -51,6 +51,10 @@ for ((i = 1; i <= RUNS; i++)); do
   race=$(jq -c '.run.settings.race // {} | {contests: [.contests[]?.list], seconds: (.seconds // 0 | floor)}' "$work/run$i.json")
   printf 'run %d: %6.1f s  within budget+10%%: %s  race: %s\n' "$i" "$t" "$ok" "$race"
 done
+
+echo
+echo "== The answer of run 1, as printed"
+cat "$work/run1.json.txt"
 
 echo
 echo "== Stability: top choice per list over $RUNS runs (first | rank-1 group)"
