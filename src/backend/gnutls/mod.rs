@@ -5,7 +5,7 @@ mod ffi;
 pub mod session;
 
 use ffi::{Api, Datum, Handle};
-use std::ffi::{c_int, CStr, CString};
+use std::ffi::{c_int, c_void, CStr, CString};
 use std::ptr;
 use std::sync::OnceLock;
 
@@ -177,49 +177,70 @@ impl Aead {
     /// Seals `plain` into `out` (ciphertext || tag); returns the output length.
     pub fn seal(&mut self, nonce: &[u8], aad: &[u8], tag_len: usize, plain: &[u8], out: &mut [u8]) -> Result<usize, GnutlsError> {
         let a = api()?;
-        let mut n = out.len();
-        // SAFETY: all pointers are valid for the lengths given; `out` is exclusive.
-        let rc = unsafe {
-            (a.gnutls_aead_cipher_encrypt)(
-                self.h,
-                nonce.as_ptr().cast(),
-                nonce.len(),
-                aad.as_ptr().cast(),
-                aad.len(),
-                tag_len,
-                plain.as_ptr().cast(),
-                plain.len(),
-                out.as_mut_ptr().cast(),
-                &mut n,
-            )
-        };
-        check(a, rc, "gnutls_aead_cipher_encrypt")?;
-        Ok(n)
+        self.crypt(
+            a,
+            a.gnutls_aead_cipher_encrypt,
+            "gnutls_aead_cipher_encrypt",
+            nonce,
+            aad,
+            tag_len,
+            plain,
+            out,
+        )
     }
 
     /// Opens `sealed` (ciphertext || tag) into `out`; fails when the tag is wrong.
     pub fn open(&mut self, nonce: &[u8], aad: &[u8], tag_len: usize, sealed: &[u8], out: &mut [u8]) -> Result<usize, GnutlsError> {
         let a = api()?;
+        self.crypt(
+            a,
+            a.gnutls_aead_cipher_decrypt,
+            "gnutls_aead_cipher_decrypt",
+            nonce,
+            aad,
+            tag_len,
+            sealed,
+            out,
+        )
+    }
+
+    /// One call of `gnutls_aead_cipher_encrypt` or `_decrypt` (same prototype).
+    #[allow(clippy::too_many_arguments)]
+    fn crypt(
+        &mut self,
+        a: &Api,
+        f: AeadFn,
+        name: &str,
+        nonce: &[u8],
+        aad: &[u8],
+        tag_len: usize,
+        input: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize, GnutlsError> {
         let mut n = out.len();
-        // SAFETY: as for `seal`.
+        // SAFETY: all pointers are valid for the lengths given; `out` is exclusive.
         let rc = unsafe {
-            (a.gnutls_aead_cipher_decrypt)(
+            f(
                 self.h,
                 nonce.as_ptr().cast(),
                 nonce.len(),
                 aad.as_ptr().cast(),
                 aad.len(),
                 tag_len,
-                sealed.as_ptr().cast(),
-                sealed.len(),
+                input.as_ptr().cast(),
+                input.len(),
                 out.as_mut_ptr().cast(),
                 &mut n,
             )
         };
-        check(a, rc, "gnutls_aead_cipher_decrypt")?;
+        check(a, rc, name)?;
         Ok(n)
     }
 }
+
+/// The shared prototype of `gnutls_aead_cipher_encrypt` and `_decrypt`.
+type AeadFn =
+    unsafe extern "C" fn(Handle, *const c_void, usize, *const c_void, usize, usize, *const c_void, usize, *mut c_void, *mut usize) -> c_int;
 
 impl Drop for Aead {
     fn drop(&mut self) {
