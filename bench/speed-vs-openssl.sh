@@ -12,14 +12,22 @@
 # `openssl speed` ignores those return codes, and for chacha20-poly1305 on OpenSSL
 # 3.0 its figures are about twice what the checked loop gets at 1 KiB.
 #
-# Environment: REPS (5), SECONDS_PER (1, openssl's -seconds), CB (binary),
-# ALGS and SIZES to override the sets.
+# Each tool runs as its user would type it: `openssl speed` for its default 3 s
+# (-seconds 3), and `cipherbench speed ALG --bytes N` with its default budget,
+# which also gives each operation 3 s (MAX_PER_SUBJECT in src/plan.rs): the same
+# time per figure.
+#
+# Environment: REPS (5), SECONDS_PER (3, openssl's -seconds), OURS_BUDGET (unset:
+# cipherbench's default; e.g. 2s), SIDE_SECONDS (1: the -elapsed, -aead and C-loop
+# columns, which explain the throughput and are not part of the CV target), CB (binary), ALGS and SIZES to override the sets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CB=${CB:-target/release/cipherbench}
 REPS=${REPS:-5}
-S=${SECONDS_PER:-1}
+S=${SECONDS_PER:-3}
+OURS_BUDGET=${OURS_BUDGET:-}
+SIDE=${SIDE_SECONDS:-1}
 ALGS=${ALGS:-"aes-128-gcm aes-128-ctr aes-256-cbc chacha20-poly1305 sha256"}
 SIZES=${SIZES:-"1024 8192 16384"}
 
@@ -32,13 +40,13 @@ command -v openssl >/dev/null || { echo "needs the openssl CLI" >&2; exit 1; }
 # openssl speed prints "ALG  12345.67k" (1000s of bytes per second) for one size.
 # Without -elapsed it divides by the process's user CPU time (the issue's command);
 # with -elapsed by wall time.
-ossl() { # alg bytes [extra flags]
-  local alg=$1 n=$2; shift 2
-  openssl speed "$@" -evp "$alg" -bytes "$n" -seconds "$S" 2>/dev/null |
+ossl() { # alg bytes seconds [extra flags]
+  local alg=$1 n=$2 secs=$3; shift 3
+  openssl speed "$@" -evp "$alg" -bytes "$n" -seconds "$secs" 2>/dev/null |
     awk 'END { v=$NF; sub(/k$/, "", v); printf "%.0f\n", v * 1000 }'
 }
 ours() { # alg bytes -> "median wall_median" of encrypt/digest/mac, bytes/s
-  "$CB" speed "$1" --bytes "$2" --budget "$((2 * S))s" --no-store --json --quiet |
+  "$CB" speed "$1" --bytes "$2" ${OURS_BUDGET:+--budget "$OURS_BUDGET"} --no-store --json --quiet |
     python3 -c 'import json,sys
 d=json.load(sys.stdin)
 r=[r for r in d["results"] if r["subject"]["op"] in ("encrypt","digest","mac") and r["status"]=="ok"][0]
@@ -56,6 +64,7 @@ ratio() { awk -v x="$1" -v y="$2" 'BEGIN{printf "%.3f", x/y}'; }
 echo "CPU time: openssl speed -evp (divides by user CPU time) vs cipherbench speed (median over the thread's CPU time)."
 echo "wall: openssl speed -elapsed vs cipherbench's wall_median; -aead: openssl speed -aead (CPU time) vs ours;"
 echo "C loop: bench/aead_record_loop.c (wall) vs ours (wall). MB/s; cv over $REPS alternating repetitions."
+echo "openssl speed -seconds $S; cipherbench speed ${OURS_BUDGET:+--budget $OURS_BUDGET}${OURS_BUDGET:-with its default budget (3 s per operation)}; side columns (-elapsed, -aead, C loop) $SIDE s."
 printf "%-18s %6s | %10s %7s %10s %7s %6s %5s | %10s %7s %10s %7s %6s | %10s %6s | %10s %6s\n" algorithm bytes \
   "openssl" "cv" "ours" "cv" "ratio" "cv½" "-elapsed" "cv" "ours wall" "cv" "ratio" "-aead" "ratio" "C loop" "ratio"
 cells=0 cvmet=0 tpmet=0 tpcells=0
@@ -63,13 +72,13 @@ for alg in $ALGS; do
   for n in $SIZES; do
     o=(); e=(); c=(); w=(); a=(); l=()
     for ((i = 0; i < REPS; i++)); do
-      o+=("$(ossl "$alg" "$n")")
+      o+=("$(ossl "$alg" "$n" "$S")")
       read -r cm_ wm_ < <(ours "$alg" "$n")
       c+=("$cm_"); w+=("$wm_")
-      e+=("$(ossl "$alg" "$n" -elapsed)")
+      e+=("$(ossl "$alg" "$n" "$SIDE" -elapsed)")
       case $alg in *gcm|*ocb|chacha20-poly1305)
-        a+=("$(ossl "$alg" "$n" -aead)")
-        [[ -n $CLOOP ]] && l+=("$("$CLOOP" "$alg" "$n" "$S")") ;;
+        a+=("$(ossl "$alg" "$n" "$SIDE" -aead)")
+        [[ -n $CLOOP ]] && l+=("$("$CLOOP" "$alg" "$n" "$SIDE")") ;;
       esac
     done
     read -r om ocv < <(printf '%s\n' "${o[@]}" | stats)
