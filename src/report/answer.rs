@@ -12,6 +12,35 @@ fn bold(s: &str) -> String {
     }
 }
 
+/// Tied TLS 1.2 suites that differ only in the certificate type share one bulk
+/// figure (the same Enc and Mac): `TLS_ECDHE_ECDSA_WITH_X` and `TLS_ECDHE_RSA_WITH_X`
+/// read as `TLS_ECDHE_{ECDSA,RSA}_WITH_X`. Other names pass through; order is kept.
+fn group_auth(names: &[&str]) -> Vec<String> {
+    // (key exchange, rest) -> authentications, in order of first appearance.
+    let mut groups: Vec<(Option<(&str, &str)>, Vec<&str>)> = Vec::new();
+    for &n in names {
+        let split = n
+            .strip_prefix("TLS_")
+            .and_then(|t| t.split_once("_WITH_"))
+            .and_then(|(kxau, rest)| kxau.rsplit_once('_').map(|(kx, au)| ((kx, rest), au)));
+        match split {
+            Some((key, au)) => match groups.iter_mut().find(|(k, _)| *k == Some(key)) {
+                Some((_, aus)) => aus.push(au),
+                None => groups.push((Some(key), vec![au])),
+            },
+            None => groups.push((None, vec![n])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(key, aus)| match key {
+            Some((kx, rest)) if aus.len() > 1 => format!("TLS_{kx}_{{{}}}_WITH_{rest}", aus.join(",")),
+            Some((kx, rest)) => format!("TLS_{kx}_{}_WITH_{rest}", aus[0]),
+            None => aus[0].to_string(),
+        })
+        .collect()
+}
+
 /// The answer for `cipherbench` / `cipherbench run`.
 pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Option<&str>, report: Option<&str>, stored: bool) -> String {
     let h = &doc.run.host;
@@ -47,8 +76,8 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
                 }
                 continue;
             };
-            let names: Vec<&str> = best.iter().map(|x| x.name.as_str()).collect();
-            let tie = if names.len() > 1 { " (tied: the intervals overlap)" } else { "" };
+            let names = group_auth(&best.iter().map(|x| x.name.as_str()).collect::<Vec<_>>());
+            let tie = if best.len() > 1 { " (tied: the intervals overlap)" } else { "" };
             s.push_str(&format!(
                 "  {:<30} {:<44} {}{tie}\n",
                 list_title(&r.list),
@@ -123,4 +152,31 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_auth;
+
+    #[test]
+    fn suites_that_differ_only_in_the_certificate_are_grouped() {
+        let names = [
+            "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+            "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+            "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+            "TLS_AES_128_GCM_SHA256",
+            "aes128-gcm@openssh.com",
+        ];
+        assert_eq!(
+            group_auth(&names),
+            [
+                "TLS_ECDHE_{ECDSA,RSA}_WITH_AES_128_GCM_SHA256",
+                "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+                "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+                "TLS_AES_128_GCM_SHA256",
+                "aes128-gcm@openssh.com",
+            ]
+        );
+    }
 }
