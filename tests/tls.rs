@@ -435,6 +435,51 @@ fn loopback_bulk_is_verified_by_the_far_side() {
     }
 }
 
+/// Bulk subjects are measured in interleaved slices, each a fresh connection: every
+/// bulk figure is over at least 3 slices, its interval holds its median, the data
+/// is still verified by the far side, and the run's settings say so.
+#[test]
+fn loopback_bulk_is_sliced() {
+    let doc = json_of(
+        &cb()
+            .args([
+                "tls",
+                "--protocols",
+                "1.2",
+                "--suites",
+                "ECDHE-ECDSA-AES128-GCM-SHA256,ECDHE-ECDSA-CHACHA20-POLY1305",
+                "--certs",
+                "ecdsa-p256",
+                "--groups",
+                "x25519",
+                "--no-handshakes",
+                "--verify",
+                // 0.9 s per subject: three slices each.
+                "--budget",
+                "2s",
+                "--json",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    let sliced = doc["run"]["settings"]["bulk_slices"].as_str().unwrap_or_default();
+    assert!(sliced.contains("interleaved") && sliced.contains("fresh connection"), "{sliced}");
+    let bulk = records(&doc, "tls-bulk");
+    assert_eq!(bulk.len(), 6, "throughput, client and server CPU per GB, per suite");
+    let suites: BTreeSet<&str> = bulk.iter().map(|r| r["subject"]["suite"].as_str().unwrap()).collect();
+    assert_eq!(suites.len(), 2, "{suites:?}");
+    for r in &bulk {
+        assert_eq!(r["status"], "ok", "{r}");
+        let n = r["samples"].as_u64().unwrap();
+        assert!(n >= 3, "{n} slices: {r}");
+        let f = |k: &str| r[k].as_f64().unwrap();
+        assert!(f("ci95_low") <= f("median") && f("median") <= f("ci95_high"), "{r}");
+        assert!(f("min") <= f("median") && f("median") <= f("max") && f("median") > 0.0, "{r}");
+    }
+}
+
 /// Handshakes sweep key exchange × group × certificate on loopback, with
 /// resumption, and the terminal report shows the TLS tables.
 #[test]

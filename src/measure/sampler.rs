@@ -264,6 +264,265 @@ fn sample_until_done<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &Samp
     Ok(())
 }
 
+// ---------------------------------------------------------------------------
+// Slices: a subject measured over several fresh connections, interleaved with
+// the other subjects of its list.
+//
+// One long connection in one stretch of time gives a tight interval that the next
+// run does not reproduce: the machine's speed drifts between stretches (a shared
+// VM), and per-connection effects (where the threads landed) are constant inside
+// one connection. So a sliced subject is measured in rounds, A B C, A B C, …: each
+// slice opens fresh probes (a new connection), warms up untimed and samples for
+// its share of the time; the slice's aggregate (its work over its wall and CPU
+// time) is one sample of the subject. Median, interval, min, max and n are then
+// over slices, and every subject of a round sees the same drift.
+
+/// Slice length aimed for (opening, warm-up and sampling included)...
+const SLICE_TARGET: f64 = 0.35;
+/// ...and the shortest slice when there is room for [`MIN_SLICES`] of them.
+const SLICE_MIN: f64 = 0.28;
+/// Most slices per subject: longer budgets get longer slices.
+const MAX_SLICES: usize = 12;
+/// Below this many slices the interval over slices means little (a 95% order-
+/// statistic interval needs 6; `recommend` ranks nothing below 3): the interval is
+/// widened instead, see [`over_slices`].
+pub const MIN_SLICES: usize = 3;
+/// Slices to take before the interval over slices may stop a subject early.
+const MIN_SLICES_FOR_PRECISION: usize = 6;
+/// With fewer than [`MIN_SLICES`] slices, no interval is narrower than this
+/// fraction of the median on either side.
+pub const FEW_SLICES_HALF_WIDTH: f64 = 0.10;
+
+/// How many slices a subject with `budget` gets: about [`SLICE_TARGET`] each, at
+/// least [`MIN_SLICES`] when each can still be [`SLICE_MIN`] long, at most
+/// [`MAX_SLICES`], never fewer than one.
+pub fn slice_count(budget: Seconds) -> usize {
+    let by_target = (budget.0 / SLICE_TARGET).floor() as usize;
+    if by_target >= MIN_SLICES {
+        by_target.min(MAX_SLICES)
+    } else if budget.0 + 1e-9 >= SLICE_MIN * MIN_SLICES as f64 {
+        MIN_SLICES
+    } else {
+        ((budget.0 / SLICE_MIN).floor() as usize).max(1)
+    }
+}
+
+/// One slice to take: whose, which, and until when.
+#[derive(Debug, Clone)]
+pub struct SliceSpec {
+    /// Index of the subject in the list given to [`interleave`].
+    pub subject: usize,
+    /// 0-based slice of this subject, and how many it is planned to get.
+    pub index: usize,
+    pub of: usize,
+    deadline: Instant,
+    cfg: SamplerConfig,
+    /// Units per sample, calibrated by the subject's first slice.
+    units: Option<u64>,
+}
+
+impl SliceSpec {
+    /// Samples freshly opened `probes` until the slice's deadline: the first slice
+    /// calibrates as [`measure`] does; later ones reuse its units and only warm up
+    /// (untimed) before sampling. Ctrl-C stops it as it stops [`measure`].
+    pub fn measure<P: Probe>(&self, probes: &mut [P], rate: Rate) -> Result<Measurement> {
+        assert!(!probes.is_empty(), "at least one probe");
+        let start = Instant::now();
+        let left = self.deadline.saturating_duration_since(start).as_secs_f64();
+        let cfg = SamplerConfig {
+            budget: Seconds(left),
+            warmup: Seconds(self.cfg.warmup.0.min(left * 0.1)),
+            // A slice samples for its whole time: the stopping rule is the
+            // interval over slices (see `interleave`), not inside one connection.
+            min_time: Seconds(left),
+            ..self.cfg
+        };
+        let Some(units) = self.units else {
+            return measure(probes, rate, &cfg);
+        };
+        let mut w = 1u64;
+        while start.elapsed().as_secs_f64() < cfg.warmup.0 && !interrupt::requested() {
+            one_sample(probes, w)?;
+            w = w.saturating_mul(2).min(units);
+        }
+        let mut m = Measurement {
+            samples: Vec::new(),
+            rate,
+            units,
+            interrupted: false,
+            basis: if probes.len() == 1 { cfg.basis } else { Basis::Wall },
+        };
+        sample_until_done(probes, &mut m, &cfg, start)?;
+        Ok(m)
+    }
+}
+
+/// A subject's slices and their combination.
+#[derive(Debug, Clone)]
+pub struct Sliced {
+    /// One sample per slice: the slice's total work over its total wall and CPU time.
+    pub combined: Measurement,
+    /// Each slice's own samples.
+    pub slices: Vec<Measurement>,
+}
+
+impl Sliced {
+    /// Combines slices (`None` when there are none).
+    pub fn from_slices(slices: Vec<Measurement>) -> Option<Sliced> {
+        let first = slices.first()?;
+        let combined = Measurement {
+            samples: slices
+                .iter()
+                .map(|m| Sample {
+                    wall: Seconds(m.samples.iter().map(|s| s.wall.0).sum()),
+                    cpu: Seconds(m.samples.iter().map(|s| s.cpu.0).sum()),
+                    work: m.samples.iter().map(|s| s.work).sum(),
+                })
+                .collect(),
+            rate: first.rate,
+            units: first.units,
+            interrupted: slices.iter().any(|m| m.interrupted),
+            basis: first.basis,
+        };
+        Some(Sliced { combined, slices })
+    }
+    /// Summary over slices of the reported figure (see [`over_slices`]).
+    pub fn headline(&self) -> Option<Summary> {
+        match self.combined.basis {
+            Basis::Wall => self.wall(),
+            Basis::Cpu => self.cpu(),
+        }
+    }
+    /// Summary over slices, over wall time.
+    pub fn wall(&self) -> Option<Summary> {
+        self.over(|s| s.wall)
+    }
+    /// Summary over slices, over CPU time.
+    pub fn cpu(&self) -> Option<Summary> {
+        self.over(|s| s.cpu)
+    }
+    fn over(&self, time: impl Fn(&Sample) -> Seconds + Copy) -> Option<Summary> {
+        let within: Vec<Vec<f64>> = self.slices.iter().map(|m| m.values(time)).collect();
+        over_slices(&self.combined.values(time), &within)
+    }
+}
+
+/// Summary of one value per slice. With [`MIN_SLICES`] or more it is the usual
+/// one (median, order-statistic interval) over slices. With fewer, an interval
+/// from one or two connections would claim a certainty it does not have, so the
+/// interval is widened to cover every value seen (each slice's own samples in
+/// `within` as well as the slices' values), and at least ±[`FEW_SLICES_HALF_WIDTH`]
+/// of the median; min and max become the lowest and highest value seen. `samples`
+/// stays the number of slices, so `recommend` still ties such a figure with
+/// everything.
+pub fn over_slices(per_slice: &[f64], within: &[Vec<f64>]) -> Option<Summary> {
+    let mut s = Summary::of(per_slice)?;
+    if s.samples >= MIN_SLICES {
+        return Some(s);
+    }
+    let seen = per_slice.iter().chain(within.iter().flatten()).filter(|v| v.is_finite());
+    let (lo, hi) = seen.fold((s.min, s.max), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    let floor = FEW_SLICES_HALF_WIDTH * s.median.abs();
+    s.ci95_low = lo.min(s.median - floor);
+    s.ci95_high = hi.max(s.median + floor);
+    s.min = lo;
+    s.max = hi;
+    Some(s)
+}
+
+/// Measures subjects in interleaved slices: rounds of one slice per subject, in
+/// the order given (A B C, A B C, …), until each has had [`slice_count`] of its
+/// budget. `slice` opens fresh probes for the subject a [`SliceSpec`] names (not
+/// timed) and calls [`SliceSpec::measure`] on them.
+///
+/// Budget: each subject spends its own `cfgs[i].budget`, opening included: a slice
+/// gets what is left of it divided by the slices still to come, so an overrun is
+/// paid back by the next slices; a subject whose last slice took more than twice
+/// what is left stops. A subject stops early once it has
+/// `MIN_SLICES_FOR_PRECISION` slices and the interval over them is within its
+/// `precision`. An error ends that subject (the others go on); Ctrl-C ends all,
+/// keeping every slice taken. Per subject: `Ok(None)` when it got no slice.
+pub fn interleave<F>(cfgs: &[SamplerConfig], mut slice: F) -> Vec<Result<Option<Sliced>>>
+where
+    F: FnMut(&SliceSpec) -> Result<Measurement>,
+{
+    struct State {
+        planned: usize,
+        slices: Vec<Measurement>,
+        spent: f64,
+        last: f64,
+        units: Option<u64>,
+        error: Option<anyhow::Error>,
+        done: bool,
+    }
+    let mut st: Vec<State> = cfgs
+        .iter()
+        .map(|c| State {
+            planned: slice_count(c.budget),
+            slices: Vec::new(),
+            spent: 0.0,
+            last: 0.0,
+            units: None,
+            error: None,
+            done: false,
+        })
+        .collect();
+    let rounds = st.iter().map(|s| s.planned).max().unwrap_or(0);
+    'rounds: for _ in 0..rounds {
+        for (i, (s, cfg)) in st.iter_mut().zip(cfgs).enumerate() {
+            if interrupt::requested() {
+                break 'rounds;
+            }
+            if s.done || s.error.is_some() || s.slices.len() >= s.planned {
+                continue;
+            }
+            let left = cfg.budget.0 - s.spent;
+            if !s.slices.is_empty() && (left <= 0.0 || s.last > 2.0 * left) {
+                s.done = true;
+                continue;
+            }
+            let t0 = Instant::now();
+            let alloc = left.max(0.0) / (s.planned - s.slices.len()) as f64;
+            let spec = SliceSpec {
+                subject: i,
+                index: s.slices.len(),
+                of: s.planned,
+                deadline: t0 + std::time::Duration::from_secs_f64(alloc),
+                cfg: *cfg,
+                units: s.units,
+            };
+            let r = slice(&spec);
+            s.last = t0.elapsed().as_secs_f64();
+            s.spent += s.last;
+            match r {
+                Ok(m) => {
+                    let stop = m.interrupted;
+                    if !m.samples.is_empty() {
+                        s.units.get_or_insert(m.units);
+                        s.slices.push(m);
+                    }
+                    if stop {
+                        break 'rounds;
+                    }
+                    if s.slices.len() >= MIN_SLICES_FOR_PRECISION {
+                        let summary = Sliced::from_slices(s.slices.clone()).and_then(|m| m.headline());
+                        if summary.is_some_and(|x| x.relative_precision() <= cfg.precision) {
+                            s.done = true;
+                        }
+                    }
+                }
+                Err(e) => s.error = Some(e),
+            }
+        }
+    }
+    st.into_iter()
+        .map(|s| match s.error {
+            Some(e) => Err(e),
+            None => Ok(Sliced::from_slices(s.slices)),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,6 +622,156 @@ mod tests {
         let two = measure(&mut [Spin { acc: 1 }, Spin { acc: 2 }], Rate::PerSecond, &cfg).unwrap();
         assert_eq!(two.basis, Basis::Wall);
         assert_eq!(two.headline(), two.wall());
+    }
+
+    /// A probe whose speed depends on *time*: the machine slows down steadily, a
+    /// unit costing `base` × (1 + `slope` × seconds since `epoch`) of sleep.
+    struct Drift {
+        epoch: Instant,
+        base: f64,
+        slope: f64,
+    }
+    impl Probe for Drift {
+        fn run(&mut self, units: u64) -> Result<f64> {
+            let t = self.epoch.elapsed().as_secs_f64();
+            std::thread::sleep(std::time::Duration::from_secs_f64(
+                units as f64 * self.base * (1.0 + self.slope * t),
+            ));
+            Ok(units as f64)
+        }
+    }
+
+    fn sliced_cfg(budget: f64) -> SamplerConfig {
+        SamplerConfig {
+            budget: Seconds(budget),
+            sample_time: Seconds(0.01),
+            warmup: Seconds(0.01),
+            ..Default::default()
+        }
+    }
+
+    /// Interleaved A B A B A B: the two (identical) subjects see the same drift and
+    /// tie. One after the other, A A A then B B B, the same drift makes A a clear
+    /// winner: what the within-stretch interval got wrong.
+    #[test]
+    fn interleaving_gives_both_subjects_the_same_drift() {
+        let budget = SLICE_MIN * MIN_SLICES as f64;
+        assert_eq!(slice_count(Seconds(budget)), MIN_SLICES);
+        let cfgs = [sliced_cfg(budget), sliced_cfg(budget)];
+        let run = |cfgs: &[SamplerConfig], epoch: Instant, order: &mut Vec<(usize, usize)>| {
+            interleave(cfgs, |spec| {
+                order.push((spec.subject, spec.index));
+                let mut p = [Drift {
+                    epoch,
+                    base: 1e-4,
+                    slope: 2.0,
+                }];
+                spec.measure(&mut p, Rate::PerSecond)
+            })
+            .into_iter()
+            .map(|r| r.unwrap().unwrap())
+            .collect::<Vec<Sliced>>()
+        };
+        let t0 = Instant::now();
+        let mut order = Vec::new();
+        let both = run(&cfgs, t0, &mut order);
+        let spent = t0.elapsed().as_secs_f64();
+        assert_eq!(order, [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]);
+        assert!(spent < 2.0 * budget * 1.25, "{spent} s for a budget of {}", 2.0 * budget);
+        let (a, b) = (both[0].wall().unwrap(), both[1].wall().unwrap());
+        for (m, s) in both.iter().zip([a, b]) {
+            assert_eq!(s.samples, MIN_SLICES, "one sample per slice");
+            assert_eq!(m.slices.len(), MIN_SLICES);
+            assert!(m.slices.iter().all(|sl| sl.samples.len() >= 3), "each slice samples");
+            assert!(s.ci95_low <= s.median && s.median <= s.ci95_high);
+        }
+        assert!(a.ties_with(&b), "interleaved: {a:?} vs {b:?}");
+        assert!(b.median > 0.7 * a.median, "interleaved: {} vs {}", a.median, b.median);
+
+        // The same subjects one after the other.
+        let t0 = Instant::now();
+        let mut order = Vec::new();
+        let first = run(&cfgs[..1], t0, &mut order).remove(0);
+        let second = run(&cfgs[..1], t0, &mut order).remove(0);
+        let (a, b) = (first.wall().unwrap(), second.wall().unwrap());
+        assert!(!a.ties_with(&b), "one after the other: {a:?} vs {b:?}");
+        assert!(b.median < 0.7 * a.median);
+    }
+
+    #[test]
+    fn a_slice_is_its_total_work_over_its_total_time() {
+        let slice = |samples: &[(f64, f64)]| Measurement {
+            samples: samples
+                .iter()
+                .map(|&(wall, work)| Sample {
+                    wall: Seconds(wall),
+                    cpu: Seconds(wall / 2.0),
+                    work,
+                })
+                .collect(),
+            rate: Rate::PerSecond,
+            units: 1,
+            interrupted: false,
+            basis: Basis::Wall,
+        };
+        // 20 units in 4 s is 5/s (not the mean of the rates, 6.67).
+        let m = Sliced::from_slices(vec![slice(&[(1.0, 10.0), (3.0, 10.0)]), slice(&[(1.0, 6.0)]), slice(&[(2.0, 8.0)])]).unwrap();
+        assert_eq!(m.combined.samples.len(), 3);
+        assert_eq!(m.combined.samples[0].work, 20.0);
+        let w = m.wall().unwrap();
+        assert_eq!((w.samples, w.median, w.min, w.max), (3, 5.0, 4.0, 6.0));
+        assert_eq!(m.cpu().unwrap().median, 10.0);
+        assert!(Sliced::from_slices(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn few_slices_never_claim_certainty() {
+        // One slice whose samples all agree: still ±10% at least.
+        let one = over_slices(&[100.0], &[vec![100.0, 100.0, 100.0]]).unwrap();
+        assert_eq!((one.median, one.samples), (100.0, 1));
+        assert!(one.ci95_low <= 90.0 && one.ci95_high >= 110.0, "{one:?}");
+        // One slice: the interval covers every sample (and still ±10%), and stays
+        // positive for a throughput however far its samples spread.
+        let one = over_slices(&[100.0], &[vec![70.0, 100.0, 104.0]]).unwrap();
+        assert_eq!((one.ci95_low, one.ci95_high, one.min, one.max), (70.0, 110.0, 70.0, 104.0));
+        let wide = over_slices(&[50.0], &[vec![45.0, 50.0, 120.0]]).unwrap();
+        assert_eq!((wide.ci95_low, wide.ci95_high), (45.0, 120.0));
+        // Two slices that agree closely are not a narrow interval either.
+        let two = over_slices(&[100.0, 101.0], &[vec![95.0, 105.0], vec![99.0, 103.0]]).unwrap();
+        assert_eq!(two.samples, 2);
+        assert!(two.ci95_low <= two.min && two.min <= 95.0 && two.ci95_high >= 110.0, "{two:?}");
+        assert!(two.ci95_low <= two.median && two.median <= two.ci95_high);
+        // From three slices on it is the usual interval over slices.
+        let three = over_slices(&[100.0, 101.0, 102.0], &[vec![50.0], vec![150.0], vec![101.0]]).unwrap();
+        assert_eq!(three, Summary::of(&[100.0, 101.0, 102.0]).unwrap());
+        assert!(over_slices(&[], &[]).is_none());
+    }
+
+    #[test]
+    fn slice_counts_follow_the_budget() {
+        assert_eq!(slice_count(Seconds(0.05)), 1);
+        assert_eq!(slice_count(Seconds(0.6)), 2);
+        assert_eq!(slice_count(Seconds(0.84)), 3);
+        assert_eq!(slice_count(Seconds(1.05)), 3);
+        assert_eq!(slice_count(Seconds(1.64)), 4);
+        assert_eq!(slice_count(Seconds(3.0)), 8);
+        assert_eq!(slice_count(Seconds(60.0)), MAX_SLICES);
+    }
+
+    #[test]
+    fn a_failing_slice_fails_its_subject_only() {
+        let cfgs = [sliced_cfg(0.9), sliced_cfg(0.9)];
+        let mut calls = [0, 0];
+        let out = interleave(&cfgs, |spec| {
+            calls[spec.subject] += 1;
+            if spec.subject == 0 && spec.index == 1 {
+                anyhow::bail!("SHA-256 mismatch");
+            }
+            spec.measure(&mut [Spin { acc: 1 }], Rate::PerSecond)
+        });
+        assert!(out[0].as_ref().unwrap_err().to_string().contains("SHA-256"));
+        assert_eq!(out[1].as_ref().unwrap().as_ref().unwrap().slices.len(), slice_count(Seconds(0.9)));
+        assert_eq!(calls[0], 2, "no slice after the failure");
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //!   thread) on 127.0.0.1, certificates generated at start. Handshakes sweep
 //!   group × certificate × key exchange (Kx/Au are paid once per handshake); bulk
 //!   sweeps the suites with one fixed key exchange and certificate (Enc/Mac are paid
-//!   per byte). `--full-matrix` runs the cross product.
+//!   per byte). `--full-matrix` runs the cross product. Bulk subjects are measured
+//!   in interleaved slices (A B C, A B C, …), each a fresh connection, so that
+//!   their intervals hold between runs and not only inside one connection
+//!   (`bulk_sliced`, `sampler::interleave`).
 //! - Remote (`--connect`): which protocols, suites and groups the server accepts
 //!   (one suite per handshake), its preference order, handshake rates per accepted
 //!   suite and, with `--http-get`, HTTP/1.1 download speed per accepted suite.
@@ -18,7 +21,7 @@ use crate::backend::openssl::tls::{self as ssl, is_ffdhe, Coalesced, ConnectErro
 use crate::error::UsageError;
 use crate::measure::sampler::{self, thread_cpu_time, Probe, Rate, SamplerConfig};
 use crate::measure::tls_wire::{
-    self as wire, bulk_records, handshake_records, record_or_fail, serve_commands, Workers, BULK_RECV, BULK_SEND, BULK_TRANSPORT,
+    self as wire, handshake_records, record_or_fail, serve_commands, Workers, BULK_RECV, BULK_SEND, BULK_TRANSPORT,
 };
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::session::Session;
@@ -692,47 +695,136 @@ fn durations(probes: &[HandshakeProbe]) -> Vec<&[f64]> {
     probes.iter().map(|p| p.durations.as_slice()).collect()
 }
 
+/// Measures one handshake item in one stretch: a server, `plan.threads` probes, the sampler.
 fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity) -> Result<Vec<ResultRecord>> {
+    let Work::Handshake { resumed } = item.work else {
+        bail!("bulk subjects are measured in slices (bulk_sliced)");
+    };
     let settings = item.settings();
-    let bulk = matches!(item.work, Work::Bulk(_));
-    let server = start_server(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, bulk)?;
+    let server = start_server(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, false)?;
     let subject = item.subject(plan);
     let cfg = plan.sampler(item.work, plan.items.len());
-    let out = match item.work {
-        Work::Handshake { resumed } => {
-            let ctx = ssl::client_context(&settings, resumed)?;
-            let mut probes = (0..plan.threads)
-                .map(|_| {
-                    HandshakeProbe::new(
-                        &ctx,
-                        server.addr,
-                        None,
-                        plan.timeout,
-                        resumed,
-                        true,
-                        (item.protocol, &item.suite.iana, item.group),
-                    )
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-            handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m)
-        }
-        Work::Bulk(direction) => {
-            let ctx = ssl::client_context(&settings, false)?;
-            let mut probes = (0..plan.threads)
-                .map(|_| BulkProbe::connect(&ctx, server.addr, plan.timeout, item, plan, direction))
-                .collect::<Result<Vec<_>>>()?;
-            let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-            bulk_records(subject, &probes, &m)
-        }
-    };
+    let ctx = ssl::client_context(&settings, resumed)?;
+    let mut probes = (0..plan.threads)
+        .map(|_| {
+            HandshakeProbe::new(
+                &ctx,
+                server.addr,
+                None,
+                plan.timeout,
+                resumed,
+                true,
+                (item.protocol, &item.suite.iana, item.group),
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+    let out = handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m);
     if let Some(e) = server.error() {
         bail!("the loopback server failed: {e}");
     }
     Ok(out)
 }
 
-/// Runs the loopback plan; results go to the session as they are made.
+/// What the run's settings say about how bulk is measured (`bulk_slices`).
+pub(crate) const BULK_SLICES: &str = "interleaved: rounds of one slice per bulk subject (A B C, A B C, ...), each slice a fresh connection (new TCP connection and full handshake, not timed) with a short untimed warm-up, then samples for the slice's share of the subject's budget; each slice is one sample (its bytes over its wall time, its CPU per GB), so median, 95% interval, min, max and n are over slices; with fewer than 3 slices the interval is widened to cover every sample seen and at least +-10% of the median";
+
+/// One bulk subject of `bulk_sliced`: its server stays up for all its slices.
+struct BulkSubject<'a> {
+    item: &'a Item,
+    direction: Direction,
+    ctx: SslContext,
+    server: Workers,
+    cfg: SamplerConfig,
+    /// Per slice: server CPU seconds and bytes of each sampled run.
+    server_cpu: Vec<Vec<(f64, f64)>>,
+}
+
+/// Measures the bulk items in interleaved slices (`sampler::interleave`): one
+/// round after another, each subject a slice per round, every slice a fresh
+/// connection (TCP connect and full handshake, checked, not timed) to the subject's
+/// server. `progress` hears of every slice before it starts. Per item: `None` when
+/// Ctrl-C came before its first slice, else its records or why it failed.
+fn bulk_sliced(
+    plan: &LoopbackPlan,
+    items: &[&Item],
+    ids: &mut BTreeMap<CertType, Identity>,
+    mut progress: impl FnMut(&Item, &sampler::SliceSpec),
+) -> Vec<Option<Result<Vec<ResultRecord>>>> {
+    let mut out: Vec<Option<Result<Vec<ResultRecord>>>> = items.iter().map(|_| None).collect();
+    let mut ready: Vec<(usize, BulkSubject)> = Vec::new();
+    for (k, item) in items.iter().enumerate() {
+        let Work::Bulk(direction) = item.work else {
+            out[k] = Some(Err(anyhow!("not a bulk subject")));
+            continue;
+        };
+        let setup = (|| -> Result<BulkSubject> {
+            let settings = item.settings();
+            let id = identity(ids, item.cert)?;
+            let server = start_server(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, true)?;
+            Ok(BulkSubject {
+                item,
+                direction,
+                ctx: ssl::client_context(&settings, false)?,
+                server,
+                cfg: plan.sampler(item.work, plan.items.len()),
+                server_cpu: Vec::new(),
+            })
+        })();
+        match setup {
+            Ok(b) => ready.push((k, b)),
+            Err(e) => out[k] = Some(Err(e)),
+        }
+    }
+    let cfgs: Vec<SamplerConfig> = ready.iter().map(|(_, b)| b.cfg).collect();
+    let measured = sampler::interleave(&cfgs, |spec| {
+        let b = &mut ready[spec.subject].1;
+        progress(b.item, spec);
+        let mut probes = (0..plan.threads)
+            .map(|_| BulkProbe::connect(&b.ctx, b.server.addr, plan.timeout, b.item, plan, b.direction))
+            .collect::<Result<Vec<_>>>()?;
+        let m = spec.measure(&mut probes, Rate::PerSecond)?;
+        if !m.samples.is_empty() {
+            b.server_cpu.push(wire::server_samples(&probes, m.samples.len()));
+        }
+        Ok(m)
+    });
+    for ((k, b), r) in ready.into_iter().zip(measured) {
+        out[k] = match r {
+            Ok(None) => None,
+            Ok(Some(m)) => Some(match b.server.error() {
+                Some(e) => Err(anyhow!("the loopback server failed: {e}")),
+                None => Ok(wire::sliced_bulk_records(b.item.subject(plan), &m, &b.server_cpu)),
+            }),
+            Err(e) => Some(Err(e)),
+        };
+    }
+    out
+}
+
+/// Records one item's outcome: its records, or one failed record per metric.
+fn record_item(session: &mut Session, plan: &LoopbackPlan, item: &Item, r: Result<Vec<ResultRecord>>) -> Result<()> {
+    match r {
+        Ok(records) => {
+            for r in records {
+                session.record(r)?;
+            }
+        }
+        Err(e) => {
+            let subject = item.subject(plan);
+            for (kind, metric, mode) in item.records() {
+                let mut s = subject.clone();
+                s.mode = mode.map(str::to_string);
+                session.record(ResultRecord::not_ok(kind, s, metric, Status::Failed, format!("{e:#}")))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the loopback plan; results go to the session as they are made. Handshake
+/// items are measured one after another; then the bulk items, in interleaved
+/// slices (`bulk_sliced`).
 pub fn loopback(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
     let total: usize = plan.skipped.len() + plan.items.iter().map(|i| i.records().len()).sum::<usize>();
     session.progress_start(total as u64);
@@ -751,25 +843,27 @@ pub fn loopback(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
         ))?;
     }
     let mut ids = BTreeMap::new();
-    for item in &plan.items {
+    let (bulk, handshakes): (Vec<&Item>, Vec<&Item>) = plan.items.iter().partition(|i| matches!(i.work, Work::Bulk(_)));
+    for item in handshakes {
         if crate::interrupt::requested() {
             break;
         }
         session.progress_message(&item.label());
         let id = identity(&mut ids, item.cert)?;
-        match measure_item(plan, item, id) {
-            Ok(records) => {
-                for r in records {
-                    session.record(r)?;
-                }
-            }
-            Err(e) => {
-                let subject = item.subject(plan);
-                for (kind, metric, mode) in item.records() {
-                    let mut s = subject.clone();
-                    s.mode = mode.map(str::to_string);
-                    session.record(ResultRecord::not_ok(kind, s, metric, Status::Failed, format!("{e:#}")))?;
-                }
+        let r = measure_item(plan, item, id);
+        record_item(session, plan, item, r)?;
+    }
+    if !bulk.is_empty() && !crate::interrupt::requested() {
+        session.set_setting("bulk_slices", json!(BULK_SLICES));
+        let results = {
+            let s = &*session;
+            bulk_sliced(plan, &bulk, &mut ids, |item, spec| {
+                s.progress_message(&format!("{} (slice {}/{})", item.label(), spec.index + 1, spec.of))
+            })
+        };
+        for (item, r) in bulk.iter().zip(results) {
+            if let Some(r) = r {
+                record_item(session, plan, item, r)?;
             }
         }
     }
@@ -1400,6 +1494,64 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    /// Two TLS 1.2 suites' bulk in interleaved slices, each a fresh verified
+    /// connection: A B A B A B, and every figure over at least 3 slices.
+    #[test]
+    fn loopback_bulk_is_measured_in_interleaved_slices() {
+        let local = local_suites().unwrap();
+        let suite = |n: &str| local.iter().find(|s| s.openssl == n).unwrap().clone();
+        let item = |s: Suite| Item {
+            protocol: Protocol::Tls12,
+            suite: s,
+            group: Some("X25519"),
+            cert: CertType::EcdsaP256,
+            work: Work::Bulk(Direction::Upload),
+        };
+        let plan = LoopbackPlan {
+            items: vec![
+                item(suite("ECDHE-ECDSA-AES128-GCM-SHA256")),
+                item(suite("ECDHE-ECDSA-CHACHA20-POLY1305")),
+            ],
+            skipped: Vec::new(),
+            threads: 1,
+            write_size: 16 << 10,
+            volume: None,
+            verify: true,
+            timeout: Duration::from_secs(5),
+            // 0.9 s per subject: three slices each.
+            budget: Seconds(2.0),
+            certs: vec![CertType::EcdsaP256],
+        };
+        assert_eq!(sampler::slice_count(plan.sampler(plan.items[0].work, 2).budget), 3);
+        let items: Vec<&Item> = plan.items.iter().collect();
+        let mut order = Vec::new();
+        let t0 = Instant::now();
+        let out = bulk_sliced(&plan, &items, &mut BTreeMap::new(), |it, spec| {
+            order.push((it.suite.openssl.clone(), spec.index, spec.of))
+        });
+        let spent = t0.elapsed().as_secs_f64();
+        assert!(spent < plan.budget.0 * 1.3, "{spent} s for a {} s budget", plan.budget.0);
+        let (a, b) = ("ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305");
+        let want: Vec<(String, usize, usize)> = (0..3).flat_map(|i| [(a.to_string(), i, 3), (b.to_string(), i, 3)]).collect();
+        assert_eq!(order, want);
+        for (it, r) in plan.items.iter().zip(out) {
+            let records = r.expect("measured").expect("ok");
+            assert_eq!(records.len(), 3, "throughput, client and server CPU per GB");
+            for r in &records {
+                assert_eq!(r.status, Status::Ok, "{r:?}");
+                assert_eq!(r.subject.suite.as_deref(), Some(it.suite.iana.as_str()));
+                let n = r.samples.unwrap();
+                assert!(n >= 3, "{n} slices: {r:?}");
+                let (lo, med, hi) = (r.ci95_low.unwrap(), r.median.unwrap(), r.ci95_high.unwrap());
+                assert!(lo <= med && med <= hi && med > 0.0, "{r:?}");
+            }
+            assert_eq!(records[0].metric, Metric::BytesPerSec);
+            assert!(records[0].median.unwrap() > 1e6, "{:?}", records[0]);
+        }
+        // A flipped byte still fails the subject: `loopback_bulk_is_verified_by_the_far_side`
+        // (tests/tls.rs) runs that in a process of its own (the hook is an environment variable).
     }
 
     /// A real loopback handshake and an upload whose hash the server checks.

@@ -9,7 +9,7 @@
 //! comes back (download); the server answers with a `TRAILER`-byte receipt: its CPU
 //! nanoseconds for the command and, when asked, SHA-256 of the bytes it saw.
 
-use crate::measure::sampler::{thread_cpu_time, Measurement, Probe};
+use crate::measure::sampler::{over_slices, thread_cpu_time, Measurement, Probe, Sliced};
 use crate::measure::stats::Summary;
 use crate::measure::tls::Direction;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
@@ -338,10 +338,27 @@ pub(crate) fn bulk_records<S>(subject: Subject, probes: &[BulkProbe<S>], m: &Mea
         None => ResultRecord::not_ok(kind, subject.clone(), Metric::BytesPerSec, Status::Failed, "no samples"),
     }];
     let client: Vec<f64> = m.samples.iter().filter(|s| s.work > 0.0).map(|s| s.cpu.0 / s.work * 1e9).collect();
-    // Server CPU of the sampled runs, summed over threads run by run.
-    let n = m.samples.len();
-    let server: Vec<f64> = (0..n)
-        .filter_map(|i| {
+    let server: Vec<f64> = server_samples(probes, m.samples.len())
+        .iter()
+        .filter(|(_, bytes)| *bytes > 0.0)
+        .map(|(cpu, bytes)| cpu / bytes * 1e9)
+        .collect();
+    for (mode, values) in [("client-cpu-per-gb", client), ("server-cpu-per-gb", server)] {
+        let mut s = subject.clone();
+        s.mode = Some(mode.into());
+        out.push(match Summary::of(&values) {
+            Some(sum) => ResultRecord::ok(kind, s, Metric::Seconds, &sum, None),
+            None => ResultRecord::not_ok(kind, s, Metric::Seconds, Status::Failed, "no samples"),
+        });
+    }
+    out
+}
+
+/// Server CPU seconds and bytes of the last `n` runs (the sampled ones), summed over
+/// the probes (threads) run by run; shorter when a probe has fewer runs.
+pub(crate) fn server_samples<S>(probes: &[BulkProbe<S>], n: usize) -> Vec<(f64, f64)> {
+    (0..n)
+        .map_while(|i| {
             let (mut cpu, mut bytes) = (0.0, 0.0);
             for p in probes {
                 let h = &p.history[p.history.len().saturating_sub(n)..];
@@ -349,13 +366,42 @@ pub(crate) fn bulk_records<S>(subject: Subject, probes: &[BulkProbe<S>], m: &Mea
                 cpu += c;
                 bytes += b;
             }
-            (bytes > 0.0).then(|| cpu / bytes * 1e9)
+            Some((cpu, bytes))
         })
+        .collect()
+}
+
+/// `bulk_records` for a subject measured in slices (`sampler::interleave`): every
+/// figure is over slices, one value per slice. Throughput is each slice's bytes
+/// over its wall time; client CPU per GB its client CPU over its bytes; server CPU
+/// per GB its server CPU (`server[i]`: the slice's sampled runs, from
+/// `server_samples`) over its bytes. Fewer than `sampler::MIN_SLICES` slices widen
+/// the intervals (`sampler::over_slices`).
+pub(crate) fn sliced_bulk_records(subject: Subject, m: &Sliced, server: &[Vec<(f64, f64)>]) -> Vec<ResultRecord> {
+    let kind = Kind::TlsBulk;
+    let mut out = vec![match m.wall() {
+        Some(w) => ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()),
+        None => ResultRecord::not_ok(kind, subject.clone(), Metric::BytesPerSec, Status::Failed, "no samples"),
+    }];
+    let per_gb = |pairs: &[(f64, f64)]| -> Vec<f64> {
+        pairs
+            .iter()
+            .filter(|(_, bytes)| *bytes > 0.0)
+            .map(|(cpu, bytes)| cpu / bytes * 1e9)
+            .collect()
+    };
+    let total = |pairs: &[(f64, f64)]| -> (f64, f64) { pairs.iter().fold((0.0, 0.0), |(c, b), (x, y)| (c + x, b + y)) };
+    let client: Vec<Vec<(f64, f64)>> = m
+        .slices
+        .iter()
+        .map(|sl| sl.samples.iter().map(|s| (s.cpu.0, s.work)).collect())
         .collect();
-    for (mode, values) in [("client-cpu-per-gb", client), ("server-cpu-per-gb", server)] {
+    for (mode, slices) in [("client-cpu-per-gb", client.as_slice()), ("server-cpu-per-gb", server)] {
+        let per_slice = per_gb(&slices.iter().map(|sl| total(sl)).collect::<Vec<_>>());
+        let within: Vec<Vec<f64>> = slices.iter().map(|sl| per_gb(sl)).collect();
         let mut s = subject.clone();
         s.mode = Some(mode.into());
-        out.push(match Summary::of(&values) {
+        out.push(match over_slices(&per_slice, &within) {
             Some(sum) => ResultRecord::ok(kind, s, Metric::Seconds, &sum, None),
             None => ResultRecord::not_ok(kind, s, Metric::Seconds, Status::Failed, "no samples"),
         });
