@@ -17,7 +17,8 @@ fn bold(s: &str) -> String {
 /// read as `TLS_ECDHE_{ECDSA,RSA}_WITH_X`. Other names pass through; order is kept.
 fn group_auth(names: &[&str]) -> Vec<String> {
     // (key exchange, rest) -> authentications, in order of first appearance.
-    let mut groups: Vec<(Option<(&str, &str)>, Vec<&str>)> = Vec::new();
+    type Group<'a> = (Option<(&'a str, &'a str)>, Vec<&'a str>);
+    let mut groups: Vec<Group> = Vec::new();
     for &n in names {
         let split = n
             .strip_prefix("TLS_")
