@@ -210,9 +210,10 @@ pub struct SshArgs {
     /// (ssh-ed25519, ecdsa-sha2-nistp256, rsa-sha2-512); with --host, the client's default.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub hostkeys: Vec<String>,
-    /// Fixed volume per sample, one fresh session each (timed once the far side runs;
-    /// the handshake is measured on its own), e.g. 1G. Default: adaptive, in one open
-    /// session per subject.
+    /// Fixed volume per sample, one fresh session each, e.g. 1G: timed after the
+    /// handshake and 4 MiB of untimed priming, until the far side has read every
+    /// byte (the handshake is measured on its own). Default: adaptive, each session
+    /// one sample of a span of time.
     #[arg(long, value_parser = ssh_bytes_arg, value_name = "SIZE")]
     pub bytes: Option<Bytes>,
     /// The write-up's 3-way sweep: bulk over cipher × MAC × kex (instead of bulk over

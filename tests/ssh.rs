@@ -229,8 +229,10 @@ fn sigint_mid_transfer_leaves_no_sshd_and_no_temp_dir() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the bulk transfer runs: the private daemon has a session whose
-    // far side is `cat`, and it is still there a moment later (not the preflight).
+    // Wait until a bulk transfer runs: the private daemon has a session whose far
+    // side is `cat`, and it is still there a moment later (not the preflight,
+    // whose `cat` reads an empty stdin and ends at once). Each bulk session lasts
+    // under a second, so the moment is short.
     let t0 = Instant::now();
     let (daemon, tree) = loop {
         assert!(t0.elapsed() < Duration::from_secs(30), "no transfer started");
@@ -240,7 +242,7 @@ fn sigint_mid_transfer_leaves_no_sshd_and_no_temp_dir() {
             if let Some(&d) = processes_mentioning(&config.to_string_lossy()).iter().min() {
                 let tree = descendants(d);
                 if tree.iter().any(|(_, n)| n == "cat") {
-                    std::thread::sleep(Duration::from_millis(700));
+                    std::thread::sleep(Duration::from_millis(150));
                     let tree = descendants(d);
                     if tree.iter().any(|(_, n)| n == "cat") {
                         break (d, tree);
@@ -492,4 +494,85 @@ fn fixed_volume_sessions_are_all_samples_none_thrown_away() {
     // combination 2: no calibration session.
     let logins = std::fs::read_to_string(&log).unwrap().lines().count();
     assert_eq!(logins, 7, "sessions: {logins}");
+}
+
+#[test]
+fn bulk_samples_are_whole_sessions_and_fixed_volume_measures_the_cipher() {
+    // Two AEAD ciphers (no MAC check), one kex, no handshakes, on a served daemon
+    // whose logins are counted: ssh runs a LocalCommand after every login.
+    let served = Served::start("aes128-gcm@openssh.com,chacha20-poly1305@openssh.com");
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = format!("{}@127.0.0.1", served.s("user"));
+    let run = |log: &Path, extra: &[&str]| -> Value {
+        let out = cb()
+            .args([
+                "ssh",
+                "--host",
+                &dest,
+                "--port",
+                &served.s("port"),
+                "--identity",
+                &served.s("identity"),
+            ])
+            .args(["-o", &format!("UserKnownHostsFile={}", served.s("known_hosts"))])
+            .args(["-o", "GlobalKnownHostsFile=/dev/null", "-o", "PermitLocalCommand=yes"])
+            .args(["-o", &format!("LocalCommand=echo x >> {}", log.display())])
+            .args(["--ciphers", "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com"])
+            .args(["--kex", "curve25519-sha256", "--no-handshakes", "--no-store", "--json"])
+            .args(extra)
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        json_of(&out.stdout)
+    };
+    let logins = |log: &Path| std::fs::read_to_string(log).unwrap().lines().count();
+    let medians = |doc: &Value| -> Vec<(String, f64, u64)> {
+        let bulk = results(doc, "ssh-bulk");
+        assert_eq!(bulk.len(), 2, "{bulk:#?}");
+        bulk.iter()
+            .map(|r| {
+                assert_eq!(r["status"], "ok", "{r}");
+                let n = r["samples"].as_u64().unwrap();
+                // Never a degenerate interval, however few the sessions.
+                assert!(r["ci95_low"].as_f64().unwrap() < r["ci95_high"].as_f64().unwrap(), "{r}");
+                (
+                    r["subject"]["cipher"].as_str().unwrap().to_string(),
+                    r["median"].as_f64().unwrap(),
+                    n,
+                )
+            })
+            .collect()
+    };
+    // Adaptive: every sample is one session, and the budget gives each pair three.
+    let log = tmp.path().join("adaptive");
+    let doc = run(&log, &["--budget", "8s"]);
+    assert!(
+        doc["run"]["settings"]["ssh_bulk_samples"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("one per session")),
+        "{}",
+        doc["run"]["settings"]
+    );
+    let adaptive = medians(&doc);
+    for (c, _, n) in &adaptive {
+        assert!(*n >= 3, "{c}: {n} sessions");
+    }
+    // Preflight 1 + feature check (1 kex, 2 ciphers) 3 + one login per sample.
+    let sessions: u64 = adaptive.iter().map(|a| a.2).sum();
+    assert_eq!(logins(&log) as u64, 4 + sessions, "every bulk sample is its own session");
+    // Fixed volume: 8 MiB per session, timed after the start-up stall until the far
+    // side has read it all, is the cipher's speed, not the session's start-up
+    // (which alone made it a quarter of this or less).
+    let log = tmp.path().join("fixed");
+    let fixed = medians(&run(&log, &["--bytes", "8M", "--budget", "6s"]));
+    for (c, m, _) in &fixed {
+        let (_, a, _) = adaptive.iter().find(|a| &a.0 == c).unwrap();
+        assert!(
+            *m >= 0.5 * a,
+            "{c}: {:.0} MB/s at --bytes 8M against {:.0} MB/s adaptive",
+            m / 1e6,
+            a / 1e6
+        );
+    }
 }

@@ -5,13 +5,20 @@
 //!   host-key algorithms independently (RFC 4253 §7.1), so a combination is
 //!   accepted exactly when each of its algorithms is; AEAD ciphers take no MAC.
 //! - **Bulk** (`ssh-bulk`): bytes pumped from memory through `ssh ... 'cat >
-//!   /dev/null'`. By default one session per subject stays open and each sample
-//!   pushes `units` MiB through it, so the handshake is not in the figure and the
-//!   sampler grows the volume until a sample is long enough. With `--bytes N` each
-//!   sample is one fresh session of N bytes, timed from the moment the far side
-//!   runs until ssh has ended (every byte read there); the handshake is left out
-//!   here too, since it is measured on its own. The ssh client's CPU time is
-//!   recorded beside the wall time.
+//!   /dev/null'`. Every sample is one session: per-session effects (its windows,
+//!   where its processes run) are constant within a session and the machine
+//!   drifts between stretches of time, so a median and interval over many
+//!   samples of one session would claim a certainty that one session cannot
+//!   give. Each session first pushes 4 MiB untimed, which carries it through
+//!   its start-up stall (about 0.1 s after the first 2–4 MiB while the windows
+//!   open). By default (adaptive) a session then warms up and pushes bytes for a
+//!   span of time, and its sample is those bytes over that span; the subjects'
+//!   sessions are interleaved in rounds (A B C, A B C …), three each in the
+//!   first pass when the budget allows, and racing adds sessions for the
+//!   contenders. With `--bytes N` a session's sample is N bytes, timed from when
+//!   the far side has read the priming bytes until it says it has read all N.
+//!   The handshake is never in a figure: it is measured on its own. The ssh
+//!   client's CPU time over the same timed part is recorded beside the wall time.
 //! - **Handshake** (`ssh-handshake`): connect, authenticate and run `true`, per kex
 //!   × host-key algorithm, one handshake per sample.
 //!
@@ -22,7 +29,7 @@
 use crate::backend::openssh::client::{children_cpu, Algorithms, Client, SshError, Target, Transfer};
 use crate::backend::openssh::PrivateSshd;
 use crate::discover::openssh::OpenSsh;
-use crate::measure::sampler::{self, Measurement, Probe, Rate, SamplerConfig};
+use crate::measure::sampler::{self, Measurement, Probe, Rate};
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::session::Session;
 use crate::units::Seconds;
@@ -37,11 +44,17 @@ pub const SINK: &str = "cat > /dev/null";
 pub const HASH_SINK: &str = "sha256sum";
 /// Printed by the far side once the session is up, so timing starts after the handshake.
 const READY: &str = "cipherbench-ready";
+/// Printed by the far side (fixed volume) once it has read the priming bytes.
+const PRIMED: &str = "cipherbench-primed";
+/// Printed by the far side (fixed volume) once it has read everything sent.
+const DONE: &str = "cipherbench-done";
+/// What one `ssh-bulk` sample is, as the run's settings say.
+pub const BULK_SAMPLES: &str = "one per session: its bytes over the wall time of its timed part (handshake, priming and warm-up untimed); median, interval and n are over sessions";
 /// One unit of bulk work.
 pub const CHUNK: usize = 1 << 20;
-/// Least time one adaptive bulk subject's sampling gets (warm-up and three short
-/// samples); when the budget cannot give it that, the subject is skipped.
-const MIN_BULK_SECONDS: f64 = 0.25;
+/// Least time one adaptive bulk session samples for (after its priming and
+/// warm-up); when the budget cannot give a subject that, it is skipped.
+const MIN_BULK_SECONDS: f64 = 0.15;
 
 /// What to measure, already validated against the local OpenSSH.
 #[derive(Debug, Clone)]
@@ -251,15 +264,29 @@ pub struct BulkProbe {
     sent: Option<Instant>,
 }
 
-/// Bytes sent untimed before a sample when the session has been idle: the pipe,
-/// ssh's buffers, the channel window (2 MiB) and the socket buffers drain while
-/// other subjects run, and a sample that starts by filling them at memory speed
-/// would be inflated (here 2 MiB after an idle spell went at 2.5x the steady
-/// rate; 4 MiB and more at it). Back-to-back samples keep them full.
+/// Bytes sent untimed before timing starts. A fresh session stalls for about
+/// 0.1 s after its first 2–4 MiB while the channel and TCP windows open (here
+/// per MiB: 1.5 1.4 77 52 2.0 1.8 ms …), whatever the pause before sending; and
+/// a session that has been idle has drained the pipe, ssh's buffers, the channel
+/// window (2 MiB) and the socket buffers, so a sample that started by filling
+/// them at memory speed would be inflated (2 MiB after an idle spell went at
+/// 2.5x the steady rate; 4 MiB and more at it). Back-to-back samples keep them full.
 const PRIME_BYTES: u64 = 4 << 20;
 const IDLE: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl BulkProbe {
+    /// The far side's command: says when it runs, reads everything, and (fixed
+    /// volume) says when it has read everything; in verify mode the hash it
+    /// prints at the end is that signal.
+    fn remote(&self) -> String {
+        match (self.verify, self.fixed) {
+            (true, Some(_)) => format!("echo {READY} && head -c {PRIME_BYTES} | {HASH_SINK} && {HASH_SINK}"),
+            (false, Some(_)) => format!("echo {READY} && head -c {PRIME_BYTES} >/dev/null && echo {PRIMED} && {SINK} && echo {DONE}"),
+            (true, None) => format!("echo {READY} && exec {HASH_SINK}"),
+            (false, None) => format!("echo {READY} && exec {SINK}"),
+        }
+    }
+
     /// Opens the session (adaptive mode) and waits until the far side is running,
     /// so no sample contains the handshake.
     pub fn open(client: &Client, algs: Algorithms, buf: Arc<Vec<u8>>, fixed: Option<u64>, verify: bool) -> Result<BulkProbe> {
@@ -274,9 +301,7 @@ impl BulkProbe {
             sent: None,
         };
         if fixed.is_none() {
-            let sink = if verify { HASH_SINK } else { SINK };
-            let remote = format!("echo {READY} && exec {sink}");
-            let mut t = p.client.transfer(&p.algs, &remote, verify)?;
+            let mut t = p.client.transfer(&p.algs, &p.remote(), verify)?;
             t.wait_for_line(READY)?;
             p.open = Some(t);
         }
@@ -291,27 +316,79 @@ impl BulkProbe {
         }
     }
 
-    /// One whole session of `bytes`: the handshake happens first, untimed (the
-    /// far side says when it runs); the clock covers pumping every byte and ssh
-    /// ending after the far side has read them all. Returns (wall, client CPU).
-    fn one_session(&mut self, bytes: u64) -> Result<(Seconds, Seconds)> {
-        let sink = if self.verify { HASH_SINK } else { SINK };
-        let c0 = children_cpu();
-        let mut t = self
-            .client
-            .transfer(&self.algs, &format!("echo {READY} && exec {sink}"), self.verify)?;
-        t.wait_for_line(READY)?;
-        let handshake_cpu = t.cpu_time().unwrap_or_default();
-        let t0 = Instant::now();
+    /// Writes `bytes` into ssh's stdin, a buffer at a time.
+    fn push(t: &mut Transfer, buf: &[u8], bytes: u64) -> Result<()> {
         let mut left = bytes;
         while left > 0 {
-            let n = left.min(self.buf.len() as u64) as usize;
-            t.send(&self.buf[..n])?;
+            let n = left.min(buf.len() as u64) as usize;
+            t.send(&buf[..n])?;
             left -= n as u64;
         }
-        t.finish()?;
+        Ok(())
+    }
+
+    /// One whole session of `bytes` (fixed-volume mode). Untimed: the handshake
+    /// (the far side says when it runs) and [`PRIME_BYTES`] that carry the session
+    /// through its start-up stall, until the far side says it has read them (so
+    /// nothing is in flight when the clock starts; in verify mode it says so with
+    /// their hash). Timed: pushing the `bytes`, closing stdin and the far side
+    /// saying it has read them all. Untimed again: ssh ending, which is still
+    /// checked. Returns (wall, ssh client CPU over the timed part).
+    fn one_session(&mut self, bytes: u64) -> Result<(Seconds, Seconds)> {
+        let mut t = self.client.transfer(&self.algs, &self.remote(), self.verify)?;
+        t.wait_for_line(READY)?;
+        Self::push(&mut t, &self.buf, PRIME_BYTES)?;
+        t.wait_for_checkpoint(PRIMED)?;
+        let c0 = t.cpu_time();
+        let t0 = Instant::now();
+        Self::push(&mut t, &self.buf, bytes)?;
+        t.end_input_and_wait(if self.verify { None } else { Some(DONE) })?;
         let wall = Seconds::from_duration(t0.elapsed());
-        Ok((wall, Seconds((children_cpu().0 - c0.0 - handshake_cpu.0).max(0.0))))
+        let c1 = t.cpu_time();
+        t.finish()?;
+        let cpu = match (c0, c1) {
+            (Some(a), Some(b)) => Seconds((b.0 - a.0).max(0.0)),
+            _ => Seconds(0.0),
+        };
+        Ok((wall, cpu))
+    }
+
+    /// One session as one sample (adaptive mode; the session is open): untimed,
+    /// [`PRIME_BYTES`] and `warmup` seconds of sending; timed, sending for `span`
+    /// seconds (never past `deadline`). The sample is the whole span: its bytes,
+    /// wall time and the ssh client's CPU time. `None` when Ctrl-C or the deadline
+    /// left less than half of the span (or of [`MIN_BULK_SECONDS`]) to time.
+    fn slice(&mut self, warmup: f64, span: f64, deadline: Instant) -> Result<Option<sampler::Sample>> {
+        let Some(t) = self.open.as_mut() else {
+            bail!("ssh session closed");
+        };
+        Self::push(t, &self.buf, PRIME_BYTES)?;
+        let w0 = Instant::now();
+        while w0.elapsed().as_secs_f64() < warmup && Instant::now() < deadline && !crate::interrupt::requested() {
+            t.send(&self.buf)?;
+        }
+        let t0 = Instant::now();
+        let end = (t0 + Duration::from_secs_f64(span.max(0.0))).min(deadline);
+        let c0 = t.cpu_time();
+        let mut work = 0u64;
+        while Instant::now() < end && !crate::interrupt::requested() {
+            t.send(&self.buf)?;
+            work += self.buf.len() as u64;
+        }
+        let wall = t0.elapsed().as_secs_f64();
+        let cpu = match (c0, t.cpu_time()) {
+            (Some(a), Some(b)) => (b.0 - a.0).max(0.0),
+            _ => 0.0,
+        };
+        self.sent = Some(Instant::now());
+        if work == 0 || wall < span.min(MIN_BULK_SECONDS) / 2.0 {
+            return Ok(None);
+        }
+        Ok(Some(sampler::Sample {
+            wall: Seconds(wall),
+            cpu: Seconds(cpu),
+            work: work as f64,
+        }))
     }
 }
 
@@ -386,11 +463,23 @@ fn bulk_subject(i: &BulkItem, hostkey: &Option<String>) -> Subject {
     }
 }
 
-fn record(kind: Kind, metric: Metric, subject: Subject, m: &Measurement) -> ResultRecord {
+/// The record of a measurement. One or two samples (sessions, for bulk) give no
+/// interval: the stored one is then their range widened by `slack` each way (as
+/// the race sees it, [`race_interval`]), never a degenerate `[x, x]`.
+fn record(kind: Kind, metric: Metric, subject: Subject, m: &Measurement, slack: f64) -> ResultRecord {
     match m.wall() {
-        Some(w) => ResultRecord::ok(kind, subject, metric, &w, m.cpu().as_ref()),
+        Some(w) => ResultRecord::ok(kind, subject, metric, &widened(w, slack), m.cpu().as_ref()),
         None => ResultRecord::not_ok(kind, subject, metric, Status::Failed, "no samples"),
     }
+}
+
+/// `s` with its interval widened by `slack` each way when it has fewer than 3 samples.
+fn widened(mut s: crate::measure::stats::Summary, slack: f64) -> crate::measure::stats::Summary {
+    if s.samples < 3 {
+        s.ci95_low = s.min / slack;
+        s.ci95_high = s.max * slack;
+    }
+    s
 }
 
 /// An error from a probe, as a result: refused → unsupported; fatal → the run ends.
@@ -409,13 +498,17 @@ fn failure(kind: Kind, metric: Metric, subject: Subject, e: &anyhow::Error) -> R
 }
 
 /// Which single algorithms both sides accept.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Accepted {
     accepted: Vec<Subject>,
     refused: Vec<(Subject, String)>,
 }
 
 impl Accepted {
+    /// Whether the single-algorithm subject `s` was checked already (either way).
+    fn knows(&self, s: &Subject) -> bool {
+        self.accepted.contains(s) || self.refused.iter().any(|(r, _)| r == s)
+    }
     /// The reason a combination cannot run, if one of its algorithms was refused.
     fn refusal(&self, s: &Subject) -> Option<String> {
         self.refused
@@ -435,6 +528,8 @@ impl Accepted {
 /// Batches stop once `clock` runs out: algorithms left unchecked then are neither
 /// accepted nor refused (their subjects are skipped for want of time anyway).
 fn run_checks(checks: Vec<(Subject, Algorithms)>, client: &Client, session: &mut Session, acc: &mut Accepted, clock: &Clock) -> Result<()> {
+    // What an earlier sweep against this target checked is not checked again.
+    let checks: Vec<_> = checks.into_iter().filter(|(s, _)| !acc.knows(s)).collect();
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4);
     let mut outcomes: Vec<Option<Result<(), SshError>>> = vec![None; checks.len()];
     for batch in (0..checks.len()).collect::<Vec<_>>().chunks(workers) {
@@ -480,10 +575,11 @@ fn run_checks(checks: Vec<(Subject, Algorithms)>, client: &Client, session: &mut
 /// first (nothing else forced), then ciphers over an accepted kex and host key,
 /// then MACs with an accepted non-AEAD cipher (AEAD ciphers negotiate no MAC).
 /// Returns the refusals and the plan with its fixed bulk kex and host key moved to
-/// accepted ones when the preferred ones were refused.
-fn feature_check(plan: &SshPlan, client: &Client, session: &mut Session, clock: &Clock) -> Result<(Accepted, SshPlan)> {
+/// accepted ones when the preferred ones were refused. Algorithms `known` from an
+/// earlier sweep against the same target are not checked (nor recorded) again.
+fn feature_check(plan: &SshPlan, client: &Client, session: &mut Session, clock: &Clock, known: Accepted) -> Result<(Accepted, SshPlan)> {
     session.progress_message("ssh: which algorithms both sides accept");
-    let mut acc = Accepted::default();
+    let mut acc = known;
     let one = |f: fn(&mut Subject, &mut Algorithms, String), name: &String| {
         let (mut s, mut a) = (Subject::default(), Algorithms::default());
         f(&mut s, &mut a, name.clone());
@@ -630,9 +726,16 @@ const MAX_FIXED_SAMPLES: usize = 30;
 /// Handshakes: samples wanted per subject (a median of 5), and the cap.
 const HANDSHAKE_SAMPLES: usize = 5;
 const MAX_HANDSHAKE_SAMPLES: usize = 40;
-/// Adaptive mode: most time one subject gets in the first pass, and most racing rounds.
+/// Adaptive mode: most time one subject gets in the first pass, the sessions it
+/// gets there when they fit, and the longest span one session samples for.
 const MAX_BULK_SECONDS: f64 = 3.0;
-const MAX_RACE_ROUNDS: usize = 5;
+const FIRST_PASS_SESSIONS: usize = 3;
+const MAX_SESSION_SECONDS: f64 = 1.0;
+/// Adaptive racing: most rounds (one session per contender each), the rounds
+/// each round's span leaves time for, and the most sessions one pair gets.
+const MAX_RACE_ROUNDS: usize = 12;
+const RACE_ROUNDS_AHEAD: f64 = 3.0;
+const MAX_SESSIONS: usize = 30;
 
 /// One clock for the whole sweep: preflight, feature check, session set-up,
 /// calibration and samples all count against the budget.
@@ -669,22 +772,6 @@ fn until(t: Instant) -> f64 {
     t.saturating_duration_since(Instant::now()).as_secs_f64()
 }
 
-/// Sampler settings for one adaptive bulk subject that may take `per` seconds
-/// (warm-up, calibration and samples; its session set-up is counted apart).
-fn adaptive_config(per: f64) -> SamplerConfig {
-    SamplerConfig {
-        // Warm-up lets the TCP and channel windows open up.
-        warmup: Seconds((per / 8.0).clamp(0.02, 0.3)),
-        sample_time: Seconds((per / 6.0).clamp(0.02, 1.0)),
-        min_samples: 5,
-        max_samples: 60,
-        precision: 0.01,
-        min_time: Seconds(0.0),
-        budget: Seconds(per),
-        ..SamplerConfig::default()
-    }
-}
-
 /// A test pattern that no link-level compression could shrink.
 fn pattern() -> Vec<u8> {
     let mut v = vec![0u8; CHUNK];
@@ -702,12 +789,8 @@ fn pattern() -> Vec<u8> {
 /// once it has 3 samples (below 6 that is the range of the samples), before that
 /// the range widened by `slack` each way.
 fn race_interval(m: &Measurement, slack: f64) -> Option<(f64, f64)> {
-    let s = m.wall()?;
-    Some(if s.samples < 3 {
-        (s.min / slack, s.max * slack)
-    } else {
-        (s.ci95_low, s.ci95_high)
-    })
+    let s = widened(m.wall()?, slack);
+    Some((s.ci95_low, s.ci95_high))
 }
 
 /// The widening for subjects with fewer than 3 samples: the median max/min
@@ -779,8 +862,9 @@ impl Racer {
             }
         }
     }
-    fn keep_measurement(&mut self, session: &mut Session) -> Result<()> {
-        let rec = record(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), &self.m);
+    /// Stores its figure; `slack` widens it while it has fewer than 3 sessions.
+    fn keep_measurement(&mut self, session: &mut Session, slack: f64) -> Result<()> {
+        let rec = record(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), &self.m, slack);
         self.keep(session, rec)
     }
     fn fail(&mut self, session: &mut Session, e: &anyhow::Error) -> Result<()> {
@@ -790,10 +874,15 @@ impl Racer {
     }
 }
 
+/// The widening for racers with fewer than 3 samples ([`slack`] over those still in).
+fn racers_slack(racers: &[Racer]) -> f64 {
+    slack(&racers.iter().filter(|r| !r.out).map(|r| &r.m).collect::<Vec<_>>())
+}
+
 /// Indices of the racers still in the running: not out, and either unmeasured
 /// or able to place among the `TOP`.
 fn in_the_running(racers: &[Racer]) -> (Vec<Option<(f64, f64)>>, Vec<usize>) {
-    let k = slack(&racers.iter().filter(|r| !r.out).map(|r| &r.m).collect::<Vec<_>>());
+    let k = racers_slack(racers);
     let iv: Vec<_> = racers.iter().map(|r| if r.out { None } else { race_interval(&r.m, k) }).collect();
     let mut alive = could_place(&iv, TOP);
     alive.extend((0..racers.len()).filter(|&i| !racers[i].out && racers[i].m.samples.is_empty()));
@@ -803,7 +892,14 @@ fn in_the_running(racers: &[Racer]) -> (Vec<Option<(f64, f64)>>, Vec<usize>) {
 
 /// One fixed-volume session for racer `r`, kept in its record. Returns false
 /// when it would not end by `stop_at` (nothing was started).
-fn fixed_sample(r: &mut Racer, probe: &mut BulkProbe, session: &mut Session, stop_at: Instant, guess: &mut f64) -> Result<bool> {
+fn fixed_sample(
+    r: &mut Racer,
+    probe: &mut BulkProbe,
+    session: &mut Session,
+    stop_at: Instant,
+    guess: &mut f64,
+    slack: f64,
+) -> Result<bool> {
     let expect = if r.cost > 0.0 { r.cost } else { *guess };
     if until(stop_at) < expect {
         return Ok(false);
@@ -824,7 +920,7 @@ fn fixed_sample(r: &mut Racer, probe: &mut BulkProbe, session: &mut Session, sto
             r.m.samples.push(sampler::Sample { wall, cpu, work });
             r.cost = r.cost.max(cost);
             *guess = 0.8 * *guess + 0.2 * cost;
-            r.keep_measurement(session)?;
+            r.keep_measurement(session, slack)?;
         }
         Err(e) => r.fail(session, &e)?,
     }
@@ -835,8 +931,12 @@ fn fixed_sample(r: &mut Racer, probe: &mut BulkProbe, session: &mut Session, sto
 /// measured, in the plan's interleaved order, as long as each would end by
 /// `stop_at`. With `--full-matrix` this is the write-up's brute force.
 fn fixed_once(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session, stop_at: Instant, guess: &mut f64) -> Result<()> {
-    for r in racers.iter_mut().filter(|r| !r.out && r.m.samples.is_empty()) {
-        if crate::interrupt::requested() || !fixed_sample(r, probe, session, stop_at, guess)? {
+    for i in 0..racers.len() {
+        if racers[i].out || !racers[i].m.samples.is_empty() {
+            continue;
+        }
+        let k = racers_slack(racers);
+        if crate::interrupt::requested() || !fixed_sample(&mut racers[i], probe, session, stop_at, guess, k)? {
             return Ok(());
         }
     }
@@ -899,16 +999,110 @@ fn fixed_race(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session
             return Ok(());
         }
         for i in pick {
-            if !fixed_sample(&mut racers[i], probe, session, stop_at, &mut guess)? {
+            let k = racers_slack(racers);
+            if !fixed_sample(&mut racers[i], probe, session, stop_at, &mut guess, k)? {
                 return Ok(());
             }
         }
     }
 }
 
-/// Adaptive mode, first pass: one open session per pair not yet measured, the
-/// sampler grows the volume per sample. Each pair gets an even share of the time
-/// left until `stop_at`, its session set-up (`conn`) counted.
+/// Adaptive mode: untimed sending after the priming of a session that samples
+/// for `span` seconds (lets the windows settle; a share of the span).
+fn warmup_for(span: f64) -> f64 {
+    (span / 8.0).clamp(0.02, 0.2)
+}
+
+/// What a session costs beyond its warm-up and span before anything is known:
+/// the handshake (`conn`) and [`PRIME_BYTES`] through the start-up stall.
+fn first_overhead(conn: f64) -> f64 {
+    conn + 0.15
+}
+
+/// Adaptive mode: one session of racer `r` as one sample ([`BulkProbe::slice`]),
+/// sampling for `span` seconds, kept in its record. Returns false (nothing
+/// started) when the session would not end by `stop_at` even with its span cut to
+/// [`MIN_BULK_SECONDS`]. `over` is the running estimate of a session's cost
+/// beyond warm-up and span (handshake, priming, closing); it learns from this one.
+#[allow(clippy::too_many_arguments)]
+fn adaptive_session(
+    r: &mut Racer,
+    plan: &SshPlan,
+    client: &Client,
+    session: &mut Session,
+    buf: &Arc<Vec<u8>>,
+    span: f64,
+    stop_at: Instant,
+    over: &mut f64,
+    slack: f64,
+) -> Result<bool> {
+    let warm = warmup_for(span);
+    let left = until(stop_at);
+    if left < *over + warm + span.min(MIN_BULK_SECONDS) {
+        return Ok(false);
+    }
+    let span = span.min(left - *over - warm);
+    session.progress_message(&format!(
+        "ssh bulk: {} {} {} (session {})",
+        r.item.cipher,
+        r.item.mac.as_deref().unwrap_or("(implicit MAC)"),
+        r.item.kex,
+        r.m.samples.len() + 1
+    ));
+    // Sampling never runs past the point where closing the session could overrun.
+    let deadline = stop_at.checked_sub(Duration::from_millis(50)).unwrap_or(stop_at);
+    let t0 = Instant::now();
+    let outcome = BulkProbe::open(client, r.algs.clone(), buf.clone(), None, plan.verify).and_then(|mut p| {
+        let sample = p.slice(warm, span, deadline);
+        let closed = p.close();
+        let sample = sample?;
+        closed?;
+        Ok(sample)
+    });
+    let cost = t0.elapsed().as_secs_f64();
+    r.cost = r.cost.max(cost);
+    match outcome {
+        Ok(Some(sample)) => {
+            let o = (cost - warm - sample.wall.0).max(0.0);
+            *over = 0.7 * *over + 0.3 * o;
+            r.m.samples.push(sample);
+            r.keep_measurement(session, slack)?;
+        }
+        // Ctrl-C, or the deadline came first: nothing worth keeping.
+        Ok(None) => {}
+        Err(e) => r.fail(session, &e)?,
+    }
+    Ok(true)
+}
+
+/// How many first-pass sessions a subject gets from `share` seconds, and the
+/// span each samples for: up to [`FIRST_PASS_SESSIONS`], as many as give each at
+/// least [`MIN_BULK_SECONDS`] (at least one), the span at most
+/// [`MAX_SESSION_SECONDS`].
+fn session_plan(share: f64, over: f64) -> (usize, f64) {
+    // per = over + warm + span (the warm-up taken for the larger span: conservative).
+    let span_of = |per: f64| (per - over - warmup_for(per - over)).min(MAX_SESSION_SECONDS);
+    let n = (1..=FIRST_PASS_SESSIONS)
+        .rev()
+        .find(|&n| span_of(share / n as f64) >= MIN_BULK_SECONDS)
+        .unwrap_or(1);
+    (n, span_of(share / n as f64).max(MIN_BULK_SECONDS))
+}
+
+/// The order of first-pass sessions: `rounds` rounds over `subjects` in their
+/// (interleaved) order, A B C, A B C, …, so a slow drift of the machine spreads
+/// over every subject instead of one subject's sessions.
+fn rounds(subjects: &[usize], rounds: usize) -> Vec<usize> {
+    (0..rounds).flat_map(|_| subjects.iter().copied()).collect()
+}
+
+/// Adaptive mode, first pass: every pair with fewer than [`FIRST_PASS_SESSIONS`]
+/// sessions gets more, one sample each ([`adaptive_session`]), in rounds over
+/// the plan's interleaved order; up to [`FIRST_PASS_SESSIONS`] each when the
+/// time left until `stop_at` allows (an even share per pair, at most
+/// [`MAX_BULK_SECONDS`], session set-up counted), else fewer. No session starts that would not end by `stop_at`. Called again
+/// later, it tops up the pairs the first call could not finish.
+#[allow(clippy::too_many_arguments)]
 fn adaptive_pass(
     racers: &mut [Racer],
     plan: &SshPlan,
@@ -916,58 +1110,39 @@ fn adaptive_pass(
     session: &mut Session,
     buf: &Arc<Vec<u8>>,
     stop_at: Instant,
-    conn: f64,
+    over: &mut f64,
 ) -> Result<()> {
-    for k in 0..racers.len() {
+    let waiting: Vec<usize> = (0..racers.len())
+        .filter(|&k| !racers[k].out && racers[k].m.samples.len() < FIRST_PASS_SESSIONS)
+        .collect();
+    if waiting.is_empty() {
+        return Ok(());
+    }
+    let share = (until(stop_at) / waiting.len() as f64).min(MAX_BULK_SECONDS);
+    let (n, span) = session_plan(share, *over);
+    let base = waiting.iter().map(|&k| racers[k].m.samples.len()).min().unwrap_or(0);
+    for (turn, k) in rounds(&waiting, n).into_iter().enumerate() {
         if crate::interrupt::requested() {
             return Ok(());
         }
-        let waits = |r: &Racer| !r.out && r.m.samples.is_empty();
-        if !waits(&racers[k]) {
+        // Round r is for the pairs with at most base + r sessions.
+        let have = racers[k].m.samples.len();
+        if racers[k].out || have > base + turn / waiting.len() || have >= FIRST_PASS_SESSIONS {
             continue;
         }
-        let waiting = racers[k..].iter().filter(|r| waits(r)).count().max(1) as f64;
-        let r = &mut racers[k];
-        let avail = until(stop_at);
-        let per = (avail / waiting - conn).min(MAX_BULK_SECONDS);
-        // Below this a subject measures session start-up, not throughput.
-        let per = per.max(MIN_BULK_SECONDS);
-        if avail < conn + per {
+        let slack = racers_slack(racers);
+        if !adaptive_session(&mut racers[k], plan, client, session, buf, span, stop_at, over, slack)? {
             return Ok(());
-        }
-        session.progress_message(&format!(
-            "ssh bulk: {} {} {}",
-            r.item.cipher,
-            r.item.mac.as_deref().unwrap_or("(implicit MAC)"),
-            r.item.kex
-        ));
-        let t0 = Instant::now();
-        let outcome = BulkProbe::open(client, r.algs.clone(), buf.clone(), None, plan.verify).and_then(|p| {
-            let mut probes = [p];
-            let m = sampler::measure(&mut probes, Rate::PerSecond, &adaptive_config(per));
-            let [p] = probes;
-            let closed = p.close();
-            let m = m?;
-            closed?;
-            Ok(m)
-        });
-        r.cost = t0.elapsed().as_secs_f64();
-        match outcome {
-            // Ctrl-C before the first sample: nothing was measured, nothing to keep.
-            Ok(m) if m.interrupted && m.samples.is_empty() => return Ok(()),
-            Ok(m) => {
-                r.m = m;
-                r.keep_measurement(session)?;
-            }
-            Err(e) => r.fail(session, &e)?,
         }
     }
     Ok(())
 }
 
-/// Adaptive mode, racing: the pairs that could place among the `TOP` reopen
-/// their session and take more samples, round after round, until the race is
-/// settled or the budget is spent.
+/// Adaptive mode, racing: round after round, every pair that could still place
+/// among the `TOP` gets one more session (one more sample), until the race is
+/// settled, the pairs reach [`MAX_SESSIONS`] or the budget is spent. Spans aim
+/// at a few more rounds in the time left.
+#[allow(clippy::too_many_arguments)]
 fn adaptive_race(
     racers: &mut [Racer],
     plan: &SshPlan,
@@ -975,44 +1150,26 @@ fn adaptive_race(
     session: &mut Session,
     buf: &Arc<Vec<u8>>,
     clock: &Clock,
-    conn: f64,
+    over: &mut f64,
 ) -> Result<()> {
     for _ in 0..MAX_RACE_ROUNDS {
         let (iv, alive) = in_the_running(racers);
-        let alive: Vec<usize> = alive.into_iter().filter(|&i| !racers[i].m.samples.is_empty()).collect();
+        let alive: Vec<usize> = alive
+            .into_iter()
+            .filter(|&i| !racers[i].m.samples.is_empty() && racers[i].m.samples.len() < MAX_SESSIONS)
+            .collect();
         if alive.is_empty() || settled(&iv, &alive, TOP) {
             return Ok(());
         }
-        let extra = (clock.left() / alive.len() as f64 - conn).min(MAX_BULK_SECONDS);
-        if extra < MIN_BULK_SECONDS {
-            return Ok(());
-        }
+        let per = clock.left() / alive.len() as f64 / RACE_ROUNDS_AHEAD;
+        let span = (per - *over - warmup_for(per)).clamp(MIN_BULK_SECONDS, MAX_SESSION_SECONDS);
         for i in alive {
-            // One reading of the clock: the subject gets `extra` if it fits.
-            let left = clock.left();
-            if crate::interrupt::requested() || left < conn + extra * 0.99 {
+            if crate::interrupt::requested() {
                 return Ok(());
             }
-            let r = &mut racers[i];
-            session.progress_message(&format!(
-                "ssh racing: {} {}",
-                r.item.cipher,
-                r.item.mac.as_deref().unwrap_or("(implicit MAC)")
-            ));
-            let cfg = adaptive_config(extra);
-            let outcome = BulkProbe::open(client, r.algs.clone(), buf.clone(), None, plan.verify).and_then(|mut p| {
-                // The new session's windows open up first (warm-up, not kept).
-                let warm = p.run(r.m.units);
-                let mut probes = [p];
-                let refined = warm.and_then(|_| sampler::refine(&mut probes, &mut r.m, &cfg, Seconds(extra * 0.8)));
-                let [p] = probes;
-                let closed = p.close();
-                refined?;
-                closed
-            });
-            match outcome {
-                Ok(()) => r.keep_measurement(session)?,
-                Err(e) => r.fail(session, &e)?,
+            let slack = racers_slack(racers);
+            if !adaptive_session(&mut racers[i], plan, client, session, buf, span, clock.end, over, slack)? {
+                return Ok(());
             }
         }
     }
@@ -1107,7 +1264,7 @@ fn handshakes(
                 skipped += 1;
                 clock.skipped(Kind::SshHandshake, Metric::Seconds, subject)
             }
-            None => record(Kind::SshHandshake, Metric::Seconds, subject, &m),
+            None => record(Kind::SshHandshake, Metric::Seconds, subject, &m, MAX_SLACK),
         };
         session.record(rec)?;
     }
@@ -1118,27 +1275,53 @@ fn handshakes(
 /// to the session as they are made.
 ///
 /// The whole sweep keeps to `plan.budget` (within a few percent): connecting,
-/// the feature check, session set-up and calibration count against it, no
-/// session starts that would not end in time, and subjects left over when it is
-/// spent are recorded as skipped, with a warning. With `--bytes` every sample is
-/// one session of that volume and nothing is thrown away.
+/// the feature check, session set-up and priming count against it, no session
+/// starts that would not end in time, and subjects left over when it is spent
+/// are recorded as skipped, with a warning. Every bulk sample is one session
+/// (with `--bytes`, of that volume); no session's figure is thrown away.
 pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<()> {
+    sweep_with(plan, client, session, &mut Preflight::default())
+}
+
+/// What sweeps learnt about one target before measuring: what one connection
+/// costs (with which sink command) and which single algorithms both sides
+/// accept. Passed from sweep to sweep against the same target and client (the
+/// main job's bulk pass, MAC pass and race), it spares the later ones the
+/// preflight connection and every feature check already made; they check only
+/// the algorithms that are new to them.
+#[derive(Debug, Clone, Default)]
+pub struct Preflight {
+    conn: Option<(&'static str, f64)>,
+    accepted: Accepted,
+}
+
+/// [`sweep`], reusing and extending what `pre` knows about the target.
+pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut Preflight) -> Result<()> {
     let start = Instant::now();
     let clock = Clock::new(start, plan.budget);
     // Preflight: the target answers, lets us in and has the sink command.
     let sink = if plan.verify { HASH_SINK } else { SINK };
-    session.progress_message("ssh: connecting");
-    // The client's defaults: this checks reachability, login and the sink command.
-    let pre = client.run(&Algorithms::default(), sink);
-    // What one connection costs here: every session pays it before its samples.
-    let conn = start.elapsed().as_secs_f64();
-    if let Err(e) = pre {
-        match e {
-            SshError::Refused(_) => {}
-            e => bail!("{e}"),
+    let conn = match pre.conn {
+        Some((s, conn)) if s == sink => conn,
+        _ => {
+            session.progress_message("ssh: connecting");
+            // The client's defaults: this checks reachability, login and the sink command.
+            let outcome = client.run(&Algorithms::default(), sink);
+            // What one connection costs here: every session pays it before its samples.
+            let conn = start.elapsed().as_secs_f64();
+            if let Err(e) = outcome {
+                match e {
+                    SshError::Refused(_) => {}
+                    e => bail!("{e}"),
+                }
+            }
+            pre.conn = Some((sink, conn));
+            conn
         }
-    }
-    let (accepted, plan) = feature_check(plan, client, session, &clock)?;
+    };
+    session.set_setting("ssh_bulk_samples", json!(BULK_SAMPLES));
+    let (accepted, plan) = feature_check(plan, client, session, &clock, pre.accepted.clone())?;
+    pre.accepted = accepted.clone();
     let plan = &plan;
 
     let bulk = plan.bulk_items();
@@ -1190,14 +1373,16 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
         .bytes
         .map(|b| BulkProbe::open(client, Algorithms::default(), buf.clone(), Some(b), plan.verify))
         .transpose()?;
-    // An untried session: the handshake plus the volume at a modest 50 MB/s.
-    let mut guess = conn + plan.bytes.unwrap_or(0) as f64 / 50e6;
+    // An untried session: the handshake and priming plus the volume at a modest 50 MB/s.
+    let mut guess = first_overhead(conn) + plan.bytes.unwrap_or(0) as f64 / 50e6;
+    // Adaptive sessions: their cost beyond warm-up and span, learnt as they run.
+    let mut over = first_overhead(conn);
     // The brute-force full matrix at a fixed volume is the write-up's method: one
     // session per combination, nothing dropped, no racing.
     let brute = plan.full_matrix && plan.bytes.is_some();
     match fixed_probe.as_mut() {
         Some(p) => fixed_once(&mut racers, p, session, if brute { clock.end } else { bulk_stop }, &mut guess)?,
-        None => adaptive_pass(&mut racers, plan, client, session, &buf, bulk_stop, conn)?,
+        None => adaptive_pass(&mut racers, plan, client, session, &buf, bulk_stop, &mut over)?,
     }
     let skipped_hands = if crate::interrupt::requested() {
         0
@@ -1215,10 +1400,16 @@ pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<(
             }
             None => {
                 // Pairs the first pass did not reach, then the race.
-                adaptive_pass(&mut racers, plan, client, session, &buf, clock.end, conn)?;
-                adaptive_race(&mut racers, plan, client, session, &buf, &clock, conn)?;
+                adaptive_pass(&mut racers, plan, client, session, &buf, clock.end, &mut over)?;
+                adaptive_race(&mut racers, plan, client, session, &buf, &clock, &mut over)?;
             }
         }
+    }
+    // Figures of one or two sessions are stored widened by the spread seen on the
+    // others; that spread is best known now.
+    let k = racers_slack(&racers);
+    for r in racers.iter_mut().filter(|r| !r.out && (1..3).contains(&r.m.samples.len())) {
+        r.keep_measurement(session, k)?;
     }
     session.progress_finish();
     if crate::interrupt::requested() {
@@ -1617,6 +1808,38 @@ mod tests {
     }
 
     #[test]
+    fn algorithms_checked_by_an_earlier_sweep_are_not_checked_again() {
+        // A client that cannot run at all: any check it made would fail and be recorded.
+        let client = Client {
+            ssh: "/nonexistent/ssh".into(),
+            target: Target::Remote {
+                destination: "nowhere.invalid".into(),
+                port: None,
+                identity: None,
+                options: vec![],
+            },
+        };
+        let kex = |k: &str| Subject {
+            kex: Some(k.into()),
+            ..Default::default()
+        };
+        let mut acc = Accepted {
+            accepted: vec![kex("k1")],
+            refused: vec![(kex("k2"), "no matching key exchange".into())],
+        };
+        let mut session = Session::start("ssh", json!({}), None, crate::report::progress::Progress::new(true)).unwrap();
+        let clock = Clock::new(Instant::now(), Seconds(10.0));
+        let checks = |names: &[&str]| names.iter().map(|k| (kex(k), Algorithms::default())).collect::<Vec<_>>();
+        run_checks(checks(&["k1", "k2"]), &client, &mut session, &mut acc, &clock).unwrap();
+        assert!(session.results().is_empty(), "{:?}", session.results());
+        assert_eq!((acc.accepted.len(), acc.refused.len()), (1, 1));
+        // A new one is checked (and here fails: the client cannot run).
+        run_checks(checks(&["k1", "k3"]), &client, &mut session, &mut acc, &clock).unwrap();
+        assert_eq!(session.results().len(), 1);
+        assert!(acc.knows(&kex("k3")) && acc.refusal(&kex("k3")).is_some());
+    }
+
+    #[test]
     fn refusal_of_one_algorithm_covers_its_combinations() {
         let acc = Accepted {
             accepted: vec![],
@@ -1683,6 +1906,74 @@ mod tests {
         let mut p = BulkProbe::open(&client, algs, buf, Some(3 * CHUNK as u64 + 17), true).unwrap();
         assert_eq!(p.run(1).unwrap(), (3 * CHUNK + 17) as f64);
         p.close().unwrap();
+    }
+
+    #[test]
+    fn fixed_volume_needs_the_far_side_to_say_it_read_everything() {
+        let (_d, client) = private();
+        let algs = Algorithms {
+            cipher: Some("aes128-ctr".into()),
+            mac: Some("hmac-sha2-256".into()),
+            ..Default::default()
+        };
+        // The real far side: primed, then done.
+        let buf = Arc::new(pattern());
+        let mut p = BulkProbe::open(&client, algs.clone(), buf.clone(), Some(CHUNK as u64), false).unwrap();
+        assert_eq!(p.run(1).unwrap(), CHUNK as f64);
+        assert!(p.timed_region().unwrap().0 .0 > 0.0);
+        // A far side that reads everything but never says so: an error, not a figure.
+        let mut t = client.transfer(&algs, &format!("echo {READY} && {SINK}"), false).unwrap();
+        t.wait_for_line(READY).unwrap();
+        t.send(&buf).unwrap();
+        let err = t.end_input_and_wait(Some(DONE)).unwrap_err().to_string();
+        assert!(err.contains("without saying it had read all"), "{err}");
+        // Nor may it skip the priming checkpoint.
+        let mut t = client
+            .transfer(&algs, &format!("echo {READY} && {SINK} && echo {DONE}"), false)
+            .unwrap();
+        t.wait_for_line(READY).unwrap();
+        t.send(&buf).unwrap();
+        drop(t.end_input_and_wait(Some(PRIMED)).unwrap_err());
+    }
+
+    #[test]
+    fn sessions_interleave_in_rounds_and_fit_the_share() {
+        assert_eq!(rounds(&[2, 0, 1], 3), vec![2, 0, 1, 2, 0, 1, 2, 0, 1]);
+        assert!(rounds(&[4], 0).is_empty());
+        // A generous share: three sessions, each sampling no longer than the cap.
+        let (n, span) = session_plan(MAX_BULK_SECONDS, 0.3);
+        assert_eq!(n, FIRST_PASS_SESSIONS);
+        assert!((MIN_BULK_SECONDS..=MAX_SESSION_SECONDS).contains(&span), "{span}");
+        assert!(n as f64 * (0.3 + warmup_for(span) + span) <= MAX_BULK_SECONDS + 1e-9);
+        // Room for about two: two. None fits: one, at the least span.
+        assert_eq!(session_plan(2.0 * (0.3 + 0.3 + 0.05), 0.3).0, 2);
+        assert_eq!(session_plan(0.1, 0.3), (1, MIN_BULK_SECONDS));
+    }
+
+    #[test]
+    fn fewer_than_three_sessions_store_a_widened_interval() {
+        let one = record(Kind::SshBulk, Metric::BytesPerSec, Subject::default(), &m(&[100.0]), 1.5);
+        assert_eq!(one.median, Some(100.0));
+        assert!(
+            (one.ci95_low.unwrap() - 100.0 / 1.5).abs() < 1e-9 && (one.ci95_high.unwrap() - 150.0).abs() < 1e-9,
+            "{one:?}"
+        );
+        let two = record(Kind::SshBulk, Metric::BytesPerSec, Subject::default(), &m(&[100.0, 120.0]), 2.0);
+        assert_eq!((two.ci95_low, two.ci95_high), (Some(50.0), Some(240.0)));
+        // From three on, the tool's own interval (below 6, the range).
+        let three = record(
+            Kind::SshBulk,
+            Metric::BytesPerSec,
+            Subject::default(),
+            &m(&[100.0, 120.0, 110.0]),
+            2.0,
+        );
+        assert_eq!((three.ci95_low, three.ci95_high), (Some(100.0), Some(120.0)));
+        // The race sees the same interval as the record.
+        assert_eq!(
+            race_interval(&m(&[100.0]), 1.5),
+            Some((one.ci95_low.unwrap(), one.ci95_high.unwrap()))
+        );
     }
 
     #[test]

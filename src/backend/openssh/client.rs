@@ -260,6 +260,8 @@ impl Client {
             hasher: verify.then(openssl::sha::Sha256::new),
             sent: 0,
             command: remote.to_string(),
+            early: Vec::new(),
+            checked: 0,
         })
     }
 }
@@ -274,6 +276,11 @@ pub struct Transfer {
     hasher: Option<openssl::sha::Sha256>,
     sent: u64,
     command: String,
+    /// Output lines already read by [`Transfer::end_input_and_wait`], kept for
+    /// [`Transfer::finish`] (the far side's hash in verify mode).
+    early: Vec<u8>,
+    /// Bytes already confirmed by a checkpoint (verify mode: the hash restarts after them).
+    checked: u64,
 }
 
 impl Transfer {
@@ -295,9 +302,8 @@ impl Transfer {
         Ok(())
     }
 
-    /// Reads the far side's first line and checks it is `line` (the session is up
-    /// and the remote command runs). When ssh ends instead, says why.
-    pub fn wait_for_line(&mut self, line: &str) -> Result<()> {
+    /// The far side's next output line, without its newline (what there is at EOF).
+    fn next_line(&mut self) -> Vec<u8> {
         let mut got = Vec::new();
         if let Some(out) = self.stdout.as_mut() {
             let mut b = [0u8; 1];
@@ -309,12 +315,77 @@ impl Transfer {
                 }
             }
         }
+        got
+    }
+
+    /// Reads the far side's first line and checks it is `line` (the session is up
+    /// and the remote command runs). When ssh ends instead, says why.
+    pub fn wait_for_line(&mut self, line: &str) -> Result<()> {
+        let got = self.next_line();
         if got == line.as_bytes() {
             return Ok(());
         }
         self.stdin = None;
         self.collect()?;
         bail!("the far side did not start (it printed {:?})", String::from_utf8_lossy(&got))
+    }
+
+    /// Waits for the far side's next line, which it prints once it has read a
+    /// known part of the input (`head -c N`): `line` exactly, or in verify mode the
+    /// SHA-256 of everything sent so far, which must match (the hash then starts
+    /// over for the rest). When ssh ends instead, says why.
+    pub fn wait_for_checkpoint(&mut self, line: &str) -> Result<()> {
+        let got = self.next_line();
+        let what = String::from_utf8_lossy(&got).into_owned();
+        let bytes = self.sent - self.checked;
+        let ok = match self.hasher.as_mut() {
+            Some(h) => {
+                let local = hex::encode(h.clone().finish());
+                let remote = what.split_whitespace().next().unwrap_or("");
+                if !remote.is_empty() && remote.len() == local.len() && remote != local {
+                    self.stdin = None;
+                    let _ = self.collect();
+                    bail!("the far side received different bytes: sha256 there {remote:?}, sha256 of the first {bytes} bytes sent {local}");
+                }
+                if remote == local {
+                    *h = openssl::sha::Sha256::new();
+                }
+                remote == local
+            }
+            None => got == line.as_bytes(),
+        };
+        if ok {
+            self.checked = self.sent;
+            return Ok(());
+        }
+        self.stdin = None;
+        self.collect()?;
+        bail!("the far side did not confirm the first {bytes} bytes (it printed {what:?})")
+    }
+
+    /// Closes ssh's stdin (EOF to the far side) and waits for the far side's next
+    /// line, which it prints once it has read everything: `line` exactly, or with
+    /// `None` any non-empty line (in verify mode its hash, kept for
+    /// [`Transfer::finish`] to check). ssh itself is left running: `finish` reaps
+    /// it. A far side that ends without that line is an error.
+    pub fn end_input_and_wait(&mut self, line: Option<&str>) -> Result<()> {
+        self.stdin = None;
+        let got = self.next_line();
+        let ok = match line {
+            Some(l) => got == l.as_bytes(),
+            None => !got.is_empty(),
+        };
+        if ok {
+            self.early.extend_from_slice(&got);
+            self.early.push(b'\n');
+            return Ok(());
+        }
+        self.collect()?;
+        bail!(
+            "the far side ended without saying it had read all {} bytes (it printed {:?})",
+            self.sent,
+            String::from_utf8_lossy(&got)
+        )
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -330,7 +401,8 @@ impl Transfer {
     /// mode the far side's SHA-256 of what it received must match what was sent.
     pub fn finish(mut self) -> Result<()> {
         self.stdin = None;
-        let stdout = self.collect()?;
+        let mut stdout = std::mem::take(&mut self.early);
+        stdout.extend(self.collect()?);
         if let Some(h) = self.hasher.take() {
             let local = hex::encode(h.finish());
             let remote = String::from_utf8_lossy(&stdout);
@@ -338,7 +410,7 @@ impl Transfer {
             if remote != local {
                 bail!(
                     "the far side received different bytes: sha256 there {remote:?}, sha256 of the {} bytes sent {local}",
-                    self.sent
+                    self.sent - self.checked
                 );
             }
         }
