@@ -203,11 +203,14 @@ fn run_main(c: &Common) -> Result<()> {
                     known_hosts: daemon.files().known_hosts,
                 },
             };
-            let mut r = ssh_kind::sweep(&plan, &client, &mut session);
+            // One preflight (first connection, feature check) for every sweep of
+            // the run: the MAC pass and the race check only what is new to them.
+            let mut pre = ssh_kind::Preflight::default();
+            let mut r = ssh_kind::sweep_with(&plan, &client, &mut session, &mut pre);
             if r.is_ok() && !mac_cipher.is_empty() && macs.len() > 1 && !crate::interrupt::requested() {
-                r = ssh_kind::sweep(&mac_plan, &client, &mut session);
+                r = ssh_kind::sweep_with(&mac_plan, &client, &mut session, &mut pre);
             }
-            ssh_run = Some((plan, client, daemon));
+            ssh_run = Some((plan, client, daemon, pre));
             r
         })();
     }
@@ -221,7 +224,7 @@ fn run_main(c: &Common) -> Result<()> {
         if !contests.is_empty() && left >= 3.0 {
             let racers = crate::race::Racers {
                 tls: tls_plan.as_ref(),
-                ssh: ssh_run.as_ref().map(|(p, c, _)| (p, c)),
+                ssh: ssh_run.as_ref().map(|(p, c, _, pre)| (p, c, pre)),
             };
             let started = std::time::Instant::now();
             let r = crate::race::race(&mut session, &contests, &racers, Seconds(left), c.quiet || c.json);

@@ -73,7 +73,9 @@ pub fn contests(outcome: &Outcome, results: &[ResultRecord]) -> Vec<Contest> {
 /// What the quick pass ran, so that a contender is measured again the same way.
 pub struct Racers<'a> {
     pub tls: Option<&'a tls::LoopbackPlan>,
-    pub ssh: Option<(&'a ssh::SshPlan, &'a Client)>,
+    /// The SSH plan, its client, and what the quick pass's sweeps learnt of the
+    /// target (so the race does not connect and check algorithms again).
+    pub ssh: Option<(&'a ssh::SshPlan, &'a Client, &'a ssh::Preflight)>,
 }
 
 /// Measures the contenders of `contests` again within `budget` and replaces their
@@ -89,7 +91,7 @@ pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget
         .filter(|p| !p.items.is_empty());
     let ssh_plan = racers
         .ssh
-        .map(|(p, _)| restrict_ssh(p, &wanted.iter().filter(is_ssh).copied().collect::<Vec<_>>()))
+        .map(|(p, _, _)| restrict_ssh(p, &wanted.iter().filter(is_ssh).copied().collect::<Vec<_>>()))
         .filter(|p| !p.ciphers.is_empty() || p.handshakes);
     // Split the budget by subjects; an SSH subject also pays for its sessions.
     let tls_weight = tls_plan.as_ref().map_or(0.0, |p| p.items.len() as f64);
@@ -106,10 +108,10 @@ pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget
         p.budget = Seconds(budget.0 * tls_weight / total);
         measured = tls::loopback(&p, &mut scratch);
     }
-    if let (Ok(()), Some(mut p), Some((_, client))) = (&measured, ssh_plan, racers.ssh) {
+    if let (Ok(()), Some(mut p), Some((_, client, pre))) = (&measured, ssh_plan, racers.ssh) {
         if !crate::interrupt::requested() {
             p.budget = Seconds(budget.0 * ssh_weight / total);
-            measured = ssh::sweep(&p, client, &mut scratch);
+            measured = ssh::sweep_with(&p, client, &mut scratch, &mut pre.clone());
         }
     }
     scratch.progress_finish();
