@@ -3,7 +3,8 @@
 #
 # 1. Harness overhead. For aes128-gcm@openssh.com and chacha20-poly1305@openssh.com:
 #    `cipherbench ssh --bytes 1G` (each sample one fresh 1 GiB session; the clock
-#    starts when the far side runs, so the handshake is not in it) against
+#    starts after the handshake and 4 MiB pushed untimed, and stops when the far
+#    side says it has read every byte) against
 #    `head -c 1G /dev/zero | ssh -c C ... 'cat >/dev/null'` timed whole by
 #    hyperfine, alternately, REPS times. The write-up's time includes the
 #    handshake, so it is shown both raw and minus the median time of
