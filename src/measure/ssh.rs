@@ -943,6 +943,32 @@ fn fixed_once(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session
     Ok(())
 }
 
+/// Fixed-volume mode, rounds: one more session for every subject still under
+/// `sessions`, round after round (A B C, A B C …, in the plan's interleaved
+/// order), while each would end by `stop_at`. So no subject is judged, or
+/// dropped from the race, on one session that happened to stall.
+fn fixed_rounds(
+    racers: &mut [Racer],
+    probe: &mut BulkProbe,
+    session: &mut Session,
+    stop_at: Instant,
+    guess: &mut f64,
+    sessions: usize,
+) -> Result<()> {
+    for round in 1..=sessions {
+        for i in 0..racers.len() {
+            if racers[i].out || racers[i].m.samples.len() >= round {
+                continue;
+            }
+            let k = racers_slack(racers);
+            if crate::interrupt::requested() || !fixed_sample(&mut racers[i], probe, session, stop_at, guess, k)? {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The racers to sample next so that the top places get settled (LUCB, per
 /// place): for every unsettled k ≤ `TOP`, the member of the current top k with
 /// the lowest lower bound and the outsider with the highest upper bound, when
@@ -1176,9 +1202,8 @@ fn adaptive_race(
     Ok(())
 }
 
-/// Handshakes, one per sample, [`HANDSHAKE_SAMPLES`] wanted per subject; each
-/// subject gets an even share of the time until `stop_at`, and no handshake
-/// starts that would not end by then. Returns how many subjects were skipped.
+/// Handshakes, one per sample, [`HANDSHAKE_SAMPLES`] wanted per subject, taken
+/// in rounds (see [`handshake_rounds`]). Returns how many subjects were skipped.
 fn handshakes(
     hands: &[HandshakeItem],
     client: &Client,
@@ -1188,21 +1213,13 @@ fn handshakes(
     stop_at: Instant,
     conn: f64,
 ) -> Result<usize> {
-    let mut skipped = 0;
-    for (k, item) in hands.iter().enumerate() {
-        if crate::interrupt::requested() {
-            break;
-        }
+    let mut subjects: Vec<(Subject, HandshakeProbe)> = Vec::new();
+    for item in hands {
         let subject = Subject {
             kex: Some(item.kex.clone()),
             hostkey: item.hostkey.clone(),
             ..Default::default()
         };
-        session.progress_message(&format!(
-            "ssh handshake: {} {}",
-            item.kex,
-            item.hostkey.as_deref().unwrap_or("(default host key)")
-        ));
         if let Some(why) = accepted.refusal(&subject) {
             session.record(ResultRecord::not_ok(
                 Kind::SshHandshake,
@@ -1213,9 +1230,7 @@ fn handshakes(
             ))?;
             continue;
         }
-        let share = until(stop_at) / (hands.len() - k) as f64;
-        let t_subject = Instant::now();
-        let mut probe = HandshakeProbe {
+        let probe = HandshakeProbe {
             client: client.clone(),
             algs: Algorithms {
                 kex: Some(item.kex.clone()),
@@ -1224,39 +1239,24 @@ fn handshakes(
             },
             last: None,
         };
-        let mut m = Measurement {
-            samples: Vec::new(),
-            rate: Rate::SecondsPer,
-            units: 1,
-            interrupted: false,
-            basis: crate::measure::sampler::Basis::Wall,
-        };
-        let mut cost = conn;
-        let mut failed = None;
-        while m.samples.len() < MAX_HANDSHAKE_SAMPLES && !crate::interrupt::requested() {
-            let n = m.samples.len();
-            let spent = t_subject.elapsed().as_secs_f64();
-            if n >= HANDSHAKE_SAMPLES && (spent + cost > share || m.wall().is_some_and(|s| s.relative_precision() <= 0.02)) {
-                break;
-            }
-            // Fewer than wanted is better than none, none better than overrunning.
-            if until(stop_at) < cost || (n > 0 && spent + cost > share * 2.0) {
-                break;
-            }
-            let t0 = Instant::now();
-            match probe.run(1) {
-                Ok(work) => {
-                    let c = t0.elapsed().as_secs_f64();
-                    cost = if n == 0 { c } else { cost.max(c) };
-                    let (wall, cpu) = probe.timed_region().unwrap_or((Seconds(c), Seconds(0.0)));
-                    m.samples.push(sampler::Sample { wall, cpu, work });
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
+        subjects.push((subject, probe));
+    }
+    let outcomes = handshake_rounds(subjects.len(), conn, stop_at, |k, n| {
+        let (subject, probe) = &mut subjects[k];
+        session.progress_message(&format!(
+            "ssh handshake: {} {} (sample {})",
+            subject.kex.as_deref().unwrap_or(""),
+            subject.hostkey.as_deref().unwrap_or("(default host key)"),
+            n + 1
+        ));
+        let t0 = Instant::now();
+        let work = probe.run(1)?;
+        let c = Seconds::from_duration(t0.elapsed());
+        let (wall, cpu) = probe.timed_region().unwrap_or((c, Seconds(0.0)));
+        Ok(sampler::Sample { wall, cpu, work })
+    });
+    let mut skipped = 0;
+    for ((subject, _), (m, failed)) in subjects.into_iter().zip(outcomes) {
         let rec = match failed {
             Some(e) => failure(Kind::SshHandshake, Metric::Seconds, subject, &e)?,
             None if m.samples.is_empty() && crate::interrupt::requested() => continue,
@@ -1269,6 +1269,73 @@ fn handshakes(
         session.record(rec)?;
     }
     Ok(skipped)
+}
+
+/// The handshake schedule for `n` subjects: rounds (subject 0, 1, 2, then 0, 1,
+/// 2 again …) so that every subject sees the same drift of the machine's speed,
+/// as bulk sessions do. `one(k, i)` takes subject k's sample i. Each subject may
+/// use an even share of the time until `stop_at` (its own handshakes counted,
+/// each first guessed at `conn`); no handshake starts that would not end by
+/// then. A subject stops once it has [`HANDSHAKE_SAMPLES`] and either a tight
+/// interval or its share spent, at [`MAX_HANDSHAKE_SAMPLES`], or at its first
+/// error. Ctrl-C ends the rounds; what was measured is returned.
+fn handshake_rounds(
+    n: usize,
+    conn: f64,
+    stop_at: Instant,
+    mut one: impl FnMut(usize, usize) -> Result<sampler::Sample>,
+) -> Vec<(Measurement, Option<anyhow::Error>)> {
+    let mut out: Vec<(Measurement, Option<anyhow::Error>)> = (0..n)
+        .map(|_| {
+            let m = Measurement {
+                samples: Vec::new(),
+                rate: Rate::SecondsPer,
+                units: 1,
+                interrupted: false,
+                basis: sampler::Basis::Wall,
+            };
+            (m, None)
+        })
+        .collect();
+    // Per subject: longest handshake so far, own seconds spent, done.
+    let mut state = vec![(conn, 0.0f64, false); n];
+    let share = until(stop_at) / n.max(1) as f64;
+    'rounds: while state.iter().any(|s| !s.2) {
+        for k in 0..n {
+            let (cost, spent, done) = state[k];
+            if done {
+                continue;
+            }
+            if crate::interrupt::requested() {
+                break 'rounds;
+            }
+            let m = &out[k].0;
+            let i = m.samples.len();
+            let enough = i >= HANDSHAKE_SAMPLES && (spent + cost > share || m.wall().is_some_and(|s| s.relative_precision() <= 0.02));
+            // Fewer than wanted is better than none, none better than overrunning.
+            if enough || i >= MAX_HANDSHAKE_SAMPLES || (i > 0 && spent + cost > share * 2.0) {
+                state[k].2 = true;
+                continue;
+            }
+            if until(stop_at) < cost {
+                break 'rounds;
+            }
+            let t0 = Instant::now();
+            let r = one(k, i);
+            let c = t0.elapsed().as_secs_f64();
+            match r {
+                Ok(sample) => {
+                    state[k] = (if i == 0 { c } else { cost.max(c) }, spent + c, false);
+                    out[k].0.samples.push(sample);
+                }
+                Err(e) => {
+                    out[k].1 = Some(e);
+                    state[k].2 = true;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Runs the plan: preflight, feature check, bulk, handshakes, racing. Results go
@@ -1381,7 +1448,8 @@ pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &
     // session per combination, nothing dropped, no racing.
     let brute = plan.full_matrix && plan.bytes.is_some();
     match fixed_probe.as_mut() {
-        Some(p) => fixed_once(&mut racers, p, session, if brute { clock.end } else { bulk_stop }, &mut guess)?,
+        Some(p) if brute => fixed_once(&mut racers, p, session, clock.end, &mut guess)?,
+        Some(p) => fixed_rounds(&mut racers, p, session, bulk_stop, &mut guess, FIRST_PASS_SESSIONS)?,
         None => adaptive_pass(&mut racers, plan, client, session, &buf, bulk_stop, &mut over)?,
     }
     let skipped_hands = if crate::interrupt::requested() {
@@ -1395,7 +1463,7 @@ pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &
             Some(_) if brute => {}
             Some(p) => {
                 // Pairs the first pass did not reach, then the race.
-                fixed_once(&mut racers, p, session, clock.end, &mut guess)?;
+                fixed_rounds(&mut racers, p, session, clock.end, &mut guess, FIRST_PASS_SESSIONS)?;
                 fixed_race(&mut racers, p, session, clock.end)?;
             }
             None => {
@@ -1974,6 +2042,38 @@ mod tests {
             race_interval(&m(&[100.0]), 1.5),
             Some((one.ci95_low.unwrap(), one.ci95_high.unwrap()))
         );
+    }
+
+    #[test]
+    fn handshakes_are_taken_in_rounds_within_the_time() {
+        let sample = || sampler::Sample {
+            wall: Seconds(0.001),
+            cpu: Seconds(0.0),
+            work: 1.0,
+        };
+        // Three subjects, one failing at its second handshake: the others go on,
+        // in rounds 0 1 2, 0 1 2 …, each to HANDSHAKE_SAMPLES at least.
+        let mut order = Vec::new();
+        let stop = Instant::now() + Duration::from_millis(300);
+        let out = handshake_rounds(3, 0.001, stop, |k, i| {
+            order.push(k);
+            std::thread::sleep(Duration::from_millis(1));
+            if k == 1 && i == 1 {
+                anyhow::bail!("refused now");
+            }
+            Ok(sample())
+        });
+        assert_eq!(&order[..6], &[0, 1, 2, 0, 1, 2]);
+        assert_eq!(&order[6..8], &[0, 2], "the failed subject is out");
+        assert!(out[1].1.is_some() && out[1].0.samples.len() == 1);
+        for k in [0, 2] {
+            assert!(out[k].1.is_none());
+            assert!(out[k].0.samples.len() >= HANDSHAKE_SAMPLES, "{}", out[k].0.samples.len());
+        }
+        assert!(Instant::now() < stop + Duration::from_millis(50));
+        // No time: nothing starts.
+        let out = handshake_rounds(2, 0.5, Instant::now() + Duration::from_millis(100), |_, _| Ok(sample()));
+        assert!(out.iter().all(|(m, e)| m.samples.is_empty() && e.is_none()));
     }
 
     #[test]
