@@ -110,6 +110,16 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// No samples yet, `units` per sample.
+    pub fn empty(rate: Rate, units: u64, basis: Basis) -> Measurement {
+        Measurement {
+            samples: Vec::new(),
+            rate,
+            units,
+            interrupted: false,
+            basis,
+        }
+    }
     /// Summary of the reported figure: over wall time, or CPU time with `Basis::Cpu`.
     pub fn headline(&self) -> Option<Summary> {
         match self.basis {
@@ -212,13 +222,7 @@ pub fn measure<P: Probe>(probes: &mut [P], rate: Rate, cfg: &SamplerConfig) -> R
     while start.elapsed().as_secs_f64() < cfg.warmup.0 {
         one_sample(probes, units)?;
     }
-    let mut m = Measurement {
-        samples: Vec::new(),
-        rate,
-        units,
-        interrupted: false,
-        basis: if probes.len() == 1 { cfg.basis } else { Basis::Wall },
-    };
+    let mut m = Measurement::empty(rate, units, if probes.len() == 1 { cfg.basis } else { Basis::Wall });
     sample_until_done(probes, &mut m, cfg, start)?;
     Ok(m)
 }
@@ -345,13 +349,7 @@ impl SliceSpec {
             one_sample(probes, w)?;
             w = w.saturating_mul(2).min(units);
         }
-        let mut m = Measurement {
-            samples: Vec::new(),
-            rate,
-            units,
-            interrupted: false,
-            basis: if probes.len() == 1 { cfg.basis } else { Basis::Wall },
-        };
+        let mut m = Measurement::empty(rate, units, if probes.len() == 1 { cfg.basis } else { Basis::Wall });
         sample_until_done(probes, &mut m, &cfg, start)?;
         Ok(m)
     }

@@ -1286,16 +1286,7 @@ fn handshake_rounds(
     mut one: impl FnMut(usize, usize) -> Result<sampler::Sample>,
 ) -> Vec<(Measurement, Option<anyhow::Error>)> {
     let mut out: Vec<(Measurement, Option<anyhow::Error>)> = (0..n)
-        .map(|_| {
-            let m = Measurement {
-                samples: Vec::new(),
-                rate: Rate::SecondsPer,
-                units: 1,
-                interrupted: false,
-                basis: sampler::Basis::Wall,
-            };
-            (m, None)
-        })
+        .map(|_| (Measurement::empty(Rate::SecondsPer, 1, sampler::Basis::Wall), None))
         .collect();
     // Per subject: longest handshake so far, own seconds spent, done.
     let mut state = vec![(conn, 0.0f64, false); n];
@@ -1418,13 +1409,7 @@ pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &
             },
             item: item.clone(),
             subject,
-            m: Measurement {
-                samples: Vec::new(),
-                rate: Rate::PerSecond,
-                units: 1,
-                interrupted: false,
-                basis: crate::measure::sampler::Basis::Wall,
-            },
+            m: Measurement::empty(Rate::PerSecond, 1, sampler::Basis::Wall),
             idx: None,
             cost: 0.0,
             out: false,
