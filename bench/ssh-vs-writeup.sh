@@ -11,6 +11,10 @@
 #    `ssh ... true` (same options), which is the like-for-like figure.
 #    Target: ours >= 0.95x the write-up's throughput.
 #    The default adaptive mode (one open session per subject) is shown too.
+#    Both of those leave the client where the scheduler puts it (sshd runs on
+#    half of the CPUs). The pinned columns repeat the comparison with the client
+#    pinned to the other half: `taskset -c CPUS` around the write-up's pipeline,
+#    and cipherbench against its own private sshd, which pins both sides itself.
 # 2. Sweep time and ranking. The default decomposed sweep (bulk over cipher x MAC,
 #    handshakes over kex x host key; racing settles the top 3) against the
 #    brute-force --full-matrix sweep (cipher x MAC x kex, one session each, the
@@ -26,7 +30,7 @@
 #    of the time the full matrix took here (so it runs second), SWEEP_BUDGET
 #    fixes it instead (then it runs first).
 #
-# Environment: CB (binary), REPS (3), VOLUME (1G), SWEEP_VOLUME (16M),
+# Environment: CB (binary), REPS (3), VOLUME (1G), SWEEP_VOLUME (64M),
 # SWEEP_BUDGET (full matrix time / 6), SWEEP_CIPHERS / SWEEP_MACS / SWEEP_KEX (comma lists;
 # default: everything the local OpenSSH supports), SKIP_SWEEP=1, SKIP_OVERHEAD=1.
 # Defaults: about 1-2 min for the overhead part and 12-19 min for the sweep part
@@ -37,7 +41,7 @@ cd "$(dirname "$0")/.."
 CB=${CB:-target/release/cipherbench}
 REPS=${REPS:-3}
 VOLUME=${VOLUME:-1G}
-SWEEP_VOLUME=${SWEEP_VOLUME:-16M}
+SWEEP_VOLUME=${SWEEP_VOLUME:-64M}
 SWEEP_BUDGET=${SWEEP_BUDGET:-}
 KEX=curve25519-sha256
 
@@ -67,14 +71,27 @@ if [[ -z ${SKIP_OVERHEAD:-} ]]; then
   n=$(bytes_of "$VOLUME")
   echo "== Harness overhead: $VOLUME per session against $(jq -r .banner <<<"$info") on 127.0.0.1:$port, $REPS runs each"
   sshargs="-F /dev/null -o BatchMode=yes -o UserKnownHostsFile=$kh -i $key -p $port -o KexAlgorithms=$KEX"
-  printf '%-30s %10s %12s %10s %12s %12s %10s\n' cipher "write-up" "−handshake" "ours" "ratio raw" "ratio like" "adaptive"
+  # The private sshd runs on one half of the CPUs; the pinned columns run the
+  # client on the other half (what cipherbench does for its own private sshd).
+  pin=$(jq -r '.client_cpus // [] | map(tostring) | join(",")' <<<"$info")
+  printf '%-30s %10s %12s %10s %12s %12s %10s %12s %12s %10s\n' cipher "write-up" "−handshake" "ours" "ratio raw" "ratio like" "adaptive" \
+    "w-up pinned" "ours pinned" "ratio"
   for c in aes128-gcm@openssh.com chacha20-poly1305@openssh.com; do
     theirs=()
     ours=()
+    theirs_pinned=()
+    ours_pinned=()
     for ((i = 0; i < REPS; i++)); do
       hyperfine --runs 1 --export-json "$work/h.json" --style none \
         "head -c $VOLUME /dev/zero | ssh $sshargs -c $c $user@127.0.0.1 'cat >/dev/null'" >/dev/null
       theirs+=("$(jq -r ".results[0].mean" "$work/h.json")")
+      if [[ -n $pin ]]; then
+        hyperfine --runs 1 --export-json "$work/h.json" --style none \
+          "taskset -c $pin sh -c \"head -c $VOLUME /dev/zero | ssh $sshargs -c $c $user@127.0.0.1 'cat >/dev/null'\"" >/dev/null
+        theirs_pinned+=("$(jq -r ".results[0].mean" "$work/h.json")")
+        ours_pinned+=("$("$CB" ssh --ciphers "$c" --kex "$KEX" --no-handshakes --bytes "$VOLUME" --budget 120s --no-store --json --quiet |
+          jq -r '[.results[] | select(.kind == "ssh-bulk")][0].median | floor')")
+      fi
       ours+=("$("$CB" ssh --host "$user@127.0.0.1" --port "$port" --identity "$key" -o "UserKnownHostsFile=$kh" \
         --ciphers "$c" --kex "$KEX" --no-handshakes --bytes "$VOLUME" --budget 120s --no-store --json --quiet |
         jq -r '[.results[] | select(.kind == "ssh-bulk")][0].median | floor')")
@@ -86,12 +103,19 @@ if [[ -z ${SKIP_OVERHEAD:-} ]]; then
     med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
     t=$(med "${theirs[@]}"); o=$(med "${ours[@]}")
     raw=$(bc -l <<<"$n / $t"); like=$(bc -l <<<"$n / ($t - $hs)")
-    printf '%-30s %10.1f %12.1f %10.1f %12.3f %12.3f %10.1f\n' "$c" "$(bc -l <<<"$raw / 1000000")" "$(bc -l <<<"$like / 1000000")" \
-      "$(bc -l <<<"$o / 1000000")" "$(bc -l <<<"$o / $raw")" "$(bc -l <<<"$o / $like")" "$(bc -l <<<"$adaptive / 1000000")"
+    pinned=("-" "-" "-")
+    if [[ -n $pin ]]; then
+      tp=$(bc -l <<<"$n / ($(med "${theirs_pinned[@]}") - $hs)"); op=$(med "${ours_pinned[@]}")
+      pinned=("$(printf '%.1f' "$(bc -l <<<"$tp / 1000000")")" "$(printf '%.1f' "$(bc -l <<<"$op / 1000000")")" "$(printf '%.3f' "$(bc -l <<<"$op / $tp")")")
+    fi
+    printf '%-30s %10.1f %12.1f %10.1f %12.3f %12.3f %10.1f %12s %12s %10s\n' "$c" "$(bc -l <<<"$raw / 1000000")" "$(bc -l <<<"$like / 1000000")" \
+      "$(bc -l <<<"$o / 1000000")" "$(bc -l <<<"$o / $raw")" "$(bc -l <<<"$o / $like")" "$(bc -l <<<"$adaptive / 1000000")" "${pinned[@]}"
   done
   echo "  MB/s. write-up: head -c $VOLUME /dev/zero | ssh -c C ... 'cat >/dev/null' timed whole by hyperfine (median of $REPS);"
   echo "  −handshake: the same minus the median time of 'ssh ... true'; ours: cipherbench ssh --bytes $VOLUME (median of its samples, handshake excluded);"
   echo "  ratio like = ours ÷ (write-up − handshake), the like-for-like comparison; adaptive: the default mode (one open session)."
+  echo "  pinned (client on CPU(s) ${pin:-none}, sshd on the others): w-up = taskset -c CPUS sh -c 'head … | ssh …' minus the handshake;"
+  echo "  ours = cipherbench ssh --bytes $VOLUME against its own private sshd (it pins both sides itself); ratio = ours ÷ w-up."
   kill -INT "$served"; wait "$served" || true; served=""
 fi
 

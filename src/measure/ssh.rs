@@ -944,9 +944,12 @@ fn fixed_once(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session
 }
 
 /// Fixed-volume mode, rounds: one more session for every subject still under
-/// `sessions`, round after round (A B C, A B C …, in the plan's interleaved
-/// order), while each would end by `stop_at`. So no subject is judged, or
-/// dropped from the race, on one session that happened to stall.
+/// `sessions`, round after round (A B C, A B C …), while each would end by
+/// `stop_at`. The first two rounds take every subject in the plan's
+/// interleaved order, so none is judged on one session that happened to stall.
+/// Later rounds go fastest first (the spread that widens short figures is then
+/// learnt from the contenders) and pass over subjects that can no longer place
+/// among the `TOP`, so the time goes to the pairs whose places are in question.
 fn fixed_rounds(
     racers: &mut [Racer],
     probe: &mut BulkProbe,
@@ -955,13 +958,29 @@ fn fixed_rounds(
     guess: &mut f64,
     sessions: usize,
 ) -> Result<()> {
+    in_rounds(racers, sessions, |racers, i| {
+        let k = racers_slack(racers);
+        fixed_sample(&mut racers[i], probe, session, stop_at, guess, k)
+    })
+}
+
+/// The order of [`fixed_rounds`]: calls `sample(racers, i)` for one more
+/// session of racer `i` until `sample` says no time is left (false).
+fn in_rounds(racers: &mut [Racer], sessions: usize, mut sample: impl FnMut(&mut [Racer], usize) -> Result<bool>) -> Result<()> {
     for round in 1..=sessions {
-        for i in 0..racers.len() {
+        let mut order: Vec<usize> = (0..racers.len()).collect();
+        if round > 2 {
+            let med = |r: &Racer| r.m.wall().map_or(0.0, |s| s.median);
+            order.sort_by(|&a, &b| med(&racers[b]).total_cmp(&med(&racers[a])));
+        }
+        for i in order {
             if racers[i].out || racers[i].m.samples.len() >= round {
                 continue;
             }
-            let k = racers_slack(racers);
-            if crate::interrupt::requested() || !fixed_sample(&mut racers[i], probe, session, stop_at, guess, k)? {
+            if round > 2 && !in_the_running(racers).1.contains(&i) {
+                continue;
+            }
+            if crate::interrupt::requested() || !sample(racers, i)? {
                 return Ok(());
             }
         }
@@ -1503,6 +1522,11 @@ pub fn settings(plan: &SshPlan, o: &OpenSsh, client: &Client, daemon: Option<&Pr
         "bytes": plan.bytes,
         "verify": plan.verify,
         "budget_seconds": plan.budget.0,
+        "placement": match (&client.target, crate::backend::openssh::placement::placement()) {
+            (Target::Private { .. }, Some(p)) => p.describe(),
+            (Target::Private { .. }, None) => "one CPU: client and sshd share it".to_string(),
+            (Target::Remote { .. }, _) => "client here, server remote".to_string(),
+        },
     })
 }
 
@@ -1665,6 +1689,7 @@ pub fn serve(client: &Client, daemon: Option<&PrivateSshd>) -> Result<()> {
     let line = json!({
         "port": port, "user": user, "identity": key, "known_hosts": known_hosts,
         "pid": d.pid(), "dir": d.dir(), "banner": d.banner(),
+        "client_cpus": crate::backend::openssh::placement::placement().map(|p| p.client.clone()),
     });
     println!("{line}");
     use std::io::Write;
@@ -2122,6 +2147,53 @@ mod tests {
         assert_eq!(could_place(&iv(&rows, 2.0), TOP), vec![0, 1, 2]);
         // No interval (not measured): not in the running.
         assert!(could_place(&[None, Some((1.0, 2.0))], TOP) == vec![1]);
+    }
+
+    #[test]
+    fn first_rounds_take_everyone_then_clear_losers_are_passed_over() {
+        // True speeds: three contenders near 100, two near 60, one at 20.
+        let speeds = [60.0, 100.0, 20.0, 98.0, 59.0, 101.0];
+        let mut racers: Vec<Racer> = speeds
+            .iter()
+            .map(|_| Racer {
+                item: BulkItem {
+                    cipher: "c".into(),
+                    mac: None,
+                    kex: "k".into(),
+                },
+                subject: Subject::default(),
+                algs: Algorithms::default(),
+                m: m(&[]),
+                idx: None,
+                cost: 0.0,
+                out: false,
+            })
+            .collect();
+        let mut order = Vec::new();
+        in_rounds(&mut racers, 3, |r, i| {
+            // A little spread between sessions, as on a quiet machine.
+            let wobble = [1.0, 1.02, 0.99][r[i].m.samples.len()];
+            r[i].m.samples.push(m(&[speeds[i] * wobble]).samples[0]);
+            order.push(i);
+            Ok(true)
+        })
+        .unwrap();
+        // Rounds 1 and 2: everyone, in the plan's order.
+        assert_eq!(&order[..12], &[0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]);
+        // Round 3: fastest first; once the contenders have three sessions
+        // the spread is known and the clear losers (60, 59, 20) get no third.
+        assert_eq!(&order[12..], &[5, 1, 3], "{order:?}");
+        // Out of time: the scheduler stops at once.
+        let mut calls = 0;
+        for r in racers.iter_mut() {
+            r.m = m(&[]);
+        }
+        in_rounds(&mut racers, 3, |_, _| {
+            calls += 1;
+            Ok(false)
+        })
+        .unwrap();
+        assert_eq!(calls, 1);
     }
 
     #[test]

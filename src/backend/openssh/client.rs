@@ -183,6 +183,9 @@ impl Client {
                 key,
                 known_hosts,
             } => {
+                if let Some(p) = super::placement::placement() {
+                    super::placement::pin(&mut c, &p.client);
+                }
                 c.arg("-F").arg("/dev/null");
                 c.arg("-o").arg(format!("UserKnownHostsFile={}", known_hosts.display()));
                 c.arg("-i").arg(key);

@@ -161,7 +161,11 @@ impl PrivateSshd {
             std::fs::write(&f.known_hosts, kh)?;
             std::fs::write(&f.config, config_text(dir.path(), port, &user, ssh, as_root))?;
             let log = std::fs::File::create(&f.log)?;
-            let child = Command::new(sshd)
+            let mut cmd = Command::new(sshd);
+            if let Some(p) = super::placement::placement() {
+                super::placement::pin(&mut cmd, &p.server);
+            }
+            let child = cmd
                 .arg("-D")
                 .arg("-e")
                 .arg("-f")

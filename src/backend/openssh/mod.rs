@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod daemon;
+pub mod placement;
 
 pub use client::{Client, Target};
 pub use daemon::PrivateSshd;
