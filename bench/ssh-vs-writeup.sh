@@ -13,7 +13,7 @@
 #    The default adaptive mode (one open session per subject) is shown too.
 #    Both of those leave the client where the scheduler puts it (sshd runs on
 #    half of the CPUs). The pinned columns repeat the comparison with the client
-#    pinned to the other half: `taskset -c CPUS` around the write-up's pipeline,
+#    pinned to the other half: `taskset -c CPUS ssh …` in the write-up's pipeline,
 #    and cipherbench against its own private sshd, which pins both sides itself.
 # 2. Sweep time and ranking. The default decomposed sweep (bulk over cipher x MAC,
 #    handshakes over kex x host key; racing settles the top 3) against the
@@ -87,7 +87,7 @@ if [[ -z ${SKIP_OVERHEAD:-} ]]; then
       theirs+=("$(jq -r ".results[0].mean" "$work/h.json")")
       if [[ -n $pin ]]; then
         hyperfine --runs 1 --export-json "$work/h.json" --style none \
-          "taskset -c $pin sh -c \"head -c $VOLUME /dev/zero | ssh $sshargs -c $c $user@127.0.0.1 'cat >/dev/null'\"" >/dev/null
+          "head -c $VOLUME /dev/zero | taskset -c $pin ssh $sshargs -c $c $user@127.0.0.1 'cat >/dev/null'" >/dev/null
         theirs_pinned+=("$(jq -r ".results[0].mean" "$work/h.json")")
         ours_pinned+=("$("$CB" ssh --ciphers "$c" --kex "$KEX" --no-handshakes --bytes "$VOLUME" --budget 120s --no-store --json --quiet |
           jq -r '[.results[] | select(.kind == "ssh-bulk")][0].median | floor')")
@@ -114,7 +114,7 @@ if [[ -z ${SKIP_OVERHEAD:-} ]]; then
   echo "  MB/s. write-up: head -c $VOLUME /dev/zero | ssh -c C ... 'cat >/dev/null' timed whole by hyperfine (median of $REPS);"
   echo "  −handshake: the same minus the median time of 'ssh ... true'; ours: cipherbench ssh --bytes $VOLUME (median of its samples, handshake excluded);"
   echo "  ratio like = ours ÷ (write-up − handshake), the like-for-like comparison; adaptive: the default mode (one open session)."
-  echo "  pinned (client on CPU(s) ${pin:-none}, sshd on the others): w-up = taskset -c CPUS sh -c 'head … | ssh …' minus the handshake;"
+  echo "  pinned (ssh on CPU(s) ${pin:-none}, sshd on the others): w-up = head … | taskset -c CPUS ssh … minus the handshake;"
   echo "  ours = cipherbench ssh --bytes $VOLUME against its own private sshd (it pins both sides itself); ratio = ours ÷ w-up."
   kill -INT "$served"; wait "$served" || true; served=""
 fi

@@ -341,11 +341,11 @@ pub const AAD_LEN: usize = 13;
 enum Work {
     Stream {
         engine: CipherEngine,
-        buf: Vec<u8>,
+        buf: Block,
     },
     Seal {
         engine: CipherEngine,
-        buf: Vec<u8>,
+        buf: Block,
         nonce: [u8; NONCE_LEN],
         seq: u64,
         aad: [u8; AAD_LEN],
@@ -353,19 +353,19 @@ enum Work {
     },
     Open {
         engine: CipherEngine,
-        ciphertext: Vec<u8>,
-        out: Vec<u8>,
+        ciphertext: Block,
+        out: Block,
         nonce: [u8; NONCE_LEN],
         aad: [u8; AAD_LEN],
         tag: [u8; TAG_LEN],
     },
     Digest {
         engine: DigestEngine,
-        buf: Vec<u8>,
+        buf: Block,
     },
     Mac {
         ctx: MacCtx,
-        buf: Vec<u8>,
+        buf: Block,
         out: [u8; 64],
     },
     /// TLS 1.2 CBC records (OpenSSL): MAC, pad, fresh IV, encrypt — or decrypt
@@ -374,46 +374,46 @@ enum Work {
         engine: CipherEngine,
         mac: MacCtx,
         iv: Vec<u8>,
-        buf: Vec<u8>,
-        ciphertext: Vec<u8>,
+        buf: Block,
+        ciphertext: Block,
         decrypt: bool,
     },
     GtCbcRecord {
         cipher: gnutls::Cipher,
         mac: gnutls::Hmac,
         iv: Vec<u8>,
-        buf: Vec<u8>,
-        ciphertext: Vec<u8>,
+        buf: Block,
+        ciphertext: Block,
         decrypt: bool,
     },
     GtStream {
         cipher: gnutls::Cipher,
-        buf: Vec<u8>,
+        buf: Block,
         decrypt: bool,
     },
     GtSeal {
         aead: gnutls::Aead,
-        buf: Vec<u8>,
-        out: Vec<u8>,
+        buf: Block,
+        out: Block,
         nonce: [u8; NONCE_LEN],
         seq: u64,
         aad: [u8; AAD_LEN],
     },
     GtOpen {
         aead: gnutls::Aead,
-        sealed: Vec<u8>,
-        out: Vec<u8>,
+        sealed: Block,
+        out: Block,
         nonce: [u8; NONCE_LEN],
         aad: [u8; AAD_LEN],
     },
     GtDigest {
         hash: gnutls::Hash,
-        buf: Vec<u8>,
+        buf: Block,
         out: [u8; 64],
     },
     GtMac {
         hmac: gnutls::Hmac,
-        buf: Vec<u8>,
+        buf: Block,
         out: [u8; 64],
     },
 }
@@ -428,6 +428,54 @@ fn random(n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];
     openssl::rand::rand_bytes(&mut v).expect("RNG");
     v
+}
+
+/// Where every data buffer of a probe starts: a cache-line boundary.
+const ALIGN: usize = 64;
+
+/// A probe's data buffer, its first byte on an [`ALIGN`]-byte boundary. Heap
+/// addresses change from run to run, and with them a buffer's offset within a
+/// cache line, which some SIMD code is sensitive to: left to the allocator, one
+/// run's figure could differ from the next for that alone. Fixed, it cannot.
+pub struct Block {
+    raw: Vec<u8>,
+    off: usize,
+    len: usize,
+}
+
+impl Block {
+    fn zeroed(len: usize) -> Block {
+        let raw = vec![0u8; len + ALIGN];
+        // The heap allocation never moves: the Vec is never resized.
+        let off = raw.as_ptr().align_offset(ALIGN);
+        Block { raw, off, len }
+    }
+    fn random(len: usize) -> Block {
+        let mut b = Block::zeroed(len);
+        openssl::rand::rand_bytes(&mut b).expect("RNG");
+        b
+    }
+    fn copy_of(data: &[u8]) -> Block {
+        let mut b = Block::zeroed(data.len());
+        b.copy_from_slice(data);
+        b
+    }
+    fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+}
+
+impl std::ops::Deref for Block {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.raw[self.off..self.off + self.len]
+    }
+}
+
+impl std::ops::DerefMut for Block {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.raw[self.off..self.off + self.len]
+    }
 }
 
 impl PrimitiveProbe {
@@ -447,14 +495,14 @@ impl PrimitiveProbe {
                 let key = random(c.key_length());
                 let iv = random(c.iv_length());
                 let engine = CipherEngine::new(c, None, dir, &key, (!iv.is_empty()).then_some(&iv[..]), 0).map_err(err)?;
-                let buf = random(len + engine.slack());
+                let buf = Block::random(len + engine.slack());
                 Work::Stream { engine, buf }
             }
             (Class::CbcHmac(d), Fetched::Cipher(c), Op::Encrypt | Op::Decrypt) => {
                 let (key, iv) = (random(c.key_length()), random(c.iv_length()));
                 let mut mac = MacCtx::hmac(d, &random(32)).map_err(err)?;
                 let mut seal = CipherEngine::new(c, None, Direction::Encrypt, &key, Some(&iv), 0).map_err(err)?;
-                let mut buf = random(len + 64 + 32);
+                let mut buf = Block::random(len + 64 + 32);
                 let total = cbc_record(&mut buf, len, |m, out| mac.mac_message(m, out).map_err(err))?;
                 if op == Op::Encrypt {
                     Work::CbcRecord {
@@ -462,12 +510,12 @@ impl PrimitiveProbe {
                         mac,
                         iv,
                         buf,
-                        ciphertext: Vec::new(),
+                        ciphertext: Block::zeroed(0),
                         decrypt: false,
                     }
                 } else {
                     seal.stream(&mut buf, total).map_err(err)?;
-                    let ciphertext = buf[..total].to_vec();
+                    let ciphertext = Block::copy_of(&buf[..total]);
                     Work::CbcRecord {
                         engine: CipherEngine::new(c, None, Direction::Decrypt, &key, Some(&iv), 0).map_err(err)?,
                         mac,
@@ -485,7 +533,7 @@ impl PrimitiveProbe {
                 let mut aad = [0u8; AAD_LEN];
                 aad.copy_from_slice(&random(AAD_LEN));
                 let mut seal = CipherEngine::new(c, Some(kind), Direction::Encrypt, &key, Some(&nonce), TAG_LEN).map_err(err)?;
-                let mut buf = random(len + seal.slack() + 16);
+                let mut buf = Block::random(len + seal.slack() + 16);
                 let mut tag = [0u8; TAG_LEN];
                 if op == Op::Encrypt {
                     Work::Seal {
@@ -501,7 +549,7 @@ impl PrimitiveProbe {
                     let n = seal.seal(&nonce, &aad, &mut buf, len, &mut tag).map_err(err)?;
                     buf.truncate(n);
                     let mut engine = CipherEngine::new(c, Some(kind), Direction::Decrypt, &key, Some(&nonce), TAG_LEN).map_err(err)?;
-                    let mut out = vec![0u8; len + 32];
+                    let mut out = Block::zeroed(len + 32);
                     engine.open(&nonce, &aad, &buf, &mut out, &tag).map_err(err)?;
                     Work::Open {
                         engine,
@@ -515,16 +563,16 @@ impl PrimitiveProbe {
             }
             (Class::Digest, Fetched::Digest(md), Op::Digest) => Work::Digest {
                 engine: DigestEngine::new(md.clone()).map_err(err)?,
-                buf: random(len),
+                buf: Block::random(len),
             },
             (Class::Hmac(d), Fetched::Mac, Op::Mac) => Work::Mac {
                 ctx: MacCtx::hmac(d, &random(32)).map_err(err)?,
-                buf: random(len),
+                buf: Block::random(len),
                 out: [0u8; 64],
             },
             (Class::Poly1305, Fetched::Mac, Op::Mac) => Work::Mac {
                 ctx: MacCtx::poly1305(&random(32)).map_err(err)?,
-                buf: random(len),
+                buf: Block::random(len),
                 out: [0u8; 64],
             },
             (_, Fetched::Gnutls(name, info), _) => Self::gnutls_work(p, name, *info, op, len)?,
@@ -543,14 +591,14 @@ impl PrimitiveProbe {
                 }
                 Work::GtStream {
                     cipher: gnutls::Cipher::new(&info, &random(info.key_len), &random(info.iv_len)).map_err(err)?,
-                    buf: random(len),
+                    buf: Block::random(len),
                     decrypt: op == Op::Decrypt,
                 }
             }
             (Class::CbcHmac(d), Some(info), Op::Encrypt | Op::Decrypt) => {
                 let (key, iv) = (random(info.key_len), random(info.iv_len));
                 let mut mac = gnutls::Hmac::new(d, &random(32)).map_err(err)?;
-                let mut buf = random(len + 64 + 32);
+                let mut buf = Block::random(len + 64 + 32);
                 let mut out = [0u8; 64];
                 let total = cbc_record(&mut buf, len, |m, o| {
                     let n = mac.mac(m, &mut out).map_err(err)?;
@@ -560,11 +608,11 @@ impl PrimitiveProbe {
                 let mut cipher = gnutls::Cipher::new(&info, &key, &iv).map_err(err)?;
                 let ciphertext = if op == Op::Decrypt {
                     cipher.encrypt(&mut buf[..total]).map_err(err)?;
-                    let ct = buf[..total].to_vec();
+                    let ct = Block::copy_of(&buf[..total]);
                     cipher = gnutls::Cipher::new(&info, &key, &iv).map_err(err)?;
                     ct
                 } else {
-                    Vec::new()
+                    Block::zeroed(0)
                 };
                 Work::GtCbcRecord {
                     cipher,
@@ -581,8 +629,8 @@ impl PrimitiveProbe {
                 nonce.copy_from_slice(&random(NONCE_LEN));
                 let mut aad = [0u8; AAD_LEN];
                 aad.copy_from_slice(&random(AAD_LEN));
-                let buf = random(len);
-                let mut out = vec![0u8; len + TAG_LEN];
+                let buf = Block::random(len);
+                let mut out = Block::zeroed(len + TAG_LEN);
                 if op == Op::Encrypt {
                     Work::GtSeal {
                         aead,
@@ -598,7 +646,7 @@ impl PrimitiveProbe {
                     Work::GtOpen {
                         aead,
                         sealed: out,
-                        out: vec![0u8; len + TAG_LEN],
+                        out: Block::zeroed(len + TAG_LEN),
                         nonce,
                         aad,
                     }
@@ -606,12 +654,12 @@ impl PrimitiveProbe {
             }
             (Class::Digest, None, Op::Digest) => Work::GtDigest {
                 hash: gnutls::Hash::new(name).map_err(err)?,
-                buf: random(len),
+                buf: Block::random(len),
                 out: [0u8; 64],
             },
             (Class::Hmac(_), None, Op::Mac) => Work::GtMac {
                 hmac: gnutls::Hmac::new(name, &random(32)).map_err(err)?,
-                buf: random(len),
+                buf: Block::random(len),
                 out: [0u8; 64],
             },
             _ => anyhow::bail!("{} has no {} operation in GnuTLS", p.name, op.as_str()),
@@ -850,7 +898,7 @@ mod tests {
         let mut probe = PrimitiveProbe {
             work: Work::Stream {
                 engine,
-                buf: vec![0x33u8; 64 + 16],
+                buf: Block::copy_of(&[0x33u8; 64 + 16]),
             },
             len: 64,
         };
@@ -858,6 +906,37 @@ mod tests {
         let want = openssl::symm::encrypt(openssl::symm::Cipher::aes_128_cbc(), &key, Some(&iv), &[0x33u8; 64]).unwrap();
         assert_eq!(probe.buffer(), &want[..64]);
         let _ = p;
+    }
+
+    /// Every probe's data starts on a cache-line boundary, whatever the
+    /// allocator hands out, so one run cannot differ from the next by alignment.
+    #[test]
+    fn probe_buffers_start_on_a_cache_line() {
+        // Allocations of odd sizes in between shift what malloc returns next.
+        let mut keep = Vec::new();
+        for (i, (name, op)) in [
+            ("aes-128-ctr", Op::Encrypt),
+            ("aes-256-cbc", Op::Decrypt),
+            ("aes-128-gcm", Op::Encrypt),
+            ("aes-128-gcm", Op::Decrypt),
+            ("chacha20-poly1305", Op::Encrypt),
+            ("sha256", Op::Digest),
+            ("hmac-sha256", Op::Mac),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            keep.push(vec![0u8; 8 + 24 * i]);
+            let (p, f) = available(name);
+            for len in [16, 1024, 8192] {
+                let probe = PrimitiveProbe::new(p, &f, op, len).unwrap();
+                assert_eq!(probe.buffer().as_ptr() as usize % ALIGN, 0, "{name} {} {len}", op.as_str());
+                assert_eq!(probe.buffer().len(), len);
+            }
+        }
+        let mut b = Block::copy_of(&[1, 2, 3, 4, 5]);
+        b.truncate(3);
+        assert_eq!(&b[..], &[1, 2, 3]);
     }
 
     /// Sealed records change with the nonce each unit (no work is skipped), and the
