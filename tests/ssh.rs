@@ -578,3 +578,51 @@ fn bulk_samples_are_whole_sessions_and_fixed_volume_measures_the_cipher() {
         );
     }
 }
+
+/// A run stopped outright (SIGKILL: no handler runs) leaves its daemon and
+/// directory behind; the next run that starts a private sshd removes them, and
+/// leaves a run that is still going alone.
+#[test]
+fn a_run_killed_outright_is_cleaned_up_by_the_next() {
+    let tmp = tempfile::tempdir().unwrap();
+    let serve = || {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
+            .args(["ssh", "--serve"])
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let info: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let dir = PathBuf::from(info["dir"].as_str().unwrap());
+        let pid = info["pid"].as_u64().unwrap() as u32;
+        (child, dir, pid)
+    };
+    let stop = |child: &mut std::process::Child, sig: i32| {
+        // SAFETY: plain kill(2) on our own child.
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+        child.wait().unwrap()
+    };
+    let (mut running, running_dir, running_sshd) = serve();
+    let (mut killed, dir, sshd) = serve();
+    stop(&mut killed, libc::SIGKILL);
+    assert!(dir.exists() && alive(sshd), "SIGKILL runs no clean-up: the leftovers are there");
+    let (mut next, next_dir, _) = serve();
+    let t0 = Instant::now();
+    while alive(sshd) && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(sshd), "the killed run's sshd {sshd} was not stopped");
+    assert!(!dir.exists(), "{} was not removed", dir.display());
+    assert!(running_dir.exists() && alive(running_sshd), "a run still going was disturbed");
+    for child in [&mut next, &mut running] {
+        // Serving until Ctrl-C is its job: that is a normal end.
+        assert_eq!(stop(child, libc::SIGINT).code(), Some(0));
+    }
+    assert!(!next_dir.exists() && !running_dir.exists());
+    assert!(private_dirs(tmp.path()).is_empty(), "{:?}", private_dirs(tmp.path()));
+}

@@ -131,11 +131,13 @@ impl PrivateSshd {
         if !sshd.is_absolute() {
             bail!("sshd must be started by absolute path, got '{}'", sshd.display());
         }
+        sweep_leftovers(&std::env::temp_dir());
         let dir = tempfile::Builder::new()
-            .prefix("cipherbench-sshd-")
+            .prefix(PREFIX)
             .tempdir()
             .context("cannot create the private sshd directory")?;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+        std::fs::write(dir.path().join(OWNER), std::process::id().to_string())?;
         let f = files(dir.path());
         keygen(&["-t", "ed25519"], &dir.path().join("host_ed25519"))?;
         keygen(&["-t", "ecdsa", "-b", "256"], &dir.path().join("host_ecdsa"))?;
@@ -312,6 +314,65 @@ impl Drop for PrivateSshd {
     }
 }
 
+/// How private directories are named in the temporary directory.
+const PREFIX: &str = "cipherbench-sshd-";
+/// The file in a private directory naming the cipherbench process that owns it.
+const OWNER: &str = "owner.pid";
+
+/// Removes what a cipherbench stopped outright (SIGKILL, a crash of the machine)
+/// left in `tmp`: private directories of this user whose owner process is gone,
+/// and a daemon still listening with a config from one of them. Directories
+/// whose owner is alive (a run going on beside this one) are left alone, and so
+/// are those without an owner file (one being set up). Returns how many
+/// directories were removed.
+fn sweep_leftovers(tmp: &Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let Ok(entries) = std::fs::read_dir(tmp) else { return 0 };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let dir = e.path();
+        let ours = e.file_name().to_string_lossy().starts_with(PREFIX)
+            && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir() && m.uid() == uid);
+        if !ours {
+            continue;
+        }
+        let owner = std::fs::read_to_string(dir.join(OWNER))
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok());
+        match owner {
+            Some(pid) if !alive(pid) => {}
+            _ => continue,
+        }
+        let config = files(&dir).config.to_string_lossy().into_owned();
+        for pid in processes_with_arg(&config) {
+            for k in descendants(pid) {
+                signal(k, libc::SIGKILL);
+            }
+            signal(pid, libc::SIGKILL);
+        }
+        if std::fs::remove_dir_all(&dir).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Processes whose command line contains `arg` (sshd rewrites its title to
+/// "sshd: /usr/sbin/sshd -D -e -f CONFIG [listener] …", so not argument by
+/// argument).
+fn processes_with_arg(arg: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(arg.len()).any(|w| w == arg.as_bytes())))
+        .collect()
+}
+
 /// Run by the interrupt handler on a second Ctrl-C, just before exiting.
 fn forced_cleanup() {
     let live = std::mem::take(&mut *LIVE.lock().unwrap_or_else(|e| e.into_inner()));
@@ -395,6 +456,44 @@ mod tests {
     #[test]
     fn stat_line_with_spaces_in_the_name() {
         assert_eq!(stat_fields("123 (sshd: root [priv]) S 1 123 123 0"), Some(('S', 1)));
+    }
+
+    #[test]
+    fn leftovers_of_dead_runs_are_swept_and_live_ones_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let mk = |name: &str, owner: Option<u32>| {
+            let d = root.path().join(name);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("sshd_config"), "# test\n").unwrap();
+            if let Some(pid) = owner {
+                std::fs::write(d.join(OWNER), pid.to_string()).unwrap();
+            }
+            d
+        };
+        // A pid that is certainly gone: a child that has exited and been reaped.
+        let mut gone = Command::new("true").spawn().unwrap();
+        gone.wait().unwrap();
+        let dead = mk("cipherbench-sshd-dead", Some(gone.id()));
+        let live = mk("cipherbench-sshd-live", Some(std::process::id()));
+        let young = mk("cipherbench-sshd-young", None);
+        let other = mk("something-else", Some(gone.id()));
+        // The dead run's "daemon": a process still holding its config path.
+        let mut daemon = Command::new("tail")
+            .arg("-f")
+            .arg(dead.join("sshd_config"))
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert_eq!(sweep_leftovers(root.path()), 1);
+        assert!(!dead.exists());
+        assert!(live.exists() && young.exists() && other.exists());
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            daemon.wait().unwrap().signal(),
+            Some(libc::SIGKILL),
+            "the dead run's daemon was stopped"
+        );
+        assert_eq!(sweep_leftovers(root.path()), 0, "nothing more to sweep");
     }
 
     #[test]
