@@ -484,15 +484,18 @@ mod tests {
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
+        // Until it has exec'd, its command line is still ours.
+        let t0 = Instant::now();
+        while !processes_with_arg(&dead.join("sshd_config").to_string_lossy()).contains(&daemon.id()) {
+            assert!(t0.elapsed() < Duration::from_secs(5), "tail did not start");
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert_eq!(sweep_leftovers(root.path()), 1);
         assert!(!dead.exists());
         assert!(live.exists() && young.exists() && other.exists());
         use std::os::unix::process::ExitStatusExt;
-        assert_eq!(
-            daemon.wait().unwrap().signal(),
-            Some(libc::SIGKILL),
-            "the dead run's daemon was stopped"
-        );
+        let st = daemon.wait().unwrap();
+        assert_eq!(st.signal(), Some(libc::SIGKILL), "the dead run's daemon was stopped: {st:?}");
         assert_eq!(sweep_leftovers(root.path()), 0, "nothing more to sweep");
     }
 
