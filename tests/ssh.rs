@@ -59,7 +59,10 @@ fn list_ssh_shows_the_local_openssh() {
 
 #[test]
 fn private_sshd_sweep_records_accept_bulk_and_handshake() {
-    let out = cb().args(SMALL).arg("--json").assert().success().get_output().clone();
+    // Twice SMALL's budget: three sessions per pair must fit even while the other
+    // tests of this file keep both CPUs busy.
+    let args = SMALL.iter().map(|&a| if a == "10s" { "20s" } else { a });
+    let out = cb().args(args).arg("--json").assert().success().get_output().clone();
     let doc = json_of(&out.stdout);
     assert_eq!(doc["run"]["command"], "ssh");
     assert!(doc["run"]["settings"]["target"]
@@ -297,12 +300,19 @@ struct Served {
 
 impl Served {
     fn start(ciphers: &str) -> Served {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
-            .args(["ssh", "--serve", "--ciphers", ciphers])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        Served::spawn(&["--ciphers", ciphers], None)
+    }
+    /// Served with its private directory under `tmp` (TMPDIR).
+    fn start_in(tmp: &Path) -> Served {
+        Served::spawn(&[], Some(tmp))
+    }
+    fn spawn(args: &[&str], tmp: Option<&Path>) -> Served {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("cipherbench"));
+        cmd.args(["ssh", "--serve"]).args(args);
+        if let Some(t) = tmp {
+            cmd.env("TMPDIR", t);
+        }
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         Served {
@@ -313,15 +323,38 @@ impl Served {
     fn s(&self, k: &str) -> String {
         self.info[k].as_str().map(String::from).unwrap_or_else(|| self.info[k].to_string())
     }
+    fn dir(&self) -> PathBuf {
+        PathBuf::from(self.s("dir"))
+    }
+    fn sshd(&self) -> u32 {
+        self.info["pid"].as_u64().unwrap() as u32
+    }
+    /// Sends `sig` to the serving cipherbench and waits for it to end.
+    fn stop(&mut self, sig: i32) -> std::process::ExitStatus {
+        // SAFETY: plain kill(2) on our own child, not yet reaped.
+        unsafe {
+            libc::kill(self.child.id() as i32, sig);
+        }
+        self.child.wait().unwrap()
+    }
+    /// `cipherbench ssh` against this daemon as a remote host, with every login
+    /// counted in `log` (ssh runs a LocalCommand after each successful login).
+    fn counted(&self, log: &Path) -> Command {
+        let mut c = cb();
+        c.args(["ssh", "--host", &format!("{}@127.0.0.1", self.s("user"))])
+            .args(["--port", &self.s("port"), "--identity", &self.s("identity")])
+            .args(["-o", &format!("UserKnownHostsFile={}", self.s("known_hosts"))])
+            .args(["-o", "GlobalKnownHostsFile=/dev/null", "-o", "PermitLocalCommand=yes"])
+            .args(["-o", &format!("LocalCommand=echo x >> {}", log.display())]);
+        c
+    }
 }
 
 impl Drop for Served {
     fn drop(&mut self) {
-        // SAFETY: plain kill(2) on our own child.
-        unsafe {
-            libc::kill(self.child.id() as i32, libc::SIGINT);
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.stop(libc::SIGINT);
         }
-        let _ = self.child.wait();
     }
 }
 
@@ -456,20 +489,8 @@ fn fixed_volume_sessions_are_all_samples_none_thrown_away() {
     let served = Served::start("aes128-ctr,aes256-ctr");
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("logins");
-    let dest = format!("{}@127.0.0.1", served.s("user"));
-    let out = cb()
-        .args([
-            "ssh",
-            "--host",
-            &dest,
-            "--port",
-            &served.s("port"),
-            "--identity",
-            &served.s("identity"),
-        ])
-        .args(["-o", &format!("UserKnownHostsFile={}", served.s("known_hosts"))])
-        .args(["-o", "GlobalKnownHostsFile=/dev/null", "-o", "PermitLocalCommand=yes"])
-        .args(["-o", &format!("LocalCommand=echo x >> {}", log.display())])
+    let out = served
+        .counted(&log)
         .args([
             "--ciphers",
             "aes128-ctr,aes256-ctr",
@@ -502,21 +523,9 @@ fn bulk_samples_are_whole_sessions_and_fixed_volume_measures_the_cipher() {
     // whose logins are counted: ssh runs a LocalCommand after every login.
     let served = Served::start("aes128-gcm@openssh.com,chacha20-poly1305@openssh.com");
     let tmp = tempfile::tempdir().unwrap();
-    let dest = format!("{}@127.0.0.1", served.s("user"));
     let run = |log: &Path, extra: &[&str]| -> Value {
-        let out = cb()
-            .args([
-                "ssh",
-                "--host",
-                &dest,
-                "--port",
-                &served.s("port"),
-                "--identity",
-                &served.s("identity"),
-            ])
-            .args(["-o", &format!("UserKnownHostsFile={}", served.s("known_hosts"))])
-            .args(["-o", "GlobalKnownHostsFile=/dev/null", "-o", "PermitLocalCommand=yes"])
-            .args(["-o", &format!("LocalCommand=echo x >> {}", log.display())])
+        let out = served
+            .counted(log)
             .args(["--ciphers", "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com"])
             .args(["--kex", "curve25519-sha256", "--no-handshakes", "--no-store", "--json"])
             .args(extra)
@@ -585,44 +594,23 @@ fn bulk_samples_are_whole_sessions_and_fixed_volume_measures_the_cipher() {
 #[test]
 fn a_run_killed_outright_is_cleaned_up_by_the_next() {
     let tmp = tempfile::tempdir().unwrap();
-    let serve = || {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
-            .args(["ssh", "--serve"])
-            .env("TMPDIR", tmp.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let info: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        let dir = PathBuf::from(info["dir"].as_str().unwrap());
-        let pid = info["pid"].as_u64().unwrap() as u32;
-        (child, dir, pid)
-    };
-    let stop = |child: &mut std::process::Child, sig: i32| {
-        // SAFETY: plain kill(2) on our own child.
-        unsafe {
-            libc::kill(child.id() as i32, sig);
-        }
-        child.wait().unwrap()
-    };
-    let (mut running, running_dir, running_sshd) = serve();
-    let (mut killed, dir, sshd) = serve();
-    stop(&mut killed, libc::SIGKILL);
+    let mut running = Served::start_in(tmp.path());
+    let mut killed = Served::start_in(tmp.path());
+    let (dir, sshd) = (killed.dir(), killed.sshd());
+    killed.stop(libc::SIGKILL);
     assert!(dir.exists() && alive(sshd), "SIGKILL runs no clean-up: the leftovers are there");
-    let (mut next, next_dir, _) = serve();
+    let mut next = Served::start_in(tmp.path());
     let t0 = Instant::now();
     while alive(sshd) && t0.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!alive(sshd), "the killed run's sshd {sshd} was not stopped");
     assert!(!dir.exists(), "{} was not removed", dir.display());
-    assert!(running_dir.exists() && alive(running_sshd), "a run still going was disturbed");
-    for child in [&mut next, &mut running] {
+    assert!(running.dir().exists() && alive(running.sshd()), "a run still going was disturbed");
+    for served in [&mut next, &mut running] {
         // Serving until Ctrl-C is its job: that is a normal end.
-        assert_eq!(stop(child, libc::SIGINT).code(), Some(0));
+        assert_eq!(served.stop(libc::SIGINT).code(), Some(0));
+        assert!(!served.dir().exists());
     }
-    assert!(!next_dir.exists() && !running_dir.exists());
     assert!(private_dirs(tmp.path()).is_empty(), "{:?}", private_dirs(tmp.path()));
 }

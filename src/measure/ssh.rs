@@ -1957,14 +1957,19 @@ mod tests {
         (d, client)
     }
 
-    #[test]
-    fn far_side_hash_must_match_and_can_fail() {
-        let (_d, client) = private();
-        let algs = Algorithms {
+    /// A non-AEAD pair every OpenSSH supports.
+    fn ctr_hmac() -> Algorithms {
+        Algorithms {
             cipher: Some("aes128-ctr".into()),
             mac: Some("hmac-sha2-256".into()),
             ..Default::default()
-        };
+        }
+    }
+
+    #[test]
+    fn far_side_hash_must_match_and_can_fail() {
+        let (_d, client) = private();
+        let algs = ctr_hmac();
         let buf = Arc::new(pattern());
         // Honest far side: every byte arrives, the hashes match.
         let mut p = BulkProbe::open(&client, algs.clone(), buf.clone(), None, true).unwrap();
@@ -1989,11 +1994,7 @@ mod tests {
     #[test]
     fn fixed_volume_needs_the_far_side_to_say_it_read_everything() {
         let (_d, client) = private();
-        let algs = Algorithms {
-            cipher: Some("aes128-ctr".into()),
-            mac: Some("hmac-sha2-256".into()),
-            ..Default::default()
-        };
+        let algs = ctr_hmac();
         // The real far side: primed, then done.
         let buf = Arc::new(pattern());
         let mut p = BulkProbe::open(&client, algs.clone(), buf.clone(), Some(CHUNK as u64), false).unwrap();
