@@ -17,12 +17,14 @@ build:
 
 test:
 	@scripts/ensure-deps.sh test
+	@scripts/ensure-venv.sh >/dev/null
 	$(CARGO) fmt --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) test --locked
 
 bench: build
 	@scripts/ensure-deps.sh bench
+	@scripts/ensure-venv.sh >/dev/null
 	bench/speed-vs-openssl.sh
 
 clean:

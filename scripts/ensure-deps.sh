@@ -10,8 +10,8 @@ profile="${1:-run}"
 packages=(libssl-dev pkg-config openssl openssh-client openssh-server gnutls-bin libgnutls28-dev)
 case "$profile" in
   run) ;;
-  test) packages+=(nginx-light) ;;
-  bench) packages+=(nginx-light hyperfine ssh-audit) ;;
+  test) packages+=(nginx-light python3-venv testssl.sh) ;;
+  bench) packages+=(nginx-light python3-venv testssl.sh hyperfine apache2-utils sslscan) ;;
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac
 
