@@ -18,6 +18,11 @@ use serde_json::json;
 
 pub fn dispatch(cli: Cli) -> Result<()> {
     let common = cli.common;
+    // Checked before anything is measured, the same way in every subcommand.
+    outputs(&common).check()?;
+    if common.policy.is_some() {
+        policy(&common)?;
+    }
     match cli.command {
         None | Some(Command::Run(_)) => run_main(&common),
         Some(Command::Speed(a)) => speed(&common, &a, "speed", Seconds(60.0)),
@@ -68,7 +73,9 @@ fn run_main(c: &Common) -> Result<()> {
     use crate::measure::{ssh as ssh_kind, tls as tls_kind};
     // Validate first.
     let budget = c.budget.unwrap_or(Seconds(90.0));
+    crate::deadline::set_run(std::time::Instant::now(), budget);
     let policy = policy(c)?;
+    let reports = main_reports_dir(c)?;
     let targets = main_targets(c)?;
     let knowledge = crate::judge::Knowledge::builtin()?;
     let tls_args = {
@@ -244,33 +251,53 @@ fn run_main(c: &Common) -> Result<()> {
     let outcome = crate::recommend::recommend(&session.snapshot(), &knowledge, &policy, &targets);
     session.set_recommendations(&outcome)?;
     let out = outputs(c);
-    let status = match (&measured, crate::interrupt::requested()) {
-        (Err(_), _) => RunStatus::Failed,
-        (Ok(()), true) => RunStatus::Interrupted,
-        (Ok(()), false) => RunStatus::Complete,
+    let (doc, status, stored) = close(session, &measured);
+    let report_path = match &reports {
+        Some(_) => report::html::write_report(&doc).map(Some),
+        None => Ok(None),
     };
-    let doc = session.finish(status)?;
-    let report_path = report::html::write_report(&doc);
     if c.json {
         report::print(&report::json::render(&doc)?)?;
     } else if !c.quiet {
-        let path = report_path.as_ref().ok().map(|p| p.display().to_string());
-        report::print(report::answer::render(&doc, &outcome, &targets, ssh_note.as_deref(), path.as_deref(), !c.no_store).as_bytes())?;
+        let path = report_path.as_ref().ok().and_then(|p| p.as_ref()).map(|p| p.display().to_string());
+        let stored_ok = !c.no_store && stored.is_none();
+        report::print(report::answer::render(&doc, &outcome, &targets, ssh_note.as_deref(), path.as_deref(), stored_ok).as_bytes())?;
     }
-    report::emit(
+    let emitted = report::emit(
         &doc,
         &Outputs {
             json: false,
             quiet: true,
             ..out
         },
-    )?;
-    report_path?;
-    measured?;
-    if status == RunStatus::Interrupted {
-        return Err(Interrupted { kept: doc.results.len() }.into());
+    );
+    let emitted = match (emitted, report_path) {
+        (Ok(()), Err(e)) => Err(e.context("writing the HTML report")),
+        (r, _) => r,
+    };
+    conclude(&doc, status, measured, stored, emitted)
+}
+
+/// The main job's reports directory, checked before measuring. Without it the
+/// run is refused, unless `--no-store` (nothing is kept): then the HTML report
+/// is skipped, and said so.
+fn main_reports_dir(c: &Common) -> Result<Option<std::path::PathBuf>> {
+    let dir = report::html::reports_dir();
+    let usable = std::fs::create_dir_all(&dir).and_then(|()| tempfile::Builder::new().prefix(".cipherbench-check-").tempfile_in(&dir).map(drop));
+    match usable {
+        Ok(()) => Ok(Some(dir)),
+        Err(e) if c.no_store => {
+            if !c.quiet && !c.json {
+                eprintln!("note: no HTML report: cannot write {} ({e})", dir.display());
+            }
+            Ok(None)
+        }
+        Err(e) => Err(UsageError::Invalid(format!(
+            "cannot write the reports directory {}: {e} (set XDG_DATA_HOME to a writable place, or use --no-store)",
+            dir.display()
+        ))
+        .into()),
     }
-    Ok(())
 }
 
 /// Config targets for the answer: `--for`, else the software found installed.
@@ -340,6 +367,8 @@ fn speed(c: &Common, a: &SpeedArgs, command: &str, default_budget: Seconds) -> R
     let caps = a.cpu_caps.as_deref().map(cpucaps::parse).transpose()?;
     let budget = c.budget.unwrap_or(default_budget);
     let threads = a.threads as usize;
+    check_memory(threads, sizes.iter().map(|b| b.0).max().unwrap_or(0))?;
+    crate::deadline::set_run(std::time::Instant::now(), budget);
     let mut settings = json!({
         "algorithms": prims.iter().map(|p| p.name).collect::<Vec<_>>(),
         "bytes": sizes.iter().map(|b| b.0).collect::<Vec<_>>(),
@@ -365,18 +394,96 @@ fn speed(c: &Common, a: &SpeedArgs, command: &str, default_budget: Seconds) -> R
     finish(session, measured, &outputs(c))
 }
 
+/// Memory this process may still use: the kernel's MemAvailable, and less when a
+/// cgroup (v2) limit leaves less.
+fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let avail = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())?
+        * 1024;
+    let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok()?.trim().parse::<u64>().ok();
+    let cgroup = match (read("memory.max"), read("memory.current")) {
+        (Some(max), Some(cur)) => Some(max.saturating_sub(cur)),
+        _ => None,
+    };
+    Some(cgroup.map_or(avail, |c| c.min(avail)))
+}
+
+/// `speed --threads N --bytes B`: every thread holds an input and an output
+/// buffer of the largest size (and a little more). Refused before measuring
+/// when that would not fit in memory, instead of an allocation abort later.
+fn check_memory(threads: usize, largest: u64) -> Result<(), UsageError> {
+    let need = threads as u64 * (2 * largest + (64 << 10));
+    let Some(avail) = available_memory() else { return Ok(()) };
+    if need as f64 > avail as f64 * 0.8 {
+        return Err(UsageError::Invalid(format!(
+            "--threads {threads} with --bytes up to {} needs about {:.1} GiB of buffers, and {:.1} GiB is available: use fewer threads or smaller sizes",
+            Bytes(largest),
+            need as f64 / (1u64 << 30) as f64,
+            avail as f64 / (1u64 << 30) as f64
+        )));
+    }
+    Ok(())
+}
+
 /// Closes the session in every case, reports what was kept, and maps the outcome.
 fn finish(session: Session, measured: Result<()>, out: &Outputs) -> Result<()> {
-    let status = match (&measured, crate::interrupt::requested()) {
-        (Err(_), _) => RunStatus::Failed,
-        (Ok(()), true) => RunStatus::Interrupted,
+    let (doc, status, stored) = close(session, &measured);
+    let emitted = report::emit(&doc, out);
+    conclude(&doc, status, measured, stored, emitted)
+}
+
+/// Closes the run's row with the status `measured` implies; the document is
+/// whole even when the history database failed.
+fn close(session: Session, measured: &Result<()>) -> (crate::model::Document, RunStatus, Option<crate::error::NotSaved>) {
+    let interrupted = crate::interrupt::requested() || measured.as_ref().err().is_some_and(|e| crate::error::exit_code(e) == 130);
+    let status = match (measured, interrupted) {
+        (_, true) => RunStatus::Interrupted,
+        (Err(_), false) => RunStatus::Failed,
         (Ok(()), false) => RunStatus::Complete,
     };
-    let doc = session.finish(status)?;
-    report::emit(&doc, out)?;
-    measured?;
+    let (doc, stored) = session.finish(status);
+    (doc, status, stored)
+}
+
+/// The exit after everything was written: the measuring error first, then an
+/// interruption, then what could not be saved (history, exports).
+fn conclude(
+    doc: &crate::model::Document,
+    status: RunStatus,
+    measured: Result<()>,
+    stored: Option<crate::error::NotSaved>,
+    emitted: Result<()>,
+) -> Result<()> {
+    let mut unsaved: Vec<String> = Vec::new();
+    if let Some(e) = stored {
+        unsaved.push(e.0);
+    }
+    if let Err(e) = emitted {
+        if e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        }) {
+            return Err(e);
+        }
+        unsaved.push(format!("{e:#}"));
+    }
+    if let Err(e) = measured {
+        for u in &unsaved {
+            eprintln!("cipherbench: error: {u}");
+        }
+        return Err(e);
+    }
     if status == RunStatus::Interrupted {
+        for u in &unsaved {
+            eprintln!("cipherbench: error: {u}");
+        }
         return Err(Interrupted { kept: doc.results.len() }.into());
+    }
+    if !unsaved.is_empty() {
+        return Err(crate::error::NotSaved(unsaved.join("; ")).into());
     }
     Ok(())
 }
@@ -715,7 +822,8 @@ fn with_recommendations(c: &Common, mut doc: crate::model::Document) -> Result<c
 fn compare_side(c: &Common, spec: &str, store: &mut Option<Store>) -> Result<crate::model::Document> {
     let path = std::path::Path::new(spec);
     if path.is_file() {
-        return report::compare::load_json(path);
+        // A file that is not a cipherbench document is bad input (exit 2).
+        return report::compare::load_json(path).map_err(|e| UsageError::Invalid(format!("{e:#}")).into());
     }
     if spec.ends_with(".json") || spec.contains(std::path::MAIN_SEPARATOR) {
         return Err(UsageError::Invalid(format!("no such file: {spec}")).into());
@@ -736,12 +844,19 @@ fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
         report::print(report::compare::render(&cmp).as_bytes())?;
     }
     if a.fail_on_regression && cmp.regressions > 0 {
-        anyhow::bail!(
+        return Err(crate::error::Finding(format!(
             "{} regression(s): B ({}) is slower than A ({}) beyond the 95% intervals",
-            cmp.regressions,
-            a.b,
-            a.a
-        );
+            cmp.regressions, a.b, a.a
+        ))
+        .into());
+    }
+    if a.fail_on_regression && cmp.rows.is_empty() {
+        // Nothing compared is not "no regression": a CI gate must not pass on it.
+        return Err(crate::error::Finding(format!(
+            "{} and {} share no measured result (kind, subject and metric): nothing to compare, so no regression can be ruled out",
+            a.a, a.b
+        ))
+        .into());
     }
     Ok(())
 }

@@ -1,5 +1,14 @@
-//! Errors users read. Bad input is a [`UsageError`] (exit 2); an interrupted run
-//! exits 130 after keeping its results; anything else exits 1.
+//! Errors users read, and the one table of exit codes every subcommand uses
+//! (docs/exit-codes.md):
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0    | success |
+//! | 1    | a finding: a regression (`compare --fail-on-regression`), a policy failure |
+//! | 2    | bad input ([`UsageError`]): names, sizes, paths, policies, malformed files |
+//! | 3    | could not measure: a peer unreachable, silent, too slow or not speaking the protocol, a missing tool, the run's deadline |
+//! | 4    | measured, but the history or an export could not be written ([`NotSaved`]); everything else was still written |
+//! | 130  | interrupted (Ctrl-C, SIGTERM) after keeping the results so far |
 
 /// Input the user can fix: unknown names, bad sizes, unwritable paths.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +28,27 @@ pub enum UsageError {
 #[error("interrupted; {kept} result(s) kept")]
 pub struct Interrupted {
     pub kept: usize,
+}
+
+/// A finding the user asked to fail on (a regression, a policy failure): exit 1.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Finding(pub String);
+
+/// The run measured and reported, but some of its outputs could not be written
+/// (the history database, an export): exit 4. The message lists what failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotSaved(pub String);
+
+/// Exit codes, by name.
+pub mod code {
+    pub const SUCCESS: i32 = 0;
+    pub const FINDING: i32 = 1;
+    pub const BAD_INPUT: i32 = 2;
+    pub const NOT_MEASURED: i32 = 3;
+    pub const NOT_SAVED: i32 = 4;
+    pub const INTERRUPTED: i32 = 130;
 }
 
 fn suggestion_text(s: &[String]) -> String {
@@ -66,14 +96,20 @@ pub fn closest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Vec
     out
 }
 
-/// Exit code for an error chain.
+/// Exit code for an error chain. A run the user interrupted exits 130 whatever
+/// error the interruption caused on its way out (a system call cut short).
 pub fn exit_code(e: &anyhow::Error) -> i32 {
-    if e.downcast_ref::<UsageError>().is_some() {
-        2
-    } else if e.downcast_ref::<Interrupted>().is_some() {
-        130
+    let has = |f: &dyn Fn(&(dyn std::error::Error + 'static)) -> bool| e.chain().any(f);
+    if has(&|c| c.downcast_ref::<UsageError>().is_some()) {
+        code::BAD_INPUT
+    } else if has(&|c| c.downcast_ref::<Interrupted>().is_some()) || crate::interrupt::requested() {
+        code::INTERRUPTED
+    } else if has(&|c| c.downcast_ref::<Finding>().is_some()) {
+        code::FINDING
+    } else if has(&|c| c.downcast_ref::<NotSaved>().is_some()) {
+        code::NOT_SAVED
     } else {
-        1
+        code::NOT_MEASURED
     }
 }
 
@@ -97,7 +133,9 @@ mod tests {
     fn exit_codes() {
         assert_eq!(exit_code(&anyhow::Error::new(UsageError::Invalid("x".into()))), 2);
         assert_eq!(exit_code(&anyhow::Error::new(Interrupted { kept: 3 })), 130);
-        assert_eq!(exit_code(&anyhow::anyhow!("boom")), 1);
+        assert_eq!(exit_code(&anyhow::anyhow!("boom")), 3);
+        assert_eq!(exit_code(&anyhow::Error::new(Finding("slower".into()))), 1);
+        assert_eq!(exit_code(&anyhow::Error::new(NotSaved("db".into())).context("x")), 4);
         let wrapped = anyhow::Error::new(UsageError::Invalid("x".into())).context("while parsing");
         assert_eq!(exit_code(&wrapped), 2);
     }

@@ -1,14 +1,29 @@
-//! Ctrl-C and SIGTERM: the first one asks the run to stop after the current sample,
-//! so what was measured is kept, stored and reported; daemons and temporary files
-//! are then cleaned up by their owners' `Drop`. A second one exits at once.
+//! Ctrl-C and SIGTERM: the first one asks the run to stop now. Every blocking step
+//! waits in slices of at most [`crate::deadline::SLICE`] and looks at this flag
+//! between them (sockets, `ssh` children, file reads, samples), so the run stops
+//! within about a second, keeps and reports what it measured, closes its history
+//! row as `interrupted`, removes its temporary files (their owners' `Drop`) and
+//! exits 130.
+//!
+//! Two backstops: a second signal exits at once, and so does a run still going
+//! [`WATCHDOG`] after the first one (a step that cannot be interrupted). Both run
+//! the registered cleanups first (stopping private daemons, removing private
+//! directories), whose `Drop` will not get the chance.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
-/// Cleanups that must run even when a second Ctrl-C exits at once (e.g. stopping a
+/// Cleanups that must run even when the process exits at once (e.g. stopping a
 /// private daemon whose `Drop` will not get the chance).
 static AT_FORCED_EXIT: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+/// Private directories to remove on a forced exit.
+static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// How long the run may take to stop after the first signal before it is ended.
+pub const WATCHDOG: Duration = Duration::from_secs(4);
 
 /// Registers `f` to run before a forced exit. Registering the same function twice
 /// runs it once.
@@ -19,18 +34,39 @@ pub fn at_forced_exit(f: fn()) {
     }
 }
 
+/// Registers a private directory to remove on a forced exit (until [`forget_dir`]).
+pub fn remove_on_forced_exit(dir: PathBuf) {
+    DIRS.lock().unwrap_or_else(|e| e.into_inner()).push(dir);
+}
+
+pub fn forget_dir(dir: &std::path::Path) {
+    DIRS.lock().unwrap_or_else(|e| e.into_inner()).retain(|d| d != dir);
+}
+
+fn forced_exit(why: &str) -> ! {
+    eprintln!("\n{why}: exiting now");
+    let hooks = AT_FORCED_EXIT.lock().map(|v| v.clone()).unwrap_or_default();
+    for f in hooks {
+        f();
+    }
+    let dirs = DIRS.lock().map(|v| v.clone()).unwrap_or_default();
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    std::process::exit(130);
+}
+
 /// Installs the handler. Safe to call more than once.
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
         if REQUESTED.swap(true, Ordering::SeqCst) {
-            eprintln!("\ninterrupted twice: exiting now");
-            let hooks = AT_FORCED_EXIT.lock().map(|v| v.clone()).unwrap_or_default();
-            for f in hooks {
-                f();
-            }
-            std::process::exit(130);
+            forced_exit("interrupted twice");
         }
-        eprintln!("\ninterrupted: finishing the current sample and keeping the results (Ctrl-C again to quit now)");
+        eprintln!("\ninterrupted: stopping and keeping the results so far (Ctrl-C again to quit at once)");
+        std::thread::spawn(|| {
+            std::thread::sleep(WATCHDOG);
+            forced_exit(&format!("still not stopped {} s after the interrupt", WATCHDOG.as_secs()));
+        });
     });
 }
 

@@ -3,6 +3,7 @@
 mod app;
 mod backend;
 mod cli;
+mod deadline;
 mod discover;
 mod error;
 mod interrupt;

@@ -26,6 +26,8 @@ pub enum RunStatus {
     Complete,
     Interrupted,
     Failed,
+    /// Its process was gone (killed outright) when a later run looked.
+    Abandoned,
 }
 
 impl RunStatus {
@@ -35,10 +37,17 @@ impl RunStatus {
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
+            RunStatus::Abandoned => "abandoned",
         }
     }
     pub fn parse(s: &str) -> Option<RunStatus> {
-        [RunStatus::Running, RunStatus::Complete, RunStatus::Interrupted, RunStatus::Failed]
+        [
+            RunStatus::Running,
+            RunStatus::Complete,
+            RunStatus::Interrupted,
+            RunStatus::Failed,
+            RunStatus::Abandoned,
+        ]
             .into_iter()
             .find(|v| v.as_str() == s)
     }

@@ -1,5 +1,12 @@
 //! One run in progress: its identity, the host it ran on, the results so far, the
 //! history database they are written to as they come, and the progress bar.
+//!
+//! The results live in memory first. The history database is a copy: when a
+//! write fails (a full disk, another process holding the lock), the session
+//! stops writing for the rest of the run, keeps measuring, and at the end tries
+//! once more to write the run row, every result and the closing status. Either
+//! way the caller gets the whole document (for the terminal and the exports)
+//! and, separately, what went wrong with the store.
 
 use crate::discover;
 use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
@@ -14,6 +21,8 @@ pub struct Session {
     verdicts: Vec<serde_json::Value>,
     recommendations: Vec<serde_json::Value>,
     progress: Progress,
+    /// The first history write that failed (nothing more is written until `finish`).
+    store_failed: Option<String>,
 }
 
 /// A sortable, unique-enough run id: `20261122T150405Z-1a2b`.
@@ -37,8 +46,12 @@ impl Session {
             libraries: discover::openssl::libraries(),
             settings,
         };
+        let mut store_failed = None;
         if let Some(s) = &store {
-            s.begin_run(&info)?;
+            s.set_busy_timeout(crate::store::RUN_BUSY);
+            if let Err(e) = s.begin_run(&info) {
+                store_failed = Some(format!("{e:#}"));
+            }
         }
         Ok(Session {
             info,
@@ -47,15 +60,27 @@ impl Session {
             verdicts: Vec::new(),
             recommendations: Vec::new(),
             progress,
+            store_failed,
         })
+    }
+
+    /// Writes result `idx` to the history unless an earlier write failed.
+    fn store_result(&mut self, idx: usize, r: &ResultRecord) {
+        if self.store_failed.is_some() {
+            return;
+        }
+        if let Some(s) = &self.store {
+            if let Err(e) = s.put_result(&self.info.id, idx, r) {
+                self.progress.message("history database failed: results kept in memory");
+                self.store_failed = Some(format!("{e:#}"));
+            }
+        }
     }
 
     /// Keeps a result and writes it to the history at once. Returns its index.
     pub fn record(&mut self, r: ResultRecord) -> Result<usize> {
         let idx = self.results.len();
-        if let Some(s) = &self.store {
-            s.put_result(&self.info.id, idx, &r)?;
-        }
+        self.store_result(idx, &r);
         self.results.push(r);
         self.progress.inc();
         Ok(idx)
@@ -71,6 +96,7 @@ impl Session {
             verdicts: Vec::new(),
             recommendations: Vec::new(),
             progress,
+            store_failed: None,
         }
     }
 
@@ -83,9 +109,7 @@ impl Session {
 
     /// Replaces a result after more samples were taken.
     pub fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
-        if let Some(s) = &self.store {
-            s.put_result(&self.info.id, idx, &r)?;
-        }
+        self.store_result(idx, &r);
         self.results[idx] = r;
         Ok(())
     }
@@ -147,8 +171,10 @@ impl Session {
         self.progress.finish();
     }
 
-    /// Closes the run with `status` and returns the document.
-    pub fn finish(mut self, status: RunStatus) -> Result<Document> {
+    /// Closes the run with `status` and returns the document, and separately what
+    /// went wrong with the history database (the document is whole either way).
+    /// After a failure during the run, everything is written again now.
+    pub fn finish(mut self, status: RunStatus) -> (Document, Option<crate::error::NotSaved>) {
         self.progress.finish();
         self.info.status = status;
         self.info.finished_at = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
@@ -159,9 +185,34 @@ impl Session {
             verdicts: self.verdicts,
             recommendations: self.recommendations,
         };
-        if let Some(s) = &self.store {
-            s.finish_run(&doc)?;
-        }
-        Ok(doc)
+        let Some(s) = &self.store else {
+            return (doc, None);
+        };
+        s.set_busy_timeout(crate::store::FINISH_BUSY);
+        let write_all = || -> Result<()> {
+            s.begin_run(&doc.run)?;
+            for (i, r) in doc.results.iter().enumerate() {
+                s.put_result(&doc.run.id, i, r)?;
+            }
+            Ok(())
+        };
+        let during = self.store_failed.take();
+        let at_end = match &during {
+            Some(_) => write_all().and_then(|()| s.finish_run(&doc)),
+            None => s.finish_run(&doc),
+        };
+        let problem = match (during, at_end) {
+            (None, Ok(())) => None,
+            (Some(d), Ok(())) => Some(format!(
+                "the history database {} failed during the run ({d}); every result was written when the run ended",
+                s.path().display()
+            )),
+            (d, Err(e)) => Some(format!(
+                "the history database {} failed ({}); the run is not stored (the next run marks it abandoned)",
+                s.path().display(),
+                d.unwrap_or_else(|| format!("{e:#}"))
+            )),
+        };
+        (doc, problem.map(crate::error::NotSaved))
     }
 }

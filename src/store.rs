@@ -4,6 +4,13 @@
 //! it exists, each in its own transaction, so Ctrl-C, a crash or a full disk leave
 //! a consistent database holding everything measured so far. Rows hold the same
 //! serde model as the JSON document.
+//!
+//! A failing database never costs a run its results: writes wait at most
+//! [`RUN_BUSY`] for a lock during the run (the session keeps everything in memory
+//! and retries at the end, see `session.rs`). Each run row names its owner
+//! process (host, pid and the process's start time, so a reused pid is not
+//! mistaken for it); opening the database marks rows still `running` whose owner
+//! is gone as `abandoned`.
 
 use crate::error::UsageError;
 use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
@@ -52,6 +59,49 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_kind ON results(kind);
 ";
 
+/// How long a write waits for another connection's lock during a run.
+pub const RUN_BUSY: std::time::Duration = std::time::Duration::from_secs(1);
+/// ...and when closing the run (the last chance to keep the row consistent).
+pub const FINISH_BUSY: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// This process as a run's owner: `host:pid:start`, where start is the process's
+/// start time in clock ticks since boot (field 22 of /proc/PID/stat).
+pub fn owner_token() -> String {
+    format!("{}:{}:{}", hostname(), std::process::id(), start_ticks(std::process::id()).unwrap_or(0))
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn start_ticks(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &s[s.rfind(')')? + 2..];
+    // Field 22 of stat(5) is the 20th after the command.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the owner named by `token` is certainly gone (same host, and its pid
+/// is free or belongs to a process started at another time).
+pub fn owner_gone(token: &str) -> bool {
+    let mut it = token.rsplitn(3, ':');
+    let (Some(start), Some(pid), Some(host)) = (it.next(), it.next(), it.next()) else {
+        return false;
+    };
+    let (Ok(start), Ok(pid)) = (start.parse::<u64>(), pid.parse::<u32>()) else {
+        return false;
+    };
+    if host != hostname() {
+        return false;
+    }
+    match start_ticks(pid) {
+        None => true,
+        Some(now) => start != 0 && now != start,
+    }
+}
+
 /// Where the history lives unless `--db` says otherwise:
 /// `$XDG_DATA_HOME/cipherbench/history.sqlite`.
 pub fn default_path() -> PathBuf {
@@ -78,15 +128,51 @@ impl Store {
             std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
         }
         let conn = Connection::open(path).map_err(|e| unwritable(e.to_string()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.busy_timeout(FINISH_BUSY)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| unwritable(e.to_string()))?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.execute_batch(MIGRATION).map_err(|e| unwritable(e.to_string()))?;
-        Ok(Store {
+        let has_owner: bool = conn
+            .prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'owner'")?
+            .exists([])?;
+        if !has_owner {
+            conn.execute_batch("ALTER TABLE runs ADD COLUMN owner TEXT")
+                .map_err(|e| unwritable(e.to_string()))?;
+        }
+        let s = Store {
             conn,
             path: path.to_path_buf(),
-        })
+        };
+        // Best effort: a locked database must not stop a run from starting.
+        let _ = s.mark_abandoned();
+        Ok(s)
+    }
+
+    /// How long writes wait for another connection's lock.
+    pub fn set_busy_timeout(&self, d: std::time::Duration) {
+        let _ = self.conn.busy_timeout(d);
+    }
+
+    /// Marks runs still `running` whose owner process is gone as `abandoned`.
+    /// Returns how many.
+    pub fn mark_abandoned(&self) -> Result<usize> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL")?;
+        let rows: Vec<(String, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut n = 0;
+        for (id, owner) in rows {
+            if owner_gone(&owner) {
+                n += self.conn.execute(
+                    "UPDATE runs SET status = 'abandoned' WHERE id = ?1 AND status = 'running'",
+                    [&id],
+                )?;
+            }
+        }
+        Ok(n)
     }
 
     pub fn path(&self) -> &Path {
@@ -96,14 +182,15 @@ impl Store {
     pub fn begin_run(&self, run: &RunInfo) -> Result<()> {
         self.conn
             .execute(
-                "INSERT INTO runs (id, started_at, finished_at, status, command, info) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR IGNORE INTO runs (id, started_at, finished_at, status, command, info, owner) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     run.id,
                     run.started_at,
                     run.finished_at,
                     run.status.as_str(),
                     run.command,
-                    serde_json::to_string(run)?
+                    serde_json::to_string(run)?,
+                    owner_token()
                 ],
             )
             .with_context(|| format!("writing run {} to {}", run.id, self.path.display()))?;

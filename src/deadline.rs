@@ -1,0 +1,182 @@
+//! One deadline per run: the budget plus a stated grace, counted from the start of
+//! the process, and kept by every probe.
+//!
+//! Why one deadline and not per-call timeouts: a socket timeout restarts with
+//! every byte, so a peer that drips one byte every two seconds holds a 5 s
+//! timeout forever. Every blocking step (TCP connect, TLS handshake, a read, an
+//! `ssh` child, the private daemon's start-up, a file read) instead asks how much
+//! of *this run's* time is left and blocks for at most a short slice of it, so
+//! the run also notices Ctrl-C within a slice.
+//!
+//! The run's deadline is process-wide ([`set_run`], [`run`]): it is one fact about
+//! the run, and the backends that keep it (OpenSSL sockets, the `ssh` client, the
+//! private sshd, file reads) are reached from many measuring loops. A probe that
+//! has its own, shorter limit (`--timeout`) takes [`op`]: that limit from now,
+//! never later than the run's deadline.
+
+use crate::units::Seconds;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The longest a blocking call waits before it looks at Ctrl-C and the clock again.
+pub const SLICE: Duration = Duration::from_millis(200);
+
+/// A point in time after which nothing more may block. `None`: no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    at: Option<Instant>,
+}
+
+/// The grace a budget gets on top: 1 s plus 5% (teardown, the last sample in
+/// flight, writing the report). Stated in the README.
+pub fn grace(budget: Seconds) -> Seconds {
+    Seconds(1.0 + 0.05 * budget.0.max(0.0))
+}
+
+impl Deadline {
+    /// No deadline at all (`--serve`, `history`, runs without a budget).
+    pub const NONE: Deadline = Deadline { at: None };
+
+    /// `d` from now.
+    pub fn after(d: Duration) -> Deadline {
+        Deadline {
+            at: Instant::now().checked_add(d),
+        }
+    }
+
+    /// `budget` plus its [`grace`], counted from `start`.
+    pub fn for_budget(start: Instant, budget: Seconds) -> Deadline {
+        let total = budget.0.max(0.0) + grace(budget).0;
+        Deadline {
+            at: start.checked_add(Duration::from_secs_f64(total.min(1e9))),
+        }
+    }
+
+    /// The earlier of the two.
+    pub fn min(self, other: Deadline) -> Deadline {
+        match (self.at, other.at) {
+            (Some(a), Some(b)) => Deadline { at: Some(a.min(b)) },
+            (a, b) => Deadline { at: a.or(b) },
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        self.at.is_none()
+    }
+
+    /// Time left (a very long time when there is no deadline).
+    pub fn left(&self) -> Duration {
+        match self.at {
+            Some(at) => at.saturating_duration_since(Instant::now()),
+            None => Duration::from_secs(86_400 * 365),
+        }
+    }
+
+    pub fn expired(&self) -> bool {
+        self.at.is_some_and(|at| Instant::now() >= at)
+    }
+
+    /// `t`, but no longer than what is left.
+    pub fn cap(&self, t: Duration) -> Duration {
+        t.min(self.left())
+    }
+
+    /// How long the next blocking call may wait: at most [`SLICE`], and `None`
+    /// once the deadline has passed or the user asked to stop.
+    pub fn slice(&self) -> Option<Duration> {
+        if crate::interrupt::requested() {
+            return None;
+        }
+        let left = self.left();
+        (!left.is_zero()).then(|| left.min(SLICE))
+    }
+}
+
+struct Run {
+    deadline: Deadline,
+    budget: Option<Seconds>,
+}
+
+static RUN: Mutex<Run> = Mutex::new(Run {
+    deadline: Deadline::NONE,
+    budget: None,
+});
+
+/// Sets the run's deadline: `budget` plus grace from `start`.
+pub fn set_run(start: Instant, budget: Seconds) {
+    let mut r = RUN.lock().unwrap_or_else(|e| e.into_inner());
+    r.deadline = Deadline::for_budget(start, budget);
+    r.budget = Some(budget);
+}
+
+/// The run's deadline ([`Deadline::NONE`] until [`set_run`]).
+pub fn run() -> Deadline {
+    RUN.lock().unwrap_or_else(|e| e.into_inner()).deadline
+}
+
+/// `timeout` from now, never past the run's deadline.
+pub fn op(timeout: Duration) -> Deadline {
+    Deadline::after(timeout).min(run())
+}
+
+/// Whether the run's own deadline (not an operation's timeout) has passed.
+pub fn run_expired() -> bool {
+    run().expired()
+}
+
+/// "the run's deadline (budget 10 s + grace 1.5 s)", for messages.
+pub fn describe() -> String {
+    match RUN.lock().unwrap_or_else(|e| e.into_inner()).budget {
+        Some(b) => format!("the run's deadline (budget {:.0} s + grace {:.1} s)", b.0, grace(b).0),
+        None => "the run's deadline".to_string(),
+    }
+}
+
+/// The error a probe returns when the run's deadline passed while it waited.
+#[derive(Debug, thiserror::Error)]
+#[error("stopped at {what}: {doing}")]
+pub struct DeadlinePassed {
+    pub what: String,
+    pub doing: String,
+}
+
+impl DeadlinePassed {
+    pub fn new(doing: impl Into<String>) -> DeadlinePassed {
+        DeadlinePassed {
+            what: describe(),
+            doing: doing.into(),
+        }
+    }
+}
+
+/// Sleeps up to `d`, in slices, returning early (false) on Ctrl-C or the run's deadline.
+pub fn sleep(d: Duration) -> bool {
+    let until = Deadline::after(d).min(run());
+    while let Some(s) = until.slice() {
+        std::thread::sleep(s);
+    }
+    !crate::interrupt::requested() && !run_expired()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grace_and_arithmetic() {
+        assert!((grace(Seconds(10.0)).0 - 1.5).abs() < 1e-9);
+        let start = Instant::now();
+        let d = Deadline::for_budget(start, Seconds(0.2));
+        // 0.2 s + 1.01 s of grace
+        assert!(d.left() > Duration::from_millis(1000) && d.left() <= Duration::from_millis(1210));
+        let short = Deadline::after(Duration::from_millis(50));
+        assert_eq!(d.min(short), short);
+        assert_eq!(Deadline::NONE.min(short), short);
+        assert!(!short.expired());
+        assert!(short.cap(Duration::from_secs(30)) <= Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(short.expired());
+        assert_eq!(short.slice(), None);
+        assert!(Deadline::NONE.slice().is_some_and(|s| s == SLICE));
+    }
+}
