@@ -890,11 +890,15 @@ fn resolve_file_ciphers(names: &[String], all: bool) -> Result<Vec<&'static prim
 /// Checks that each path is a readable regular file, before anything is measured.
 fn file_input(path: &std::path::Path, chunk: usize) -> Result<plan::FileInput> {
     let shown = path.display();
+    // stat, never open, first: opening a FIFO blocks until a writer comes.
     let meta = std::fs::metadata(path).map_err(|e| UsageError::Invalid(format!("cannot read {shown}: {e}")))?;
     if meta.is_dir() {
         return Err(UsageError::Invalid(format!("{shown} is a directory; give the files in it")).into());
     }
-    std::fs::File::open(path).map_err(|e| UsageError::Invalid(format!("cannot read {shown}: {e}")))?;
+    if let Some(kind) = crate::measure::file::special_kind(&meta.file_type()) {
+        return Err(UsageError::Invalid(format!("{shown} is {kind}: give a regular file, or --size")).into());
+    }
+    crate::measure::file::open_input(path).map_err(|e| UsageError::Invalid(format!("{e:#}")))?;
     let sha256 = crate::measure::file::hash_file(path, chunk)?;
     Ok(plan::FileInput {
         path: path.to_path_buf(),
@@ -902,6 +906,19 @@ fn file_input(path: &std::path::Path, chunk: usize) -> Result<plan::FileInput> {
         size: meta.len(),
         sha256,
     })
+}
+
+/// Refuses directories, devices, FIFOs and sockets at once (stat only).
+fn file_input_kind(path: &std::path::Path) -> Result<(), UsageError> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| UsageError::Invalid(format!("cannot read {shown}: {e}")))?;
+    if meta.is_dir() {
+        return Err(UsageError::Invalid(format!("{shown} is a directory; give the files in it")));
+    }
+    if let Some(kind) = crate::measure::file::special_kind(&meta.file_type()) {
+        return Err(UsageError::Invalid(format!("{shown} is {kind}: give a regular file, or --size")));
+    }
+    Ok(())
 }
 
 /// Writes `size` bytes of random data in `dir`, chunk by chunk.
@@ -933,9 +950,14 @@ fn file(c: &Common, a: &FileArgs) -> Result<()> {
     let prims = resolve_file_ciphers(&a.ciphers, a.all)?;
     let chunk = (a.chunk.0 as usize).clamp(4096, 64 << 20);
     let parent = a.output_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let workdir = tempfile::Builder::new()
-        .prefix("cipherbench-file-")
-        .tempdir_in(&parent)
+    // Inputs are checked (kind, readable) before anything is written or hashed.
+    for p in &a.paths {
+        file_input_kind(p)?;
+    }
+    if let Some(b) = c.budget {
+        crate::deadline::set_run(std::time::Instant::now(), b);
+    }
+    let workdir = crate::measure::file::private_dir(&parent)
         .map_err(|e| UsageError::Invalid(format!("cannot write in the output directory {}: {e}", parent.display())))?;
     let mut inputs = Vec::new();
     for p in &a.paths {
@@ -970,11 +992,13 @@ fn file(c: &Common, a: &FileArgs) -> Result<()> {
         password: a.password.clone(),
         pbkdf2_iterations: a.pbkdf2_iter,
         workdir: workdir.path().to_path_buf(),
+        budget: c.budget,
     };
     let measured = measure::files(&plan, &mut session);
     session.judge_primitives();
     let outcome = finish(session, measured, &outputs(c));
     // Outputs and generated inputs go now, whatever happened.
+    crate::interrupt::forget_dir(workdir.path());
     drop(workdir);
     outcome
 }

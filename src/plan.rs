@@ -112,6 +112,8 @@ pub struct FilePlan {
     pub pbkdf2_iterations: usize,
     /// Private directory for outputs; removed when the run ends.
     pub workdir: std::path::PathBuf,
+    /// `--budget`: fewer repetitions when they do not fit (none: exactly `reps`).
+    pub budget: Option<Seconds>,
 }
 
 impl FilePlan {

@@ -213,12 +213,47 @@ fn fill(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// SHA-256 of a file, read in chunks.
+/// What a path is, when it is not a regular file or a directory: devices, FIFOs
+/// and sockets never end or block on open, so `file` refuses them up front.
+pub fn special_kind(ft: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_char_device() {
+        Some("a character device")
+    } else if ft.is_block_device() {
+        Some("a block device")
+    } else if ft.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if ft.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
+/// Opens an input for reading without ever blocking in `open(2)` (O_NONBLOCK,
+/// which a FIFO would otherwise need a writer for), and checks on the open
+/// file that it is a regular file (the path may have changed since `stat`).
+pub fn open_input(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let ft = f.metadata()?.file_type();
+    if let Some(kind) = special_kind(&ft) {
+        bail!("{} is {kind}: give a regular file, or --size", path.display());
+    }
+    Ok(f)
+}
+
+/// SHA-256 of a file, read in chunks (stopping on Ctrl-C and at the run's deadline).
 pub fn hash_file(path: &Path, chunk: usize) -> Result<[u8; 32]> {
-    let mut f = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut f = open_input(path)?;
     let mut buf = vec![0u8; chunk];
     let mut h = Sha256::new();
     loop {
+        check_interrupt()?;
         let n = fill(&mut f, &mut buf).with_context(|| format!("reading {}", path.display()))?;
         if n == 0 {
             break;
@@ -432,11 +467,59 @@ impl FileProbe {
     }
 }
 
+/// Between chunks: Ctrl-C and the run's deadline stop a pass mid-file.
 fn check_interrupt() -> Result<()> {
     if crate::interrupt::requested() {
-        bail!("interrupted");
+        return Err(crate::error::Interrupted { kept: 0 }.into());
+    }
+    if crate::deadline::run_expired() {
+        return Err(crate::deadline::DeadlinePassed::new("reading a file").into());
     }
     Ok(())
+}
+
+/// How the private directory of a `file` run is named, in `--output-dir` or the
+/// temporary directory.
+const PREFIX: &str = "cipherbench-file-";
+/// The file in it naming its owner process (see [`crate::store::owner_token`]).
+const OWNER: &str = "owner";
+
+/// Creates the private directory of a `file` run in `parent`: mode 0700, its
+/// owner written in it, removed by `Drop` or, on a forced exit, by the
+/// interrupt handler. Leftovers of runs killed outright (SIGKILL) are swept
+/// first, as the SSH ones are.
+pub fn private_dir(parent: &Path) -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    sweep_leftovers(parent);
+    let dir = tempfile::Builder::new().prefix(PREFIX).tempdir_in(parent)?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+    std::fs::write(dir.path().join(OWNER), crate::store::owner_token())?;
+    crate::interrupt::remove_on_forced_exit(dir.path().to_path_buf());
+    Ok(dir)
+}
+
+/// Removes private directories in `parent` of this user whose owner process is
+/// gone. Directories of live runs, and those without an owner file yet, stay.
+/// Returns how many were removed.
+pub fn sweep_leftovers(parent: &Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let Ok(entries) = std::fs::read_dir(parent) else { return 0 };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let dir = e.path();
+        let ours = e.file_name().to_string_lossy().starts_with(PREFIX)
+            && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir() && m.uid() == uid);
+        if !ours {
+            continue;
+        }
+        let gone = std::fs::read_to_string(dir.join(OWNER)).is_ok_and(|t| crate::store::owner_gone(t.trim()));
+        if gone && std::fs::remove_dir_all(&dir).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 impl Probe for FileProbe {

@@ -205,6 +205,8 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
     let per_input = plan.primitives.len() * 2 * if plan.via_openssl_cli { 2 } else { 1 };
     session.progress_start((plan.inputs.len() * per_input + usize::from(plan.password.is_some())) as u64);
     let mut kdf_done = false;
+    let mut left = plan.inputs.len() * per_input;
+    let mut cut: Vec<String> = Vec::new();
     'inputs: for input in &plan.inputs {
         for &p in &plan.primitives {
             if crate::interrupt::requested() {
@@ -286,7 +288,8 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
                     &plan.workdir,
                     plan.chunk,
                 );
-                if !measure_file_subject(session, subject, &cfg, probe)? {
+                left -= 1;
+                if !measure_file_subject(session, subject, &cfg, probe, file_share(plan, left + 1), &mut cut)? {
                     break 'inputs;
                 }
             }
@@ -318,7 +321,8 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
                         continue;
                     }
                     let probe = file::CliProbe::new(p, op, plan.mode, &input.path, keys, &plan.workdir);
-                    if !measure_file_subject(session, subject, &cfg, probe)? {
+                    left -= 1;
+                    if !measure_file_subject(session, subject, &cfg, probe, file_share(plan, left + 1), &mut cut)? {
                         break 'inputs;
                     }
                 }
@@ -326,30 +330,114 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
         }
     }
     session.progress_finish();
+    if let Some(b) = plan.budget {
+        if !cut.is_empty() {
+            eprintln!(
+                "warning: --budget {:.0}s cut the run short; fewer repetitions than --reps {}: {}",
+                b.0,
+                plan.reps,
+                cut.join("; ")
+            );
+            session.set_setting("budget_cut", serde_json::json!(cut));
+        }
+    }
     Ok(())
 }
 
 /// Measures one file subject and records the outcome. Returns `false` when the run
-/// must stop (Ctrl-C). A full disk or read-only output ends the run with an error:
-/// nothing after it could work.
+/// must stop (Ctrl-C, the run's deadline). A full disk or read-only output ends
+/// the run with an error: nothing after it could work.
+///
+/// With `share` (the subject's part of `--budget`), one repetition is taken
+/// first, and only as many more as fit in the share; fewer than `--reps` is
+/// added to `cut` for the warning.
 fn measure_file_subject<P: sampler::Probe>(
     session: &mut Session,
     subject: Subject,
     cfg: &SamplerConfig,
     probe: anyhow::Result<P>,
+    share: Option<f64>,
+    cut: &mut Vec<String>,
 ) -> anyhow::Result<bool> {
-    let outcome = probe.and_then(|p| sampler::measure(&mut [p], Rate::PerSecond, cfg));
+    let label = format!(
+        "{} {} {}",
+        subject.algorithm.as_deref().unwrap_or(""),
+        subject.op.as_deref().unwrap_or(""),
+        subject.path.as_deref().unwrap_or("")
+    );
+    if share.is_some_and(|s| s <= 0.0) {
+        cut.push(format!("{label}: not measured"));
+        session.record(ResultRecord::not_ok(
+            Kind::File,
+            subject,
+            Metric::BytesPerSec,
+            Status::Failed,
+            "not measured: --budget was spent",
+        ))?;
+        return Ok(true);
+    }
+    let outcome = probe.and_then(|p| {
+        let mut probes = [p];
+        let Some(share) = share else {
+            return sampler::measure(&mut probes, Rate::PerSecond, cfg);
+        };
+        let t0 = std::time::Instant::now();
+        let one = SamplerConfig {
+            min_samples: 1,
+            max_samples: 1,
+            ..*cfg
+        };
+        let mut m = sampler::measure(&mut probes, Rate::PerSecond, &one)?;
+        // Two passes so far (calibration and one repetition).
+        let spent = t0.elapsed().as_secs_f64();
+        let per_pass = spent / 2.0;
+        let fit = if per_pass > 0.0 { ((share - spent) / per_pass).floor().max(0.0) as usize } else { cfg.max_samples };
+        let more = fit.min(cfg.max_samples.saturating_sub(1));
+        if more > 0 && !crate::interrupt::requested() && !crate::deadline::run_expired() {
+            let rest = SamplerConfig {
+                min_samples: more,
+                max_samples: more + 1,
+                ..*cfg
+            };
+            sampler::refine(&mut probes, &mut m, &rest, Seconds(f64::MAX / 4.0))?;
+        }
+        if m.samples.len() < cfg.max_samples {
+            cut.push(format!("{label}: {} of {} repetitions", m.samples.len(), cfg.max_samples));
+        }
+        Ok(m)
+    });
     let record = match outcome {
         Ok(m) => match m.wall() {
             Some(w) => ResultRecord::ok(Kind::File, subject, Metric::BytesPerSec, &w, m.cpu().as_ref()),
             None => ResultRecord::not_ok(Kind::File, subject, Metric::BytesPerSec, Status::Failed, "no samples"),
         },
         Err(_) if crate::interrupt::requested() => return Ok(false),
+        Err(_) if crate::deadline::run_expired() => {
+            cut.push(format!("{label}: stopped at {}", crate::deadline::describe()));
+            session.record(ResultRecord::not_ok(
+                Kind::File,
+                subject,
+                Metric::BytesPerSec,
+                Status::Failed,
+                format!("not measured: stopped at {}", crate::deadline::describe()),
+            ))?;
+            return Ok(false);
+        }
         Err(e) if is_io_fatal(&e) => return Err(e),
         Err(e) => ResultRecord::not_ok(Kind::File, subject, Metric::BytesPerSec, Status::Failed, format!("{e:#}")),
     };
     session.record(record)?;
     Ok(true)
+}
+
+/// The share of `--budget` the next file subject gets: what is left of it (it
+/// counts from the start of the run, so generating and hashing inputs count;
+/// a twentieth is kept for the report) over the subjects left. `None` without
+/// a budget.
+fn file_share(plan: &crate::plan::FilePlan, left_subjects: usize) -> Option<f64> {
+    let b = plan.budget?;
+    let left = crate::deadline::run().left().as_secs_f64() - crate::deadline::grace(b).0 - 0.05 * b.0;
+    Some(left / left_subjects.max(1) as f64)
 }
 
 /// Errors that mean the output directory is unusable (full, read-only).
