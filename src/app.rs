@@ -1009,6 +1009,20 @@ fn file(c: &Common, a: &FileArgs) -> Result<()> {
 fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
     use crate::measure::tls;
     let budget = c.budget.unwrap_or(Seconds(60.0));
+    if a.serve.is_none() {
+        crate::deadline::set_run(std::time::Instant::now(), budget);
+        // Every connect, handshake and read keeps the run's deadline: a longer
+        // --timeout cannot outlast it, and the user is told.
+        let whole = budget.0 + crate::deadline::grace(budget).0;
+        if a.connect.is_some() && a.timeout.0 > whole && !c.quiet && !c.json {
+            eprintln!(
+                "note: --timeout {:.0}s is capped at {whole:.1} s, what the run has (--budget {:.0}s + {:.1} s grace)",
+                a.timeout.0,
+                budget.0,
+                crate::deadline::grace(budget).0
+            );
+        }
+    }
     if a.serve.is_some() || a.priority.is_some() || a.libraries != [primitive::Library::Openssl] {
         return tls_libraries(c, a, budget);
     }

@@ -1004,10 +1004,11 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
         Ok(_) => {}
         Err(ConnectError::Tcp(e)) => bail!("cannot connect to {t}: {e}"),
         Err(ConnectError::NotTls(e)) => bail!("{t} does not speak TLS: {e}"),
-        Err(ConnectError::Timeout) => bail!(
-            "{t} accepted the TCP connection but gave no TLS answer within {:.1} s (not TLS, or TLS only after a STARTTLS command?)",
-            plan.timeout.as_secs_f64()
-        ),
+        Err(e @ ConnectError::Stalled { bytes: Some(0), .. }) => {
+            bail!("{t} {e} (not TLS, or TLS only after a STARTTLS command?)")
+        }
+        Err(e @ (ConnectError::Stalled { .. } | ConnectError::Deadline { .. })) => bail!("{t} {e}"),
+        Err(ConnectError::Interrupted) => return Err(crate::error::Interrupted { kept: 0 }.into()),
         Err(ConnectError::Rejected(e)) => {
             bail!("{t} refused a TLS handshake offering every protocol and suite this OpenSSL has: {e}")
         }
@@ -1168,7 +1169,8 @@ impl HttpProbe {
                 .map_err(|e| anyhow!("{}: {e}", self.host))?;
             self.stream = Some(s);
         }
-        let s = self.stream.as_mut().expect("connected");
+        // Reads keep the run's deadline: a server dripping its body cannot hold the run.
+        let s = &mut ssl::Bounded::new(self.stream.as_mut().expect("connected"), self.timeout);
         let (t0, c0) = (Instant::now(), thread_cpu_time());
         let req = format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: cipherbench/{}\r\nAccept: */*\r\nConnection: keep-alive\r\n\r\n",

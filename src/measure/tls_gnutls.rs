@@ -241,7 +241,7 @@ impl Conn {
 
 fn from_gnutls(e: HandshakeError) -> ConnectError {
     match e {
-        HandshakeError::Timeout => ConnectError::Timeout,
+        HandshakeError::Timeout => ConnectError::Stalled { bytes: None, secs: 0.0 },
         HandshakeError::NotTls(m) => ConnectError::NotTls(m),
         HandshakeError::Rejected(m) => ConnectError::Rejected(m),
         HandshakeError::Io(m) => ConnectError::Tcp(m),
@@ -937,10 +937,12 @@ pub fn remote(plan: &RemotePlan, session: &mut Session, progress: &dyn Fn(&str))
         Ok(_) => {}
         Err(ConnectError::Tcp(e)) => bail!("cannot connect to {t}: {e}"),
         Err(ConnectError::NotTls(e)) => bail!("{t} does not speak TLS: {e}"),
-        Err(ConnectError::Timeout) => bail!(
-            "{t} accepted the TCP connection but gave no TLS answer within {:.1} s",
+        Err(ConnectError::Stalled { bytes: None, .. }) => bail!(
+            "{t} accepted the connection but did not finish a TLS handshake within {:.1} s",
             plan.timeout.as_secs_f64()
         ),
+        Err(e @ (ConnectError::Stalled { .. } | ConnectError::Deadline { .. })) => bail!("{t} {e}"),
+        Err(ConnectError::Interrupted) => return Err(crate::error::Interrupted { kept: 0 }.into()),
         Err(ConnectError::Rejected(e)) => bail!("{t} refused a GnuTLS handshake with priority '{}': {e}", plan.priority.text()),
     }
     let suites = plan.priority.suites();

@@ -1,6 +1,12 @@
 //! libssl contexts for both ends of a TLS connection: protocol, suites, groups,
 //! certificate, session resumption (tickets for 1.2, PSK for 1.3), and a client
-//! connect with a timeout whose failures say what went wrong.
+//! connect whose failures say what went wrong.
+//!
+//! Connect and handshake keep one deadline: the operation's timeout from its
+//! start, never past the run's deadline (`crate::deadline`). Sockets block for
+//! at most a slice of it at a time, so a peer that drips one byte every second
+//! cannot restart the clock, and Ctrl-C is seen between slices. When the time is
+//! up, the error says how many bytes the peer sent in how long.
 
 use super::certs::Identity;
 use anyhow::{Context, Result};
@@ -233,7 +239,7 @@ pub fn client_context(s: &Settings, resumption: bool) -> Result<SslContext> {
 }
 
 /// Why a connection failed, in the terms a user can act on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ConnectError {
     /// No TCP connection (refused, unreachable, timed out).
     Tcp(String),
@@ -241,8 +247,13 @@ pub enum ConnectError {
     NotTls(String),
     /// The server refused what was offered (an alert or a closed connection).
     Rejected(String),
-    /// The peer went silent for longer than the timeout.
-    Timeout,
+    /// The peer accepted the connection, then sent `bytes` (when known) in
+    /// `secs` without finishing the handshake: silent, or too slow to measure.
+    Stalled { bytes: Option<u64>, secs: f64 },
+    /// The run's deadline passed during the handshake.
+    Deadline { bytes: Option<u64>, secs: f64 },
+    /// Ctrl-C.
+    Interrupted,
 }
 
 impl std::fmt::Display for ConnectError {
@@ -251,29 +262,194 @@ impl std::fmt::Display for ConnectError {
             ConnectError::Tcp(e) => write!(f, "{e}"),
             ConnectError::NotTls(e) => write!(f, "the reply is not TLS ({e})"),
             ConnectError::Rejected(e) => write!(f, "handshake refused: {e}"),
-            ConnectError::Timeout => write!(f, "no answer within the timeout"),
+            ConnectError::Stalled { bytes: Some(0), secs } => {
+                write!(f, "accepted the connection but sent nothing for {secs:.1} s")
+            }
+            ConnectError::Stalled { bytes: Some(n), secs } => write!(
+                f,
+                "accepted the connection but sent {n} bytes in {secs:.1} s without finishing the TLS handshake: too slow to measure"
+            ),
+            ConnectError::Stalled { bytes: None, secs } => {
+                write!(f, "accepted the connection but did not finish the TLS handshake in {secs:.1} s")
+            }
+            ConnectError::Deadline { bytes, secs } => {
+                let got = match bytes {
+                    Some(0) => "nothing".to_string(),
+                    Some(n) => format!("{n} bytes"),
+                    None => "too little".to_string(),
+                };
+                write!(
+                    f,
+                    "accepted the connection but sent {got} in {secs:.1} s, before {} ended the run: too slow to measure",
+                    crate::deadline::describe()
+                )
+            }
+            ConnectError::Interrupted => write!(f, "interrupted"),
         }
     }
 }
 
-/// Opens a TCP connection with a timeout on connect, reads and writes.
+/// A stream with a TCP socket underneath (whose timeouts the handshake sets).
+pub trait Socket {
+    fn socket(&self) -> &TcpStream;
+}
+
+impl Socket for TcpStream {
+    fn socket(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl Socket for Coalesced {
+    fn socket(&self) -> &TcpStream {
+        &self.tcp
+    }
+}
+
+/// Opens a TCP connection within `timeout` (and the run's deadline), waiting in
+/// slices so Ctrl-C is seen. The socket's read and write timeouts are then
+/// `timeout`, capped by what is left of the run.
 pub fn tcp(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ConnectError> {
-    let tcp = TcpStream::connect_timeout(&addr, timeout).map_err(|e| {
+    let dl = crate::deadline::op(timeout);
+    let t0 = std::time::Instant::now();
+    let tcp = connect_sliced(addr, dl).map_err(|e| {
+        if crate::interrupt::requested() {
+            return ConnectError::Interrupted;
+        }
         ConnectError::Tcp(match e.kind() {
             std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
             std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-                format!("no TCP answer within {:.1} s", timeout.as_secs_f64())
+                format!("no TCP answer within {:.1} s", t0.elapsed().as_secs_f64())
             }
             _ => e.to_string(),
         })
     })?;
     let _ = tcp.set_nodelay(true);
-    tcp.set_read_timeout(Some(timeout)).map_err(|e| ConnectError::Tcp(e.to_string()))?;
-    tcp.set_write_timeout(Some(timeout)).map_err(|e| ConnectError::Tcp(e.to_string()))?;
+    rearm(&tcp, timeout).map_err(|e| ConnectError::Tcp(e.to_string()))?;
     Ok(tcp)
 }
 
-/// Connects and completes a handshake, resuming `session` when given.
+/// Sets `tcp`'s read and write timeouts to `timeout`, capped by what is left of
+/// the run (an error once it has passed). Call before a blocking read that must
+/// not outlive the run.
+pub fn rearm(tcp: &TcpStream, timeout: Duration) -> std::io::Result<()> {
+    let t = crate::deadline::run().cap(timeout);
+    if t.is_zero() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("stopped at {}", crate::deadline::describe()),
+        ));
+    }
+    tcp.set_read_timeout(Some(t))?;
+    tcp.set_write_timeout(Some(t))
+}
+
+/// A TLS stream whose every read and write keeps the run's deadline (the socket's
+/// timeout is set again before each call, capped by what is left), for reads
+/// from a remote server that could otherwise drip bytes forever.
+pub struct Bounded<'a> {
+    s: &'a mut SslStream<TcpStream>,
+    timeout: Duration,
+}
+
+impl<'a> Bounded<'a> {
+    pub fn new(s: &'a mut SslStream<TcpStream>, timeout: Duration) -> Bounded<'a> {
+        Bounded { s, timeout }
+    }
+}
+
+impl Read for Bounded<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        rearm(self.s.get_ref(), self.timeout)?;
+        self.s.read(buf)
+    }
+}
+
+impl Write for Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        rearm(self.s.get_ref(), self.timeout)?;
+        self.s.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.s.flush()
+    }
+}
+
+/// A non-blocking `connect(2)` polled in slices until `dl`.
+fn connect_sliced(addr: SocketAddr, dl: crate::deadline::Deadline) -> std::io::Result<TcpStream> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (family, sa, len) = sockaddr(&addr);
+    // SAFETY: plain socket(2); the descriptor is owned at once.
+    let fd = unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: sa is a valid sockaddr of length len for this family.
+    let r = unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, len) };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+        loop {
+            let Some(slice) = dl.slice() else {
+                return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"));
+            };
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            // SAFETY: one pollfd we own.
+            let n = unsafe { libc::poll(&mut p, 1, slice.as_millis().max(1) as i32) };
+            if n > 0 {
+                break;
+            }
+        }
+        let mut err: libc::c_int = 0;
+        let mut l = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt writes one int into err.
+        unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut err as *mut _ as *mut libc::c_void, &mut l) };
+        if err != 0 {
+            return Err(std::io::Error::from_raw_os_error(err));
+        }
+    }
+    let tcp = TcpStream::from(owned);
+    tcp.set_nonblocking(false)?;
+    Ok(tcp)
+}
+
+fn sockaddr(addr: &SocketAddr) -> (libc::c_int, libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: an all-zero sockaddr_storage is valid; the family's fields are filled below.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match addr {
+        SocketAddr::V4(a) => {
+            // SAFETY: sockaddr_storage is large and aligned enough for sockaddr_in.
+            let sin = unsafe { &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in) };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = a.port().to_be();
+            sin.sin_addr = libc::in_addr {
+                s_addr: u32::from_ne_bytes(a.ip().octets()),
+            };
+            (libc::AF_INET, ss, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
+        }
+        SocketAddr::V6(a) => {
+            // SAFETY: as above, for sockaddr_in6.
+            let sin6 = unsafe { &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in6) };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = a.port().to_be();
+            sin6.sin6_addr = libc::in6_addr { s6_addr: a.ip().octets() };
+            sin6.sin6_flowinfo = a.flowinfo();
+            sin6.sin6_scope_id = a.scope_id();
+            (libc::AF_INET6, ss, std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t)
+        }
+    }
+}
+
+/// Connects and completes a handshake within `timeout` overall (capped by the
+/// run's deadline), resuming `session` when given.
 pub fn connect(
     ctx: &SslContext,
     addr: SocketAddr,
@@ -281,18 +457,55 @@ pub fn connect(
     timeout: Duration,
     session: Option<&SslSessionRef>,
 ) -> Result<SslStream<TcpStream>, ConnectError> {
-    handshake(ctx, tcp(addr, timeout)?, sni, session, false)
+    let dl = crate::deadline::op(timeout);
+    let s = handshake_until(ctx, tcp(addr, timeout)?, sni, session, false, dl)?;
+    rearm(s.get_ref(), timeout).map_err(|e| ConnectError::Tcp(e.to_string()))?;
+    Ok(s)
 }
 
 /// Completes a client handshake over an open stream, resuming `session` when given.
 /// `plain` turns libssl's read-ahead off (for a stream that buffers reads itself).
-pub fn handshake<S: Read + Write>(
+/// The handshake keeps the run's deadline; the stream's timeouts are restored after.
+pub fn handshake<S: Read + Write + Socket>(
     ctx: &SslContext,
     tcp: S,
     sni: Option<&str>,
     session: Option<&SslSessionRef>,
     plain: bool,
 ) -> Result<SslStream<S>, ConnectError> {
+    let before = (tcp.socket().read_timeout().ok().flatten(), tcp.socket().write_timeout().ok().flatten());
+    let limit = before.0.unwrap_or(Duration::from_secs(86_400));
+    let s = handshake_until(ctx, tcp, sni, session, plain, crate::deadline::op(limit))?;
+    let _ = s.get_ref().socket().set_read_timeout(before.0);
+    let _ = s.get_ref().socket().set_write_timeout(before.1);
+    Ok(s)
+}
+
+extern "C" {
+    // libcrypto; not bound by openssl-sys.
+    fn BIO_number_read(b: *mut openssl_sys::BIO) -> u64;
+}
+
+/// Bytes libssl has read from the peer on this connection so far.
+fn bytes_read(ssl: &openssl::ssl::SslRef) -> Option<u64> {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: read-only queries on a live SSL handle and its read BIO.
+    unsafe {
+        let bio = openssl_sys::SSL_get_rbio(ssl.as_ptr());
+        (!bio.is_null()).then(|| BIO_number_read(bio))
+    }
+}
+
+/// The handshake, with the socket blocking a slice at a time until `dl`.
+fn handshake_until<S: Read + Write + Socket>(
+    ctx: &SslContext,
+    tcp: S,
+    sni: Option<&str>,
+    session: Option<&SslSessionRef>,
+    plain: bool,
+    dl: crate::deadline::Deadline,
+) -> Result<SslStream<S>, ConnectError> {
+    let t0 = std::time::Instant::now();
     let mut ssl = Ssl::new(ctx).map_err(|e| ConnectError::Tcp(e.to_string()))?;
     if plain {
         plain_reads(&mut ssl);
@@ -304,9 +517,53 @@ pub fn handshake<S: Read + Write>(
         // SAFETY: the session comes from a connection made with this same context.
         unsafe { ssl.set_session(s) }.map_err(|e| ConnectError::Tcp(e.to_string()))?;
     }
-    ssl.connect(tcp).map_err(classify)
+    // False once the time is up (or Ctrl-C): the socket then blocks no more.
+    let arm = |sock: &TcpStream| match dl.slice() {
+        Some(t) => {
+            let _ = sock.set_read_timeout(Some(t));
+            let _ = sock.set_write_timeout(Some(t));
+            true
+        }
+        None => false,
+    };
+    let out_of_time = |bytes: Option<u64>| {
+        let secs = t0.elapsed().as_secs_f64();
+        if crate::interrupt::requested() {
+            ConnectError::Interrupted
+        } else if crate::deadline::run_expired() {
+            ConnectError::Deadline { bytes, secs }
+        } else {
+            ConnectError::Stalled { bytes, secs }
+        }
+    };
+    if !arm(tcp.socket()) {
+        return Err(out_of_time(Some(0)));
+    }
+    let mut attempt = ssl.connect(tcp);
+    loop {
+        match attempt {
+            Ok(s) => return Ok(s),
+            Err(HandshakeError::WouldBlock(mid)) => {
+                let bytes = bytes_read(mid.ssl());
+                if !arm(mid.get_ref().socket()) {
+                    return Err(out_of_time(bytes));
+                }
+                attempt = mid.handshake();
+            }
+            Err(HandshakeError::Failure(mid)) => {
+                let interrupted = mid
+                    .error()
+                    .io_error()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::Interrupted);
+                if interrupted || crate::interrupt::requested() {
+                    return Err(ConnectError::Interrupted);
+                }
+                return Err(classify(HandshakeError::Failure(mid)));
+            }
+            Err(e) => return Err(classify(e)),
+        }
+    }
 }
-
 fn classify<S>(e: HandshakeError<S>) -> ConnectError {
     let err = match e {
         HandshakeError::SetupFailure(s) => return ConnectError::Tcp(s.to_string()),
@@ -314,7 +571,8 @@ fn classify<S>(e: HandshakeError<S>) -> ConnectError {
     };
     if let Some(io) = err.io_error() {
         return match io.kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => ConnectError::Timeout,
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => ConnectError::Stalled { bytes: None, secs: 0.0 },
+            std::io::ErrorKind::Interrupted => ConnectError::Interrupted,
             _ => ConnectError::Rejected(format!("connection closed: {io}")),
         };
     }
