@@ -685,6 +685,9 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     }
     // The budget covers the whole command: starting the private sshd counts too.
     let t_run = std::time::Instant::now();
+    if !a.serve {
+        crate::deadline::set_run(t_run, c.budget.unwrap_or(Seconds(180.0)));
+    }
     let openssh = discover::openssh::discover()?;
     let servable = a.host.is_none().then(|| openssh.private_hostkeys());
     let plan = measure::ssh::SshPlan::new(
@@ -728,6 +731,8 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     if a.serve {
         return measure::ssh::serve(&client, daemon.as_ref());
     }
+    // A remote host's banner first: silent, dripping or not-SSH hosts are named so.
+    client.reach()?;
     let settings = measure::ssh::settings(&plan, &openssh, &client, daemon.as_ref());
     let mut session = Session::start("ssh", settings, store, progress(c))?;
     let plan = measure::ssh::SshPlan {

@@ -1,6 +1,13 @@
 //! The real `ssh` client, run as a child process: one command line per algorithm
 //! choice, bytes pumped from memory into its stdin, its CPU time read from the
 //! kernel, and its failures sorted into errors a user can act on.
+//!
+//! Every `ssh` child keeps the run's deadline (`crate::deadline`): a handshake
+//! is waited for on a pidfd in slices, a transfer has a watchdog, and either
+//! kills the child's process group when the deadline passes or Ctrl-C comes.
+//! Before the first `ssh` to a remote host, [`Client::reach`] reads the host's
+//! banner itself, so a host that accepts and stays silent, drips bytes, or
+//! speaks something else is named as such (not "unreachable").
 
 use crate::units::Seconds;
 use anyhow::{bail, Result};
@@ -52,6 +59,17 @@ pub enum SshError {
     HostKey(String),
     #[error("host unreachable: {0}")]
     Unreachable(String),
+    /// Accepted the TCP connection, then sent nothing, or too little, in time.
+    #[error("{0}")]
+    Stalled(String),
+    /// Answered with something that is not an SSH banner.
+    #[error("{0}")]
+    NotSsh(String),
+    /// The run's deadline passed while ssh ran; it was stopped.
+    #[error("{0}")]
+    Deadline(String),
+    #[error("interrupted")]
+    Interrupted,
     #[error("the far side cannot run `{command}`: {detail}")]
     NoCommand { command: String, detail: String },
     #[error("ssh failed ({status}): {detail}")]
@@ -63,7 +81,14 @@ impl SshError {
     pub fn is_fatal(&self) -> bool {
         matches!(
             self,
-            SshError::Auth(_) | SshError::HostKey(_) | SshError::Unreachable(_) | SshError::NoCommand { .. }
+            SshError::Auth(_)
+                | SshError::HostKey(_)
+                | SshError::Unreachable(_)
+                | SshError::NoCommand { .. }
+                | SshError::Stalled(_)
+                | SshError::NotSsh(_)
+                | SshError::Deadline(_)
+                | SshError::Interrupted
         )
     }
 }
@@ -100,6 +125,18 @@ pub fn classify(status: ExitStatus, stderr: &str, command: &str) -> Option<SshEr
             || has("host key is known")
         {
             SshError::HostKey(detail)
+        } else if has("banner exchange") && (has("timed out") || has("Connection timed out")) {
+            SshError::Stalled(format!(
+                "accepted the connection but sent no complete SSH banner in time: too slow to measure ({detail})"
+            ))
+        } else if has("kex_exchange_identification: Connection closed") || has("kex_exchange_identification: read: Connection reset") {
+            SshError::Stalled(format!("accepted the connection, then closed it before sending an SSH banner ({detail})"))
+        } else if has("Bad remote protocol version identification")
+            || has("banner line contains invalid characters")
+            || has("Protocol major versions differ")
+            || has("Invalid SSH identification string")
+        {
+            SshError::NotSsh(format!("answered with something that is not SSH ({detail})"))
         } else if has("Could not resolve hostname")
             || has("Connection refused")
             || has("Connection timed out")
@@ -159,7 +196,9 @@ impl Client {
         o("ControlMaster=no");
         o("ControlPath=none");
         o("Compression=no");
-        o("ConnectTimeout=10");
+        // Covers the TCP connect and the banner exchange; never past the run's deadline.
+        let left = crate::deadline::run().left().as_secs_f64().ceil().clamp(1.0, 10.0);
+        o(&format!("ConnectTimeout={left}"));
         o("RequestTTY=no");
         o("ForwardAgent=no");
         o("ForwardX11=no");
@@ -219,21 +258,66 @@ impl Client {
     }
 
     /// Runs `remote` with no input (a handshake: connect, authenticate, run).
+    /// Stopped (its whole process group) at the run's deadline or on Ctrl-C.
     pub fn run(&self, algs: &Algorithms, remote: &str) -> Result<(), SshError> {
-        let out = self
+        let mut child = self
             .command(algs, remote)
             .stdin(Stdio::null())
-            .output()
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
             .map_err(|e| SshError::Failed {
                 status: "not started".into(),
                 detail: format!("cannot run {}: {e}", self.ssh.display()),
             })?;
-        match classify(out.status, &String::from_utf8_lossy(&out.stderr), remote) {
+        // ssh prints little on stderr; a thread keeps the pipe from filling up.
+        let stderr = child.stderr.take().map(|mut r| {
+            std::thread::spawn(move || {
+                let mut v = Vec::new();
+                let _ = r.read_to_end(&mut v);
+                v
+            })
+        });
+        let status = wait_bounded(&mut child);
+        let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+        match classify(status?, &String::from_utf8_lossy(&err), remote) {
             None => Ok(()),
             Some(e) => Err(e),
         }
     }
 
+    /// For a remote host: connects to the address and port ssh would use (from
+    /// `ssh -G`) and reads the SSH banner within 10 s (capped by the run's
+    /// deadline), so the first failure names its real cause: refused,
+    /// unreachable, silent, too slow or not SSH. Skipped when ssh goes through a
+    /// proxy (ProxyJump, ProxyCommand): ssh's own messages then tell.
+    pub fn reach(&self) -> Result<(), SshError> {
+        let Target::Remote { destination, port, options, .. } = &self.target else {
+            return Ok(());
+        };
+        let mut g = Command::new(&self.ssh);
+        g.arg("-G");
+        for opt in options {
+            g.arg("-o").arg(opt);
+        }
+        if let Some(p) = port {
+            g.arg("-p").arg(p.to_string());
+        }
+        let out = g.arg("--").arg(destination).stdin(Stdio::null()).output();
+        let Some(out) = out.ok().filter(|o| o.status.success()) else {
+            return Ok(()); // ssh itself will say what is wrong with the destination
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let get = |k: &str| text.lines().find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()));
+        let proxied = get("proxyjump ").is_some_and(|v| v != "none") || get("proxycommand ").is_some_and(|v| v != "none");
+        let (Some(host), Some(port)) = (get("hostname "), get("port ").and_then(|p| p.parse::<u16>().ok())) else {
+            return Ok(());
+        };
+        if proxied {
+            return Ok(());
+        }
+        read_banner(&host, port, Duration::from_secs(10))
+    }
     /// Starts `remote` with stdin open for [`Transfer::send`].
     pub fn transfer(&self, algs: &Algorithms, remote: &str, verify: bool) -> Result<Transfer, SshError> {
         let mut child = self
@@ -255,7 +339,9 @@ impl Client {
         };
         let stdout = child.stdout.take();
         let stderr = child.stderr.take().map(|s| drain(Box::new(s)));
+        let watch = Watchdog::start(child.id());
         Ok(Transfer {
+            watch,
             stdin: child.stdin.take(),
             child: Some(child),
             stdout,
@@ -271,6 +357,8 @@ impl Client {
 
 /// One running `ssh HOST COMMAND` fed from memory.
 pub struct Transfer {
+    /// Kills ssh at the run's deadline or on Ctrl-C (a stalled peer blocks `send`).
+    watch: Watchdog,
     child: Option<Child>,
     stdin: Option<ChildStdin>,
     /// Read directly: the far side prints little (a ready line, a hash).
@@ -295,6 +383,10 @@ impl Transfer {
         if let Err(e) = stdin.write_all(buf) {
             // ssh went away: its exit status and stderr say why.
             self.stdin = None;
+            if let Some(why) = self.watch.fired() {
+                let _ = self.collect();
+                return Err(why.into());
+            }
             let why = self.collect().err().map(|e| format!("{e:#}")).unwrap_or_default();
             bail!("ssh stopped reading after {} bytes ({e}): {why}", self.sent);
         }
@@ -431,6 +523,9 @@ impl Transfer {
         }
         let status = child.wait()?;
         let err = self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default();
+        if let Some(why) = self.watch.fired() {
+            return Err(why.into());
+        }
         match classify(status, &String::from_utf8_lossy(&err), &self.command) {
             None => Ok(out),
             Some(e) => Err(e.into()),
@@ -441,6 +536,11 @@ impl Transfer {
 impl Drop for Transfer {
     fn drop(&mut self) {
         self.stdin = None;
+        if crate::interrupt::requested() || crate::deadline::run_expired() {
+            if let Some(child) = self.child.as_ref() {
+                kill_group(child.id());
+            }
+        }
         if let Some(mut child) = self.child.take() {
             // EOF normally ends the remote `cat` and ssh within milliseconds.
             let t0 = Instant::now();
@@ -455,6 +555,170 @@ impl Drop for Transfer {
                     Ok(None) => std::thread::sleep(Duration::from_millis(2)),
                 }
             }
+        }
+    }
+}
+
+/// SIGKILL to the process group `pid` leads (every `ssh` runs in its own group).
+fn kill_group(pid: u32) {
+    // SAFETY: kill(2) on a group we created; no memory involved.
+    unsafe {
+        libc::kill(-(pid as i32), libc::SIGKILL);
+    }
+}
+
+/// What stopped a child: the run's deadline, or Ctrl-C.
+fn stop_reason() -> Option<SshError> {
+    if crate::interrupt::requested() {
+        Some(SshError::Interrupted)
+    } else if crate::deadline::run_expired() {
+        Some(SshError::Deadline(format!("ssh was stopped at {}", crate::deadline::describe())))
+    } else {
+        None
+    }
+}
+
+/// Waits for `child`, a slice at a time (on a pidfd, so its exit is seen at
+/// once), killing its group at the run's deadline or on Ctrl-C.
+fn wait_bounded(child: &mut Child) -> Result<ExitStatus, SshError> {
+    let pid = child.id();
+    // SAFETY: pidfd_open(2) on our own child; -1 on kernels without it.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) } as libc::c_int;
+    let result = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Ok(st),
+            Ok(None) => {}
+            Err(e) => {
+                break Err(SshError::Failed {
+                    status: "unknown".into(),
+                    detail: e.to_string(),
+                })
+            }
+        }
+        if let Some(why) = stop_reason() {
+            kill_group(pid);
+            let _ = child.wait();
+            break Err(why);
+        }
+        let slice = crate::deadline::run().cap(crate::deadline::SLICE).max(Duration::from_millis(1));
+        if pidfd >= 0 {
+            let mut p = libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one pollfd we own.
+            unsafe { libc::poll(&mut p, 1, slice.as_millis().max(1) as i32) };
+        } else {
+            std::thread::sleep(slice.min(Duration::from_millis(2)));
+        }
+    };
+    if pidfd >= 0 {
+        // SAFETY: closing the pidfd we opened.
+        unsafe { libc::close(pidfd) };
+    }
+    result
+}
+
+/// Kills a transfer's ssh at the run's deadline or on Ctrl-C, from a thread
+/// (the main thread may be blocked writing into ssh's stdin).
+struct Watchdog {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    fired: std::sync::Arc<std::sync::Mutex<Option<SshError>>>,
+}
+
+impl Watchdog {
+    fn start(pid: u32) -> Watchdog {
+        use std::sync::atomic::Ordering;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let fired = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let (d, f) = (done.clone(), fired.clone());
+        std::thread::spawn(move || {
+            while !d.load(Ordering::SeqCst) {
+                if let Some(why) = stop_reason() {
+                    *f.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                    if !d.load(Ordering::SeqCst) {
+                        kill_group(pid);
+                    }
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        Watchdog { done, fired }
+    }
+
+    fn fired(&self) -> Option<SshError> {
+        self.fired.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Reads an SSH server's banner at `host:port` within `limit` (capped by the
+/// run's deadline), reading a slice at a time, and says what went wrong in the
+/// user's terms.
+pub fn read_banner(host: &str, port: u16, limit: Duration) -> Result<(), SshError> {
+    use std::net::ToSocketAddrs;
+    let t0 = Instant::now();
+    let addrs: Vec<std::net::SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| SshError::Unreachable(format!("cannot resolve {host}: {e}")))?
+        .collect();
+    let Some(addr) = addrs.first() else {
+        return Err(SshError::Unreachable(format!("{host} has no address")));
+    };
+    let dl = crate::deadline::op(limit);
+    let mut tcp = crate::backend::openssl::tls::tcp(*addr, limit).map_err(|e| match e {
+        crate::backend::openssl::tls::ConnectError::Interrupted => SshError::Interrupted,
+        e => SshError::Unreachable(format!("{host} port {port}: {e}")),
+    })?;
+    let mut got: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        // RFC 4253 4.2: lines before the version line are allowed; the version
+        // line starts with "SSH-" and ends with a newline.
+        let mut lines: Vec<&[u8]> = got.split(|&b| b == b'\n').collect();
+        lines.pop(); // what follows the last newline is not a complete line
+        if lines.iter().any(|l| l.starts_with(b"SSH-")) {
+            return Ok(());
+        }
+        let printable = |b: &u8| matches!(b, b'\r' | b'\n' | b'\t' | 0x20..=0x7e);
+        if !got.iter().all(printable) || lines.len() > 4 || got.len() > 8192 {
+            let shown: String = String::from_utf8_lossy(&got[..got.len().min(40)]).escape_default().to_string();
+            return Err(SshError::NotSsh(format!(
+                "{host} port {port} accepted the connection but answered with something that is not SSH: \"{shown}\""
+            )));
+        }
+        let Some(slice) = dl.slice() else {
+            if crate::interrupt::requested() {
+                return Err(SshError::Interrupted);
+            }
+            let secs = t0.elapsed().as_secs_f64();
+            return Err(SshError::Stalled(if got.is_empty() {
+                format!("{host} port {port} accepted the connection but sent nothing for {secs:.1} s")
+            } else {
+                format!(
+                    "{host} port {port} accepted the connection but sent {} bytes in {secs:.1} s without a complete SSH banner: too slow to measure",
+                    got.len()
+                )
+            }));
+        };
+        let _ = tcp.set_read_timeout(Some(slice));
+        match tcp.read(&mut buf) {
+            Ok(0) => {
+                return Err(SshError::Stalled(format!(
+                    "{host} port {port} accepted the connection, then closed it after {} bytes, without an SSH banner",
+                    got.len()
+                )))
+            }
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => {}
+            Err(e) => return Err(SshError::Unreachable(format!("{host} port {port}: {e}"))),
         }
     }
 }

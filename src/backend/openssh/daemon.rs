@@ -191,7 +191,7 @@ impl PrivateSshd {
                 user: user.clone(),
                 banner: String::new(),
             };
-            match d.wait_ready(Duration::from_secs(15)) {
+            match d.wait_ready(crate::deadline::run().cap(Duration::from_secs(15))) {
                 Ok(banner) => {
                     d.banner = banner;
                     d.dir = Some(dir);
