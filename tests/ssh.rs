@@ -137,7 +137,7 @@ fn missing_sshd_names_the_package() {
     cb().args(SMALL)
         .env("CIPHERBENCH_SSHD", "/nonexistent/sbin/sshd")
         .assert()
-        .code(1)
+        .code(3)
         .stderr(predicate::str::contains("sshd not found").and(predicate::str::contains("openssh-server")));
 }
 
@@ -417,13 +417,13 @@ fn remote_host_mode_records_refusals_and_explains_failures() {
     let mut c = cb();
     remote(&mut c);
     c.arg("--identity").arg(&key).args(["--ciphers", "aes128-ctr", "--no-store"]);
-    c.assert().code(1).stderr(predicate::str::contains("authentication failed"));
+    c.assert().code(3).stderr(predicate::str::contains("authentication failed"));
 
     // Nobody listening: unreachable.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     cb().args(["ssh", "--host", "127.0.0.1", "--port", &port.to_string(), "--no-store"])
         .assert()
-        .code(1)
+        .code(3)
         .stderr(predicate::str::contains("host unreachable"));
 }
 

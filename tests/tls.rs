@@ -205,7 +205,7 @@ fn failed_handshake_is_a_clear_error_and_sni_is_sent() {
     let target = format!("127.0.0.1:{port}");
     cb().args(["tls", "--connect", &target, "--timeout", "3s"])
         .assert()
-        .code(1)
+        .code(3)
         .stderr(predicates::str::contains(format!("{target} refused a TLS handshake")));
     let doc = json_of(
         &cb()
@@ -599,7 +599,7 @@ fn refused_port_is_a_clear_error() {
     let port = free_port();
     cb().args(["tls", "--connect", &format!("127.0.0.1:{port}"), "--timeout", "2s"])
         .assert()
-        .code(1)
+        .code(3)
         .stderr(predicates::str::contains(format!("cannot connect to 127.0.0.1:{port}")).and(predicates::str::contains("refused")));
 }
 
@@ -627,13 +627,13 @@ fn non_tls_and_silent_ports_are_clear_errors() {
     });
     cb().args(["tls", "--connect", &format!("127.0.0.1:{gport}"), "--timeout", "2s"])
         .assert()
-        .code(1)
+        .code(3)
         .stderr(predicates::str::contains(format!("127.0.0.1:{gport} does not speak TLS")));
     cb().args(["tls", "--connect", &format!("127.0.0.1:{sport}"), "--timeout", "1s"])
         .assert()
-        .code(1)
+        .code(3)
         .stderr(predicates::str::contains(format!(
-            "127.0.0.1:{sport} accepted the TCP connection but gave no TLS answer"
+            "127.0.0.1:{sport} accepted the connection but sent nothing for"
         )));
 }
 
