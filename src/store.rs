@@ -384,6 +384,29 @@ mod tests {
     }
 
     #[test]
+    fn runs_of_gone_processes_are_abandoned_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let s = Store::open(&path).unwrap();
+        s.begin_run(&run("live", "2026-01-01T00:00:00Z")).unwrap();
+        s.begin_run(&run("dead", "2026-01-02T00:00:00Z")).unwrap();
+        // A pid that is certainly gone: a child that has exited and been reaped.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let host = hostname();
+        s.conn
+            .execute("UPDATE runs SET owner = ?1 WHERE id = 'dead'", [format!("{host}:{pid}:12345")])
+            .unwrap();
+        assert!(!owner_gone(&owner_token()), "this process is alive");
+        assert!(owner_gone(&format!("{host}:{pid}:12345")));
+        assert!(!owner_gone(&format!("elsewhere:{pid}:12345")), "another host's runs are not ours to judge");
+        assert_eq!(s.mark_abandoned().unwrap(), 1);
+        assert_eq!(s.load("dead").unwrap().run.status, RunStatus::Abandoned);
+        assert_eq!(s.load("live").unwrap().run.status, RunStatus::Running);
+    }
+
+    #[test]
     fn unwritable_paths_are_usage_errors() {
         let dir = tempfile::tempdir().unwrap();
         let e = Store::open(dir.path()).err().unwrap();
