@@ -60,10 +60,6 @@ impl Deadline {
         }
     }
 
-    pub fn is_none(&self) -> bool {
-        self.at.is_none()
-    }
-
     /// Time left (a very long time when there is no deadline).
     pub fn left(&self) -> Duration {
         match self.at {
@@ -149,13 +145,44 @@ impl DeadlinePassed {
     }
 }
 
-/// Sleeps up to `d`, in slices, returning early (false) on Ctrl-C or the run's deadline.
-pub fn sleep(d: Duration) -> bool {
-    let until = Deadline::after(d).min(run());
-    while let Some(s) = until.slice() {
-        std::thread::sleep(s);
+/// Waits for `child` a slice at a time (on a pidfd, so its exit is seen at
+/// once), and kills it (its whole process group when `group`: it was started as
+/// a group leader) at the run's deadline or on Ctrl-C. `Ok(None)`: it was killed.
+pub fn wait_child(child: &mut std::process::Child, group: bool) -> std::io::Result<Option<std::process::ExitStatus>> {
+    let pid = child.id();
+    // SAFETY: pidfd_open(2) on our own child; -1 on kernels without it.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) } as libc::c_int;
+    let result = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Ok(Some(st)),
+            Ok(None) => {}
+            Err(e) => break Err(e),
+        }
+        if crate::interrupt::requested() || run_expired() {
+            let target = if group { -(pid as i32) } else { pid as i32 };
+            // SAFETY: kill(2) on our own, not yet reaped child (or its group).
+            unsafe { libc::kill(target, libc::SIGKILL) };
+            let _ = child.wait();
+            break Ok(None);
+        }
+        let slice = run().cap(SLICE).max(Duration::from_millis(1));
+        if pidfd >= 0 {
+            let mut p = libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one pollfd we own.
+            unsafe { libc::poll(&mut p, 1, slice.as_millis().max(1) as i32) };
+        } else {
+            std::thread::sleep(slice.min(Duration::from_millis(2)));
+        }
+    };
+    if pidfd >= 0 {
+        // SAFETY: closing the pidfd we opened.
+        unsafe { libc::close(pidfd) };
     }
-    !crate::interrupt::requested() && !run_expired()
+    result
 }
 
 #[cfg(test)]

@@ -43,7 +43,6 @@ pub struct NotSaved(pub String);
 
 /// Exit codes, by name.
 pub mod code {
-    pub const SUCCESS: i32 = 0;
     pub const FINDING: i32 = 1;
     pub const BAD_INPUT: i32 = 2;
     pub const NOT_MEASURED: i32 = 3;

@@ -622,17 +622,33 @@ impl CliProbe {
     fn once(&self, dir: &str) -> Result<()> {
         let mut args = self.args.clone();
         args.insert(1, dir.to_string());
-        let out = std::process::Command::new("openssl")
+        let mut child = std::process::Command::new("openssl")
             .args(&args)
             .arg("-in")
             .arg(&self.input)
             .arg("-out")
             .arg(&self.output)
             .stdin(std::process::Stdio::null())
-            .output()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .context("cannot run the openssl command (is the openssl package installed?)")?;
-        if !out.status.success() {
-            bail!("openssl {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        let stderr = child.stderr.take().map(|mut r| {
+            std::thread::spawn(move || {
+                let mut v = String::new();
+                let _ = r.read_to_string(&mut v);
+                v
+            })
+        });
+        // Stopped at the run's deadline or on Ctrl-C, like every child.
+        let status = crate::deadline::wait_child(&mut child, false)?;
+        let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+        let Some(status) = status else {
+            check_interrupt()?;
+            bail!("openssl {} was stopped", args.join(" "));
+        };
+        if !status.success() {
+            bail!("openssl {} failed: {}", args.join(" "), err.trim());
         }
         Ok(())
     }

@@ -512,6 +512,8 @@ pub fn handshake_over(
     resume: Option<&[u8]>,
     timeout: Duration,
 ) -> Result<TlsStream, HandshakeError> {
+    // GnuTLS keeps the handshake timeout overall; it never outlasts the run.
+    let timeout = crate::deadline::run().cap(timeout).max(Duration::from_millis(1));
     let a = api().map_err(|e| HandshakeError::Io(e.0))?;
     let session = Session::new(server, cfg).map_err(|e| HandshakeError::Io(e.0))?;
     let h = session.h;

@@ -578,46 +578,17 @@ fn stop_reason() -> Option<SshError> {
     }
 }
 
-/// Waits for `child`, a slice at a time (on a pidfd, so its exit is seen at
-/// once), killing its group at the run's deadline or on Ctrl-C.
+/// Waits for `child` (see [`crate::deadline::wait_child`]), naming why it was
+/// stopped when it was.
 fn wait_bounded(child: &mut Child) -> Result<ExitStatus, SshError> {
-    let pid = child.id();
-    // SAFETY: pidfd_open(2) on our own child; -1 on kernels without it.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) } as libc::c_int;
-    let result = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Ok(st),
-            Ok(None) => {}
-            Err(e) => {
-                break Err(SshError::Failed {
-                    status: "unknown".into(),
-                    detail: e.to_string(),
-                })
-            }
-        }
-        if let Some(why) = stop_reason() {
-            kill_group(pid);
-            let _ = child.wait();
-            break Err(why);
-        }
-        let slice = crate::deadline::run().cap(crate::deadline::SLICE).max(Duration::from_millis(1));
-        if pidfd >= 0 {
-            let mut p = libc::pollfd {
-                fd: pidfd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one pollfd we own.
-            unsafe { libc::poll(&mut p, 1, slice.as_millis().max(1) as i32) };
-        } else {
-            std::thread::sleep(slice.min(Duration::from_millis(2)));
-        }
-    };
-    if pidfd >= 0 {
-        // SAFETY: closing the pidfd we opened.
-        unsafe { libc::close(pidfd) };
+    match crate::deadline::wait_child(child, true) {
+        Ok(Some(st)) => Ok(st),
+        Ok(None) => Err(stop_reason().unwrap_or(SshError::Interrupted)),
+        Err(e) => Err(SshError::Failed {
+            status: "unknown".into(),
+            detail: e.to_string(),
+        }),
     }
-    result
 }
 
 /// Kills a transfer's ssh at the run's deadline or on Ctrl-C, from a thread
