@@ -283,7 +283,8 @@ fn run_main(c: &Common) -> Result<()> {
 /// is skipped, and said so.
 fn main_reports_dir(c: &Common) -> Result<Option<std::path::PathBuf>> {
     let dir = report::html::reports_dir();
-    let usable = std::fs::create_dir_all(&dir).and_then(|()| tempfile::Builder::new().prefix(".cipherbench-check-").tempfile_in(&dir).map(drop));
+    let usable =
+        std::fs::create_dir_all(&dir).and_then(|()| tempfile::Builder::new().prefix(".cipherbench-check-").tempfile_in(&dir).map(drop));
     match usable {
         Ok(()) => Ok(Some(dir)),
         Err(e) if c.no_store => {
@@ -403,7 +404,13 @@ fn available_memory() -> Option<u64> {
         .find_map(|l| l.strip_prefix("MemAvailable:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())?
         * 1024;
-    let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok()?.trim().parse::<u64>().ok();
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("/sys/fs/cgroup/{f}"))
+            .ok()?
+            .trim()
+            .parse::<u64>()
+            .ok()
+    };
     let cgroup = match (read("memory.max"), read("memory.current")) {
         (Some(max), Some(cur)) => Some(max.saturating_sub(cur)),
         _ => None,

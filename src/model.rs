@@ -48,8 +48,8 @@ impl RunStatus {
             RunStatus::Failed,
             RunStatus::Abandoned,
         ]
-            .into_iter()
-            .find(|v| v.as_str() == s)
+        .into_iter()
+        .find(|v| v.as_str() == s)
     }
 }
 

@@ -67,7 +67,12 @@ pub const FINISH_BUSY: std::time::Duration = std::time::Duration::from_secs(3);
 /// This process as a run's owner: `host:pid:start`, where start is the process's
 /// start time in clock ticks since boot (field 22 of /proc/PID/stat).
 pub fn owner_token() -> String {
-    format!("{}:{}:{}", hostname(), std::process::id(), start_ticks(std::process::id()).unwrap_or(0))
+    format!(
+        "{}:{}:{}",
+        hostname(),
+        std::process::id(),
+        start_ticks(std::process::id()).unwrap_or(0)
+    )
 }
 
 fn hostname() -> String {
@@ -160,16 +165,13 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL")?;
-        let rows: Vec<(String, String)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?;
+        let rows: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
         let mut n = 0;
         for (id, owner) in rows {
             if owner_gone(&owner) {
-                n += self.conn.execute(
-                    "UPDATE runs SET status = 'abandoned' WHERE id = ?1 AND status = 'running'",
-                    [&id],
-                )?;
+                n += self
+                    .conn
+                    .execute("UPDATE runs SET status = 'abandoned' WHERE id = ?1 AND status = 'running'", [&id])?;
             }
         }
         Ok(n)
@@ -400,7 +402,10 @@ mod tests {
             .unwrap();
         assert!(!owner_gone(&owner_token()), "this process is alive");
         assert!(owner_gone(&format!("{host}:{pid}:12345")));
-        assert!(!owner_gone(&format!("elsewhere:{pid}:12345")), "another host's runs are not ours to judge");
+        assert!(
+            !owner_gone(&format!("elsewhere:{pid}:12345")),
+            "another host's runs are not ours to judge"
+        );
         assert_eq!(s.mark_abandoned().unwrap(), 1);
         assert_eq!(s.load("dead").unwrap().run.status, RunStatus::Abandoned);
         assert_eq!(s.load("live").unwrap().run.status, RunStatus::Running);

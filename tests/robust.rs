@@ -69,7 +69,11 @@ fn peer(kind: Peer, life: Duration) -> u16 {
 fn timed(c: &mut Command) -> (Option<i32>, String, f64) {
     let t0 = Instant::now();
     let out = c.output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), t0.elapsed().as_secs_f64())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        t0.elapsed().as_secs_f64(),
+    )
 }
 
 /// Budget 3 s: the deadline is 3 s + grace (1 s + 5%); allow 1.5 s for process
@@ -83,15 +87,24 @@ fn limit() -> f64 {
 fn tls_connect_to_silent_and_dripping_peers_ends_within_the_budget() {
     let silent = peer(Peer::Silent, Duration::from_secs(30));
     // A TLS record header (handshake, TLS 1.2) whose body never comes.
-    let drip = peer(Peer::Drip(b"\x16\x03\x03\x40\x00\x02\x02\x02\x02\x02\x02\x02"), Duration::from_secs(30));
-    let (code, err, secs) = timed(cb().args(["tls", "--no-store", "--budget", "3s", "--timeout", "30s", "--connect"]).arg(format!("127.0.0.1:{silent}")));
+    let drip = peer(
+        Peer::Drip(b"\x16\x03\x03\x40\x00\x02\x02\x02\x02\x02\x02\x02"),
+        Duration::from_secs(30),
+    );
+    let (code, err, secs) = timed(
+        cb().args(["tls", "--no-store", "--budget", "3s", "--timeout", "30s", "--connect"])
+            .arg(format!("127.0.0.1:{silent}")),
+    );
     assert_eq!(code, Some(3), "{err}");
     assert!(secs < limit(), "{secs:.1} s for a {BUDGET} s budget: {err}");
     assert!(err.contains("accepted the connection but sent nothing"), "{err}");
     assert!(err.contains("--timeout 30s is capped"), "{err}");
     assert!(!err.contains("refused") && !err.contains("unreachable"), "{err}");
 
-    let (code, err, secs) = timed(cb().args(["tls", "--no-store", "--budget", "3s", "--timeout", "30s", "--connect"]).arg(format!("127.0.0.1:{drip}")));
+    let (code, err, secs) = timed(
+        cb().args(["tls", "--no-store", "--budget", "3s", "--timeout", "30s", "--connect"])
+            .arg(format!("127.0.0.1:{drip}")),
+    );
     assert_eq!(code, Some(3), "{err}");
     assert!(secs < limit(), "{secs:.1} s for a {BUDGET} s budget: {err}");
     assert!(err.contains("too slow to measure") && err.contains("bytes in"), "{err}");
@@ -103,7 +116,16 @@ fn ssh_host_silent_and_dripping_peers_end_within_the_budget() {
     let silent = peer(Peer::Silent, Duration::from_secs(30));
     let drip = peer(Peer::Drip(b"SSH-2.0-OpenSSH_dripping"), Duration::from_secs(30));
     for (port, want) in [(silent, "sent nothing"), (drip, "too slow to measure")] {
-        let (code, err, secs) = timed(cb().args(["ssh", "--no-store", "--budget", "3s", "--host", "127.0.0.1", "--port", &port.to_string()]));
+        let (code, err, secs) = timed(cb().args([
+            "ssh",
+            "--no-store",
+            "--budget",
+            "3s",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ]));
         assert_eq!(code, Some(3), "{err}");
         assert!(secs < limit(), "{secs:.1} s for a {BUDGET} s budget: {err}");
         assert!(err.contains(want) && err.contains("accepted the connection"), "{err}");
@@ -156,8 +178,21 @@ fn file_refuses_devices_and_fifos_at_once() {
 fn file_keeps_its_budget_with_fewer_repetitions_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let (code, err, secs) = timed(
-        cb().args(["file", "--no-store", "-q", "--size", "1M", "--ciphers", "des-ede3-cbc,aes-128-cbc", "--reps", "50", "--budget", "2s", "--output-dir"])
-            .arg(dir.path()),
+        cb().args([
+            "file",
+            "--no-store",
+            "-q",
+            "--size",
+            "1M",
+            "--ciphers",
+            "des-ede3-cbc,aes-128-cbc",
+            "--reps",
+            "50",
+            "--budget",
+            "2s",
+            "--output-dir",
+        ])
+        .arg(dir.path()),
     );
     assert_eq!(code, Some(0), "{err}");
     assert!(secs < 2.0 + 1.1 + 2.0, "{secs:.1} s for a 2 s budget");
@@ -175,7 +210,10 @@ fn status_of(db: &Path) -> Vec<(String, i64)> {
     let mut st = c
         .prepare("SELECT status, (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id) FROM runs r ORDER BY rowid")
         .unwrap();
-    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
 }
 
 /// Another connection holds the history's write lock while a run starts and
@@ -185,7 +223,10 @@ fn status_of(db: &Path) -> Vec<(String, i64)> {
 fn locked_history_keeps_the_export_and_closes_the_row() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
-    cb().args(["speed", "sha256", "--bytes", "1k", "--budget", "1s", "-q", "--db"]).arg(&db).assert().success();
+    cb().args(["speed", "sha256", "--bytes", "1k", "--budget", "1s", "-q", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
     let locker = std::thread::spawn({
         let db = db.clone();
         move || {
@@ -233,7 +274,11 @@ fn killed_runs_are_marked_abandoned() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(status_of(&db)[0].0, "running");
-    cb().args(["history", "--db"]).arg(&db).assert().success().stdout(predicate::str::contains("abandoned"));
+    cb().args(["history", "--db"])
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("abandoned"));
     assert_eq!(status_of(&db)[0].0, "abandoned");
 }
 
@@ -303,11 +348,27 @@ fn killed_file_runs_private_directory_is_swept() {
     let dir = tempfile::tempdir().unwrap();
     let exe = assert_cmd::cargo::cargo_bin("cipherbench");
     let mut child = std::process::Command::new(&exe)
-        .args(["file", "--no-store", "-q", "--size", "16M", "--ciphers", "des-ede3-cbc", "--reps", "100", "--output-dir"])
+        .args([
+            "file",
+            "--no-store",
+            "-q",
+            "--size",
+            "16M",
+            "--ciphers",
+            "des-ede3-cbc",
+            "--reps",
+            "100",
+            "--output-dir",
+        ])
         .arg(dir.path())
         .spawn()
         .unwrap();
-    let private = || entries(dir.path()).into_iter().filter(|e| e.starts_with("cipherbench-file-")).collect::<Vec<_>>();
+    let private = || {
+        entries(dir.path())
+            .into_iter()
+            .filter(|e| e.starts_with("cipherbench-file-"))
+            .collect::<Vec<_>>()
+    };
     let t0 = Instant::now();
     while !private().iter().any(|d| dir.path().join(d).join("owner").exists()) && t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(50));
@@ -316,10 +377,21 @@ fn killed_file_runs_private_directory_is_swept() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(private().len(), 1, "the killed run's directory should be there");
-    cb().args(["file", "--no-store", "-q", "--size", "64k", "--ciphers", "aes-128-ctr", "--reps", "1", "--output-dir"])
-        .arg(dir.path())
-        .assert()
-        .success();
+    cb().args([
+        "file",
+        "--no-store",
+        "-q",
+        "--size",
+        "64k",
+        "--ciphers",
+        "aes-128-ctr",
+        "--reps",
+        "1",
+        "--output-dir",
+    ])
+    .arg(dir.path())
+    .assert()
+    .success();
     assert!(private().is_empty(), "left behind: {:?}", private());
 }
 
@@ -349,7 +421,11 @@ fn main_job_reports_directory_is_checked_first() {
     let dir = tempfile::tempdir().unwrap();
     let blocked = dir.path().join("data");
     std::fs::write(&blocked, "a file where a directory should be").unwrap();
-    let (code, err, secs) = timed(cb().env("XDG_DATA_HOME", &blocked).args(["run", "--budget", "60s", "--db"]).arg(dir.path().join("h.sqlite")));
+    let (code, err, secs) = timed(
+        cb().env("XDG_DATA_HOME", &blocked)
+            .args(["run", "--budget", "60s", "--db"])
+            .arg(dir.path().join("h.sqlite")),
+    );
     assert_eq!(code, Some(2), "{err}");
     assert!(secs < 5.0 && err.contains("reports directory"), "{secs:.1} s: {err}");
 }
@@ -361,8 +437,34 @@ fn compare_exit_codes() {
     std::fs::write(&bad, "{ not json").unwrap();
     let a = dir.path().join("a.json");
     let b = dir.path().join("b.json");
-    cb().args(["speed", "sha256", "--bytes", "1k", "--budget", "1s", "--no-store", "-q", "--export-json"]).arg(&a).assert().success();
-    cb().args(["speed", "md5", "--bytes", "1k", "--budget", "1s", "--no-store", "-q", "--export-json"]).arg(&b).assert().success();
+    cb().args([
+        "speed",
+        "sha256",
+        "--bytes",
+        "1k",
+        "--budget",
+        "1s",
+        "--no-store",
+        "-q",
+        "--export-json",
+    ])
+    .arg(&a)
+    .assert()
+    .success();
+    cb().args([
+        "speed",
+        "md5",
+        "--bytes",
+        "1k",
+        "--budget",
+        "1s",
+        "--no-store",
+        "-q",
+        "--export-json",
+    ])
+    .arg(&b)
+    .assert()
+    .success();
     cb().arg("compare").arg(&a).arg(&bad).assert().code(2);
     cb().arg("compare").arg(&a).arg(&b).assert().success();
     cb().arg("compare")

@@ -391,7 +391,11 @@ fn measure_file_subject<P: sampler::Probe>(
         // Two passes so far (calibration and one repetition).
         let spent = t0.elapsed().as_secs_f64();
         let per_pass = spent / 2.0;
-        let fit = if per_pass > 0.0 { ((share - spent) / per_pass).floor().max(0.0) as usize } else { cfg.max_samples };
+        let fit = if per_pass > 0.0 {
+            ((share - spent) / per_pass).floor().max(0.0) as usize
+        } else {
+            cfg.max_samples
+        };
         let more = fit.min(cfg.max_samples.saturating_sub(1));
         if more > 0 && !crate::interrupt::requested() && !crate::deadline::run_expired() {
             let rest = SamplerConfig {

@@ -244,6 +244,9 @@ mod tests {
         assert_eq!(mode, umask_mode(), "{mode:o}");
         assert_eq!(entries(d.path()), vec!["out.json".to_string(), "sub".to_string()]);
         write_file(&d.path().join("secret"), b"k", 0o600).unwrap();
-        assert_eq!(std::fs::metadata(d.path().join("secret")).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(d.path().join("secret")).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 }

@@ -130,7 +130,9 @@ pub fn classify(status: ExitStatus, stderr: &str, command: &str) -> Option<SshEr
                 "accepted the connection but sent no complete SSH banner in time: too slow to measure ({detail})"
             ))
         } else if has("kex_exchange_identification: Connection closed") || has("kex_exchange_identification: read: Connection reset") {
-            SshError::Stalled(format!("accepted the connection, then closed it before sending an SSH banner ({detail})"))
+            SshError::Stalled(format!(
+                "accepted the connection, then closed it before sending an SSH banner ({detail})"
+            ))
         } else if has("Bad remote protocol version identification")
             || has("banner line contains invalid characters")
             || has("Protocol major versions differ")
@@ -292,7 +294,13 @@ impl Client {
     /// unreachable, silent, too slow or not SSH. Skipped when ssh goes through a
     /// proxy (ProxyJump, ProxyCommand): ssh's own messages then tell.
     pub fn reach(&self) -> Result<(), SshError> {
-        let Target::Remote { destination, port, options, .. } = &self.target else {
+        let Target::Remote {
+            destination,
+            port,
+            options,
+            ..
+        } = &self.target
+        else {
             return Ok(());
         };
         let mut g = Command::new(&self.ssh);
@@ -688,7 +696,11 @@ pub fn read_banner(host: &str, port: u16, limit: Duration) -> Result<(), SshErro
                 )))
             }
             Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => return Err(SshError::Unreachable(format!("{host} port {port}: {e}"))),
         }
     }

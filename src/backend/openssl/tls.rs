@@ -411,7 +411,15 @@ fn connect_sliced(addr: SocketAddr, dl: crate::deadline::Deadline) -> std::io::R
         let mut err: libc::c_int = 0;
         let mut l = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
         // SAFETY: getsockopt writes one int into err.
-        unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut err as *mut _ as *mut libc::c_void, &mut l) };
+        unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                &mut err as *mut _ as *mut libc::c_void,
+                &mut l,
+            )
+        };
         if err != 0 {
             return Err(std::io::Error::from_raw_os_error(err));
         }
@@ -473,7 +481,10 @@ pub fn handshake<S: Read + Write + Socket>(
     session: Option<&SslSessionRef>,
     plain: bool,
 ) -> Result<SslStream<S>, ConnectError> {
-    let before = (tcp.socket().read_timeout().ok().flatten(), tcp.socket().write_timeout().ok().flatten());
+    let before = (
+        tcp.socket().read_timeout().ok().flatten(),
+        tcp.socket().write_timeout().ok().flatten(),
+    );
     let limit = before.0.unwrap_or(Duration::from_secs(86_400));
     let s = handshake_until(ctx, tcp, sni, session, plain, crate::deadline::op(limit))?;
     let _ = s.get_ref().socket().set_read_timeout(before.0);
