@@ -88,7 +88,7 @@ fn run_main(c: &Common) -> Result<()> {
     let sshd = discover::openssh::find_sshd();
     let store = open_store(c)?;
     let mut settings = json!({ "budget_seconds": budget.0, "policy": policy.name, "targets": targets });
-    let ssh_note = match (&openssh, &sshd) {
+    let mut ssh_note = match (&openssh, &sshd) {
         (Some(_), Ok(_)) => None,
         (_, Err(e)) => Some(format!("SSH skipped: {e:#}")),
         (None, _) => Some("SSH skipped: the OpenSSH client (ssh) is not installed; install openssh-client".to_string()),
@@ -130,6 +130,23 @@ fn run_main(c: &Common) -> Result<()> {
         r
     })();
     let mut ssh_run = None;
+    // The private sshd takes a few seconds to start (host keys): with less than
+    // that left of the budget, SSH is skipped and said so, not started late.
+    let ssh_left = budget.0 - t0.elapsed().as_secs_f64();
+    let with_ssh = with_ssh
+        && {
+            let fits = ssh_left >= 3.0;
+            if !fits {
+                ssh_note = Some(format!(
+                "SSH skipped: {:.1} s of the budget was left, and the private sshd needs about 3 s to start (--budget 20s or more includes SSH)",
+                ssh_left.max(0.0)
+            ));
+            }
+            fits
+        };
+    if let (false, Some(n)) = (with_ssh, &ssh_note) {
+        session.set_setting("ssh", json!(n));
+    }
     if measured.is_ok() && with_ssh && !crate::interrupt::requested() {
         measured = (|| {
             use crate::backend::openssh::{Client, PrivateSshd, Target};

@@ -530,6 +530,8 @@ impl Transfer {
             let _ = s.read_to_end(&mut out);
         }
         let status = child.wait()?;
+        // Reaped: its pid may be reused, so the watchdog must not signal it any more.
+        self.watch.disarm();
         let err = self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default();
         if let Some(why) = self.watch.fired() {
             return Err(why.into());
@@ -627,6 +629,10 @@ impl Watchdog {
         Watchdog { done, fired }
     }
 
+    fn disarm(&self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn fired(&self) -> Option<SshError> {
         self.fired.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
@@ -634,7 +640,7 @@ impl Watchdog {
 
 impl Drop for Watchdog {
     fn drop(&mut self) {
-        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.disarm();
     }
 }
 

@@ -237,7 +237,17 @@ impl PrivateSshd {
                     return Ok(line);
                 }
             }
+            if crate::interrupt::requested() {
+                return Err(crate::error::Interrupted { kept: 0 }.into());
+            }
             if t0.elapsed() > limit {
+                if crate::deadline::run_expired() {
+                    bail!(
+                        "sshd did not answer on 127.0.0.1:{} before {}",
+                        self.port,
+                        crate::deadline::describe()
+                    );
+                }
                 bail!("sshd did not answer on 127.0.0.1:{} within {:?}", self.port, limit);
             }
             std::thread::sleep(pause);
