@@ -845,7 +845,7 @@ pub fn loopback(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
     let mut ids = BTreeMap::new();
     let (bulk, handshakes): (Vec<&Item>, Vec<&Item>) = plan.items.iter().partition(|i| matches!(i.work, Work::Bulk(_)));
     for item in handshakes {
-        if crate::interrupt::requested() {
+        if crate::interrupt::requested() || crate::deadline::run_expired() {
             break;
         }
         session.progress_message(&item.label());
@@ -853,7 +853,7 @@ pub fn loopback(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
         let r = measure_item(plan, item, id);
         record_item(session, plan, item, r)?;
     }
-    if !bulk.is_empty() && !crate::interrupt::requested() {
+    if !bulk.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
         session.set_setting("bulk_slices", json!(BULK_SLICES));
         let results = {
             let s = &*session;
