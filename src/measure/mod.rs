@@ -54,7 +54,7 @@ pub fn primitives(plan: &PrimitivePlan, session: &mut Session) -> anyhow::Result
     let mut live: Vec<(usize, Vec<PrimitiveProbe>, Measurement)> = Vec::new();
     session.progress_start(plan.items.len() as u64);
     for item in &plan.items {
-        if crate::interrupt::requested() {
+        if crate::interrupt::requested() || crate::deadline::run_expired() {
             break;
         }
         let p = item.primitive;
@@ -117,7 +117,7 @@ fn race(
     start: Instant,
 ) -> anyhow::Result<()> {
     let left = plan.budget.0 - start.elapsed().as_secs_f64();
-    if left <= 0.05 || crate::interrupt::requested() {
+    if left <= 0.05 || crate::interrupt::requested() || crate::deadline::run_expired() {
         return Ok(());
     }
     let racing = contenders(session.results(), |r| {

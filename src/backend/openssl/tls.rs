@@ -316,6 +316,9 @@ pub fn tcp(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ConnectErro
         if crate::interrupt::requested() {
             return ConnectError::Interrupted;
         }
+        if crate::deadline::run_expired() {
+            return ConnectError::Tcp(format!("not connected before {}", crate::deadline::describe()));
+        }
         ConnectError::Tcp(match e.kind() {
             std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
             std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
@@ -754,7 +757,8 @@ pub fn await_ticket(s: &mut SslStream<TcpStream>, timeout: Duration) -> bool {
     if s.ssl().version2() != Some(SslVersion::TLS1_3) || s.get_ref().set_nonblocking(true).is_err() {
         return false;
     }
-    let deadline = std::time::Instant::now() + timeout;
+    // Never past the run's deadline; Ctrl-C is seen between slices.
+    let dl = crate::deadline::op(timeout);
     let mut buf = [0u8; 256];
     let ok = loop {
         match s.ssl_read(&mut buf) {
@@ -765,19 +769,17 @@ pub fn await_ticket(s: &mut SslStream<TcpStream>, timeout: Duration) -> bool {
         if resumable(s) {
             break true;
         }
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
+        let Some(left) = dl.slice() else {
             break false;
-        }
+        };
         let mut fd = libc::pollfd {
             fd: s.get_ref().as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         };
         // SAFETY: one pollfd we own, for a socket that stays open during the call.
-        if unsafe { libc::poll(&mut fd, 1, left.as_millis().clamp(1, i32::MAX as u128) as i32) } <= 0 {
-            break resumable(s);
-        }
+        // Nothing within a slice (or EINTR): look at the clock and Ctrl-C, wait again.
+        unsafe { libc::poll(&mut fd, 1, left.as_millis().clamp(1, i32::MAX as u128) as i32) };
     };
     let _ = s.get_ref().set_nonblocking(false);
     ok
