@@ -18,16 +18,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Peers live long enough for the whole bench, then stop by themselves.
-peer() { # mode proto -> port
-  python3 bench/slow-peer.py "$1" --proto "$2" --lifetime 900 >"$work/port.$1.$2" &
-  pids+=($!)
-  for _ in $(seq 50); do [[ -s $work/port.$1.$2 ]] && break; sleep 0.1; done
-  cat "$work/port.$1.$2"
-}
+# Peers live long enough for the whole bench, then stop by themselves (and are
+# killed on exit). Started in this shell, not in $(...), so their pids are ours.
 declare -A port
 for proto in tls ssh; do
-  for mode in silent drip garbage; do port[$mode.$proto]=$(peer $mode $proto); done
+  for mode in silent drip garbage; do
+    python3 bench/slow-peer.py "$mode" --proto "$proto" --lifetime 900 >"$work/port.$mode.$proto" &
+    pids+=($!)
+  done
+done
+for proto in tls ssh; do
+  for mode in silent drip garbage; do
+    for _ in $(seq 50); do [[ -s $work/port.$mode.$proto ]] && break; sleep 0.1; done
+    port[$mode.$proto]=$(cat "$work/port.$mode.$proto")
+  done
 done
 mkfifo "$work/fifo"
 big="$work/big.bin"

@@ -339,6 +339,13 @@ pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Res
                 cut.join("; ")
             );
             session.set_setting("budget_cut", serde_json::json!(cut));
+            let measured = session.results().iter().any(|r| r.kind == Kind::File && r.status == Status::Ok);
+            if !measured {
+                anyhow::bail!(
+                    "--budget {:.0}s: not one repetition fitted (one pass takes longer); give a larger --budget, a smaller file or fewer ciphers",
+                    b.0
+                );
+            }
         }
     }
     Ok(())

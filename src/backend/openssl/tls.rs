@@ -273,16 +273,15 @@ impl std::fmt::Display for ConnectError {
                 write!(f, "accepted the connection but did not finish the TLS handshake in {secs:.1} s")
             }
             ConnectError::Deadline { bytes, secs } => {
-                let got = match bytes {
-                    Some(0) => "nothing".to_string(),
-                    Some(n) => format!("{n} bytes"),
-                    None => "too little".to_string(),
-                };
-                write!(
-                    f,
-                    "accepted the connection but sent {got} in {secs:.1} s, before {} ended the run: too slow to measure",
-                    crate::deadline::describe()
-                )
+                match bytes {
+                    Some(0) => write!(f, "accepted the connection but sent nothing for {secs:.1} s")?,
+                    Some(n) => write!(
+                        f,
+                        "accepted the connection but sent {n} bytes in {secs:.1} s without finishing the TLS handshake: too slow to measure"
+                    )?,
+                    None => write!(f, "did not finish the TLS handshake in {secs:.1} s: too slow to measure")?,
+                }
+                write!(f, " (stopped at {})", crate::deadline::describe())
             }
             ConnectError::Interrupted => write!(f, "interrupted"),
         }
