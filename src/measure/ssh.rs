@@ -1389,7 +1389,9 @@ pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &
             if let Err(e) = outcome {
                 match e {
                     SshError::Refused(_) => {}
-                    e => bail!("{e}"),
+                    // The run's time is up: every subject below is skipped, saying so.
+                    SshError::Deadline(_) => {}
+                    e => return Err(e.into()),
                 }
             }
             pre.conn = Some((sink, conn));
