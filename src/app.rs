@@ -6,9 +6,9 @@ use crate::cli::{
 };
 use crate::discover::{self, cpucaps};
 use crate::error::{Interrupted, UsageError};
+use crate::measure::plans::{self as plan, DEFAULT_SIZES};
 use crate::measure::{self, primitive};
 use crate::model::RunStatus;
-use crate::plan::{self, DEFAULT_SIZES};
 use crate::report::{self, progress::Progress, Outputs};
 use crate::session::Session;
 use crate::store::{self, Store};

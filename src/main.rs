@@ -9,7 +9,6 @@ mod interrupt;
 mod judge;
 mod measure;
 mod model;
-mod plan;
 mod race;
 mod recommend;
 mod report;

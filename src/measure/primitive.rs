@@ -12,7 +12,7 @@ use crate::backend::gnutls;
 use crate::backend::openssl::engine::{fetch_cipher, fetch_digest, AeadKind, CipherEngine, DigestEngine, Direction};
 use crate::backend::openssl::mac::MacCtx;
 use crate::backend::openssl::{first_error, legacy_provider, LegacyProvider};
-use crate::measure::sampler::Probe;
+use crate::measure::engine::sampler::Probe;
 use anyhow::{anyhow, Result};
 use openssl::cipher::Cipher;
 use openssl::md::Md;

@@ -29,7 +29,9 @@
 use crate::backend::openssh::client::{children_cpu, Algorithms, Client, SshError, Target, Transfer};
 use crate::backend::openssh::PrivateSshd;
 use crate::discover::openssh::OpenSsh;
-use crate::measure::sampler::{self, Measurement, Probe, Rate};
+use crate::measure::engine::race;
+use crate::measure::engine::sampler::{self, Measurement, Probe, Rate};
+use crate::measure::engine::stats::few_samples;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::session::Session;
 use crate::units::Seconds;
@@ -464,22 +466,13 @@ fn bulk_subject(i: &BulkItem, hostkey: &Option<String>) -> Subject {
 }
 
 /// The record of a measurement. One or two samples (sessions, for bulk) give no
-/// interval: the stored one is then their range widened by `slack` each way (as
-/// the race sees it, [`race_interval`]), never a degenerate `[x, x]`.
+/// interval: the stored one is then the engine's few-samples interval widened by
+/// `slack` each way (as the race sees it), never a degenerate `[x, x]`.
 fn record(kind: Kind, metric: Metric, subject: Subject, m: &Measurement, slack: f64) -> ResultRecord {
     match m.wall() {
-        Some(w) => ResultRecord::ok(kind, subject, metric, &widened(w, slack), m.cpu().as_ref()),
+        Some(w) => ResultRecord::ok(kind, subject, metric, &few_samples(w, &[], slack), m.cpu().as_ref()).with_values(m.values_wall()),
         None => ResultRecord::not_ok(kind, subject, metric, Status::Failed, "no samples"),
     }
-}
-
-/// `s` with its interval widened by `slack` each way when it has fewer than 3 samples.
-fn widened(mut s: crate::measure::stats::Summary, slack: f64) -> crate::measure::stats::Summary {
-    if s.samples < 3 {
-        s.ci95_low = s.min / slack;
-        s.ci95_high = s.max * slack;
-    }
-    s
 }
 
 /// An error from a probe, as a result: refused → unsupported; fatal → the run ends.
@@ -715,12 +708,9 @@ fn feature_check(plan: &SshPlan, client: &Client, session: &mut Session, clock: 
 /// be among the `TOP` fastest, and pairs that clearly cannot are dropped early.
 pub const TOP: usize = 3;
 /// One or two samples say nothing about spread: until a subject has three, its
-/// racing interval is its range widened each way by the spread seen on the
-/// subjects that have three or more (their median max/min ratio), at least
-/// `MIN_SLACK` and at most `MAX_SLACK` (2× until such spread is known). So one
-/// bad sample does not drop a pair, and clear losers are still dropped at once.
-const MIN_SLACK: f64 = 1.1;
-const MAX_SLACK: f64 = 2.0;
+/// racing interval is the engine's few-samples interval, widened by the spread
+/// seen on the subjects that have three or more (`race::spread`). So one bad
+/// sample does not drop a pair, and clear losers are still dropped at once.
 /// Fixed-volume mode: most sessions one pair gets.
 const MAX_FIXED_SAMPLES: usize = 30;
 /// Handshakes: samples wanted per subject (a median of 5), and the cap.
@@ -785,59 +775,6 @@ fn pattern() -> Vec<u8> {
     v
 }
 
-/// The interval a subject is raced with: the tool's 95% interval of the median
-/// once it has 3 samples (below 6 that is the range of the samples), before that
-/// the range widened by `slack` each way.
-fn race_interval(m: &Measurement, slack: f64) -> Option<(f64, f64)> {
-    let s = widened(m.wall()?, slack);
-    Some((s.ci95_low, s.ci95_high))
-}
-
-/// The widening for subjects with fewer than 3 samples: the median max/min
-/// ratio of those with 3 or more, within [`MIN_SLACK`, `MAX_SLACK`].
-fn slack(ms: &[&Measurement]) -> f64 {
-    let mut ratios: Vec<f64> = ms
-        .iter()
-        .filter_map(|m| m.wall())
-        .filter(|s| s.samples >= 3 && s.min > 0.0)
-        .map(|s| s.max / s.min)
-        .collect();
-    if ratios.is_empty() {
-        return MAX_SLACK;
-    }
-    ratios.sort_by(f64::total_cmp);
-    ratios[ratios.len() / 2].clamp(MIN_SLACK, MAX_SLACK)
-}
-
-/// Indices of the subjects that could still place among the `top` fastest:
-/// fewer than `top` others are certainly faster (their whole interval lies above
-/// this one's). Subjects without an interval are left out.
-pub fn could_place(iv: &[Option<(f64, f64)>], top: usize) -> Vec<usize> {
-    (0..iv.len())
-        .filter(|&i| {
-            let Some((_, hi)) = iv[i] else { return false };
-            let above = iv
-                .iter()
-                .enumerate()
-                .filter(|&(j, o)| j != i && o.is_some_and(|(lo, _)| lo > hi))
-                .count();
-            above < top
-        })
-        .collect()
-}
-
-/// The race is over when no more than `top` subjects could place and none of
-/// them ties with another: the top places and their order are known.
-fn settled(iv: &[Option<(f64, f64)>], alive: &[usize], top: usize) -> bool {
-    let overlap = |a: (f64, f64), b: (f64, f64)| a.0 <= b.1 && b.0 <= a.1;
-    alive.len() <= top
-        && alive.iter().all(|&a| {
-            alive
-                .iter()
-                .all(|&b| a == b || !matches!((iv[a], iv[b]), (Some(x), Some(y)) if overlap(x, y)))
-        })
-}
-
 /// One bulk subject of the sweep and what was measured of it.
 struct Racer {
     item: BulkItem,
@@ -876,15 +813,18 @@ impl Racer {
 
 /// The widening for racers with fewer than 3 samples ([`slack`] over those still in).
 fn racers_slack(racers: &[Racer]) -> f64 {
-    slack(&racers.iter().filter(|r| !r.out).map(|r| &r.m).collect::<Vec<_>>())
+    race::spread(&racers.iter().filter(|r| !r.out).filter_map(|r| r.m.wall()).collect::<Vec<_>>())
 }
 
 /// Indices of the racers still in the running: not out, and either unmeasured
 /// or able to place among the `TOP`.
-fn in_the_running(racers: &[Racer]) -> (Vec<Option<(f64, f64)>>, Vec<usize>) {
+fn in_the_running(racers: &[Racer]) -> (Vec<Option<race::Interval>>, Vec<usize>) {
     let k = racers_slack(racers);
-    let iv: Vec<_> = racers.iter().map(|r| if r.out { None } else { race_interval(&r.m, k) }).collect();
-    let mut alive = could_place(&iv, TOP);
+    let iv: Vec<_> = racers
+        .iter()
+        .map(|r| if r.out { None } else { race::interval(&r.m.values_wall(), k) })
+        .collect();
+    let mut alive = race::could_place(&iv, TOP);
     alive.extend((0..racers.len()).filter(|&i| !racers[i].out && racers[i].m.samples.is_empty()));
     alive.sort_unstable();
     (iv, alive)
@@ -988,44 +928,6 @@ fn in_rounds(racers: &mut [Racer], sessions: usize, mut sample: impl FnMut(&mut 
     Ok(())
 }
 
-/// The racers to sample next so that the top places get settled (LUCB, per
-/// place): for every unsettled k ≤ `TOP`, the member of the current top k with
-/// the lowest lower bound and the outsider with the highest upper bound, when
-/// those intervals overlap (so every open place gets samples each round, the
-/// top-3 set as much as first place). Racers at `cap` samples are passed over.
-/// Empty when every place is settled or only capped racers are left to settle it.
-fn critical(iv: &[Option<(f64, f64)>], med: &[f64], n: &[usize], alive: &[usize], cap: usize) -> Vec<usize> {
-    let mut ranked: Vec<usize> = alive.iter().copied().filter(|&i| iv[i].is_some()).collect();
-    ranked.sort_by(|&a, &b| med[b].total_cmp(&med[a]));
-    let lo = |i: usize| iv[i].map_or(f64::NAN, |x| x.0);
-    let hi = |i: usize| iv[i].map_or(f64::NAN, |x| x.1);
-    let mut pick: Vec<usize> = Vec::new();
-    for k in 1..=TOP.min(ranked.len().saturating_sub(1)) {
-        let (inside, outside) = ranked.split_at(k);
-        let floor = inside.iter().map(|&i| lo(i)).fold(f64::INFINITY, f64::min);
-        let ceiling = outside.iter().map(|&i| hi(i)).fold(f64::NEG_INFINITY, f64::max);
-        if ceiling < floor {
-            continue;
-        }
-        let weak = inside
-            .iter()
-            .copied()
-            .filter(|&i| n[i] < cap && lo(i) <= ceiling)
-            .min_by(|&a, &b| lo(a).total_cmp(&lo(b)));
-        let strong = outside
-            .iter()
-            .copied()
-            .filter(|&i| n[i] < cap && hi(i) >= floor)
-            .max_by(|&a, &b| hi(a).total_cmp(&hi(b)));
-        for i in weak.into_iter().chain(strong) {
-            if !pick.contains(&i) {
-                pick.push(i);
-            }
-        }
-    }
-    pick
-}
-
 /// Fixed-volume mode, racing: more sessions for the pairs that decide the top
 /// places ([`critical`]), two at a time, until those places are settled, the
 /// pairs reach [`MAX_FIXED_SAMPLES`] or the next session would not end by
@@ -1039,7 +941,7 @@ fn fixed_race(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session
         let (iv, alive) = in_the_running(racers);
         let med: Vec<f64> = racers.iter().map(|r| r.m.wall().map_or(0.0, |s| s.median)).collect();
         let n: Vec<usize> = racers.iter().map(|r| r.m.samples.len()).collect();
-        let pick = critical(&iv, &med, &n, &alive, MAX_FIXED_SAMPLES);
+        let pick = race::critical(&iv, &med, &n, &alive, TOP, MAX_FIXED_SAMPLES);
         if pick.is_empty() {
             return Ok(());
         }
@@ -1203,7 +1105,7 @@ fn adaptive_race(
             .into_iter()
             .filter(|&i| !racers[i].m.samples.is_empty() && racers[i].m.samples.len() < MAX_SESSIONS)
             .collect();
-        if alive.is_empty() || settled(&iv, &alive, TOP) {
+        if alive.is_empty() || race::settled(&iv, &alive, TOP) {
             return Ok(());
         }
         let per = clock.left() / alive.len() as f64 / RACE_ROUNDS_AHEAD;
@@ -1283,7 +1185,7 @@ fn handshakes(
                 skipped += 1;
                 clock.skipped(Kind::SshHandshake, Metric::Seconds, subject)
             }
-            None => record(Kind::SshHandshake, Metric::Seconds, subject, &m, MAX_SLACK),
+            None => record(Kind::SshHandshake, Metric::Seconds, subject, &m, race::MAX_SPREAD),
         };
         session.record(rec)?;
     }
@@ -1537,7 +1439,7 @@ pub fn settings(plan: &SshPlan, o: &OpenSsh, client: &Client, daemon: Option<&Pr
 pub struct PairFigure {
     /// `cipher MAC`, the MAC `(implicit)` for AEAD ciphers.
     pub pair: String,
-    pub summary: crate::measure::stats::Summary,
+    pub summary: crate::model::Summary,
     /// How many records (kex) were pooled.
     pub records: usize,
 }
@@ -1566,7 +1468,7 @@ pub fn pair_figures(doc: &crate::model::Document) -> Vec<PairFigure> {
             let summary = if rs.len() == 1 {
                 rs[0].summary()?
             } else {
-                crate::measure::stats::Summary::of(&rs.iter().filter_map(|r| r.median).collect::<Vec<_>>())?
+                crate::model::Summary::of(&rs.iter().filter_map(|r| r.median).collect::<Vec<_>>())?
             };
             Some(PairFigure {
                 pair,
@@ -1583,7 +1485,7 @@ pub fn pair_figures(doc: &crate::model::Document) -> Vec<PairFigure> {
 /// intervals overlap): fewer than `TOP` others are certainly faster.
 fn top_up_to_ties(f: &[PairFigure]) -> Vec<String> {
     let iv: Vec<_> = f.iter().map(|p| Some((p.summary.ci95_low, p.summary.ci95_high))).collect();
-    could_place(&iv, TOP).into_iter().map(|i| f[i].pair.clone()).collect()
+    race::could_place(&iv, TOP).into_iter().map(|i| f[i].pair.clone()).collect()
 }
 
 /// Both sweeps' top `TOP` pairs with their intervals, and whether they agree:
@@ -1797,6 +1699,18 @@ pub fn list(json_out: bool, grades: &crate::judge::Grader) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::engine::race::{could_place, MAX_SPREAD as MAX_SLACK, MIN_SPREAD as MIN_SLACK};
+
+    /// The racing interval of a measurement as the sweep sees it.
+    fn race_interval(m: &Measurement, slack: f64) -> Option<race::Interval> {
+        race::interval(&m.values_wall(), slack)
+    }
+    fn slack(ms: &[&Measurement]) -> f64 {
+        race::spread(&ms.iter().filter_map(|m| m.wall()).collect::<Vec<_>>())
+    }
+    fn critical(iv: &[Option<race::Interval>], med: &[f64], n: &[usize], alive: &[usize], cap: usize) -> Vec<usize> {
+        race::critical(iv, med, n, alive, TOP, cap)
+    }
 
     fn openssh() -> OpenSsh {
         OpenSsh {
@@ -2240,7 +2154,7 @@ mod tests {
         let results = rows
             .iter()
             .map(|(c, mac, k, v)| {
-                let s = crate::measure::stats::Summary::of(v).unwrap();
+                let s = crate::model::Summary::of(v).unwrap();
                 let subject = Subject {
                     cipher: Some(c.to_string()),
                     mac: mac.map(String::from),

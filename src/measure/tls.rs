@@ -19,7 +19,7 @@
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls::{self as ssl, is_ffdhe, Coalesced, ConnectError, Protocol, Settings};
 use crate::error::UsageError;
-use crate::measure::sampler::{self, thread_cpu_time, Probe, Rate, SamplerConfig};
+use crate::measure::engine::sampler::{self, thread_cpu_time, Probe, Rate, SamplerConfig};
 use crate::measure::tls_wire::{
     self as wire, handshake_records, record_or_fail, serve_commands, Workers, BULK_RECV, BULK_SEND, BULK_TRANSPORT,
 };
@@ -501,7 +501,7 @@ impl LoopbackPlan {
 
     /// The sampler for one subject's work, the budget shared among `n` runs.
     pub(crate) fn sampler(&self, work: Work, n: usize) -> SamplerConfig {
-        let mut cfg = crate::plan::share(Seconds(self.budget.0 * 0.9), n);
+        let mut cfg = crate::measure::plans::share(Seconds(self.budget.0 * 0.9), n);
         match work {
             Work::Handshake { .. } => cfg.max_units = 100_000,
             Work::Bulk(_) => {
@@ -1331,7 +1331,7 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
         session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
     }
     let n = (accepted.len() * (plan.handshakes as usize * 2 + plan.http_get.is_some() as usize)).max(1);
-    let cfg = crate::plan::share(Seconds(plan.budget.0 * 0.9), n);
+    let cfg = crate::measure::plans::share(Seconds(plan.budget.0 * 0.9), n);
     for (p, suite) in &accepted {
         if crate::interrupt::requested() {
             break;

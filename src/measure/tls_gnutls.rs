@@ -20,8 +20,8 @@ use crate::backend::gnutls::session::{self as gs, Credentials, HandshakeError, P
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls::{self as ssl, Coalesced, ConnectError, Protocol};
 use crate::error::UsageError;
+use crate::measure::engine::sampler::{self, Probe, Rate, SamplerConfig};
 use crate::measure::primitive::Library;
-use crate::measure::sampler::{self, Probe, Rate, SamplerConfig};
 use crate::measure::tls::{check_negotiated, Direction, Item, LoopbackPlan, Work};
 use crate::measure::tls_wire::{
     self as wire, bulk_records, handshake_records, record_or_fail, serve_commands, Workers, BULK_RECV, BULK_SEND,
@@ -973,7 +973,7 @@ pub fn remote(plan: &RemotePlan, session: &mut Session, progress: &dyn Fn(&str))
         session.record(ResultRecord::accepted(Kind::TlsAccept, subject, refusal.is_none(), refusal))?;
     }
     if plan.handshakes {
-        let cfg = crate::plan::share(Seconds(plan.budget.0 * 0.9), accepted.len().max(1));
+        let cfg = crate::measure::plans::share(Seconds(plan.budget.0 * 0.9), accepted.len().max(1));
         let cfg = SamplerConfig { max_units: 10_000, ..cfg };
         for (protocol, iana, prio) in &accepted {
             if crate::interrupt::requested() {

@@ -9,9 +9,9 @@
 //! comes back (download); the server answers with a `TRAILER`-byte receipt: its CPU
 //! nanoseconds for the command and, when asked, SHA-256 of the bytes it saw.
 
-use crate::measure::sampler::{over_slices, thread_cpu_time, Measurement, Probe, Sliced};
-use crate::measure::stats::Summary;
+use crate::measure::engine::sampler::{over_slices, thread_cpu_time, Measurement, Probe, Sliced};
 use crate::measure::tls::Direction;
+use crate::model::Summary;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use anyhow::{bail, Context, Result};
 use openssl::sha::Sha256;
@@ -380,7 +380,7 @@ pub(crate) fn server_samples<S>(probes: &[BulkProbe<S>], n: usize) -> Vec<(f64, 
 pub(crate) fn sliced_bulk_records(subject: Subject, m: &Sliced, server: &[Vec<(f64, f64)>]) -> Vec<ResultRecord> {
     let kind = Kind::TlsBulk;
     let mut out = vec![match m.wall() {
-        Some(w) => ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()),
+        Some(w) => ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()).with_values(m.combined.values_wall()),
         None => ResultRecord::not_ok(kind, subject.clone(), Metric::BytesPerSec, Status::Failed, "no samples"),
     }];
     let per_gb = |pairs: &[(f64, f64)]| -> Vec<f64> {
@@ -402,7 +402,7 @@ pub(crate) fn sliced_bulk_records(subject: Subject, m: &Sliced, server: &[Vec<(f
         let mut s = subject.clone();
         s.mode = Some(mode.into());
         out.push(match over_slices(&per_slice, &within) {
-            Some(sum) => ResultRecord::ok(kind, s, Metric::Seconds, &sum, None),
+            Some(sum) => ResultRecord::ok(kind, s, Metric::Seconds, &sum, None).with_values(per_slice),
             None => ResultRecord::not_ok(kind, s, Metric::Seconds, Status::Failed, "no samples"),
         });
     }

@@ -1,12 +1,14 @@
-//! Candidates × budget → ordered work.
+//! The primitive and file kinds' work: candidates × budget → ordered items (the
+//! TLS and SSH kinds keep their plans beside their probes, `tls::LoopbackPlan`,
+//! `ssh::SshPlan`).
 //!
 //! The budget is shared out evenly first; whatever is left after the first pass
-//! goes to racing: subjects whose intervals overlap the leader of their group get
-//! more samples, so close calls are settled by data or honestly reported as ties.
+//! goes to racing (`engine::race`): subjects whose intervals overlap the leader
+//! of their group get more samples, so close calls are settled by data or
+//! honestly reported as ties.
 
-use crate::measure::primitive::{Library, Op, Primitive};
-use crate::measure::sampler::{Basis, SamplerConfig};
-use crate::model::ResultRecord;
+use super::engine::sampler::{Basis, SamplerConfig};
+use super::primitive::{Library, Op, Primitive};
 use crate::units::{Bytes, Seconds};
 
 /// One subject to measure.
@@ -146,51 +148,10 @@ pub const DEFAULT_FILE_CIPHERS: [&str; 11] = [
     "chacha20-poly1305",
 ];
 
-/// Indices of the results that race for first place in their group: the leader
-/// and everything whose 95% interval overlaps it. Groups with a clear leader
-/// return nothing.
-pub fn contenders<K: PartialEq + Clone>(records: &[ResultRecord], group: impl Fn(&ResultRecord) -> Option<K>) -> Vec<usize> {
-    let mut keys: Vec<K> = Vec::new();
-    for r in records {
-        if let Some(k) = group(r) {
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for k in keys {
-        let members: Vec<usize> = (0..records.len())
-            .filter(|&i| group(&records[i]).as_ref() == Some(&k) && records[i].summary().is_some())
-            .collect();
-        let Some(&leader) = members.iter().max_by(|&&a, &&b| {
-            records[a]
-                .median
-                .partial_cmp(&records[b].median)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        }) else {
-            continue;
-        };
-        let lead = records[leader].summary().expect("filtered");
-        let tied: Vec<usize> = members
-            .iter()
-            .copied()
-            .filter(|&i| i != leader && records[i].summary().is_some_and(|s| s.ties_with(&lead)))
-            .collect();
-        if !tied.is_empty() {
-            out.push(leader);
-            out.extend(tied);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::measure::primitive::lookup;
-    use crate::measure::stats::Summary;
-    use crate::model::{Kind, Metric, Subject};
 
     #[test]
     fn plan_covers_ops_and_sizes_within_budget() {
@@ -208,27 +169,5 @@ mod tests {
     fn shares_are_clamped() {
         assert_eq!(share(Seconds(1000.0), 2).budget, Seconds(MAX_PER_SUBJECT));
         assert_eq!(share(Seconds(1.0), 1000).budget, Seconds(MIN_PER_SUBJECT));
-    }
-
-    fn rec(alg: &str, values: &[f64]) -> ResultRecord {
-        let s = Summary::of(values).unwrap();
-        let subject = Subject {
-            algorithm: Some(alg.into()),
-            ..Default::default()
-        };
-        ResultRecord::ok(Kind::Primitive, subject, Metric::BytesPerSec, &s, None)
-    }
-
-    #[test]
-    fn contenders_are_leader_and_overlaps() {
-        let rs = vec![
-            rec("a", &[10.0, 10.1, 10.2, 10.3, 10.1, 10.2, 10.0]),
-            rec("b", &[10.2, 10.3, 10.4, 10.5, 10.3, 10.4, 10.2]),
-            rec("c", &[5.0, 5.1, 5.2, 5.0, 5.1, 5.2, 5.0]),
-        ];
-        let all = contenders(&rs, |_| Some(()));
-        assert_eq!(all, vec![1, 0]);
-        let separate = contenders(&rs, |r| r.subject.algorithm.clone());
-        assert!(separate.is_empty());
     }
 }
