@@ -453,9 +453,9 @@ fn list(c: &Common, a: &ListArgs) -> Result<()> {
             let out = format!("{}\n{t}\n", crate::backend::openssl::runtime_version());
             report::print(out.as_bytes())
         }
-        ListWhat::Ssh => measure::ssh::list(c.json, &grades),
+        ListWhat::Ssh => discover::ssh_list::list(c.json, &grades),
         ListWhat::Tls if a.library == primitive::Library::Gnutls || a.priority.is_some() => {
-            measure::tls_gnutls::list(c.json, a.library, a.priority.as_deref(), &grades)
+            measure::tls::gnutls::list(c.json, a.library, a.priority.as_deref(), &grades)
         }
         ListWhat::Tls => list_tls(c, &grades),
         ListWhat::CpuCaps => {
@@ -894,7 +894,7 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
 /// `tls --lib gnutls` or `--lib openssl,gnutls` (every client→server pair), `--priority`,
 /// `--serve`: GnuTLS sessions on one or both ends.
 fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result<()> {
-    use crate::measure::{tls, tls_gnutls};
+    use crate::measure::tls::{self, gnutls as tls_gnutls};
     if let Some(addr) = &a.serve {
         return tls_gnutls::serve(a, addr, c.quiet || c.json);
     }

@@ -8,8 +8,6 @@ pub mod plans;
 pub mod primitive;
 pub mod ssh;
 pub mod tls;
-pub mod tls_gnutls;
-pub mod tls_wire;
 
 use crate::measure::plans::PrimitivePlan;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};

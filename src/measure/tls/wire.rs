@@ -1,5 +1,5 @@
 //! The loopback benchmark's wire protocol, shared by every TLS library pair
-//! (`tls.rs` for OpenSSL, `tls_gnutls.rs` for GnuTLS and mixed pairs): the client's
+//! (`loopback.rs` for OpenSSL, `gnutls.rs` for GnuTLS and mixed pairs): the client's
 //! bulk probe, the server's command loop, the in-process server's worker threads,
 //! and the records made from what was measured. Everything here runs over any
 //! `Read + Write` connection; handshakes and sessions stay with each library.
@@ -10,7 +10,6 @@
 //! nanoseconds for the command and, when asked, SHA-256 of the bytes it saw.
 
 use crate::measure::engine::sampler::{over_slices, thread_cpu_time, Measurement, Probe, Sliced};
-use crate::measure::tls::Direction;
 use crate::model::Summary;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use anyhow::{bail, Context, Result};
@@ -21,6 +20,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// Which way the bulk bytes go. The wire protocol owns it: the command a client
+/// sends names the direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Upload,
+    Download,
+}
+
+impl Direction {
+    pub fn label(self) -> &'static str {
+        match self {
+            Direction::Upload => "client-to-server",
+            Direction::Download => "server-to-client",
+        }
+    }
+}
 
 /// Test hook: flips one plaintext byte after hashing it, so `--verify` must fail.
 pub const TAMPER_ENV: &str = "CIPHERBENCH_TEST_TLS_TAMPER";
