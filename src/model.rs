@@ -294,3 +294,17 @@ impl ResultRecord {
         })
     }
 }
+
+/// A short label for a subject: its present fields, in model order.
+pub fn subject_label(r: &ResultRecord) -> String {
+    serde_json::to_value(&r.subject)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .map(|m| {
+            m.values()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}

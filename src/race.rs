@@ -32,7 +32,7 @@ pub struct Contest {
 /// How a ranking names the record it used: `<kind> <subject label>`.
 fn basis_of(r: &ResultRecord) -> Option<String> {
     let kind = serde_json::to_value(r.kind).ok()?;
-    Some(format!("{} {}", kind.as_str()?, crate::report::table::subject_label(r)))
+    Some(format!("{} {}", kind.as_str()?, crate::model::subject_label(r)))
 }
 
 /// The contests in `outcome`: lists whose rank-1 group holds two or more options
