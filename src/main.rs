@@ -10,6 +10,7 @@ mod interrupt;
 mod judge;
 mod measure;
 mod model;
+mod plan;
 mod race;
 mod recommend;
 mod report;
