@@ -29,6 +29,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Ssh(a)) => ssh(&common, &a),
         Some(Command::Recommend(a)) => recommend(&common, &a),
         Some(Command::Tls(a)) => tls(&common, &a),
+        Some(Command::Completions(a)) => crate::cli::completions(&a),
+        Some(Command::Man(a)) => crate::cli::man(&a),
     }
 }
 
