@@ -15,7 +15,7 @@ fn bold(s: &str) -> String {
 /// Tied TLS 1.2 suites that differ only in the certificate type share one bulk
 /// figure (the same Enc and Mac): `TLS_ECDHE_ECDSA_WITH_X` and `TLS_ECDHE_RSA_WITH_X`
 /// read as `TLS_ECDHE_{ECDSA,RSA}_WITH_X`. Other names pass through; order is kept.
-fn group_auth(names: &[&str]) -> Vec<String> {
+pub(crate) fn group_auth(names: &[&str]) -> Vec<String> {
     // (key exchange, rest) -> authentications, in order of first appearance.
     type Group<'a> = (Option<(&'a str, &'a str)>, Vec<&'a str>);
     let mut groups: Vec<Group> = Vec::new();
