@@ -520,7 +520,7 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     }
     let knowledge = crate::judge::Knowledge::builtin()?;
     for problem in policy.validate(&knowledge) {
-        eprintln!("warning: policy {}: {problem}", policy.name);
+        report::progress::warn(&format!("policy {}: {problem}", policy.name));
     }
     let mut doc = recommend_source(c, a)?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
