@@ -12,7 +12,8 @@ use std::path::PathBuf;
     about = "Which cipher makes this machine fastest without making it insecure?",
     long_about = "cipherbench measures the real crypto libraries on this machine (the system OpenSSL), \
 with known-answer tests before every timing, medians with 95% confidence intervals, and a history in SQLite.\n\n\
-With no subcommand it runs the main job (`run`)."
+With no subcommand it runs the main job (`run`).",
+    after_long_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -20,6 +21,22 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 }
+
+/// What people do with it, in `--help` and the man page (as in the README).
+const EXAMPLES: &str = "\
+Examples:
+  cipherbench                                  profile this machine
+  cipherbench tls --connect 127.0.0.1:443      the TLS server running here
+  cipherbench recommend --for nginx,sshd       config lines, latest run
+  cipherbench --export-json a.json             and b.json on another one
+  cipherbench compare a.json b.json --fail-on-regression
+  cipherbench tls --connect example.org:443    a remote TLS server
+  cipherbench ssh --host me@server             a remote sshd
+  cipherbench ssh --full-matrix --bytes 1G     the SSH write-up's sweep
+  cipherbench file --size 35.5M --size 100.7M  the file study
+  cipherbench tls --lib gnutls --priority 'NORMAL:-VERS-TLS1.3'
+  cipherbench report --run latest -o report.html
+  cipherbench history";
 
 /// Flags every subcommand understands.
 #[derive(Debug, Clone, Args, Default)]
@@ -512,6 +529,27 @@ pub fn completions(a: &CompletionsArgs) -> anyhow::Result<()> {
     crate::report::print(&buf)
 }
 
+/// The main man page: clap_mangen's sections, and the examples kept as lines
+/// (`after_long_help` would be refilled into a paragraph by roff).
+fn main_page(cmd: clap::Command) -> std::io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd.after_long_help(None::<&str>));
+    let mut buf = Vec::new();
+    man.render_title(&mut buf)?;
+    man.render_name_section(&mut buf)?;
+    man.render_synopsis_section(&mut buf)?;
+    man.render_description_section(&mut buf)?;
+    man.render_options_section(&mut buf)?;
+    man.render_subcommands_section(&mut buf)?;
+    buf.extend_from_slice(b".SH EXAMPLES\n.nf\n");
+    for line in EXAMPLES.lines().skip(1) {
+        let roff = line.trim_start().replace('\\', "\\e").replace('-', "\\-");
+        buf.extend_from_slice(format!("{roff}\n").as_bytes());
+    }
+    buf.extend_from_slice(b".fi\n");
+    man.render_version_section(&mut buf)?;
+    Ok(buf)
+}
+
 /// `cipherbench man [--dir DIR]`: the man page(s) from these definitions.
 pub fn man(a: &ManArgs) -> anyhow::Result<()> {
     use anyhow::Context;
@@ -520,14 +558,12 @@ pub fn man(a: &ManArgs) -> anyhow::Result<()> {
     match &a.dir {
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-            clap_mangen::generate_to(cmd, dir).with_context(|| format!("cannot write man pages to {}", dir.display()))?;
-            Ok(())
+            clap_mangen::generate_to(cmd.clone().after_long_help(None::<&str>), dir)
+                .with_context(|| format!("cannot write man pages to {}", dir.display()))?;
+            let page = dir.join("cipherbench.1");
+            crate::report::write_output(&page, &main_page(cmd)?)
         }
-        None => {
-            let mut buf = Vec::new();
-            clap_mangen::Man::new(cmd).render(&mut buf)?;
-            crate::report::print(&buf)
-        }
+        None => crate::report::print(&main_page(cmd)?),
     }
 }
 
@@ -539,6 +575,23 @@ mod tests {
     #[test]
     fn definitions_are_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_example_parses_and_fits_a_man_page() {
+        for line in EXAMPLES.lines().skip(1) {
+            assert!(line.len() + 5 <= 80, "too wide for man at 80 columns: {line}");
+            let cmd = line.trim().split("  ").next().unwrap();
+            let mut words: Vec<String> = Vec::new();
+            for (i, part) in cmd.split('\'').enumerate() {
+                if i % 2 == 1 {
+                    words.push(part.to_string());
+                } else {
+                    words.extend(part.split_whitespace().map(String::from));
+                }
+            }
+            Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        }
     }
 
     #[test]

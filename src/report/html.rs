@@ -93,6 +93,7 @@ table.kv td{overflow-wrap:anywhere}
 figure{margin:1rem 0;break-inside:avoid}
 figcaption{font-weight:600;margin-bottom:.3rem}
 svg{max-width:100%;height:auto;display:block}
+.scroll>svg{min-width:540px}
 svg text{font-family:system-ui,sans-serif}
 pre{background:var(--code);padding:.6rem;border-radius:4px;font-size:.8rem;margin:.2rem 0 .8rem}
 pre.config{white-space:pre-wrap;overflow-wrap:anywhere;border-left:3px solid var(--accent)}
@@ -114,6 +115,12 @@ header h1{font-size:1.15rem}
 .picks{grid-template-columns:1fr max-content}
 .what{grid-column:1/-1;border-bottom:0!important;padding-bottom:0!important}
 table.kv th{width:40%}
+#verdicts .scroll{overflow:visible}
+#verdicts table,#verdicts tbody,#verdicts tr{display:block;white-space:normal}
+#verdicts thead{display:none}
+#verdicts tr{border-bottom:1px solid var(--line);padding:.3rem 0}
+#verdicts td{display:inline-block;border:0;padding:.1rem .4rem .1rem 0}
+#verdicts td.wrap{display:block;min-width:0}
 }
 @media print{
 body{max-width:none;font-size:10pt;padding:0}
@@ -441,12 +448,26 @@ fn config_section(doc: &Document) -> String {
             s,
             "<h3>{}</h3>\n<p class=\"where\">{}</p>\n<pre class=\"config\"><code>{}</code></pre>",
             esc(&target_heading(r["target"].as_str().unwrap_or(""))),
-            esc(r["location"].as_str().unwrap_or("")),
+            inline_code(r["location"].as_str().unwrap_or("")),
             lines.join("\n")
         );
     }
     s.push_str("</section>\n");
     s
+}
+
+/// Text with its `backticked` parts as code, escaped.
+fn inline_code(text: &str) -> String {
+    text.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                format!("<code>{}</code>", esc(part))
+            } else {
+                esc(part)
+            }
+        })
+        .collect()
 }
 
 /// A settings value in words: no braces, no quotes.
@@ -470,12 +491,17 @@ fn settings_rows(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
     match v {
         Value::Object(o) => {
             for (k, x) in o {
+                // `budget_seconds: 90` reads "Budget: 90 s".
+                let (k, x) = match (k.strip_suffix("_seconds"), x.as_f64()) {
+                    (Some(stem), Some(v)) => (stem.to_string(), Value::String(format!("{v} s"))),
+                    _ => (k.clone(), x.clone()),
+                };
                 let label = if prefix.is_empty() {
-                    words(k)
+                    words(&k)
                 } else {
                     format!("{prefix} › {}", k.replace(['_', '-'], " "))
                 };
-                settings_rows(&label, x, out);
+                settings_rows(&label, &x, out);
             }
         }
         Value::Array(a) if a.iter().any(|x| x.is_object()) => {
@@ -512,7 +538,14 @@ fn machine_section(doc: &Document) -> String {
     rows.push(("Kernel".into(), h.kernel.clone()));
     rows.push(("Hostname".into(), h.hostname.clone()));
     for (lib, ver) in &doc.run.libraries {
-        rows.push((words(lib), ver.clone()));
+        let name = match lib.as_str() {
+            "openssl" => "OpenSSL".to_string(),
+            "gnutls" => "GnuTLS".to_string(),
+            "openssh" => "OpenSSH".to_string(),
+            "openssl-legacy-provider" => "OpenSSL legacy provider".to_string(),
+            other => other.replace(['_', '-'], " "),
+        };
+        rows.push((name, ver.clone()));
     }
     let mut set = Vec::new();
     if !doc.run.settings.is_null() {
@@ -1505,6 +1538,48 @@ mod tests {
     #[test]
     fn escapes_markup_and_quotes() {
         assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(inline_code("then `sshd -t` <b>"), "then <code>sshd -t</code> &lt;b&gt;");
+    }
+
+    #[test]
+    fn settings_read_as_words_never_as_json() {
+        let settings = serde_json::json!({
+            "budget_seconds": 90.0,
+            "targets": ["nginx", "sshd"],
+            "race": {"seconds": 4.5, "contests": [{"list": "tls13_suites", "contenders": ["A", "B"]}]}
+        });
+        let mut rows = Vec::new();
+        settings_rows("", &settings, &mut rows);
+        let text: Vec<String> = rows.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        assert_eq!(
+            text,
+            [
+                "Budget = 90 s",
+                "Targets = nginx, sshd",
+                "Race › seconds = 4.5",
+                "Race › contests = list: tls13_suites; contenders: A, B",
+            ]
+        );
+        assert!(rows.iter().all(|(k, v)| !(k.contains('{') || v.contains('{') || v.contains('"'))));
+    }
+
+    #[test]
+    fn the_answer_names_ties_and_the_cost_of_safety_in_words() {
+        let ranking = serde_json::json!({
+            "list": "tls13_suites", "metric": "bytes_per_sec", "higher_is_better": true,
+            "ranked": [
+                {"name": "TLS_AES_128_GCM_SHA256", "rank": 1, "tied": true, "level": "recommended", "median": 1.0e9},
+                {"name": "TLS_AES_256_GCM_SHA384", "rank": 1, "tied": true, "level": "recommended", "median": 0.9e9},
+                {"name": "TLS_AES_128_CCM_SHA256", "rank": 3, "tied": false, "level": "secure", "median": 0.5e9}
+            ],
+            "fastest_refused": {"name": "TLS_AES_128_CCM_8_SHA256", "level": "weak", "median": 1.2e9, "tied_with_best": false}
+        });
+        let html = pick(&ranking).unwrap();
+        assert!(html.contains(">TLS 1.3 cipher suites<"), "{html}");
+        assert!(html.contains("2 tied") && html.contains("TLS_<wbr>AES_<wbr>256_<wbr>GCM"), "{html}");
+        assert!(!html.contains("CCM_<wbr>SHA256"), "rank 3 is not an answer: {html}");
+        assert!(html.contains("20% faster") && html.contains("level-weak"), "{html}");
+        assert!(html.contains("1.00 GB/s"), "{html}");
     }
 
     fn result(kind: Kind, metric: Metric, subject: crate::model::Subject, median: f64) -> ResultRecord {
