@@ -81,7 +81,8 @@ addEventListener('load', function () {{
     var wide = [];
     d.querySelectorAll('body *').forEach(function (e) {{
       var b = e.getBoundingClientRect();
-      if (b.right > w + 1 && !e.closest('.scroll')) wide.push(e.tagName + '.' + e.className);
+      var box = e.parentElement && e.parentElement.closest('.scroll');
+      if (b.right > w + 1 && !(box && getComputedStyle(box).overflowX !== 'visible')) wide.push(e.tagName + '.' + e.className + '#' + (e.id || (e.parentElement && e.parentElement.id) || ''));
     }});
     out[id] = {{
       viewport_width: w,

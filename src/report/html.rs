@@ -119,7 +119,7 @@ table.kv th{width:40%}
 #verdicts table,#verdicts tbody,#verdicts tr{display:block;white-space:normal}
 #verdicts thead{display:none}
 #verdicts tr{border-bottom:1px solid var(--line);padding:.3rem 0}
-#verdicts td{display:inline-block;border:0;padding:.1rem .4rem .1rem 0}
+#verdicts td{display:inline-block;border:0;padding:.1rem .4rem .1rem 0;max-width:100%;overflow-wrap:anywhere}
 #verdicts td.wrap{display:block;min-width:0}
 }
 @media print{
