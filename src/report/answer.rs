@@ -190,6 +190,9 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
     if let Some(n) = note {
         s.push_str("  ");
         s.push_str(&wrap(&format!("({n})"), width, 3));
+    } else if doc.run.command == "run" && !outcome.protocols.iter().any(|(p, _, _)| p == "ssh") {
+        s.push_str("  ");
+        s.push_str(&wrap("(SSH: the budget ran out before any SSH result; raise --budget)", width, 3));
     }
     if let Some(race) = doc.run.settings.get("race") {
         let lists: Vec<&str> = race["contests"]

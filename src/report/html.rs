@@ -283,7 +283,15 @@ fn pick(ranking: &Value) -> Option<String> {
     let metric = ranking["metric"].as_str().unwrap_or("");
     let ranked = ranking["ranked"].as_array()?;
     let best: Vec<&Value> = ranked.iter().filter(|x| x["rank"].as_u64() == Some(1)).collect();
-    let first = best.first()?;
+    let Some(first) = best.first() else {
+        let unmeasured = ranking["unmeasured"].as_array().map_or(0, Vec::len);
+        return (unmeasured > 0).then(|| {
+            format!(
+                "<div class=\"pick\"><div class=\"what\">{}</div><div class=\"choice\">not measured in this run (raise --budget)</div><div class=\"fig\"></div></div>\n",
+                esc(&list_heading(ranking["list"].as_str().unwrap_or("")))
+            )
+        });
+    };
     let raw: Vec<&str> = best.iter().map(|x| x["name"].as_str().unwrap_or("")).collect();
     let names: Vec<String> = super::answer::group_auth(&raw).iter().map(|n| code_name(n)).collect();
     let figure = first["median"]
@@ -365,11 +373,21 @@ fn answer_section(doc: &Document) -> String {
             );
         }
     }
+    // The main job measures SSH too: say so when none of it made the answer.
+    let mut missing = String::new();
+    if doc.run.command == "run" && !doc.recommendations.is_empty() && !doc.recommendations.iter().any(|r| r["protocol"] == "ssh") {
+        let why = doc.run.settings["ssh"]
+            .as_str()
+            .filter(|s| s.starts_with("SSH skipped"))
+            .map(String::from)
+            .unwrap_or_else(|| "SSH: the budget ran out before any SSH result (raise --budget)".into());
+        let _ = writeln!(missing, "<p class=\"note\">{}</p>", esc(&why));
+    }
     if picks.is_empty() {
         return "<section id=\"answer\">\n<h2>The answer</h2>\n<p>This run has nothing to rank: its figures are in the tables below.</p>\n</section>\n".into();
     }
     format!(
-        "<section id=\"answer\">\n<h2>The answer</h2>\n<div class=\"picks\">\n{picks}</div>\n\
+        "<section id=\"answer\">\n<h2>The answer</h2>\n<div class=\"picks\">\n{picks}</div>\n{missing}\
 <p class=\"note\">Tied means the 95% intervals overlap: the measurements cannot tell them apart, so any of them is as fast here. \
 Throughput is higher-is-better; SSH handshakes are times, lower is better.</p>\n</section>\n"
     )
