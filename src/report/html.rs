@@ -1677,6 +1677,29 @@ mod tests {
     }
 
     #[test]
+    fn the_gain_section_shows_a_before_and_after_when_the_run_has_one() {
+        let mut d = doc(vec![]);
+        d.recommendations = vec![serde_json::json!({
+            "protocol": "ssh", "target": "sshd", "location": "/etc/ssh/sshd_config", "policy": "intermediate",
+            "choice": {"ssh_ciphers": ["aes128-gcm@openssh.com"]},
+            "lines": ["Ciphers aes128-gcm@openssh.com"],
+            "rankings": []
+        })];
+        let none = gain_section(&d);
+        assert!(none.contains("id=\"gain\"") && none.contains("no before and after"), "{none}");
+        d.recommendations[0]["now"] = serde_json::json!({"ssh_ciphers": ["aes128-cbc"]});
+        d.recommendations[0]["gain"] = serde_json::json!("+38% throughput (95% CI +20% to +55%)");
+        d.recommendations[0]["diff"] = serde_json::json!(["--- sshd_config", "+++ sshd_config", "-Ciphers aes128-cbc", "+Ciphers aes128-gcm@openssh.com"]);
+        let html = gain_section(&d);
+        assert!(html.contains(">sshd (server)<"), "{html}");
+        assert!(html.contains("<th>Now</th><td>ssh ciphers: aes128-cbc</td>"), "{html}");
+        assert!(html.contains("<th>Gain</th><td>+38% throughput"), "{html}");
+        assert!(html.contains("<span class=\"del\">-Ciphers aes128-cbc</span>"), "{html}");
+        assert!(html.contains("<span class=\"add\">+Ciphers aes128-gcm@openssh.com</span>"), "{html}");
+        assert!(html.contains("<span class=\"ctx\">--- sshd_config</span>"), "{html}");
+    }
+
+    #[test]
     fn nice_ticks_cover_the_maximum() {
         let t = nice_ticks(4.64e9);
         assert!(*t.last().unwrap() >= 4.64e9);
