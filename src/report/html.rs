@@ -1240,16 +1240,10 @@ fn charts_section(doc: &Document) -> String {
             "TLS handshakes per second (higher is faster)",
         ),
     ] {
-        let groups = simple_groups(doc, kind, metric);
+        let (groups, common) = simple_groups(doc, kind, metric);
         if !groups.is_empty() {
             charted.push((kind, metric));
-            s.push_str(&bar_chart(
-                id,
-                caption,
-                "Bars are medians; the black whisker is the 95% interval.",
-                &groups,
-                None,
-            ));
+            s.push_str(&bar_chart(id, caption, &chart_note(&common), &groups, None));
         }
     }
 
@@ -1262,20 +1256,11 @@ fn charts_section(doc: &Document) -> String {
         }
     }
     for (n, (kind, metric)) in rest.into_iter().enumerate() {
-        let groups = simple_groups(doc, kind, metric);
-        let kind_name = serde_json::to_value(kind)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        let metric_name = serde_json::to_value(metric)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        let better = if metric == Metric::Seconds { "lower" } else { "higher" };
+        let (groups, common) = simple_groups(doc, kind, metric);
         s.push_str(&bar_chart(
             &format!("chart-other-{n}"),
-            &format!("{kind_name}: {metric_name} ({better} is better)"),
-            "Bars are medians; the black whisker is the 95% interval.",
+            &kind_metric_words(kind, metric),
+            &chart_note(&common),
             &groups,
             None,
         ));
@@ -1287,21 +1272,94 @@ fn charts_section(doc: &Document) -> String {
     format!("<section id=\"charts\">\n<h2>Charts</h2>\n{s}</section>\n")
 }
 
-/// One bar per result of a kind and metric, labelled by its subject.
-fn simple_groups(doc: &Document, kind: Kind, metric: Metric) -> Vec<Group> {
-    let mut groups = Vec::new();
-    for r in doc.results.iter().filter(|r| r.kind == kind && r.metric == metric) {
-        if let Some(b) = bar_of(r, "median") {
-            let label = subject_label(r);
-            let label = if groups.iter().any(|g: &Group| g.label == label) {
-                format!("{label} #{}", groups.len() + 1)
-            } else {
-                label
-            };
-            push_bar(&mut groups, &label, b);
+/// One bar per result of a kind and metric, labelled by what differs between them
+/// (`X25519 · rsa-2048`), with what they all share said once (`TLSv1.3 · openssl`).
+fn simple_groups(doc: &Document, kind: Kind, metric: Metric) -> (Vec<Group>, String) {
+    let results: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == kind && r.metric == metric && ok(r).is_some())
+        .collect();
+    let fields = |r: &ResultRecord| -> Vec<(String, String)> {
+        match serde_json::to_value(&r.subject) {
+            Ok(Value::Object(o)) => o
+                .into_iter()
+                .map(|(k, v)| {
+                    let text = match (k.as_str(), v.as_u64()) {
+                        ("bytes", Some(n)) => Bytes(n).to_string(),
+                        ("threads", Some(1)) => "1 thread".to_string(),
+                        ("threads", Some(n)) => format!("{n} threads"),
+                        _ => v.as_str().map(String::from).unwrap_or_else(|| v.to_string()),
+                    };
+                    (k, text)
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let all: Vec<Vec<(String, String)>> = results.iter().map(|r| fields(r)).collect();
+    let same = |key: &str, value: &str| all.len() > 1 && all.iter().all(|f| f.iter().any(|(k, v)| k == key && v == value));
+    let mut common: Vec<String> = Vec::new();
+    if let Some(first) = all.first() {
+        for (k, v) in first {
+            // The OpenSSL name repeats the suite; a shared one is not worth a word.
+            if same(k, v) && k != "openssl_name" && !common.contains(v) {
+                common.push(v.clone());
+            }
         }
     }
-    groups
+    let mut groups = Vec::new();
+    for (r, f) in results.iter().zip(&all) {
+        let Some(b) = bar_of(r, "median") else { continue };
+        let varying: Vec<&str> = f
+            .iter()
+            // The OpenSSL name says the suite again.
+            .filter(|(k, v)| !same(k, v) && !(k == "openssl_name" && f.iter().any(|(k2, _)| k2 == "suite")))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        let label = if varying.is_empty() || all.len() < 2 {
+            subject_label(r)
+        } else {
+            varying.join(" · ")
+        };
+        let label = if groups.iter().any(|g: &Group| g.label == label) {
+            format!("{label} #{}", groups.len() + 1)
+        } else {
+            label
+        };
+        push_bar(&mut groups, &label, b);
+    }
+    (groups, common.join(" · "))
+}
+
+/// The note under a bar chart: how to read it, and what every bar shares.
+fn chart_note(common: &str) -> String {
+    let mut note = String::from("Bars are medians; the black whisker is the 95% interval.");
+    if !common.is_empty() {
+        note.push_str(&format!(" Every bar: {common}."));
+    }
+    note
+}
+
+/// A kind and metric in words, for a chart's caption.
+fn kind_metric_words(kind: Kind, metric: Metric) -> String {
+    let kind = match kind {
+        Kind::Primitive => "Primitive",
+        Kind::File => "File",
+        Kind::TlsBulk => "TLS bulk",
+        Kind::TlsHandshake => "TLS handshake",
+        Kind::TlsAccept => "TLS acceptance",
+        Kind::SshBulk => "SSH bulk",
+        Kind::SshHandshake => "SSH handshake",
+        Kind::SshAccept => "SSH acceptance",
+    };
+    let (metric, better) = match metric {
+        Metric::BytesPerSec => ("throughput", "higher is faster"),
+        Metric::HandshakesPerSec => ("handshakes per second", "higher is faster"),
+        Metric::Seconds => ("time", "lower is faster"),
+        Metric::Accepted => ("accepted", "1 is accepted"),
+    };
+    format!("{kind} {metric} ({better})")
 }
 
 // ---------------------------------------------------------------- verdicts, config
@@ -1689,13 +1747,21 @@ mod tests {
         assert!(none.contains("id=\"gain\"") && none.contains("no before and after"), "{none}");
         d.recommendations[0]["now"] = serde_json::json!({"ssh_ciphers": ["aes128-cbc"]});
         d.recommendations[0]["gain"] = serde_json::json!("+38% throughput (95% CI +20% to +55%)");
-        d.recommendations[0]["diff"] = serde_json::json!(["--- sshd_config", "+++ sshd_config", "-Ciphers aes128-cbc", "+Ciphers aes128-gcm@openssh.com"]);
+        d.recommendations[0]["diff"] = serde_json::json!([
+            "--- sshd_config",
+            "+++ sshd_config",
+            "-Ciphers aes128-cbc",
+            "+Ciphers aes128-gcm@openssh.com"
+        ]);
         let html = gain_section(&d);
         assert!(html.contains(">sshd (server)<"), "{html}");
         assert!(html.contains("<th>Now</th><td>ssh ciphers: aes128-cbc</td>"), "{html}");
         assert!(html.contains("<th>Gain</th><td>+38% throughput"), "{html}");
         assert!(html.contains("<span class=\"del\">-Ciphers aes128-cbc</span>"), "{html}");
-        assert!(html.contains("<span class=\"add\">+Ciphers aes128-gcm@openssh.com</span>"), "{html}");
+        assert!(
+            html.contains("<span class=\"add\">+Ciphers aes128-gcm@openssh.com</span>"),
+            "{html}"
+        );
         assert!(html.contains("<span class=\"ctx\">--- sshd_config</span>"), "{html}");
     }
 
