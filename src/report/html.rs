@@ -1314,7 +1314,10 @@ fn simple_groups(doc: &Document, kind: Kind, metric: Metric) -> (Vec<Group>, Str
         let varying: Vec<&str> = f
             .iter()
             // The OpenSSL name says the suite again.
-            .filter(|(k, v)| !same(k, v) && !(k == "openssl_name" && f.iter().any(|(k2, _)| k2 == "suite")))
+            .filter(|(k, v)| {
+                let repeats_suite = k == "openssl_name" && f.iter().any(|(k2, _)| k2 == "suite");
+                !(same(k, v) || repeats_suite)
+            })
             .map(|(_, v)| v.as_str())
             .collect();
         let label = if varying.is_empty() || all.len() < 2 {
