@@ -258,9 +258,14 @@ fn top(doc: &Document) -> String {
         crate::model::RunStatus::Complete => String::new(),
         other => format!(" <span class=\"level level-weak\">{}</span>", esc(other.as_str())),
     };
+    let heading = if doc.recommendations.is_empty() {
+        format!("cipherbench {} on {}", doc.run.command, h.hostname)
+    } else {
+        format!("Fastest secure choices on {}", h.hostname)
+    };
     format!(
-        "<header>\n<h1>Fastest secure choices on {}{status}</h1>\n<p class=\"muted\">{}</p>\n</header>\n",
-        esc(&h.hostname),
+        "<header>\n<h1>{}{status}</h1>\n<p class=\"muted\">{}</p>\n</header>\n",
+        esc(&heading),
         line.join(" · ")
     )
 }
