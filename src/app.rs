@@ -29,6 +29,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Ssh(a)) => ssh(&common, &a),
         Some(Command::Recommend(a)) => recommend(&common, &a),
         Some(Command::Tls(a)) => tls(&common, &a),
+        Some(Command::Completions(a)) => crate::cli::completions(&a),
+        Some(Command::Man(a)) => crate::cli::man(&a),
     }
 }
 
@@ -581,7 +583,7 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     }
     let knowledge = crate::judge::Knowledge::builtin()?;
     for problem in policy.validate(&knowledge) {
-        eprintln!("warning: policy {}: {problem}", policy.name);
+        report::progress::warn(&format!("policy {}: {problem}", policy.name));
     }
     let mut doc = recommend_source(c, a)?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
