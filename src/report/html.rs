@@ -432,7 +432,9 @@ fn file_picks(doc: &Document) -> String {
         .filter(|r| r.kind == Kind::File && r.metric == Metric::BytesPerSec && ok(r).is_some())
         .filter(|r| matches!(r.subject.op.as_deref(), Some("encrypt" | "decrypt")))
         .collect();
-    let mut keys: Vec<(Option<String>, Option<String>, Option<u64>, Option<String>)> = Vec::new();
+    // (path, I/O mode, size, operation): one answer each.
+    type Input = (Option<String>, Option<String>, Option<u64>, Option<String>);
+    let mut keys: Vec<Input> = Vec::new();
     for r in &files {
         let k = (
             r.subject.path.clone(),
