@@ -794,18 +794,22 @@ fn compare_side(c: &Common, spec: &str, store: &mut Option<Store>) -> Result<cra
 fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
     let mut store = None;
     let (da, db) = (compare_side(c, &a.a, &mut store)?, compare_side(c, &a.b, &mut store)?);
-    let cmp = report::compare::compare(&a.a, &da, &a.b, &db);
+    let cmp = report::compare::compare(&a.a, &da, &a.b, &db, a.threshold);
     if c.json {
         report::print(&serde_json::to_vec_pretty(&cmp)?)?;
     } else if !c.quiet {
         report::print(report::compare::render(&cmp).as_bytes())?;
     }
+    if a.fail_on_regression && cmp.rows.is_empty() {
+        anyhow::bail!("nothing to compare: {} and {} share no result", a.a, a.b);
+    }
     if a.fail_on_regression && cmp.regressions > 0 {
         anyhow::bail!(
-            "{} regression(s): B ({}) is slower than A ({}) beyond the 95% intervals",
+            "{} regression(s): B ({}) is slower than A ({}) beyond both runs' intervals and the {:.1}% threshold",
             cmp.regressions,
             a.b,
-            a.a
+            a.a,
+            cmp.threshold * 100.0
         );
     }
     Ok(())

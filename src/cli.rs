@@ -219,9 +219,28 @@ pub struct CompareArgs {
     pub a: String,
     /// Compared with the baseline: a run id, `latest`, or an exported JSON document.
     pub b: String,
-    /// Exit non-zero when a result of B is slower than A beyond the 95% intervals.
+    /// Exit non-zero when a result of B is slower than A beyond both runs' intervals
+    /// and the threshold, or when the two runs share no result.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Smallest change that counts, in percent (`5%`). Default: the two runs'
+    /// stored noise added, at least 2%.
+    #[arg(long, value_name = "PERCENT", value_parser = percent_arg)]
+    pub threshold: Option<f64>,
+}
+
+/// `5%` or `5` → 0.05; more than 0 and less than 100.
+fn percent_arg(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (e.g. 5%)"))?;
+    if !(v > 0.0 && v < 100.0) {
+        return Err(format!("'{s}': the threshold must be more than 0% and less than 100%"));
+    }
+    Ok(v / 100.0)
 }
 
 fn ssh_bytes_arg(s: &str) -> Result<Bytes, String> {
