@@ -232,6 +232,7 @@ mod tests {
             higher_is_better: true,
             ranked,
             unmeasured: Vec::new(),
+            order: Vec::new(),
             fastest_refused: None,
             safety_cost: None,
             fastest_insecure: None,

@@ -26,7 +26,8 @@
 //! kex × host key (DESIGN.md: Enc/MAC cost is paid per byte, Kx/Au once per
 //! connection). `--full-matrix` runs the write-up's cipher × MAC × kex sweep.
 
-use crate::backend::openssh::client::{children_cpu, Algorithms, Client, SshError, Target, Transfer};
+use crate::backend::openssh::client::{Algorithms, Client, SshError, Target, Transfer};
+use crate::backend::openssh::cpu::LoginCpu;
 use crate::backend::openssh::PrivateSshd;
 use crate::discover::openssh::OpenSsh;
 use crate::measure::sampler::{self, Measurement, Probe, Rate};
@@ -431,21 +432,22 @@ impl Probe for BulkProbe {
     }
 }
 
-/// Connect, authenticate, run `true`.
+/// Connect, authenticate, run `true`. Each login's CPU on both ends is kept in
+/// `cpu` (see [`LoginCpu`]) and goes into the record's `handshake_cpu`.
 pub struct HandshakeProbe {
     client: Client,
     algs: Algorithms,
     last: Option<(Seconds, Seconds)>,
+    cpu: LoginCpu,
 }
 
 impl Probe for HandshakeProbe {
     fn run(&mut self, units: u64) -> Result<f64> {
-        let c0 = children_cpu();
-        let t0 = Instant::now();
+        let (mut wall, c0) = (0.0, self.cpu.client_total());
         for _ in 0..units {
-            self.client.run(&self.algs, "true")?;
+            wall += self.cpu.login(&self.client, &self.algs, "true")?.0;
         }
-        self.last = Some((Seconds::from_duration(t0.elapsed()), Seconds(children_cpu().0 - c0.0)));
+        self.last = Some((Seconds(wall), Seconds(self.cpu.client_total() - c0)));
         Ok(units as f64)
     }
     fn timed_region(&self) -> Option<(Seconds, Seconds)> {
@@ -1257,6 +1259,7 @@ fn handshakes(
                 ..Default::default()
             },
             last: None,
+            cpu: LoginCpu::for_target(&client.target),
         };
         subjects.push((subject, probe));
     }
@@ -1275,8 +1278,8 @@ fn handshakes(
         Ok(sampler::Sample { wall, cpu, work })
     });
     let mut skipped = 0;
-    for ((subject, _), (m, failed)) in subjects.into_iter().zip(outcomes) {
-        let rec = match failed {
+    for ((subject, probe), (m, failed)) in subjects.into_iter().zip(outcomes) {
+        let mut rec = match failed {
             Some(e) => failure(Kind::SshHandshake, Metric::Seconds, subject, &e)?,
             None if m.samples.is_empty() && crate::interrupt::requested() => continue,
             None if m.samples.is_empty() => {
@@ -1285,6 +1288,9 @@ fn handshakes(
             }
             None => record(Kind::SshHandshake, Metric::Seconds, subject, &m, MAX_SLACK),
         };
+        if rec.status == Status::Ok {
+            rec.handshake_cpu = probe.cpu.figure();
+        }
         session.record(rec)?;
     }
     Ok(skipped)
@@ -2098,9 +2104,17 @@ mod tests {
                 ..Default::default()
             },
             last: None,
+            cpu: LoginCpu::for_target(&client.target),
         };
-        assert_eq!(h.run(1).unwrap(), 1.0);
+        assert_eq!(h.run(3).unwrap(), 3.0);
         assert!(h.timed_region().unwrap().0 .0 > 0.0);
+        // Both ends' CPU per login: the client's from wait4, the private sshd's from
+        // its listener's reaped children (a login re-executes sshd: never free).
+        let cpu = h.cpu.figure().expect("cpu per login");
+        let (client_cpu, server_cpu) = (cpu.client.unwrap(), cpu.server.expect("the private sshd is observable"));
+        assert_eq!((client_cpu.samples, server_cpu.samples), (3, 3));
+        assert!(client_cpu.mean > 0.0 && server_cpu.mean > 0.0, "{cpu:?}");
+        assert!(cpu.total.unwrap().mean > client_cpu.mean);
         // A cipher the client does not know is refused, not fatal.
         let e = client
             .run(

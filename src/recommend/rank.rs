@@ -13,11 +13,28 @@ pub struct Measured {
     pub basis: String,
 }
 
+/// Where an option goes before speed is looked at. The order of the variants is
+/// the order in a config line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tier {
+    /// Hybrid post-quantum key exchange: first wherever the policy allows it and the
+    /// software has it. Its cost is shown, never traded away.
+    PostQuantum,
+    /// Everything else the policy allows.
+    #[default]
+    Normal,
+    /// Allowed by the policy, but a current auditor (ssh-audit) fails it, e.g. the
+    /// NIST curves: kept for old peers, after every other option.
+    Disputed,
+}
+
 /// A candidate: its verdict and, when the run measured it, its figure.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     pub verdict: Verdict,
     pub measured: Option<Measured>,
+    pub tier: Tier,
 }
 
 /// An option the policy accepts, in ranking order.
@@ -62,9 +79,15 @@ pub struct Ranking {
     pub higher_is_better: bool,
     /// Measured options that pass the policy, best first.
     pub ranked: Vec<Ranked>,
-    /// Options that pass the policy but were not measured in this run.
+    /// Options that pass the policy but were not measured in this run ("not measured
+    /// in this run"): still configured, after the measured ones of their tier, in the
+    /// policy's order. A budget changes order, never what is configured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmeasured: Vec<String>,
+    /// The configured order: per [`Tier`], the measured options by the ordering rule,
+    /// then the unmeasured ones. Empty in documents written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<String>,
     /// The fastest measured option the policy refuses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fastest_refused: Option<Refused>,
@@ -82,14 +105,13 @@ pub struct Ranking {
 }
 
 impl Ranking {
-    /// The names to configure: the ranked options, or (when none was measured) the
-    /// accepted ones in the candidates' order.
+    /// The names to configure: every option the policy accepts, measured or not, in
+    /// the order of [`rank`]'s rule.
     pub fn choice(&self) -> Vec<String> {
-        if self.ranked.is_empty() {
-            self.unmeasured.clone()
-        } else {
-            self.ranked.iter().map(|r| r.name.clone()).collect()
+        if !self.order.is_empty() {
+            return self.order.clone();
         }
+        self.ranked.iter().map(|r| r.name.clone()).chain(self.unmeasured.iter().cloned()).collect()
     }
 }
 
@@ -107,19 +129,41 @@ fn for_ties(s: &Summary) -> Summary {
     w
 }
 
-/// Ranks `candidates` (given in preference order, used only to order inside ties)
-/// under `policy`.
+/// A measured difference smaller than this fraction of the better figure does not
+/// decide an order, even when the intervals do not overlap: nobody configures for a
+/// 5% difference, and the next run's drift is of that size.
+pub const PRACTICAL: f64 = 0.05;
+
+/// The ordering rule, as the report and the README state it.
+pub const RULE: &str = "Order: hybrid post-quantum key exchange first wherever the policy allows it; \
+then speed, but only where the difference is measurable (95% intervals apart and at least 5%); \
+otherwise the better grade, then the policy's order; options a current auditor fails (NIST curves \
+under ssh-audit) last. Options the policy allows but this run did not measure are kept, after the \
+measured ones, in the policy's order.";
+
+/// Whether `a` and `b` differ measurably: intervals apart and beyond [`PRACTICAL`].
+pub fn measurably_different(a: &Summary, b: &Summary) -> bool {
+    let (a, b) = (for_ties(a), for_ties(b));
+    if a.ties_with(&b) {
+        return false;
+    }
+    let (lo, hi) = if a.median < b.median { (a.median, b.median) } else { (b.median, a.median) };
+    hi > 0.0 && (hi - lo) / hi >= PRACTICAL
+}
+
+/// Ranks `candidates` (given in the policy's order, used inside ties and for the
+/// unmeasured) under `policy` by [`RULE`].
 pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Candidate], policy: &Policy) -> Ranking {
     let better = |a: f64, b: f64| if higher_is_better { a > b } else { a < b };
     let mut accepted: Vec<(usize, &Candidate, Vec<String>)> = Vec::new();
-    let mut unmeasured = Vec::new();
+    let mut unmeasured: Vec<(usize, &Candidate)> = Vec::new();
     let mut fastest_refused: Option<Refused> = None;
     let mut fastest_insecure: Option<Refused> = None;
     for (i, c) in candidates.iter().enumerate() {
         let decision = policy.allows(&c.verdict);
         match (&c.measured, decision.allowed) {
             (Some(_), true) => accepted.push((i, c, decision.warnings)),
-            (None, true) => unmeasured.push(c.verdict.subject.name.clone()),
+            (None, true) => unmeasured.push((i, c)),
             (Some(m), false) => {
                 let refused = Refused {
                     name: c.verdict.subject.name.clone(),
@@ -141,21 +185,22 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
             (None, false) => {}
         }
     }
-    let median = |c: &Candidate| c.measured.as_ref().map_or(f64::NAN, |m| m.summary.median);
+    let summary = |c: &Candidate| c.measured.as_ref().expect("measured").summary;
     accepted.sort_by(|a, b| {
-        let (x, y) = (median(a.1), median(b.1));
+        let (x, y) = (summary(a.1).median, summary(b.1).median);
         let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
-        (if higher_is_better { o.reverse() } else { o }).then(a.0.cmp(&b.0))
+        a.1.tier
+            .cmp(&b.1.tier)
+            .then(if higher_is_better { o.reverse() } else { o })
+            .then(a.0.cmp(&b.0))
     });
-    // Tie groups: an option joins the current group when its interval overlaps any
-    // member's. Inside a group the instrument cannot order them, so the better level
-    // comes first, then the candidates' own order.
+    // Groups the instrument cannot order: inside one tier, an option joins the
+    // current group unless it differs measurably from every member.
     let mut groups: Vec<Vec<(usize, &Candidate, Vec<String>)>> = Vec::new();
     for item in accepted {
-        let s = for_ties(&item.1.measured.as_ref().expect("measured").summary);
+        let s = summary(item.1);
         let joins = groups.last().is_some_and(|g| {
-            g.iter()
-                .any(|m| for_ties(&m.1.measured.as_ref().expect("measured").summary).ties_with(&s))
+            g[0].1.tier == item.1.tier && g.iter().any(|m| !measurably_different(&summary(m.1), &s))
         });
         if joins {
             groups.last_mut().expect("group").push(item);
@@ -163,29 +208,40 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
             groups.push(vec![item]);
         }
     }
+    // The fastest accepted figure, whatever its tier: what a refused option is set against.
     let accepted_best = groups
-        .first()
-        .and_then(|g| g.first())
-        .map(|x| for_ties(&x.1.measured.as_ref().expect("measured").summary));
+        .iter()
+        .flatten()
+        .map(|x| for_ties(&summary(x.1)))
+        .reduce(|a, b| if better(b.median, a.median) { b } else { a });
     let mut ranked = Vec::new();
-    for mut g in groups {
-        g.sort_by(|a, b| b.1.verdict.level.cmp(&a.1.verdict.level).then(a.0.cmp(&b.0)));
-        let rank = ranked.len() + 1;
-        let tied = g.len() > 1;
-        for (_, c, warnings) in g {
-            let m = c.measured.as_ref().expect("measured");
-            ranked.push(Ranked {
-                name: c.verdict.subject.name.clone(),
-                rank,
-                tied,
-                level: c.verdict.level,
-                median: m.summary.median,
-                ci95_low: m.summary.ci95_low,
-                ci95_high: m.summary.ci95_high,
-                basis: m.basis.clone(),
-                warnings,
-            });
+    let mut order = Vec::new();
+    let mut tiers: Vec<Tier> = groups.iter().map(|g| g[0].1.tier).chain(unmeasured.iter().map(|u| u.1.tier)).collect();
+    tiers.sort();
+    tiers.dedup();
+    let mut groups = groups.into_iter().peekable();
+    for tier in tiers {
+        while let Some(mut g) = groups.next_if(|g| g[0].1.tier == tier) {
+            g.sort_by(|a, b| b.1.verdict.level.cmp(&a.1.verdict.level).then(a.0.cmp(&b.0)));
+            let rank = ranked.len() + 1;
+            let tied = g.len() > 1;
+            for (_, c, warnings) in g {
+                let m = c.measured.as_ref().expect("measured");
+                order.push(c.verdict.subject.name.clone());
+                ranked.push(Ranked {
+                    name: c.verdict.subject.name.clone(),
+                    rank,
+                    tied,
+                    level: c.verdict.level,
+                    median: m.summary.median,
+                    ci95_low: m.summary.ci95_low,
+                    ci95_high: m.summary.ci95_high,
+                    basis: m.basis.clone(),
+                    warnings,
+                });
+            }
         }
+        order.extend(unmeasured.iter().filter(|u| u.1.tier == tier).map(|u| u.1.verdict.subject.name.clone()));
     }
     if fastest_insecure.as_ref().map(|f| &f.name) == fastest_refused.as_ref().map(|f| &f.name) {
         fastest_insecure = None;
@@ -195,7 +251,7 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
             f.tied_with_best |= f.ci95_low <= best.ci95_high && best.ci95_low <= f.ci95_high;
         }
     }
-    let cost = |f: &Option<Refused>| match (f, ranked.first()) {
+    let cost = |f: &Option<Refused>| match (f, accepted_best) {
         (Some(f), Some(best)) if f.median > 0.0 && best.median > 0.0 => Some(if higher_is_better {
             f.median / best.median
         } else {
@@ -209,7 +265,8 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
         metric: metric.to_string(),
         higher_is_better,
         ranked,
-        unmeasured,
+        unmeasured: unmeasured.into_iter().map(|u| u.1.verdict.subject.name.clone()).collect(),
+        order,
         fastest_refused,
         safety_cost,
         fastest_insecure,
@@ -258,6 +315,7 @@ mod tests {
                 summary,
                 basis: "test".into(),
             }),
+            tier: Tier::Normal,
         }
     }
 

@@ -288,6 +288,7 @@ mod tests {
             cpu_median: None,
             p95: None,
             wall_median: None,
+            handshake_cpu: None,
         };
         Document {
             schema: SCHEMA.into(),

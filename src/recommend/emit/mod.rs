@@ -76,10 +76,37 @@ pub struct SshChoice {
     pub ciphers: Vec<String>,
     pub macs: Vec<String>,
     pub kex: Vec<String>,
+    /// Host-key algorithms the policy allows, best first: what a client accepts.
     pub hostkeys: Vec<String>,
+    /// Those of `hostkeys` the server has a key for (see `server_hostkeys` in
+    /// recommend): what sshd may offer. `None` when its keys could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_hostkeys: Option<Vec<String>>,
 }
 
 impl SshChoice {
+    /// The sshd block: `HostKeyAlgorithms` lists only algorithms of keys the server
+    /// has, and is left out (sshd keeps its default, which uses every key it has)
+    /// when that would be empty or the keys are unknown: a config line must never
+    /// leave sshd without a usable host key.
+    pub fn server_lines(&self) -> Vec<String> {
+        let mut out = SshChoice {
+            hostkeys: Vec::new(),
+            ..self.clone()
+        }
+        .lines("");
+        match &self.server_hostkeys {
+            Some(h) if !h.is_empty() => out.push(format!("HostKeyAlgorithms {}", h.join(","))),
+            Some(_) => out.push(
+                "# HostKeyAlgorithms left out: none of this server's host keys is allowed by the policy; add one (ssh-keygen -t ed25519 -f /etc/ssh/ssh_host_ed25519_key) and run recommend again".to_string(),
+            ),
+            None => out.push(
+                "# HostKeyAlgorithms left out: this server's host keys could not be read (`sshd -T` needs root); sshd keeps offering the keys it has".to_string(),
+            ),
+        }
+        out
+    }
+
     /// `Ciphers`, `MACs`, `KexAlgorithms`, `HostKeyAlgorithms` lines (empty lists left out).
     pub fn lines(&self, indent: &str) -> Vec<String> {
         [
@@ -182,6 +209,7 @@ pub(crate) mod testdata {
             macs: vec!["hmac-sha2-256-etm@openssh.com".into(), "umac-128-etm@openssh.com".into()],
             kex: vec!["curve25519-sha256".into(), "diffie-hellman-group16-sha512".into()],
             hostkeys: vec!["ssh-ed25519".into(), "rsa-sha2-512".into()],
+            server_hostkeys: Some(vec!["ssh-ed25519".into()]),
         }
     }
 }
