@@ -98,12 +98,19 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
                 ("tls12_suites".to_string(), t.tls12.iter().map(|s| s.iana.clone()).collect()),
                 ("groups".to_string(), t.groups.iter().map(|g| g.name.clone()).collect()),
             ]),
-            Choice::Ssh(s) => BTreeMap::from([
-                ("ssh_ciphers".to_string(), s.ciphers.clone()),
-                ("ssh_macs".to_string(), s.macs.clone()),
-                ("ssh_kex".to_string(), s.kex.clone()),
-                ("ssh_hostkeys".to_string(), s.hostkeys.clone()),
-            ]),
+            Choice::Ssh(s) => {
+                let mut m = BTreeMap::from([
+                    ("ssh_ciphers".to_string(), s.ciphers.clone()),
+                    ("ssh_macs".to_string(), s.macs.clone()),
+                    ("ssh_kex".to_string(), s.kex.clone()),
+                    ("ssh_hostkeys".to_string(), s.hostkeys.clone()),
+                ]);
+                if let Some(h) = &s.server_hostkeys {
+                    // What sshd's HostKeyAlgorithms lists: the server's own keys only.
+                    m.insert("ssh_server_hostkeys".to_string(), h.clone());
+                }
+                m
+            }
         };
         for e in emit::all() {
             if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(e.target())) {
@@ -519,7 +526,13 @@ fn handshake_figure(r: &ResultRecord, by: HandshakeMetric) -> Option<Measured> {
     let wall = r.summary()?;
     let label = crate::report::table::subject_label(r);
     let ms = |x: f64| format!("{:.2}", x * 1e3);
-    let fig = |f: &crate::model::CpuFigure| format!("{} ms [{}–{}]", ms(f.mean), ms(f.ci95_low), ms(f.ci95_high));
+    let fig = |f: &crate::model::CpuFigure| {
+        if f.samples < 2 {
+            format!("{} ms (one login, no interval)", ms(f.mean))
+        } else {
+            format!("{} ms [{}–{}]", ms(f.mean), ms(f.ci95_low), ms(f.ci95_high))
+        }
+    };
     let cpu = r.handshake_cpu.as_ref();
     let pick = match by {
         HandshakeMetric::Total => cpu.and_then(|c| c.total),

@@ -196,7 +196,8 @@ fn t975(df: usize) -> f64 {
     }
 }
 
-/// Mean and its 95% interval. One value gives an unbounded interval.
+/// Mean and its 95% interval. One value gives no interval: `[0, f64::MAX]` (JSON
+/// has no infinity), and `recommend` ties such a figure with everything anyway.
 pub fn mean_interval(v: &[f64]) -> Option<CpuFigure> {
     if v.is_empty() {
         return None;
@@ -204,7 +205,7 @@ pub fn mean_interval(v: &[f64]) -> Option<CpuFigure> {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
     let half = if v.len() < 2 {
-        f64::INFINITY
+        f64::MAX
     } else {
         let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
         t975(v.len() - 1) * (var / n).sqrt()
@@ -212,7 +213,7 @@ pub fn mean_interval(v: &[f64]) -> Option<CpuFigure> {
     Some(CpuFigure {
         mean,
         ci95_low: (mean - half).max(0.0),
-        ci95_high: mean + half,
+        ci95_high: if half == f64::MAX { f64::MAX } else { mean + half },
         samples: v.len(),
     })
 }
@@ -229,7 +230,7 @@ mod tests {
         let many: Vec<f64> = (0..40).map(|i| [0.01, 0.02, 0.0, 0.01][i % 4]).collect();
         let many = mean_interval(&many).unwrap();
         assert!(many.ci95_high - many.ci95_low < few.ci95_high - few.ci95_low);
-        assert!(mean_interval(&[0.5]).unwrap().ci95_high.is_infinite());
+        assert_eq!(mean_interval(&[0.5]).unwrap().ci95_high, f64::MAX);
         assert!(mean_interval(&[]).is_none());
     }
 
