@@ -1063,7 +1063,12 @@ mod tests {
         let out = recommend(&d, &k, &p, &["openssl".to_string()]);
         assert_eq!(out.recommendations.len(), 1, "only TLS was measured, for one target");
         let r = &out.recommendations[0];
-        assert_eq!(r.choice["tls13_suites"], vec!["TLS_AES_128_GCM_SHA256".to_string()]);
+        // The measured suite first; the others the policy allows follow, unmeasured,
+        // in the policy's order (never dropped for lack of measurement).
+        assert_eq!(
+            r.choice["tls13_suites"],
+            ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]
+        );
         // The CBC suite is refused by intermediate and slower anyway.
         let r12 = r.rankings.iter().find(|x| x.list == "tls12_suites").unwrap();
         assert!(r12.ranked.iter().all(|x| x.name.contains("AES_128_GCM")), "{:?}", r12.ranked);

@@ -360,6 +360,102 @@ mod tests {
         assert_eq!(r.ranked[0].name, "aes128-ctr");
     }
 
+    fn kex(k: &Knowledge, name: &str, m: Option<Summary>) -> Candidate {
+        let verdict = k.judge(Domain::SshKex, name);
+        Candidate {
+            tier: crate::recommend::tier(k, &verdict),
+            verdict,
+            measured: m.map(|summary| Measured {
+                summary,
+                basis: "test".into(),
+            }),
+        }
+    }
+
+    /// Post-quantum first even when it costs more; an option ssh-audit fails after
+    /// everything else even when it is cheapest; the unmeasured kept, in the policy's
+    /// order, after the measured of their tier.
+    #[test]
+    fn post_quantum_leads_and_auditor_failed_options_trail_whatever_the_speed() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let cands = vec![
+            kex(&k, "mlkem768x25519-sha256", None),
+            kex(&k, "sntrup761x25519-sha512", Some(s(0.012, 0.0005))),
+            kex(&k, "curve25519-sha256", Some(s(0.010, 0.0005))),
+            kex(&k, "ecdh-sha2-nistp256", Some(s(0.008, 0.0005))),
+            kex(&k, "diffie-hellman-group16-sha512", None),
+            kex(&k, "diffie-hellman-group1-sha1", Some(s(0.001, 0.0001))),
+        ];
+        let r = rank("ssh_kex", "cpu_seconds", false, &cands, &p);
+        assert_eq!(
+            r.choice(),
+            [
+                "sntrup761x25519-sha512",
+                "mlkem768x25519-sha256",
+                "curve25519-sha256",
+                "diffie-hellman-group16-sha512",
+                "ecdh-sha2-nistp256"
+            ]
+        );
+        assert_eq!(r.unmeasured, ["mlkem768x25519-sha256", "diffie-hellman-group16-sha512"]);
+        assert_eq!(r.fastest_refused.as_ref().unwrap().name, "diffie-hellman-group1-sha1");
+        // The refused option's price is set against the cheapest accepted one, not the first.
+        assert!((r.safety_cost.unwrap() - 0.008 / 0.001).abs() < 1e-9);
+    }
+
+    /// Speed decides only beyond the intervals and [`PRACTICAL`]: 3% apart with
+    /// tight intervals is a tie (policy order), 20% apart is an order.
+    #[test]
+    fn speed_orders_only_measurable_differences() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("modern").unwrap();
+        let close = [
+            cand(&k, "chacha20-poly1305@openssh.com", Some(s(100.0, 0.5))),
+            cand(&k, "aes128-gcm@openssh.com", Some(s(103.0, 0.5))),
+        ];
+        let r = rank("ssh_ciphers", "bytes_per_sec", true, &close, &p);
+        assert_eq!(r.choice(), ["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com"]);
+        assert!(r.ranked.iter().all(|x| x.tied && x.rank == 1), "{:?}", r.ranked);
+        let far = [
+            cand(&k, "chacha20-poly1305@openssh.com", Some(s(100.0, 0.5))),
+            cand(&k, "aes128-gcm@openssh.com", Some(s(120.0, 0.5))),
+        ];
+        let r = rank("ssh_ciphers", "bytes_per_sec", true, &far, &p);
+        assert_eq!(r.choice(), ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"]);
+        assert!(!measurably_different(&s(100.0, 0.5), &s(103.0, 0.5)));
+        assert!(!measurably_different(&s(100.0, 10.0), &s(120.0, 10.0)), "overlapping intervals");
+        assert!(measurably_different(&s(100.0, 0.5), &s(120.0, 0.5)));
+    }
+
+    /// A small budget (nothing measured) and a large one (everything measured) give
+    /// the same set: budgets change the order, never what is configured.
+    #[test]
+    fn a_budget_changes_the_order_never_the_set() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let names = ["aes256-ctr", "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com", "3des-cbc", "aes128-cbc"];
+        let none: Vec<Candidate> = names.iter().map(|n| cand(&k, n, None)).collect();
+        let all: Vec<Candidate> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| cand(&k, n, Some(s(100.0 * (i + 1) as f64, 1.0))))
+            .collect();
+        let some: Vec<Candidate> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| cand(&k, n, (i % 2 == 0).then(|| s(100.0 * (i + 1) as f64, 1.0))))
+            .collect();
+        let set = |c: &[Candidate]| {
+            let mut v = rank("ssh_ciphers", "bytes_per_sec", true, c, &p).choice();
+            v.sort();
+            v
+        };
+        assert_eq!(set(&none), set(&all));
+        assert_eq!(set(&some), set(&all));
+        assert_eq!(set(&all).len(), 3, "{:?}", set(&all));
+    }
+
     #[test]
     fn serial_throughput_is_slower_than_either_part() {
         let x = serial(&s(100.0, 1.0), &s(100.0, 1.0));

@@ -129,25 +129,23 @@ impl LoginCpu {
         LoginCpu::new(listener)
     }
 
-    /// One login: returns its wall time and keeps both ends' CPU.
-    pub fn login(&mut self, client: &Client, algs: &Algorithms, remote: &str) -> Result<Seconds, SshError> {
+    /// One login: keeps both ends' CPU, and returns its wall time and the CPU of
+    /// both ends (the client's alone when the server is not observable).
+    pub fn login(&mut self, client: &Client, algs: &Algorithms, remote: &str) -> Result<(Seconds, Seconds), SshError> {
         // Whatever an earlier connection left is reaped first, so it is not counted here.
         let before = self.listener.filter(|&pid| settle(pid)).and_then(reaped_children_cpu);
         let (wall, cpu) = run_timed(client, algs, remote)?;
         self.client.push(cpu.0);
+        let mut both = cpu.0;
         if let (Some(pid), Some(before)) = (self.listener, before) {
             if settle(pid) {
                 if let Some(after) = reaped_children_cpu(pid) {
                     self.server.push(after.0 - before.0);
+                    both += after.0 - before.0;
                 }
             }
         }
-        Ok(wall)
-    }
-
-    /// The client's CPU over every login so far.
-    pub fn client_total(&self) -> f64 {
-        self.client.iter().sum()
+        Ok((wall, Seconds(both)))
     }
 
     /// The figures so far.

@@ -308,8 +308,25 @@ mod tests {
             client[1],
             "    Ciphers aes128-gcm@openssh.com,chacha20-poly1305@openssh.com,aes256-ctr"
         );
+        // The client accepts every allowed host key; sshd offers only the keys it has.
+        assert_eq!(client[4], "    HostKeyAlgorithms ssh-ed25519,rsa-sha2-512");
         let server = lines("sshd", &c).unwrap();
         assert_eq!(server.len(), 4);
-        assert_eq!(server[3], "HostKeyAlgorithms ssh-ed25519,rsa-sha2-512");
+        assert_eq!(server[3], "HostKeyAlgorithms ssh-ed25519");
+    }
+
+    /// sshd is never left without a host key: no line at all when the server has
+    /// none the policy allows, or when its keys are unknown.
+    #[test]
+    fn sshd_host_key_line_is_never_empty() {
+        for server_hostkeys in [Some(Vec::new()), None] {
+            let c = Choice::Ssh(SshChoice {
+                server_hostkeys,
+                ..testdata::ssh()
+            });
+            let server = lines("sshd", &c).unwrap();
+            assert!(!server.iter().any(|l| l.starts_with("HostKeyAlgorithms")), "{server:?}");
+            assert!(server.iter().any(|l| l.starts_with("# HostKeyAlgorithms left out")), "{server:?}");
+        }
     }
 }
