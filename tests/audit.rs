@@ -135,7 +135,11 @@ impl Server {
         let file = self.dir.path().join("sshd_config");
         std::fs::write(&file, &conf).unwrap();
         let t = Cmd::new(sshd_bin()).arg("-t").arg("-f").arg(&file).output().unwrap();
-        assert!(t.status.success(), "sshd -t refused:\n{conf}\n{}", String::from_utf8_lossy(&t.stderr));
+        assert!(
+            t.status.success(),
+            "sshd -t refused:\n{conf}\n{}",
+            String::from_utf8_lossy(&t.stderr)
+        );
         let mut child = Cmd::new(sshd_bin())
             .args(["-D", "-e", "-f"])
             .arg(&file)
@@ -175,10 +179,19 @@ fn notes(audit: &Value, level: &str) -> Vec<(String, String)> {
 }
 
 fn line<'a>(rec: &'a Value, prefix: &str) -> Option<&'a str> {
-    rec["lines"].as_array().unwrap().iter().filter_map(|l| l.as_str()).find_map(|l| l.strip_prefix(prefix))
+    rec["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .find_map(|l| l.strip_prefix(prefix))
 }
 
-const HYBRIDS: &[&str] = &["mlkem768x25519-sha256", "sntrup761x25519-sha512", "sntrup761x25519-sha512@openssh.com"];
+const HYBRIDS: &[&str] = &[
+    "mlkem768x25519-sha256",
+    "sntrup761x25519-sha512",
+    "sntrup761x25519-sha512@openssh.com",
+];
 
 /// Each built-in policy's sshd lines on a real sshd (ed25519, RSA and ECDSA host
 /// keys), audited by the current ssh-audit. `strict` and `modern`: no FAIL, and a
@@ -191,7 +204,12 @@ fn ssh_audit_passes_each_policys_sshd_lines_on_a_real_sshd() {
     let mut report = Vec::new();
     for policy in ["strict", "modern", "intermediate"] {
         let (rec, text) = server.recommend(policy);
-        let lines: Vec<String> = rec["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect();
+        let lines: Vec<String> = rec["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect();
         let _sshd = server.start(&lines);
         let audit = server.audit();
         let fails = notes(&audit, "fail");
@@ -202,15 +220,26 @@ fn ssh_audit_passes_each_policys_sshd_lines_on_a_real_sshd() {
         // The server had RSA: the RSA signature algorithms stay, and the key is served.
         let hk = line(&rec, "HostKeyAlgorithms ").unwrap_or_else(|| panic!("{policy}: no HostKeyAlgorithms in {lines:?}"));
         assert!(hk.contains("rsa-sha2-512") && hk.contains("rsa-sha2-256"), "{policy}: {hk}");
-        assert!(audit["key"].as_array().is_some_and(|k| !k.is_empty()), "{policy}: no host key offered");
+        assert!(
+            audit["key"].as_array().is_some_and(|k| !k.is_empty()),
+            "{policy}: no host key offered"
+        );
         if policy == "intermediate" {
             assert!(!fails.is_empty(), "intermediate keeps the NIST curves, which ssh-audit fails");
             let choice = |list: &str| -> Vec<String> {
-                rec["choice"][list].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+                rec["choice"][list]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect()
             };
             for (sec, alg) in &fails {
                 assert!(alg.contains("nistp"), "intermediate: unexpected FAIL {sec} {alg}\n{audit:#}");
-                assert!(text.contains(alg.as_str()) && text.contains("disagreement"), "the disagreement over {alg} is not named:\n{text}");
+                assert!(
+                    text.contains(alg.as_str()) && text.contains("disagreement"),
+                    "the disagreement over {alg} is not named:\n{text}"
+                );
                 // Kept only after every option ssh-audit does not fail.
                 let list = if sec == "kex" { choice("ssh_kex") } else { choice("ssh_hostkeys") };
                 let at = list.iter().position(|x| x == alg).unwrap();
@@ -221,7 +250,10 @@ fn ssh_audit_passes_each_policys_sshd_lines_on_a_real_sshd() {
         }
         // Every warning of the text stands on its own line.
         for (i, _) in text.match_indices("warning:") {
-            assert!(i == 0 || text[..i].ends_with('\n'), "a warning runs on from the line before:\n{text}");
+            assert!(
+                i == 0 || text[..i].ends_with('\n'),
+                "a warning runs on from the line before:\n{text}"
+            );
         }
     }
     eprintln!("ssh-audit 3.9.0 on the emitted sshd lines: {}", report.join("; "));
@@ -237,13 +269,26 @@ fn sshd_lines_list_only_host_keys_the_server_has_and_never_none() {
     assert_eq!(line(&rec, "HostKeyAlgorithms "), Some("rsa-sha2-512,rsa-sha2-256"), "{rec:#}");
     let ecdsa = Server::new(&["ecdsa"]);
     let (rec, text) = ecdsa.recommend("modern");
-    let lines: Vec<String> = rec["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect();
+    let lines: Vec<String> = rec["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect();
     assert!(line(&rec, "HostKeyAlgorithms ").is_none(), "{lines:?}");
     assert!(text.contains("HostKeyAlgorithms left out"), "{text}");
     let _sshd = ecdsa.start(&lines);
     let audit = ecdsa.audit();
-    let keys: Vec<&str> = audit["key"].as_array().unwrap().iter().filter_map(|k| k["algorithm"].as_str()).collect();
-    assert!(keys.contains(&"ecdsa-sha2-nistp256"), "the server must keep its only key: {audit:#}");
+    let keys: Vec<&str> = audit["key"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["algorithm"].as_str())
+        .collect();
+    assert!(
+        keys.contains(&"ecdsa-sha2-nistp256"),
+        "the server must keep its only key: {audit:#}"
+    );
 }
 
 /// testssl.sh against a real nginx with the emitted `intermediate` TLS lines: no
@@ -253,12 +298,21 @@ fn sshd_lines_list_only_host_keys_the_server_has_and_never_none() {
 fn testssl_finds_nothing_below_ok_in_the_nginx_lines() {
     let testssl = ["testssl", "testssl.sh"]
         .into_iter()
-        .find(|t| Cmd::new("sh").arg("-c").arg(format!("command -v {t}")).output().is_ok_and(|o| o.status.success()))
+        .find(|t| {
+            Cmd::new("sh")
+                .arg("-c")
+                .arg(format!("command -v {t}"))
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
         .expect("testssl.sh must be installed (scripts/ensure-deps.sh)");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let db = d.join("h.sqlite");
-    cb().args(["speed", "--bytes", "16k", "--budget", "2s", "--quiet", "--db"]).arg(&db).assert().success();
+    cb().args(["speed", "--bytes", "16k", "--budget", "2s", "--quiet", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
     let out = cb()
         .args(["recommend", "--json", "--for", "nginx", "--policy", "intermediate", "--db"])
         .arg(&db)
@@ -268,8 +322,18 @@ fn testssl_finds_nothing_below_ok_in_the_nginx_lines() {
         .stdout
         .clone();
     let doc = json_of(&out);
-    let rec = doc["recommendations"].as_array().unwrap().iter().find(|r| r["target"] == "nginx").unwrap();
-    let lines: Vec<String> = rec["lines"].as_array().unwrap().iter().map(|l| format!("    {}", l.as_str().unwrap())).collect();
+    let rec = doc["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["target"] == "nginx")
+        .unwrap();
+    let lines: Vec<String> = rec["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| format!("    {}", l.as_str().unwrap()))
+        .collect();
     common::p256_cert(d);
     let port = free_port();
     // SAFETY: geteuid has no preconditions.
@@ -304,7 +368,8 @@ fn testssl_finds_nothing_below_ok_in_the_nginx_lines() {
         .stderr(Stdio::null())
         .status()
         .unwrap();
-    let findings: Value = serde_json::from_slice(&std::fs::read(&json).unwrap_or_else(|e| panic!("testssl wrote no JSON ({st}): {e}"))).unwrap();
+    let findings: Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap_or_else(|e| panic!("testssl wrote no JSON ({st}): {e}"))).unwrap();
     let all = findings.as_array().unwrap();
     // The scan really ran: protocols and cipher categories were judged.
     assert!(all.iter().any(|f| f["id"] == "TLS1_3" && f["severity"] == "OK"), "{findings:#}");

@@ -343,7 +343,10 @@ fn ssh_recommendation_keeps_refused_algorithms_out_and_shows_their_price() {
     // Post-quantum first (allowed, supported here, not measured in this run), then the
     // measured curve25519, then the rest the policy allows.
     let kex = strings(&r["choice"]["ssh_kex"]);
-    assert!(kex[0].starts_with("sntrup761x25519") || kex[0].starts_with("mlkem768x25519"), "{kex:?}");
+    assert!(
+        kex[0].starts_with("sntrup761x25519") || kex[0].starts_with("mlkem768x25519"),
+        "{kex:?}"
+    );
     let first_classic = kex.iter().position(|k| !k.contains("x25519-sha")).unwrap();
     assert_eq!(kex[first_classic], "curve25519-sha256", "{kex:?}");
     assert!(!kex.contains(&"diffie-hellman-group14-sha1".to_string()), "{kex:?}");

@@ -141,7 +141,9 @@ pub fn server_hostkey_algorithms() -> Option<Vec<String>> {
     let mut keys = 0;
     for line in text.lines() {
         let mut it = line.splitn(2, ' ');
-        let (Some(word), Some(path)) = (it.next(), it.next()) else { continue };
+        let (Some(word), Some(path)) = (it.next(), it.next()) else {
+            continue;
+        };
         if word != "hostkey" && word != "hostcertificate" {
             continue;
         }

@@ -517,7 +517,11 @@ pub fn tier(k: &Knowledge, v: &Verdict) -> Tier {
 
 /// The auditors that fail an option our policy keeps, e.g. `ssh-audit`.
 pub fn disputed_by(v: &Verdict) -> Vec<String> {
-    v.opinions.iter().filter(|o| o.level <= Level::Insecure).map(|o| o.source.id.clone()).collect()
+    v.opinions
+        .iter()
+        .filter(|o| o.level <= Level::Insecure)
+        .map(|o| o.source.id.clone())
+        .collect()
 }
 
 /// The figure of one `ssh-handshake` record as the ranking sees it: CPU per login
@@ -696,12 +700,8 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
                     })
                 } else {
                     // The cheapest of its measured pairings.
-                    mine.filter_map(|r| handshake_figure(r, by)).min_by(|a, b| {
-                        a.summary
-                            .median
-                            .partial_cmp(&b.summary.median)
-                            .unwrap_or(std::cmp::Ordering::Equal)
-                    })
+                    mine.filter_map(|r| handshake_figure(r, by))
+                        .min_by(|a, b| a.summary.median.partial_cmp(&b.summary.median).unwrap_or(std::cmp::Ordering::Equal))
                 };
                 Candidate {
                     tier: tier(k, &verdict),
@@ -831,13 +831,25 @@ pub fn security_notes(k: &Knowledge, policy: &Policy, r: &Ranking) -> Vec<String
             ));
         }
         // Hybrids the policy names but the software here lacks.
-        let listed = r.ranked.iter().map(|x| x.name.clone()).chain(r.unmeasured.iter().cloned()).collect::<Vec<_>>();
+        let listed = r
+            .ranked
+            .iter()
+            .map(|x| x.name.clone())
+            .chain(r.unmeasured.iter().cloned())
+            .collect::<Vec<_>>();
         for name in policy.rules(domain).only.clone().unwrap_or_default() {
             let v = k.judge(domain, &name);
-            let known = |n: &str| listed.iter().any(|l| l.eq_ignore_ascii_case(n)) || v.subject.aliases.iter().any(|a| a.eq_ignore_ascii_case(n));
-            if tier(k, &v) == Tier::PostQuantum && !known(&name) && !listed.iter().any(|l| k.judge(domain, l).subject.name == v.subject.name) {
+            let known =
+                |n: &str| listed.iter().any(|l| l.eq_ignore_ascii_case(n)) || v.subject.aliases.iter().any(|a| a.eq_ignore_ascii_case(n));
+            if tier(k, &v) == Tier::PostQuantum
+                && !known(&name)
+                && !listed.iter().any(|l| k.judge(domain, l).subject.name == v.subject.name)
+            {
                 let what = if domain == Domain::Group {
-                    format!("the installed OpenSSL ({}) does not have it", crate::backend::openssl::runtime_version())
+                    format!(
+                        "the installed OpenSSL ({}) does not have it",
+                        crate::backend::openssl::runtime_version()
+                    )
                 } else {
                     "the installed OpenSSH does not have it".to_string()
                 };

@@ -111,7 +111,11 @@ impl Ranking {
         if !self.order.is_empty() {
             return self.order.clone();
         }
-        self.ranked.iter().map(|r| r.name.clone()).chain(self.unmeasured.iter().cloned()).collect()
+        self.ranked
+            .iter()
+            .map(|r| r.name.clone())
+            .chain(self.unmeasured.iter().cloned())
+            .collect()
     }
 }
 
@@ -147,7 +151,11 @@ pub fn measurably_different(a: &Summary, b: &Summary) -> bool {
     if a.ties_with(&b) {
         return false;
     }
-    let (lo, hi) = if a.median < b.median { (a.median, b.median) } else { (b.median, a.median) };
+    let (lo, hi) = if a.median < b.median {
+        (a.median, b.median)
+    } else {
+        (b.median, a.median)
+    };
     hi > 0.0 && (hi - lo) / hi >= PRACTICAL
 }
 
@@ -199,9 +207,9 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
     let mut groups: Vec<Vec<(usize, &Candidate, Vec<String>)>> = Vec::new();
     for item in accepted {
         let s = summary(item.1);
-        let joins = groups.last().is_some_and(|g| {
-            g[0].1.tier == item.1.tier && g.iter().any(|m| !measurably_different(&summary(m.1), &s))
-        });
+        let joins = groups
+            .last()
+            .is_some_and(|g| g[0].1.tier == item.1.tier && g.iter().any(|m| !measurably_different(&summary(m.1), &s)));
         if joins {
             groups.last_mut().expect("group").push(item);
         } else {
@@ -216,7 +224,11 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
         .reduce(|a, b| if better(b.median, a.median) { b } else { a });
     let mut ranked = Vec::new();
     let mut order = Vec::new();
-    let mut tiers: Vec<Tier> = groups.iter().map(|g| g[0].1.tier).chain(unmeasured.iter().map(|u| u.1.tier)).collect();
+    let mut tiers: Vec<Tier> = groups
+        .iter()
+        .map(|g| g[0].1.tier)
+        .chain(unmeasured.iter().map(|u| u.1.tier))
+        .collect();
     tiers.sort();
     tiers.dedup();
     let mut groups = groups.into_iter().peekable();
@@ -241,7 +253,12 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
                 });
             }
         }
-        order.extend(unmeasured.iter().filter(|u| u.1.tier == tier).map(|u| u.1.verdict.subject.name.clone()));
+        order.extend(
+            unmeasured
+                .iter()
+                .filter(|u| u.1.tier == tier)
+                .map(|u| u.1.verdict.subject.name.clone()),
+        );
     }
     if fastest_insecure.as_ref().map(|f| &f.name) == fastest_refused.as_ref().map(|f| &f.name) {
         fastest_insecure = None;
@@ -434,7 +451,13 @@ mod tests {
     fn a_budget_changes_the_order_never_the_set() {
         let k = Knowledge::builtin().unwrap();
         let p = Policy::builtin("intermediate").unwrap();
-        let names = ["aes256-ctr", "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com", "3des-cbc", "aes128-cbc"];
+        let names = [
+            "aes256-ctr",
+            "aes128-gcm@openssh.com",
+            "chacha20-poly1305@openssh.com",
+            "3des-cbc",
+            "aes128-cbc",
+        ];
         let none: Vec<Candidate> = names.iter().map(|n| cand(&k, n, None)).collect();
         let all: Vec<Candidate> = names
             .iter()
