@@ -6,19 +6,25 @@
 //! read precisely enough to order them:
 //! - **client:** the `ssh` child's own rusage, read by `wait4` as it is reaped
 //!   (microseconds);
-//! - **server:** the private sshd listener's reaped children (`cutime + cstime` in
-//!   /proc/PID/stat). Every connection is a child of the listener, and each of its
-//!   own children (pre-auth privsep child, session, remote command) is waited for
-//!   by its parent, so the listener's children-time grows by exactly one login's
-//!   server CPU once that connection's child has been reaped. The counter is in
-//!   clock ticks (10 ms), but it is the running total that is rounded, so the
-//!   per-login deltas average out to the true cost: hence a mean with a t-interval
-//!   over many logins, not a median.
+//! - **server:** the private sshd and every process it forks for a connection
+//!   (re-exec, pre-auth privsep child, session, remote command), one login at a
+//!   time, read after the listener has reaped the connection:
+//!   - where a cgroup v2 hierarchy is writable (root), the listener is moved into
+//!     its own cgroup (`cipherbench-sshd-PID`) and its `cpu.stat` `usage_usec` is
+//!     read: microseconds, every descendant included;
+//!   - otherwise the listener's reaped-children time (`cutime + cstime` in
+//!     /proc/PID/stat): each connection's child is reaped by the listener and waits
+//!     for its own children, so it grows by one login's server CPU. It counts clock
+//!     ticks (10 ms), but the running total is what is rounded, so per-login deltas
+//!     average out to the true cost.
+//!
+//!   Either way the figure is a mean with a t-interval over the logins.
 
 use super::client::{classify, Algorithms, Client, SshError, Target};
 use crate::model::{CpuFigure, HandshakeCpu};
 use crate::units::Seconds;
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -97,19 +103,105 @@ pub fn run_timed(client: &Client, algs: &Algorithms, remote: &str) -> Result<(Se
     Ok((wall, Seconds(tv(ru.ru_utime) + tv(ru.ru_stime))))
 }
 
+/// Where the cgroup v2 hierarchy is mounted, from /proc/mounts.
+fn cgroup2_root() -> Option<PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    mounts.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(2) == Some(&"cgroup2")).then(|| PathBuf::from(f[1]))
+    })
+}
+
+const CGROUP_PREFIX: &str = "cipherbench-sshd-";
+
+/// The cgroup holding the listener `pid` alone (created and joined on first use;
+/// cgroups of earlier runs, empty now, are removed). `None` where cgroup v2 is not
+/// writable.
+fn listener_cgroup(pid: u32) -> Option<PathBuf> {
+    let root = cgroup2_root()?;
+    let current = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let path = current.lines().find_map(|l| l.strip_prefix("0::"))?.trim().to_string();
+    if path.rsplit('/').next().is_some_and(|n| n.starts_with(CGROUP_PREFIX)) {
+        return Some(root.join(path.trim_start_matches('/')));
+    }
+    if let Ok(rd) = std::fs::read_dir(&root) {
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with(CGROUP_PREFIX) {
+                let _ = std::fs::remove_dir(e.path()); // fails while in use: kept
+            }
+        }
+    }
+    let dir = root.join(format!("{CGROUP_PREFIX}{pid}"));
+    std::fs::create_dir(&dir).ok()?;
+    if std::fs::write(dir.join("cgroup.procs"), pid.to_string()).is_err() {
+        let _ = std::fs::remove_dir(&dir);
+        return None;
+    }
+    Some(dir)
+}
+
+/// Removes the cgroup of a stopped listener `pid` (after its last process exited).
+pub fn release(pid: u32) {
+    if let Some(root) = cgroup2_root() {
+        let _ = std::fs::remove_dir(root.join(format!("{CGROUP_PREFIX}{pid}")));
+    }
+}
+
+/// CPU time of every process a cgroup has held, from its `cpu.stat`.
+fn cgroup_usage(dir: &Path) -> Option<Seconds> {
+    let s = std::fs::read_to_string(dir.join("cpu.stat")).ok()?;
+    let us: u64 = s.lines().find_map(|l| l.strip_prefix("usage_usec "))?.trim().parse().ok()?;
+    Some(Seconds(us as f64 * 1e-6))
+}
+
+/// How the server's CPU is read.
+#[derive(Debug, Clone, Default)]
+enum ServerClock {
+    /// A remote server: not observable.
+    #[default]
+    None,
+    /// The listener's own cgroup (microseconds).
+    Cgroup { listener: u32, dir: PathBuf },
+    /// The listener's reaped children (clock ticks).
+    Ticks { listener: u32 },
+}
+
+impl ServerClock {
+    fn listener(&self) -> Option<u32> {
+        match self {
+            ServerClock::None => None,
+            ServerClock::Cgroup { listener, .. } | ServerClock::Ticks { listener } => Some(*listener),
+        }
+    }
+    fn read(&self) -> Option<Seconds> {
+        match self {
+            ServerClock::None => None,
+            ServerClock::Cgroup { dir, .. } => cgroup_usage(dir),
+            ServerClock::Ticks { listener } => reaped_children_cpu(*listener),
+        }
+    }
+}
+
 /// Per-login CPU of both ends, gathered over a subject's logins.
 #[derive(Debug, Clone, Default)]
 pub struct LoginCpu {
-    /// The private sshd's listener, when the server is ours to watch.
-    listener: Option<u32>,
+    server_clock: ServerClock,
     client: Vec<f64>,
     server: Vec<f64>,
 }
 
 impl LoginCpu {
+    /// Watching the private sshd whose listener is `listener` (none: a remote server).
     pub fn new(listener: Option<u32>) -> LoginCpu {
+        let server_clock = match listener {
+            None => ServerClock::None,
+            Some(pid) => match listener_cgroup(pid) {
+                Some(dir) => ServerClock::Cgroup { listener: pid, dir },
+                None => ServerClock::Ticks { listener: pid },
+            },
+        };
         LoginCpu {
-            listener,
+            server_clock,
             ..Default::default()
         }
     }
@@ -133,13 +225,14 @@ impl LoginCpu {
     /// both ends (the client's alone when the server is not observable).
     pub fn login(&mut self, client: &Client, algs: &Algorithms, remote: &str) -> Result<(Seconds, Seconds), SshError> {
         // Whatever an earlier connection left is reaped first, so it is not counted here.
-        let before = self.listener.filter(|&pid| settle(pid)).and_then(reaped_children_cpu);
+        let listener = self.server_clock.listener();
+        let before = listener.filter(|&pid| settle(pid)).and_then(|_| self.server_clock.read());
         let (wall, cpu) = run_timed(client, algs, remote)?;
         self.client.push(cpu.0);
         let mut both = cpu.0;
-        if let (Some(pid), Some(before)) = (self.listener, before) {
+        if let (Some(pid), Some(before)) = (listener, before) {
             if settle(pid) {
-                if let Some(after) = reaped_children_cpu(pid) {
+                if let Some(after) = self.server_clock.read() {
                     self.server.push(after.0 - before.0);
                     both += after.0 - before.0;
                 }
@@ -158,10 +251,14 @@ impl LoginCpu {
             client: Some(client),
             server,
             total: if both { mean_interval(&total) } else { None },
-            method: if server.is_some() {
-                "client: rusage of the ssh child (wait4); server: the private sshd listener's reaped children (/proc/PID/stat cutime+cstime, clock ticks), one login at a time".into()
-            } else {
-                "client: rusage of the ssh child (wait4); server: not observable (remote)".into()
+            method: match (&self.server_clock, server.is_some()) {
+                (ServerClock::Cgroup { .. }, true) => {
+                    "client: rusage of the ssh child (wait4); server: the private sshd's own cgroup (cpu.stat usage_usec), one login at a time".into()
+                }
+                (ServerClock::Ticks { .. }, true) => {
+                    "client: rusage of the ssh child (wait4); server: the private sshd listener's reaped children (/proc/PID/stat cutime+cstime, clock ticks), one login at a time".into()
+                }
+                _ => "client: rusage of the ssh child (wait4); server: not observable".into(),
             },
         })
     }
