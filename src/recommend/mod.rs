@@ -680,6 +680,20 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
         };
         let bulk_list = matches!(domain, Domain::SshCipher | Domain::SshMac);
         let records = if bulk_list { &bulk } else { &hand };
+        // The allowed partner most of this list's handshakes were measured with.
+        let reference: Option<String> = {
+            let mut counts: Vec<(String, usize)> = Vec::new();
+            for r in records.iter() {
+                if let Some(p) = subjects(r).1.filter(|p| allowed(partner, p)) {
+                    match counts.iter_mut().find(|(n, _)| *n == p) {
+                        Some(c) => c.1 += 1,
+                        None => counts.push((p, 1)),
+                    }
+                }
+            }
+            // Most records; among equals, the first seen.
+            counts.iter().rev().max_by_key(|(_, n)| *n).map(|(p, _)| p.clone())
+        };
         let cands: Vec<Candidate> = items
             .iter()
             .map(|name| {
@@ -699,9 +713,15 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
                         })
                     })
                 } else {
-                    // The cheapest of its measured pairings.
-                    mine.filter_map(|r| handshake_figure(r, by))
-                        .min_by(|a, b| a.summary.median.partial_cmp(&b.summary.median).unwrap_or(std::cmp::Ordering::Equal))
+                    // Paired with the reference partner, so that kex are compared under
+                    // one host key and host keys under one kex; else its cheapest pairing.
+                    let mine: Vec<&ResultRecord> = mine.collect();
+                    let with_ref = mine.iter().find(|r| subjects(r).1.is_some() && subjects(r).1 == reference);
+                    with_ref.and_then(|r| handshake_figure(r, by)).or_else(|| {
+                        mine.iter()
+                            .filter_map(|r| handshake_figure(r, by))
+                            .min_by(|a, b| a.summary.median.partial_cmp(&b.summary.median).unwrap_or(std::cmp::Ordering::Equal))
+                    })
                 };
                 Candidate {
                     tier: tier(k, &verdict),

@@ -203,13 +203,15 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
             .then(a.0.cmp(&b.0))
     });
     // Groups the instrument cannot order: inside one tier, an option joins the
-    // current group unless it differs measurably from every member.
+    // current group unless it differs measurably from the group's leader (the
+    // fastest member). Against the leader, not any member: a chain of wide,
+    // overlapping intervals must not tie a 10× slower option with the fastest.
     let mut groups: Vec<Vec<(usize, &Candidate, Vec<String>)>> = Vec::new();
     for item in accepted {
         let s = summary(item.1);
         let joins = groups
             .last()
-            .is_some_and(|g| g[0].1.tier == item.1.tier && g.iter().any(|m| !measurably_different(&summary(m.1), &s)));
+            .is_some_and(|g| g[0].1.tier == item.1.tier && !measurably_different(&summary(g[0].1), &s));
         if joins {
             groups.last_mut().expect("group").push(item);
         } else {
@@ -419,6 +421,27 @@ mod tests {
         assert_eq!(r.fastest_refused.as_ref().unwrap().name, "diffie-hellman-group1-sha1");
         // The refused option's price is set against the cheapest accepted one, not the first.
         assert!((r.safety_cost.unwrap() - 0.008 / 0.001).abs() < 1e-9);
+    }
+
+    /// Wide intervals that overlap in a chain do not tie the slowest with the
+    /// fastest: each is set against the group's leader.
+    #[test]
+    fn a_chain_of_overlaps_does_not_tie_the_extremes() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let cands = [
+            cand(&k, "chacha20-poly1305@openssh.com", Some(s(55.0, 28.0))),
+            cand(&k, "aes128-gcm@openssh.com", Some(s(400.0, 250.0))),
+            cand(&k, "aes192-ctr", Some(s(170.0, 120.0))),
+        ];
+        let r = rank("ssh_ciphers", "bytes_per_sec", true, &cands, &p);
+        assert_eq!(
+            r.choice(),
+            ["aes128-gcm@openssh.com", "aes192-ctr", "chacha20-poly1305@openssh.com"],
+            "{:?}",
+            r.ranked
+        );
+        assert!(r.ranked[0].tied && r.ranked[1].tied && !r.ranked[2].tied, "{:?}", r.ranked);
     }
 
     /// Speed decides only beyond the intervals and [`PRACTICAL`]: 3% apart with
