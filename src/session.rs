@@ -100,7 +100,7 @@ impl Session {
         let knowledge = match crate::judge::Knowledge::builtin() {
             Ok(k) => k,
             Err(e) => {
-                eprintln!("warning: the security knowledge base did not load: {e}");
+                crate::report::progress::warn(&format!("the security knowledge base did not load: {e}"));
                 return;
             }
         };
