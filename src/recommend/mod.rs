@@ -1024,6 +1024,53 @@ mod tests {
         .unwrap()
     }
 
+    /// `ssh --host`: sshd's HostKeyAlgorithms follows what the remote server offered
+    /// in the feature check (here RSA only: both RSA signature algorithms stay), and
+    /// kex are ranked by CPU with post-quantum first even though it costs more.
+    #[test]
+    fn remote_ssh_host_keys_follow_the_servers_offer_and_post_quantum_leads() {
+        let k = Knowledge::builtin().unwrap();
+        let accept = |hostkey: &str, ok: bool| {
+            serde_json::json!({"kind": "ssh-accept", "subject": {"hostkey": hostkey}, "metric": "accepted", "status": "ok",
+                "median": if ok { 1.0 } else { 0.0 }, "mean": 0.0, "min": 0.0, "max": 0.0, "ci95_low": 0.0, "ci95_high": 0.0, "samples": 1})
+        };
+        let hand = |kex: &str, client_ms: f64| {
+            let f = |m: f64| serde_json::json!({"mean": m / 1e3, "ci95_low": m * 0.98 / 1e3, "ci95_high": m * 1.02 / 1e3, "samples": 8});
+            serde_json::json!({"kind": "ssh-handshake", "subject": {"kex": kex, "hostkey": "rsa-sha2-512"}, "metric": "seconds",
+                "status": "ok", "median": 0.3, "mean": 0.3, "min": 0.29, "max": 0.31, "ci95_low": 0.29, "ci95_high": 0.31,
+                "samples": 8, "handshake_cpu": {"client": f(client_ms), "method": "test"}})
+        };
+        let mut d = doc(serde_json::json!([
+            accept("rsa-sha2-512", true),
+            accept("rsa-sha2-256", true),
+            accept("ssh-ed25519", false),
+            hand("curve25519-sha256", 10.0),
+            hand("sntrup761x25519-sha512", 60.0),
+        ]));
+        d.run.settings = serde_json::json!({"target": "me@server"});
+        let p = Policy::builtin("modern").unwrap();
+        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let r = &out.recommendations[0];
+        assert_eq!(r.choice["ssh_server_hostkeys"], ["rsa-sha2-512", "rsa-sha2-256"]);
+        assert!(
+            r.lines.contains(&"HostKeyAlgorithms rsa-sha2-512,rsa-sha2-256".to_string()),
+            "{:?}",
+            r.lines
+        );
+        let kex = &r.choice["ssh_kex"];
+        assert!(
+            kex[0].starts_with("sntrup761x25519") || kex[0].starts_with("mlkem768x25519"),
+            "{kex:?}"
+        );
+        let rk = r.rankings.iter().find(|x| x.list == "ssh_kex").unwrap();
+        assert_eq!(rk.metric, "client_cpu_seconds");
+        let notes = security_notes(&k, &p, rk);
+        assert!(
+            notes.iter().any(|n| n.starts_with("post-quantum costs 50.00 ms of CPU per login")),
+            "{notes:?}"
+        );
+    }
+
     fn prim(alg: &str, op: &str, bytes: u64, median: f64) -> serde_json::Value {
         serde_json::json!({"kind": "primitive", "subject": {"algorithm": alg, "op": op, "bytes": bytes, "library": "openssl"},
             "metric": "bytes_per_sec", "status": "ok", "median": median, "mean": median, "min": median * 0.99,
