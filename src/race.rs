@@ -240,6 +240,7 @@ mod tests {
             ranked,
             unmeasured: Vec::new(),
             order: Vec::new(),
+            notes: Vec::new(),
             fastest_refused: None,
             safety_cost: None,
             fastest_insecure: None,

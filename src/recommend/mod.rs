@@ -10,7 +10,13 @@
 //! - **TLS groups:** `tls-handshake` results per group; otherwise the policy's order.
 //! - **SSH ciphers and MACs:** `ssh-bulk` results (each cipher with its fastest
 //!   accepted MAC, each MAC with its fastest accepted cipher).
-//! - **SSH kex and host keys:** `ssh-handshake` results, lower time first.
+//! - **SSH kex and host keys:** `ssh-handshake` results, lower CPU per login (both
+//!   ends, `handshake_cpu`) first; wall time for documents without it. Kex are
+//!   compared under one host key and host keys under one kex.
+//!
+//! Order follows [`rank::RULE`]: post-quantum hybrids first, speed only where it is
+//! measurable, else grade then the policy's order, options an auditor fails last,
+//! and every allowed option kept (the unmeasured after the measured).
 
 pub mod emit;
 pub mod rank;
@@ -88,6 +94,11 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
     if let Some((rankings, choice, cands)) = ssh(doc, knowledge, policy) {
         keep(&cands);
         protocols.push(("ssh".to_string(), rankings, Choice::Ssh(choice)));
+    }
+    for (_, rankings, _) in protocols.iter_mut() {
+        for r in rankings.iter_mut() {
+            r.notes = security_notes(knowledge, policy, r);
+        }
     }
     let mut recommendations = Vec::new();
     for (protocol, rankings, choice) in &protocols {
@@ -954,7 +965,7 @@ pub fn render(doc: &Document, policy: &Policy, knowledge: &Knowledge, outcome: &
                     ));
                 }
             }
-            for note in security_notes(knowledge, policy, r) {
+            for note in &r.notes {
                 s.push_str(&format!("  {note}\n"));
             }
             let refused = [

@@ -88,6 +88,11 @@ pub struct Ranking {
     /// then the unmeasured ones. Empty in documents written before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub order: Vec<String>,
+    /// What the rule did that a reader must know: what post-quantum costs here, a
+    /// hybrid the software lacks, a disagreement with an auditor (see
+    /// `recommend::security_notes`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The fastest measured option the policy refuses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fastest_refused: Option<Refused>,
@@ -286,6 +291,7 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
         ranked,
         unmeasured: unmeasured.into_iter().map(|u| u.1.verdict.subject.name.clone()).collect(),
         order,
+        notes: Vec::new(),
         fastest_refused,
         safety_cost,
         fastest_insecure,
