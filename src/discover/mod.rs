@@ -4,4 +4,5 @@
 pub mod cpucaps;
 pub mod host;
 pub mod openssh;
+pub mod installed;
 pub mod openssl;
