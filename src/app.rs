@@ -29,6 +29,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Ssh(a)) => ssh(&common, &a),
         Some(Command::Recommend(a)) => recommend(&common, &a),
         Some(Command::Tls(a)) => tls(&common, &a),
+        Some(Command::Check(a)) => check(&common, &a),
     }
 }
 
@@ -923,4 +924,75 @@ fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result
     let mut session = Session::start("tls", g.settings(&plan), open_store(c)?, progress(c))?;
     let measured = tls_gnutls::loopback(&plan, &g, &mut session);
     finish(session, measured, &outputs(c))
+}
+
+/// `check`: the installed (or --config-from) configuration → what its usual peer
+/// negotiates → that choice measured beside what the policy allows → recommend →
+/// diff → one line per finding, exit 1 when there is one.
+fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
+    use crate::diff::{self, check::CheckReport, subjects::Subjects};
+    let policy = policy(c)?;
+    let knowledge = crate::judge::Knowledge::builtin()?;
+    let (installed, mut notes) = diff::read_installed(&c.targets, a.config_from.as_deref())?;
+    let (currents, more) = diff::resolve_all(installed, &knowledge);
+    notes.extend(more);
+    if currents.is_empty() {
+        return Err(UsageError::Invalid(format!(
+            "nothing to check: no configuration could be read{}; give --config-from FILE",
+            if notes.is_empty() { String::new() } else { format!(" ({})", notes.join("; ")) }
+        ))
+        .into());
+    }
+    let subjects = Subjects::with_candidates(&currents, &knowledge, &policy);
+    let budget = c.budget.unwrap_or(Seconds(40.0));
+    let settings = json!({
+        "budget_seconds": budget.0,
+        "policy": policy.name,
+        "min_gain": a.min_gain,
+        "config_from": a.config_from,
+        "software": currents.iter().map(|x| x.installed.software).collect::<Vec<_>>(),
+    });
+    let mut session = Session::start("check", settings, open_store(c)?, progress(c))?;
+    let measured = diff::subjects::measure(&subjects, &mut session, budget);
+    let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
+    let snapshot = session.snapshot();
+    let outcome = crate::recommend::recommend(&snapshot, &knowledge, &policy, &targets);
+    session.set_recommendations(&outcome)?;
+    let diffs = diff::build_all(&currents, &snapshot, &outcome, &knowledge, &policy);
+    session.set_setting("diff", serde_json::to_value(&diffs)?);
+    let status = match (&measured, crate::interrupt::requested()) {
+        (Err(_), _) => RunStatus::Failed,
+        (Ok(()), true) => RunStatus::Interrupted,
+        (Ok(()), false) => RunStatus::Complete,
+    };
+    let doc = session.finish(status)?;
+    let findings = diff::check::findings(&diffs, a.min_gain);
+    let report = CheckReport {
+        schema: "cipherbench-check/1",
+        policy: policy.name.clone(),
+        min_gain: a.min_gain,
+        run_id: doc.run.id.clone(),
+        findings,
+        diffs,
+        notes,
+    };
+    if c.json {
+        report::print(&serde_json::to_vec_pretty(&report)?)?;
+    } else if !c.quiet {
+        let mut text = diff::render::section(&report.diffs, &report.notes);
+        text.push('\n');
+        if report.findings.is_empty() {
+            text.push_str(&format!("check: no finding under policy {} (min gain {:.0} %)\n", policy.name, a.min_gain * 100.0));
+        }
+        for f in &report.findings {
+            text.push_str(&format!("FINDING {}\n", f.message));
+        }
+        report::print(text.as_bytes())?;
+    }
+    report::emit(&doc, &Outputs { json: false, quiet: true, ..outputs(c) })?;
+    measured?;
+    if !report.findings.is_empty() {
+        return Err(diff::check::Findings(report.findings.len()).into());
+    }
+    Ok(())
 }

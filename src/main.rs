@@ -4,6 +4,7 @@ mod app;
 mod backend;
 mod cli;
 mod discover;
+mod diff;
 mod error;
 mod interrupt;
 mod judge;
