@@ -216,6 +216,9 @@ fn run_main(c: &Common) -> Result<()> {
         })();
     }
 
+    // The installed configuration: what it negotiates now becomes a subject of the run.
+    let (installed, installed_notes) = crate::diff::main_step(&mut session, &knowledge, &targets, share(0.1));
+
     // Race: the rest of the budget (less a reserve for judging and the report) goes
     // to the lists whose leaders are still tied.
     if measured.is_ok() && !crate::interrupt::requested() {
@@ -244,6 +247,8 @@ fn run_main(c: &Common) -> Result<()> {
     session.judge_primitives();
     let outcome = crate::recommend::recommend(&session.snapshot(), &knowledge, &policy, &targets);
     session.set_recommendations(&outcome)?;
+    let (diff_json, diff_text) = crate::diff::section(&installed, &installed_notes, &session.snapshot(), &outcome, &knowledge, &policy);
+    session.set_setting("installed_diff", diff_json);
     let out = outputs(c);
     let status = match (&measured, crate::interrupt::requested()) {
         (Err(_), _) => RunStatus::Failed,
@@ -257,6 +262,7 @@ fn run_main(c: &Common) -> Result<()> {
     } else if !c.quiet {
         let path = report_path.as_ref().ok().map(|p| p.display().to_string());
         report::print(report::answer::render(&doc, &outcome, &targets, ssh_note.as_deref(), path.as_deref(), !c.no_store).as_bytes())?;
+        report::print(diff_text.as_bytes())?;
     }
     report::emit(
         &doc,
@@ -524,11 +530,16 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     let mut doc = recommend_source(c, a)?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
     crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts)?;
+    // What to change in the installed configuration, against this run's figures.
+    let (installed, installed_notes) = crate::diff::for_stored_run(&c.targets, &knowledge);
+    let (diff_json, diff_text) = crate::diff::section(&installed, &installed_notes, &doc, &outcome, &knowledge, &policy);
+    doc.run.settings["installed_diff"] = diff_json;
     if c.json {
         report::print(&report::json::render(&doc)?)?;
     } else if !c.quiet {
         let text = crate::recommend::render(&doc, &policy, &knowledge, &outcome);
         report::print(text.as_bytes())?;
+        report::print(diff_text.as_bytes())?;
     }
     let exports = Outputs {
         json: false,
@@ -939,7 +950,11 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
     if currents.is_empty() {
         return Err(UsageError::Invalid(format!(
             "nothing to check: no configuration could be read{}; give --config-from FILE",
-            if notes.is_empty() { String::new() } else { format!(" ({})", notes.join("; ")) }
+            if notes.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", notes.join("; "))
+            }
         ))
         .into());
     }
@@ -982,14 +997,25 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         let mut text = diff::render::section(&report.diffs, &report.notes);
         text.push('\n');
         if report.findings.is_empty() {
-            text.push_str(&format!("check: no finding under policy {} (min gain {:.0} %)\n", policy.name, a.min_gain * 100.0));
+            text.push_str(&format!(
+                "check: no finding under policy {} (min gain {:.0} %)\n",
+                policy.name,
+                a.min_gain * 100.0
+            ));
         }
         for f in &report.findings {
             text.push_str(&format!("FINDING {}\n", f.message));
         }
         report::print(text.as_bytes())?;
     }
-    report::emit(&doc, &Outputs { json: false, quiet: true, ..outputs(c) })?;
+    report::emit(
+        &doc,
+        &Outputs {
+            json: false,
+            quiet: true,
+            ..outputs(c)
+        },
+    )?;
     measured?;
     if !report.findings.is_empty() {
         return Err(diff::check::Findings(report.findings.len()).into());

@@ -3,8 +3,8 @@
 mod app;
 mod backend;
 mod cli;
-mod discover;
 mod diff;
+mod discover;
 mod error;
 mod interrupt;
 mod judge;

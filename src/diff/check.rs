@@ -46,7 +46,7 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
             kind: kind.into(),
             message,
         };
-        if let Err(e) = &d.now {
+        if let Some(e) = &d.now_error {
             out.push(f("negotiation", format!("{}: negotiates nothing with {}: {e}", d.software, d.peer)));
         }
         for g in d.offered.iter().filter(|g| !g.allowed) {

@@ -44,14 +44,12 @@ pub struct Current {
 
 /// The AEAD SSH ciphers (MAC implicit) of the local client, or the usual ones.
 pub fn ssh_aead() -> Vec<String> {
-    crate::discover::openssh::discover()
-        .map(|o| o.aead)
-        .unwrap_or_else(|_| {
-            ["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
-        })
+    crate::discover::openssh::discover().map(|o| o.aead).unwrap_or_else(|_| {
+        ["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    })
 }
 
 /// Resolves an installed configuration and negotiates it with its usual peer.
@@ -87,7 +85,9 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
                         .ok_or_else(|| anyhow::anyhow!("{other} is not installed: nothing to negotiate with"))?
                 }
             };
-            let Config::Ssh(o) = &other.config else { anyhow::bail!("not an SSH configuration") };
+            let Config::Ssh(o) = &other.config else {
+                anyhow::bail!("not an SSH configuration")
+            };
             let n = if s.server {
                 negotiate::ssh(s, o, &aead)
             } else {
@@ -183,15 +183,27 @@ impl Change {
         };
         let pos = |x: f64| x.max(f64::MIN_POSITIVE);
         let (g, lo, hi) = if higher {
-            (r.median / pos(n.median), r.ci95_low / pos(n.ci95_high), r.ci95_high / pos(n.ci95_low))
+            (
+                r.median / pos(n.median),
+                r.ci95_low / pos(n.ci95_high),
+                r.ci95_high / pos(n.ci95_low),
+            )
         } else {
-            (n.median / pos(r.median), n.ci95_low / pos(r.ci95_high), n.ci95_high / pos(r.ci95_low))
+            (
+                n.median / pos(r.median),
+                n.ci95_low / pos(r.ci95_high),
+                n.ci95_high / pos(r.ci95_low),
+            )
         };
         c.gain = Some(g - 1.0);
+        let pct = |x: f64| format!("{:+.0} %", x * 100.0);
+        if n.ci95_low == n.ci95_high && r.ci95_low == r.ci95_high {
+            c.verdict = format!("{} (medians only: no interval, so not called a gain)", pct(g - 1.0));
+            return c;
+        }
         c.gain_low = Some(lo - 1.0);
         c.gain_high = Some(hi - 1.0);
         c.measurable = lo > 1.0 || hi < 1.0;
-        let pct = |x: f64| format!("{:+.0} %", x * 100.0);
         c.verdict = if c.measurable {
             format!("{} ({} to {})", pct(g - 1.0), pct(lo - 1.0), pct(hi - 1.0))
         } else {
@@ -219,8 +231,11 @@ pub struct SoftwareDiff {
     pub source: String,
     pub notes: Vec<String>,
     pub peer: String,
-    /// What the usual peer negotiates now, or why nothing.
-    pub now: Result<Negotiated, String>,
+    /// What the usual peer negotiates now.
+    pub now: Option<Negotiated>,
+    /// Why it negotiates nothing, when it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now_error: Option<String>,
     /// Everything the installed configuration offers, with grades.
     pub offered: Vec<Graded>,
     pub recommended: Option<Negotiated>,
@@ -371,11 +386,21 @@ fn most<'a>(it: impl Iterator<Item = &'a ResultRecord>) -> Option<&'a ResultReco
 
 /// The figures of a negotiated choice in `doc`: (metric, unit, higher is better, figure).
 pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static str, &'static str, bool, Option<Figure>)> {
-    let lib = |r: &&ResultRecord| r.subject.library.as_deref().map_or(true, |l| l == "openssl") && r.subject.server_library.as_deref().map_or(true, |l| l == "openssl");
+    let lib = |r: &&ResultRecord| {
+        r.subject.library.as_deref().map_or(true, |l| l == "openssl")
+            && r.subject.server_library.as_deref().map_or(true, |l| l == "openssl")
+    };
     match n {
         Negotiated::Tls { version, suite, group, .. } => {
-            let is = |r: &&ResultRecord| r.subject.suite.as_deref() == Some(suite.as_str()) && r.subject.protocol.as_deref().map_or(true, |p| p == version);
-            let bulk = most(ok(doc, Kind::TlsBulk, Metric::BytesPerSec).filter(is).filter(lib).filter(|r| r.subject.threads.unwrap_or(1) == 1));
+            let is = |r: &&ResultRecord| {
+                r.subject.suite.as_deref() == Some(suite.as_str()) && r.subject.protocol.as_deref().map_or(true, |p| p == version)
+            };
+            let bulk = most(
+                ok(doc, Kind::TlsBulk, Metric::BytesPerSec)
+                    .filter(is)
+                    .filter(lib)
+                    .filter(|r| r.subject.threads.unwrap_or(1) == 1),
+            );
             let cpu = most(
                 ok(doc, Kind::TlsBulk, Metric::Seconds)
                     .filter(is)
@@ -389,7 +414,9 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
                 .filter(|r| {
                     let g = r.subject.group.as_deref().unwrap_or("");
                     match group {
-                        Some(want) => k.group(g).map_or(g.eq_ignore_ascii_case(want), |x| x.name.eq_ignore_ascii_case(want)),
+                        Some(want) => k
+                            .group(g)
+                            .map_or(g.eq_ignore_ascii_case(want), |x| x.name.eq_ignore_ascii_case(want)),
                         None => g.is_empty(),
                     }
                 })
@@ -499,7 +526,9 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         },
         None => None,
     };
-    let gain = changes.iter().any(|ch| ch.measurable && ch.gain.unwrap_or(0.0) > 0.0 && ch.metric == "throughput");
+    let gain = changes
+        .iter()
+        .any(|ch| ch.measurable && ch.gain.unwrap_or(0.0) > 0.0 && ch.metric == "throughput");
     let nothing_to_change = rec.is_some() && fixed.is_empty() && !gain;
     SoftwareDiff {
         software: i.software.to_string(),
@@ -507,7 +536,8 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         source: i.source.clone(),
         notes,
         peer: c.peer.clone(),
-        now: c.negotiated.clone(),
+        now: c.negotiated.clone().ok(),
+        now_error: c.negotiated.clone().err(),
         offered,
         recommended,
         changes,
@@ -548,7 +578,8 @@ pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>)
             .to_string(),
         _ => return Err(UsageError::Invalid("--config-from reads one file: give one --for target".into()).into()),
     };
-    let i = inst::read(&software, Some(path))?.ok_or_else(|| UsageError::Invalid(format!("{} is not a {software} configuration", path.display())))?;
+    let i = inst::read(&software, Some(path))?
+        .ok_or_else(|| UsageError::Invalid(format!("{} is not a {software} configuration", path.display())))?;
     Ok((vec![i], Vec::new()))
 }
 
@@ -576,4 +607,65 @@ pub fn resolve_all(installed: Vec<Installed>, k: &Knowledge) -> (Vec<Current>, V
 /// Every diff of `currents` against a run and its recommendation.
 pub fn build_all(currents: &[Current], doc: &Document, outcome: &Outcome, k: &Knowledge, policy: &Policy) -> Vec<SoftwareDiff> {
     currents.iter().map(|c| build(c, doc, outcome, k, policy)).collect()
+}
+
+/// The software names of `targets` this module can read (all when empty).
+fn readable(targets: &[String]) -> Vec<String> {
+    targets
+        .iter()
+        .filter(|t| crate::discover::installed::SOFTWARE.iter().any(|s| s.eq_ignore_ascii_case(t)))
+        .cloned()
+        .collect()
+}
+
+/// The main job's step before ranking: read what is installed among `targets`,
+/// work out what it negotiates, and measure those choices when the run has not
+/// measured them yet (within `budget`), so that "now" is a subject of the run.
+pub fn main_step(
+    session: &mut crate::session::Session,
+    k: &Knowledge,
+    targets: &[String],
+    budget: crate::units::Seconds,
+) -> (Vec<Current>, Vec<String>) {
+    let wanted = readable(targets);
+    if wanted.is_empty() || crate::interrupt::requested() {
+        return (Vec::new(), Vec::new());
+    }
+    let (installed, mut notes) = crate::discover::installed::discover(&wanted);
+    let (currents, more) = resolve_all(installed, k);
+    notes.extend(more);
+    let missing = subjects::Subjects::negotiated(&currents).not_in(session);
+    if !missing.is_empty() && budget.0 >= 2.0 {
+        if let Err(e) = subjects::measure(&missing, session, budget) {
+            notes.push(format!("the installed choice could not be measured: {e:#}"));
+        }
+    }
+    (currents, notes)
+}
+
+/// The main job's and `recommend`'s closing section: the diffs, kept in the run's
+/// settings (`installed_diff`) for --json and the history, and as text.
+pub fn section(
+    currents: &[Current],
+    notes: &[String],
+    doc: &Document,
+    outcome: &Outcome,
+    k: &Knowledge,
+    policy: &Policy,
+) -> (serde_json::Value, String) {
+    let diffs = build_all(currents, doc, outcome, k, policy);
+    (serde_json::to_value(&diffs).unwrap_or_default(), render::section(&diffs, notes))
+}
+
+/// For `recommend`: the installed configurations of `targets` (all when empty), read
+/// now and diffed against a stored run.
+pub fn for_stored_run(targets: &[String], k: &Knowledge) -> (Vec<Current>, Vec<String>) {
+    let wanted = readable(targets);
+    if !targets.is_empty() && wanted.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let (installed, mut notes) = crate::discover::installed::discover(&wanted);
+    let (currents, more) = resolve_all(installed, k);
+    notes.extend(more);
+    (currents, notes)
 }

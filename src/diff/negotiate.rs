@@ -54,13 +54,13 @@ impl Negotiated {
     /// One line for the terminal.
     pub fn label(&self) -> String {
         match self {
-            Negotiated::Tls {
-                version, suite, group, ..
-            } => format!("{version} {suite}{}", group.as_ref().map(|g| format!(" over {g}")).unwrap_or_default()),
-            Negotiated::Ssh { cipher, mac, kex, hostkey } => format!(
-                "{cipher} {} · {kex} · {hostkey}",
-                mac.as_deref().unwrap_or("(implicit MAC)")
+            Negotiated::Tls { version, suite, group, .. } => format!(
+                "{version} {suite}{}",
+                group.as_ref().map(|g| format!(" over {g}")).unwrap_or_default()
             ),
+            Negotiated::Ssh { cipher, mac, kex, hostkey } => {
+                format!("{cipher} {} · {kex} · {hostkey}", mac.as_deref().unwrap_or("(implicit MAC)"))
+            }
         }
     }
 }
@@ -71,7 +71,10 @@ fn canonical_group(k: &Knowledge, name: &str) -> String {
 
 /// A TLS configuration resolved with its library's own parser.
 pub fn tls_offer(c: &TlsConfig, k: &Knowledge) -> Result<TlsOffer> {
-    let all: Vec<String> = crate::discover::installed::TLS_VERSIONS[1..].iter().map(|s| s.to_string()).collect();
+    let all: Vec<String> = crate::discover::installed::TLS_VERSIONS[1..]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     match c.library {
         TlsLibrary::Openssl => {
             let suites = inst_openssl::resolve(c.cipher_string.as_deref(), c.ciphersuites.as_deref())?;
@@ -117,7 +120,12 @@ pub fn default_openssl_peer(server_order: bool) -> Result<TlsOffer> {
             Config::Tls(t) => t.protocols,
             _ => None,
         })
-        .unwrap_or_else(|| crate::discover::installed::TLS_VERSIONS[1..].iter().map(|s| s.to_string()).collect());
+        .unwrap_or_else(|| {
+            crate::discover::installed::TLS_VERSIONS[1..]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        });
     Ok(TlsOffer {
         suites: suites.into_iter().filter(|s| usable(s, &system)).collect(),
         protocols: system,
@@ -132,7 +140,12 @@ pub fn tls(server: &TlsOffer, client: &TlsOffer) -> Result<Negotiated, String> {
         .iter()
         .rev()
         .find(|v| server.protocols.iter().any(|p| p == *v) && client.protocols.iter().any(|p| p == *v))
-        .ok_or_else(|| format!("no protocol in common (server {:?}, client {:?})", server.protocols, client.protocols))?;
+        .ok_or_else(|| {
+            format!(
+                "no protocol in common (server {:?}, client {:?})",
+                server.protocols, client.protocols
+            )
+        })?;
     let fits = |s: &&OfferedSuite| (s.tls13()) == (*version == "TLSv1.3");
     let (first, second) = if server.server_order { (server, client) } else { (client, server) };
     let suite = first
@@ -168,7 +181,15 @@ pub fn ssh(server: &SshConfig, client: &SshConfig, aead: &[String]) -> Result<Ne
         Some(pick("MAC", &client.macs, &server.macs)?)
     };
     // Host keys: the client's order among what the server offers (and has keys for).
-    let hostkey = pick("host-key algorithm", &client.hostkeys, &server.hostkeys)?;
+    // Certificate and security-key algorithms need a HostCertificate or a token that
+    // a server rarely has: they are not what it can actually sign with.
+    let plain: Vec<String> = server
+        .hostkeys
+        .iter()
+        .filter(|h| !h.contains("-cert-v01@") && !h.starts_with("sk-"))
+        .cloned()
+        .collect();
+    let hostkey = pick("host-key algorithm", &client.hostkeys, &plain)?;
     Ok(Negotiated::Ssh {
         cipher,
         mac,
@@ -217,12 +238,16 @@ mod tests {
             }
         );
         server.server_order = false;
-        let Negotiated::Tls { suite, group, .. } = tls(&server, &client).unwrap() else { panic!() };
+        let Negotiated::Tls { suite, group, .. } = tls(&server, &client).unwrap() else {
+            panic!()
+        };
         assert_eq!(suite, gcm.iana);
         assert_eq!(group.as_deref(), Some("x25519"));
         server.protocols.push("TLSv1.3".into());
         server.suites.push(t13.clone());
-        let Negotiated::Tls { version, suite, .. } = tls(&server, &client).unwrap() else { panic!() };
+        let Negotiated::Tls { version, suite, .. } = tls(&server, &client).unwrap() else {
+            panic!()
+        };
         assert_eq!((version.as_str(), suite.as_str()), ("TLSv1.3", "TLS_AES_256_GCM_SHA384"));
         server.protocols = vec!["TLSv1".into()];
         let client12 = TlsOffer {
@@ -263,7 +288,9 @@ mod tests {
             ciphers: v(&["aes128-cbc"]),
             ..server.clone()
         };
-        let Negotiated::Ssh { cipher, mac, .. } = ssh(&only_cbc, &client, &aead).unwrap() else { panic!() };
+        let Negotiated::Ssh { cipher, mac, .. } = ssh(&only_cbc, &client, &aead).unwrap() else {
+            panic!()
+        };
         assert_eq!((cipher.as_str(), mac.as_deref()), ("aes128-cbc", Some("hmac-sha2-256")));
         let none = SshConfig {
             ciphers: v(&["3des-cbc"]),
@@ -286,7 +313,9 @@ mod tests {
         let server = tls_offer(&c, &k).unwrap();
         assert_eq!(server.suites.len(), 2, "{server:?}");
         let client = default_openssl_peer(false).unwrap();
-        let Negotiated::Tls { suite, group, .. } = tls(&server, &client).unwrap() else { panic!() };
+        let Negotiated::Tls { suite, group, .. } = tls(&server, &client).unwrap() else {
+            panic!()
+        };
         assert_eq!(suite, "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA");
         assert_eq!(group.as_deref(), Some("x25519"));
     }

@@ -138,9 +138,16 @@ pub fn unified(installed: &Installed, emitted: &[String]) -> Result<Option<Strin
         }
         let target = count.iter().max_by_key(|(_, n)| **n).map(|(p, _)| (*p).clone());
         let (file, after) = match (&target, installed.insert_at) {
-            (Some(p), _) if *p != main || installed.insert_at.is_none() => {
-                (p.clone(), installed.directives.iter().filter(|d| d.file == *p).map(|d| d.line).max().unwrap_or(0))
-            }
+            (Some(p), _) if *p != main || installed.insert_at.is_none() => (
+                p.clone(),
+                installed
+                    .directives
+                    .iter()
+                    .filter(|d| d.file == *p)
+                    .map(|d| d.line)
+                    .max()
+                    .unwrap_or(0),
+            ),
             (_, Some(at)) => (main.clone(), at),
             _ => return Ok(None),
         };
@@ -214,7 +221,10 @@ mod tests {
         let p = unified(&i, &lines).unwrap().unwrap();
         let rel = f.display().to_string();
         assert!(p.contains(&format!("--- a{rel}")), "{p}");
-        assert!(p.contains("-Ciphers aes128-cbc,aes128-ctr\n+Ciphers aes128-gcm@openssh.com,aes128-ctr\n"), "{p}");
+        assert!(
+            p.contains("-Ciphers aes128-cbc,aes128-ctr\n+Ciphers aes128-gcm@openssh.com,aes128-ctr\n"),
+            "{p}"
+        );
         assert!(p.contains("+KexAlgorithms curve25519-sha256\n"), "{p}");
         // Applied with the real patch program, the kex line lands before the Match comment.
         let st = std::process::Command::new("patch")
@@ -241,13 +251,19 @@ mod tests {
 
     #[test]
     fn keywords_and_file_syntax() {
-        assert_eq!(keyword_of("nginx", "ssl_conf_command Ciphersuites X;"), "ssl_conf_command ciphersuites");
+        assert_eq!(
+            keyword_of("nginx", "ssl_conf_command Ciphersuites X;"),
+            "ssl_conf_command ciphersuites"
+        );
         assert_eq!(keyword_of("apache", "SSLCipherSuite TLSv1.3 X"), "sslciphersuite tlsv1.3");
         assert_eq!(keyword_of("apache", "SSLCipherSuite ECDHE"), "sslciphersuite");
         assert_eq!(keyword_of("stunnel", "ciphers = X"), "ciphers");
         let i = installed("openssl", std::path::Path::new("/x"), vec![], None);
         assert_eq!(
-            file_lines(&i, &["cipher list:  ECDHE-RSA-AES128-GCM-SHA256".into(), "groups:       X25519".into()]),
+            file_lines(
+                &i,
+                &["cipher list:  ECDHE-RSA-AES128-GCM-SHA256".into(), "groups:       X25519".into()]
+            ),
             vec!["CipherString = ECDHE-RSA-AES128-GCM-SHA256", "Groups = X25519"]
         );
     }

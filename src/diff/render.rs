@@ -21,12 +21,12 @@ pub fn one(d: &SoftwareDiff) -> String {
         let _ = writeln!(s, "  note: {n}");
     }
     let _ = writeln!(s, "  peer:         {}", d.peer);
-    match &d.now {
-        Ok(n) => {
+    match (&d.now, &d.now_error) {
+        (Some(n), _) => {
             let _ = writeln!(s, "  now:          {}", n.label());
         }
-        Err(e) => {
-            let _ = writeln!(s, "  now:          negotiates nothing: {e}");
+        (None, e) => {
+            let _ = writeln!(s, "  now:          negotiates nothing: {}", e.as_deref().unwrap_or("unknown"));
         }
     }
     let _ = writeln!(
@@ -57,7 +57,11 @@ pub fn one(d: &SoftwareDiff) -> String {
         let _ = writeln!(s, "    {:<28} {}", crate::recommend::list_title(l), items.join(", "));
     }
     if d.nothing_to_change {
-        let _ = writeln!(s, "  nothing to change: no finding under policy {} and no measurable gain", d.policy);
+        let _ = writeln!(
+            s,
+            "  nothing to change: no finding under policy {} and no measurable gain",
+            d.policy
+        );
         return s;
     }
     if !d.changes.is_empty() {
@@ -93,7 +97,11 @@ pub fn one(d: &SoftwareDiff) -> String {
         if d.introduced.is_empty() {
             "none".to_string()
         } else {
-            d.introduced.iter().map(|f| format!("{} ({})", f.name, f.level)).collect::<Vec<_>>().join(", ")
+            d.introduced
+                .iter()
+                .map(|f| format!("{} ({})", f.name, f.level))
+                .collect::<Vec<_>>()
+                .join(", ")
         }
     );
     match &d.patch {

@@ -83,21 +83,31 @@ impl Subjects {
             }
         }
         if currents.iter().any(|c| matches!(c.offer, Offer::Ssh(_))) {
+            // Kept small (each SSH sample is a whole session): the AEAD ciphers and
+            // two CTR ones, two encrypt-then-MAC MACs, and the first four key
+            // exchanges the client would pick, each when the policy allows it.
             if let Ok(o) = crate::discover::openssh::discover() {
-                for c in &o.ciphers {
+                for c in o
+                    .ciphers
+                    .iter()
+                    .filter(|c| o.is_aead(c) || *c == "aes128-ctr" || *c == "aes256-ctr")
+                {
                     if allowed(Domain::SshCipher, c) {
                         push(&mut s.ssh_ciphers, c);
                     }
                 }
-                for m in o.macs.iter().filter(|m| m.contains("-etm@")) {
-                    if allowed(Domain::SshMac, m) {
+                for m in ["umac-128-etm@openssh.com", "hmac-sha2-256-etm@openssh.com"] {
+                    if o.macs.iter().any(|x| x == m) && allowed(Domain::SshMac, m) {
                         push(&mut s.ssh_macs, m);
                     }
                 }
-                for x in &o.kex {
-                    if allowed(Domain::SshKex, x) {
-                        push(&mut s.ssh_kex, x);
-                    }
+                let client = crate::discover::installed::read("ssh", None).ok().flatten();
+                let order: Vec<String> = match client.map(|c| c.config) {
+                    Some(crate::discover::installed::Config::Ssh(c)) => c.kex,
+                    _ => o.kex.clone(),
+                };
+                for x in order.iter().filter(|x| o.kex.contains(x) && allowed(Domain::SshKex, x)).take(4) {
+                    push(&mut s.ssh_kex, x);
                 }
             }
         }
@@ -238,7 +248,19 @@ fn measure_ssh(s: &Subjects, session: &mut Session, budget: Seconds) -> Result<(
     let kex = or_one(measured_kex, Some(&o.default_kex()));
     let hostkeys = vec!["ssh-ed25519".to_string()];
     let t0 = std::time::Instant::now();
-    let plan = ssh_kind::SshPlan::new(&o, &ciphers, &macs, &kex, &hostkeys, Some(&servable), false, None, false, handshakes, budget)?;
+    let plan = ssh_kind::SshPlan::new(
+        &o,
+        &ciphers,
+        &macs,
+        &kex,
+        &hostkeys,
+        Some(&servable),
+        false,
+        None,
+        false,
+        handshakes,
+        budget,
+    )?;
     let daemon = PrivateSshd::start(&sshd, &o)?;
     let plan = ssh_kind::SshPlan {
         budget: Seconds((budget.0 - t0.elapsed().as_secs_f64()).max(1.0)),

@@ -3,6 +3,6 @@
 
 pub mod cpucaps;
 pub mod host;
-pub mod openssh;
 pub mod installed;
+pub mod openssh;
 pub mod openssl;

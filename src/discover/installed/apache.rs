@@ -22,7 +22,8 @@ pub fn parse_includes(text: &str) -> Vec<PathBuf> {
     text.lines()
         .filter_map(|l| {
             let l = l.trim();
-            l.starts_with('(').then(|| l.split_once(") ").map(|(_, p)| PathBuf::from(p.trim())))?
+            l.starts_with('(')
+                .then(|| l.split_once(") ").map(|(_, p)| PathBuf::from(p.trim())))?
         })
         .collect()
 }
@@ -84,12 +85,11 @@ pub fn from_files(files: &[(PathBuf, String)]) -> (TlsConfig, Vec<Directive>, Op
         server_order: joined("sslhonorcipherorder").is_some_and(|v| v.eq_ignore_ascii_case("on")),
         ..Default::default()
     };
-    let main = files.iter().find(|(_, t)| t.to_ascii_lowercase().contains("sslciphersuite")).map(|(f, _)| f.clone());
-    let insert_at = last
+    let main = files
         .iter()
-        .filter(|d| Some(&d.file) == main.as_ref())
-        .map(|d| d.line)
-        .max();
+        .find(|(_, t)| t.to_ascii_lowercase().contains("sslciphersuite"))
+        .map(|(f, _)| f.clone());
+    let insert_at = last.iter().filter(|d| Some(&d.file) == main.as_ref()).map(|d| d.line).max();
     (config, last, insert_at)
 }
 
@@ -116,7 +116,11 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         }
     }
     let (config, directives, insert_at) = from_files(&files);
-    let file = directives.iter().find(|d| d.keyword == "sslciphersuite").map(|d| d.file.clone()).or(config_from.map(Path::to_path_buf));
+    let file = directives
+        .iter()
+        .find(|d| d.keyword == "sslciphersuite")
+        .map(|d| d.file.clone())
+        .or(config_from.map(Path::to_path_buf));
     Ok(Some(Installed {
         software: "apache",
         file,
@@ -145,8 +149,14 @@ mod tests {
             ]
         );
         let files = vec![
-            (PathBuf::from("/etc/apache2/mods-enabled/ssl.conf"), "<IfModule mod_ssl.c>\n\tSSLCipherSuite HIGH:!aNULL\n\tSSLProtocol all -SSLv3\n</IfModule>\n".to_string()),
-            (PathBuf::from("/etc/apache2/sites-enabled/default-ssl.conf"), "SSLCipherSuite RC4-SHA:AES128-SHA\nSSLCipherSuite TLSv1.3 TLS_AES_128_GCM_SHA256\nSSLHonorCipherOrder on\n".to_string()),
+            (
+                PathBuf::from("/etc/apache2/mods-enabled/ssl.conf"),
+                "<IfModule mod_ssl.c>\n\tSSLCipherSuite HIGH:!aNULL\n\tSSLProtocol all -SSLv3\n</IfModule>\n".to_string(),
+            ),
+            (
+                PathBuf::from("/etc/apache2/sites-enabled/default-ssl.conf"),
+                "SSLCipherSuite RC4-SHA:AES128-SHA\nSSLCipherSuite TLSv1.3 TLS_AES_128_GCM_SHA256\nSSLHonorCipherOrder on\n".to_string(),
+            ),
         ];
         let (c, d, at) = from_files(&files);
         assert_eq!(c.cipher_string.as_deref(), Some("RC4-SHA:AES128-SHA"));

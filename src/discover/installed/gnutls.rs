@@ -49,7 +49,7 @@ pub fn parse_list(text: &str, knowledge: &crate::judge::Knowledge) -> Resolved {
             r.protocols = p
                 .split(", ")
                 .filter_map(|v| v.strip_prefix("VERS-TLS"))
-                .map(|v| super::normalise_version(v))
+                .map(super::normalise_version)
                 .collect();
         } else if let Some(g) = l.strip_prefix("Groups: ") {
             r.groups = g.split(", ").map(|x| x.trim_start_matches("GROUP-").to_string()).collect();
@@ -62,7 +62,10 @@ pub fn parse_list(text: &str, knowledge: &crate::judge::Knowledge) -> Resolved {
 pub fn resolve(priority: &str, knowledge: &crate::judge::Knowledge) -> Result<Resolved> {
     let (ok, out, err) = run("gnutls-cli", &["--priority", priority, "-l"])?;
     if !ok || !out.contains("Cipher suites") {
-        anyhow::bail!("GnuTLS refuses the priority string `{priority}`: {}", (err.trim().to_string() + out.trim()).trim());
+        anyhow::bail!(
+            "GnuTLS refuses the priority string `{priority}`: {}",
+            (err.trim().to_string() + out.trim()).trim()
+        );
     }
     Ok(parse_list(&out, knowledge))
 }
@@ -105,10 +108,20 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         let text = read_config(&file)?;
         match system_priority(&file, &text) {
             Some((p, d)) => (p, vec![d], Some(file.clone()), None),
-            None => ("NORMAL".to_string(), Vec::new(), Some(file.clone()), Some(format!("{} sets no system priority: NORMAL applies", file.display()))),
+            None => (
+                "NORMAL".to_string(),
+                Vec::new(),
+                Some(file.clone()),
+                Some(format!("{} sets no system priority: NORMAL applies", file.display())),
+            ),
         }
     } else {
-        ("NORMAL".to_string(), Vec::new(), None, Some(format!("{} does not exist: @SYSTEM is NORMAL", file.display())))
+        (
+            "NORMAL".to_string(),
+            Vec::new(),
+            None,
+            Some(format!("{} does not exist: @SYSTEM is NORMAL", file.display())),
+        )
     };
     Ok(Some(Installed {
         software: "gnutls",

@@ -17,13 +17,26 @@ pub const KEYWORDS: &[&str] = &[
 
 pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, Option<usize>, Vec<String>) {
     let d = scan_directives(file, text, KEYWORDS, '#');
-    let get = |k: &str| d.iter().find(|x| x.keyword == k).and_then(|x| value_after(&x.text, k)).map(str::to_string);
+    let get = |k: &str| {
+        d.iter()
+            .find(|x| x.keyword == k)
+            .and_then(|x| value_after(&x.text, k))
+            .map(str::to_string)
+    };
     let options: Vec<String> = get("ssl-default-bind-options")
         .map(|o| o.split_whitespace().map(str::to_string).collect())
         .unwrap_or_default();
     let opt = |name: &str| options.iter().position(|o| o == name).and_then(|i| options.get(i + 1)).cloned();
-    let mut protocols = super::version_range(Some(opt("ssl-min-ver").as_deref().unwrap_or("TLSv1.2")), opt("ssl-max-ver").as_deref());
-    for (flag, v) in [("no-tlsv10", "TLSv1"), ("no-tlsv11", "TLSv1.1"), ("no-tlsv12", "TLSv1.2"), ("no-tlsv13", "TLSv1.3")] {
+    let mut protocols = super::version_range(
+        Some(opt("ssl-min-ver").as_deref().unwrap_or("TLSv1.2")),
+        opt("ssl-max-ver").as_deref(),
+    );
+    for (flag, v) in [
+        ("no-tlsv10", "TLSv1"),
+        ("no-tlsv11", "TLSv1.1"),
+        ("no-tlsv12", "TLSv1.2"),
+        ("no-tlsv13", "TLSv1.3"),
+    ] {
         if options.iter().any(|o| o == flag) {
             protocols.retain(|p| p != v);
         }
@@ -41,7 +54,11 @@ pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, 
         server_order: !text.contains("prefer-client-ciphers"),
         ..Default::default()
     };
-    let at = d.iter().map(|x| x.line).max().or_else(|| text.lines().position(|l| l.trim() == "global").map(|p| p + 1));
+    let at = d
+        .iter()
+        .map(|x| x.line)
+        .max()
+        .or_else(|| text.lines().position(|l| l.trim() == "global").map(|p| p + 1));
     (config, d, at, notes)
 }
 

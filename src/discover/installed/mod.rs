@@ -30,7 +30,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every software this module can read, by its `--for` name.
-pub const SOFTWARE: &[&str] = &["sshd", "ssh", "nginx", "apache", "haproxy", "stunnel", "nzbget", "openssl", "gnutls"];
+pub const SOFTWARE: &[&str] = &[
+    "sshd", "ssh", "nginx", "apache", "haproxy", "stunnel", "nzbget", "openssl", "gnutls",
+];
 
 /// One software's effective configuration.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -192,7 +194,10 @@ pub fn scan_directives(file: &Path, text: &str, keywords: &[&str], comment: char
             .collect();
         let Some(first) = tokens.first() else { continue };
         let two = tokens.join(" ");
-        let hit = keywords.iter().find(|k| **k == two).or_else(|| keywords.iter().find(|k| *k == first));
+        let hit = keywords
+            .iter()
+            .find(|k| **k == two)
+            .or_else(|| keywords.iter().find(|k| *k == first));
         if let Some(k) = hit {
             out.push(Directive {
                 keyword: k.to_string(),
@@ -244,7 +249,10 @@ pub fn read(software: &str, config_from: Option<&Path>) -> Result<Option<Install
 /// Guesses the software a configuration file belongs to from its name and content
 /// (for `--config-from FILE` without `--for`).
 pub fn guess(path: &Path, text: &str) -> Option<&'static str> {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
     let has = |k: &str| text.lines().any(|l| l.trim_start().to_ascii_lowercase().starts_with(k));
     if name.contains("sshd") {
         return Some("sshd");
@@ -312,7 +320,8 @@ mod tests {
 
     #[test]
     fn directives_match_one_and_two_word_keywords() {
-        let text = "  ssl_ciphers HIGH;\n# ssl_ciphers LOW;\nssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;\nssl_conf_command Options X;\n";
+        let text =
+            "  ssl_ciphers HIGH;\n# ssl_ciphers LOW;\nssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;\nssl_conf_command Options X;\n";
         let d = scan_directives(Path::new("/x"), text, &["ssl_ciphers", "ssl_conf_command ciphersuites"], '#');
         assert_eq!(d.len(), 2);
         assert_eq!((d[0].keyword.as_str(), d[0].line), ("ssl_ciphers", 1));
@@ -333,7 +342,10 @@ mod tests {
     fn guesses_software_from_file() {
         assert_eq!(guess(Path::new("/etc/ssh/sshd_config"), ""), Some("sshd"));
         assert_eq!(guess(Path::new("/tmp/site.conf"), "server {\n ssl_ciphers X;\n}"), Some("nginx"));
-        assert_eq!(guess(Path::new("/tmp/x.conf"), "global\n ssl-default-bind-ciphers X\n"), Some("haproxy"));
+        assert_eq!(
+            guess(Path::new("/tmp/x.conf"), "global\n ssl-default-bind-ciphers X\n"),
+            Some("haproxy")
+        );
         assert_eq!(guess(Path::new("/tmp/x.conf"), "Server1.Cipher=RC4-MD5\n"), Some("nzbget"));
     }
 }

@@ -165,7 +165,11 @@ pub fn expand(files: &[(PathBuf, String)], prefix: &Path) -> Vec<Stmt> {
         for mut s in stmts {
             if s.words.first().map(String::as_str) == Some("include") && s.block.is_none() && depth < 16 {
                 let pat = s.words.get(1).cloned().unwrap_or_default();
-                let pat = if pat.starts_with('/') { pat } else { prefix.join(pat).display().to_string() };
+                let pat = if pat.starts_with('/') {
+                    pat
+                } else {
+                    prefix.join(pat).display().to_string()
+                };
                 for (f, t) in files.iter().filter(|(f, _)| glob(&pat, &f.display().to_string())) {
                     out.extend(walk(parse(f, t), files, prefix, depth + 1));
                 }
@@ -213,7 +217,7 @@ fn effective(stmts: &[Stmt]) -> (Vec<Stmt>, Option<Stmt>, Vec<String>) {
     };
     let tls_servers: Vec<&&Stmt> = servers.iter().filter(|s| tls(s)).collect();
     let mut chosen = level(&http);
-    let mut anchor = http.iter().filter(|s| key(s).is_some()).last().cloned();
+    let mut anchor = http.iter().rfind(|s| key(s).is_some()).cloned();
     match tls_servers.first() {
         Some(srv) => {
             let inner = srv.block.as_deref().unwrap_or(&[]);
@@ -223,10 +227,7 @@ fn effective(stmts: &[Stmt]) -> (Vec<Stmt>, Option<Stmt>, Vec<String>) {
             }
             anchor = inner
                 .iter()
-                .filter(|s| {
-                    key(s).is_some() || s.words.first().is_some_and(|w| w.starts_with("ssl_") || w == "listen")
-                })
-                .last()
+                .rfind(|s| key(s).is_some() || s.words.first().is_some_and(|w| w.starts_with("ssl_") || w == "listen"))
                 .cloned()
                 .or(anchor);
             if tls_servers.len() > 1 {
@@ -247,7 +248,11 @@ fn effective(stmts: &[Stmt]) -> (Vec<Stmt>, Option<Stmt>, Vec<String>) {
 /// TLSv1/1.1 in 1.23.4.
 fn default_protocols(version: Option<(u32, u32, u32)>) -> Vec<String> {
     let new = version.is_some_and(|v| v >= (1, 23, 4));
-    let v: &[&str] = if new { &["TLSv1.2", "TLSv1.3"] } else { &["TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"] };
+    let v: &[&str] = if new {
+        &["TLSv1.2", "TLSv1.3"]
+    } else {
+        &["TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"]
+    };
     v.iter().map(|s| s.to_string()).collect()
 }
 
@@ -259,7 +264,11 @@ fn version(nginx: &str) -> Option<(u32, u32, u32)> {
 }
 
 /// The configuration from parsed files (the first one is the main file).
-pub fn from_files(files: &[(PathBuf, String)], prefix: &Path, version: Option<(u32, u32, u32)>) -> (TlsConfig, Vec<Directive>, Option<usize>, Vec<String>) {
+pub fn from_files(
+    files: &[(PathBuf, String)],
+    prefix: &Path,
+    version: Option<(u32, u32, u32)>,
+) -> (TlsConfig, Vec<Directive>, Option<usize>, Vec<String>) {
     let stmts = expand(files, prefix);
     let (chosen, anchor, notes) = effective(&stmts);
     let get = |k: &str| chosen.iter().find(|s| key(s).as_deref() == Some(k));
@@ -378,7 +387,10 @@ mod tests {
 
     #[test]
     fn defaults_when_unset() {
-        let files = vec![(PathBuf::from("/n.conf"), "http {\n server {\n  listen 443 ssl;\n }\n}\n".to_string())];
+        let files = vec![(
+            PathBuf::from("/n.conf"),
+            "http {\n server {\n  listen 443 ssl;\n }\n}\n".to_string(),
+        )];
         let (c, d, at, _) = from_files(&files, Path::new("/"), Some((1, 22, 1)));
         assert_eq!(c.cipher_string.as_deref(), Some("HIGH:!aNULL:!MD5"));
         assert_eq!(c.protocols.unwrap().len(), 4);
@@ -399,7 +411,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let st = std::process::Command::new("openssl")
-            .args(["req", "-x509", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-newkey", "rsa:2048"])
+            .args([
+                "req",
+                "-x509",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=localhost",
+                "-newkey",
+                "rsa:2048",
+            ])
             .arg("-keyout")
             .arg(d.join("key.pem"))
             .arg("-out")

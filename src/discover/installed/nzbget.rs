@@ -17,7 +17,11 @@ pub fn from_text(file: &Path, text: &str) -> Option<(TlsConfig, Vec<super::Direc
     })?;
     let key = format!("server{n}.cipher");
     let d = scan_directives(file, text, &[key.as_str()], '#');
-    let cipher = d.first().and_then(|x| value_after(&x.text, &key)).filter(|v| !v.is_empty()).map(str::to_string);
+    let cipher = d
+        .first()
+        .and_then(|x| value_after(&x.text, &key))
+        .filter(|v| !v.is_empty())
+        .map(str::to_string);
     let enc = text
         .lines()
         .position(|l| l.trim().to_ascii_lowercase().starts_with(&format!("server{n}.encryption")))

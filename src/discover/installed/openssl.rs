@@ -87,18 +87,23 @@ fn section<'a>(text: &'a str, name: &str) -> Vec<(usize, &'a str, &'a str)> {
 }
 
 /// The `system_default` section's name and its (line, key, value) entries.
-pub fn system_default(text: &str) -> Option<(String, Vec<(usize, String, String)>)> {
+/// `(line, key, value)` entries of a section.
+pub type Entries = Vec<(usize, String, String)>;
+
+pub fn system_default(text: &str) -> Option<(String, Entries)> {
     let top = |k: &str| {
-        text.lines()
-            .take_while(|l| !l.trim_start().starts_with('['))
-            .find_map(|l| {
-                let (a, b) = l.split('#').next()?.split_once('=')?;
-                (a.trim() == k).then(|| b.trim().to_string())
-            })
+        text.lines().take_while(|l| !l.trim_start().starts_with('[')).find_map(|l| {
+            let (a, b) = l.split('#').next()?.split_once('=')?;
+            (a.trim() == k).then(|| b.trim().to_string())
+        })
     };
     let init = top("openssl_conf")?;
     let ssl = section(text, &init).into_iter().find(|(_, k, _)| *k == "ssl_conf")?.2.to_string();
-    let sd = section(text, &ssl).into_iter().find(|(_, k, _)| *k == "system_default")?.2.to_string();
+    let sd = section(text, &ssl)
+        .into_iter()
+        .find(|(_, k, _)| *k == "system_default")?
+        .2
+        .to_string();
     let entries = section(text, &sd)
         .into_iter()
         .map(|(n, k, v)| (n, k.to_string(), v.to_string()))
@@ -118,7 +123,12 @@ pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<Directive>, Option<
     let lines: Vec<&str> = text.lines().collect();
     match system_default(text) {
         Some((name, entries)) => {
-            let get = |k: &str| entries.iter().find(|(_, key, _)| key.eq_ignore_ascii_case(k)).map(|(_, _, v)| v.clone());
+            let get = |k: &str| {
+                entries
+                    .iter()
+                    .find(|(_, key, _)| key.eq_ignore_ascii_case(k))
+                    .map(|(_, _, v)| v.clone())
+            };
             config.cipher_string = get("CipherString");
             config.ciphersuites = get("Ciphersuites");
             config.groups = get("Groups").or_else(|| get("Curves"));
@@ -134,9 +144,10 @@ pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<Directive>, Option<
                     text: lines[n - 1].to_string(),
                 });
             }
-            insert_at = entries.last().map(|(n, _, _)| *n).or_else(|| {
-                lines.iter().position(|l| l.trim() == format!("[{name}]")).map(|p| p + 1)
-            });
+            insert_at = entries
+                .last()
+                .map(|(n, _, _)| *n)
+                .or_else(|| lines.iter().position(|l| l.trim() == format!("[{name}]")).map(|p| p + 1));
         }
         None => notes.push(format!(
             "{} has no system_default section: OpenSSL's built-in defaults apply",
@@ -199,7 +210,11 @@ mod tests {
     /// The real `openssl ciphers`: a legacy list keeps its order; a bad one is refused.
     #[test]
     fn real_openssl_resolves_strings() {
-        let s = resolve(Some("ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256"), Some("TLS_AES_128_GCM_SHA256")).unwrap();
+        let s = resolve(
+            Some("ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256"),
+            Some("TLS_AES_128_GCM_SHA256"),
+        )
+        .unwrap();
         let names: Vec<&str> = s.iter().map(|x| x.iana.as_str()).collect();
         assert_eq!(
             names,

@@ -86,7 +86,10 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         retry.extend(["-o", &hk]);
         (ok, out, err) = run(&sshd_s, &retry)?;
         if !ok {
-            anyhow::bail!("`{source}` failed: {}", if err.trim().is_empty() { first_err.trim() } else { err.trim() });
+            anyhow::bail!(
+                "`{source}` failed: {}",
+                if err.trim().is_empty() { first_err.trim() } else { err.trim() }
+            );
         }
         source = format!("{source} (with a throw-away host key)");
         for l in first_err.lines().chain(err.lines()).map(str::trim).filter(|l| !l.is_empty()) {

@@ -8,7 +8,16 @@ use super::{read_config, scan_directives, value_after, Config, Installed, TlsCon
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-pub const KEYWORDS: &[&str] = &["ciphers", "ciphersuites", "sslversionmin", "sslversionmax", "sslversion", "curves", "options", "client"];
+pub const KEYWORDS: &[&str] = &[
+    "ciphers",
+    "ciphersuites",
+    "sslversionmin",
+    "sslversionmax",
+    "sslversion",
+    "curves",
+    "options",
+    "client",
+];
 
 pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, Option<usize>, Vec<String>) {
     // The global part and the first [service].
@@ -23,7 +32,13 @@ pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, 
         .into_iter()
         .filter(|x| x.line < end && !x.text.trim_start().starts_with('#'))
         .collect();
-    let get = |k: &str| d.iter().rev().find(|x| x.keyword == k).and_then(|x| value_after(&x.text, k)).map(str::to_string);
+    let get = |k: &str| {
+        d.iter()
+            .rev()
+            .find(|x| x.keyword == k)
+            .and_then(|x| value_after(&x.text, k))
+            .map(str::to_string)
+    };
     let protocols = match get("sslversion") {
         Some(v) if !v.eq_ignore_ascii_case("all") => vec![super::normalise_version(&v)],
         _ => super::version_range(get("sslversionmin").as_deref().or(Some("TLSv1.2")), get("sslversionmax").as_deref()),
@@ -43,7 +58,12 @@ pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, 
             .any(|x| x.keyword == "options" && x.text.to_ascii_uppercase().contains("CIPHER_SERVER_PREFERENCE")),
         ..Default::default()
     };
-    let at = d.iter().filter(|x| x.keyword != "client").map(|x| x.line).max().or(sections.first().copied());
+    let at = d
+        .iter()
+        .filter(|x| x.keyword != "client")
+        .map(|x| x.line)
+        .max()
+        .or(sections.first().copied());
     (config, d.into_iter().filter(|x| x.keyword != "client").collect(), at, notes)
 }
 
@@ -55,7 +75,11 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
                 return Ok(None);
             }
             let found = std::fs::read_dir("/etc/stunnel").ok().and_then(|rd| {
-                let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "conf")).collect();
+                let mut v: Vec<PathBuf> = rd
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "conf"))
+                    .collect();
                 v.sort();
                 v.into_iter().next()
             });
