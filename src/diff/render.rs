@@ -77,19 +77,24 @@ pub fn one(d: &SoftwareDiff) -> String {
             );
         }
     }
-    let _ = writeln!(s, "  fixes:");
+    // Grouped by reason: one cited reason, then every option it removes.
+    let _ = writeln!(s, "  fixes ({} option(s) the policy refuses are no longer offered):", d.fixed.len());
     if d.fixed.is_empty() {
         let _ = writeln!(s, "    none");
     }
+    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
     for f in &d.fixed {
-        let _ = writeln!(
-            s,
-            "    {} ({}, {}): {}",
-            f.name,
-            crate::recommend::list_title(&f.list),
-            f.level,
-            f.reasons.join("; ")
-        );
+        for r in &f.reasons {
+            let label = format!("{} ({})", f.name, f.level);
+            match by_reason.iter_mut().find(|(x, _)| x == r) {
+                Some((_, names)) => names.push(label),
+                None => by_reason.push((r.clone(), vec![label])),
+            }
+        }
+    }
+    for (reason, names) in by_reason {
+        let _ = writeln!(s, "    {reason}");
+        let _ = writeln!(s, "      {}", names.join(", "));
     }
     let _ = writeln!(
         s,
