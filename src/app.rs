@@ -590,6 +590,7 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     }
     // The budget covers the whole command: starting the private sshd counts too.
     let t_run = std::time::Instant::now();
+    let remote_policy = a.host.as_ref().map(|_| policy(c)).transpose()?;
     let openssh = discover::openssh::discover()?;
     let servable = a.host.is_none().then(|| openssh.private_hostkeys());
     let plan = measure::ssh::SshPlan::new(
@@ -641,7 +642,24 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     };
     let measured = measure::ssh::sweep(&plan, &client, &mut session);
     drop(daemon);
-    finish(session, measured, &outputs(c))
+    // A remote server: what to change there, against this run's figures.
+    let remote_diff = match &a.host {
+        Some(h) if !crate::interrupt::requested() => {
+            let current = crate::diff::remote::ssh_server(&openssh.ssh, h, a.port, a.identity.as_deref(), &a.ssh_options);
+            Some(crate::diff::remote::section(
+                current,
+                &mut session,
+                "sshd",
+                remote_policy.as_ref().expect("with --host"),
+            )?)
+        }
+        _ => None,
+    };
+    let done = finish(session, measured, &outputs(c));
+    if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
+        report::print(text.as_bytes())?;
+    }
+    done
 }
 
 fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
@@ -886,6 +904,7 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
         return tls_libraries(c, a, budget);
     }
     if let Some(target) = &a.connect {
+        let remote_policy = policy(c)?;
         let plan = tls::RemotePlan::new(a, target, budget)?;
         let quiet = c.quiet || c.json;
         let scan = tls::scan(&plan, &|m: &str| {
@@ -895,7 +914,19 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
         })?;
         let mut session = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
         let measured = tls::remote(&plan, &scan, &mut session);
-        return finish(session, measured, &outputs(c));
+        // What to change on that server, against this run's figures.
+        let remote_diff = if crate::interrupt::requested() {
+            None
+        } else {
+            let k = crate::judge::Knowledge::builtin()?;
+            let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
+            Some(crate::diff::remote::section(current, &mut session, "nginx", &remote_policy)?)
+        };
+        let done = finish(session, measured, &outputs(c));
+        if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
+            report::print(text.as_bytes())?;
+        }
+        return done;
     }
     let plan = tls::LoopbackPlan::new(a, budget)?;
     let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;

@@ -363,3 +363,79 @@ fn min_gain_is_validated() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("percentage"));
 }
+
+/// `ssh --host` reports the same diff for a remote server: its offer from the wire,
+/// what this machine's client negotiates there, and what to drop. Needs root (a
+/// real sshd that logs this user in from a private authorized_keys file).
+#[test]
+fn remote_sshd_gets_the_same_diff() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to run a real sshd that logs this user in");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for k in ["host", "user"] {
+        let st = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(d.join(k))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    std::fs::copy(d.join("user.pub"), d.join("authorized_keys")).unwrap();
+    let port = free_port();
+    let file = d.join("sshd_config");
+    std::fs::write(
+        &file,
+        format!(
+            "ListenAddress 127.0.0.1\nPort {port}\nHostKey {d}/host\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\nCiphers aes128-cbc,aes128-ctr\nMACs hmac-sha1,hmac-sha2-256\nKexAlgorithms diffie-hellman-group14-sha1,diffie-hellman-group14-sha256\n",
+            d = d.display()
+        ),
+    )
+    .unwrap();
+    let _ = std::fs::create_dir_all("/run/sshd");
+    let mut child = Command::new(sshd())
+        .args(["-D", "-e", "-f"])
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_listening(port, &mut child, "sshd");
+    let _sshd = Proc(child);
+    let out = cb()
+        .args([
+            "ssh",
+            "--json",
+            "--host",
+            "root@127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--identity",
+        ])
+        .arg(d.join("user"))
+        .args(["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"])
+        .args(["--ciphers", "aes128-cbc,aes128-ctr", "--macs", "hmac-sha1,hmac-sha2-256"])
+        .args([
+            "--kex",
+            "diffie-hellman-group14-sha1,diffie-hellman-group14-sha256",
+            "--budget",
+            "12s",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json_of(&out.stdout);
+    let diff = &doc["run"]["settings"]["installed_diff"][0];
+    assert_eq!(diff["now"]["cipher"], "aes128-ctr", "{diff:#}");
+    assert_eq!(diff["now"]["mac"], "hmac-sha2-256", "{diff:#}");
+    assert_eq!(diff["now"]["kex"], "diffie-hellman-group14-sha256", "{diff:#}");
+    let fixed = names(&diff["fixed"]);
+    for want in ["aes128-cbc", "hmac-sha1", "diffie-hellman-group14-sha1"] {
+        assert!(fixed.contains(&want.to_string()), "{want} not among {fixed:?}");
+    }
+    // The recommendation stays within what the server accepts.
+    let lines: Vec<&str> = diff["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(lines.contains(&"Ciphers aes128-ctr"), "{lines:?}");
+}

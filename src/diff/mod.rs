@@ -12,6 +12,7 @@
 pub mod check;
 pub mod negotiate;
 pub mod patch;
+pub mod remote;
 pub mod render;
 pub mod subjects;
 

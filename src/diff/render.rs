@@ -56,6 +56,10 @@ pub fn one(d: &SoftwareDiff) -> String {
             .collect();
         let _ = writeln!(s, "    {:<28} {}", crate::recommend::list_title(l), items.join(", "));
     }
+    if d.recommended.is_none() && d.lines.is_empty() {
+        let _ = writeln!(s, "  no recommendation to compare with in this run");
+        return s;
+    }
     if d.nothing_to_change {
         let _ = writeln!(
             s,
