@@ -109,3 +109,59 @@ mod tests {
         assert!(parse_gain("-5%").is_err());
     }
 }
+
+#[cfg(test)]
+mod findings_tests {
+    use super::*;
+    use crate::diff::{Change, Figure, Graded};
+    use crate::judge::Level;
+
+    fn diff(gain: (f64, f64, f64)) -> SoftwareDiff {
+        let fig = |m: f64| {
+            Some(Figure {
+                median: m,
+                ci95_low: m * 0.98,
+                ci95_high: m * 1.02,
+            })
+        };
+        let mut c = Change::new("throughput", "bytes_per_sec", true, fig(100.0), fig(100.0 * (1.0 + gain.0)), false);
+        c.gain_low = Some(gain.1);
+        c.gain_high = Some(gain.2);
+        SoftwareDiff {
+            software: "nginx".into(),
+            file: None,
+            source: "test".into(),
+            notes: vec![],
+            peer: "p".into(),
+            now: None,
+            now_error: None,
+            offered: vec![Graded {
+                list: "tls12_suites".into(),
+                name: "TLS_RSA_WITH_RC4_128_MD5".into(),
+                level: Level::Insecure,
+                allowed: false,
+                reasons: vec!["RC4 [rfc7465]".into()],
+            }],
+            recommended: None,
+            changes: vec![c],
+            fixed: vec![],
+            introduced: vec![],
+            lines: vec![],
+            patch: None,
+            nothing_to_change: false,
+            policy: "intermediate".into(),
+        }
+    }
+
+    #[test]
+    fn one_line_per_finding_and_the_threshold() {
+        let f = findings(&[diff((0.5, 0.4, 0.6))], 0.1);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(f[0].kind, "policy");
+        assert!(f[0].message.contains("TLS_RSA_WITH_RC4_128_MD5") && f[0].message.contains("rfc7465"));
+        assert_eq!(f[1].kind, "speed");
+        assert!(!f.iter().any(|x| x.message.contains('\n')));
+        // Below --min-gain: no speed finding.
+        assert_eq!(findings(&[diff((0.05, 0.03, 0.07))], 0.1).len(), 1);
+    }
+}

@@ -208,7 +208,12 @@ impl Change {
         c.verdict = if c.measurable {
             format!("{} ({} to {})", pct(g - 1.0), pct(lo - 1.0), pct(hi - 1.0))
         } else {
-            format!("no measurable gain ({} to {}, inside the noise)", pct(lo - 1.0), pct(hi - 1.0))
+            format!(
+                "no measurable gain (median {}, but the intervals overlap: {} to {})",
+                pct(g - 1.0),
+                pct(lo - 1.0),
+                pct(hi - 1.0)
+            )
         };
         c
     }
@@ -669,4 +674,84 @@ pub fn for_stored_run(targets: &[String], k: &Knowledge) -> (Vec<Current>, Vec<S
     let (currents, more) = resolve_all(installed, k);
     notes.extend(more);
     (currents, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(median: f64, lo: f64, hi: f64) -> Option<Figure> {
+        Some(Figure {
+            median,
+            ci95_low: lo,
+            ci95_high: hi,
+        })
+    }
+
+    #[test]
+    fn gains_with_intervals_or_no_measurable_gain() {
+        // Throughput 100 → 200 with tight intervals: +100 %, measurable.
+        let c = Change::new(
+            "throughput",
+            "bytes_per_sec",
+            true,
+            f(100.0, 95.0, 105.0),
+            f(200.0, 190.0, 210.0),
+            false,
+        );
+        assert!(c.measurable);
+        assert!((c.gain.unwrap() - 1.0).abs() < 1e-9);
+        assert!((c.gain_low.unwrap() - (190.0 / 105.0 - 1.0)).abs() < 1e-9);
+        assert!(c.verdict.starts_with("+100 %"), "{}", c.verdict);
+        // Overlapping intervals: no measurable gain, whatever the medians say.
+        let c = Change::new(
+            "throughput",
+            "bytes_per_sec",
+            true,
+            f(100.0, 80.0, 120.0),
+            f(110.0, 90.0, 130.0),
+            false,
+        );
+        assert!(!c.measurable);
+        assert!(c.verdict.starts_with("no measurable gain"), "{}", c.verdict);
+        // Lower is better (CPU per GB): 2 s → 1 s is +100 %.
+        let c = Change::new("server CPU per GB", "seconds", false, f(2.0, 1.9, 2.1), f(1.0, 0.95, 1.05), false);
+        assert!(c.measurable && (c.gain.unwrap() - 1.0).abs() < 1e-9);
+        // Medians only: never called a gain.
+        let c = Change::new("client CPU per GB", "seconds", false, f(2.0, 2.0, 2.0), f(1.0, 1.0, 1.0), false);
+        assert!(!c.measurable);
+        // The same choice: unchanged; nothing measured: not measured.
+        assert_eq!(
+            Change::new("throughput", "bytes_per_sec", true, None, None, true).verdict,
+            "unchanged (the same choice)"
+        );
+        assert_eq!(
+            Change::new("throughput", "bytes_per_sec", true, f(1.0, 1.0, 1.0), None, false).verdict,
+            "not measured"
+        );
+    }
+
+    #[test]
+    fn grades_name_the_reason_and_the_policy() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let offer = Offer::Ssh(SshConfig {
+            server: true,
+            ciphers: vec!["aes128-cbc".into(), "aes128-gcm@openssh.com".into()],
+            macs: vec!["hmac-sha1".into()],
+            kex: vec!["curve25519-sha256".into()],
+            hostkeys: vec!["ssh-ed25519".into()],
+        });
+        let g = grade_offer(&offer, &k, &p);
+        let cbc = g.iter().find(|x| x.name == "aes128-cbc").unwrap();
+        assert!(!cbc.allowed);
+        assert_eq!(cbc.level, Level::Weak);
+        assert!(cbc.reasons[0].contains('['), "{:?}", cbc.reasons);
+        assert!(g.iter().find(|x| x.name == "aes128-gcm@openssh.com").unwrap().allowed);
+        let fs = findings(&g);
+        assert_eq!(
+            fs.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+            vec!["aes128-cbc", "hmac-sha1"]
+        );
+    }
 }

@@ -69,10 +69,13 @@ impl Subjects {
                     _ => None,
                 })
                 .unwrap_or("RSA");
+            // Few subjects, so each gets enough samples for a tight interval: the
+            // TLS 1.3 suites and the AEAD ECDHE suites for that certificate.
             for l in &local {
                 let tls13 = l.min_protocol == "TLSv1.3";
                 let d = if tls13 { Domain::Tls13Suite } else { Domain::Tls12Suite };
-                if allowed(d, &l.iana) && (tls13 || (l.kx == "ECDH" && l.au == au)) {
+                let aead12 = l.kx == "ECDH" && l.au == au && (l.enc.contains("GCM") || l.enc.contains("CHACHA"));
+                if allowed(d, &l.iana) && (tls13 || aead12) && !l.enc.contains("CCM") {
                     push(&mut s.tls_suites, &l.iana);
                 }
             }

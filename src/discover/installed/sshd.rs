@@ -159,8 +159,9 @@ pub fn insert_line(text: &str) -> usize {
     let lines: Vec<&str> = text.lines().collect();
     let m = lines.iter().position(|l| l.trim_start().to_ascii_lowercase().starts_with("match "));
     let mut at = m.unwrap_or(lines.len());
-    // Keep the comment block that introduces the Match with it.
-    while at > 0 && m.is_some() && lines[at - 1].trim_start().starts_with('#') {
+    // Keep the comment block that introduces the Match (and the blank lines
+    // before it) with it: new lines follow the last global one.
+    while at > 0 && m.is_some() && (lines[at - 1].trim_start().starts_with('#') || lines[at - 1].trim().is_empty()) {
         at -= 1;
     }
     at
