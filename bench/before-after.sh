@@ -61,11 +61,13 @@ predicted() { # check JSON on stdin -> the throughput line
   python3 -c 'import json,sys
 d=json.load(sys.stdin)["diffs"][0]
 c=[c for c in d["changes"] if c["metric"]=="throughput"]
+cpu=[c for c in d["changes"] if "CPU per GB" in c["metric"]]
 now=d.get("now") or {}
 rec=d.get("recommended") or {}
 name=lambda n: n.get("openssl_name") or " ".join(x for x in [n.get("cipher"), n.get("mac") or ""] if x)
 print(f"  now {name(now)} -> recommended {name(rec)}")
-print("  predicted throughput change:", c[0]["verdict"] if c else "not measured")'
+print("  predicted throughput change:", c[0]["verdict"] if c else "not measured")
+if cpu: print(f"  predicted {cpu[0]['metric']} change (positive: cheaper):", cpu[0]["verdict"])'
 }
 
 echo "cipherbench before/after — $(nproc) cores (the machine may be shared with other work)"

@@ -92,14 +92,34 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             );
         }
         source = format!("{source} (with a throw-away host key)");
+        // Name each host key that could not be read, and why.
+        // (The file's HostKey lines, else sshd's default keys.)
+        let mut keys: Vec<String> = text
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .filter_map(|l| super::value_after(l, "hostkey"))
+            .map(str::to_string)
+            .collect();
+        if keys.is_empty() {
+            keys = ["rsa", "ecdsa", "ed25519"]
+                .iter()
+                .map(|t| format!("/etc/ssh/ssh_host_{t}_key"))
+                .collect();
+        }
+        for hk in keys.iter().filter(|p| std::path::Path::new(p).exists()) {
+            if let Err(e) = std::fs::File::open(hk) {
+                notes.push(format!("cannot read the host key {hk}: {e}"));
+            }
+        }
         for l in first_err.lines().chain(err.lines()).map(str::trim).filter(|l| !l.is_empty()) {
-            let note = format!("sshd could not read: {l}");
+            let note = format!("sshd said: {l}");
             if !notes.contains(&note) {
                 notes.push(note);
             }
         }
-        if !notes.is_empty() && unsafe { libc::geteuid() } != 0 {
-            notes.push("not running as root: host keys and root-only files were not read".into());
+        if unsafe { libc::geteuid() } != 0 {
+            notes.push("not running as root: the lists are sshd's, but its host keys were not read (HostKeyAlgorithms may list types it has no key for)".into());
         }
     }
     let config = parse_dump(&out, true);
