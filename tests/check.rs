@@ -192,8 +192,10 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
 
     // Applied once, the policy has nothing left to refuse, and a real client gets
     // what the diff said it would.
-    let (_, again) = check(&file, "nginx", "10s");
+    let (code, again) = check(&file, "nginx", "10s");
     let d2 = &again["diffs"][0];
+    assert_eq!(code, 0, "{again:#}");
+    assert_eq!(d2["nothing_to_change"], true, "{d2:#}");
     let policy: Vec<&Value> = again["findings"]
         .as_array()
         .unwrap()
