@@ -441,3 +441,74 @@ fn remote_sshd_gets_the_same_diff() {
     let lines: Vec<&str> = diff["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
     assert!(lines.contains(&"Ciphers aes128-ctr"), "{lines:?}");
 }
+
+/// `tls --connect` reports the same diff for a server: its accepted list from the
+/// scan, what a default OpenSSL client negotiates there, and the change measured
+/// by real downloads (`--http-get`), within what the server accepts.
+#[test]
+fn remote_tls_server_gets_the_same_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for sub in ["body", "proxy", "www"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    std::fs::write(d.join("www/1m.bin"), vec![7u8; 1 << 20]).unwrap();
+    common::self_signed(d, &["-newkey", "rsa:2048"]);
+    let port = free_port();
+    let tls = format!(
+        "        root {}/www;\n        ssl_protocols TLSv1.2;\n        ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;\n        ssl_prefer_server_ciphers on;\n",
+        d.display()
+    );
+    let mut conf = nginx_conf(d, port, &tls);
+    if unsafe { libc::geteuid() } == 0 {
+        conf = format!("user root;\n{conf}");
+    }
+    let file = d.join("nginx.conf");
+    std::fs::write(&file, conf).unwrap();
+    let mut child = Command::new("nginx")
+        .arg("-p")
+        .arg(d)
+        .arg("-e")
+        .arg(d.join("error.log"))
+        .arg("-c")
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_listening(port, &mut child, "nginx");
+    let _nginx = Proc(child);
+    let out = cb()
+        .args([
+            "tls",
+            "--json",
+            "--connect",
+            &format!("127.0.0.1:{port}"),
+            "--http-get",
+            "/1m.bin",
+            "--budget",
+            "12s",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json_of(&out.stdout);
+    let diff = &doc["run"]["settings"]["installed_diff"][0];
+    assert_eq!(diff["now"]["openssl_name"], "ECDHE-RSA-AES128-SHA", "{diff:#}");
+    assert_eq!(diff["now"]["version"], "TLSv1.2");
+    assert_eq!(diff["recommended"]["suite"], "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "{diff:#}");
+    assert!(
+        names(&diff["fixed"]).contains(&"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".to_string()),
+        "{diff:#}"
+    );
+    let thr = diff["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "throughput")
+        .unwrap();
+    assert!(
+        thr["now"]["median"].as_f64().unwrap() > 0.0 && thr["recommended"]["median"].as_f64().unwrap() > 0.0,
+        "{thr}"
+    );
+}

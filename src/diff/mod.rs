@@ -41,6 +41,8 @@ pub struct Current {
     pub peer: String,
     pub peer_offer: Offer,
     pub negotiated: Result<Negotiated, String>,
+    /// A remote server: the recommendation counts only within what it accepts.
+    pub within_offer: bool,
 }
 
 /// The AEAD SSH ciphers (MAC implicit) of the local client, or the usual ones.
@@ -73,6 +75,7 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
                 peer_offer: Offer::Tls(peer_offer),
                 negotiated,
                 installed,
+                within_offer: false,
             })
         }
         Config::Ssh(s) => {
@@ -104,6 +107,7 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
                 peer_offer: Offer::Ssh(o.clone()),
                 negotiated: n,
                 installed,
+                within_offer: false,
             })
         }
     }
@@ -357,6 +361,39 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
     }
 }
 
+/// `rec` narrowed to what the server offers (a remote server: what it accepts).
+pub fn within(rec: &Offer, server: &Offer) -> Offer {
+    match (rec, server) {
+        (Offer::Tls(r), Offer::Tls(s)) => Offer::Tls(TlsOffer {
+            protocols: r.protocols.iter().filter(|p| s.protocols.contains(p)).cloned().collect(),
+            suites: r
+                .suites
+                .iter()
+                .filter(|x| s.suites.iter().any(|y| y.iana == x.iana))
+                .cloned()
+                .collect(),
+            groups: r
+                .groups
+                .iter()
+                .filter(|g| s.groups.is_empty() || s.groups.contains(g))
+                .cloned()
+                .collect(),
+            server_order: r.server_order,
+        }),
+        (Offer::Ssh(r), Offer::Ssh(s)) => {
+            let keep = |a: &[String], b: &[String]| a.iter().filter(|x| b.contains(x)).cloned().collect();
+            Offer::Ssh(SshConfig {
+                server: r.server,
+                ciphers: keep(&r.ciphers, &s.ciphers),
+                macs: keep(&r.macs, &s.macs),
+                kex: keep(&r.kex, &s.kex),
+                hostkeys: keep(&r.hostkeys, &s.hostkeys),
+            })
+        }
+        _ => rec.clone(),
+    }
+}
+
 /// What the recommended offer negotiates with the same peer.
 pub fn negotiate_recommended(c: &Current, rec: &Offer) -> Result<Negotiated, String> {
     match (rec, &c.peer_offer, &c.installed.config) {
@@ -490,7 +527,10 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
     let mut notes = i.notes.clone();
     let (recommended, rec_offer) = match rec {
         Some(r) => {
-            let o = recommended_offer(r, &c.offer, k);
+            let mut o = recommended_offer(r, &c.offer, k);
+            if c.within_offer {
+                o = within(&o, &c.offer);
+            }
             match negotiate_recommended(c, &o) {
                 Ok(n) => (Some(n), Some(o)),
                 Err(e) => {

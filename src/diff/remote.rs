@@ -155,6 +155,7 @@ pub fn ssh_server(
         peer: "this machine's ssh client, with your ssh configuration".into(),
         peer_offer: Offer::Ssh(client),
         negotiated: Ok(n),
+        within_offer: true,
     })
 }
 
@@ -255,7 +256,7 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
         directives: Vec::new(),
         insert_at: None,
         notes: vec![format!(
-            "remote server {target}: the lines shown are nginx's; every target's are in `recommend`"
+            "remote server {target}: the change is counted within what it accepts now; the lines shown are nginx's, every target's are in `recommend`"
         )],
     };
     Ok(Current {
@@ -264,6 +265,7 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
         peer: "a default OpenSSL client (openssl s_client)".into(),
         peer_offer: Offer::Tls(super::negotiate::default_openssl_peer(false)?),
         negotiated,
+        within_offer: true,
     })
 }
 
