@@ -512,3 +512,51 @@ fn remote_tls_server_gets_the_same_diff() {
         "{thr}"
     );
 }
+
+/// The main job ends with the diff section for the software it found, and keeps it
+/// in the document (`run.settings.installed_diff`); `recommend` shows it too.
+#[test]
+fn main_job_and_recommend_end_with_the_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("run.json");
+    let db = dir.path().join("h.sqlite");
+    let mut c = assert_cmd::Command::cargo_bin("cipherbench").unwrap();
+    c.env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", dir.path())
+        .timeout(Duration::from_secs(240));
+    let out = c
+        .args(["--for", "nginx", "--budget", "15s", "--db"])
+        .arg(&db)
+        .arg("--export-json")
+        .arg(&export)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("What to change here"), "{text}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
+    let diffs = doc["run"]["settings"]["installed_diff"].as_array().expect("installed_diff").clone();
+    let nginx_installed = Path::new("/etc/nginx/nginx.conf").exists();
+    if nginx_installed {
+        let n = diffs.iter().find(|d| d["software"] == "nginx").expect("nginx's diff");
+        assert!(text.contains("nginx — /etc/nginx/nginx.conf"), "{text}");
+        assert!(n["now"]["suite"].is_string(), "{n:#}");
+        // Its negotiated choice was measured in the run.
+        let thr = n["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["metric"] == "throughput")
+            .unwrap();
+        assert!(thr["now"]["median"].as_f64().unwrap_or(0.0) > 0.0, "{thr}");
+    }
+    let mut c = assert_cmd::Command::cargo_bin("cipherbench").unwrap();
+    c.env("NO_COLOR", "1").timeout(Duration::from_secs(60));
+    let out = c.args(["recommend", "--for", "nginx", "--db"]).arg(&db).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("What to change here"), "{text}");
+    if nginx_installed {
+        assert!(text.contains("nginx — /etc/nginx/nginx.conf"), "{text}");
+    }
+}
