@@ -689,8 +689,8 @@ pub fn main_step(
     (currents, notes)
 }
 
-/// The main job's and `recommend`'s closing section: the diffs, kept in the run's
-/// settings (`installed_diff`) for --json and the history, and as text.
+/// `recommend`'s and the remote subcommands' closing section: the diffs, and them
+/// as text.
 pub fn section(
     currents: &[Current],
     notes: &[String],
@@ -698,9 +698,59 @@ pub fn section(
     outcome: &Outcome,
     k: &Knowledge,
     policy: &Policy,
-) -> (serde_json::Value, String) {
+) -> (Vec<SoftwareDiff>, String) {
     let diffs = build_all(currents, doc, outcome, k, policy);
-    (serde_json::to_value(&diffs).unwrap_or_default(), render::section(&diffs, notes))
+    let text = render::section(&diffs, notes);
+    (diffs, text)
+}
+
+/// Annotates a document's `recommendations[]` with the diffs (`now`, `gain`,
+/// `diff`: what the HTML report shows under "What changing would gain").
+pub fn annotate(recommendations: &mut [serde_json::Value], diffs: &[SoftwareDiff]) {
+    for d in diffs {
+        let protocol = match &d.now {
+            Some(Negotiated::Ssh { .. }) => "ssh",
+            _ if d.offered.iter().any(|g| g.list.starts_with("ssh_")) => "ssh",
+            _ => "tls",
+        };
+        let Some(r) = recommendations
+            .iter_mut()
+            .find(|r| r["target"] == d.software.as_str() && r["protocol"] == protocol)
+        else {
+            continue;
+        };
+        r["now"] = serde_json::json!(d.now.as_ref().map(|n| n.label()).or(d.now_error.clone()));
+        let gains: Vec<String> = d
+            .changes
+            .iter()
+            .filter(|c| c.gain.is_some())
+            .map(|c| format!("{}: {}", c.metric, c.verdict))
+            .collect();
+        r["gain"] = serde_json::json!(if d.nothing_to_change {
+            "nothing to change".to_string()
+        } else {
+            gains.join("; ")
+        });
+        if let Some(p) = &d.patch {
+            r["diff"] = serde_json::json!(p.lines().collect::<Vec<_>>());
+        }
+    }
+}
+
+/// The main job's closing step: the diffs against the run and its outcome, kept in
+/// the run's settings (`installed_diff`) and recommendations; the text to print.
+pub fn attach(
+    session: &mut crate::session::Session,
+    installed: &(Vec<Current>, Vec<String>),
+    outcome: &Outcome,
+    k: &Knowledge,
+    policy: &Policy,
+) -> String {
+    let doc = session.snapshot();
+    let diffs = build_all(&installed.0, &doc, outcome, k, policy);
+    session.set_setting("installed_diff", serde_json::to_value(&diffs).unwrap_or_default());
+    annotate(session.recommendations_mut(), &diffs);
+    render::section(&diffs, &installed.1)
 }
 
 /// For `recommend`: the installed configurations of `targets` (all when empty), read

@@ -284,8 +284,8 @@ pub fn section(
         Ok(c) => (vec![c], Vec::new()),
         Err(e) => (Vec::new(), vec![format!("{e:#}")]),
     };
-    let (json, text) = super::section(&currents, &notes, &doc, &outcome, &k, policy);
-    session.set_setting("installed_diff", json);
+    let (diffs, text) = super::section(&currents, &notes, &doc, &outcome, &k, policy);
+    session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
     Ok(text)
 }
 

@@ -6,3 +6,4 @@ pub mod host;
 pub mod installed;
 pub mod openssh;
 pub mod openssl;
+pub mod ssh_list;

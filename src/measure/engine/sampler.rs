@@ -6,8 +6,9 @@
 //! once the confidence interval is tight enough or the subject's budget is spent,
 //! and running the same probe on several threads at once.
 
+use super::race::MIN_SPREAD;
+use super::stats::{few_samples, Summary, MIN_SAMPLES};
 use crate::interrupt;
-use crate::measure::stats::Summary;
 use crate::units::Seconds;
 use anyhow::Result;
 use std::sync::Barrier;
@@ -68,6 +69,9 @@ pub struct SamplerConfig {
     pub max_units: u64,
     /// Which clock the reported figure (and the stopping rule) uses.
     pub basis: Basis,
+    /// Interleaved subjects ([`interleave`]): the length one slice (one
+    /// independent sample on fresh probes) aims for.
+    pub slice: Seconds,
 }
 
 /// The clock a figure is divided by.
@@ -92,6 +96,7 @@ impl Default for SamplerConfig {
             budget: Seconds(0.5),
             max_units: u64::MAX,
             basis: Basis::Wall,
+            slice: Seconds(SLICE_TARGET),
         }
     }
 }
@@ -134,6 +139,10 @@ impl Measurement {
     /// The same metric computed over CPU time (work per CPU second, or CPU seconds per unit).
     pub fn cpu(&self) -> Option<Summary> {
         Summary::of(&self.values(|s| s.cpu))
+    }
+    /// The metric of each sample over wall time (what intervals are made from).
+    pub fn values_wall(&self) -> Vec<f64> {
+        self.values(|s| s.wall)
     }
     fn values(&self, time: impl Fn(&Sample) -> Seconds) -> Vec<f64> {
         self.samples
@@ -227,19 +236,6 @@ pub fn measure<P: Probe>(probes: &mut [P], rate: Rate, cfg: &SamplerConfig) -> R
     Ok(m)
 }
 
-/// Takes more samples for an existing measurement, for `extra` more time (racing).
-pub fn refine<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &SamplerConfig, extra: Seconds) -> Result<()> {
-    let cfg = SamplerConfig {
-        budget: extra,
-        min_samples: m.samples.len() + cfg.min_samples,
-        max_samples: cfg.max_samples.max(m.samples.len() * 2),
-        precision: cfg.precision / 2.0,
-        min_time: Seconds(0.0),
-        ..*cfg
-    };
-    sample_until_done(probes, m, &cfg, Instant::now())
-}
-
 fn sample_until_done<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &SamplerConfig, start: Instant) -> Result<()> {
     loop {
         if interrupt::requested() {
@@ -281,33 +277,40 @@ fn sample_until_done<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &Samp
 // time) is one sample of the subject. Median, interval, min, max and n are then
 // over slices, and every subject of a round sees the same drift.
 
-/// Slice length aimed for (opening, warm-up and sampling included)...
+/// Slice length aimed for by default (opening a connection, warm-up and sampling
+/// included; [`SamplerConfig::slice`])...
 const SLICE_TARGET: f64 = 0.35;
-/// ...and the shortest slice when there is room for [`MIN_SLICES`] of them.
-const SLICE_MIN: f64 = 0.28;
+/// ...and the shortest slice, as a share of the target, when there is room for
+/// [`MIN_SLICES`] of them.
+const SLICE_MIN_SHARE: f64 = 0.8;
+#[cfg(test)]
+const SLICE_MIN: f64 = SLICE_TARGET * SLICE_MIN_SHARE;
 /// Most slices per subject: longer budgets get longer slices.
 const MAX_SLICES: usize = 12;
-/// Below this many slices the interval over slices means little (a 95% order-
-/// statistic interval needs 6; `recommend` ranks nothing below 3): the interval is
-/// widened instead, see [`over_slices`].
-pub const MIN_SLICES: usize = 3;
+/// Below this many slices the interval is widened by the engine's one rule for
+/// few samples, see [`over_slices`].
+pub const MIN_SLICES: usize = MIN_SAMPLES;
 /// Slices to take before the interval over slices may stop a subject early.
 const MIN_SLICES_FOR_PRECISION: usize = 6;
-/// With fewer than [`MIN_SLICES`] slices, no interval is narrower than this
-/// fraction of the median on either side.
-pub const FEW_SLICES_HALF_WIDTH: f64 = 0.10;
 
-/// How many slices a subject with `budget` gets: about [`SLICE_TARGET`] each, at
-/// least [`MIN_SLICES`] when each can still be [`SLICE_MIN`] long, at most
-/// [`MAX_SLICES`], never fewer than one.
+/// How many slices a subject with `budget` gets at the default slice length.
+#[cfg(test)]
 pub fn slice_count(budget: Seconds) -> usize {
-    let by_target = (budget.0 / SLICE_TARGET).floor() as usize;
+    slices(budget, Seconds(SLICE_TARGET))
+}
+
+/// How many slices a subject with `budget` gets: about `target` each, at least
+/// [`MIN_SLICES`] when each can still be [`SLICE_MIN_SHARE`] of `target` long, at
+/// most [`MAX_SLICES`], never fewer than one.
+pub fn slices(budget: Seconds, target: Seconds) -> usize {
+    let by_target = (budget.0 / target.0).floor() as usize;
+    let min = target.0 * SLICE_MIN_SHARE;
     if by_target >= MIN_SLICES {
         by_target.min(MAX_SLICES)
-    } else if budget.0 + 1e-9 >= SLICE_MIN * MIN_SLICES as f64 {
+    } else if budget.0 + 1e-9 >= min * MIN_SLICES as f64 {
         MIN_SLICES
     } else {
-        ((budget.0 / SLICE_MIN).floor() as usize).max(1)
+        ((budget.0 / min).floor() as usize).max(1)
     }
 }
 
@@ -391,6 +394,13 @@ impl Sliced {
             Basis::Cpu => self.cpu(),
         }
     }
+    /// One value of the reported figure per slice (what its interval is made of).
+    pub fn headline_values(&self) -> Vec<f64> {
+        match self.combined.basis {
+            Basis::Wall => self.combined.values(|s| s.wall),
+            Basis::Cpu => self.combined.values(|s| s.cpu),
+        }
+    }
     /// Summary over slices, over wall time.
     pub fn wall(&self) -> Option<Summary> {
         self.over(|s| s.wall)
@@ -406,26 +416,14 @@ impl Sliced {
 }
 
 /// Summary of one value per slice. With [`MIN_SLICES`] or more it is the usual
-/// one (median, order-statistic interval) over slices. With fewer, an interval
-/// from one or two connections would claim a certainty it does not have, so the
-/// interval is widened to cover every value seen (each slice's own samples in
-/// `within` as well as the slices' values), and at least ±[`FEW_SLICES_HALF_WIDTH`]
-/// of the median; min and max become the lowest and highest value seen. `samples`
-/// stays the number of slices, so `recommend` still ties such a figure with
-/// everything.
+/// one (median, order-statistic interval) over slices. With fewer, the engine's
+/// one rule for few samples ([`few_samples`]) widens it to cover every value seen
+/// (each slice's own samples in `within` as well as the slices' values) and by
+/// [`MIN_SPREAD`] each way.
 pub fn over_slices(per_slice: &[f64], within: &[Vec<f64>]) -> Option<Summary> {
-    let mut s = Summary::of(per_slice)?;
-    if s.samples >= MIN_SLICES {
-        return Some(s);
-    }
-    let seen = per_slice.iter().chain(within.iter().flatten()).filter(|v| v.is_finite());
-    let (lo, hi) = seen.fold((s.min, s.max), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-    let floor = FEW_SLICES_HALF_WIDTH * s.median.abs();
-    s.ci95_low = lo.min(s.median - floor);
-    s.ci95_high = hi.max(s.median + floor);
-    s.min = lo;
-    s.max = hi;
-    Some(s)
+    let s = Summary::of(per_slice)?;
+    let seen: Vec<f64> = within.iter().flatten().copied().collect();
+    Some(few_samples(s, &seen, MIN_SPREAD))
 }
 
 /// Measures subjects in interleaved slices: rounds of one slice per subject, in
@@ -456,7 +454,7 @@ where
     let mut st: Vec<State> = cfgs
         .iter()
         .map(|c| State {
-            planned: slice_count(c.budget),
+            planned: slices(c.budget, c.slice),
             slices: Vec::new(),
             spent: 0.0,
             last: 0.0,
@@ -724,16 +722,20 @@ mod tests {
 
     #[test]
     fn few_slices_never_claim_certainty() {
-        // One slice whose samples all agree: still ±10% at least.
+        // One slice whose samples all agree: still about ±10% (a factor 1.1 each way).
         let one = over_slices(&[100.0], &[vec![100.0, 100.0, 100.0]]).unwrap();
         assert_eq!((one.median, one.samples), (100.0, 1));
-        assert!(one.ci95_low <= 90.0 && one.ci95_high >= 110.0, "{one:?}");
-        // One slice: the interval covers every sample (and still ±10%), and stays
-        // positive for a throughput however far its samples spread.
+        assert!(one.ci95_low <= 100.0 / 1.1 + 1e-9 && one.ci95_high >= 110.0 - 1e-9, "{one:?}");
+        // One slice: the interval covers every sample, widened the same way, and
+        // stays positive for a throughput however far its samples spread.
         let one = over_slices(&[100.0], &[vec![70.0, 100.0, 104.0]]).unwrap();
-        assert_eq!((one.ci95_low, one.ci95_high, one.min, one.max), (70.0, 110.0, 70.0, 104.0));
+        assert_eq!((one.min, one.max), (70.0, 104.0));
+        assert!(
+            (one.ci95_low - 70.0 / 1.1).abs() < 1e-9 && (one.ci95_high - 104.0 * 1.1).abs() < 1e-9,
+            "{one:?}"
+        );
         let wide = over_slices(&[50.0], &[vec![45.0, 50.0, 120.0]]).unwrap();
-        assert_eq!((wide.ci95_low, wide.ci95_high), (45.0, 120.0));
+        assert!(wide.ci95_low > 0.0 && wide.ci95_low <= 45.0 && wide.ci95_high >= 120.0, "{wide:?}");
         // Two slices that agree closely are not a narrow interval either.
         let two = over_slices(&[100.0, 101.0], &[vec![95.0, 105.0], vec![99.0, 103.0]]).unwrap();
         assert_eq!(two.samples, 2);
