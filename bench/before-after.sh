@@ -118,7 +118,9 @@ cp "$DIR/nginx.conf" "$DIR/after.conf"
 nginx -t -q -p "$DIR" -e "$DIR/error.log" -c "$DIR/after.conf"
 echo "  the emitted lines applied with patch; nginx -t accepts them"
 
-ab_run() { # conf -> "requests/s cpu_ms_per_request protocol,suite"
+# Each run appends one line to a file: called in this shell (not in $(...)), so the
+# cleanup trap knows every server it started.
+ab_run() { # conf file -> appends "requests/s cpu_ms_per_request protocol,suite" to $2
   local conf=$1
   nginx -p "$DIR" -e "$DIR/error.log" -c "$conf" & local np=$!
   PIDS+=("$np")
@@ -134,13 +136,14 @@ ab_run() { # conf -> "requests/s cpu_ms_per_request protocol,suite"
   rps=$(awk '/Requests per second/ {print $4}' <<<"$out")
   proto=$(awk -F': *' '/SSL\/TLS Protocol/ {print $2}' <<<"$out" | cut -d, -f1,2)
   [[ -n $rps ]] || { echo "ab failed: $out" >&2; exit 1; }
-  echo "$rps $(python3 -c "print(($c1-$c0)*1000/$REQUESTS)") $proto"
+  echo "$rps $(python3 -c "print(($c1-$c0)*1000/$REQUESTS)") $proto" >> "$2"
 }
 : > "$DIR/ab.txt"
 for r in $(seq "$ROUNDS"); do
-  b=$(ab_run "$DIR/before.conf")
-  a=$(ab_run "$DIR/after.conf")
-  echo "$b $a" >> "$DIR/ab.txt"
+  : > "$DIR/round"
+  ab_run "$DIR/before.conf" "$DIR/round"
+  ab_run "$DIR/after.conf" "$DIR/round"
+  paste -d' ' -s "$DIR/round" >> "$DIR/ab.txt"
 done
 echo "  ab -k -n $REQUESTS -c $CONC, 1 MiB responses, $ROUNDS alternating rounds (median [min .. max]):"
 echo "    before ($(awk '{print $3}' "$DIR/ab.txt" | head -1)): $(awk '{print $1}' "$DIR/ab.txt" | summary) requests/s, $(awk '{print $2}' "$DIR/ab.txt" | summary) ms nginx CPU per request"
@@ -184,7 +187,7 @@ cp "$DIR/sshd_config" "$DIR/sshd_after"
 "$SSHD" -t -f "$DIR/sshd_after"
 echo "  the emitted lines applied with patch; sshd -t accepts them"
 
-pipe_run() { # config -> "MB/s server_cpu_s_per_GB client_cpu_s_per_GB cipher"
+pipe_run() { # config -> appends "MB/s server_cpu_s_per_GB client_cpu_s_per_GB cipher" to $2
   "$SSHD" -D -e -f "$1" 2>"$DIR/sshd.log" & local sp=$!
   PIDS+=("$sp")
   wait_port "$SPORT"
@@ -201,19 +204,21 @@ pipe_run() { # config -> "MB/s server_cpu_s_per_GB client_cpu_s_per_GB cipher"
   cipher=$(ssh -F /dev/null -v -i "$DIR/user_ed25519" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p "$SPORT" "$(id -un)@127.0.0.1" true 2>&1 \
     | awk '/kex: client->server cipher:/ {print $5 "/" $7; exit}')
   kill "$sp"; wait "$sp" 2>/dev/null || true
-  python3 - "$t0" "$t1" "$c0" "$c1" "$(cat "$tf")" "$VOLUME" "$cipher" <<'PY'
+  (python3 - "$t0" "$t1" "$c0" "$c1" "$(cat "$tf")" "$VOLUME" "$cipher" <<'PY'
 import sys
 t0, t1, c0, c1 = map(float, sys.argv[1:5]); u, s = map(float, sys.argv[5].split()); mib = int(sys.argv[6])
 gb = mib * 1048576 / 1e9
 print(f"{mib * 1048576 / (t1 - t0) / 1e6:.1f} {(c1 - c0) / gb:.3f} {(u + s) / gb:.3f} {sys.argv[7]}")
 PY
+  ) >> "$2"
 }
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 : > "$DIR/pipe.txt"
 for r in $(seq "$ROUNDS"); do
-  b=$(pipe_run "$DIR/sshd_before")
-  a=$(pipe_run "$DIR/sshd_after")
-  echo "$b $a" >> "$DIR/pipe.txt"
+  : > "$DIR/round"
+  pipe_run "$DIR/sshd_before" "$DIR/round"
+  pipe_run "$DIR/sshd_after" "$DIR/round"
+  paste -d' ' -s "$DIR/round" >> "$DIR/pipe.txt"
 done
 echo "  ssh pipe, $ROUNDS alternating rounds (median [min .. max]):"
 echo "    before ($(awk '{print $4}' "$DIR/pipe.txt" | head -1)): $(awk '{print $1}' "$DIR/pipe.txt" | summary) MB/s, sshd $(awk '{print $2}' "$DIR/pipe.txt" | summary) s CPU/GB, ssh $(awk '{print $3}' "$DIR/pipe.txt" | summary) s CPU/GB"

@@ -488,7 +488,8 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
                     }
                 })
             });
-            let hs = most(ok(doc, Kind::SshHandshake, Metric::Seconds).filter(|r| r.subject.kex.as_deref() == Some(kex.as_str())));
+            let hs =
+                most(ok(doc, Kind::SshHandshake, Metric::Seconds).filter(|r| r.subject.kex.as_deref().is_some_and(|k| same_alg(k, kex))));
             vec![
                 ("throughput", "bytes_per_sec", true, bulk.and_then(Figure::of)),
                 ("client CPU per GB", "seconds", false, cpu),
@@ -496,6 +497,12 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
             ]
         }
     }
+}
+
+/// The same SSH algorithm under its two names (`sntrup761x25519-sha512` and
+/// `sntrup761x25519-sha512@openssh.com`, `curve25519-sha256@libssh.org` ...).
+pub fn same_alg(a: &str, b: &str) -> bool {
+    a == b || a.split('@').next() == b.split('@').next()
 }
 
 /// Policy findings of an offer: the options the policy refuses.

@@ -157,7 +157,7 @@ impl Subjects {
             ssh_kex: self
                 .ssh_kex
                 .iter()
-                .filter(|k| !ok(Kind::SshHandshake, &|x| x.kex.as_deref() == Some(k.as_str())))
+                .filter(|k| !ok(Kind::SshHandshake, &|x| x.kex.as_deref().is_some_and(|m| super::same_alg(m, k))))
                 .cloned()
                 .collect(),
         }
