@@ -111,11 +111,26 @@ pub enum Command {
     /// Real TLS handshakes and bulk transfers per suite, group and certificate with the
     /// system libssl: on loopback (default) or against a server (--connect HOST:PORT).
     Tls(TlsArgs),
+    /// The installed (or --config-from) configuration against the policy and the
+    /// measured best: one line per finding, exit 1 when there is one (for CI and monitoring).
+    Check(CheckArgs),
     /// Print a shell completion script: bash, zsh, fish (e.g. `source <(cipherbench completions bash)`).
     Completions(CompletionsArgs),
     /// Write the man pages made from these same definitions (`make install` uses it).
     #[command(hide = true)]
     Man(ManArgs),
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct CheckArgs {
+    /// Check this configuration file instead of the installed one (review before deploy);
+    /// --for names its software when the file name does not.
+    #[arg(long, value_name = "FILE")]
+    pub config_from: Option<PathBuf>,
+    /// Report measured throughput left on the table beyond this gain (and beyond the
+    /// 95% intervals), e.g. 10%.
+    #[arg(long, default_value = "10%", value_parser = crate::diff::check::parse_gain, value_name = "PERCENT")]
+    pub min_gain: f64,
 }
 
 #[derive(Debug, Clone, Args)]

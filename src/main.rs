@@ -4,6 +4,7 @@ mod app;
 mod backend;
 mod catalog;
 mod cli;
+mod diff;
 mod discover;
 mod error;
 mod interrupt;
