@@ -111,11 +111,26 @@ pub enum Command {
     /// Real TLS handshakes and bulk transfers per suite, group and certificate with the
     /// system libssl: on loopback (default) or against a server (--connect HOST:PORT).
     Tls(TlsArgs),
+    /// The installed (or --config-from) configuration against the policy and the
+    /// measured best: one line per finding, exit 1 when there is one (for CI and monitoring).
+    Check(CheckArgs),
     /// Print a shell completion script: bash, zsh, fish (e.g. `source <(cipherbench completions bash)`).
     Completions(CompletionsArgs),
     /// Write the man pages made from these same definitions (`make install` uses it).
     #[command(hide = true)]
     Man(ManArgs),
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct CheckArgs {
+    /// Check this configuration file instead of the installed one (review before deploy);
+    /// --for names its software when the file name does not.
+    #[arg(long, value_name = "FILE")]
+    pub config_from: Option<PathBuf>,
+    /// Report measured throughput left on the table beyond this gain (and beyond the
+    /// 95% intervals), e.g. 10%.
+    #[arg(long, default_value = "10%", value_parser = crate::diff::check::parse_gain, value_name = "PERCENT")]
+    pub min_gain: f64,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -481,7 +496,8 @@ pub fn parse() -> Cli {
 }
 
 /// Which flag was meant by `typed` (e.g. `--host=x`) in subcommand `used`, and
-/// whether the hint is sure enough to replace clap's near-spelling guess.
+/// whether the hint is sure enough to replace clap's near-spelling guess (the flag
+/// exists as typed, elsewhere).
 fn flag_hints(cmd: &clap::Command, used: Option<&str>, typed: &str) -> (Vec<String>, bool) {
     let name = typed.trim_start_matches('-');
     let name = name.split_once('=').map_or(name, |(n, _)| n).to_ascii_lowercase();
@@ -537,7 +553,8 @@ fn flag_hints(cmd: &clap::Command, used: Option<&str>, typed: &str) -> (Vec<Stri
             tips.push(format!("--{name} is an option of {}", owners.join(", ")));
         }
     }
-    (tips, false)
+    let sure = !tips.is_empty();
+    (tips, sure)
 }
 
 /// `cipherbench completions SHELL`: the script on stdout.
@@ -652,9 +669,10 @@ mod tests {
             flag_hints(&cmd, Some("run"), "--full-matrix"),
             (
                 vec!["--full-matrix is an option of cipherbench ssh, cipherbench tls".to_string()],
-                false
+                true
             )
         );
-        assert!(flag_hints(&cmd, Some("run"), "--no-such-flag").0.is_empty());
+        assert_eq!(flag_hints(&cmd, None, "--suites").0, ["--suites is an option of cipherbench tls"]);
+        assert_eq!(flag_hints(&cmd, None, "--no-such-flag"), (vec![], false));
     }
 }

@@ -5,6 +5,7 @@ mod backend;
 mod catalog;
 mod cli;
 mod deadline;
+mod diff;
 mod discover;
 mod error;
 mod interrupt;

@@ -161,6 +161,12 @@ impl Session {
         Ok(crate::recommend::attach(outcome, &mut self.recommendations, &mut self.verdicts)?)
     }
 
+    /// The document's `recommendations[]`, for steps that annotate them (the
+    /// installed-configuration diff adds `now`, `gain` and `diff`).
+    pub fn recommendations_mut(&mut self) -> &mut Vec<serde_json::Value> {
+        &mut self.recommendations
+    }
+
     pub fn progress_start(&mut self, len: u64) {
         self.progress.start(len);
     }
