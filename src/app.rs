@@ -74,7 +74,6 @@ fn progress(c: &Common) -> Progress {
 fn run_main(c: &Common) -> Result<()> {
     let job = validate_main(c)?;
     crate::deadline::set_run(std::time::Instant::now(), job.budget);
-    let reports = main_reports_dir(c)?;
     let found = discover_main();
     let plan = crate::plan::main_job(job.budget, found.usable());
     let mut session = start_main(c, &job, &found)?;
@@ -96,12 +95,14 @@ fn run_main(c: &Common) -> Result<()> {
     session.set_recommendations(&outcome)?;
     let closing = crate::diff::attach(&mut session, &installed, &outcome, &job.knowledge, &job.policy);
     let note = ssh_skipped.or(found.ssh_note);
-    report_and_store(c, session, &job, &outcome, note.as_deref(), measured, &closing, reports.is_some())
+    report_and_store(c, session, &job, &outcome, note.as_deref(), measured, &closing)
 }
 
 /// What the main job was asked, checked before anything runs.
 struct MainJob {
     budget: Seconds,
+    /// The HTML report can be written (checked before measuring; see `main_reports_dir`).
+    reports: bool,
     policy: crate::judge::Policy,
     targets: Vec<String>,
     knowledge: crate::judge::Knowledge,
@@ -116,6 +117,7 @@ fn validate_main(c: &Common) -> Result<MainJob> {
     };
     Ok(MainJob {
         budget: c.budget.unwrap_or(Seconds(90.0)),
+        reports: main_reports_dir(c)?.is_some(),
         policy: policy(c)?,
         targets: main_targets(c)?,
         knowledge: crate::judge::Knowledge::builtin()?,
@@ -340,10 +342,9 @@ fn report_and_store(
     ssh_note: Option<&str>,
     measured: Result<()>,
     closing: &str,
-    with_report: bool,
 ) -> Result<()> {
     let (doc, status, stored) = close(session, &measured);
-    let report_path = match with_report {
+    let report_path = match job.reports {
         true => report::html::write_report(&doc).map(Some),
         false => Ok(None),
     };
