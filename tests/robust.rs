@@ -282,17 +282,19 @@ fn killed_runs_are_marked_abandoned() {
     assert_eq!(status_of(&db)[0].0, "abandoned");
 }
 
+/// The statuses of the runs so far, or nothing while the database is being made.
 fn status_of_if_exists(db: &Path) -> Vec<(String, i64)> {
     if !db.exists() {
         return Vec::new();
     }
     let c = open_db(db);
-    let ok = c.prepare("SELECT status FROM runs").is_ok();
-    if ok {
-        status_of(db)
-    } else {
-        Vec::new()
-    }
+    let Ok(mut st) = c.prepare("SELECT status FROM runs") else {
+        return Vec::new();
+    };
+    let rows = st
+        .query_map([], |r| r.get::<_, String>(0))
+        .map(|it| it.flatten().map(|s| (s, 0)).collect());
+    rows.unwrap_or_default()
 }
 
 fn mount_tmpfs(at: &Path, size: &str) -> bool {
