@@ -166,9 +166,9 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut 
         r.keep(session, rec)?;
     }
     if skipped_bulk + skipped_hands > 0 {
-        eprintln!(
-            "warning: ssh: the budget was spent before {skipped_bulk} bulk subject(s) and {skipped_hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
-        );
+        crate::report::progress::warn(&format!(
+            "ssh: the budget was spent before {skipped_bulk} bulk subject(s) and {skipped_hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
+        ));
     }
     Ok(())
 }
