@@ -661,6 +661,34 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
         ssh_ordered(k, policy, d, v)
     };
     let o = local.as_ref();
+    // A remote server (`ssh --host`) may lack what the client here has: its lists keep
+    // only what its feature check accepted (where the run checked that list at all),
+    // so that no line names an algorithm that server's sshd would refuse.
+    let checked = |d: Domain| -> Option<Vec<String>> {
+        if !is_remote(doc) {
+            return None;
+        }
+        let single = doc.results.iter().filter(|r| r.kind == Kind::SshAccept).filter_map(|r| {
+            let s = &r.subject;
+            let name = match d {
+                Domain::SshCipher if s.mac.is_none() && s.kex.is_none() && s.hostkey.is_none() => s.cipher.clone(),
+                Domain::SshMac if s.cipher.is_none() && s.kex.is_none() && s.hostkey.is_none() => s.mac.clone(),
+                Domain::SshKex if s.cipher.is_none() && s.mac.is_none() && s.hostkey.is_none() => s.kex.clone(),
+                Domain::SshHostkey if s.cipher.is_none() && s.mac.is_none() && s.kex.is_none() => s.hostkey.clone(),
+                _ => None,
+            }?;
+            Some((name, r.status == Status::Ok && r.median == Some(1.0)))
+        });
+        let single: Vec<(String, bool)> = single.collect();
+        (!single.is_empty()).then(|| single.into_iter().filter(|x| x.1).map(|x| x.0).collect())
+    };
+    let names = |d: Domain, local: Option<&Vec<String>>| -> Vec<String> {
+        let mut v = names(d, local);
+        if let Some(ok) = checked(d) {
+            v.retain(|n| ok.contains(n));
+        }
+        v
+    };
     let lists = [
         (Domain::SshCipher, "ssh_ciphers", names(Domain::SshCipher, o.map(|o| &o.ciphers))),
         (Domain::SshMac, "ssh_macs", names(Domain::SshMac, o.map(|o| &o.macs))),
@@ -755,19 +783,22 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
     Some((rankings, choice, all))
 }
 
+/// Whether `doc` measured a remote server (`ssh --host`), not the private sshd.
+fn is_remote(doc: &Document) -> bool {
+    doc.run
+        .settings
+        .get("target")
+        .and_then(|t| t.as_str())
+        .is_some_and(|t| !t.starts_with("private sshd"))
+}
+
 /// The host-key algorithms an sshd line may list: those of `allowed` (best first)
 /// that the server can serve. For a remote run (`ssh --host`), what the server
 /// offered in the feature check; otherwise the keys this machine's sshd has
 /// (`sshd -T` and its HostKey files). `None` when they cannot be known: the line
 /// is then left out, and sshd keeps its own default.
 fn server_hostkeys(doc: &Document, allowed: &[String]) -> Option<Vec<String>> {
-    let remote = doc
-        .run
-        .settings
-        .get("target")
-        .and_then(|t| t.as_str())
-        .is_some_and(|t| !t.starts_with("private sshd"));
-    let offered: Vec<String> = if remote {
+    let offered: Vec<String> = if is_remote(doc) {
         doc.results
             .iter()
             .filter(|r| r.kind == Kind::SshAccept && r.status == Status::Ok && r.median == Some(1.0))
