@@ -1066,7 +1066,8 @@ mod tests {
         .unwrap()
     }
 
-    /// `ssh --host`: sshd's HostKeyAlgorithms follows what the remote server offered
+    /// `ssh --host`: every list keeps what the remote server accepted, sshd's
+    /// HostKeyAlgorithms follows what it offered
     /// in the feature check (here RSA only: both RSA signature algorithms stay), and
     /// kex are ranked by CPU with post-quantum first even though it costs more.
     #[test]
@@ -1086,6 +1087,11 @@ mod tests {
             accept("rsa-sha2-512", true),
             accept("rsa-sha2-256", true),
             accept("ssh-ed25519", false),
+            serde_json::json!({"kind": "ssh-accept", "subject": {"cipher": "aes128-ctr"}, "metric": "accepted", "status": "ok",
+                "median": 1.0, "mean": 1.0, "min": 1.0, "max": 1.0, "ci95_low": 1.0, "ci95_high": 1.0, "samples": 1}),
+            serde_json::json!({"kind": "ssh-accept", "subject": {"cipher": "aes256-gcm@openssh.com"}, "metric": "accepted",
+                "status": "ok", "reason": "no matching cipher", "median": 0.0, "mean": 0.0, "min": 0.0, "max": 0.0,
+                "ci95_low": 0.0, "ci95_high": 0.0, "samples": 1}),
             hand("curve25519-sha256", 10.0),
             hand("sntrup761x25519-sha512", 60.0),
         ]));
@@ -1094,6 +1100,9 @@ mod tests {
         let out = recommend(&d, &k, &p, &["sshd".to_string()]);
         let r = &out.recommendations[0];
         assert_eq!(r.choice["ssh_server_hostkeys"], ["rsa-sha2-512", "rsa-sha2-256"]);
+        // Only what that server accepted: its refused (or unchecked) ciphers stay out.
+        assert_eq!(r.choice["ssh_ciphers"], ["aes128-ctr"]);
+        assert_eq!(r.choice["ssh_hostkeys"], ["rsa-sha2-512", "rsa-sha2-256"]);
         assert!(
             r.lines.contains(&"HostKeyAlgorithms rsa-sha2-512,rsa-sha2-256".to_string()),
             "{:?}",
