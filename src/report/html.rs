@@ -685,8 +685,14 @@ fn machine_section(doc: &Document) -> String {
         rows.push((name, ver.clone()));
     }
     let mut set = Vec::new();
-    if !doc.run.settings.is_null() {
-        settings_rows("", &doc.run.settings, &mut set);
+    if let Some(o) = doc.run.settings.as_object() {
+        // The installed configuration's diff is shown under "What changing would gain".
+        let shown: serde_json::Map<String, Value> = o
+            .iter()
+            .filter(|(k, _)| k.as_str() != "installed_diff")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        settings_rows("", &Value::Object(shown), &mut set);
     }
     let table = |rows: &[(String, String)]| {
         let mut t = String::from("<table class=\"kv\"><tbody>\n");
