@@ -26,7 +26,7 @@ pub struct Cli {
 const EXAMPLES: &str = "\
 Examples:
   cipherbench                                  profile this machine
-  cipherbench tls --connect 127.0.0.1:443      the TLS server running here
+  cipherbench check                            what to change here, for CI
   cipherbench recommend --for nginx,sshd       config lines, latest run
   cipherbench --export-json a.json             and b.json on another one
   cipherbench compare a.json b.json --fail-on-regression
