@@ -496,7 +496,8 @@ pub fn parse() -> Cli {
 }
 
 /// Which flag was meant by `typed` (e.g. `--host=x`) in subcommand `used`, and
-/// whether the hint is sure enough to replace clap's near-spelling guess.
+/// whether the hint is sure enough to replace clap's near-spelling guess (the flag
+/// exists as typed, elsewhere).
 fn flag_hints(cmd: &clap::Command, used: Option<&str>, typed: &str) -> (Vec<String>, bool) {
     let name = typed.trim_start_matches('-');
     let name = name.split_once('=').map_or(name, |(n, _)| n).to_ascii_lowercase();
@@ -552,7 +553,8 @@ fn flag_hints(cmd: &clap::Command, used: Option<&str>, typed: &str) -> (Vec<Stri
             tips.push(format!("--{name} is an option of {}", owners.join(", ")));
         }
     }
-    (tips, false)
+    let sure = !tips.is_empty();
+    (tips, sure)
 }
 
 /// `cipherbench completions SHELL`: the script on stdout.
@@ -667,9 +669,10 @@ mod tests {
             flag_hints(&cmd, Some("run"), "--full-matrix"),
             (
                 vec!["--full-matrix is an option of cipherbench ssh, cipherbench tls".to_string()],
-                false
+                true
             )
         );
-        assert!(flag_hints(&cmd, Some("run"), "--no-such-flag").0.is_empty());
+        assert_eq!(flag_hints(&cmd, None, "--suites").0, ["--suites is an option of cipherbench tls"]);
+        assert_eq!(flag_hints(&cmd, None, "--no-such-flag"), (vec![], false));
     }
 }

@@ -239,6 +239,8 @@ mod tests {
             higher_is_better: true,
             ranked,
             unmeasured: Vec::new(),
+            order: Vec::new(),
+            notes: Vec::new(),
             fastest_refused: None,
             safety_cost: None,
             fastest_insecure: None,

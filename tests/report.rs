@@ -437,7 +437,7 @@ fn compare_a_stored_run_with_exported_documents_and_fail_on_regression() {
         .clone();
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("REGRESSIONS:") && text.contains("SLOWER"), "{text}");
-    assert!(text.contains("0.500"), "{text}");
+    assert!(text.contains("-50.0%"), "{text}");
     let failed = cb()
         .args(["compare", "--db", s.db(), id, halved.to_str().unwrap(), "--fail-on-regression"])
         .assert()

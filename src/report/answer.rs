@@ -164,6 +164,10 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
             let names = group_auth(&best.iter().map(|x| x.name.as_str()).collect::<Vec<_>>());
             let tie = if best.len() > 1 { "(tied)" } else { "" };
             s.push_str(&row(list_title(&r.list), &figure(&r.metric, first.median), &names, tie, width));
+            // The ordering rule keeps post-quantum first: what that costs here, said.
+            for n in r.notes.iter().filter(|n| n.starts_with("post-quantum")) {
+                s.push_str(&format!("  {:<LABEL$} {n}\n", ""));
+            }
             if let (Some(bad), Some(cost)) = (&r.fastest_insecure, r.insecure_cost) {
                 let verdict = if bad.tied_with_best {
                     "no measurable gain: not worth it".to_string()

@@ -393,6 +393,7 @@ mod tests {
             cpu_median: None,
             p95: None,
             wall_median: None,
+            handshake_cpu: None,
             values: Vec::new(),
         };
         Document {

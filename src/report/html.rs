@@ -378,6 +378,9 @@ fn answer_section(doc: &Document) -> String {
             );
         }
     }
+    if picks.is_empty() {
+        picks.push_str(&file_picks(doc));
+    }
     // The main job measures SSH too: say so when none of it made the answer.
     let mut missing = String::new();
     if doc.run.command == "run" && !doc.recommendations.is_empty() && !doc.recommendations.iter().any(|r| r["protocol"] == "ssh") {
@@ -391,11 +394,122 @@ fn answer_section(doc: &Document) -> String {
     if picks.is_empty() {
         return "<section id=\"answer\">\n<h2>The answer</h2>\n<p>This run has nothing to rank: its figures are in the tables below.</p>\n</section>\n".into();
     }
+    let times = if doc.recommendations.iter().any(|r| {
+        r["rankings"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x["higher_is_better"].as_bool() == Some(false)))
+    }) {
+        " Handshake figures are times: lower is better."
+    } else {
+        ""
+    };
     format!(
         "<section id=\"answer\">\n<h2>The answer</h2>\n<div class=\"picks\">\n{picks}</div>\n{missing}\
-<p class=\"note\">Tied means the 95% intervals overlap: the measurements cannot tell them apart, so any of them is as fast here. \
-Throughput is higher-is-better; SSH handshakes are times, lower is better.</p>\n</section>\n"
+<p class=\"note\">Tied means the 95% intervals overlap: the measurements cannot tell them apart, so any of them is as fast here.{times}</p>\n</section>\n"
     )
+}
+
+/// The judge's level for an option, by name or alias (case-insensitive).
+fn level_of<'a>(doc: &'a Document, name: &str) -> Option<&'a str> {
+    doc.verdicts
+        .iter()
+        .find(|v| {
+            let s = &v["subject"];
+            s["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(name))
+                || s["aliases"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|x| x.as_str().is_some_and(|n| n.eq_ignore_ascii_case(name))))
+        })
+        .and_then(|v| v["level"].as_str())
+}
+
+/// A file run's answer: per input and operation, the fastest cipher and those tied
+/// with it (their 95% intervals overlap the fastest one's).
+fn file_picks(doc: &Document) -> String {
+    let files: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::File && r.metric == Metric::BytesPerSec && ok(r).is_some())
+        .filter(|r| matches!(r.subject.op.as_deref(), Some("encrypt" | "decrypt")))
+        .collect();
+    // (path, I/O mode, size, operation): one answer each.
+    type Input = (Option<String>, Option<String>, Option<u64>, Option<String>);
+    let mut keys: Vec<Input> = Vec::new();
+    for r in &files {
+        let k = (
+            r.subject.path.clone(),
+            r.subject.mode.clone(),
+            r.subject.bytes,
+            r.subject.op.clone(),
+        );
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut s = String::new();
+    for (path, mode, bytes, op) in keys {
+        let set: Vec<&ResultRecord> = files
+            .iter()
+            .copied()
+            .filter(|r| (&r.subject.path, &r.subject.mode, &r.subject.bytes, &r.subject.op) == (&path, &mode, &bytes, &op))
+            .collect();
+        let by_speed = |a: &&ResultRecord, b: &&ResultRecord| ok(a).partial_cmp(&ok(b)).unwrap_or(std::cmp::Ordering::Equal);
+        let fastest_any = set.iter().copied().max_by(by_speed);
+        // Only what the judge does not call weak or insecure can be the answer.
+        let acceptable = |r: &ResultRecord| {
+            !matches!(
+                level_of(doc, r.subject.algorithm.as_deref().unwrap_or("")),
+                Some("weak" | "insecure")
+            )
+        };
+        let Some(best) = set.iter().copied().filter(|r| acceptable(r)).max_by(by_speed) else {
+            continue;
+        };
+        let rejected = fastest_any.filter(|f| !acceptable(f) && ok(f) > ok(best)).map(|f| {
+            let alg = f.subject.algorithm.as_deref().unwrap_or("");
+            format!(
+                "<div class=\"cost\">Fastest of all: {} {} {}</div>",
+                code_name(alg),
+                level_badge(level_of(doc, alg).unwrap_or("unrated")),
+                esc(&BytesPerSec(ok(f).unwrap_or(0.0)).to_string())
+            )
+        });
+        let low = best.ci95_low.unwrap_or(f64::INFINITY);
+        let mut tied: Vec<&ResultRecord> = set
+            .iter()
+            .copied()
+            .filter(|r| acceptable(r) && r.ci95_high.is_some_and(|h| h >= low))
+            .collect();
+        tied.sort_by(|a, b| ok(b).partial_cmp(&ok(a)).unwrap_or(std::cmp::Ordering::Equal));
+        let names: Vec<String> = tied
+            .iter()
+            .map(|r| code_name(r.subject.algorithm.as_deref().unwrap_or("")))
+            .collect();
+        let tie = if names.len() > 1 {
+            format!("<span class=\"tie\">{} tied</span>", names.len())
+        } else {
+            String::new()
+        };
+        let name = path
+            .as_deref()
+            .map(|p| {
+                std::path::Path::new(p)
+                    .file_name()
+                    .map_or(p.to_string(), |f| f.to_string_lossy().into_owned())
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "<div class=\"pick\"><div class=\"what\">File {} · {name} ({}, {} mode)</div><div class=\"choice\">{}{}</div><div class=\"fig\">{}{tie}</div></div>",
+            esc(op.as_deref().unwrap_or("")),
+            Bytes(bytes.unwrap_or(0)),
+            esc(mode.as_deref().unwrap_or("")),
+            names.join(" <span class=\"eq\">=</span> "),
+            rejected.unwrap_or_default(),
+            esc(&BytesPerSec(ok(best).unwrap_or(0.0)).to_string())
+        );
+    }
+    s
 }
 
 /// What changing would gain: the before/after of the configuration installed here,
@@ -1771,6 +1885,38 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("<span class=\"ctx\">--- sshd_config</span>"), "{html}");
+    }
+
+    #[test]
+    fn a_file_run_answers_with_the_fastest_cipher_the_judge_accepts() {
+        use crate::model::Subject;
+        let file = |alg: &str, v: f64| {
+            let s = Subject {
+                algorithm: Some(alg.into()),
+                op: Some("encrypt".into()),
+                path: Some("/tmp/big.iso".into()),
+                mode: Some("memory".into()),
+                bytes: Some(1 << 20),
+                ..Subject::default()
+            };
+            result(Kind::File, Metric::BytesPerSec, s, v)
+        };
+        let mut d = doc(vec![file("aes-256-ecb", 9.0e9), file("aes-256-ctr", 7.0e9), file("des-cbc", 0.1e9)]);
+        d.verdicts = vec![
+            serde_json::json!({"subject": {"domain": "primitive", "name": "aes-256-ecb"}, "level": "insecure", "reasons": []}),
+            serde_json::json!({"subject": {"domain": "primitive", "name": "AES-256-CTR"}, "level": "secure", "reasons": []}),
+        ];
+        let html = file_picks(&d);
+        let choice = &html[html.find("class=\"choice\"").unwrap()..];
+        assert!(choice.starts_with("class=\"choice\"><code>aes-<wbr>256-<wbr>ctr</code>"), "{html}");
+        assert!(
+            html.contains("Fastest of all: <code>aes-<wbr>256-<wbr>ecb</code>") && html.contains("level-insecure"),
+            "{html}"
+        );
+        assert!(
+            html.contains("7.00 GB/s") && html.contains("big.iso (1 MiB, memory mode)"),
+            "{html}"
+        );
     }
 
     #[test]
