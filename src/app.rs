@@ -19,7 +19,8 @@ use serde_json::json;
 pub fn dispatch(cli: Cli) -> Result<()> {
     let common = cli.common;
     match cli.command {
-        None | Some(Command::Run(_)) => run_main(&common),
+        None => run_main(&common, json!({})),
+        Some(Command::Run(a)) => run(&common, &a),
         Some(Command::Speed(a)) => speed(&common, &a, "speed", Seconds(60.0)),
         Some(Command::List(a)) => list(&common, &a),
         Some(Command::History(a)) => history(&common, &a),
@@ -29,6 +30,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Ssh(a)) => ssh(&common, &a),
         Some(Command::Recommend(a)) => recommend(&common, &a),
         Some(Command::Tls(a)) => tls(&common, &a),
+        Some(Command::Fleet(a)) => crate::fleet::command(&common, &a),
     }
 }
 
@@ -63,7 +65,7 @@ fn progress(c: &Common) -> Progress {
 /// which cipher it should use. discover → primitives → TLS on loopback → SSH on a
 /// private sshd (when installed) → judge → recommend → the answer, history and an
 /// HTML report.
-fn run_main(c: &Common) -> Result<()> {
+fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
     use crate::backend::openssl::{certs::CertType, tls::Protocol};
     use crate::measure::{ssh as ssh_kind, tls as tls_kind};
     // Validate first.
@@ -81,6 +83,9 @@ fn run_main(c: &Common) -> Result<()> {
     let sshd = discover::openssh::find_sshd();
     let store = open_store(c)?;
     let mut settings = json!({ "budget_seconds": budget.0, "policy": policy.name, "targets": targets });
+    if let (Some(m), Some(extra)) = (settings.as_object_mut(), extra_settings.as_object()) {
+        m.extend(extra.clone());
+    }
     let ssh_note = match (&openssh, &sshd) {
         (Some(_), Ok(_)) => None,
         (_, Err(e)) => Some(format!("SSH skipped: {e:#}")),
@@ -271,6 +276,27 @@ fn run_main(c: &Common) -> Result<()> {
         return Err(Interrupted { kept: doc.results.len() }.into());
     }
     Ok(())
+}
+
+/// `run`: the main job, with `--cpu-caps` re-executed under the masking variable
+/// (as `speed` does). The mask and the OpenSSH version are kept in the settings so
+/// that `fleet` can class the host by what the run could really use.
+fn run(c: &Common, a: &crate::cli::RunArgs) -> Result<()> {
+    let mut extra = json!({});
+    if let Some(v) = discover::openssh::discover().ok().map(|o| o.version) {
+        extra["openssh"] = json!(v);
+    }
+    if let Some(spec) = &a.cpu_caps {
+        let caps = cpucaps::parse(spec)?;
+        let host = discover::host::fingerprint();
+        let (var, value) = cpucaps::environment(&caps, &host.arch, &host.cpu_flags);
+        if std::env::var(cpucaps::MARKER).ok().as_deref() != Some(spec.as_str()) {
+            return reexec_masked(spec, &var, &value);
+        }
+        extra["cpu_caps"] = json!(spec);
+        extra[var] = json!(value);
+    }
+    run_main(c, extra)
 }
 
 /// Config targets for the answer: `--for`, else the software found installed.
@@ -564,7 +590,7 @@ fn recommend_source(c: &Common, a: &RecommendArgs) -> Result<crate::model::Docum
         export_markdown: None,
         ..c.clone()
     };
-    run_main(&measure)?;
+    run_main(&measure, json!({}))?;
     Store::open(&db)?.load("latest")
 }
 

@@ -94,6 +94,24 @@ pub enum Command {
     /// Real TLS handshakes and bulk transfers per suite, group and certificate with the
     /// system libssl: on loopback (default) or against a server (--connect HOST:PORT).
     Tls(TlsArgs),
+    /// Merge many hosts' JSON exports (files or directories) into answers per hardware
+    /// class, a fleet-wide config, and group_vars/host_vars for deploy/ansible/apply.yml.
+    Fleet(FleetArgs),
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct FleetArgs {
+    /// Host exports (`--export-json` of `run`), or directories of them (`*.json`;
+    /// `HOST.failed`/`HOST.unreachable` markers from profile.yml are reported too).
+    #[arg(value_name = "FILES|DIR", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Write group_vars/all.yml (the fleet-wide config) and host_vars/HOST.yml (each
+    /// host's class lines) under DIR, for deploy/ansible/apply.yml.
+    #[arg(long, value_name = "DIR")]
+    pub ansible_vars: Option<PathBuf>,
+    /// Also write a self-contained HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -104,7 +122,12 @@ pub struct RecommendArgs {
 }
 
 #[derive(Debug, Clone, Args, Default)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// Measure as if the CPU lacked features, e.g. no-aesni (see `list cpu-caps`):
+    /// one host of a test fleet can stand in for a CPU without AES instructions.
+    #[arg(long, value_name = "CAPS")]
+    pub cpu_caps: Option<String>,
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct SpeedArgs {

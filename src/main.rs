@@ -5,6 +5,7 @@ mod backend;
 mod cli;
 mod discover;
 mod error;
+mod fleet;
 mod interrupt;
 mod judge;
 mod measure;

@@ -13,7 +13,7 @@ fn bold(s: &str) -> String {
     }
 }
 
-fn render_table(t: &Table) -> String {
+pub(crate) fn render_table(t: &Table) -> String {
     let mut ct = comfy_table::Table::new();
     ct.load_preset(UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic);

@@ -1,0 +1,491 @@
+//! From per-class summaries to answers.
+//!
+//! - **Per class** the hosts' figures are pooled into one document (per subject: the
+//!   median of the hosts' medians, with an interval no narrower than a typical
+//!   host's), and that document goes through the same `recommend` as a single run:
+//!   the same ranking, ties and policy, never a second ranking.
+//! - **Outliers** (classes of 3 hosts or more): a host's figures are compared with
+//!   the class's, subject by subject, as ratios. A host is named when its typical
+//!   ratio is at least 10% slower *and* even its upper interval bound stays below a
+//!   typical host's lower bound: slower beyond the intervals, not just noisier.
+//! - **Fleet-wide** each list keeps the options every class ranked (measured, and
+//!   accepted by the policy). Bulk lists are ordered to maximise the worst class's
+//!   throughput relative to its own best; handshake lists (groups, kex, host keys)
+//!   keep the ranking's order, which follows the grade and post-quantum rules.
+
+use super::merge::{higher_is_better, is_speed, ClassAcc, ClassKey, Merged};
+use crate::judge::{Knowledge, Policy};
+use crate::measure::stats::Summary;
+use crate::model::{Document, Host, ResultRecord, RunInfo, RunStatus, SCHEMA};
+use crate::recommend::emit::{self, Choice, SshChoice, TlsChoice};
+use crate::recommend::rank::Ranking;
+use crate::recommend::{self, Outcome};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A host slower than its class beyond the intervals.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outlier {
+    pub host: String,
+    /// Its typical figure relative to the class (0.6 = 40% slower).
+    pub relative_speed: f64,
+    /// Subjects where even its upper bound is below a typical host's lower bound.
+    pub slower_beyond_intervals: usize,
+    pub compared: usize,
+}
+
+/// The spread of one leading option's figure across the class's hosts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Spread {
+    pub list: String,
+    pub option: String,
+    pub metric: String,
+    pub hosts: usize,
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+/// The leaders of one list: the fastest option and those tied with it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Leaders {
+    pub list: String,
+    pub metric: String,
+    pub leaders: Vec<String>,
+    pub median: f64,
+}
+
+/// Lines for one target software.
+#[derive(Debug, Clone, Serialize)]
+pub struct Lines {
+    pub target: String,
+    pub location: String,
+    pub lines: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassReport {
+    pub id: String,
+    pub key: ClassKey,
+    pub label: String,
+    pub hosts: Vec<String>,
+    pub answer: Vec<Leaders>,
+    pub lines: Vec<Lines>,
+    pub rankings: Vec<Ranking>,
+    pub spread: Vec<Spread>,
+    pub outliers: Vec<Outlier>,
+    /// Why outliers were not looked for (fewer than 3 hosts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outlier_note: Option<String>,
+}
+
+/// What a class gives up with the fleet-wide choice, per list.
+#[derive(Debug, Clone, Serialize)]
+pub struct GiveUp {
+    pub class: String,
+    pub list: String,
+    pub own_best: String,
+    pub fleet_choice: String,
+    /// Fraction of the class's own best it loses (0 when tied).
+    pub loss: f64,
+    /// The fleet's choice is tied with the class's best: nothing measurable lost.
+    pub tied: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct FleetWide {
+    /// Per list, best first.
+    pub choice: BTreeMap<String, Vec<String>>,
+    pub lines: Vec<Lines>,
+    pub gives_up: Vec<GiveUp>,
+    /// Lists left out, and why.
+    pub notes: Vec<String>,
+}
+
+/// Classes, the fleet-wide choice and the ranking lists' metrics.
+pub struct Decided {
+    pub classes: Vec<ClassReport>,
+    pub fleet: FleetWide,
+}
+
+/// Median of `v` (not empty).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The class's pooled document: one record per subject.
+pub fn pooled(class: &ClassAcc, id: &str) -> Document {
+    let mut results = Vec::with_capacity(class.subjects.len());
+    let mut keys: Vec<&String> = class.subjects.keys().collect();
+    keys.sort();
+    for k in keys {
+        let acc = &class.subjects[k];
+        let medians: Vec<f64> = acc.figs.iter().map(|f| f.median as f64).collect();
+        let Some(s) = Summary::of(&medians) else { continue };
+        let typical_low = median(&mut acc.figs.iter().map(|f| f.low as f64).collect::<Vec<_>>());
+        let typical_high = median(&mut acc.figs.iter().map(|f| f.high as f64).collect::<Vec<_>>());
+        let pooled = Summary {
+            ci95_low: s.ci95_low.min(typical_low),
+            ci95_high: s.ci95_high.max(typical_high),
+            samples: acc.samples.max(s.samples),
+            ..s
+        };
+        let t = &acc.template;
+        results.push(ResultRecord::ok(t.kind, t.subject.clone(), t.metric, &pooled, None));
+    }
+    Document {
+        schema: SCHEMA.to_string(),
+        run: RunInfo {
+            id: id.to_string(),
+            started_at: String::new(),
+            finished_at: None,
+            status: RunStatus::Complete,
+            command: "fleet".into(),
+            host: Host {
+                cpu_model: class.key.cpu_model.clone(),
+                cores: 0,
+                cpu_flags: class.key.cpu_flags.clone(),
+                kernel: String::new(),
+                arch: class.key.arch.clone(),
+                hostname: id.to_string(),
+            },
+            libraries: BTreeMap::new(),
+            settings: serde_json::json!({}),
+        },
+        results,
+        verdicts: Vec::new(),
+        recommendations: Vec::new(),
+    }
+}
+
+/// Outliers of a class (3 hosts or more).
+fn outliers(class: &ClassAcc, hosts: &[String]) -> (Vec<Outlier>, Option<String>) {
+    if class.hosts.len() < 3 {
+        return (
+            Vec::new(),
+            Some(format!("{} host(s): outliers need at least 3 to compare with", class.hosts.len())),
+        );
+    }
+    // Per host: ratios (median, low, high) against the class, per subject.
+    let mut per_host: BTreeMap<u32, Vec<(f64, f64, f64)>> = BTreeMap::new();
+    for acc in class.subjects.values() {
+        let t = &acc.template;
+        if !is_speed(t.kind, t.metric) || acc.figs.len() < 3 {
+            continue;
+        }
+        let up = higher_is_better(t.metric);
+        let mut meds: Vec<f64> = acc.figs.iter().map(|f| f.median as f64).collect();
+        let reference = median(&mut meds);
+        if reference <= 0.0 {
+            continue;
+        }
+        for f in &acc.figs {
+            let r = |x: f32| {
+                let x = x as f64;
+                if up {
+                    x / reference
+                } else if x > 0.0 {
+                    reference / x
+                } else {
+                    f64::NAN
+                }
+            };
+            // For lower-is-better figures the high bound is the slow end.
+            let (lo, hi) = if up { (r(f.low), r(f.high)) } else { (r(f.high), r(f.low)) };
+            let m = r(f.median);
+            if m.is_finite() && lo.is_finite() && hi.is_finite() {
+                per_host.entry(f.host).or_default().push((m, lo, hi));
+            }
+        }
+    }
+    // A typical host's interval, in ratios: the median of every host's median low and high.
+    let mut lows = Vec::new();
+    let mut highs = Vec::new();
+    let mut scores = BTreeMap::new();
+    for (h, v) in &per_host {
+        let m = median(&mut v.iter().map(|x| x.0).collect::<Vec<_>>());
+        let lo = median(&mut v.iter().map(|x| x.1).collect::<Vec<_>>());
+        let hi = median(&mut v.iter().map(|x| x.2).collect::<Vec<_>>());
+        lows.push(lo);
+        highs.push(hi);
+        scores.insert(*h, (m, lo, hi));
+    }
+    if lows.is_empty() {
+        return (Vec::new(), Some("no speed figure measured by 3 hosts or more".into()));
+    }
+    let typical_low = median(&mut lows);
+    let mut out = Vec::new();
+    for (h, (m, _lo, hi)) in scores {
+        let v = &per_host[&h];
+        let beyond = v.iter().filter(|x| x.2 < typical_low).count();
+        if m <= 0.9 && hi < typical_low && beyond * 2 >= v.len() {
+            out.push(Outlier {
+                host: hosts[h as usize].clone(),
+                relative_speed: m,
+                slower_beyond_intervals: beyond,
+                compared: v.len(),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.host.cmp(&b.host));
+    (out, None)
+}
+
+/// The answer, lines and spread of one class.
+fn class_report(
+    class: &ClassAcc,
+    id: String,
+    hosts: &[String],
+    knowledge: &Knowledge,
+    policy: &Policy,
+    targets: &[String],
+) -> (ClassReport, Outcome) {
+    let doc = pooled(class, &id);
+    let outcome = recommend::recommend(&doc, knowledge, policy, targets);
+    let rankings: Vec<Ranking> = outcome.protocols.iter().flat_map(|(_, r, _)| r.clone()).collect();
+    let answer = rankings
+        .iter()
+        .filter(|r| !r.ranked.is_empty())
+        .map(|r| Leaders {
+            list: r.list.clone(),
+            metric: r.metric.clone(),
+            leaders: r.ranked.iter().filter(|x| x.rank == 1).map(|x| x.name.clone()).collect(),
+            median: r.ranked[0].median,
+        })
+        .collect();
+    let lines = outcome
+        .recommendations
+        .iter()
+        .map(|r| Lines {
+            target: r.target.clone(),
+            location: r.location.clone(),
+            lines: r.lines.clone(),
+        })
+        .collect();
+    // Spread of each list's leader: its basis names the subject it was measured as.
+    let mut spread = Vec::new();
+    for r in rankings.iter().filter(|r| !r.ranked.is_empty()) {
+        let leader = &r.ranked[0];
+        let mut figs: Vec<f64> = Vec::new();
+        let mut hosts_n = 0;
+        for acc in class.subjects.values() {
+            let label = crate::report::table::subject_label(&acc.template);
+            let metric = serde_json::to_value(acc.template.metric).ok();
+            if leader.basis.ends_with(&label) && metric.as_ref().and_then(|m| m.as_str()) == Some(r.metric.as_str()) {
+                figs = acc.figs.iter().map(|f| f.median as f64).collect();
+                hosts_n = figs.len();
+                break;
+            }
+        }
+        if figs.is_empty() {
+            continue;
+        }
+        let min = figs.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = figs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        spread.push(Spread {
+            list: r.list.clone(),
+            option: leader.name.clone(),
+            metric: r.metric.clone(),
+            hosts: hosts_n,
+            min,
+            median: median(&mut figs),
+            max,
+        });
+    }
+    let (outliers, outlier_note) = outliers(class, hosts);
+    let mut names: Vec<String> = class.hosts.iter().map(|h| hosts[*h as usize].clone()).collect();
+    names.sort();
+    (
+        ClassReport {
+            id,
+            label: class.key.label(),
+            key: class.key.clone(),
+            hosts: names,
+            answer,
+            lines,
+            rankings,
+            spread,
+            outliers,
+            outlier_note,
+        },
+        outcome,
+    )
+}
+
+/// Per-class answers and the fleet-wide config.
+pub fn decide(merged: &Merged, knowledge: &Knowledge, policy: &Policy, targets: &[String]) -> Decided {
+    // Classes in a stable order: most hosts first, then by key.
+    let mut order: Vec<usize> = (0..merged.classes.len()).collect();
+    order.sort_by(|a, b| {
+        let (x, y) = (&merged.classes[*a], &merged.classes[*b]);
+        y.hosts.len().cmp(&x.hosts.len()).then(x.key.cmp(&y.key))
+    });
+    let mut classes = Vec::new();
+    let mut outcomes = Vec::new();
+    for (n, i) in order.iter().enumerate() {
+        let (r, o) = class_report(&merged.classes[*i], format!("class-{}", n + 1), &merged.hosts, knowledge, policy, targets);
+        classes.push(r);
+        outcomes.push(o);
+    }
+    let fleet = fleet_wide(&classes, &outcomes, knowledge, targets);
+    Decided { classes, fleet }
+}
+
+/// How close to a class's own best an option comes (1 = as fast; 0 = not ranked).
+fn ratio(r: &Ranking, name: &str) -> f64 {
+    let (Some(best), Some(x)) = (r.ranked.first(), r.ranked.iter().find(|x| x.name == name)) else {
+        return 0.0;
+    };
+    if x.rank == 1 {
+        return 1.0;
+    }
+    if r.higher_is_better {
+        if best.median > 0.0 {
+            x.median / best.median
+        } else {
+            0.0
+        }
+    } else if x.median > 0.0 {
+        best.median / x.median
+    } else {
+        0.0
+    }
+}
+
+fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targets: &[String]) -> FleetWide {
+    let mut fleet = FleetWide::default();
+    if classes.is_empty() {
+        return fleet;
+    }
+    let lists = ["tls13_suites", "tls12_suites", "groups", "ssh_ciphers", "ssh_macs", "ssh_kex", "ssh_hostkeys"];
+    for list in lists {
+        let per_class: Vec<Option<&Ranking>> = classes.iter().map(|c| c.rankings.iter().find(|r| r.list == list)).collect();
+        let measured: Vec<&Ranking> = per_class.iter().flatten().copied().filter(|r| !r.ranked.is_empty()).collect();
+        if measured.is_empty() {
+            continue;
+        }
+        if measured.len() < classes.len() {
+            let missing: Vec<&str> = classes
+                .iter()
+                .zip(&per_class)
+                .filter(|(_, r)| r.map_or(true, |r| r.ranked.is_empty()))
+                .map(|(c, _)| c.id.as_str())
+                .collect();
+            fleet.notes.push(format!(
+                "{}: left out, {} did not measure it (lines are only made from what every class measured)",
+                recommend::list_title(list),
+                missing.join(", ")
+            ));
+            continue;
+        }
+        // Options every class measured and the policy accepts, in the first class's order.
+        let common: Vec<String> = measured[0]
+            .ranked
+            .iter()
+            .map(|x| x.name.clone())
+            .filter(|n| measured.iter().all(|r| r.ranked.iter().any(|x| &x.name == n)))
+            .collect();
+        if common.is_empty() {
+            fleet.notes.push(format!("{}: no option is measured and accepted in every class", recommend::list_title(list)));
+            continue;
+        }
+        let bulk = measured[0].metric == "bytes_per_sec";
+        let ordered = if bulk {
+            // Greedy: the option with the best worst-class ratio next; within 3% of it,
+            // the reference order decides (the instrument cannot order them).
+            let worst = |n: &String| measured.iter().map(|r| ratio(r, n)).fold(f64::INFINITY, f64::min);
+            let mut left = common.clone();
+            let mut out = Vec::new();
+            while !left.is_empty() {
+                let top = left.iter().map(worst).fold(f64::NEG_INFINITY, f64::max);
+                let i = left.iter().position(|n| worst(n) >= top - 0.03).expect("one is the max");
+                out.push(left.remove(i));
+            }
+            out
+        } else {
+            common
+        };
+        let first = ordered[0].clone();
+        for (c, r) in classes.iter().zip(&measured) {
+            let own = r.ranked[0].name.clone();
+            let x = ratio(r, &first);
+            fleet.gives_up.push(GiveUp {
+                class: c.id.clone(),
+                list: list.to_string(),
+                own_best: own,
+                fleet_choice: first.clone(),
+                loss: (1.0 - x).max(0.0),
+                tied: x >= 1.0,
+            });
+        }
+        fleet.choice.insert(list.to_string(), ordered);
+    }
+    // Lines: the same emitters as a single run, fed the fleet's choice.
+    let get = |l: &str| fleet.choice.get(l).cloned().unwrap_or_default();
+    let mut choices = Vec::new();
+    let tls13 = get("tls13_suites");
+    let tls12 = get("tls12_suites");
+    if !tls13.is_empty() || !tls12.is_empty() {
+        let names = |v: &[String]| -> Vec<emit::SuiteNames> { v.iter().filter_map(|n| k.tls_suite(n)).map(recommend::suite_names).collect() };
+        let mut t12 = names(&tls12);
+        // As a single run does: ≤1.2 suites grouped by Kx/Au, each group in order.
+        let mut kinds: Vec<(String, String)> = Vec::new();
+        for s in &t12 {
+            if !kinds.contains(&(s.kx.clone(), s.au.clone())) {
+                kinds.push((s.kx.clone(), s.au.clone()));
+            }
+        }
+        t12.sort_by_key(|s| kinds.iter().position(|x| *x == (s.kx.clone(), s.au.clone())));
+        // Protocols every class's choice has.
+        let mut protocols: Option<Vec<String>> = None;
+        for o in outcomes {
+            for (_, _, c) in &o.protocols {
+                if let Choice::Tls(t) = c {
+                    protocols = Some(match protocols {
+                        None => t.protocols.clone(),
+                        Some(p) => p.into_iter().filter(|x| t.protocols.contains(x)).collect(),
+                    });
+                }
+            }
+        }
+        let mut protocols = protocols.unwrap_or_default();
+        protocols.retain(|p| if p == "TLSv1.3" { !tls13.is_empty() } else { !t12.is_empty() });
+        let groups = get("groups").iter().filter_map(|n| k.group(n)).map(recommend::group_names).collect();
+        choices.push(Choice::Tls(TlsChoice {
+            protocols,
+            tls13: names(&tls13),
+            tls12: t12,
+            groups,
+        }));
+    }
+    let ssh = SshChoice {
+        ciphers: get("ssh_ciphers"),
+        macs: get("ssh_macs"),
+        kex: get("ssh_kex"),
+        hostkeys: get("ssh_hostkeys"),
+    };
+    if ssh != SshChoice::default() {
+        choices.push(Choice::Ssh(ssh));
+    }
+    for choice in &choices {
+        for e in emit::all() {
+            if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(e.target())) {
+                continue;
+            }
+            if let Some(lines) = e.emit(choice) {
+                fleet.lines.push(Lines {
+                    target: e.target().into(),
+                    location: e.location().into(),
+                    lines,
+                });
+            }
+        }
+    }
+    fleet
+}
