@@ -282,21 +282,28 @@ fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
 /// (as `speed` does). The mask and the OpenSSH version are kept in the settings so
 /// that `fleet` can class the host by what the run could really use.
 fn run(c: &Common, a: &crate::cli::RunArgs) -> Result<()> {
-    let mut extra = json!({});
+    let mut extra = masked(a.cpu_caps.as_deref())?;
     if let Some(v) = discover::openssh::discover().ok().map(|o| o.version) {
         extra["openssh"] = json!(v);
     }
-    if let Some(spec) = &a.cpu_caps {
+    run_main(c, extra)
+}
+
+/// `--cpu-caps SPEC` for `run` and `ssh`: re-executes under the masking variable
+/// (never returns then); in the masked child, the settings that record it.
+fn masked(spec: Option<&str>) -> Result<serde_json::Value> {
+    let mut extra = json!({});
+    if let Some(spec) = spec {
         let caps = cpucaps::parse(spec)?;
         let host = discover::host::fingerprint();
         let (var, value) = cpucaps::environment(&caps, &host.arch, &host.cpu_flags);
-        if std::env::var(cpucaps::MARKER).ok().as_deref() != Some(spec.as_str()) {
-            return reexec_masked(spec, &var, &value);
+        if std::env::var(cpucaps::MARKER).ok().as_deref() != Some(spec) {
+            reexec_masked(spec, &var, &value)?;
         }
         extra["cpu_caps"] = json!(spec);
         extra[var] = json!(value);
     }
-    run_main(c, extra)
+    Ok(extra)
 }
 
 /// Config targets for the answer: `--for`, else the software found installed.
@@ -602,6 +609,7 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     if let [dec, full] = a.compare_sweeps.as_slice() {
         return measure::ssh::compare_sweep_files(dec, full);
     }
+    let caps = masked(a.cpu_caps.as_deref())?;
     // The budget covers the whole command: starting the private sshd counts too.
     let t_run = std::time::Instant::now();
     let openssh = discover::openssh::discover()?;
@@ -647,7 +655,11 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     if a.serve {
         return measure::ssh::serve(&client, daemon.as_ref());
     }
-    let settings = measure::ssh::settings(&plan, &openssh, &client, daemon.as_ref());
+    let mut settings = measure::ssh::settings(&plan, &openssh, &client, daemon.as_ref());
+    if let (Some(m), Some(x)) = (settings.as_object_mut(), caps.as_object()) {
+        m.extend(x.clone());
+        m.insert("openssh".into(), json!(openssh.version));
+    }
     let mut session = Session::start("ssh", settings, store, progress(c))?;
     let plan = measure::ssh::SshPlan {
         budget: Seconds((plan.budget.0 - t_run.elapsed().as_secs_f64()).max(0.0)),

@@ -263,6 +263,10 @@ pub struct SshArgs {
     /// Extra ssh option for --host (repeatable), e.g. -o ProxyJump=gw.
     #[arg(short = 'o', long = "ssh-option", requires = "host", value_name = "OPT")]
     pub ssh_options: Vec<String>,
+    /// Measure as if the CPU lacked features, e.g. no-aesni (see `list cpu-caps`): the
+    /// private sshd and the ssh client run under the same mask.
+    #[arg(long, value_name = "CAPS", conflicts_with = "host")]
+    pub cpu_caps: Option<String>,
     /// Start the private sshd, print how to reach it, and wait for Ctrl-C (for bench scripts).
     #[arg(long, hide = true, conflicts_with = "host")]
     pub serve: bool,
