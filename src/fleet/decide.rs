@@ -489,3 +489,132 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
     }
     fleet
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::merge::{Fig, SubjectAcc};
+    use crate::model::{Kind, Metric, Subject};
+    use std::collections::HashMap;
+
+    fn prim(alg: &str) -> ResultRecord {
+        let s = Summary {
+            median: 1.0,
+            mean: 1.0,
+            min: 1.0,
+            max: 1.0,
+            ci95_low: 1.0,
+            ci95_high: 1.0,
+            samples: 10,
+            cv: 0.01,
+        };
+        let subject = Subject {
+            algorithm: Some(alg.into()),
+            op: Some("encrypt".into()),
+            bytes: Some(16384),
+            library: Some("openssl".into()),
+            ..Default::default()
+        };
+        ResultRecord::ok(Kind::Primitive, subject, Metric::BytesPerSec, &s, None)
+    }
+
+    /// A class whose hosts measured `algs` at `rate(alg, host)` (±2% intervals).
+    fn class(name: &str, hosts: u32, first: u32, algs: &[&str], rate: impl Fn(&str, u32) -> f64) -> ClassAcc {
+        let mut subjects = HashMap::new();
+        for a in algs {
+            let t = prim(a);
+            let figs = (first..first + hosts)
+                .map(|h| {
+                    let m = rate(a, h);
+                    Fig {
+                        host: h,
+                        median: m as f32,
+                        low: (m * 0.98) as f32,
+                        high: (m * 1.02) as f32,
+                    }
+                })
+                .collect();
+            subjects.insert(
+                crate::fleet::merge::subject_key(&t),
+                SubjectAcc {
+                    template: t,
+                    figs,
+                    samples: 10 * hosts as usize,
+                },
+            );
+        }
+        ClassAcc {
+            key: ClassKey {
+                arch: "x86_64".into(),
+                cpu_model: name.into(),
+                cpu_flags: vec![],
+                openssl: "o".into(),
+                gnutls: "g".into(),
+                openssh: "s".into(),
+            },
+            hosts: (first..first + hosts).collect(),
+            subjects,
+        }
+    }
+
+    #[test]
+    fn a_host_slower_beyond_the_intervals_is_named_and_no_other() {
+        let algs = ["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "sha256", "hmac-sha256"];
+        let names: Vec<String> = (0..6).map(|h| format!("h{h}")).collect();
+        // Hosts jitter by ±1.5%; h4 runs at 0.6x.
+        let c = class("x", 6, 0, &algs, |_, h| if h == 4 { 0.6e9 } else { 1.0e9 * (1.0 + 0.005 * (h as f64 - 2.5)) });
+        let (o, note) = outliers(&c, &names);
+        assert!(note.is_none());
+        assert_eq!(o.iter().map(|x| x.host.as_str()).collect::<Vec<_>>(), ["h4"]);
+        assert!((o[0].relative_speed - 0.6).abs() < 0.02, "{}", o[0].relative_speed);
+        // 8% slower is inside the practical threshold: not named.
+        let c = class("x", 6, 0, &algs, |_, h| if h == 4 { 0.92e9 } else { 1.0e9 });
+        assert!(outliers(&c, &names).0.is_empty());
+        // Two hosts: nothing to compare with.
+        let c = class("x", 2, 0, &algs, |_, h| if h == 1 { 0.5e9 } else { 1.0e9 });
+        let (o, note) = outliers(&c, &names);
+        assert!(o.is_empty() && note.is_some());
+    }
+
+    #[test]
+    fn the_fleet_config_serves_the_worst_class_and_passes_the_policy() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let algs = ["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305"];
+        let aes = class("aes", 3, 0, &algs, |a, _| match a {
+            "aes-128-gcm" => 5.0e9,
+            "aes-256-gcm" => 4.5e9,
+            _ => 3.0e9,
+        });
+        let soft = class("soft", 1, 3, &algs, |a, _| if a.starts_with("aes") { 0.3e9 } else { 2.5e9 });
+        let merged = Merged {
+            hosts: (0..4).map(|h| format!("h{h}")).collect(),
+            classes: vec![aes, soft],
+            problems: vec![],
+            class_of: vec![0, 0, 0, 1],
+        };
+        let d = decide(&merged, &k, &p, &["nginx".to_string()]);
+        let lead = |c: &ClassReport| c.answer.iter().find(|a| a.list == "tls13_suites").unwrap().leaders.clone();
+        assert_eq!(lead(&d.classes[0]), ["TLS_AES_128_GCM_SHA256"]);
+        assert_eq!(lead(&d.classes[1]), ["TLS_CHACHA20_POLY1305_SHA256"]);
+        let t13 = &d.fleet.choice["tls13_suites"];
+        assert_eq!(t13[0], "TLS_CHACHA20_POLY1305_SHA256", "the worst class's best first: {t13:?}");
+        let give = |c: &str| d.fleet.gives_up.iter().find(|g| g.class == c && g.list == "tls13_suites").unwrap().clone();
+        assert!(give("class-2").tied);
+        let g1 = give("class-1");
+        assert!(!g1.tied && (g1.loss - 0.4).abs() < 0.01, "{g1:?}");
+        for (list, names) in &d.fleet.choice {
+            let domain = match list.as_str() {
+                "tls13_suites" => crate::judge::Domain::Tls13Suite,
+                "tls12_suites" => crate::judge::Domain::Tls12Suite,
+                "groups" => crate::judge::Domain::Group,
+                _ => continue,
+            };
+            for n in names {
+                assert!(p.allows(&k.judge(domain, n)).allowed, "{list} {n}");
+            }
+        }
+        let nginx = d.fleet.lines.iter().find(|l| l.target == "nginx").unwrap();
+        assert!(nginx.lines.iter().any(|l| l.contains("TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256")), "{:?}", nginx.lines);
+    }
+}

@@ -370,3 +370,62 @@ pub fn higher_is_better(metric: Metric) -> bool {
 pub fn is_speed(kind: Kind, metric: Metric) -> bool {
     metric != Metric::Accepted && kind != Kind::SshAccept && kind != Kind::TlsAccept
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(flags: &[&str], settings: serde_json::Value) -> RunInfo {
+        serde_json::from_value(serde_json::json!({
+            "id": "t", "started_at": "2026-01-01T00:00:00Z", "status": "complete", "command": "run",
+            "host": {"cpu_model": "AMD EPYC", "cores": 2, "cpu_flags": flags, "kernel": "k", "arch": "x86_64", "hostname": "vm"},
+            "libraries": {"openssl": "OpenSSL 3.0.19", "gnutls": "3.7.9"}, "settings": settings,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn classes_use_the_flags_the_run_could_use() {
+        let all = ["aes", "pclmulqdq", "ssse3", "avx", "avx2", "vaes", "vpclmulqdq", "sha_ni"];
+        let plain = class_key(&run(&all, serde_json::json!({"openssh": "OpenSSH_9.2p1 Debian-2, OpenSSL 3.0.19"})));
+        assert_eq!(plain.cpu_flags, ["aes", "avx2", "pclmulqdq", "sha_ni", "vaes", "vpclmulqdq"], "ssse3/avx do not decide");
+        assert_eq!(plain.openssh, "OpenSSH_9.2p1");
+        let masked = class_key(&run(&all, serde_json::json!({"cpu_caps": "no-aesni"})));
+        assert_eq!(masked.cpu_flags, ["avx2", "sha_ni"]);
+        assert_ne!(plain, masked);
+        // The same hardware and libraries are one class whatever the hostname.
+        assert_eq!(plain.label(), class_key(&run(&all, serde_json::json!({"openssh": "OpenSSH_9.2p1"}))).label());
+    }
+
+    #[test]
+    fn results_fold_into_their_class_and_failed_ones_are_skipped() {
+        let rec = |median: Option<f64>| ResultRecord {
+            median,
+            ci95_low: median.map(|m| m * 0.9),
+            ci95_high: median.map(|m| m * 1.1),
+            samples: Some(5),
+            ..ResultRecord::not_ok(Kind::Primitive, Default::default(), Metric::BytesPerSec, Status::Ok, "")
+        };
+        let mut m = Merged::default();
+        for (h, flags) in [("a", &["aes"][..]), ("b", &["aes"][..]), ("c", &[][..])] {
+            m.fold(Parsed {
+                host: h.into(),
+                file: format!("{h}.json"),
+                key: class_key(&run(flags, serde_json::json!({}))),
+                results: vec![rec(Some(1.0e9)), rec(None)],
+            });
+        }
+        m.fold(Parsed {
+            host: "a".into(),
+            file: "again/a.json".into(),
+            key: class_key(&run(&[], serde_json::json!({}))),
+            results: vec![],
+        });
+        assert_eq!(m.classes.len(), 2);
+        assert_eq!(m.classes[0].hosts, [0, 1]);
+        assert_eq!(m.classes[0].subjects.len(), 1);
+        assert_eq!(m.classes[0].subjects.values().next().unwrap().figs.len(), 2);
+        assert_eq!(m.problems.len(), 1);
+        assert_eq!(m.problems[0].kind, "duplicate");
+    }
+}
