@@ -36,37 +36,41 @@ fi
 echo "generating $N exports..." >&2
 python3 bench/fleet-scale.py "$PLAIN" "$NOAES" "$WORK/all" "$N" > "$WORK/outliers.txt"
 mkdir -p "$WORK/first1000"
-ls "$WORK/all" | sort | head -n $((N / 10)) | while read -r f; do ln "$WORK/all/$f" "$WORK/first1000/$f"; done
+ls "$WORK/all" | sort > "$WORK/names.txt"
+head -n $((N / 10)) "$WORK/names.txt" | while read -r f; do ln "$WORK/all/$f" "$WORK/first1000/$f"; done
 du -sh "$WORK/all" >&2
 # Warm the page cache once so both timings read from memory, as a rerun would.
 cat "$WORK"/all/* > /dev/null
 
-measure() { # DIR OUT -> "seconds rss_kb"
+measure() { # DIR OUT -> "wall_seconds rss_kb cpu_seconds"
     /usr/bin/time -v "$BIN" fleet "$1" --json --no-store > "$2" 2> "$2.time" || true
-    local wall rss
+    local wall rss secs cpu
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$2.time")
     rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$2.time")
+    cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$2.time")
     # h:mm:ss or m:ss.cc -> seconds
     secs=$(echo "$wall" | awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
-    echo "$secs $rss"
+    echo "$secs $rss $cpu"
 }
 
-read -r t1 r1 < <(measure "$WORK/first1000" "$WORK/f1000.json")
-read -r t10 r10 < <(measure "$WORK/all" "$WORK/f10000.json")
+echo "load before timing: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores (a shared machine makes wall time vary)" >&2
+read -r t1 r1 c1 < <(measure "$WORK/first1000" "$WORK/f1000.json")
+read -r t10 r10 c10 < <(measure "$WORK/all" "$WORK/f10000.json")
 
-python3 - "$WORK/f10000.json" "$WORK/outliers.txt" "$t1" "$r1" "$t10" "$r10" "$N" <<'EOF'
+python3 - "$WORK/f10000.json" "$WORK/outliers.txt" "$t1" "$r1" "$t10" "$r10" "$N" "$c1" "$c10" <<'EOF'
 import json, sys
-report_path, outliers_path, t1, r1, t10, r10, n = sys.argv[1:]
-t1, t10 = float(t1), float(t10)
+report_path, outliers_path, t1, r1, t10, r10, n, c1, c10 = sys.argv[1:]
+t1, t10, c1, c10 = float(t1), float(t10), float(c1), float(c10)
 r1, r10 = int(r1), int(r10)
 rep = json.load(open(report_path))
 injected = set(open(outliers_path).read().split())
 named = {o["host"] for c in rep["classes"] for o in c["outliers"]}
 print(f"hosts merged: {rep['hosts_merged']} in {len(rep['classes'])} classes; problems: {len(rep['problems'])}")
-print(f"{int(n)//10:>6} exports: {t1:6.2f} s, peak RSS {r1/1024:6.1f} MB")
-print(f"{n:>6} exports: {t10:6.2f} s, peak RSS {r10/1024:6.1f} MB")
+print(f"{int(n)//10:>6} exports: {t1:6.2f} s wall, {c1:6.2f} s CPU, peak RSS {r1/1024:6.1f} MB")
+print(f"{n:>6} exports: {t10:6.2f} s wall, {c10:6.2f} s CPU, peak RSS {r10/1024:6.1f} MB")
 ratio = t10 / t1 if t1 > 0 else float("inf")
-print(f"time ratio 10x hosts: {ratio:.2f} (linear: ~10)")
+cratio = c10 / c1 if c1 > 0 else float("inf")
+print(f"ratio 10x hosts: wall {ratio:.2f}, CPU {cratio:.2f} (linear: ~10)")
 missed = injected - named
 extra = named - injected
 print(f"outliers: {len(injected)} injected, {len(named)} named, {len(missed)} missed, {len(extra)} wrongly named")
