@@ -71,7 +71,11 @@ impl HostSshd {
         if is_root() {
             let _ = std::fs::create_dir_all("/run/sshd");
         }
-        let port = TcpListener::bind((addr, 0)).expect("bind the host's address").local_addr().unwrap().port();
+        let port = TcpListener::bind((addr, 0))
+            .expect("bind the host's address")
+            .local_addr()
+            .unwrap()
+            .port();
         let cfg = format!(
             "ListenAddress {addr}\nPort {port}\nAddressFamily inet\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\n\
 AuthorizedKeysFile {d}/authorized_keys\nAllowUsers {user}\n{root}StrictModes no\nUsePAM no\nPubkeyAuthentication yes\n\
@@ -289,8 +293,13 @@ fn fleet(args: &[&Path], more: &[&str]) -> (std::process::Output, Value) {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("fleet --json: {e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "fleet --json: {e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
     (out, v)
 }
 
@@ -360,7 +369,9 @@ fn assert_fleet_choice_passes(report: &Value, policy: &str) {
 }
 
 fn class_of<'a>(report: &'a Value, host: &str) -> &'a str {
-    report["host_classes"][host].as_str().unwrap_or_else(|| panic!("{host} not classed: {report:#}"))
+    report["host_classes"][host]
+        .as_str()
+        .unwrap_or_else(|| panic!("{host} not classed: {report:#}"))
 }
 
 fn leaders<'a>(report: &'a Value, class: &str, list: &str) -> Vec<&'a str> {
@@ -398,7 +409,11 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_in_check_mode() {
     let r1 = f.tmp.path().join("results-run");
     let out = f.profile(&r1, "run", 6, &[]);
     assert!(out.status.success(), "profile.yml (run): {}", text(&out));
-    let fetched: Vec<_> = std::fs::read_dir(&r1).unwrap().flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect();
+    let fetched: Vec<_> = std::fs::read_dir(&r1)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
     for h in ["127.0.0.2.json", "127.0.0.3.json", "127.0.0.4.json"] {
         assert!(fetched.contains(&h.to_string()), "{h} not fetched: {fetched:?}");
     }
@@ -410,8 +425,16 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_in_check_mode() {
     assert_eq!(report["classes"].as_array().unwrap().len(), 2, "{report:#}");
     assert_eq!(class_of(&report, "127.0.0.2"), class_of(&report, "127.0.0.3"));
     assert_ne!(class_of(&report, "127.0.0.2"), class_of(&report, "127.0.0.4"));
-    let masked = report["classes"].as_array().unwrap().iter().find(|c| c["id"] == class_of(&report, "127.0.0.4")).unwrap();
-    assert!(!masked["key"]["cpu_flags"].as_array().unwrap().iter().any(|f| f == "aes"), "{masked:#}");
+    let masked = report["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == class_of(&report, "127.0.0.4"))
+        .unwrap();
+    assert!(
+        !masked["key"]["cpu_flags"].as_array().unwrap().iter().any(|f| f == "aes"),
+        "{masked:#}"
+    );
     assert_fleet_choice_passes(&report, "intermediate");
     assert!(f.inventory_dir().join("group_vars/all.yml").exists());
     for h in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
@@ -451,12 +474,24 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_in_check_mode() {
     f.assert_nothing_left();
     let (out, report) = fleet(&[&r2], &["--ansible-vars", f.inventory_dir().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("127.0.0.3 (unreachable)"), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("127.0.0.3 (unreachable)"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(report["hosts_merged"], 2, "{report:#}");
-    assert!(report["problems"].as_array().unwrap().iter().any(|p| p["host"] == "127.0.0.3" && p["kind"] == "unreachable"));
+    assert!(report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["host"] == "127.0.0.3" && p["kind"] == "unreachable"));
     assert_ne!(class_of(&report, "127.0.0.2"), class_of(&report, "127.0.0.4"));
     assert_fleet_choice_passes(&report, "intermediate");
-    let out = f.ansible("apply.yml", &serde_json::json!({"cipherbench_hosts": "127.0.0.2,127.0.0.4"}), &["--check", "--diff"]);
+    let out = f.ansible(
+        "apply.yml",
+        &serde_json::json!({"cipherbench_hosts": "127.0.0.2,127.0.0.4"}),
+        &["--check", "--diff"],
+    );
     assert!(out.status.success(), "apply.yml --check: {}", text(&out));
     check_added_lines(&f, &String::from_utf8_lossy(&out.stdout), true);
     // Check mode changed nothing.
@@ -468,20 +503,45 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_in_check_mode() {
     // Pass 3: the AEAD primitives (CPU time per byte, so a loaded machine does not
     // blur them): ChaCha20 leads where AES-NI is hidden, AES-GCM elsewhere.
     let r3 = f.tmp.path().join("results-speed");
-    let out = f.profile(&r3, "speed", 3, &["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "--bytes", "16k"]);
+    let out = f.profile(
+        &r3,
+        "speed",
+        3,
+        &["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "--bytes", "16k"],
+    );
     assert!(!out.status.success(), "127.0.0.3 is still down: {}", text(&out));
     f.assert_nothing_left();
     let (_, report) = fleet(&[&r3], &[]);
     assert_eq!(report["hosts_merged"], 2, "{report:#}");
     let plain = leaders(&report, class_of(&report, "127.0.0.2"), "tls13_suites");
     let hidden = leaders(&report, class_of(&report, "127.0.0.4"), "tls13_suites");
-    assert_eq!(hidden, vec!["TLS_CHACHA20_POLY1305_SHA256"], "ChaCha20 leads where AES-NI is hidden: {report:#}");
-    assert!(plain.iter().any(|s| s.contains("AES")), "AES-GCM leads (or ties) with AES-NI: {plain:?}");
+    assert_eq!(
+        hidden,
+        vec!["TLS_CHACHA20_POLY1305_SHA256"],
+        "ChaCha20 leads where AES-NI is hidden: {report:#}"
+    );
+    assert!(
+        plain.iter().any(|s| s.contains("AES")),
+        "AES-GCM leads (or ties) with AES-NI: {plain:?}"
+    );
     assert_ne!(plain, hidden, "the two classes get different answers");
     // The fleet-wide choice maximises the worst class: the AES-NI-less class gives up nothing.
-    let gives: Vec<&Value> = report["fleet"]["gives_up"].as_array().unwrap().iter().filter(|g| g["list"] == "tls13_suites").collect();
-    assert_eq!(report["fleet"]["choice"]["tls13_suites"][0], "TLS_CHACHA20_POLY1305_SHA256", "{report:#}");
-    assert!(gives.iter().any(|g| g["class"] == class_of(&report, "127.0.0.4") && g["tied"] == true), "{gives:?}");
+    let gives: Vec<&Value> = report["fleet"]["gives_up"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["list"] == "tls13_suites")
+        .collect();
+    assert_eq!(
+        report["fleet"]["choice"]["tls13_suites"][0], "TLS_CHACHA20_POLY1305_SHA256",
+        "{report:#}"
+    );
+    assert!(
+        gives
+            .iter()
+            .any(|g| g["class"] == class_of(&report, "127.0.0.4") && g["tied"] == true),
+        "{gives:?}"
+    );
 }
 
 /// Puts the lines the diff adds into a copy of each file and runs the software's
@@ -528,7 +588,18 @@ fn truncated_and_foreign_files_are_named_and_the_rest_merged() {
     let dir = tempfile::tempdir().unwrap();
     let export = dir.path().join("a.json");
     let st = Command::new(bin())
-        .args(["speed", "aes-128-gcm", "chacha20-poly1305", "--bytes", "16k", "--budget", "1s", "--no-store", "--quiet", "--export-json"])
+        .args([
+            "speed",
+            "aes-128-gcm",
+            "chacha20-poly1305",
+            "--bytes",
+            "16k",
+            "--budget",
+            "1s",
+            "--no-store",
+            "--quiet",
+            "--export-json",
+        ])
         .arg(&export)
         .status()
         .unwrap();
@@ -563,9 +634,17 @@ fn truncated_and_foreign_files_are_named_and_the_rest_merged() {
         assert!(stderr.contains(name), "{stderr}");
     }
     // The terminal view names them too.
-    let out = Command::new(bin()).arg("fleet").arg(dir.path()).env("NO_COLOR", "1").output().unwrap();
+    let out = Command::new(bin())
+        .arg("fleet")
+        .arg(dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
     let t = String::from_utf8_lossy(&out.stdout);
-    assert!(t.contains("cut.json: truncated") && t.contains("other.json: not a cipherbench export"), "{t}");
+    assert!(
+        t.contains("cut.json: truncated") && t.contains("other.json: not a cipherbench export"),
+        "{t}"
+    );
     // Nothing mergeable at all is bad input (exit 2).
     let (out, _) = fleet(&[&dir.path().join("cut.json")], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));

@@ -329,7 +329,14 @@ pub fn decide(merged: &Merged, knowledge: &Knowledge, policy: &Policy, targets: 
     let mut classes = Vec::new();
     let mut outcomes = Vec::new();
     for (n, i) in order.iter().enumerate() {
-        let (r, o) = class_report(&merged.classes[*i], format!("class-{}", n + 1), &merged.hosts, knowledge, policy, targets);
+        let (r, o) = class_report(
+            &merged.classes[*i],
+            format!("class-{}", n + 1),
+            &merged.hosts,
+            knowledge,
+            policy,
+            targets,
+        );
         classes.push(r);
         outcomes.push(o);
     }
@@ -363,7 +370,15 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
     if classes.is_empty() {
         return fleet;
     }
-    let lists = ["tls13_suites", "tls12_suites", "groups", "ssh_ciphers", "ssh_macs", "ssh_kex", "ssh_hostkeys"];
+    let lists = [
+        "tls13_suites",
+        "tls12_suites",
+        "groups",
+        "ssh_ciphers",
+        "ssh_macs",
+        "ssh_kex",
+        "ssh_hostkeys",
+    ];
     for list in lists {
         let per_class: Vec<Option<&Ranking>> = classes.iter().map(|c| c.rankings.iter().find(|r| r.list == list)).collect();
         let measured: Vec<&Ranking> = per_class.iter().flatten().copied().filter(|r| !r.ranked.is_empty()).collect();
@@ -392,7 +407,10 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
             .filter(|n| measured.iter().all(|r| r.ranked.iter().any(|x| &x.name == n)))
             .collect();
         if common.is_empty() {
-            fleet.notes.push(format!("{}: no option is measured and accepted in every class", recommend::list_title(list)));
+            fleet.notes.push(format!(
+                "{}: no option is measured and accepted in every class",
+                recommend::list_title(list)
+            ));
             continue;
         }
         let bulk = measured[0].metric == "bytes_per_sec";
@@ -432,7 +450,8 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
     let tls13 = get("tls13_suites");
     let tls12 = get("tls12_suites");
     if !tls13.is_empty() || !tls12.is_empty() {
-        let names = |v: &[String]| -> Vec<emit::SuiteNames> { v.iter().filter_map(|n| k.tls_suite(n)).map(recommend::suite_names).collect() };
+        let names =
+            |v: &[String]| -> Vec<emit::SuiteNames> { v.iter().filter_map(|n| k.tls_suite(n)).map(recommend::suite_names).collect() };
         let mut t12 = names(&tls12);
         // As a single run does: ≤1.2 suites grouped by Kx/Au, each group in order.
         let mut kinds: Vec<(String, String)> = Vec::new();
@@ -456,7 +475,11 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
         }
         let mut protocols = protocols.unwrap_or_default();
         protocols.retain(|p| if p == "TLSv1.3" { !tls13.is_empty() } else { !t12.is_empty() });
-        let groups = get("groups").iter().filter_map(|n| k.group(n)).map(recommend::group_names).collect();
+        let groups = get("groups")
+            .iter()
+            .filter_map(|n| k.group(n))
+            .map(recommend::group_names)
+            .collect();
         choices.push(Choice::Tls(TlsChoice {
             protocols,
             tls13: names(&tls13),
@@ -562,7 +585,13 @@ mod tests {
         let algs = ["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "sha256", "hmac-sha256"];
         let names: Vec<String> = (0..6).map(|h| format!("h{h}")).collect();
         // Hosts jitter by ±1.5%; h4 runs at 0.6x.
-        let c = class("x", 6, 0, &algs, |_, h| if h == 4 { 0.6e9 } else { 1.0e9 * (1.0 + 0.005 * (h as f64 - 2.5)) });
+        let c = class("x", 6, 0, &algs, |_, h| {
+            if h == 4 {
+                0.6e9
+            } else {
+                1.0e9 * (1.0 + 0.005 * (h as f64 - 2.5))
+            }
+        });
         let (o, note) = outliers(&c, &names);
         assert!(note.is_none());
         assert_eq!(o.iter().map(|x| x.host.as_str()).collect::<Vec<_>>(), ["h4"]);
@@ -599,7 +628,14 @@ mod tests {
         assert_eq!(lead(&d.classes[1]), ["TLS_CHACHA20_POLY1305_SHA256"]);
         let t13 = &d.fleet.choice["tls13_suites"];
         assert_eq!(t13[0], "TLS_CHACHA20_POLY1305_SHA256", "the worst class's best first: {t13:?}");
-        let give = |c: &str| d.fleet.gives_up.iter().find(|g| g.class == c && g.list == "tls13_suites").unwrap().clone();
+        let give = |c: &str| {
+            d.fleet
+                .gives_up
+                .iter()
+                .find(|g| g.class == c && g.list == "tls13_suites")
+                .unwrap()
+                .clone()
+        };
         assert!(give("class-2").tied);
         let g1 = give("class-1");
         assert!(!g1.tied && (g1.loss - 0.4).abs() < 0.01, "{g1:?}");
@@ -615,6 +651,13 @@ mod tests {
             }
         }
         let nginx = d.fleet.lines.iter().find(|l| l.target == "nginx").unwrap();
-        assert!(nginx.lines.iter().any(|l| l.contains("TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256")), "{:?}", nginx.lines);
+        assert!(
+            nginx
+                .lines
+                .iter()
+                .any(|l| l.contains("TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256")),
+            "{:?}",
+            nginx.lines
+        );
     }
 }

@@ -89,7 +89,17 @@ fn masked_by(cap: &str) -> &'static [&'static str] {
     match cap {
         "no-aesni" => &["aes", "pclmulqdq", "vaes", "vpclmulqdq", "pmull"],
         "no-pclmul" => &["pclmulqdq", "vpclmulqdq", "pmull"],
-        "no-avx" => &["avx", "avx2", "avx512f", "avx512dq", "avx512ifma", "avx512bw", "avx512vl", "vaes", "vpclmulqdq"],
+        "no-avx" => &[
+            "avx",
+            "avx2",
+            "avx512f",
+            "avx512dq",
+            "avx512ifma",
+            "avx512bw",
+            "avx512vl",
+            "vaes",
+            "vpclmulqdq",
+        ],
         "no-avx2" => &["avx2"],
         "no-avx512" => &["avx512f", "avx512dq", "avx512ifma", "avx512bw", "avx512vl"],
         "no-shani" => &["sha_ni", "sha1", "sha2", "sha512"],
@@ -102,7 +112,12 @@ fn masked_by(cap: &str) -> &'static [&'static str] {
 pub fn class_key(run: &RunInfo) -> ClassKey {
     let h = &run.host;
     let arm = h.arch.starts_with("aarch64") || h.arch.starts_with("arm");
-    let caps = run.settings.get("cpu_caps").and_then(|v| v.as_str()).unwrap_or("").to_ascii_lowercase();
+    let caps = run
+        .settings
+        .get("cpu_caps")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let hidden: Vec<&str> = caps.split(',').map(str::trim).flat_map(|c| masked_by(c).iter().copied()).collect();
     let mut flags: Vec<String> = h
         .cpu_flags
@@ -242,7 +257,11 @@ fn read_one(path: &Path) -> Result<Parsed, Problem> {
     for marker in ["failed", "unreachable"] {
         if file.ends_with(&format!(".{marker}")) {
             let why = String::from_utf8_lossy(&bytes).trim().to_string();
-            let why = if why.is_empty() { format!("host {marker} (see the play recap)") } else { why };
+            let why = if why.is_empty() {
+                format!("host {marker} (see the play recap)")
+            } else {
+                why
+            };
             return Err(problem(marker, format!("{host}: {why}")));
         }
     }
@@ -259,11 +278,17 @@ fn read_one(path: &Path) -> Result<Parsed, Problem> {
         )),
         Err(e) if e.is_eof() => Err(problem(
             "truncated",
-            format!("{file}: truncated: the JSON ends early (line {}, column {}); was the fetch cut off?", e.line(), e.column()),
+            format!(
+                "{file}: truncated: the JSON ends early (line {}, column {}); was the fetch cut off?",
+                e.line(),
+                e.column()
+            ),
         )),
         Err(e) if e.is_syntax() => Err(problem("not-json", format!("{file}: not a cipherbench export: not JSON ({e})"))),
         Err(e) => match serde_json::from_slice::<Probe>(&bytes).ok().and_then(|p| p.schema) {
-            Some(serde_json::Value::String(s)) if s == SCHEMA => Err(problem("malformed", format!("{file}: malformed {SCHEMA} export: {e}"))),
+            Some(serde_json::Value::String(s)) if s == SCHEMA => {
+                Err(problem("malformed", format!("{file}: malformed {SCHEMA} export: {e}")))
+            }
             Some(serde_json::Value::String(s)) if s.starts_with("cipherbench/") => Err(problem(
                 "schema",
                 format!("{file}: schema {s:?}, but this cipherbench merges {SCHEMA}"),
@@ -388,13 +413,20 @@ mod tests {
     fn classes_use_the_flags_the_run_could_use() {
         let all = ["aes", "pclmulqdq", "ssse3", "avx", "avx2", "vaes", "vpclmulqdq", "sha_ni"];
         let plain = class_key(&run(&all, serde_json::json!({"openssh": "OpenSSH_9.2p1 Debian-2, OpenSSL 3.0.19"})));
-        assert_eq!(plain.cpu_flags, ["aes", "avx2", "pclmulqdq", "sha_ni", "vaes", "vpclmulqdq"], "ssse3/avx do not decide");
+        assert_eq!(
+            plain.cpu_flags,
+            ["aes", "avx2", "pclmulqdq", "sha_ni", "vaes", "vpclmulqdq"],
+            "ssse3/avx do not decide"
+        );
         assert_eq!(plain.openssh, "OpenSSH_9.2p1");
         let masked = class_key(&run(&all, serde_json::json!({"cpu_caps": "no-aesni"})));
         assert_eq!(masked.cpu_flags, ["avx2", "sha_ni"]);
         assert_ne!(plain, masked);
         // The same hardware and libraries are one class whatever the hostname.
-        assert_eq!(plain.label(), class_key(&run(&all, serde_json::json!({"openssh": "OpenSSH_9.2p1"}))).label());
+        assert_eq!(
+            plain.label(),
+            class_key(&run(&all, serde_json::json!({"openssh": "OpenSSH_9.2p1"}))).label()
+        );
     }
 
     #[test]

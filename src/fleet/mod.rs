@@ -70,7 +70,11 @@ pub fn command(c: &Common, a: &FleetArgs) -> Result<()> {
         .into());
     }
     if !report.problems.is_empty() {
-        let named: Vec<String> = report.problems.iter().map(|p| format!("{} ({})", p.host_or_file(), p.kind)).collect();
+        let named: Vec<String> = report
+            .problems
+            .iter()
+            .map(|p| format!("{} ({})", p.host_or_file(), p.kind))
+            .collect();
         return Err(anyhow!(
             "{} of {} host(s) not merged: {}",
             report.problems.len(),
@@ -92,7 +96,12 @@ impl merge::Problem {
 }
 
 /// Merges `paths` and decides, without printing.
-pub fn build(paths: &[std::path::PathBuf], knowledge: &crate::judge::Knowledge, policy: &crate::judge::Policy, targets: &[String]) -> FleetReport {
+pub fn build(
+    paths: &[std::path::PathBuf],
+    knowledge: &crate::judge::Knowledge,
+    policy: &crate::judge::Policy,
+    targets: &[String],
+) -> FleetReport {
     let (files, mut problems) = merge::expand(paths);
     let mut merged = merge::merge(&files);
     problems.append(&mut merged.problems);

@@ -48,7 +48,9 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
     for c in &r.classes {
         let mut t = Table {
             title: format!("{} · {} host(s) · the answer", c.id, c.hosts.len()),
-            header: ["list", "fastest (ties named)", "median", "spread across hosts"].map(String::from).to_vec(),
+            header: ["list", "fastest (ties named)", "median", "spread across hosts"]
+                .map(String::from)
+                .to_vec(),
             rows: Vec::new(),
             notes: Vec::new(),
         };
@@ -100,11 +102,7 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
             list_title(&g.list).to_string(),
             g.own_best.clone(),
             g.fleet_choice.clone(),
-            if g.tied {
-                "nothing measurable (tied)".into()
-            } else {
-                pct(g.loss)
-            },
+            if g.tied { "nothing measurable (tied)".into() } else { pct(g.loss) },
         ]);
     }
     f.notes.extend(r.fleet.notes.iter().cloned());
@@ -114,9 +112,8 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
             f.notes.push(format!("    {line}"));
         }
     }
-    f.notes.push(
-        "Installed-configuration findings (\"37 hosts offer hmac-sha1\") need `check` (issue 17), which does not exist yet.".into(),
-    );
+    f.notes
+        .push("Installed-configuration findings (\"37 hosts offer hmac-sha1\") need `check` (issue 17), which does not exist yet.".into());
     out.push(f);
     out
 }
@@ -201,10 +198,12 @@ cipherbench_fleet_schema: {}\ncipherbench_policy: {}\n",
 }
 
 pub fn emit(r: &FleetReport, c: &Common, a: &FleetArgs) -> Result<()> {
-    let json = || serde_json::to_vec_pretty(r).map(|mut v| {
-        v.push(b'\n');
-        v
-    });
+    let json = || {
+        serde_json::to_vec_pretty(r).map(|mut v| {
+            v.push(b'\n');
+            v
+        })
+    };
     if c.json {
         report::print(&json()?)?;
     } else if !c.quiet {
