@@ -6,9 +6,9 @@ use crate::cli::{
 };
 use crate::discover::{self, cpucaps};
 use crate::error::{Interrupted, UsageError};
+use crate::measure::plans::{self as plan, DEFAULT_SIZES};
 use crate::measure::{self, primitive};
 use crate::model::RunStatus;
-use crate::plan::{self, DEFAULT_SIZES};
 use crate::report::{self, progress::Progress, Outputs};
 use crate::session::Session;
 use crate::store::{self, Store};
@@ -66,189 +66,253 @@ fn progress(c: &Common) -> Progress {
 /// private sshd (when installed) → judge → recommend → the answer, history and an
 /// HTML report.
 fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
-    use crate::backend::openssl::{certs::CertType, tls::Protocol};
-    use crate::measure::{ssh as ssh_kind, tls as tls_kind};
-    // Validate first.
-    let budget = c.budget.unwrap_or(Seconds(90.0));
-    let policy = policy(c)?;
-    let targets = main_targets(c)?;
-    let knowledge = crate::judge::Knowledge::builtin()?;
+    let job = validate_main(c)?;
+    let found = discover_main();
+    let plan = crate::plan::main_job(job.budget, found.usable());
+    let mut session = start_main(c, &job, &found, extra_settings)?;
+    let t0 = std::time::Instant::now();
+    let mut first = measure_first_pass(&plan, &job, &found, &mut session, t0);
+    if first.measured.is_ok() && !crate::interrupt::requested() {
+        first.measured = race_ties(c, &job, &first, &mut session, plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0);
+    }
+    let FirstPass { measured, ssh_run, .. } = first;
+    drop(ssh_run);
+    session.judge_primitives();
+    let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
+    session.set_recommendations(&outcome)?;
+    report_and_store(c, session, &job, &outcome, found.ssh_note.as_deref(), measured)
+}
+
+/// What the main job was asked, checked before anything runs.
+struct MainJob {
+    budget: Seconds,
+    policy: crate::judge::Policy,
+    targets: Vec<String>,
+    knowledge: crate::judge::Knowledge,
+    tls_args: crate::cli::TlsArgs,
+}
+
+fn validate_main(c: &Common) -> Result<MainJob> {
     let tls_args = {
         use clap::{Args, FromArgMatches};
         let cmd = crate::cli::TlsArgs::augment_args(clap::Command::new("tls"));
         crate::cli::TlsArgs::from_arg_matches(&cmd.get_matches_from(["tls"]))?
     };
-    // Discover the peers: OpenSSH is optional, its absence is explained.
+    Ok(MainJob {
+        budget: c.budget.unwrap_or(Seconds(90.0)),
+        policy: policy(c)?,
+        targets: main_targets(c)?,
+        knowledge: crate::judge::Knowledge::builtin()?,
+        tls_args,
+    })
+}
+
+/// The peers the main job found: OpenSSH is optional, its absence is explained.
+struct Found {
+    openssh: Option<discover::openssh::OpenSsh>,
+    sshd: Result<std::path::PathBuf>,
+    ssh_note: Option<String>,
+}
+
+impl Found {
+    fn usable(&self) -> Option<&discover::openssh::OpenSsh> {
+        self.openssh.as_ref().filter(|_| self.ssh_note.is_none())
+    }
+}
+
+fn discover_main() -> Found {
     let openssh = discover::openssh::discover().ok();
     let sshd = discover::openssh::find_sshd();
-    let store = open_store(c)?;
-    let mut settings = json!({ "budget_seconds": budget.0, "policy": policy.name, "targets": targets });
-    if let (Some(m), Some(extra)) = (settings.as_object_mut(), extra_settings.as_object()) {
-        m.extend(extra.clone());
-    }
     let ssh_note = match (&openssh, &sshd) {
         (Some(_), Ok(_)) => None,
         (_, Err(e)) => Some(format!("SSH skipped: {e:#}")),
         (None, _) => Some("SSH skipped: the OpenSSH client (ssh) is not installed; install openssh-client".to_string()),
     };
-    settings["ssh"] = json!(ssh_note.clone().unwrap_or_else(|| "private sshd on 127.0.0.1".into()));
-    let mut session = Session::start("run", settings, store, progress(c))?;
+    Found { openssh, sshd, ssh_note }
+}
 
-    // Budget: a quick pass over primitives, TLS and SSH; what is left races the
-    // contenders that are still tied for first place.
-    let t0 = std::time::Instant::now();
-    let with_ssh = ssh_note.is_none();
-    let share = |f: f64| Seconds(budget.0 * f);
-    let (p_share, t_share, s_share) = if with_ssh { (0.15, 0.35, 0.3) } else { (0.2, 0.55, 0.0) };
-    let mut tls_plan = None;
-    let mut measured: Result<()> = (|| {
-        let prims: Vec<_> = primitive::CATALOG.iter().filter(|p| p.default).collect();
-        let plan = plan::primitives(
-            &prims,
-            &[primitive::Library::Openssl],
-            &[Bytes(1024), Bytes(16384)],
-            1,
-            share(p_share),
-        );
-        measure::primitives(&plan, &mut session)?;
-        if crate::interrupt::requested() {
-            return Ok(());
-        }
-        let mut plan = tls_kind::LoopbackPlan::new(&tls_args, share(t_share))?;
-        // The answer needs every group (TLS 1.3, one certificate) and every
-        // certificate type (one group); `cipherbench tls` sweeps the cross product.
-        plan.items.retain(|it| match it.work {
-            tls_kind::Work::Handshake { .. } => {
-                it.protocol == Protocol::Tls13 && (it.cert == CertType::EcdsaP256 || it.group == Some("X25519"))
-            }
-            tls_kind::Work::Bulk(_) => true,
-        });
-        let r = tls_kind::loopback(&plan, &mut session);
-        tls_plan = Some(plan);
-        r
-    })();
-    let mut ssh_run = None;
-    if measured.is_ok() && with_ssh && !crate::interrupt::requested() {
-        measured = (|| {
-            use crate::backend::openssh::{Client, PrivateSshd, Target};
-            let openssh = openssh.as_ref().expect("checked");
-            // The main job answers quickly, decomposed as the write-up's point says
-            // (Enc and Mac per byte, Kx per handshake): the ciphers that decide the
-            // answer with one MAC, the MACs with one cipher, the kex by handshakes on
-            // one host key. `cipherbench ssh` sweeps everything.
-            let pick = |wanted: &[&str], have: &[String]| -> Vec<String> {
-                wanted
-                    .iter()
-                    .filter(|w| have.iter().any(|h| h == *w))
-                    .map(|w| w.to_string())
-                    .collect()
-            };
-            let ciphers = pick(
-                &[
-                    "aes128-gcm@openssh.com",
-                    "aes256-gcm@openssh.com",
-                    "chacha20-poly1305@openssh.com",
-                    "aes128-ctr",
-                    "aes256-ctr",
-                    "aes128-cbc",
-                ],
-                &openssh.ciphers,
-            );
-            let macs = pick(
-                &[
-                    "umac-128-etm@openssh.com",
-                    "hmac-sha2-256-etm@openssh.com",
-                    "hmac-sha2-512-etm@openssh.com",
-                    "hmac-sha1",
-                ],
-                &openssh.macs,
-            );
-            let kex = pick(
-                &[
-                    "curve25519-sha256",
-                    "sntrup761x25519-sha512@openssh.com",
-                    "ecdh-sha2-nistp256",
-                    "diffie-hellman-group14-sha256",
-                ],
-                &openssh.kex,
-            );
-            let hostkeys = pick(&["ssh-ed25519"], &openssh.hostkey_algorithms);
-            let servable = openssh.private_hostkeys();
-            let ssh_plan = |ciphers: &[String], macs: &[String], kex: &[String], handshakes: bool, f: f64| {
-                ssh_kind::SshPlan::new(
-                    openssh,
-                    ciphers,
-                    macs,
-                    kex,
-                    &hostkeys,
-                    Some(&servable),
-                    false,
-                    None,
-                    false,
-                    handshakes,
-                    share(s_share * f),
-                )
-            };
-            let mut plan = ssh_plan(&ciphers, &macs[..macs.len().min(1)], &kex, true, 0.65)?;
-            let mac_cipher: Vec<String> = ciphers.iter().filter(|c| c.as_str() == "aes128-ctr").cloned().collect();
-            let mut mac_plan = ssh_plan(&mac_cipher, macs.get(1..).unwrap_or(&[]), &kex[..kex.len().min(1)], false, 0.35)?;
-            let daemon = PrivateSshd::start(sshd.as_ref().expect("checked"), openssh)?;
-            // The share counts from here: what the first passes overran and the
-            // daemon's start-up (host keys) come out of it.
-            let first_pass_end = budget.0 * (p_share + t_share + s_share);
-            let left = (first_pass_end - t0.elapsed().as_secs_f64()).min(budget.0 * s_share).max(1.0);
-            plan.budget = Seconds(left * 0.65);
-            mac_plan.budget = Seconds(left * 0.35);
-            let client = Client {
-                ssh: openssh.ssh.clone(),
-                target: Target::Private {
-                    port: daemon.port(),
-                    user: daemon.user().into(),
-                    key: daemon.files().client_key,
-                    known_hosts: daemon.files().known_hosts,
-                },
-            };
-            // One preflight (first connection, feature check) for every sweep of
-            // the run: the MAC pass and the race check only what is new to them.
-            let mut pre = ssh_kind::Preflight::default();
-            let mut r = ssh_kind::sweep_with(&plan, &client, &mut session, &mut pre);
-            if r.is_ok() && !mac_cipher.is_empty() && macs.len() > 1 && !crate::interrupt::requested() {
-                r = ssh_kind::sweep_with(&mac_plan, &client, &mut session, &mut pre);
-            }
-            ssh_run = Some((plan, client, daemon, pre));
-            r
-        })();
+/// `extra` settings come from `run` (`--cpu-caps`, the OpenSSH version) for `fleet`.
+fn start_main(c: &Common, job: &MainJob, found: &Found, extra: serde_json::Value) -> Result<Session> {
+    let mut settings = json!({ "budget_seconds": job.budget.0, "policy": job.policy.name, "targets": job.targets });
+    if let (Some(m), Some(x)) = (settings.as_object_mut(), extra.as_object()) {
+        m.extend(x.clone());
     }
+    settings["ssh"] = json!(found.ssh_note.clone().unwrap_or_else(|| "private sshd on 127.0.0.1".into()));
+    Session::start("run", settings, open_store(c)?, progress(c))
+}
 
-    // Race: the rest of the budget (less a reserve for judging and the report) goes
-    // to the lists whose leaders are still tied.
-    if measured.is_ok() && !crate::interrupt::requested() {
-        let left = budget.0 - t0.elapsed().as_secs_f64() - 2.0;
-        let outcome = crate::recommend::recommend(&session.snapshot(), &knowledge, &policy, &targets);
-        let contests = crate::race::contests(&outcome, session.results());
-        if !contests.is_empty() && left >= 3.0 {
-            let racers = crate::race::Racers {
-                tls: tls_plan.as_ref(),
-                ssh: ssh_run.as_ref().map(|(p, c, _, pre)| (p, c, pre)),
-            };
-            let started = std::time::Instant::now();
-            let r = crate::race::race(&mut session, &contests, &racers, Seconds(left), c.quiet || c.json);
-            let lists: Vec<_> = contests.iter().map(|k| json!({ "list": k.list, "contenders": k.names })).collect();
-            let replaced = r.as_ref().ok().copied();
-            session.set_setting(
-                "race",
-                json!({ "contests": lists, "seconds": started.elapsed().as_secs_f64(), "remeasured": replaced }),
-            );
-            measured = r.map(|_| ());
+/// What the quick pass ran (so that a race measures contenders the same way) and
+/// how it ended.
+struct FirstPass {
+    measured: Result<()>,
+    tls_plan: Option<measure::tls::LoopbackPlan>,
+    ssh_run: Option<SshRun>,
+}
+
+/// The SSH quick pass's plan, client, daemon (kept up for the race) and what its
+/// sweeps learnt of the target.
+type SshRun = (
+    measure::ssh::SshPlan,
+    crate::backend::openssh::Client,
+    crate::backend::openssh::PrivateSshd,
+    measure::ssh::Preflight,
+);
+
+/// The quick pass: primitives, TLS on loopback, then SSH on a private sshd.
+fn measure_first_pass(
+    plan: &crate::plan::MainPlan,
+    job: &MainJob,
+    found: &Found,
+    session: &mut Session,
+    t0: std::time::Instant,
+) -> FirstPass {
+    let mut first = FirstPass {
+        measured: Ok(()),
+        tls_plan: None,
+        ssh_run: None,
+    };
+    first.measured = measure_primitives_and_tls(plan, job, session, &mut first.tls_plan);
+    if first.measured.is_ok() && !crate::interrupt::requested() {
+        if let (Some(picks), Some(openssh), Ok(sshd)) = (&plan.ssh, &found.openssh, &found.sshd) {
+            first.measured = measure_ssh(plan, picks, openssh, sshd, session, t0, &mut first.ssh_run);
         }
     }
-    drop(ssh_run);
+    first
+}
 
-    // Judge and recommend on what was measured (even when interrupted).
-    session.judge_primitives();
-    let outcome = crate::recommend::recommend(&session.snapshot(), &knowledge, &policy, &targets);
-    session.set_recommendations(&outcome)?;
-    let out = outputs(c);
+fn measure_primitives_and_tls(
+    plan: &crate::plan::MainPlan,
+    job: &MainJob,
+    session: &mut Session,
+    tls_plan: &mut Option<measure::tls::LoopbackPlan>,
+) -> Result<()> {
+    use crate::backend::openssl::{certs::CertType, tls::Protocol};
+    use crate::measure::tls as tls_kind;
+    let prims: Vec<_> = primitive::CATALOG.iter().filter(|p| p.default).collect();
+    let primitives = plan::primitives(
+        &prims,
+        &[primitive::Library::Openssl],
+        &plan.sizes,
+        1,
+        plan.share(plan.shares.primitives),
+    );
+    measure::primitives(&primitives, session)?;
+    if crate::interrupt::requested() {
+        return Ok(());
+    }
+    let mut tls = tls_kind::LoopbackPlan::new(&job.tls_args, plan.share(plan.shares.tls))?;
+    // The answer needs every group (TLS 1.3, one certificate) and every
+    // certificate type (one group); `cipherbench tls` sweeps the cross product.
+    tls.items.retain(|it| match it.work {
+        tls_kind::Work::Handshake { .. } => {
+            it.protocol == Protocol::Tls13 && (it.cert == CertType::EcdsaP256 || it.group == Some("X25519"))
+        }
+        tls_kind::Work::Bulk(_) => true,
+    });
+    let r = tls_kind::loopback(&tls, session);
+    *tls_plan = Some(tls);
+    r
+}
+
+/// The SSH quick pass: the ciphers with one MAC and the kex by handshakes, then
+/// the MACs with one cipher, on a private sshd.
+fn measure_ssh(
+    plan: &crate::plan::MainPlan,
+    picks: &crate::plan::SshPicks,
+    openssh: &discover::openssh::OpenSsh,
+    sshd: &std::path::Path,
+    session: &mut Session,
+    t0: std::time::Instant,
+    ssh_run: &mut Option<SshRun>,
+) -> Result<()> {
+    use crate::backend::openssh::{Client, PrivateSshd, Target};
+    use crate::measure::ssh as ssh_kind;
+    let servable = openssh.private_hostkeys();
+    let ssh_plan = |ciphers: &[String], macs: &[String], kex: &[String], handshakes: bool, f: f64| {
+        ssh_kind::SshPlan::new(
+            openssh,
+            ciphers,
+            macs,
+            kex,
+            &picks.hostkeys,
+            Some(&servable),
+            false,
+            None,
+            false,
+            handshakes,
+            plan.share(plan.shares.ssh * f),
+        )
+    };
+    let (ciphers, macs, kex) = (&picks.ciphers, &picks.macs, &picks.kex);
+    let mut bulk = ssh_plan(ciphers, &macs[..macs.len().min(1)], kex, true, 0.65)?;
+    let mut mac_plan = ssh_plan(
+        &picks.mac_cipher,
+        macs.get(1..).unwrap_or(&[]),
+        &kex[..kex.len().min(1)],
+        false,
+        0.35,
+    )?;
+    let daemon = PrivateSshd::start(sshd, openssh)?;
+    // The share counts from here: what the first passes overran and the daemon's
+    // start-up (host keys) come out of it.
+    let left = (plan.budget.0 * plan.shares.first_pass() - t0.elapsed().as_secs_f64())
+        .min(plan.budget.0 * plan.shares.ssh)
+        .max(1.0);
+    bulk.budget = Seconds(left * 0.65);
+    mac_plan.budget = Seconds(left * 0.35);
+    let client = Client {
+        ssh: openssh.ssh.clone(),
+        target: Target::Private {
+            port: daemon.port(),
+            user: daemon.user().into(),
+            key: daemon.files().client_key,
+            known_hosts: daemon.files().known_hosts,
+        },
+    };
+    // One preflight (first connection, feature check) for every sweep of the run:
+    // the MAC pass and the race check only what is new to them.
+    let mut pre = ssh_kind::Preflight::default();
+    let mut r = ssh_kind::sweep_with(&bulk, &client, session, &mut pre);
+    if r.is_ok() && !picks.mac_cipher.is_empty() && macs.len() > 1 && !crate::interrupt::requested() {
+        r = ssh_kind::sweep_with(&mac_plan, &client, session, &mut pre);
+    }
+    *ssh_run = Some((bulk, client, daemon, pre));
+    r
+}
+
+/// The race: the rest of the budget (`left`, a reserve for judging and the report
+/// kept back) goes to the lists whose leaders are still tied.
+fn race_ties(c: &Common, job: &MainJob, first: &FirstPass, session: &mut Session, left: f64) -> Result<()> {
+    let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
+    let contests = crate::race::contests(&outcome, session.results());
+    if contests.is_empty() || left < 3.0 {
+        return Ok(());
+    }
+    let racers = crate::race::Racers {
+        tls: first.tls_plan.as_ref(),
+        ssh: first.ssh_run.as_ref().map(|(p, c, _, pre)| (p, c, pre)),
+    };
+    let started = std::time::Instant::now();
+    let r = crate::race::race(session, &contests, &racers, Seconds(left), c.quiet || c.json);
+    let lists: Vec<_> = contests.iter().map(|k| json!({ "list": k.list, "contenders": k.names })).collect();
+    let remeasured = r.as_ref().ok().copied();
+    session.set_setting(
+        "race",
+        json!({ "contests": lists, "seconds": started.elapsed().as_secs_f64(), "remeasured": remeasured }),
+    );
+    r.map(|_| ())
+}
+
+/// The answer on the terminal (or the JSON document), the exports, the history
+/// and the HTML report; then the run's own outcome.
+fn report_and_store(
+    c: &Common,
+    session: Session,
+    job: &MainJob,
+    outcome: &crate::recommend::Outcome,
+    ssh_note: Option<&str>,
+    measured: Result<()>,
+) -> Result<()> {
     let status = match (&measured, crate::interrupt::requested()) {
         (Err(_), _) => RunStatus::Failed,
         (Ok(()), true) => RunStatus::Interrupted,
@@ -260,14 +324,14 @@ fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
         report::print(&report::json::render(&doc)?)?;
     } else if !c.quiet {
         let path = report_path.as_ref().ok().map(|p| p.display().to_string());
-        report::print(report::answer::render(&doc, &outcome, &targets, ssh_note.as_deref(), path.as_deref(), !c.no_store).as_bytes())?;
+        report::print(report::answer::render(&doc, outcome, &job.targets, ssh_note, path.as_deref(), !c.no_store).as_bytes())?;
     }
     report::emit(
         &doc,
         &Outputs {
             json: false,
             quiet: true,
-            ..out
+            ..outputs(c)
         },
     )?;
     report_path?;
@@ -486,9 +550,9 @@ fn list(c: &Common, a: &ListArgs) -> Result<()> {
             let out = format!("{}\n{t}\n", crate::backend::openssl::runtime_version());
             report::print(out.as_bytes())
         }
-        ListWhat::Ssh => measure::ssh::list(c.json, &grades),
+        ListWhat::Ssh => discover::ssh_list::list(c.json, &grades),
         ListWhat::Tls if a.library == primitive::Library::Gnutls || a.priority.is_some() => {
-            measure::tls_gnutls::list(c.json, a.library, a.priority.as_deref(), &grades)
+            measure::tls::gnutls::list(c.json, a.library, a.priority.as_deref(), &grades)
         }
         ListWhat::Tls => list_tls(c, &grades),
         ListWhat::CpuCaps => {
@@ -932,7 +996,7 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
 /// `tls --lib gnutls` or `--lib openssl,gnutls` (every client→server pair), `--priority`,
 /// `--serve`: GnuTLS sessions on one or both ends.
 fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result<()> {
-    use crate::measure::{tls, tls_gnutls};
+    use crate::measure::tls::{self, gnutls as tls_gnutls};
     if let Some(addr) = &a.serve {
         return tls_gnutls::serve(a, addr, c.quiet || c.json);
     }

@@ -2,6 +2,7 @@
 
 mod app;
 mod backend;
+mod catalog;
 mod cli;
 mod discover;
 mod error;

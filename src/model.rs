@@ -2,11 +2,27 @@
 //! terminal and the SQLite history all serialise these types; none keeps a
 //! parallel shape of its own.
 
-use crate::measure::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "cipherbench/1";
+
+/// The shape every measured figure is stored in (the engine, `measure::engine`,
+/// makes it; reports, ranking and comparisons read it): one subject's samples,
+/// in the metric's own unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub median: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+    /// Number of samples.
+    pub samples: usize,
+    /// Coefficient of variation (stddev / mean).
+    pub cv: f64,
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {
@@ -180,6 +196,11 @@ pub struct ResultRecord {
     /// `openssl speed` does by default): the same metric over wall time (median).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_median: Option<f64>,
+    /// The values the interval was made from (one per independent sample), kept
+    /// in memory while the run lasts so that a race pools its samples with these
+    /// (`measure::engine::race::pool`); not stored.
+    #[serde(skip)]
+    pub values: Vec<f64>,
 }
 
 impl ResultRecord {
@@ -201,7 +222,14 @@ impl ResultRecord {
             cpu_median: cpu.map(|c| c.median),
             p95: None,
             wall_median: None,
+            values: Vec::new(),
         }
+    }
+
+    /// The record with the values its interval was made from (for pooling).
+    pub fn with_values(mut self, values: Vec<f64>) -> Self {
+        self.values = values;
+        self
     }
 
     pub fn not_ok(kind: Kind, subject: Subject, metric: Metric, status: Status, reason: impl Into<String>) -> Self {
@@ -222,6 +250,7 @@ impl ResultRecord {
             cpu_median: None,
             p95: None,
             wall_median: None,
+            values: Vec::new(),
         }
     }
 
@@ -247,6 +276,7 @@ impl ResultRecord {
             cpu_median: None,
             p95: None,
             wall_median: None,
+            values: Vec::new(),
         }
     }
 
@@ -263,4 +293,18 @@ impl ResultRecord {
             cv: self.cv.unwrap_or(0.0),
         })
     }
+}
+
+/// A short label for a subject: its present fields, in model order.
+pub fn subject_label(r: &ResultRecord) -> String {
+    serde_json::to_value(&r.subject)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .map(|m| {
+            m.values()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
 }

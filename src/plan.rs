@@ -1,234 +1,128 @@
-//! Candidates × budget → ordered work.
-//!
-//! The budget is shared out evenly first; whatever is left after the first pass
-//! goes to racing: subjects whose intervals overlap the leader of their group get
-//! more samples, so close calls are settled by data or honestly reported as ties.
+//! The main job's plan: which subjects its quick pass measures and how the budget
+//! is shared between the kinds. Pure names and shares, made from what discovery
+//! found; the measurement kinds turn it into their own plans (`measure/`), so
+//! nothing here reaches into them.
 
-use crate::measure::primitive::{Library, Op, Primitive};
-use crate::measure::sampler::{Basis, SamplerConfig};
-use crate::model::ResultRecord;
+use crate::discover::openssh::OpenSsh;
 use crate::units::{Bytes, Seconds};
 
-/// One subject to measure.
-#[derive(Debug, Clone, Copy)]
-pub struct PrimitiveItem {
-    pub primitive: &'static Primitive,
-    pub library: Library,
-    pub op: Op,
-    pub bytes: Bytes,
+/// Shares of the budget for the quick pass; what is left races the ties.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shares {
+    pub primitives: f64,
+    pub tls: f64,
+    pub ssh: f64,
 }
 
-#[derive(Debug, Clone)]
-pub struct PrimitivePlan {
-    pub items: Vec<PrimitiveItem>,
-    pub threads: usize,
-    pub sampler: SamplerConfig,
+impl Shares {
+    /// The quick pass's total share.
+    pub fn first_pass(&self) -> f64 {
+        self.primitives + self.tls + self.ssh
+    }
+}
+
+/// The SSH subjects of the main job, decomposed as the write-up's point says (Enc
+/// and Mac per byte, Kx per handshake): the ciphers that decide the answer with
+/// one MAC, the MACs with one cipher, the kex by handshakes on one host key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SshPicks {
+    pub ciphers: Vec<String>,
+    pub macs: Vec<String>,
+    pub kex: Vec<String>,
+    pub hostkeys: Vec<String>,
+    /// The cipher the MACs are measured with (when installed).
+    pub mac_cipher: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MainPlan {
     pub budget: Seconds,
+    pub shares: Shares,
+    /// Primitive block sizes: a TLS record's worth and a small message.
+    pub sizes: [Bytes; 2],
+    /// `None` when SSH is skipped (no client or daemon).
+    pub ssh: Option<SshPicks>,
 }
 
-/// Default block sizes, as `openssl speed`.
-pub const DEFAULT_SIZES: [u64; 6] = [16, 64, 256, 1024, 8192, 16384];
-
-/// Longest time one subject may take in the first pass (`openssl speed` spends 3 s).
-const MAX_PER_SUBJECT: f64 = 3.0;
-const MIN_PER_SUBJECT: f64 = 0.05;
-
-/// Sampler settings for `n` subjects sharing `budget`.
-pub fn share(budget: Seconds, n: usize) -> SamplerConfig {
-    let per = (budget.0 / n.max(1) as f64).clamp(MIN_PER_SUBJECT, MAX_PER_SUBJECT);
-    let base = SamplerConfig::default();
-    SamplerConfig {
-        budget: Seconds(per),
-        // Keep at least ~12 samples inside the subject's share.
-        sample_time: Seconds((per / 12.0).clamp(0.002, base.sample_time.0)),
-        warmup: Seconds((per / 10.0).min(base.warmup.0)),
-        ..base
+impl MainPlan {
+    /// Seconds of `budget` for a share.
+    pub fn share(&self, f: f64) -> Seconds {
+        Seconds(self.budget.0 * f)
     }
 }
 
-/// Orders the work: algorithm by algorithm (the libraries side by side), each
-/// operation over every size.
-pub fn primitives(prims: &[&'static Primitive], libraries: &[Library], sizes: &[Bytes], threads: usize, budget: Seconds) -> PrimitivePlan {
-    let mut items = Vec::new();
-    for &p in prims {
-        for &library in libraries {
-            for &op in p.class.ops() {
-                for &bytes in sizes {
-                    items.push(PrimitiveItem {
-                        primitive: p,
-                        library,
-                        op,
-                        bytes,
-                    });
-                }
-            }
-        }
-    }
-    // Racing gets a fifth of the budget. Primitive samples are short (10 ms) and
-    // many (at least 30): a median over many short samples shrugs off another
-    // process's burst, which a single long average (openssl speed) absorbs.
-    let shared = share(Seconds(budget.0 * 0.8), items.len());
-    let sampler = SamplerConfig {
-        sample_time: Seconds(shared.sample_time.0.min(0.01)),
-        min_samples: 30,
-        // The whole share: a median over a longer window is steadier from run
-        // to run (`openssl speed` likewise runs for all of its -seconds).
-        min_time: shared.budget,
-        // One thread: bytes per CPU second of the measuring thread, like `openssl
-        // speed` without -elapsed, so another process's load does not move the
-        // figure. Several threads: aggregate throughput over wall time.
-        basis: if threads == 1 { Basis::Cpu } else { Basis::Wall },
-        ..shared
-    };
-    PrimitivePlan {
-        items,
-        threads,
-        sampler,
-        budget,
-    }
-}
-
-/// One input of the `file` benchmark.
-#[derive(Debug, Clone)]
-pub struct FileInput {
-    pub path: std::path::PathBuf,
-    /// What reports call it: the path as typed, or `generated-100M`.
-    pub label: String,
-    pub size: u64,
-    /// SHA-256 of the contents, to verify every decryption.
-    pub sha256: [u8; 32],
-}
-
-/// Every input × cipher × operation, each repeated `reps` times.
-#[derive(Debug, Clone)]
-pub struct FilePlan {
-    pub inputs: Vec<FileInput>,
-    pub primitives: Vec<&'static Primitive>,
-    pub mode: crate::measure::file::IoMode,
-    pub reps: usize,
-    pub via_openssl_cli: bool,
-    pub chunk: usize,
-    pub password: Option<String>,
-    pub pbkdf2_iterations: usize,
-    /// Private directory for outputs; removed when the run ends.
-    pub workdir: std::path::PathBuf,
-}
-
-impl FilePlan {
-    /// One warm-up pass (the sampler's calibration) then exactly `reps` passes.
-    pub fn sampler(&self) -> SamplerConfig {
-        SamplerConfig {
-            warmup: Seconds(0.0),
-            sample_time: Seconds(0.0),
-            min_samples: self.reps,
-            max_samples: self.reps,
-            precision: 0.0,
-            min_time: Seconds(0.0),
-            budget: Seconds(f64::MAX / 4.0),
-            max_units: 1,
-            basis: Basis::Wall,
-        }
-    }
-}
-
-/// The study's ciphers and modes, plus today's defaults for comparison.
-pub const DEFAULT_FILE_CIPHERS: [&str; 11] = [
-    "des-ecb",
-    "des-cbc",
-    "rc2-ecb",
-    "rc2-cbc",
-    "bf-ecb",
-    "bf-cbc",
-    "aes-256-ecb",
-    "aes-256-cbc",
-    "aes-256-ctr",
-    "aes-256-gcm",
-    "chacha20-poly1305",
+const CIPHERS: [&str; 6] = [
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+    "aes128-ctr",
+    "aes256-ctr",
+    "aes128-cbc",
+];
+const MACS: [&str; 4] = [
+    "umac-128-etm@openssh.com",
+    "hmac-sha2-256-etm@openssh.com",
+    "hmac-sha2-512-etm@openssh.com",
+    "hmac-sha1",
+];
+const KEX: [&str; 4] = [
+    "curve25519-sha256",
+    "sntrup761x25519-sha512@openssh.com",
+    "ecdh-sha2-nistp256",
+    "diffie-hellman-group14-sha256",
 ];
 
-/// Indices of the results that race for first place in their group: the leader
-/// and everything whose 95% interval overlaps it. Groups with a clear leader
-/// return nothing.
-pub fn contenders<K: PartialEq + Clone>(records: &[ResultRecord], group: impl Fn(&ResultRecord) -> Option<K>) -> Vec<usize> {
-    let mut keys: Vec<K> = Vec::new();
-    for r in records {
-        if let Some(k) = group(r) {
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for k in keys {
-        let members: Vec<usize> = (0..records.len())
-            .filter(|&i| group(&records[i]).as_ref() == Some(&k) && records[i].summary().is_some())
-            .collect();
-        let Some(&leader) = members.iter().max_by(|&&a, &&b| {
-            records[a]
-                .median
-                .partial_cmp(&records[b].median)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        }) else {
-            continue;
-        };
-        let lead = records[leader].summary().expect("filtered");
-        let tied: Vec<usize> = members
+/// The main job's plan for `budget`, with SSH when `openssh` is usable.
+pub fn main_job(budget: Seconds, openssh: Option<&OpenSsh>) -> MainPlan {
+    let pick = |wanted: &[&str], have: &[String]| -> Vec<String> {
+        wanted
             .iter()
-            .copied()
-            .filter(|&i| i != leader && records[i].summary().is_some_and(|s| s.ties_with(&lead)))
-            .collect();
-        if !tied.is_empty() {
-            out.push(leader);
-            out.extend(tied);
+            .filter(|w| have.iter().any(|h| h == *w))
+            .map(|w| w.to_string())
+            .collect()
+    };
+    let ssh = openssh.map(|o| {
+        let ciphers = pick(&CIPHERS, &o.ciphers);
+        let mac_cipher = ciphers.iter().filter(|c| c.as_str() == "aes128-ctr").cloned().collect();
+        SshPicks {
+            macs: pick(&MACS, &o.macs),
+            kex: pick(&KEX, &o.kex),
+            hostkeys: pick(&["ssh-ed25519"], &o.hostkey_algorithms),
+            ciphers,
+            mac_cipher,
         }
+    });
+    let shares = if ssh.is_some() {
+        Shares {
+            primitives: 0.15,
+            tls: 0.35,
+            ssh: 0.3,
+        }
+    } else {
+        Shares {
+            primitives: 0.2,
+            tls: 0.55,
+            ssh: 0.0,
+        }
+    };
+    MainPlan {
+        budget,
+        shares,
+        sizes: [Bytes(1024), Bytes(16384)],
+        ssh,
     }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::primitive::lookup;
-    use crate::measure::stats::Summary;
-    use crate::model::{Kind, Metric, Subject};
 
     #[test]
-    fn plan_covers_ops_and_sizes_within_budget() {
-        let prims = [lookup("aes-128-gcm").unwrap(), lookup("sha256").unwrap()];
-        let sizes = [Bytes(16), Bytes(16384)];
-        let plan = primitives(&prims, &[Library::Openssl], &sizes, 1, Seconds(6.0));
-        // gcm: encrypt+decrypt x 2 sizes, sha256: digest x 2 sizes
-        assert_eq!(plan.items.len(), 6);
-        assert!((plan.sampler.budget.0 * 6.0) <= 6.0 + 1e-9);
-        assert_eq!(plan.items[0].op, Op::Encrypt);
-        assert_eq!(plan.items[5].op, Op::Digest);
-    }
-
-    #[test]
-    fn shares_are_clamped() {
-        assert_eq!(share(Seconds(1000.0), 2).budget, Seconds(MAX_PER_SUBJECT));
-        assert_eq!(share(Seconds(1.0), 1000).budget, Seconds(MIN_PER_SUBJECT));
-    }
-
-    fn rec(alg: &str, values: &[f64]) -> ResultRecord {
-        let s = Summary::of(values).unwrap();
-        let subject = Subject {
-            algorithm: Some(alg.into()),
-            ..Default::default()
-        };
-        ResultRecord::ok(Kind::Primitive, subject, Metric::BytesPerSec, &s, None)
-    }
-
-    #[test]
-    fn contenders_are_leader_and_overlaps() {
-        let rs = vec![
-            rec("a", &[10.0, 10.1, 10.2, 10.3, 10.1, 10.2, 10.0]),
-            rec("b", &[10.2, 10.3, 10.4, 10.5, 10.3, 10.4, 10.2]),
-            rec("c", &[5.0, 5.1, 5.2, 5.0, 5.1, 5.2, 5.0]),
-        ];
-        let all = contenders(&rs, |_| Some(()));
-        assert_eq!(all, vec![1, 0]);
-        let separate = contenders(&rs, |r| r.subject.algorithm.clone());
-        assert!(separate.is_empty());
+    fn without_ssh_the_share_goes_to_tls_and_racing_keeps_a_fifth() {
+        let p = main_job(Seconds(90.0), None);
+        assert!(p.ssh.is_none());
+        assert_eq!(p.shares.ssh, 0.0);
+        assert!((p.shares.first_pass() - 0.75).abs() < 1e-9);
+        assert_eq!(p.share(p.shares.tls), Seconds(90.0 * 0.55));
     }
 }

@@ -4,12 +4,13 @@
 //! After the quick pass, every ranked list (TLS 1.3 suites, groups, SSH ciphers
 //! ...) whose leader is statistically tied with other options is a contest. Its
 //! contenders — the measurements behind the tied leaders — are measured again with
-//! the rest of the budget, and the longer measurements replace the quick ones.
-//! Options already clearly behind are not measured again: the quick pass dropped
-//! them.
+//! the rest of the budget, and the engine pools the new samples with the quick
+//! pass's (`measure::engine::race::pool`): independent samples from both passes
+//! make one interval. Options already clearly behind are not measured again: the
+//! quick pass dropped them.
 
 use crate::backend::openssh::Client;
-use crate::measure::{ssh, tls};
+use crate::measure::{engine, ssh, tls};
 use crate::model::{Kind, ResultRecord, Status};
 use crate::recommend::Outcome;
 use crate::report::progress::Progress;
@@ -31,7 +32,7 @@ pub struct Contest {
 /// How a ranking names the record it used: `<kind> <subject label>`.
 fn basis_of(r: &ResultRecord) -> Option<String> {
     let kind = serde_json::to_value(r.kind).ok()?;
-    Some(format!("{} {}", kind.as_str()?, crate::report::table::subject_label(r)))
+    Some(format!("{} {}", kind.as_str()?, crate::model::subject_label(r)))
 }
 
 /// The contests in `outcome`: lists whose rank-1 group holds two or more options
@@ -78,8 +79,8 @@ pub struct Racers<'a> {
     pub ssh: Option<(&'a ssh::SshPlan, &'a Client, &'a ssh::Preflight)>,
 }
 
-/// Measures the contenders of `contests` again within `budget` and replaces their
-/// quick figures with the longer ones. Returns how many results were replaced.
+/// Measures the contenders of `contests` again within `budget` and pools the new
+/// samples with their quick figures. Returns how many results were re-measured.
 pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget: Seconds, quiet: bool) -> Result<usize> {
     let wanted: BTreeSet<usize> = contests.iter().flat_map(|c| c.records.iter().copied()).collect();
     let wanted: Vec<&ResultRecord> = wanted.iter().map(|&i| &session.results()[i]).collect();
@@ -115,14 +116,15 @@ pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget
         }
     }
     scratch.progress_finish();
-    // Longer figures replace the quick ones; a contender that failed now keeps its
-    // quick figure.
+    // New samples join the quick ones; a contender that failed now keeps its quick
+    // figure.
     let mut replaced = 0;
     for r in scratch.results().iter().filter(|r| r.status == Status::Ok) {
         let same = |o: &ResultRecord| o.kind == r.kind && o.metric == r.metric && o.subject == r.subject;
         match session.results().iter().position(same) {
             Some(i) => {
-                session.replace(i, r.clone())?;
+                let pooled = engine::race::pool(&session.results()[i], r);
+                session.replace(i, pooled)?;
                 replaced += 1;
             }
             None => {
@@ -197,7 +199,7 @@ fn restrict_ssh(plan: &ssh::SshPlan, records: &[&ResultRecord]) -> ssh::SshPlan 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::stats::Summary;
+    use crate::model::Summary;
     use crate::model::{Metric, Subject};
     use crate::recommend::rank::{Ranked, Ranking};
 

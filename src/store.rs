@@ -223,7 +223,7 @@ fn enum_str<T: serde::Serialize>(v: &T) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::stats::Summary;
+    use crate::model::Summary;
     use crate::model::*;
 
     fn run(id: &str, started: &str) -> RunInfo {

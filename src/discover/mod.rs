@@ -5,3 +5,4 @@ pub mod cpucaps;
 pub mod host;
 pub mod openssh;
 pub mod openssl;
+pub mod ssh_list;

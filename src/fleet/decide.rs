@@ -15,7 +15,7 @@
 
 use super::merge::{higher_is_better, is_speed, ClassAcc, ClassKey, Merged};
 use crate::judge::{Knowledge, Policy};
-use crate::measure::stats::Summary;
+use crate::model::Summary;
 use crate::model::{Document, Host, ResultRecord, RunInfo, RunStatus, SCHEMA};
 use crate::recommend::emit::{self, Choice, SshChoice, TlsChoice};
 use crate::recommend::rank::Ranking;
@@ -275,7 +275,7 @@ fn class_report(
         let mut figs: Vec<f64> = Vec::new();
         let mut hosts_n = 0;
         for acc in class.subjects.values() {
-            let label = crate::report::table::subject_label(&acc.template);
+            let label = crate::model::subject_label(&acc.template);
             let metric = serde_json::to_value(acc.template.metric).ok();
             if leader.basis.ends_with(&label) && metric.as_ref().and_then(|m| m.as_str()) == Some(r.metric.as_str()) {
                 figs = acc.figs.iter().map(|f| f.median as f64).collect();

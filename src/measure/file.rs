@@ -13,8 +13,8 @@
 
 use crate::backend::openssl::engine::{AeadKind, CipherEngine, Direction};
 use crate::backend::openssl::first_error;
+use crate::measure::engine::sampler::{thread_cpu_time, Probe};
 use crate::measure::primitive::{Class, Fetched, Op, Primitive};
-use crate::measure::sampler::{thread_cpu_time, Probe};
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
 use openssl::cipher::Cipher;

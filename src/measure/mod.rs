@@ -1,26 +1,24 @@
 //! Measurement kinds and the engine they share. Each kind provides candidates and
 //! a probe; the sampler and statistics are shared.
 
+pub mod engine;
 pub mod file;
 pub mod kat;
+pub mod plans;
 pub mod primitive;
-pub mod sampler;
 pub mod ssh;
-pub mod stats;
 pub mod tls;
-pub mod tls_gnutls;
-pub mod tls_wire;
 
+use crate::measure::plans::PrimitivePlan;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
-use crate::plan::{contenders, PrimitivePlan};
 use crate::session::Session;
 use crate::units::Seconds;
+use engine::sampler::{self, Measurement, Rate, SamplerConfig};
 use primitive::{Availability, Fetched, PrimitiveProbe};
-use sampler::{Measurement, Rate, SamplerConfig};
 use std::collections::HashMap;
 use std::time::Instant;
 
-fn subject(item: &crate::plan::PrimitiveItem, threads: usize) -> Subject {
+fn subject(item: &crate::measure::plans::PrimitiveItem, threads: usize) -> Subject {
     Subject {
         algorithm: Some(item.primitive.name.to_string()),
         op: Some(item.op.as_str().to_string()),
@@ -120,7 +118,7 @@ fn race(
     if left <= 0.05 || crate::interrupt::requested() {
         return Ok(());
     }
-    let racing = contenders(session.results(), |r| {
+    let racing = engine::race::contenders(session.results(), |r| {
         let p = primitive::lookup(r.subject.algorithm.as_deref()?)?;
         Some((
             p.class.label(),
@@ -162,7 +160,7 @@ fn ready(
         .clone()
 }
 
-fn file_subject(p: &str, op: &str, input: &crate::plan::FileInput, mode: file::IoMode, library: &str) -> Subject {
+fn file_subject(p: &str, op: &str, input: &crate::measure::plans::FileInput, mode: file::IoMode, library: &str) -> Subject {
     Subject {
         algorithm: Some(p.to_string()),
         op: Some(op.to_string()),
@@ -199,7 +197,7 @@ impl sampler::Probe for Pbkdf2Probe {
 /// Runs the file plan: per input, per cipher (KAT first), encrypt and decrypt,
 /// each a warm-up pass then `reps` verified passes; optionally the same with
 /// `openssl enc` processes.
-pub fn files(plan: &crate::plan::FilePlan, session: &mut Session) -> anyhow::Result<()> {
+pub fn files(plan: &crate::measure::plans::FilePlan, session: &mut Session) -> anyhow::Result<()> {
     let mut cache = HashMap::new();
     let cfg = plan.sampler();
     let per_input = plan.primitives.len() * 2 * if plan.via_openssl_cli { 2 } else { 1 };

@@ -16,7 +16,7 @@ pub mod emit;
 pub mod rank;
 
 use crate::judge::{Domain, Group, GroupKind, Knowledge, Level, Policy, TlsSuite, Verdict};
-use crate::measure::stats::Summary;
+use crate::model::Summary;
 use crate::model::{Document, Kind, Metric, ResultRecord, Status};
 use emit::{Choice, GroupNames, SshChoice, SuiteNames, TlsChoice};
 use rank::{rank, serial, Candidate, Measured, Ranking};

@@ -2,7 +2,7 @@
 //! as ties, and the fastest refused option beside them (what safety costs).
 
 use crate::judge::{Level, Policy, Verdict};
-use crate::measure::stats::Summary;
+use crate::model::Summary;
 use serde::{Deserialize, Serialize};
 
 /// One measured figure for an option, and where it came from.

@@ -288,6 +288,7 @@ mod tests {
             cpu_median: None,
             p95: None,
             wall_median: None,
+            values: Vec::new(),
         };
         Document {
             schema: SCHEMA.into(),

@@ -2,7 +2,7 @@
 //! per client→server library pair (`tls --lib openssl,gnutls`), each cell the
 //! handshake rate or bulk throughput, or why the pair failed.
 
-use super::table::{throughput_cell, Table};
+use super::cells::{throughput_cell, Table};
 use crate::model::{Document, Kind, Metric, ResultRecord, Status};
 
 /// `openssl→gnutls` (client→server), or the one library when both ends share it.

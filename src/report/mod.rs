@@ -3,6 +3,7 @@
 //! stdout) and are written whole or not at all.
 
 pub mod answer;
+pub mod cells;
 pub mod compare;
 pub mod csv;
 pub mod html;

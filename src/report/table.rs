@@ -1,35 +1,12 @@
 //! Tables and summaries built once from a document and rendered by both the
 //! terminal and Markdown.
 
-use crate::measure::primitive::{lookup, Class};
+use crate::catalog::{lookup, Class};
 use crate::model::{Document, Kind, ResultRecord, Status};
-use crate::units::{Bytes, BytesPerSec};
+use crate::units::Bytes;
 
-/// A rectangular table of already-formatted cells.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Table {
-    pub title: String,
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    pub notes: Vec<String>,
-}
-
-/// Throughput with its uncertainty when that is worth showing (≥ 1%).
-pub fn throughput_cell(r: &ResultRecord) -> String {
-    match (r.status, r.summary()) {
-        (Status::Ok, Some(s)) => {
-            let rel = s.relative_precision();
-            let noisy = if s.is_noisy() { "~" } else { "" };
-            if rel >= 0.01 {
-                format!("{noisy}{} ±{:.0}%", BytesPerSec(s.median), rel * 100.0)
-            } else {
-                format!("{noisy}{}", BytesPerSec(s.median))
-            }
-        }
-        (Status::Unsupported, _) => "n/a".into(),
-        _ => "failed".into(),
-    }
-}
+pub use super::cells::{throughput_cell, Table};
+pub use crate::model::subject_label;
 
 fn threads_of(r: &ResultRecord) -> usize {
     r.subject.threads.unwrap_or(1)
@@ -211,20 +188,6 @@ pub fn fastest(doc: &Document) -> Vec<Fastest> {
         });
     }
     out
-}
-
-/// A short label for a subject: its present fields, in model order.
-pub fn subject_label(r: &ResultRecord) -> String {
-    serde_json::to_value(&r.subject)
-        .ok()
-        .and_then(|v| v.as_object().cloned())
-        .map(|m| {
-            m.values()
-                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
 }
 
 /// Seconds with their uncertainty when that is worth showing (≥ 1%).

@@ -1,5 +1,5 @@
 //! The loopback benchmark's wire protocol, shared by every TLS library pair
-//! (`tls.rs` for OpenSSL, `tls_gnutls.rs` for GnuTLS and mixed pairs): the client's
+//! (`loopback.rs` for OpenSSL, `gnutls.rs` for GnuTLS and mixed pairs): the client's
 //! bulk probe, the server's command loop, the in-process server's worker threads,
 //! and the records made from what was measured. Everything here runs over any
 //! `Read + Write` connection; handshakes and sessions stay with each library.
@@ -9,9 +9,8 @@
 //! comes back (download); the server answers with a `TRAILER`-byte receipt: its CPU
 //! nanoseconds for the command and, when asked, SHA-256 of the bytes it saw.
 
-use crate::measure::sampler::{over_slices, thread_cpu_time, Measurement, Probe, Sliced};
-use crate::measure::stats::Summary;
-use crate::measure::tls::Direction;
+use crate::measure::engine::sampler::{over_slices, thread_cpu_time, Measurement, Probe, Sliced};
+use crate::model::Summary;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use anyhow::{bail, Context, Result};
 use openssl::sha::Sha256;
@@ -21,6 +20,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// Which way the bulk bytes go. The wire protocol owns it: the command a client
+/// sends names the direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Upload,
+    Download,
+}
+
+impl Direction {
+    pub fn label(self) -> &'static str {
+        match self {
+            Direction::Upload => "client-to-server",
+            Direction::Download => "server-to-client",
+        }
+    }
+}
 
 /// Test hook: flips one plaintext byte after hashing it, so `--verify` must fail.
 pub const TAMPER_ENV: &str = "CIPHERBENCH_TEST_TLS_TAMPER";
@@ -380,7 +396,7 @@ pub(crate) fn server_samples<S>(probes: &[BulkProbe<S>], n: usize) -> Vec<(f64, 
 pub(crate) fn sliced_bulk_records(subject: Subject, m: &Sliced, server: &[Vec<(f64, f64)>]) -> Vec<ResultRecord> {
     let kind = Kind::TlsBulk;
     let mut out = vec![match m.wall() {
-        Some(w) => ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()),
+        Some(w) => ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()).with_values(m.combined.values_wall()),
         None => ResultRecord::not_ok(kind, subject.clone(), Metric::BytesPerSec, Status::Failed, "no samples"),
     }];
     let per_gb = |pairs: &[(f64, f64)]| -> Vec<f64> {
@@ -402,7 +418,7 @@ pub(crate) fn sliced_bulk_records(subject: Subject, m: &Sliced, server: &[Vec<(f
         let mut s = subject.clone();
         s.mode = Some(mode.into());
         out.push(match over_slices(&per_slice, &within) {
-            Some(sum) => ResultRecord::ok(kind, s, Metric::Seconds, &sum, None),
+            Some(sum) => ResultRecord::ok(kind, s, Metric::Seconds, &sum, None).with_values(per_slice),
             None => ResultRecord::not_ok(kind, s, Metric::Seconds, Status::Failed, "no samples"),
         });
     }

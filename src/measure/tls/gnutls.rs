@@ -1,5 +1,5 @@
 //! `cipherbench tls --lib gnutls` and library pairs (`--lib openssl,gnutls`):
-//! the same loopback subjects as `tls.rs` (protocol × suite × group × certificate,
+//! the same loopback subjects as `loopback.rs` (protocol × suite × group × certificate,
 //! handshakes and bulk), with GnuTLS sessions on one or both ends of real TCP
 //! sockets on 127.0.0.1.
 //!
@@ -10,7 +10,7 @@
 //!   library in `subject.library` and the server's in `subject.server_library`, so
 //!   the report shows the interop matrix; a refused handshake is a failed record
 //!   with the library's reason.
-//! - Bulk runs the wire protocol of `tls.rs` (command header, SHA-256 receipts with
+//! - Bulk runs the wire protocol of `wire.rs` (command header, SHA-256 receipts with
 //!   `--verify`), so any client interoperates with any server.
 //! - `--connect` with GnuTLS: which suites of the priority string the server
 //!   accepts (one per handshake) and handshake rates per accepted suite.
@@ -20,12 +20,12 @@ use crate::backend::gnutls::session::{self as gs, Credentials, HandshakeError, P
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls::{self as ssl, Coalesced, ConnectError, Protocol};
 use crate::error::UsageError;
+use crate::measure::engine::sampler::{self, Probe, Rate, SamplerConfig};
 use crate::measure::primitive::Library;
-use crate::measure::sampler::{self, Probe, Rate, SamplerConfig};
-use crate::measure::tls::{check_negotiated, Direction, Item, LoopbackPlan, Work};
-use crate::measure::tls_wire::{
+use crate::measure::tls::wire::{
     self as wire, bulk_records, handshake_records, record_or_fail, serve_commands, Workers, BULK_RECV, BULK_SEND,
 };
+use crate::measure::tls::{check_negotiated, Direction, Item, LoopbackPlan, Work};
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::session::Session;
 use crate::units::Seconds;
@@ -385,7 +385,7 @@ fn gnutls_config(priority: Arc<Priority>, credentials: Arc<Credentials>, server:
 // ---------------------------------------------------------------------------
 // The server: tls.rs's protocol over either library
 
-/// An in-process server on a TCP listener (`tls_wire`'s protocol over either
+/// An in-process server on a TCP listener (`wire`'s protocol over either
 /// library): one worker thread per client thread.
 pub struct Server {
     pub addr: SocketAddr,
@@ -533,7 +533,7 @@ impl Probe for HsProbe {
     }
 }
 
-/// One long-lived connection through either library (`tls_wire`'s protocol).
+/// One long-lived connection through either library (`wire`'s protocol).
 type BulkProbe = wire::BulkProbe<Conn>;
 
 // ---------------------------------------------------------------------------
@@ -973,7 +973,7 @@ pub fn remote(plan: &RemotePlan, session: &mut Session, progress: &dyn Fn(&str))
         session.record(ResultRecord::accepted(Kind::TlsAccept, subject, refusal.is_none(), refusal))?;
     }
     if plan.handshakes {
-        let cfg = crate::plan::share(Seconds(plan.budget.0 * 0.9), accepted.len().max(1));
+        let cfg = crate::measure::plans::share(Seconds(plan.budget.0 * 0.9), accepted.len().max(1));
         let cfg = SamplerConfig { max_units: 10_000, ..cfg };
         for (protocol, iana, prio) in &accepted {
             if crate::interrupt::requested() {

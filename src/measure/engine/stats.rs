@@ -5,21 +5,34 @@
 //! interval comes from order statistics (distribution-free, no normality assumed).
 //! Two subjects whose intervals overlap are *tied*: the instrument cannot order them.
 
-use serde::{Deserialize, Serialize};
+pub use crate::model::Summary;
 
-/// Summary of one subject's samples, in the metric's own unit.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub median: f64,
-    pub mean: f64,
-    pub min: f64,
-    pub max: f64,
-    pub ci95_low: f64,
-    pub ci95_high: f64,
-    /// Number of samples.
-    pub samples: usize,
-    /// Coefficient of variation (stddev / mean).
-    pub cv: f64,
+/// Fewer samples than this give no interval of their own (a 95% order-statistic
+/// interval needs 6; `recommend` ranks nothing below 3): [`few_samples`] widens
+/// theirs instead.
+pub const MIN_SAMPLES: usize = 3;
+
+/// The one rule for a subject with fewer than [`MIN_SAMPLES`] samples (TLS
+/// slices, SSH sessions, handshakes): one or two samples would claim a certainty
+/// they do not have, so the interval covers every value seen (the samples, and
+/// `seen`: e.g. each slice's own samples) and is widened by the factor `spread`
+/// each way (`spread` ≥ 1.1, i.e. at least about ±10%); min and max become the
+/// lowest and highest value seen. `samples` is kept, so `recommend` still ties
+/// such a figure with everything. From [`MIN_SAMPLES`] on, `s` is returned as is.
+pub fn few_samples(mut s: Summary, seen: &[f64], spread: f64) -> Summary {
+    if s.samples >= MIN_SAMPLES {
+        return s;
+    }
+    let (lo, hi) = seen
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((s.min, s.max), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    let spread = spread.max(1.0);
+    s.ci95_low = lo.min(s.median) / spread;
+    s.ci95_high = hi.max(s.median) * spread;
+    s.min = lo;
+    s.max = hi;
+    s
 }
 
 /// Above this coefficient of variation the machine is called noisy.

@@ -6,8 +6,9 @@
 //! once the confidence interval is tight enough or the subject's budget is spent,
 //! and running the same probe on several threads at once.
 
+use super::race::MIN_SPREAD;
+use super::stats::{few_samples, Summary, MIN_SAMPLES};
 use crate::interrupt;
-use crate::measure::stats::Summary;
 use crate::units::Seconds;
 use anyhow::Result;
 use std::sync::Barrier;
@@ -134,6 +135,10 @@ impl Measurement {
     /// The same metric computed over CPU time (work per CPU second, or CPU seconds per unit).
     pub fn cpu(&self) -> Option<Summary> {
         Summary::of(&self.values(|s| s.cpu))
+    }
+    /// The metric of each sample over wall time (what intervals are made from).
+    pub fn values_wall(&self) -> Vec<f64> {
+        self.values(|s| s.wall)
     }
     fn values(&self, time: impl Fn(&Sample) -> Seconds) -> Vec<f64> {
         self.samples
@@ -287,15 +292,11 @@ const SLICE_TARGET: f64 = 0.35;
 const SLICE_MIN: f64 = 0.28;
 /// Most slices per subject: longer budgets get longer slices.
 const MAX_SLICES: usize = 12;
-/// Below this many slices the interval over slices means little (a 95% order-
-/// statistic interval needs 6; `recommend` ranks nothing below 3): the interval is
-/// widened instead, see [`over_slices`].
-pub const MIN_SLICES: usize = 3;
+/// Below this many slices the interval is widened by the engine's one rule for
+/// few samples, see [`over_slices`].
+pub const MIN_SLICES: usize = MIN_SAMPLES;
 /// Slices to take before the interval over slices may stop a subject early.
 const MIN_SLICES_FOR_PRECISION: usize = 6;
-/// With fewer than [`MIN_SLICES`] slices, no interval is narrower than this
-/// fraction of the median on either side.
-pub const FEW_SLICES_HALF_WIDTH: f64 = 0.10;
 
 /// How many slices a subject with `budget` gets: about [`SLICE_TARGET`] each, at
 /// least [`MIN_SLICES`] when each can still be [`SLICE_MIN`] long, at most
@@ -406,26 +407,14 @@ impl Sliced {
 }
 
 /// Summary of one value per slice. With [`MIN_SLICES`] or more it is the usual
-/// one (median, order-statistic interval) over slices. With fewer, an interval
-/// from one or two connections would claim a certainty it does not have, so the
-/// interval is widened to cover every value seen (each slice's own samples in
-/// `within` as well as the slices' values), and at least ±[`FEW_SLICES_HALF_WIDTH`]
-/// of the median; min and max become the lowest and highest value seen. `samples`
-/// stays the number of slices, so `recommend` still ties such a figure with
-/// everything.
+/// one (median, order-statistic interval) over slices. With fewer, the engine's
+/// one rule for few samples ([`few_samples`]) widens it to cover every value seen
+/// (each slice's own samples in `within` as well as the slices' values) and by
+/// [`MIN_SPREAD`] each way.
 pub fn over_slices(per_slice: &[f64], within: &[Vec<f64>]) -> Option<Summary> {
-    let mut s = Summary::of(per_slice)?;
-    if s.samples >= MIN_SLICES {
-        return Some(s);
-    }
-    let seen = per_slice.iter().chain(within.iter().flatten()).filter(|v| v.is_finite());
-    let (lo, hi) = seen.fold((s.min, s.max), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-    let floor = FEW_SLICES_HALF_WIDTH * s.median.abs();
-    s.ci95_low = lo.min(s.median - floor);
-    s.ci95_high = hi.max(s.median + floor);
-    s.min = lo;
-    s.max = hi;
-    Some(s)
+    let s = Summary::of(per_slice)?;
+    let seen: Vec<f64> = within.iter().flatten().copied().collect();
+    Some(few_samples(s, &seen, MIN_SPREAD))
 }
 
 /// Measures subjects in interleaved slices: rounds of one slice per subject, in
@@ -724,16 +713,20 @@ mod tests {
 
     #[test]
     fn few_slices_never_claim_certainty() {
-        // One slice whose samples all agree: still ±10% at least.
+        // One slice whose samples all agree: still about ±10% (a factor 1.1 each way).
         let one = over_slices(&[100.0], &[vec![100.0, 100.0, 100.0]]).unwrap();
         assert_eq!((one.median, one.samples), (100.0, 1));
-        assert!(one.ci95_low <= 90.0 && one.ci95_high >= 110.0, "{one:?}");
-        // One slice: the interval covers every sample (and still ±10%), and stays
-        // positive for a throughput however far its samples spread.
+        assert!(one.ci95_low <= 100.0 / 1.1 + 1e-9 && one.ci95_high >= 110.0 - 1e-9, "{one:?}");
+        // One slice: the interval covers every sample, widened the same way, and
+        // stays positive for a throughput however far its samples spread.
         let one = over_slices(&[100.0], &[vec![70.0, 100.0, 104.0]]).unwrap();
-        assert_eq!((one.ci95_low, one.ci95_high, one.min, one.max), (70.0, 110.0, 70.0, 104.0));
+        assert_eq!((one.min, one.max), (70.0, 104.0));
+        assert!(
+            (one.ci95_low - 70.0 / 1.1).abs() < 1e-9 && (one.ci95_high - 104.0 * 1.1).abs() < 1e-9,
+            "{one:?}"
+        );
         let wide = over_slices(&[50.0], &[vec![45.0, 50.0, 120.0]]).unwrap();
-        assert_eq!((wide.ci95_low, wide.ci95_high), (45.0, 120.0));
+        assert!(wide.ci95_low > 0.0 && wide.ci95_low <= 45.0 && wide.ci95_high >= 120.0, "{wide:?}");
         // Two slices that agree closely are not a narrow interval either.
         let two = over_slices(&[100.0, 101.0], &[vec![95.0, 105.0], vec![99.0, 103.0]]).unwrap();
         assert_eq!(two.samples, 2);

@@ -1,0 +1,252 @@
+//! The names of what can be measured: the primitive catalogue (OpenSSL EVP names,
+//! their class and operations, the libraries that run them). Pure data: the
+//! measurement kind (`measure::primitive`) drives these, reports and plans read
+//! them without reaching into `measure/`.
+
+use crate::backend::openssl::engine::AeadKind;
+use serde::Serialize;
+
+/// What sort of primitive, and how it is driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Cipher,
+    Aead(AeadKind),
+    Digest,
+    /// HMAC over the named digest.
+    Hmac(&'static str),
+    /// A TLS 1.2 CBC record: HMAC over the named digest, then CBC encryption of
+    /// data || MAC || padding with a fresh IV (MAC-then-encrypt, as in AES128-SHA).
+    CbcHmac(&'static str),
+    Poly1305,
+}
+
+impl Class {
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Cipher => "cipher",
+            Class::Aead(_) => "aead",
+            Class::Digest => "digest",
+            Class::Hmac(_) | Class::Poly1305 => "mac",
+            Class::CbcHmac(_) => "cipher+mac",
+        }
+    }
+    /// The operations measured for this class.
+    pub fn ops(self) -> &'static [Op] {
+        match self {
+            Class::Cipher | Class::Aead(_) | Class::CbcHmac(_) => &[Op::Encrypt, Op::Decrypt],
+            Class::Digest => &[Op::Digest],
+            Class::Hmac(_) | Class::Poly1305 => &[Op::Mac],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Encrypt,
+    Decrypt,
+    Digest,
+    Mac,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Encrypt => "encrypt",
+            Op::Decrypt => "decrypt",
+            Op::Digest => "digest",
+            Op::Mac => "mac",
+        }
+    }
+}
+
+/// Which library runs a primitive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Library {
+    /// The system OpenSSL (libcrypto), through the `openssl` crate.
+    Openssl,
+    /// The system GnuTLS (libgnutls.so.30), loaded at run time.
+    Gnutls,
+}
+
+impl Library {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Library::Openssl => "openssl",
+            Library::Gnutls => "gnutls",
+        }
+    }
+}
+
+/// GnuTLS's name for a catalogue primitive, where GnuTLS has it.
+pub fn gnutls_name(p: &Primitive) -> Option<&'static str> {
+    Some(match p.name {
+        "aes-128-gcm" => "AES-128-GCM",
+        "aes-256-gcm" => "AES-256-GCM",
+        "aes-128-ccm" => "AES-128-CCM",
+        "aes-256-ccm" => "AES-256-CCM",
+        "chacha20-poly1305" => "CHACHA20-POLY1305",
+        "aes-128-cbc" | "aes-128-cbc-hmac-sha1" | "aes-128-cbc-hmac-sha256" => "AES-128-CBC",
+        "aes-192-cbc" => "AES-192-CBC",
+        "aes-256-cbc" => "AES-256-CBC",
+        "camellia-128-cbc" => "CAMELLIA-128-CBC",
+        "camellia-192-cbc" => "CAMELLIA-192-CBC",
+        "camellia-256-cbc" => "CAMELLIA-256-CBC",
+        "des-ede3-cbc" => "3DES-CBC",
+        "des-cbc" => "DES-CBC",
+        "rc4" => "ARCFOUR-128",
+        "md5" | "hmac-md5" => "MD5",
+        "sha1" | "hmac-sha1" => "SHA1",
+        "sha224" => "SHA224",
+        "sha256" | "hmac-sha256" => "SHA256",
+        "sha384" => "SHA384",
+        "sha512" => "SHA512",
+        "sha3-256" => "SHA3-256",
+        _ => return None,
+    })
+}
+
+/// One catalogue entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Primitive {
+    /// Lower-case OpenSSL EVP name, as typed on the command line.
+    pub name: &'static str,
+    pub class: Class,
+    /// Supplied by OpenSSL 3's legacy provider.
+    pub legacy: bool,
+    /// Part of the default `speed` set.
+    pub default: bool,
+}
+
+const fn p(name: &'static str, class: Class, legacy: bool, default: bool) -> Primitive {
+    Primitive {
+        name,
+        class,
+        legacy,
+        default,
+    }
+}
+
+use AeadKind::*;
+use Class::*;
+
+/// Everything `speed` knows how to measure.
+pub const CATALOG: &[Primitive] = &[
+    p("aes-128-gcm", Aead(Gcm), false, true),
+    p("aes-192-gcm", Aead(Gcm), false, false),
+    p("aes-256-gcm", Aead(Gcm), false, true),
+    p("aes-128-ccm", Aead(Ccm), false, false),
+    p("aes-192-ccm", Aead(Ccm), false, false),
+    p("aes-256-ccm", Aead(Ccm), false, false),
+    p("aes-128-ocb", Aead(Ocb), false, false),
+    p("aes-192-ocb", Aead(Ocb), false, false),
+    p("aes-256-ocb", Aead(Ocb), false, false),
+    p("chacha20-poly1305", Aead(ChaChaPoly), false, true),
+    p("aes-128-ctr", Cipher, false, true),
+    p("aes-192-ctr", Cipher, false, false),
+    p("aes-256-ctr", Cipher, false, false),
+    p("aes-128-cbc", Cipher, false, true),
+    p("aes-192-cbc", Cipher, false, false),
+    p("aes-256-cbc", Cipher, false, true),
+    p("aes-128-ecb", Cipher, false, false),
+    p("aes-192-ecb", Cipher, false, false),
+    p("aes-256-ecb", Cipher, false, false),
+    p("aes-128-xts", Cipher, false, false),
+    p("aes-256-xts", Cipher, false, false),
+    p("chacha20", Cipher, false, true),
+    p("camellia-128-cbc", Cipher, false, false),
+    p("camellia-192-cbc", Cipher, false, false),
+    p("camellia-256-cbc", Cipher, false, false),
+    p("camellia-128-ctr", Cipher, false, false),
+    p("camellia-256-ctr", Cipher, false, false),
+    p("camellia-128-ecb", Cipher, false, false),
+    p("camellia-192-ecb", Cipher, false, false),
+    p("camellia-256-ecb", Cipher, false, false),
+    p("aria-128-gcm", Aead(Gcm), false, false),
+    p("aria-256-gcm", Aead(Gcm), false, false),
+    p("aria-128-cbc", Cipher, false, false),
+    p("aria-256-cbc", Cipher, false, false),
+    p("aria-128-ctr", Cipher, false, false),
+    p("aria-128-ecb", Cipher, false, false),
+    p("sm4-cbc", Cipher, false, false),
+    p("sm4-ctr", Cipher, false, false),
+    p("sm4-ecb", Cipher, false, false),
+    p("des-ede3-cbc", Cipher, false, true),
+    p("des-ede3-ecb", Cipher, false, false),
+    p("des-cbc", Cipher, true, false),
+    p("des-ecb", Cipher, true, false),
+    p("rc4", Cipher, true, false),
+    p("rc2-cbc", Cipher, true, false),
+    p("rc2-ecb", Cipher, true, false),
+    p("bf-cbc", Cipher, true, false),
+    p("bf-ecb", Cipher, true, false),
+    p("cast5-cbc", Cipher, true, false),
+    p("cast5-ecb", Cipher, true, false),
+    p("idea-cbc", Cipher, true, false),
+    p("idea-ecb", Cipher, true, false),
+    p("seed-cbc", Cipher, true, false),
+    p("seed-ecb", Cipher, true, false),
+    p("md5", Digest, false, false),
+    p("sha1", Digest, false, true),
+    p("sha224", Digest, false, false),
+    p("sha256", Digest, false, true),
+    p("sha384", Digest, false, false),
+    p("sha512", Digest, false, true),
+    p("sha3-256", Digest, false, false),
+    p("blake2b512", Digest, false, false),
+    p("blake2s256", Digest, false, false),
+    p("hmac-md5", Hmac("MD5"), false, false),
+    p("hmac-sha1", Hmac("SHA1"), false, false),
+    p("hmac-sha256", Hmac("SHA256"), false, true),
+    p("poly1305", Poly1305, false, true),
+    p("aes-128-cbc-hmac-sha1", CbcHmac("SHA1"), false, false),
+    p("aes-128-cbc-hmac-sha256", CbcHmac("SHA256"), false, false),
+];
+
+/// The cipher inside a composite primitive (`aes-128-cbc-hmac-sha1` → `aes-128-cbc`).
+pub fn cipher_part(p: &Primitive) -> &'static str {
+    match p.class {
+        Class::CbcHmac(_) => &p.name[..p.name.find("-hmac-").unwrap_or(p.name.len())],
+        _ => p.name,
+    }
+}
+
+/// Other spellings users type, mapped to catalogue names.
+const ALIASES: &[(&str, &str)] = &[
+    ("3des", "des-ede3-cbc"),
+    ("des3", "des-ede3-cbc"),
+    ("des-ede3", "des-ede3-cbc"),
+    ("des", "des-cbc"),
+    ("blowfish", "bf-cbc"),
+    ("bf", "bf-cbc"),
+    ("cast", "cast5-cbc"),
+    ("cast5", "cast5-cbc"),
+    ("cast-cbc", "cast5-cbc"),
+    ("idea", "idea-cbc"),
+    ("seed", "seed-cbc"),
+    ("rc2", "rc2-cbc"),
+    ("sm4", "sm4-cbc"),
+    ("aes128", "aes-128-cbc"),
+    ("aes256", "aes-256-cbc"),
+    ("sha-1", "sha1"),
+    ("sha-256", "sha256"),
+    ("sha-512", "sha512"),
+    ("blake2b", "blake2b512"),
+    ("blake2s", "blake2s256"),
+    ("hmac(md5)", "hmac-md5"),
+    ("hmac(sha1)", "hmac-sha1"),
+    ("hmac(sha256)", "hmac-sha256"),
+    ("chacha20-poly1305@openssh.com", "chacha20-poly1305"),
+];
+
+/// Looks a name up, case-insensitively, through the aliases.
+pub fn lookup(name: &str) -> Option<&'static Primitive> {
+    let lower = name.trim().to_ascii_lowercase();
+    let canonical = ALIASES.iter().find(|(alias, _)| *alias == lower).map(|(_, c)| *c).unwrap_or(&lower);
+    CATALOG.iter().find(|p| p.name == canonical)
+}
+
+/// Every name a user may type (for suggestions).
+pub fn known_names() -> impl Iterator<Item = &'static str> {
+    CATALOG.iter().map(|p| p.name).chain(ALIASES.iter().map(|(a, _)| *a))
+}

@@ -1,0 +1,19 @@
+//! The one measurement engine every kind uses.
+//!
+//! Kinds (primitives, files, TLS, SSH) supply *probes*: one sample of one
+//! subject. Everything about time and statistics lives here, once:
+//!
+//! - [`sampler`]: warm-up, calibration, samples, and interleaved rounds of
+//!   independent samples (TLS slices, SSH sessions, primitive batches), each on
+//!   fresh probes, A B C, A B C, … so every subject sees the same drift;
+//! - [`stats`]: the interval of a subject from its samples, and the one rule for
+//!   subjects with too few samples to have an interval of their own;
+//! - [`race`]: ties, who is still in the running for a place, which subjects a
+//!   race samples next, and pooling a race's samples with the first pass's.
+//!
+//! `crate::race` (the main job's race over its tied lists) and the SSH sweep's
+//! racer are callers of [`race`]; neither keeps a rule of its own.
+
+pub mod race;
+pub mod sampler;
+pub mod stats;

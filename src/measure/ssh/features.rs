@@ -1,0 +1,233 @@
+//! What both sides accept: one quick connection per algorithm (`ssh-accept`).
+
+use super::*;
+use crate::backend::openssh::client::{Algorithms, Client, SshError};
+use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
+use crate::session::Session;
+use anyhow::{bail, Result};
+
+/// Which single algorithms both sides accept.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Accepted {
+    pub(super) accepted: Vec<Subject>,
+    pub(super) refused: Vec<(Subject, String)>,
+}
+
+impl Accepted {
+    /// Whether the single-algorithm subject `s` was checked already (either way).
+    pub(super) fn knows(&self, s: &Subject) -> bool {
+        self.accepted.contains(s) || self.refused.iter().any(|(r, _)| r == s)
+    }
+    /// The reason a combination cannot run, if one of its algorithms was refused.
+    pub(super) fn refusal(&self, s: &Subject) -> Option<String> {
+        self.refused
+            .iter()
+            .find(|(r, _)| {
+                (r.cipher.is_some() && r.cipher == s.cipher)
+                    || (r.mac.is_some() && r.mac == s.mac)
+                    || (r.kex.is_some() && r.kex == s.kex)
+                    || (r.hostkey.is_some() && r.hostkey == s.hostkey)
+            })
+            .map(|(_, why)| why.clone())
+    }
+}
+
+/// Runs `checks` (a few connections at a time), records them as `ssh-accept`, and
+/// notes refusals in `acc`. Fatal errors (unreachable, authentication) end the run.
+/// Batches stop once `clock` runs out: algorithms left unchecked then are neither
+/// accepted nor refused (their subjects are skipped for want of time anyway).
+pub(super) fn run_checks(
+    checks: Vec<(Subject, Algorithms)>,
+    client: &Client,
+    session: &mut Session,
+    acc: &mut Accepted,
+    clock: &Clock,
+) -> Result<()> {
+    // What an earlier sweep against this target checked is not checked again.
+    let checks: Vec<_> = checks.into_iter().filter(|(s, _)| !acc.knows(s)).collect();
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4);
+    let mut outcomes: Vec<Option<Result<(), SshError>>> = vec![None; checks.len()];
+    for batch in (0..checks.len()).collect::<Vec<_>>().chunks(workers) {
+        if crate::interrupt::requested() || clock.left() <= 0.0 {
+            break;
+        }
+        std::thread::scope(|scope| {
+            let hs: Vec<_> = batch
+                .iter()
+                .map(|&i| {
+                    let (client, algs) = (client, &checks[i].1);
+                    (i, scope.spawn(move || client.run(algs, "true")))
+                })
+                .collect();
+            for (i, h) in hs {
+                outcomes[i] = h.join().ok();
+            }
+        });
+    }
+    for ((subject, _), outcome) in checks.into_iter().zip(outcomes) {
+        let Some(outcome) = outcome else { continue };
+        let rec = match outcome {
+            Ok(()) => {
+                acc.accepted.push(subject.clone());
+                ResultRecord::accepted(Kind::SshAccept, subject, true, None)
+            }
+            Err(e) if e.is_fatal() => bail!("{e}"),
+            Err(SshError::Refused(why)) => {
+                acc.refused.push((subject.clone(), why.clone()));
+                ResultRecord::accepted(Kind::SshAccept, subject, false, Some(why))
+            }
+            Err(e) => {
+                acc.refused.push((subject.clone(), e.to_string()));
+                ResultRecord::not_ok(Kind::SshAccept, subject, Metric::Accepted, Status::Failed, e.to_string())
+            }
+        };
+        session.record(rec)?;
+    }
+    Ok(())
+}
+
+/// The feature check: one connection per algorithm. Key exchanges and host keys
+/// first (nothing else forced), then ciphers over an accepted kex and host key,
+/// then MACs with an accepted non-AEAD cipher (AEAD ciphers negotiate no MAC).
+/// Returns the refusals and the plan with its fixed bulk kex and host key moved to
+/// accepted ones when the preferred ones were refused. Algorithms `known` from an
+/// earlier sweep against the same target are not checked (nor recorded) again.
+pub(super) fn feature_check(
+    plan: &SshPlan,
+    client: &Client,
+    session: &mut Session,
+    clock: &Clock,
+    known: Accepted,
+) -> Result<(Accepted, SshPlan)> {
+    session.progress_message("ssh: which algorithms both sides accept");
+    let mut acc = known;
+    let one = |f: fn(&mut Subject, &mut Algorithms, String), name: &String| {
+        let (mut s, mut a) = (Subject::default(), Algorithms::default());
+        f(&mut s, &mut a, name.clone());
+        (s, a)
+    };
+    let mut checks: Vec<(Subject, Algorithms)> = plan
+        .kex
+        .iter()
+        .map(|k| {
+            one(
+                |s, a, n| {
+                    s.kex = Some(n.clone());
+                    a.kex = Some(n)
+                },
+                k,
+            )
+        })
+        .collect();
+    checks.extend(plan.hostkeys.iter().flatten().map(|h| {
+        one(
+            |s, a, n| {
+                s.hostkey = Some(n.clone());
+                a.hostkey = Some(n)
+            },
+            h,
+        )
+    }));
+    run_checks(checks, client, session, &mut acc, clock)?;
+    let mut plan = plan.clone();
+    let ok = |acc: &Accepted, s: Subject| acc.accepted.contains(&s);
+    if !ok(
+        &acc,
+        Subject {
+            kex: Some(plan.bulk_kex.clone()),
+            ..Default::default()
+        },
+    ) {
+        if let Some(k) = plan.kex.iter().find(|k| {
+            ok(
+                &acc,
+                Subject {
+                    kex: Some((*k).clone()),
+                    ..Default::default()
+                },
+            )
+        }) {
+            plan.bulk_kex = k.clone();
+        }
+    }
+    if let Some(h) = plan.bulk_hostkey.clone() {
+        if !ok(
+            &acc,
+            Subject {
+                hostkey: Some(h),
+                ..Default::default()
+            },
+        ) {
+            if let Some(h) = plan.hostkeys.iter().flatten().find(|h| {
+                ok(
+                    &acc,
+                    Subject {
+                        hostkey: Some((*h).clone()),
+                        ..Default::default()
+                    },
+                )
+            }) {
+                plan.bulk_hostkey = Some(h.clone());
+            }
+        }
+    }
+    let base = Algorithms {
+        kex: Some(plan.bulk_kex.clone()),
+        hostkey: plan.bulk_hostkey.clone(),
+        ..Default::default()
+    };
+    let checks = plan
+        .ciphers
+        .iter()
+        .map(|c| {
+            let s = Subject {
+                cipher: Some(c.clone()),
+                ..Default::default()
+            };
+            (
+                s,
+                Algorithms {
+                    cipher: Some(c.clone()),
+                    ..base.clone()
+                },
+            )
+        })
+        .collect();
+    run_checks(checks, client, session, &mut acc, clock)?;
+    let fixed = plan
+        .ciphers
+        .iter()
+        .find(|c| {
+            !plan.is_aead(c)
+                && ok(
+                    &acc,
+                    Subject {
+                        cipher: Some((*c).clone()),
+                        ..Default::default()
+                    },
+                )
+        })
+        .cloned();
+    if let Some(fc) = fixed {
+        let checks = plan
+            .macs
+            .iter()
+            .map(|m| {
+                let s = Subject {
+                    mac: Some(m.clone()),
+                    ..Default::default()
+                };
+                (
+                    s,
+                    Algorithms {
+                        cipher: Some(fc.clone()),
+                        mac: Some(m.clone()),
+                        ..base.clone()
+                    },
+                )
+            })
+            .collect();
+        run_checks(checks, client, session, &mut acc, clock)?;
+    }
+    Ok((acc, plan))
+}

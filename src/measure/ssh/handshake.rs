@@ -1,0 +1,162 @@
+//! SSH handshakes: the probe (connect, authenticate, run `true`) and the rounds
+//! that take one handshake per sample for every kex × host key. This is the one
+//! place a handshake is timed.
+
+use super::*;
+use crate::backend::openssh::client::{children_cpu, Algorithms, Client};
+use crate::measure::engine::race;
+use crate::measure::engine::sampler::{self, Measurement, Probe, Rate};
+use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
+use crate::session::Session;
+use crate::units::Seconds;
+use anyhow::Result;
+use std::time::Instant;
+
+/// Connect, authenticate, run `true`.
+pub struct HandshakeProbe {
+    pub(super) client: Client,
+    pub(super) algs: Algorithms,
+    pub(super) last: Option<(Seconds, Seconds)>,
+}
+
+impl Probe for HandshakeProbe {
+    fn run(&mut self, units: u64) -> Result<f64> {
+        let c0 = children_cpu();
+        let t0 = Instant::now();
+        for _ in 0..units {
+            self.client.run(&self.algs, "true")?;
+        }
+        self.last = Some((Seconds::from_duration(t0.elapsed()), Seconds(children_cpu().0 - c0.0)));
+        Ok(units as f64)
+    }
+    fn timed_region(&self) -> Option<(Seconds, Seconds)> {
+        self.last
+    }
+}
+
+/// Handshakes, one per sample, [`HANDSHAKE_SAMPLES`] wanted per subject, taken
+/// in rounds (see [`handshake_rounds`]). Returns how many subjects were skipped.
+pub(super) fn handshakes(
+    hands: &[HandshakeItem],
+    client: &Client,
+    session: &mut Session,
+    accepted: &Accepted,
+    clock: &Clock,
+    stop_at: Instant,
+    conn: f64,
+) -> Result<usize> {
+    let mut subjects: Vec<(Subject, HandshakeProbe)> = Vec::new();
+    for item in hands {
+        let subject = Subject {
+            kex: Some(item.kex.clone()),
+            hostkey: item.hostkey.clone(),
+            ..Default::default()
+        };
+        if let Some(why) = accepted.refusal(&subject) {
+            session.record(ResultRecord::not_ok(
+                Kind::SshHandshake,
+                subject,
+                Metric::Seconds,
+                Status::Unsupported,
+                format!("refused: {why}"),
+            ))?;
+            continue;
+        }
+        let probe = HandshakeProbe {
+            client: client.clone(),
+            algs: Algorithms {
+                kex: Some(item.kex.clone()),
+                hostkey: item.hostkey.clone(),
+                ..Default::default()
+            },
+            last: None,
+        };
+        subjects.push((subject, probe));
+    }
+    let outcomes = handshake_rounds(subjects.len(), conn, stop_at, |k, n| {
+        let (subject, probe) = &mut subjects[k];
+        session.progress_message(&format!(
+            "ssh handshake: {} {} (sample {})",
+            subject.kex.as_deref().unwrap_or(""),
+            subject.hostkey.as_deref().unwrap_or("(default host key)"),
+            n + 1
+        ));
+        let t0 = Instant::now();
+        let work = probe.run(1)?;
+        let c = Seconds::from_duration(t0.elapsed());
+        let (wall, cpu) = probe.timed_region().unwrap_or((c, Seconds(0.0)));
+        Ok(sampler::Sample { wall, cpu, work })
+    });
+    let mut skipped = 0;
+    for ((subject, _), (m, failed)) in subjects.into_iter().zip(outcomes) {
+        let rec = match failed {
+            Some(e) => failure(Kind::SshHandshake, Metric::Seconds, subject, &e)?,
+            None if m.samples.is_empty() && crate::interrupt::requested() => continue,
+            None if m.samples.is_empty() => {
+                skipped += 1;
+                clock.skipped(Kind::SshHandshake, Metric::Seconds, subject)
+            }
+            None => record(Kind::SshHandshake, Metric::Seconds, subject, &m, race::MAX_SPREAD),
+        };
+        session.record(rec)?;
+    }
+    Ok(skipped)
+}
+
+/// The handshake schedule for `n` subjects: rounds (subject 0, 1, 2, then 0, 1,
+/// 2 again …) so that every subject sees the same drift of the machine's speed,
+/// as bulk sessions do. `one(k, i)` takes subject k's sample i. Each subject may
+/// use an even share of the time until `stop_at` (its own handshakes counted,
+/// each first guessed at `conn`); no handshake starts that would not end by
+/// then. A subject stops once it has [`HANDSHAKE_SAMPLES`] and either a tight
+/// interval or its share spent, at [`MAX_HANDSHAKE_SAMPLES`], or at its first
+/// error. Ctrl-C ends the rounds; what was measured is returned.
+pub(super) fn handshake_rounds(
+    n: usize,
+    conn: f64,
+    stop_at: Instant,
+    mut one: impl FnMut(usize, usize) -> Result<sampler::Sample>,
+) -> Vec<(Measurement, Option<anyhow::Error>)> {
+    let mut out: Vec<(Measurement, Option<anyhow::Error>)> = (0..n)
+        .map(|_| (Measurement::empty(Rate::SecondsPer, 1, sampler::Basis::Wall), None))
+        .collect();
+    // Per subject: longest handshake so far, own seconds spent, done.
+    let mut state = vec![(conn, 0.0f64, false); n];
+    let share = until(stop_at) / n.max(1) as f64;
+    'rounds: while state.iter().any(|s| !s.2) {
+        for k in 0..n {
+            let (cost, spent, done) = state[k];
+            if done {
+                continue;
+            }
+            if crate::interrupt::requested() {
+                break 'rounds;
+            }
+            let m = &out[k].0;
+            let i = m.samples.len();
+            let enough = i >= HANDSHAKE_SAMPLES && (spent + cost > share || m.wall().is_some_and(|s| s.relative_precision() <= 0.02));
+            // Fewer than wanted is better than none, none better than overrunning.
+            if enough || i >= MAX_HANDSHAKE_SAMPLES || (i > 0 && spent + cost > share * 2.0) {
+                state[k].2 = true;
+                continue;
+            }
+            if until(stop_at) < cost {
+                break 'rounds;
+            }
+            let t0 = Instant::now();
+            let r = one(k, i);
+            let c = t0.elapsed().as_secs_f64();
+            match r {
+                Ok(sample) => {
+                    state[k] = (if i == 0 { c } else { cost.max(c) }, spent + c, false);
+                    out[k].0.samples.push(sample);
+                }
+                Err(e) => {
+                    out[k].1 = Some(e);
+                    state[k].2 = true;
+                }
+            }
+        }
+    }
+    out
+}

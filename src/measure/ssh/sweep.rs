@@ -1,0 +1,308 @@
+//! The sweep: decomposed (cipher × MAC with one kex, handshakes over kex × host
+//! key) or the full matrix, and the comparison of two sweeps.
+
+use super::*;
+use crate::backend::openssh::client::{Algorithms, Client, SshError};
+use crate::measure::engine::race;
+use crate::measure::engine::sampler::{self, Measurement, Rate};
+use crate::model::{Kind, Metric, ResultRecord, Status};
+use crate::session::Session;
+use anyhow::{bail, Result};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Runs the plan: preflight, feature check, bulk, handshakes, racing. Results go
+/// to the session as they are made.
+///
+/// The whole sweep keeps to `plan.budget` (within a few percent): connecting,
+/// the feature check, session set-up and priming count against it, no session
+/// starts that would not end in time, and subjects left over when it is spent
+/// are recorded as skipped, with a warning. Every bulk sample is one session
+/// (with `--bytes`, of that volume); no session's figure is thrown away.
+pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<()> {
+    sweep_with(plan, client, session, &mut Preflight::default())
+}
+
+/// What sweeps learnt about one target before measuring: what one connection
+/// costs (with which sink command) and which single algorithms both sides
+/// accept. Passed from sweep to sweep against the same target and client (the
+/// main job's bulk pass, MAC pass and race), it spares the later ones the
+/// preflight connection and every feature check already made; they check only
+/// the algorithms that are new to them.
+#[derive(Debug, Clone, Default)]
+pub struct Preflight {
+    pub(super) conn: Option<(&'static str, f64)>,
+    pub(super) accepted: Accepted,
+}
+
+/// [`sweep`], reusing and extending what `pre` knows about the target.
+pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut Preflight) -> Result<()> {
+    let start = Instant::now();
+    let clock = Clock::new(start, plan.budget);
+    // Preflight: the target answers, lets us in and has the sink command.
+    let sink = if plan.verify { HASH_SINK } else { SINK };
+    let conn = match pre.conn {
+        Some((s, conn)) if s == sink => conn,
+        _ => {
+            session.progress_message("ssh: connecting");
+            // The client's defaults: this checks reachability, login and the sink command.
+            let outcome = client.run(&Algorithms::default(), sink);
+            // What one connection costs here: every session pays it before its samples.
+            let conn = start.elapsed().as_secs_f64();
+            if let Err(e) = outcome {
+                match e {
+                    SshError::Refused(_) => {}
+                    e => bail!("{e}"),
+                }
+            }
+            pre.conn = Some((sink, conn));
+            conn
+        }
+    };
+    session.set_setting("ssh_bulk_samples", json!(BULK_SAMPLES));
+    let (accepted, plan) = feature_check(plan, client, session, &clock, pre.accepted.clone())?;
+    pre.accepted = accepted.clone();
+    let plan = &plan;
+
+    let bulk = plan.bulk_items();
+    let hands = plan.handshake_items();
+    let buf = Arc::new(pattern());
+    session.progress_start((bulk.len() + hands.len()) as u64);
+
+    let mut racers: Vec<Racer> = Vec::new();
+    for item in &bulk {
+        let subject = bulk_subject(item, &plan.bulk_hostkey);
+        if let Some(why) = accepted.refusal(&subject) {
+            session.record(ResultRecord::not_ok(
+                Kind::SshBulk,
+                subject,
+                Metric::BytesPerSec,
+                Status::Unsupported,
+                format!("refused: {why}"),
+            ))?;
+            continue;
+        }
+        racers.push(Racer {
+            algs: Algorithms {
+                cipher: Some(item.cipher.clone()),
+                mac: item.mac.clone(),
+                kex: Some(item.kex.clone()),
+                hostkey: plan.bulk_hostkey.clone(),
+            },
+            item: item.clone(),
+            subject,
+            m: Measurement::empty(Rate::PerSecond, 1, sampler::Basis::Wall),
+            idx: None,
+            cost: 0.0,
+            out: false,
+        });
+    }
+    // Handshakes get what five each would take (each about one connection), at
+    // most 35% of the time left; bulk's first pass three quarters of the rest;
+    // the remainder races. Time a phase does not use flows on to the next.
+    let left = clock.left();
+    let reserve = (hands.len() as f64 * HANDSHAKE_SAMPLES as f64 * conn).min(0.35 * left);
+    let bulk_stop = Instant::now() + Duration::from_secs_f64(((left - reserve) * 0.75).max(0.0));
+    let mut fixed_probe = plan
+        .bytes
+        .map(|b| BulkProbe::open(client, Algorithms::default(), buf.clone(), Some(b), plan.verify))
+        .transpose()?;
+    // An untried session: the handshake and priming plus the volume at a modest 50 MB/s.
+    let mut guess = first_overhead(conn) + plan.bytes.unwrap_or(0) as f64 / 50e6;
+    // Adaptive sessions: their cost beyond warm-up and span, learnt as they run.
+    let mut over = first_overhead(conn);
+    // The brute-force full matrix at a fixed volume is the write-up's method: one
+    // session per combination, nothing dropped, no racing.
+    let brute = plan.full_matrix && plan.bytes.is_some();
+    match fixed_probe.as_mut() {
+        Some(p) if brute => fixed_once(&mut racers, p, session, clock.end, &mut guess)?,
+        Some(p) => fixed_rounds(&mut racers, p, session, bulk_stop, &mut guess, FIRST_PASS_SESSIONS)?,
+        None => adaptive_pass(&mut racers, plan, client, session, &buf, bulk_stop, &mut over)?,
+    }
+    let skipped_hands = if crate::interrupt::requested() {
+        0
+    } else {
+        let hand_stop = Instant::now() + Duration::from_secs_f64(reserve.min(clock.left()));
+        handshakes(&hands, client, session, &accepted, &clock, hand_stop, conn)?
+    };
+    if !crate::interrupt::requested() {
+        match fixed_probe.as_mut() {
+            Some(_) if brute => {}
+            Some(p) => {
+                // Pairs the first pass did not reach, then the race.
+                fixed_rounds(&mut racers, p, session, clock.end, &mut guess, FIRST_PASS_SESSIONS)?;
+                fixed_race(&mut racers, p, session, clock.end)?;
+            }
+            None => {
+                // Pairs the first pass did not reach, then the race.
+                adaptive_pass(&mut racers, plan, client, session, &buf, clock.end, &mut over)?;
+                adaptive_race(&mut racers, plan, client, session, &buf, &clock, &mut over)?;
+            }
+        }
+    }
+    // Figures of one or two sessions are stored widened by the spread seen on the
+    // others; that spread is best known now.
+    let k = racers_slack(&racers);
+    for r in racers.iter_mut().filter(|r| !r.out && (1..3).contains(&r.m.samples.len())) {
+        r.keep_measurement(session, k)?;
+    }
+    session.progress_finish();
+    if crate::interrupt::requested() {
+        return Ok(());
+    }
+    // Whatever the budget did not reach is recorded as skipped, and said.
+    let mut skipped_bulk = 0;
+    for r in racers.iter_mut().filter(|r| !r.out && r.m.samples.is_empty()) {
+        skipped_bulk += 1;
+        let rec = clock.skipped(Kind::SshBulk, Metric::BytesPerSec, r.subject.clone());
+        r.keep(session, rec)?;
+    }
+    if skipped_bulk + skipped_hands > 0 {
+        eprintln!(
+            "warning: ssh: the budget was spent before {skipped_bulk} bulk subject(s) and {skipped_hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
+        );
+    }
+    Ok(())
+}
+
+/// One cipher × MAC pair's bulk figure in a sweep: its own record (decomposed
+/// sweep), or its records pooled over kex (full matrix; kex does not touch the
+/// bulk bytes, so each kex's figure is one more sample of the same pair).
+#[derive(Debug, Clone)]
+pub struct PairFigure {
+    /// `cipher MAC`, the MAC `(implicit)` for AEAD ciphers.
+    pub pair: String,
+    pub summary: crate::model::Summary,
+    /// How many records (kex) were pooled.
+    pub records: usize,
+}
+
+/// The pairs of `doc`'s `ssh-bulk` results, fastest median first.
+pub fn pair_figures(doc: &crate::model::Document) -> Vec<PairFigure> {
+    let mut groups: Vec<(String, Vec<&ResultRecord>)> = Vec::new();
+    for r in doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::SshBulk && r.status == Status::Ok && r.median.is_some())
+    {
+        let pair = format!(
+            "{} {}",
+            r.subject.cipher.as_deref().unwrap_or("?"),
+            r.subject.mac.as_deref().unwrap_or("(implicit)")
+        );
+        match groups.iter_mut().find(|(p, _)| *p == pair) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((pair, vec![r])),
+        }
+    }
+    let mut out: Vec<PairFigure> = groups
+        .into_iter()
+        .filter_map(|(pair, rs)| {
+            let summary = if rs.len() == 1 {
+                rs[0].summary()?
+            } else {
+                crate::model::Summary::of(&rs.iter().filter_map(|r| r.median).collect::<Vec<_>>())?
+            };
+            Some(PairFigure {
+                pair,
+                summary,
+                records: rs.len(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.summary.median.total_cmp(&a.summary.median));
+    out
+}
+
+/// The pairs that could place among the `TOP` by the tool's own ties (95%
+/// intervals overlap): fewer than `TOP` others are certainly faster.
+pub(super) fn top_up_to_ties(f: &[PairFigure]) -> Vec<String> {
+    let iv: Vec<_> = f.iter().map(|p| Some((p.summary.ci95_low, p.summary.ci95_high))).collect();
+    race::could_place(&iv, TOP).into_iter().map(|i| f[i].pair.clone()).collect()
+}
+
+/// Both sweeps' top `TOP` pairs with their intervals, and whether they agree:
+/// exactly, or up to ties (each sweep's top pairs could place in the other's top
+/// by that sweep's intervals), or not.
+pub fn compare_sweeps(dec: &crate::model::Document, full: &crate::model::Document) -> (String, bool) {
+    let (a, b) = (pair_figures(dec), pair_figures(full));
+    let mb = |x: f64| x / 1e6;
+    let mut s = String::new();
+    for (title, f) in [("decomposed", &a), ("full matrix, pooled over kex", &b)] {
+        s.push_str(&format!("top {TOP}, {title} (MB/s, median [95% interval], samples):\n"));
+        for (i, p) in f.iter().take(TOP).enumerate() {
+            let tie = if i > 0 && p.summary.ties_with(&f[i - 1].summary) {
+                format!("  tied with #{i}")
+            } else {
+                String::new()
+            };
+            s.push_str(&format!(
+                "  #{} {:<46} {:>8.1} [{:.1}, {:.1}]  n={}{}{tie}\n",
+                i + 1,
+                p.pair,
+                mb(p.summary.median),
+                mb(p.summary.ci95_low),
+                mb(p.summary.ci95_high),
+                p.summary.samples,
+                if p.records > 1 {
+                    format!(" ({} kex)", p.records)
+                } else {
+                    String::new()
+                },
+            ));
+        }
+        let t = top_up_to_ties(f);
+        s.push_str(&format!(
+            "  could place in the top {TOP} (ties): {} pair(s): {}\n",
+            t.len(),
+            t.join(", ")
+        ));
+    }
+    let top = |f: &[PairFigure]| f.iter().take(TOP).map(|p| p.pair.clone()).collect::<Vec<_>>();
+    let (ta, tb) = (top(&a), top(&b));
+    let (ra, rb) = (top_up_to_ties(&a), top_up_to_ties(&b));
+    let mut sa = ta.clone();
+    let mut sb = tb.clone();
+    sa.sort();
+    sb.sort();
+    let (verdict, agree) = if ta.len() < TOP || tb.len() < TOP {
+        (format!("fewer than {TOP} pairs measured: nothing to compare"), false)
+    } else if ta == tb {
+        (format!("same top {TOP}, same order"), true)
+    } else if sa == sb {
+        (format!("same top {TOP}, order differs"), true)
+    } else if ta.iter().all(|p| rb.contains(p)) && tb.iter().all(|p| ra.contains(p)) {
+        let only_a: Vec<_> = ta.iter().filter(|p| !tb.contains(p)).cloned().collect();
+        let only_b: Vec<_> = tb.iter().filter(|p| !ta.contains(p)).cloned().collect();
+        (
+            format!(
+                "same top {TOP} up to ties: {} (decomposed) and {} (full matrix) tie with the other sweep's top {TOP} within the tool's 95% intervals",
+                only_a.join(", "),
+                only_b.join(", ")
+            ),
+            true,
+        )
+    } else {
+        (format!("top {TOP} differ, also up to ties"), false)
+    };
+    s.push_str(&verdict);
+    s.push('\n');
+    (s, agree)
+}
+
+/// `ssh --compare-sweeps DECOMPOSED FULL` (hidden, for the bench script): reads
+/// two `--json` documents and prints [`compare_sweeps`]. Exit status 0 when the
+/// top pairs agree (up to ties), 1 when they differ.
+pub fn compare_sweep_files(dec: &std::path::Path, full: &std::path::Path) -> Result<()> {
+    let load = |p: &std::path::Path| -> Result<crate::model::Document> {
+        let bytes = std::fs::read(p).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{} is not a cipherbench --json document: {e}", p.display()))
+    };
+    let (text, agree) = compare_sweeps(&load(dec)?, &load(full)?);
+    print!("{text}");
+    if !agree {
+        bail!("the two sweeps' top {TOP} differ");
+    }
+    Ok(())
+}

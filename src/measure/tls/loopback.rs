@@ -1,0 +1,559 @@
+//! Loopback: an in-process OpenSSL server on 127.0.0.1 and OpenSSL clients,
+//! handshakes and bulk (bulk in interleaved slices, `engine::sampler::interleave`).
+
+use super::wire::{self as wire, handshake_records, serve_commands, Workers, BULK_RECV, BULK_SEND, BULK_TRANSPORT};
+use super::*;
+use crate::backend::openssl::certs::{CertType, Identity};
+use crate::backend::openssl::tls::{self as ssl, Coalesced, Protocol};
+use crate::error::UsageError;
+use crate::measure::engine::sampler::{self, Probe, Rate, SamplerConfig};
+use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
+use crate::session::Session;
+use crate::units::Seconds;
+use anyhow::{anyhow, bail, Context, Result};
+use openssl::ssl::{Ssl, SslContext, SslSession, SslStream};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::Duration;
+
+/// What the loopback run measures and how hard.
+pub struct LoopbackPlan {
+    pub items: Vec<Item>,
+    /// Subjects that cannot run here, with the reason.
+    pub skipped: Vec<(Kind, Subject, String)>,
+    pub threads: usize,
+    pub write_size: usize,
+    pub volume: Option<u64>,
+    pub verify: bool,
+    pub timeout: Duration,
+    pub budget: Seconds,
+    pub certs: Vec<CertType>,
+}
+
+/// The suite a handshake subject uses for a key exchange and certificate: the
+/// user's first fitting suite, or an AES-128 one (GCM where the protocol has it).
+pub(super) fn handshake_suite<'a>(p: Protocol, kx: &str, cert: CertType, user: &'a [Suite], local: &'a [Suite]) -> Option<&'a Suite> {
+    let fits = |s: &&Suite| s.kx == kx && s.fits_cert(cert) && s.au != "None" && p.can_negotiate(&s.min_protocol);
+    if !user.is_empty() {
+        return user.iter().find(fits);
+    }
+    let pool: Vec<&Suite> = local.iter().filter(fits).collect();
+    pool.iter()
+        .find(|s| s.openssl.contains("AES128-GCM-SHA256"))
+        .or_else(|| pool.iter().find(|s| s.openssl.ends_with("AES128-SHA")))
+        .or_else(|| pool.first())
+        .copied()
+}
+
+impl LoopbackPlan {
+    pub fn new(a: &crate::cli::TlsArgs, budget: Seconds) -> Result<LoopbackPlan> {
+        let protocols = parse_protocols(&a.protocols, &[Protocol::Tls12, Protocol::Tls13])?;
+        let groups = parse_groups(&a.groups, &ssl::GROUPS)?;
+        let certs = parse_certs(&a.certs)?;
+        let local = local_suites()?;
+        let user = resolve_suites(&a.suites, &local)?;
+        if let Some(s) = user.iter().find(|s| s.needs_credentials()) {
+            return Err(UsageError::Invalid(format!(
+                "{} needs a pre-shared key or SRP password; cipherbench cannot measure it",
+                s.iana
+            ))
+            .into());
+        }
+        let mut plan = LoopbackPlan {
+            items: Vec::new(),
+            skipped: Vec::new(),
+            threads: a.threads as usize,
+            write_size: a.write_size.0 as usize,
+            volume: a.bytes.map(|b| b.0),
+            verify: a.verify,
+            timeout: Duration::from_secs_f64(a.timeout.0),
+            budget,
+            certs: certs.clone(),
+        };
+        let for_protocol = |p: Protocol| -> Vec<Suite> {
+            let base: Vec<Suite> = if user.is_empty() {
+                local
+                    .iter()
+                    .filter(|s| {
+                        if p == Protocol::Tls13 {
+                            s.tls13()
+                        } else {
+                            s.kx == "ECDH" && s.au == certs[0].au() && s.enc != "None" && p.can_negotiate(&s.min_protocol)
+                        }
+                    })
+                    .cloned()
+                    .collect()
+            } else {
+                user.clone()
+            };
+            base.into_iter().filter(|s| p.can_negotiate(&s.min_protocol)).collect()
+        };
+        let groups_for = |s: &Suite| -> Vec<Option<&'static str>> {
+            if s.kx == "RSA" {
+                return vec![None];
+            }
+            groups.iter().map(|g| Some(*g)).filter(|g| s.fits_group(*g)).collect()
+        };
+        let directions: &[Direction] = if a.both_directions {
+            &[Direction::Upload, Direction::Download]
+        } else {
+            &[Direction::Upload]
+        };
+
+        for &p in &protocols {
+            let suites = for_protocol(p);
+            if a.full_matrix {
+                for s in &suites {
+                    for &c in certs.iter().filter(|c| s.fits_cert(**c)) {
+                        for g in groups_for(s) {
+                            let mut works: Vec<Work> = Vec::new();
+                            if !a.no_handshakes {
+                                works.extend([Work::Handshake { resumed: false }, Work::Handshake { resumed: true }]);
+                            }
+                            if !a.no_bulk {
+                                works.extend(directions.iter().map(|d| Work::Bulk(*d)));
+                            }
+                            for work in works {
+                                plan.items.push(Item {
+                                    protocol: p,
+                                    suite: s.clone(),
+                                    group: g,
+                                    cert: c,
+                                    work,
+                                });
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            // Handshakes: group × certificate × key exchange, one suite each.
+            if !a.no_handshakes {
+                let kxs: &[&str] = if p == Protocol::Tls13 { &["any"] } else { &["ECDH", "DH", "RSA"] };
+                let mut first: Option<Item> = None;
+                for kx in kxs {
+                    for &c in &certs {
+                        let Some(s) = handshake_suite(p, kx, c, &user, &local) else {
+                            continue;
+                        };
+                        for g in groups_for(s) {
+                            let item = Item {
+                                protocol: p,
+                                suite: s.clone(),
+                                group: g,
+                                cert: c,
+                                work: Work::Handshake { resumed: false },
+                            };
+                            first.get_or_insert_with(|| item.clone());
+                            plan.items.push(item);
+                        }
+                    }
+                }
+                // Resumption skips Kx/Au (1.2 tickets) or the certificate (1.3 PSK):
+                // once per protocol.
+                if let Some(f) = first {
+                    plan.items.push(Item {
+                        work: Work::Handshake { resumed: true },
+                        ..f
+                    });
+                }
+            }
+            // Bulk: every suite with one fixed key exchange and certificate.
+            if !a.no_bulk {
+                for s in &suites {
+                    let cert = certs.iter().copied().find(|c| s.fits_cert(*c));
+                    let group = groups_for(s).into_iter().next();
+                    match (cert, group) {
+                        (Some(cert), Some(group)) => {
+                            for d in directions {
+                                plan.items.push(Item {
+                                    protocol: p,
+                                    suite: s.clone(),
+                                    group,
+                                    cert,
+                                    work: Work::Bulk(*d),
+                                });
+                            }
+                        }
+                        _ => {
+                            let why = if cert.is_none() {
+                                format!("needs an {} certificate (not among --certs, or none can be generated)", s.au)
+                            } else {
+                                "no key-exchange group among --groups fits it".to_string()
+                            };
+                            plan.skipped.push((Kind::TlsBulk, suite_subject(p, s, plan.threads), why));
+                        }
+                    }
+                }
+            }
+        }
+        if plan.items.is_empty() && plan.skipped.is_empty() {
+            return Err(UsageError::Invalid(
+                "nothing to measure: the protocols, suites, groups and certificates given have no combination in common".into(),
+            )
+            .into());
+        }
+        Ok(plan)
+    }
+
+    pub fn settings(&self) -> serde_json::Value {
+        json!({
+            "mode": "loopback",
+            "threads": self.threads,
+            "write_size": self.write_size,
+            "volume_bytes": self.volume,
+            "verify": self.verify,
+            "bulk_transport": BULK_TRANSPORT,
+            "subjects": self.items.len(),
+            "certs": self.certs.iter().map(|c| c.name()).collect::<Vec<_>>(),
+            "budget_seconds": self.budget.0,
+        })
+    }
+
+    /// The sampler for one subject's work, the budget shared among `n` runs.
+    pub(crate) fn sampler(&self, work: Work, n: usize) -> SamplerConfig {
+        let mut cfg = crate::measure::plans::share(Seconds(self.budget.0 * 0.9), n);
+        match work {
+            Work::Handshake { .. } => cfg.max_units = 100_000,
+            Work::Bulk(_) => {
+                if let Some(v) = self.volume {
+                    // A fixed volume per sample: grow to it and no further.
+                    cfg.max_units = (v / self.write_size as u64).max(1);
+                    cfg.sample_time = Seconds(f64::MAX / 4.0);
+                    cfg.min_samples = cfg.min_samples.min(5);
+                }
+            }
+        }
+        cfg
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The loopback server
+
+/// An in-process TLS server on 127.0.0.1: one worker thread per client thread.
+/// It answers every handshake with one byte, then serves bulk commands.
+pub(super) fn start_server(ctx: SslContext, workers: usize, timeout: Duration, bulk: bool) -> Result<Workers> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
+    Workers::start(listener, workers, move |tcp, _, _| serve_one(&ctx, tcp, timeout, bulk))
+}
+
+pub(super) fn serve_one(ctx: &SslContext, tcp: TcpStream, timeout: Duration, bulk: bool) -> Result<()> {
+    let _ = tcp.set_nodelay(true);
+    tcp.set_read_timeout(Some(timeout))?;
+    tcp.set_write_timeout(Some(timeout))?;
+    let mut ssl = Ssl::new(ctx)?;
+    let tcp = if bulk {
+        ssl::plain_reads(&mut ssl);
+        Coalesced::new(tcp, BULK_SEND, BULK_RECV)
+    } else {
+        Coalesced::new(tcp, 0, 0)
+    };
+    let mut s = match ssl.accept(tcp) {
+        Ok(s) => s,
+        // A client that gave up (or was only waking us) is not a server error.
+        Err(openssl::ssl::HandshakeError::Failure(m)) if m.error().ssl_error().is_none() => return Ok(()),
+        Err(e) => return Err(anyhow!("server handshake: {e}")),
+    };
+    serve_commands(&mut s)
+}
+
+// ---------------------------------------------------------------------------
+// Probes
+
+/// Why a resumed-handshake subject could not run against a server.
+pub(super) const NOT_RESUMED: &str = "the server did not resume the session it issued (no ticket or PSK resumption)";
+pub(super) const NO_TICKET: &str = "the server issued no session ticket (TLS 1.2 ticket or TLS 1.3 PSK), so there is nothing to resume";
+
+/// Full or resumed handshakes, one TCP connection each.
+pub(super) struct HandshakeProbe {
+    pub(super) ctx: SslContext,
+    pub(super) addr: SocketAddr,
+    pub(super) sni: Option<String>,
+    pub(super) timeout: Duration,
+    pub(super) resumed: bool,
+    /// Loopback: wait for the server's byte, so its side of the handshake is done too.
+    pub(super) ack: bool,
+    pub(super) session: Option<SslSession>,
+    pub(super) durations: Vec<f64>,
+    /// The group the first connection negotiated, when libssl reports it.
+    pub(super) group: Option<String>,
+}
+
+impl HandshakeProbe {
+    /// Connects once (twice when resuming) and checks that what was negotiated is
+    /// what was asked for, before anything is timed.
+    pub(super) fn new(
+        ctx: &SslContext,
+        addr: SocketAddr,
+        sni: Option<&str>,
+        timeout: Duration,
+        resumed: bool,
+        ack: bool,
+        expect: (Protocol, &str, Option<&str>),
+    ) -> Result<Self> {
+        let mut p = HandshakeProbe {
+            ctx: ctx.clone(),
+            addr,
+            sni: sni.map(str::to_string),
+            timeout,
+            resumed,
+            ack,
+            session: None,
+            durations: Vec::new(),
+            group: None,
+        };
+        let (version, suite, group) = p.once()?;
+        check_negotiated(expect, (&version, &suite, group.as_deref()))?;
+        p.group = group;
+        if resumed {
+            p.once()?;
+        }
+        p.durations.clear();
+        Ok(p)
+    }
+
+    pub(super) fn once(&mut self) -> Result<(String, String, Option<String>)> {
+        let offer = if self.resumed { self.session.clone() } else { None };
+        let (mut s, elapsed) = wire::timed_handshake(self.ack, || {
+            ssl::connect(&self.ctx, self.addr, self.sni.as_deref(), self.timeout, offer.as_deref())
+                .map_err(|e| anyhow!("{}: {e}", self.addr))
+        })?;
+        if self.resumed {
+            if offer.is_some() && !s.ssl().session_reused() {
+                bail!("{NOT_RESUMED}");
+            }
+            // Loopback: the server's tickets came before its byte. A remote server's
+            // TLS 1.3 tickets follow the handshake; the wait is part of the run's
+            // wall time (handshakes/s), not of the handshake's latency.
+            if !self.ack && !ssl::await_ticket(&mut s, self.timeout) {
+                bail!("{NO_TICKET}");
+            }
+            self.session = s.ssl().session().map(|x| x.to_owned());
+        }
+        let (version, suite) = ssl::negotiated(&s);
+        let group = ssl::negotiated_group(&s);
+        let _ = s.shutdown();
+        self.durations.push(elapsed);
+        Ok((version, suite, group))
+    }
+}
+
+impl Probe for HandshakeProbe {
+    fn run(&mut self, units: u64) -> Result<f64> {
+        for _ in 0..units {
+            self.once()?;
+        }
+        Ok(units as f64)
+    }
+}
+
+/// One long-lived OpenSSL connection with the bulk transport (`wire`'s protocol).
+pub(super) type BulkProbe = wire::BulkProbe<SslStream<Coalesced>>;
+
+impl wire::BulkProbe<SslStream<Coalesced>> {
+    /// Connects, checks what was negotiated and waits for the server's byte.
+    pub(super) fn connect(
+        ctx: &SslContext,
+        addr: SocketAddr,
+        timeout: Duration,
+        item: &Item,
+        plan: &LoopbackPlan,
+        direction: Direction,
+    ) -> Result<Self> {
+        let tcp = Coalesced::new(ssl::tcp(addr, timeout).map_err(|e| anyhow!("{addr}: {e}"))?, BULK_SEND, BULK_RECV);
+        let s = ssl::handshake(ctx, tcp, None, None, true).map_err(|e| anyhow!("{addr}: {e}"))?;
+        let (version, suite) = ssl::negotiated(&s);
+        let group = ssl::negotiated_group(&s);
+        check_negotiated((item.protocol, &item.suite.iana, item.group), (&version, &suite, group.as_deref()))?;
+        BulkProbe::new(s, direction, plan.write_size, plan.verify)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Loopback measurement
+
+/// Each probe's handshake latencies, for `handshake_records`.
+pub(super) fn durations(probes: &[HandshakeProbe]) -> Vec<&[f64]> {
+    probes.iter().map(|p| p.durations.as_slice()).collect()
+}
+
+/// Measures one handshake item in one stretch: a server, `plan.threads` probes, the sampler.
+pub(super) fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity) -> Result<Vec<ResultRecord>> {
+    let Work::Handshake { resumed } = item.work else {
+        bail!("bulk subjects are measured in slices (bulk_sliced)");
+    };
+    let settings = item.settings();
+    let server = start_server(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, false)?;
+    let subject = item.subject(plan);
+    let cfg = plan.sampler(item.work, plan.items.len());
+    let ctx = ssl::client_context(&settings, resumed)?;
+    let mut probes = (0..plan.threads)
+        .map(|_| {
+            HandshakeProbe::new(
+                &ctx,
+                server.addr,
+                None,
+                plan.timeout,
+                resumed,
+                true,
+                (item.protocol, &item.suite.iana, item.group),
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+    let out = handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m);
+    if let Some(e) = server.error() {
+        bail!("the loopback server failed: {e}");
+    }
+    Ok(out)
+}
+
+/// What the run's settings say about how bulk is measured (`bulk_slices`).
+pub(crate) const BULK_SLICES: &str = "interleaved: rounds of one slice per bulk subject (A B C, A B C, ...), each slice a fresh connection (new TCP connection and full handshake, not timed) with a short untimed warm-up, then samples for the slice's share of the subject's budget; each slice is one sample (its bytes over its wall time, its CPU per GB), so median, 95% interval, min, max and n are over slices; with fewer than 3 slices the interval is widened to cover every sample seen and at least +-10% of the median";
+
+/// One bulk subject of `bulk_sliced`: its server stays up for all its slices.
+pub(super) struct BulkSubject<'a> {
+    pub(super) item: &'a Item,
+    pub(super) direction: Direction,
+    pub(super) ctx: SslContext,
+    pub(super) server: Workers,
+    pub(super) cfg: SamplerConfig,
+    /// Per slice: server CPU seconds and bytes of each sampled run.
+    pub(super) server_cpu: Vec<Vec<(f64, f64)>>,
+}
+
+/// Measures the bulk items in interleaved slices (`sampler::interleave`): one
+/// round after another, each subject a slice per round, every slice a fresh
+/// connection (TCP connect and full handshake, checked, not timed) to the subject's
+/// server. `progress` hears of every slice before it starts. Per item: `None` when
+/// Ctrl-C came before its first slice, else its records or why it failed.
+pub(super) fn bulk_sliced(
+    plan: &LoopbackPlan,
+    items: &[&Item],
+    ids: &mut BTreeMap<CertType, Identity>,
+    mut progress: impl FnMut(&Item, &sampler::SliceSpec),
+) -> Vec<Option<Result<Vec<ResultRecord>>>> {
+    let mut out: Vec<Option<Result<Vec<ResultRecord>>>> = items.iter().map(|_| None).collect();
+    let mut ready: Vec<(usize, BulkSubject)> = Vec::new();
+    for (k, item) in items.iter().enumerate() {
+        let Work::Bulk(direction) = item.work else {
+            out[k] = Some(Err(anyhow!("not a bulk subject")));
+            continue;
+        };
+        let setup = (|| -> Result<BulkSubject> {
+            let settings = item.settings();
+            let id = identity(ids, item.cert)?;
+            let server = start_server(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, true)?;
+            Ok(BulkSubject {
+                item,
+                direction,
+                ctx: ssl::client_context(&settings, false)?,
+                server,
+                cfg: plan.sampler(item.work, plan.items.len()),
+                server_cpu: Vec::new(),
+            })
+        })();
+        match setup {
+            Ok(b) => ready.push((k, b)),
+            Err(e) => out[k] = Some(Err(e)),
+        }
+    }
+    let cfgs: Vec<SamplerConfig> = ready.iter().map(|(_, b)| b.cfg).collect();
+    let measured = sampler::interleave(&cfgs, |spec| {
+        let b = &mut ready[spec.subject].1;
+        progress(b.item, spec);
+        let mut probes = (0..plan.threads)
+            .map(|_| BulkProbe::connect(&b.ctx, b.server.addr, plan.timeout, b.item, plan, b.direction))
+            .collect::<Result<Vec<_>>>()?;
+        let m = spec.measure(&mut probes, Rate::PerSecond)?;
+        if !m.samples.is_empty() {
+            b.server_cpu.push(wire::server_samples(&probes, m.samples.len()));
+        }
+        Ok(m)
+    });
+    for ((k, b), r) in ready.into_iter().zip(measured) {
+        out[k] = match r {
+            Ok(None) => None,
+            Ok(Some(m)) => Some(match b.server.error() {
+                Some(e) => Err(anyhow!("the loopback server failed: {e}")),
+                None => Ok(wire::sliced_bulk_records(b.item.subject(plan), &m, &b.server_cpu)),
+            }),
+            Err(e) => Some(Err(e)),
+        };
+    }
+    out
+}
+
+/// Records one item's outcome: its records, or one failed record per metric.
+pub(super) fn record_item(session: &mut Session, plan: &LoopbackPlan, item: &Item, r: Result<Vec<ResultRecord>>) -> Result<()> {
+    match r {
+        Ok(records) => {
+            for r in records {
+                session.record(r)?;
+            }
+        }
+        Err(e) => {
+            let subject = item.subject(plan);
+            for (kind, metric, mode) in item.records() {
+                let mut s = subject.clone();
+                s.mode = mode.map(str::to_string);
+                session.record(ResultRecord::not_ok(kind, s, metric, Status::Failed, format!("{e:#}")))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the loopback plan; results go to the session as they are made. Handshake
+/// items are measured one after another; then the bulk items, in interleaved
+/// slices (`bulk_sliced`).
+pub fn loopback(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
+    let total: usize = plan.skipped.len() + plan.items.iter().map(|i| i.records().len()).sum::<usize>();
+    session.progress_start(total as u64);
+    for (kind, subject, why) in &plan.skipped {
+        let metric = if *kind == Kind::TlsBulk {
+            Metric::BytesPerSec
+        } else {
+            Metric::HandshakesPerSec
+        };
+        session.record(ResultRecord::not_ok(
+            *kind,
+            subject.clone(),
+            metric,
+            Status::Unsupported,
+            why.clone(),
+        ))?;
+    }
+    let mut ids = BTreeMap::new();
+    let (bulk, handshakes): (Vec<&Item>, Vec<&Item>) = plan.items.iter().partition(|i| matches!(i.work, Work::Bulk(_)));
+    for item in handshakes {
+        if crate::interrupt::requested() {
+            break;
+        }
+        session.progress_message(&item.label());
+        let id = identity(&mut ids, item.cert)?;
+        let r = measure_item(plan, item, id);
+        record_item(session, plan, item, r)?;
+    }
+    if !bulk.is_empty() && !crate::interrupt::requested() {
+        session.set_setting("bulk_slices", json!(BULK_SLICES));
+        let results = {
+            let s = &*session;
+            bulk_sliced(plan, &bulk, &mut ids, |item, spec| {
+                s.progress_message(&format!("{} (slice {}/{})", item.label(), spec.index + 1, spec.of))
+            })
+        };
+        for (item, r) in bulk.iter().zip(results) {
+            if let Some(r) = r {
+                record_item(session, plan, item, r)?;
+            }
+        }
+    }
+    session.progress_finish();
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Remote: enumeration

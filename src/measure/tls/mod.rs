@@ -1,0 +1,320 @@
+//! `cipherbench tls`: real handshakes and bulk transfers over real TCP sockets,
+//! with the system libssl on both ends.
+//!
+//! - Loopback (the default): an in-process server (one worker thread per client
+//!   thread) on 127.0.0.1, certificates generated at start. Handshakes sweep
+//!   group × certificate × key exchange (Kx/Au are paid once per handshake); bulk
+//!   sweeps the suites with one fixed key exchange and certificate (Enc/Mac are paid
+//!   per byte). `--full-matrix` runs the cross product. Bulk subjects are measured
+//!   in interleaved slices (A B C, A B C, …), each a fresh connection, so that
+//!   their intervals hold between runs and not only inside one connection
+//!   (`bulk_sliced`, `sampler::interleave`).
+//! - Remote (`--connect`): which protocols, suites and groups the server accepts
+//!   (one suite per handshake), its preference order, handshake rates per accepted
+//!   suite and, with `--http-get`, HTTP/1.1 download speed per accepted suite.
+//!
+//! Every probe checks what was negotiated before it is timed, and the bulk probe can
+//! check a SHA-256 of every byte on the far side (`--verify`).
+//!
+//! One concern per file: [`loopback`], [`remote`], [`wire`] (the bulk transport
+//! both libraries speak) and [`gnutls`]; this file holds what they share (suites,
+//! names, subjects, the negotiated-parameters check).
+
+pub mod gnutls;
+mod loopback;
+mod remote;
+#[cfg(test)]
+mod tests;
+pub mod wire;
+
+pub use loopback::*;
+pub use remote::*;
+pub use wire::Direction;
+
+use crate::backend::openssl::certs::{CertType, Identity};
+use crate::backend::openssl::tls::{self as ssl, is_ffdhe, Protocol, Settings};
+use crate::error::UsageError;
+use crate::model::{Kind, Metric, Subject};
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
+
+/// A suite as the local libssl knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suite {
+    pub iana: String,
+    pub openssl: String,
+    /// As OpenSSL prints it: `SSLv3`, `TLSv1`, `TLSv1.2`, `TLSv1.3`.
+    pub min_protocol: String,
+    /// OpenSSL's Kx and Au labels (`any` for TLS 1.3).
+    pub kx: String,
+    pub au: String,
+    pub enc: String,
+}
+
+impl Suite {
+    pub fn tls13(&self) -> bool {
+        self.min_protocol == "TLSv1.3"
+    }
+    /// PSK and SRP suites need credentials a benchmark does not have.
+    pub(super) fn needs_credentials(&self) -> bool {
+        self.kx.contains("PSK") || self.kx == "SRP" || self.au == "PSK" || self.au == "SRP"
+    }
+    pub(super) fn fits_cert(&self, c: CertType) -> bool {
+        self.tls13() || self.au == c.au() || self.au == "None"
+    }
+    pub(super) fn fits_group(&self, g: Option<&str>) -> bool {
+        match (self.kx.as_str(), g) {
+            ("any", Some(_)) => true,
+            ("ECDH", Some(g)) => !is_ffdhe(g),
+            ("DH", Some(g)) => is_ffdhe(g),
+            ("RSA", None) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Every suite the local libssl can offer (`openssl ciphers -V -stdname`).
+pub fn local_suites() -> Result<Vec<Suite>> {
+    Ok(crate::discover::openssl::tls_suites()?
+        .into_iter()
+        .map(|i| Suite {
+            iana: i.iana,
+            openssl: i.openssl,
+            min_protocol: i.min_protocol,
+            kx: i.kx,
+            au: i.au,
+            enc: i.enc,
+        })
+        .collect())
+}
+
+/// Resolves IANA or OpenSSL names, case-insensitively, with suggestions for typos.
+pub fn resolve_suites(names: &[String], local: &[Suite]) -> Result<Vec<Suite>, UsageError> {
+    let mut out: Vec<Suite> = Vec::new();
+    for n in names {
+        let found = local
+            .iter()
+            .find(|s| s.iana.eq_ignore_ascii_case(n) || s.openssl.eq_ignore_ascii_case(n));
+        match found {
+            Some(s) if !out.contains(s) => out.push(s.clone()),
+            Some(_) => {}
+            None => {
+                if let Some(k) = crate::judge::Knowledge::builtin()
+                    .ok()
+                    .and_then(|k| k.tls_suite(n).map(|s| s.iana.clone()))
+                {
+                    return Err(UsageError::Invalid(format!(
+                        "TLS suite '{n}' ({k}) is not in this build of OpenSSL ({}); `cipherbench list tls` shows what it has",
+                        crate::backend::openssl::runtime_version()
+                    )));
+                }
+                let mut known: Vec<String> = Vec::new();
+                for s in local {
+                    known.push(s.iana.to_ascii_lowercase());
+                    known.push(s.openssl.to_ascii_lowercase());
+                }
+                let sugg = crate::error::closest(n, known.iter().map(String::as_str));
+                let sugg = sugg
+                    .iter()
+                    .filter_map(|l| {
+                        local.iter().find_map(|s| {
+                            if s.iana.eq_ignore_ascii_case(l) {
+                                Some(s.iana.clone())
+                            } else if s.openssl.eq_ignore_ascii_case(l) {
+                                Some(s.openssl.clone())
+                            } else {
+                                None
+                            }
+                        })
+                    })
+                    .collect();
+                return Err(UsageError::Unknown {
+                    what: "TLS suite",
+                    given: n.clone(),
+                    suggestions: sugg,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn parse_protocols(names: &[String], default: &[Protocol]) -> Result<Vec<Protocol>, UsageError> {
+    if names.is_empty() {
+        return Ok(default.to_vec());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let p = Protocol::parse(n).ok_or_else(|| UsageError::unknown("TLS protocol", n, ["1.0", "1.1", "1.2", "1.3"]))?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+pub(super) fn parse_groups(names: &[String], default: &[&'static str]) -> Result<Vec<&'static str>, UsageError> {
+    if names.is_empty() {
+        return Ok(default.to_vec());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let known = ssl::PROBE_GROUPS.iter().map(|g| g.to_ascii_lowercase()).collect::<Vec<_>>();
+        let g = ssl::canonical_group(n).ok_or_else(|| UsageError::unknown("group", n, known.iter().map(String::as_str)))?;
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn parse_certs(names: &[String]) -> Result<Vec<CertType>, UsageError> {
+    if names.is_empty() {
+        return Ok(CertType::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let c = CertType::parse(n).ok_or_else(|| UsageError::unknown("certificate type", n, CertType::ALL.map(CertType::name)))?;
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// The loopback plan
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    Handshake { resumed: bool },
+    Bulk(Direction),
+}
+
+/// One loopback subject.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub protocol: Protocol,
+    pub suite: Suite,
+    pub group: Option<&'static str>,
+    pub cert: CertType,
+    pub work: Work,
+}
+
+pub(super) fn kex_label(group: Option<&str>) -> &'static str {
+    match group {
+        Some(g) if is_ffdhe(g) => "DHE",
+        Some(_) => "ECDHE",
+        None => "RSA",
+    }
+}
+
+impl Item {
+    pub(crate) fn settings(&self) -> Settings {
+        let mut s = Settings::only(self.protocol);
+        if self.suite.tls13() {
+            s.ciphersuites = Some(self.suite.iana.clone());
+        } else {
+            s.cipher_list = Some(self.suite.openssl.clone());
+        }
+        s.groups = self.group.map(str::to_string);
+        // TLS 1.2 serves an ECDSA certificate only when its curve is among the
+        // client's groups; listing it second keeps the measured group first.
+        let curve = match self.cert {
+            CertType::EcdsaP256 => Some("P-256"),
+            CertType::EcdsaP384 => Some("P-384"),
+            _ => None,
+        };
+        if let (Some(g), Some(c), false) = (self.group, curve, self.suite.tls13()) {
+            if g != c {
+                s.groups = Some(format!("{g}:{c}"));
+            }
+        }
+        s
+    }
+
+    pub fn subject(&self, plan: &LoopbackPlan) -> Subject {
+        let mut s = suite_subject(self.protocol, &self.suite, plan.threads);
+        s.group = self.group.map(str::to_string);
+        s.cert = Some(self.cert.name().to_string());
+        s.kex = Some(kex_label(self.group).to_string());
+        match self.work {
+            Work::Handshake { resumed } => s.op = Some(if resumed { "resumed" } else { "full" }.into()),
+            Work::Bulk(d) => {
+                s.op = Some(d.label().into());
+                s.bytes = Some(plan.write_size as u64);
+            }
+        }
+        s
+    }
+
+    pub(crate) fn label(&self) -> String {
+        let what = match self.work {
+            Work::Handshake { resumed: false } => "handshake".to_string(),
+            Work::Handshake { resumed: true } => "resumed handshake".to_string(),
+            Work::Bulk(d) => format!("bulk {}", d.label()),
+        };
+        format!(
+            "{} {} {} {} {what}",
+            self.protocol.label(),
+            self.suite.iana,
+            self.group.unwrap_or("-"),
+            self.cert.name()
+        )
+    }
+
+    /// The records this item produces, for failures and progress.
+    pub(crate) fn records(&self) -> Vec<(Kind, Metric, Option<&'static str>)> {
+        match self.work {
+            Work::Handshake { .. } => vec![
+                (Kind::TlsHandshake, Metric::HandshakesPerSec, None),
+                (Kind::TlsHandshake, Metric::Seconds, Some("latency")),
+            ],
+            Work::Bulk(_) => vec![
+                (Kind::TlsBulk, Metric::BytesPerSec, None),
+                (Kind::TlsBulk, Metric::Seconds, Some("client-cpu-per-gb")),
+                (Kind::TlsBulk, Metric::Seconds, Some("server-cpu-per-gb")),
+            ],
+        }
+    }
+}
+
+pub(crate) fn suite_subject(p: Protocol, suite: &Suite, threads: usize) -> Subject {
+    Subject {
+        protocol: Some(p.label().to_string()),
+        suite: Some(suite.iana.clone()),
+        openssl_name: Some(suite.openssl.clone()),
+        library: Some("openssl".into()),
+        threads: Some(threads),
+        ..Default::default()
+    }
+}
+
+/// Fails unless the connection negotiated the protocol, suite and (when libssl
+/// reports it) group that were asked for.
+pub(crate) fn check_negotiated(want: (Protocol, &str, Option<&str>), got: (&str, &str, Option<&str>)) -> Result<()> {
+    let group_ok = match (want.2, got.2) {
+        (Some(w), Some(g)) => w == g,
+        _ => true,
+    };
+    if got.0 != want.0.label() || got.1 != want.1 || !group_ok {
+        bail!(
+            "asked for {} {} {} but negotiated {} {} {}",
+            want.0.label(),
+            want.1,
+            want.2.unwrap_or("-"),
+            got.0,
+            got.1,
+            got.2.unwrap_or("-")
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn identity(ids: &mut BTreeMap<CertType, Identity>, c: CertType) -> Result<&Identity> {
+    if let std::collections::btree_map::Entry::Vacant(e) = ids.entry(c) {
+        e.insert(Identity::generate(c)?);
+    }
+    Ok(&ids[&c])
+}

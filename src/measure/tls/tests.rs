@@ -1,0 +1,212 @@
+use super::*;
+use crate::backend::openssl::certs::{CertType, Identity};
+use crate::backend::openssl::tls::{self as ssl, Protocol};
+use crate::measure::engine::sampler::{self, Probe};
+use crate::model::{Metric, Status};
+use crate::units::Seconds;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+#[test]
+fn targets_split() {
+    assert_eq!(split_target("example.org:563").unwrap(), ("example.org".into(), 563));
+    assert_eq!(split_target("[::1]:443").unwrap(), ("::1".into(), 443));
+    assert!(split_target("example.org").is_err());
+    assert!(split_target("example.org:0").is_err());
+    assert!(split_target("example.org:https").is_err());
+}
+
+#[test]
+fn names_resolve_with_suggestions() {
+    let local = local_suites().unwrap();
+    let r = resolve_suites(&["ecdhe-rsa-aes128-gcm-sha256".into(), "TLS_AES_128_GCM_SHA256".into()], &local).unwrap();
+    assert_eq!(r[0].iana, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256");
+    assert_eq!(r[1].openssl, "TLS_AES_128_GCM_SHA256");
+    let e = resolve_suites(&["TLS_AES_128_GCM_SHA265".into()], &local).unwrap_err().to_string();
+    assert!(e.contains("TLS_AES_128_GCM_SHA256"), "{e}");
+}
+
+impl LoopbackPlan {
+    fn clone_for_test(&self, write_size: usize) -> LoopbackPlan {
+        LoopbackPlan {
+            items: Vec::new(),
+            skipped: Vec::new(),
+            certs: self.certs.clone(),
+            write_size,
+            ..*self
+        }
+    }
+}
+
+/// Hands out a fixed text a few bytes at a time, so lines and chunks straddle reads.
+struct Dribble(Vec<u8>, usize);
+impl Read for Dribble {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        let k = b.len().min(3).min(self.0.len() - self.1);
+        b[..k].copy_from_slice(&self.0[self.1..self.1 + k]);
+        self.1 += k;
+        Ok(k)
+    }
+}
+
+#[test]
+fn chunked_bodies() {
+    let body = b"4;ext=1\r\nWiki\r\n5\r\npedia\r\n0E\r\n in\r\n\r\nchunks.\r\n0\r\nX-Trailer: 1\r\n\r\n";
+    let mut buf = [0u8; 7];
+    // All of it already read with the headers, or arriving in small pieces.
+    assert_eq!(read_chunked(&mut Dribble(Vec::new(), 0), &mut buf, body.to_vec()).unwrap(), 23);
+    assert_eq!(
+        read_chunked(&mut Dribble(body[5..].to_vec(), 0), &mut buf, body[..5].to_vec()).unwrap(),
+        23
+    );
+    for bad in [&b"zz\r\nab\r\n0\r\n\r\n"[..], b"5\r\nab", b"2\r\nabc\r\n0\r\n\r\n", b"2\r\nab\r\n"] {
+        assert!(
+            read_chunked(&mut Dribble(bad.to_vec(), 0), &mut buf, Vec::new()).is_err(),
+            "{bad:?}"
+        );
+    }
+}
+
+/// Two TLS 1.2 suites' bulk in interleaved slices, each a fresh verified
+/// connection: A B A B A B, and every figure over at least 3 slices.
+#[test]
+fn loopback_bulk_is_measured_in_interleaved_slices() {
+    let local = local_suites().unwrap();
+    let suite = |n: &str| local.iter().find(|s| s.openssl == n).unwrap().clone();
+    let item = |s: Suite| Item {
+        protocol: Protocol::Tls12,
+        suite: s,
+        group: Some("X25519"),
+        cert: CertType::EcdsaP256,
+        work: Work::Bulk(Direction::Upload),
+    };
+    let plan = LoopbackPlan {
+        items: vec![
+            item(suite("ECDHE-ECDSA-AES128-GCM-SHA256")),
+            item(suite("ECDHE-ECDSA-CHACHA20-POLY1305")),
+        ],
+        skipped: Vec::new(),
+        threads: 1,
+        write_size: 16 << 10,
+        volume: None,
+        verify: true,
+        timeout: Duration::from_secs(5),
+        // 0.9 s per subject: three slices each.
+        budget: Seconds(2.0),
+        certs: vec![CertType::EcdsaP256],
+    };
+    assert_eq!(sampler::slice_count(plan.sampler(plan.items[0].work, 2).budget), 3);
+    let items: Vec<&Item> = plan.items.iter().collect();
+    let mut order = Vec::new();
+    let t0 = Instant::now();
+    let out = bulk_sliced(&plan, &items, &mut BTreeMap::new(), |it, spec| {
+        order.push((it.suite.openssl.clone(), spec.index, spec.of))
+    });
+    let spent = t0.elapsed().as_secs_f64();
+    assert!(spent < plan.budget.0 * 1.3, "{spent} s for a {} s budget", plan.budget.0);
+    let (a, b) = ("ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305");
+    let want: Vec<(String, usize, usize)> = (0..3).flat_map(|i| [(a.to_string(), i, 3), (b.to_string(), i, 3)]).collect();
+    assert_eq!(order, want);
+    for (it, r) in plan.items.iter().zip(out) {
+        let records = r.expect("measured").expect("ok");
+        assert_eq!(records.len(), 3, "throughput, client and server CPU per GB");
+        for r in &records {
+            assert_eq!(r.status, Status::Ok, "{r:?}");
+            assert_eq!(r.subject.suite.as_deref(), Some(it.suite.iana.as_str()));
+            let n = r.samples.unwrap();
+            assert!(n >= 3, "{n} slices: {r:?}");
+            let (lo, med, hi) = (r.ci95_low.unwrap(), r.median.unwrap(), r.ci95_high.unwrap());
+            assert!(lo <= med && med <= hi && med > 0.0, "{r:?}");
+        }
+        assert_eq!(records[0].metric, Metric::BytesPerSec);
+        assert!(records[0].median.unwrap() > 1e6, "{:?}", records[0]);
+    }
+    // A flipped byte still fails the subject: `loopback_bulk_is_verified_by_the_far_side`
+    // (tests/tls.rs) runs that in a process of its own (the hook is an environment variable).
+}
+
+/// A real loopback handshake and an upload whose hash the server checks.
+#[test]
+fn loopback_handshake_and_verified_bulk() {
+    let local = local_suites().unwrap();
+    let suite = local.iter().find(|s| s.iana == "TLS_AES_128_GCM_SHA256").unwrap().clone();
+    let id = Identity::generate(CertType::EcdsaP256).unwrap();
+    let plan = LoopbackPlan {
+        items: Vec::new(),
+        skipped: Vec::new(),
+        threads: 1,
+        write_size: 4096,
+        volume: None,
+        verify: true,
+        timeout: Duration::from_secs(5),
+        budget: Seconds(1.0),
+        certs: vec![CertType::EcdsaP256],
+    };
+    let item = Item {
+        protocol: Protocol::Tls13,
+        suite,
+        group: Some("X25519"),
+        cert: CertType::EcdsaP256,
+        work: Work::Bulk(Direction::Upload),
+    };
+    let server = start_server(ssl::server_context(&item.settings(), &id).unwrap(), 1, plan.timeout, true).unwrap();
+    let ctx = ssl::client_context(&item.settings(), true).unwrap();
+    let mut hs = HandshakeProbe::new(
+        &ctx,
+        server.addr,
+        None,
+        plan.timeout,
+        true,
+        true,
+        (Protocol::Tls13, "TLS_AES_128_GCM_SHA256", Some("X25519")),
+    )
+    .unwrap();
+    assert_eq!(hs.run(3).unwrap(), 3.0);
+    assert_eq!(hs.durations.len(), 3);
+    let mut bulk = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &plan, Direction::Upload).unwrap();
+    let sends = bulk.s.get_ref().sends;
+    assert_eq!(bulk.run(5).unwrap(), 5.0 * 4096.0);
+    assert!(bulk.history[0].0 > 0.0, "server CPU is measured");
+    // The command and five 4 KiB records went out in one send(2), before the read
+    // of the receipt.
+    assert_eq!(bulk.s.get_ref().sends - sends, 1);
+    bulk.tamper = true;
+    let e = bulk.run(2).unwrap_err().to_string();
+    assert!(e.contains("SHA-256 mismatch"), "{e}");
+    // The server has one worker: one connection at a time.
+    drop(bulk);
+    // 40 large runs: records of 16 KiB, gathered 256 KiB at a time, checked on the far side.
+    let mut big = plan.clone_for_test(16 << 10);
+    big.verify = true;
+    let mut up = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &big, Direction::Upload).unwrap();
+    let sends = up.s.get_ref().sends;
+    assert_eq!(up.run(40).unwrap(), 40.0 * 16384.0);
+    let sent = up.s.get_ref().sends - sends;
+    assert!((3..=6).contains(&sent), "{sent} send(2) calls for 40 records of 16 KiB");
+    drop(up);
+    let mut down = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &big, Direction::Download).unwrap();
+    assert_eq!(down.run(40).unwrap(), 40.0 * 16384.0);
+    assert!(
+        down.s.get_ref().recvs < 40,
+        "{} recv(2) calls for 40 records",
+        down.s.get_ref().recvs
+    );
+    drop(down);
+    // Asking for a suite the server does not have fails before timing.
+    let mut other = item.settings();
+    other.ciphersuites = Some("TLS_AES_256_GCM_SHA384".into());
+    let ctx2 = ssl::client_context(&other, false).unwrap();
+    assert!(HandshakeProbe::new(
+        &ctx2,
+        server.addr,
+        None,
+        plan.timeout,
+        false,
+        true,
+        (Protocol::Tls13, "TLS_AES_256_GCM_SHA384", None)
+    )
+    .is_err());
+    drop(hs);
+    drop(server);
+}
