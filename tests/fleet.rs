@@ -216,7 +216,7 @@ ansible_python_interpreter=/usr/bin/python3\n",
         // No ControlPersist: a stopped sshd must really be unreachable to the next task.
         std::fs::write(
             &cfg,
-            "[defaults]\nforks = 3\ntimeout = 10\n[ssh_connection]\nssh_args = -o ControlMaster=no -o ControlPersist=no\n",
+            "[defaults]\nforks = 3\ntimeout = 10\n[ssh_connection]\npipelining = True\nssh_args = -o ControlMaster=no -o ControlPersist=no\n",
         )
         .unwrap();
         let out = Command::new(repo().join(".venv/bin/ansible-playbook"))
@@ -633,6 +633,43 @@ fn truncated_and_foreign_files_are_named_and_the_rest_merged() {
     for name in ["cut", "other", "future"] {
         assert!(stderr.contains(name), "{stderr}");
     }
+    // Markdown, HTML and the Ansible vars come from the same report; only merged
+    // hosts get host_vars.
+    let md = dir.path().join("fleet.md");
+    let html = dir.path().join("fleet.html");
+    let vars = dir.path().join("inv");
+    let out = Command::new(bin())
+        .arg("fleet")
+        .arg(dir.path())
+        .arg("--quiet")
+        .arg("--export-markdown")
+        .arg(&md)
+        .arg("--export-html")
+        .arg(&html)
+        .arg("--ansible-vars")
+        .arg(&vars)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("class-1") && md.contains("cut.json"), "{md}");
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("<table") && html.contains("class-1"), "{html}");
+    let mut hv: Vec<String> = std::fs::read_dir(vars.join("host_vars"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    hv.sort();
+    assert_eq!(hv, ["a.yml", "b.yml"]);
+    let a = std::fs::read_to_string(vars.join("host_vars/a.yml")).unwrap();
+    assert!(
+        a.contains("cipherbench_class: \"class-1\"") && a.contains("cipherbench_class_nginx_lines:\n  - \"ssl_"),
+        "{a}"
+    );
+    assert!(std::fs::read_to_string(vars.join("group_vars/all.yml"))
+        .unwrap()
+        .contains("cipherbench_fleet_nginx_lines:"));
     // The terminal view names them too.
     let out = Command::new(bin())
         .arg("fleet")

@@ -350,9 +350,12 @@ impl Merged {
     }
 }
 
-/// Merges `files` one at a time (a few parser threads, one fold).
-pub fn merge(files: &[PathBuf]) -> Merged {
+/// Merges `files` one at a time (a few parser threads, one fold), with a progress
+/// bar on a terminal.
+pub fn merge(files: &[PathBuf], progress: &mut crate::report::progress::Progress) -> Merged {
     let mut merged = Merged::default();
+    progress.start(files.len() as u64);
+    progress.message("merging host exports");
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4);
     let next = std::sync::atomic::AtomicUsize::new(0);
     // Parsed files are folded in file order so the result does not depend on timing.
@@ -379,10 +382,12 @@ pub fn merge(files: &[PathBuf]) -> Merged {
                     Ok(p) => merged.fold(p),
                     Err(p) => merged.problems.push(p),
                 }
+                progress.inc();
                 want += 1;
             }
         }
     });
+    progress.finish();
     merged
 }
 

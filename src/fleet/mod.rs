@@ -60,7 +60,8 @@ pub fn command(c: &Common, a: &FleetArgs) -> Result<()> {
         }
     }
     let knowledge = crate::judge::Knowledge::builtin()?;
-    let report = build(&a.paths, &knowledge, &policy, &targets);
+    let mut progress = crate::report::progress::Progress::new(c.quiet || c.json);
+    let report = build(&a.paths, &knowledge, &policy, &targets, &mut progress);
     render::emit(&report, c, a)?;
     if report.hosts_merged == 0 {
         return Err(UsageError::Invalid(format!(
@@ -101,9 +102,10 @@ pub fn build(
     knowledge: &crate::judge::Knowledge,
     policy: &crate::judge::Policy,
     targets: &[String],
+    progress: &mut crate::report::progress::Progress,
 ) -> FleetReport {
     let (files, mut problems) = merge::expand(paths);
-    let mut merged = merge::merge(&files);
+    let mut merged = merge::merge(&files, progress);
     problems.append(&mut merged.problems);
     // A host with an export and a stale marker: the export wins.
     problems.retain(|p| !(matches!(p.kind.as_str(), "failed" | "unreachable") && merged.hosts.contains(&p.host)));
