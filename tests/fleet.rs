@@ -386,7 +386,7 @@ fn leaders<'a>(report: &'a Value, class: &str, list: &str) -> Vec<&'a str> {
 }
 
 #[test]
-fn ansible_profiles_three_hosts_merges_two_classes_and_applies_in_check_mode() {
+fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
     let Some(sshd) = sshd_path() else {
         eprintln!("skipped: no sshd");
         return;
@@ -499,6 +499,77 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_in_check_mode() {
         let c = std::fs::read_to_string(h.config()).unwrap();
         assert!(!c.contains("cipherbench fleet"), "--check wrote {}", h.config().display());
     }
+
+    // Lock-out guard: a HostKeyAlgorithms line naming only algorithms this sshd has
+    // no key for (127.0.0.4 has an Ed25519 key only) is left out, never applied.
+    let hv = f.inventory_dir().join("host_vars/127.0.0.4.yml");
+    let y: String = std::fs::read_to_string(&hv)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("HostKeyAlgorithms"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let y = y.replacen(
+        "cipherbench_class_sshd_lines:\n",
+        "cipherbench_class_sshd_lines:\n  - \"HostKeyAlgorithms rsa-sha2-512,rsa-sha2-256\"\n",
+        1,
+    );
+    std::fs::write(&hv, y).unwrap();
+    let out = f.ansible(
+        "apply.yml",
+        &serde_json::json!({"cipherbench_hosts": "127.0.0.4"}),
+        &["--check", "--diff"],
+    );
+    assert!(out.status.success(), "apply.yml --check: {}", text(&out));
+    let diff = String::from_utf8_lossy(&out.stdout).to_string();
+    let added = added_lines(&diff);
+    let sshd_added = added
+        .iter()
+        .find(|(p, _)| p.contains("sshd-127.0.0.4"))
+        .map(|(_, l)| l.clone())
+        .unwrap_or_default();
+    assert!(sshd_added.iter().any(|l| l.starts_with("Ciphers ")), "{diff}");
+    assert!(
+        !sshd_added.iter().any(|l| l.contains("HostKeyAlgorithms")),
+        "a line that would leave sshd without a usable host key: {diff}"
+    );
+
+    // For real on 127.0.0.2: validated, backed up, reloaded; sshd still lets
+    // Ansible in (host key checked), and a second run changes nothing.
+    let pid = std::fs::read_to_string(f.hosts[0].dir.join("sshd.pid")).unwrap().trim().to_string();
+    let real = serde_json::json!({
+        "cipherbench_hosts": "127.0.0.2",
+        "cipherbench_sshd_reload_command": format!("kill -HUP {pid}"),
+        "cipherbench_nginx_reload_command": "true",
+    });
+    let out = f.ansible("apply.yml", &real, &[]);
+    assert!(out.status.success(), "apply.yml: {}", text(&out));
+    let conf = std::fs::read_to_string(f.hosts[0].config()).unwrap();
+    assert!(conf.starts_with("# BEGIN cipherbench fleet (class)\n"), "{conf}");
+    assert!(conf.contains("\nCiphers "), "{conf}");
+    let backups = std::fs::read_dir(&f.hosts[0].dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("sshd_config.") && e.file_name().to_string_lossy().ends_with('~'))
+        .count();
+    assert_eq!(backups, 1, "one backup of sshd_config");
+    let st = Command::new(sshd_path().unwrap())
+        .arg("-t")
+        .arg("-f")
+        .arg(f.hosts[0].config())
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", text(&st));
+    f.hosts[0].wait_ready();
+    let out = f.ansible("apply.yml", &real, &[]);
+    assert!(out.status.success(), "second apply.yml: {}", text(&out));
+    let recap = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        recap
+            .lines()
+            .any(|l| l.starts_with("127.0.0.2") && l.contains("changed=0") && l.contains("unreachable=0")),
+        "the second run changes nothing: {recap}"
+    );
 
     // Pass 3: the AEAD primitives (CPU time per byte, so a loaded machine does not
     // blur them): ChaCha20 leads where AES-NI is hidden, AES-GCM elsewhere.
