@@ -275,9 +275,22 @@ fn class_report(
         let mut figs: Vec<f64> = Vec::new();
         let mut hosts_n = 0;
         for acc in class.subjects.values() {
-            let label = crate::model::subject_label(&acc.template);
-            let metric = serde_json::to_value(acc.template.metric).ok();
-            if leader.basis.ends_with(&label) && metric.as_ref().and_then(|m| m.as_str()) == Some(r.metric.as_str()) {
+            let t = &acc.template;
+            let label = crate::model::subject_label(t);
+            let metric = serde_json::to_value(t.metric).ok();
+            let same_metric = metric.as_ref().and_then(|m| m.as_str()) == Some(r.metric.as_str());
+            // A figure from a primitive reads `ALG OP at N B` (recommend's basis).
+            let primitive = t.kind == crate::model::Kind::Primitive
+                && t.subject.library.as_deref().map_or(true, |l| l == "openssl")
+                && t.subject.threads.unwrap_or(1) == 1
+                && leader.basis
+                    == format!(
+                        "{} {} at {} B",
+                        t.subject.algorithm.as_deref().unwrap_or(""),
+                        t.subject.op.as_deref().unwrap_or(""),
+                        t.subject.bytes.unwrap_or(0)
+                    );
+            if (primitive || leader.basis.ends_with(&label)) && same_metric {
                 figs = acc.figs.iter().map(|f| f.median as f64).collect();
                 hosts_n = figs.len();
                 break;
@@ -625,6 +638,12 @@ mod tests {
         let d = decide(&merged, &k, &p, &["nginx".to_string()]);
         let lead = |c: &ClassReport| c.answer.iter().find(|a| a.list == "tls13_suites").unwrap().leaders.clone();
         assert_eq!(lead(&d.classes[0]), ["TLS_AES_128_GCM_SHA256"]);
+        let spread = d.classes[0]
+            .spread
+            .iter()
+            .find(|s| s.list == "tls13_suites")
+            .expect("spread of the leader");
+        assert_eq!((spread.hosts, spread.option.as_str()), (3, "TLS_AES_128_GCM_SHA256"));
         assert_eq!(lead(&d.classes[1]), ["TLS_CHACHA20_POLY1305_SHA256"]);
         let t13 = &d.fleet.choice["tls13_suites"];
         assert_eq!(t13[0], "TLS_CHACHA20_POLY1305_SHA256", "the worst class's best first: {t13:?}");
