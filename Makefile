@@ -4,7 +4,7 @@
 CARGO ?= cargo
 BIN := target/release/cipherbench
 
-.PHONY: run test build bench deps clean
+.PHONY: run test build bench deps clean install uninstall
 
 run:
 	@scripts/ensure-deps.sh run
@@ -26,6 +26,29 @@ bench: build
 	@scripts/ensure-deps.sh bench
 	@scripts/ensure-venv.sh >/dev/null
 	bench/speed-vs-openssl.sh
+
+# `make install PREFIX=~/.local` (default /usr/local): the binary, the man pages and
+# the bash, zsh and fish completions, all made from the binary's own definitions.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+MANDIR := $(DESTDIR)$(PREFIX)/share/man/man1
+BASHDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+
+install: build
+	install -d "$(BINDIR)" "$(MANDIR)" "$(BASHDIR)" "$(ZSHDIR)" "$(FISHDIR)"
+	install -m 755 $(BIN) "$(BINDIR)/cipherbench"
+	$(BIN) man --dir "$(MANDIR)"
+	$(BIN) completions bash > "$(BASHDIR)/cipherbench"
+	$(BIN) completions zsh > "$(ZSHDIR)/_cipherbench"
+	$(BIN) completions fish > "$(FISHDIR)/cipherbench.fish"
+	@echo "installed cipherbench in $(BINDIR); man cipherbench; completions for bash, zsh and fish"
+
+uninstall:
+	rm -f "$(BINDIR)/cipherbench" "$(MANDIR)"/cipherbench.1 "$(MANDIR)"/cipherbench-*.1 \
+	  "$(BASHDIR)/cipherbench" "$(ZSHDIR)/_cipherbench" "$(FISHDIR)/cipherbench.fish"
 
 clean:
 	$(CARGO) clean

@@ -10,7 +10,8 @@ profile="${1:-run}"
 packages=(libssl-dev pkg-config openssl openssh-client openssh-server gnutls-bin libgnutls28-dev)
 case "$profile" in
   run) ;;
-  test) packages+=(nginx-light python3-venv testssl.sh) ;;
+  # chromium: the HTML report is rendered in a real browser (tests/report_browser.rs).
+  test) packages+=(nginx-light python3-venv testssl.sh chromium) ;;
   bench) packages+=(nginx-light python3-venv testssl.sh hyperfine apache2-utils sslscan) ;;
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac

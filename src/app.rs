@@ -31,6 +31,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Recommend(a)) => recommend(&common, &a),
         Some(Command::Tls(a)) => tls(&common, &a),
         Some(Command::Fleet(a)) => crate::fleet::command(&common, &a),
+        Some(Command::Check(a)) => check(&common, &a),
+        Some(Command::Completions(a)) => crate::cli::completions(&a),
+        Some(Command::Man(a)) => crate::cli::man(&a),
     }
 }
 
@@ -72,6 +75,7 @@ fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
     let mut session = start_main(c, &job, &found, extra_settings)?;
     let t0 = std::time::Instant::now();
     let mut first = measure_first_pass(&plan, &job, &found, &mut session, t0);
+    let installed = crate::diff::main_step(&mut session, &job.knowledge, &job.targets, Seconds(job.budget.0 * 0.1));
     if first.measured.is_ok() && !crate::interrupt::requested() {
         first.measured = race_ties(c, &job, &first, &mut session, plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0);
     }
@@ -80,7 +84,8 @@ fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
     session.judge_primitives();
     let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
     session.set_recommendations(&outcome)?;
-    report_and_store(c, session, &job, &outcome, found.ssh_note.as_deref(), measured)
+    let closing = crate::diff::attach(&mut session, &installed, &outcome, &job.knowledge, &job.policy);
+    report_and_store(c, session, &job, &outcome, found.ssh_note.as_deref(), measured, &closing)
 }
 
 /// What the main job was asked, checked before anything runs.
@@ -312,6 +317,7 @@ fn report_and_store(
     outcome: &crate::recommend::Outcome,
     ssh_note: Option<&str>,
     measured: Result<()>,
+    closing: &str,
 ) -> Result<()> {
     let status = match (&measured, crate::interrupt::requested()) {
         (Err(_), _) => RunStatus::Failed,
@@ -325,6 +331,7 @@ fn report_and_store(
     } else if !c.quiet {
         let path = report_path.as_ref().ok().map(|p| p.display().to_string());
         report::print(report::answer::render(&doc, outcome, &job.targets, ssh_note, path.as_deref(), !c.no_store).as_bytes())?;
+        report::print(closing.as_bytes())?;
     }
     report::emit(
         &doc,
@@ -615,16 +622,22 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     }
     let knowledge = crate::judge::Knowledge::builtin()?;
     for problem in policy.validate(&knowledge) {
-        eprintln!("warning: policy {}: {problem}", policy.name);
+        report::progress::warn(&format!("policy {}: {problem}", policy.name));
     }
     let mut doc = recommend_source(c, a)?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
     crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts)?;
+    // What to change in the installed configuration, against this run's figures.
+    let (installed, installed_notes) = crate::diff::for_stored_run(&c.targets, &knowledge);
+    let (diffs, diff_text) = crate::diff::section(&installed, &installed_notes, &doc, &outcome, &knowledge, &policy);
+    doc.run.settings["installed_diff"] = serde_json::to_value(&diffs)?;
+    crate::diff::annotate(&mut doc.recommendations, &diffs);
     if c.json {
         report::print(&report::json::render(&doc)?)?;
     } else if !c.quiet {
         let text = crate::recommend::render(&doc, &policy, &knowledge, &outcome);
         report::print(text.as_bytes())?;
+        report::print(diff_text.as_bytes())?;
     }
     let exports = Outputs {
         json: false,
@@ -676,6 +689,7 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     let caps = masked(a.cpu_caps.as_deref())?;
     // The budget covers the whole command: starting the private sshd counts too.
     let t_run = std::time::Instant::now();
+    let remote_policy = a.host.as_ref().map(|_| policy(c)).transpose()?;
     let openssh = discover::openssh::discover()?;
     let servable = a.host.is_none().then(|| openssh.private_hostkeys());
     let plan = measure::ssh::SshPlan::new(
@@ -731,7 +745,24 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     };
     let measured = measure::ssh::sweep(&plan, &client, &mut session);
     drop(daemon);
-    finish(session, measured, &outputs(c))
+    // A remote server: what to change there, against this run's figures.
+    let remote_diff = match &a.host {
+        Some(h) if !crate::interrupt::requested() => {
+            let current = crate::diff::remote::ssh_server(&openssh.ssh, h, a.port, a.identity.as_deref(), &a.ssh_options);
+            Some(crate::diff::remote::section(
+                current,
+                &mut session,
+                "sshd",
+                remote_policy.as_ref().expect("with --host"),
+            )?)
+        }
+        _ => None,
+    };
+    let done = finish(session, measured, &outputs(c));
+    if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
+        report::print(text.as_bytes())?;
+    }
+    done
 }
 
 fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
@@ -831,18 +862,22 @@ fn compare_side(c: &Common, spec: &str, store: &mut Option<Store>) -> Result<cra
 fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
     let mut store = None;
     let (da, db) = (compare_side(c, &a.a, &mut store)?, compare_side(c, &a.b, &mut store)?);
-    let cmp = report::compare::compare(&a.a, &da, &a.b, &db);
+    let cmp = report::compare::compare(&a.a, &da, &a.b, &db, a.threshold);
     if c.json {
         report::print(&serde_json::to_vec_pretty(&cmp)?)?;
     } else if !c.quiet {
         report::print(report::compare::render(&cmp).as_bytes())?;
     }
+    if a.fail_on_regression && cmp.rows.is_empty() {
+        anyhow::bail!("nothing to compare: {} and {} share no result", a.a, a.b);
+    }
     if a.fail_on_regression && cmp.regressions > 0 {
         anyhow::bail!(
-            "{} regression(s): B ({}) is slower than A ({}) beyond the 95% intervals",
+            "{} regression(s): B ({}) is slower than A ({}) beyond both runs' intervals and the {:.1}% threshold",
             cmp.regressions,
             a.b,
-            a.a
+            a.a,
+            cmp.threshold * 100.0
         );
     }
     Ok(())
@@ -976,6 +1011,7 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
         return tls_libraries(c, a, budget);
     }
     if let Some(target) = &a.connect {
+        let remote_policy = policy(c)?;
         let plan = tls::RemotePlan::new(a, target, budget)?;
         let quiet = c.quiet || c.json;
         let scan = tls::scan(&plan, &|m: &str| {
@@ -985,7 +1021,19 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
         })?;
         let mut session = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
         let measured = tls::remote(&plan, &scan, &mut session);
-        return finish(session, measured, &outputs(c));
+        // What to change on that server, against this run's figures.
+        let remote_diff = if crate::interrupt::requested() {
+            None
+        } else {
+            let k = crate::judge::Knowledge::builtin()?;
+            let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
+            Some(crate::diff::remote::section(current, &mut session, "nginx", &remote_policy)?)
+        };
+        let done = finish(session, measured, &outputs(c));
+        if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
+            report::print(text.as_bytes())?;
+        }
+        return done;
     }
     let plan = tls::LoopbackPlan::new(a, budget)?;
     let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
@@ -1025,4 +1073,91 @@ fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result
     let mut session = Session::start("tls", g.settings(&plan), open_store(c)?, progress(c))?;
     let measured = tls_gnutls::loopback(&plan, &g, &mut session);
     finish(session, measured, &outputs(c))
+}
+
+/// `check`: the installed (or --config-from) configuration → what its usual peer
+/// negotiates → that choice measured beside what the policy allows → recommend →
+/// diff → one line per finding, exit 1 when there is one.
+fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
+    use crate::diff::{self, check::CheckReport, subjects::Subjects};
+    let policy = policy(c)?;
+    let knowledge = crate::judge::Knowledge::builtin()?;
+    let (installed, mut notes) = diff::read_installed(&c.targets, a.config_from.as_deref())?;
+    let (currents, more) = diff::resolve_all(installed, &knowledge);
+    notes.extend(more);
+    if currents.is_empty() {
+        return Err(UsageError::Invalid(format!(
+            "nothing to check: no configuration could be read{}; give --config-from FILE",
+            if notes.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", notes.join("; "))
+            }
+        ))
+        .into());
+    }
+    let subjects = Subjects::with_candidates(&currents, &knowledge, &policy);
+    let budget = c.budget.unwrap_or(Seconds(40.0));
+    let settings = json!({
+        "budget_seconds": budget.0,
+        "policy": policy.name,
+        "min_gain": a.min_gain,
+        "config_from": a.config_from,
+        "software": currents.iter().map(|x| x.installed.software).collect::<Vec<_>>(),
+    });
+    let mut session = Session::start("check", settings, open_store(c)?, progress(c))?;
+    let measured = diff::subjects::measure(&subjects, &mut session, budget);
+    let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
+    let snapshot = session.snapshot();
+    let outcome = crate::recommend::recommend(&snapshot, &knowledge, &policy, &targets);
+    session.set_recommendations(&outcome)?;
+    let diffs = diff::build_all(&currents, &snapshot, &outcome, &knowledge, &policy);
+    session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
+    diff::annotate(session.recommendations_mut(), &diffs);
+    let status = match (&measured, crate::interrupt::requested()) {
+        (Err(_), _) => RunStatus::Failed,
+        (Ok(()), true) => RunStatus::Interrupted,
+        (Ok(()), false) => RunStatus::Complete,
+    };
+    let doc = session.finish(status)?;
+    let findings = diff::check::findings(&diffs, a.min_gain);
+    let report = CheckReport {
+        schema: "cipherbench-check/1",
+        policy: policy.name.clone(),
+        min_gain: a.min_gain,
+        run_id: doc.run.id.clone(),
+        findings,
+        diffs,
+        notes,
+    };
+    if c.json {
+        report::print(&serde_json::to_vec_pretty(&report)?)?;
+    } else if !c.quiet {
+        let mut text = diff::render::section(&report.diffs, &report.notes);
+        text.push('\n');
+        if report.findings.is_empty() {
+            text.push_str(&format!(
+                "check: no finding under policy {} (min gain {:.0} %)\n",
+                policy.name,
+                a.min_gain * 100.0
+            ));
+        }
+        for f in &report.findings {
+            text.push_str(&format!("FINDING {}\n", f.message));
+        }
+        report::print(text.as_bytes())?;
+    }
+    report::emit(
+        &doc,
+        &Outputs {
+            json: false,
+            quiet: true,
+            ..outputs(c)
+        },
+    )?;
+    measured?;
+    if !report.findings.is_empty() {
+        return Err(diff::check::Findings(report.findings.len()).into());
+    }
+    Ok(())
 }

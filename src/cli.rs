@@ -12,7 +12,8 @@ use std::path::PathBuf;
     about = "Which cipher makes this machine fastest without making it insecure?",
     long_about = "cipherbench measures the real crypto libraries on this machine (the system OpenSSL), \
 with known-answer tests before every timing, medians with 95% confidence intervals, and a history in SQLite.\n\n\
-With no subcommand it runs the main job (`run`)."
+With no subcommand it runs the main job (`run`).",
+    after_long_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -20,6 +21,22 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 }
+
+/// What people do with it, in `--help` and the man page (as in the README).
+const EXAMPLES: &str = "\
+Examples:
+  cipherbench                                  profile this machine
+  cipherbench tls --connect 127.0.0.1:443      the TLS server running here
+  cipherbench recommend --for nginx,sshd       config lines, latest run
+  cipherbench --export-json a.json             and b.json on another one
+  cipherbench compare a.json b.json --fail-on-regression
+  cipherbench tls --connect example.org:443    a remote TLS server
+  cipherbench ssh --host me@server             a remote sshd
+  cipherbench ssh --full-matrix --bytes 1G     the SSH write-up's sweep
+  cipherbench file --size 35.5M --size 100.7M  the file study
+  cipherbench tls --lib gnutls --priority 'NORMAL:-VERS-TLS1.3'
+  cipherbench report --run latest -o report.html
+  cipherbench history";
 
 /// Flags every subcommand understands.
 #[derive(Debug, Clone, Args, Default)]
@@ -34,7 +51,7 @@ pub struct Common {
     #[arg(long, global = true, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
     /// Write a Markdown report to FILE (`-` for stdout).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, alias = "export-md", global = true, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
     /// History database (default: $XDG_DATA_HOME/cipherbench/history.sqlite).
     #[arg(long, global = true, value_name = "PATH")]
@@ -53,7 +70,7 @@ pub struct Common {
     pub policy: Option<String>,
     /// Config targets for `recommend`: openssl, gnutls, apache, nginx, haproxy, stunnel,
     /// curl, nzbget, ssh, sshd (comma-separated; default: all).
-    #[arg(long = "for", global = true, value_delimiter = ',', value_name = "TARGET,...")]
+    #[arg(long = "for", aliases = ["target", "targets"], global = true, value_delimiter = ',', value_name = "TARGET,...")]
     pub targets: Vec<String>,
 }
 
@@ -97,6 +114,41 @@ pub enum Command {
     /// Merge many hosts' JSON exports (files or directories) into answers per hardware
     /// class, a fleet-wide config, and group_vars/host_vars for deploy/ansible/apply.yml.
     Fleet(FleetArgs),
+    /// The installed (or --config-from) configuration against the policy and the
+    /// measured best: one line per finding, exit 1 when there is one (for CI and monitoring).
+    Check(CheckArgs),
+    /// Print a shell completion script: bash, zsh, fish (e.g. `source <(cipherbench completions bash)`).
+    Completions(CompletionsArgs),
+    /// Write the man pages made from these same definitions (`make install` uses it).
+    #[command(hide = true)]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct CheckArgs {
+    /// Check this configuration file instead of the installed one (review before deploy);
+    /// --for names its software when the file name does not.
+    #[arg(long, value_name = "FILE")]
+    pub config_from: Option<PathBuf>,
+    /// Report measured throughput left on the table beyond this gain (and beyond the
+    /// 95% intervals), e.g. 10%.
+    #[arg(long, default_value = "10%", value_parser = crate::diff::check::parse_gain, value_name = "PERCENT")]
+    pub min_gain: f64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// Write cipherbench.1 and one page per subcommand (cipherbench-tls.1 ...) into DIR
+    /// instead of printing cipherbench.1 on stdout.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -136,7 +188,7 @@ pub struct SpeedArgs {
     #[arg(value_name = "ALG")]
     pub algorithms: Vec<String>,
     /// Block sizes, comma-separated (e.g. 16,1k,16k). Default: 16,64,256,1024,8192,16384.
-    #[arg(long, value_delimiter = ',', value_parser = bytes_arg, value_name = "SIZES")]
+    #[arg(long, aliases = ["size", "sizes", "block-size", "block-sizes"], value_delimiter = ',', value_parser = bytes_arg, value_name = "SIZES")]
     pub bytes: Vec<Bytes>,
     /// Run N copies at once for aggregate multi-core throughput (like `openssl speed -multi`).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -148,7 +200,7 @@ pub struct SpeedArgs {
     #[arg(long, conflicts_with = "algorithms")]
     pub all: bool,
     /// Libraries to measure, side by side: openssl, gnutls or openssl,gnutls.
-    #[arg(long = "lib", value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
+    #[arg(long = "lib", aliases = ["libs", "library", "libraries"], value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
     pub libraries: Vec<crate::measure::primitive::Library>,
 }
 
@@ -169,7 +221,7 @@ pub struct ListArgs {
     #[arg(value_enum)]
     pub what: ListWhat,
     /// `list tls`: which library's suites (openssl or gnutls).
-    #[arg(long = "lib", value_enum, default_value = "openssl", value_name = "LIB")]
+    #[arg(long = "lib", aliases = ["libs", "library"], value_enum, default_value = "openssl", value_name = "LIB")]
     pub library: crate::measure::primitive::Library,
     /// `list tls --lib gnutls`: what this GnuTLS priority string resolves to (default NORMAL),
     /// like `gnutls-cli --priority STRING -l`.
@@ -205,9 +257,28 @@ pub struct CompareArgs {
     pub a: String,
     /// Compared with the baseline: a run id, `latest`, or an exported JSON document.
     pub b: String,
-    /// Exit non-zero when a result of B is slower than A beyond the 95% intervals.
+    /// Exit non-zero when a result of B is slower than A beyond both runs' intervals
+    /// and the threshold, or when the two runs share no result.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Smallest change that counts, in percent (`5%`). Default: the two runs'
+    /// stored noise added, at least 2%.
+    #[arg(long, value_name = "PERCENT", value_parser = percent_arg)]
+    pub threshold: Option<f64>,
+}
+
+/// `5%` or `5` → 0.05; more than 0 and less than 100.
+fn percent_arg(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (e.g. 5%)"))?;
+    if !(v > 0.0 && v < 100.0) {
+        return Err(format!("'{s}': the threshold must be more than 0% and less than 100%"));
+    }
+    Ok(v / 100.0)
 }
 
 fn ssh_bytes_arg(s: &str) -> Result<Bytes, String> {
@@ -221,17 +292,17 @@ fn ssh_bytes_arg(s: &str) -> Result<Bytes, String> {
 #[derive(Debug, Clone, Args, Default)]
 pub struct SshArgs {
     /// Ciphers to measure (OpenSSH names, comma-separated). Default: every one `ssh -Q cipher` lists.
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, alias = "cipher", value_delimiter = ',', value_name = "LIST")]
     pub ciphers: Vec<String>,
     /// MACs to measure (OpenSSH names). Default: all. AEAD ciphers ignore them (MAC implicit).
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, alias = "mac", value_delimiter = ',', value_name = "LIST")]
     pub macs: Vec<String>,
     /// Key exchanges (OpenSSH names). Default: all.
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, aliases = ["kexes", "kex-algorithms"], value_delimiter = ',', value_name = "LIST")]
     pub kex: Vec<String>,
     /// Host-key algorithms for the handshake sweep. Default: one per key type
     /// (ssh-ed25519, ecdsa-sha2-nistp256, rsa-sha2-512); with --host, the client's default.
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, aliases = ["hostkey", "host-key", "host-keys"], value_delimiter = ',', value_name = "LIST")]
     pub hostkeys: Vec<String>,
     /// Fixed volume per sample, one fresh session each, e.g. 1G: timed after the
     /// handshake and 4 MiB of untimed priming, until the far side has read every
@@ -286,11 +357,11 @@ pub struct FileArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Generate a file of random data of this size instead (repeatable), e.g. --size 35.5M --size 100.7M.
-    #[arg(long, value_parser = file_size_arg, value_name = "SIZE")]
+    #[arg(long, alias = "sizes", value_parser = file_size_arg, value_name = "SIZE")]
     pub size: Vec<Bytes>,
     /// Ciphers (OpenSSL EVP names, comma-separated). Default: the study's DES, RC2, Blowfish and
     /// AES-256 in ECB and CBC, plus aes-256-ctr, aes-256-gcm and chacha20-poly1305.
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, alias = "cipher", value_delimiter = ',', value_name = "LIST")]
     pub ciphers: Vec<String>,
     /// Every cipher and mode that can encrypt a file.
     #[arg(long, conflicts_with = "ciphers")]
@@ -339,17 +410,17 @@ pub struct TlsArgs {
     /// Suites (IANA or OpenSSL names, comma-separated). Default: every TLS 1.3 suite and the
     /// TLS 1.2 ECDHE suites for the first certificate type (bulk); on --connect, every suite
     /// this OpenSSL can offer.
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, aliases = ["suite", "cipher-suite", "cipher-suites"], value_delimiter = ',', value_name = "LIST")]
     pub suites: Vec<String>,
     /// Key-exchange groups: X25519, X448, P-256, P-384, P-521, ffdhe2048, ffdhe3072 (default: all).
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, aliases = ["group", "curve", "curves"], value_delimiter = ',', value_name = "LIST")]
     pub groups: Vec<String>,
     /// Certificate types: rsa-2048, rsa-3072, ecdsa-p256, ecdsa-p384, ed25519 (default: all;
     /// the first also serves the bulk sweep).
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, aliases = ["cert", "certificate", "certificates"], value_delimiter = ',', value_name = "LIST")]
     pub certs: Vec<String>,
     /// Protocols: 1.2, 1.3 (default on loopback), 1.0, 1.1 (also probed on --connect).
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, aliases = ["protocol", "version", "versions"], value_delimiter = ',', value_name = "LIST")]
     pub protocols: Vec<String>,
     /// Size of each write in the bulk transfer.
     #[arg(long, default_value = "16k", value_parser = tls_size_arg, value_name = "SIZE")]
@@ -390,7 +461,7 @@ pub struct TlsArgs {
     pub timeout: Seconds,
     /// TLS libraries: openssl, gnutls, or openssl,gnutls for every client→server pair
     /// (the interop matrix).
-    #[arg(long = "lib", value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
+    #[arg(long = "lib", aliases = ["libs", "library", "libraries"], value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
     pub libraries: Vec<crate::measure::primitive::Library>,
     /// GnuTLS priority string for every GnuTLS end (e.g. 'NORMAL:-VERS-TLS1.3'): measures
     /// exactly what it negotiates instead of the suite sweep. Needs --lib gnutls.
@@ -400,4 +471,235 @@ pub struct TlsArgs {
     /// peer such as gnutls-cli or another cipherbench; with --lib gnutls or openssl.
     #[arg(long, value_name = "ADDR", conflicts_with = "connect")]
     pub serve: Option<String>,
+}
+
+// ---------------------------------------------------------------- parsing, completions, man
+
+/// Parses the command line; on a flag clap does not know, says which flag was meant
+/// (clap already suggests near spellings of this subcommand's own flags; this adds
+/// the flags that belong to another subcommand, and the other tools' words for them).
+pub fn parse() -> Cli {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use clap::{CommandFactory, FromArgMatches};
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut cmd = Cli::command();
+    let mut err = match cmd.try_get_matches_from_mut(&args) {
+        Ok(m) => match Cli::from_arg_matches(&m) {
+            Ok(cli) => return cli,
+            Err(e) => e.format(&mut cmd),
+        },
+        Err(e) => e,
+    };
+    if err.kind() == ErrorKind::UnknownArgument {
+        if let Some(ContextValue::String(flag)) = err.get(ContextKind::InvalidArg).cloned() {
+            let used = args
+                .iter()
+                .skip(1)
+                .filter_map(|a| a.to_str())
+                .find(|a| cmd.find_subcommand(a).is_some())
+                .map(String::from);
+            let (tips, replace) = flag_hints(&cmd, used.as_deref(), &flag);
+            if !tips.is_empty() && (replace || err.get(ContextKind::SuggestedArg).is_none()) {
+                // Ours replace clap's near-spelling guess (`tls --host` is not `--no-store`).
+                let mut fresh = clap::Error::new(ErrorKind::UnknownArgument).with_cmd(&cmd);
+                fresh.insert(ContextKind::InvalidArg, ContextValue::String(flag));
+                fresh.insert(
+                    ContextKind::Suggested,
+                    ContextValue::StyledStrs(tips.into_iter().map(clap::builder::StyledStr::from).collect()),
+                );
+                // clap's usage line names its guess; the subcommand's own does not.
+                let usage = match used.as_deref().and_then(|u| cmd.find_subcommand_mut(u)) {
+                    Some(sub) => Some(ContextValue::StyledStr(sub.render_usage())),
+                    None => err.get(ContextKind::Usage).cloned(),
+                };
+                if let Some(u) = usage {
+                    fresh.insert(ContextKind::Usage, u);
+                }
+                err = fresh;
+            }
+        }
+    }
+    err.exit()
+}
+
+/// Which flag was meant by `typed` (e.g. `--host=x`) in subcommand `used`, and
+/// whether the hint is sure enough to replace clap's near-spelling guess (the flag
+/// exists as typed, elsewhere).
+fn flag_hints(cmd: &clap::Command, used: Option<&str>, typed: &str) -> (Vec<String>, bool) {
+    let name = typed.trim_start_matches('-');
+    let name = name.split_once('=').map_or(name, |(n, _)| n).to_ascii_lowercase();
+    // Other tools' words, and flags that mean the same thing in another subcommand.
+    const SAME: &[(&str, &str, &str)] = &[
+        ("tls", "host", "--connect HOST:PORT measures a remote TLS server"),
+        ("tls", "port", "--connect HOST:PORT takes the port"),
+        ("tls", "ciphers", "TLS suites are chosen with --suites (IANA or OpenSSL names)"),
+        ("tls", "cipher", "TLS suites are chosen with --suites (IANA or OpenSSL names)"),
+        ("tls", "kex", "TLS key-exchange groups are chosen with --groups"),
+        ("tls", "priority-string", "--priority STRING (with --lib gnutls)"),
+        ("ssh", "connect", "--host [USER@]HOST (and --port) measures a remote sshd"),
+        ("ssh", "suites", "SSH ciphers are chosen with --ciphers (OpenSSH names)"),
+        ("ssh", "groups", "SSH key exchanges are chosen with --kex"),
+        (
+            "speed",
+            "ciphers",
+            "name the algorithms as arguments: cipherbench speed aes-128-gcm chacha20-poly1305",
+        ),
+        (
+            "speed",
+            "cipher",
+            "name the algorithms as arguments: cipherbench speed aes-128-gcm chacha20-poly1305",
+        ),
+        (
+            "speed",
+            "algorithms",
+            "name the algorithms as arguments: cipherbench speed aes-128-gcm sha256",
+        ),
+        ("speed", "multi", "--threads N runs N copies at once (like openssl speed -multi)"),
+        ("file", "iterations", "--pbkdf2-iter N (with --password)"),
+        ("file", "iter", "--pbkdf2-iter N (with --password)"),
+    ];
+    let mut tips: Vec<String> = SAME
+        .iter()
+        .filter(|(sub, flag, _)| used == Some(*sub) && *flag == name)
+        .map(|(_, _, tip)| tip.to_string())
+        .collect();
+    if !tips.is_empty() {
+        return (tips, true);
+    }
+    {
+        let owners: Vec<String> = cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && Some(s.get_name()) != used)
+            .filter(|s| {
+                s.get_arguments()
+                    .any(|a| a.get_long() == Some(name.as_str()) || a.get_all_aliases().is_some_and(|al| al.contains(&name.as_str())))
+            })
+            .map(|s| format!("cipherbench {}", s.get_name()))
+            .collect();
+        if !owners.is_empty() {
+            tips.push(format!("--{name} is an option of {}", owners.join(", ")));
+        }
+    }
+    let sure = !tips.is_empty();
+    (tips, sure)
+}
+
+/// `cipherbench completions SHELL`: the script on stdout.
+pub fn completions(a: &CompletionsArgs) -> anyhow::Result<()> {
+    use clap::CommandFactory;
+    let mut buf = Vec::new();
+    clap_complete::generate(a.shell, &mut Cli::command(), "cipherbench", &mut buf);
+    crate::report::print(&buf)
+}
+
+/// The main man page: clap_mangen's sections, and the examples kept as lines
+/// (`after_long_help` would be refilled into a paragraph by roff).
+fn main_page(cmd: clap::Command) -> std::io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd.after_long_help(None::<&str>));
+    let mut buf = Vec::new();
+    man.render_title(&mut buf)?;
+    man.render_name_section(&mut buf)?;
+    man.render_synopsis_section(&mut buf)?;
+    man.render_description_section(&mut buf)?;
+    man.render_options_section(&mut buf)?;
+    man.render_subcommands_section(&mut buf)?;
+    buf.extend_from_slice(b".SH EXAMPLES\n.nf\n");
+    for line in EXAMPLES.lines().skip(1) {
+        let roff = line.trim_start().replace('\\', "\\e").replace('-', "\\-");
+        buf.extend_from_slice(format!("{roff}\n").as_bytes());
+    }
+    buf.extend_from_slice(b".fi\n");
+    man.render_version_section(&mut buf)?;
+    Ok(buf)
+}
+
+/// `cipherbench man [--dir DIR]`: the man page(s) from these definitions.
+pub fn man(a: &ManArgs) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    match &a.dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            clap_mangen::generate_to(cmd.clone().after_long_help(None::<&str>), dir)
+                .with_context(|| format!("cannot write man pages to {}", dir.display()))?;
+            let page = dir.join("cipherbench.1");
+            crate::report::write_output(&page, &main_page(cmd)?)
+        }
+        None => crate::report::print(&main_page(cmd)?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_example_parses_and_fits_a_man_page() {
+        for line in EXAMPLES.lines().skip(1) {
+            assert!(line.len() + 5 <= 80, "too wide for man at 80 columns: {line}");
+            let cmd = line.trim().split("  ").next().unwrap();
+            let mut words: Vec<String> = Vec::new();
+            for (i, part) in cmd.split('\'').enumerate() {
+                if i % 2 == 1 {
+                    words.push(part.to_string());
+                } else {
+                    words.extend(part.split_whitespace().map(String::from));
+                }
+            }
+            Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        }
+    }
+
+    #[test]
+    fn singular_flags_are_accepted() {
+        let cli = Cli::try_parse_from(["cipherbench", "file", "--cipher", "aes-256-cbc", "--size", "1M"]).unwrap();
+        match cli.command {
+            Some(Command::File(f)) => assert_eq!(f.ciphers, ["aes-256-cbc"]),
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::try_parse_from(["cipherbench", "tls", "--suite", "TLS_AES_128_GCM_SHA256", "--group", "X25519"]).unwrap();
+        match cli.command {
+            Some(Command::Tls(t)) => {
+                assert_eq!(t.suites, ["TLS_AES_128_GCM_SHA256"]);
+                assert_eq!(t.groups, ["X25519"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::try_parse_from(["cipherbench", "ssh", "--cipher", "aes128-ctr", "--mac", "hmac-sha2-256"]).unwrap();
+        match cli.command {
+            Some(Command::Ssh(s)) => assert_eq!((s.ciphers, s.macs), (vec!["aes128-ctr".into()], vec!["hmac-sha2-256".into()])),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_flag_of_another_subcommand_is_named() {
+        let cmd = Cli::command();
+        let (tips, sure) = flag_hints(&cmd, Some("speed"), "--ciphers");
+        assert_eq!(
+            tips,
+            ["name the algorithms as arguments: cipherbench speed aes-128-gcm chacha20-poly1305"]
+        );
+        assert!(sure);
+        assert_eq!(
+            flag_hints(&cmd, Some("tls"), "--host=example.org").0,
+            ["--connect HOST:PORT measures a remote TLS server"]
+        );
+        assert_eq!(
+            flag_hints(&cmd, Some("run"), "--full-matrix"),
+            (
+                vec!["--full-matrix is an option of cipherbench ssh, cipherbench tls".to_string()],
+                true
+            )
+        );
+        assert_eq!(flag_hints(&cmd, None, "--suites").0, ["--suites is an option of cipherbench tls"]);
+        assert_eq!(flag_hints(&cmd, None, "--no-such-flag"), (vec![], false));
+    }
 }

@@ -4,6 +4,7 @@ mod app;
 mod backend;
 mod catalog;
 mod cli;
+mod diff;
 mod discover;
 mod error;
 mod fleet;
@@ -19,10 +20,8 @@ mod session;
 mod store;
 mod units;
 
-use clap::Parser;
-
 fn main() {
-    let cli = cli::Cli::parse();
+    let cli = cli::parse();
     if std::env::var_os("NO_COLOR").is_some() {
         console::set_colors_enabled(false);
         console::set_colors_enabled_stderr(false);

@@ -201,6 +201,36 @@ pub struct ResultRecord {
     /// (`measure::engine::race::pool`); not stored.
     #[serde(skip)]
     pub values: Vec<f64>,
+    /// SSH handshakes: CPU per login on each end, beside the wall figure above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake_cpu: Option<HandshakeCpu>,
+}
+
+/// A CPU time per handshake: the mean over logins and its 95% interval (Student's
+/// t). The mean, not the median: the server's figure comes in clock ticks, and the
+/// mean of tick-rounded deltas stays unbiased where a median would not.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuFigure {
+    pub mean: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+    pub samples: usize,
+}
+
+/// CPU seconds per SSH login on each end (`ssh-handshake` results).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HandshakeCpu {
+    /// The `ssh` client process (its rusage from wait4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<CpuFigure>,
+    /// The private sshd's per-connection processes (absent for a remote server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<CpuFigure>,
+    /// Client and server added login by login.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<CpuFigure>,
+    /// How each end was read.
+    pub method: String,
 }
 
 impl ResultRecord {
@@ -222,6 +252,7 @@ impl ResultRecord {
             cpu_median: cpu.map(|c| c.median),
             p95: None,
             wall_median: None,
+            handshake_cpu: None,
             values: Vec::new(),
         }
     }
@@ -250,6 +281,7 @@ impl ResultRecord {
             cpu_median: None,
             p95: None,
             wall_median: None,
+            handshake_cpu: None,
             values: Vec::new(),
         }
     }
@@ -276,6 +308,7 @@ impl ResultRecord {
             cpu_median: None,
             p95: None,
             wall_median: None,
+            handshake_cpu: None,
             values: Vec::new(),
         }
     }

@@ -119,11 +119,16 @@ pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget
     // New samples join the quick ones; a contender that failed now keeps its quick
     // figure.
     let mut replaced = 0;
+    let settings = session.snapshot().run.settings;
     for r in scratch.results().iter().filter(|r| r.status == Status::Ok) {
         let same = |o: &ResultRecord| o.kind == r.kind && o.metric == r.metric && o.subject == r.subject;
         match session.results().iter().position(same) {
             Some(i) => {
-                let pooled = engine::race::pool(&session.results()[i], r);
+                // Pooled, then at least as wide as the run's noise for its kind.
+                let mut pooled = engine::race::pool(&session.results()[i], r);
+                if let Some(noise) = engine::noise::stored(&settings, r.kind) {
+                    pooled = engine::noise::floor(pooled, noise);
+                }
                 session.replace(i, pooled)?;
                 replaced += 1;
             }
@@ -234,6 +239,8 @@ mod tests {
             higher_is_better: true,
             ranked,
             unmeasured: Vec::new(),
+            order: Vec::new(),
+            notes: Vec::new(),
             fastest_refused: None,
             safety_cost: None,
             fastest_insecure: None,

@@ -100,7 +100,7 @@ impl Session {
         let knowledge = match crate::judge::Knowledge::builtin() {
             Ok(k) => k,
             Err(e) => {
-                eprintln!("warning: the security knowledge base did not load: {e}");
+                crate::report::progress::warn(&format!("the security knowledge base did not load: {e}"));
                 return;
             }
         };
@@ -135,6 +135,12 @@ impl Session {
     /// verdicts of every option it ranked.
     pub fn set_recommendations(&mut self, outcome: &crate::recommend::Outcome) -> Result<()> {
         Ok(crate::recommend::attach(outcome, &mut self.recommendations, &mut self.verdicts)?)
+    }
+
+    /// The document's `recommendations[]`, for steps that annotate them (the
+    /// installed-configuration diff adds `now`, `gain` and `diff`).
+    pub fn recommendations_mut(&mut self) -> &mut Vec<serde_json::Value> {
+        &mut self.recommendations
     }
 
     pub fn progress_start(&mut self, len: u64) {

@@ -3,6 +3,7 @@
 
 pub mod cpucaps;
 pub mod host;
+pub mod installed;
 pub mod openssh;
 pub mod openssl;
 pub mod ssh_list;

@@ -117,6 +117,73 @@ pub fn discover() -> Result<OpenSsh> {
     Ok(info)
 }
 
+/// The sshd configuration `server_hostkey_algorithms` reads instead of the
+/// system's (`sshd -T -f FILE`), e.g. to ask about another server's keys.
+pub const SSHD_CONFIG_ENV: &str = "CIPHERBENCH_SSHD_CONFIG";
+
+/// The host-key algorithms this machine's sshd can serve: one or more per key in
+/// its `HostKey` files (an RSA key serves rsa-sha2-512, rsa-sha2-256 and ssh-rsa)
+/// and per `HostCertificate`, read from `sshd -T` and the keys' `.pub` files.
+/// `None` when sshd or its keys cannot be read (not installed, not root).
+pub fn server_hostkey_algorithms() -> Option<Vec<String>> {
+    let sshd = find_sshd().ok()?;
+    let mut cmd = Command::new(&sshd);
+    cmd.arg("-T");
+    if let Some(f) = std::env::var_os(SSHD_CONFIG_ENV) {
+        cmd.arg("-f").arg(f);
+    }
+    let out = cmd.stdin(std::process::Stdio::null()).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut algs = Vec::new();
+    let mut keys = 0;
+    for line in text.lines() {
+        let mut it = line.splitn(2, ' ');
+        let (Some(word), Some(path)) = (it.next(), it.next()) else {
+            continue;
+        };
+        if word != "hostkey" && word != "hostcertificate" {
+            continue;
+        }
+        let path = Path::new(path.trim());
+        let public = if word == "hostkey" {
+            let mut p = path.as_os_str().to_owned();
+            p.push(".pub");
+            std::fs::read_to_string(&p).ok().or_else(|| {
+                let o = Command::new("ssh-keygen").arg("-y").arg("-f").arg(path).output().ok()?;
+                o.status.success().then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+            })
+        } else {
+            std::fs::read_to_string(path).ok()
+        };
+        let Some(kind) = public.as_deref().and_then(|p| p.split_whitespace().next()).map(str::to_string) else {
+            continue;
+        };
+        keys += 1;
+        for a in key_algorithms(&kind) {
+            if !algs.contains(&a) {
+                algs.push(a);
+            }
+        }
+    }
+    (keys > 0).then_some(algs)
+}
+
+/// The signature algorithms a key (or certificate) of type `kind` serves.
+pub fn key_algorithms(kind: &str) -> Vec<String> {
+    match kind {
+        "ssh-rsa" => vec!["rsa-sha2-512".into(), "rsa-sha2-256".into(), "ssh-rsa".into()],
+        "ssh-rsa-cert-v01@openssh.com" => vec![
+            "rsa-sha2-512-cert-v01@openssh.com".into(),
+            "rsa-sha2-256-cert-v01@openssh.com".into(),
+            "ssh-rsa-cert-v01@openssh.com".into(),
+        ],
+        other => vec![other.to_string()],
+    }
+}
+
 /// One name per line; blank lines dropped.
 pub fn parse_list(s: &str) -> Vec<String> {
     s.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect()

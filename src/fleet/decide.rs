@@ -259,15 +259,11 @@ fn class_report(
             median: r.ranked[0].median,
         })
         .collect();
-    let lines = outcome
-        .recommendations
-        .iter()
-        .map(|r| Lines {
-            target: r.target.clone(),
-            location: r.location.clone(),
-            lines: r.lines.clone(),
-        })
-        .collect();
+    // Lines hold only what the class measured (in the ranking's own order, which
+    // follows the grade and post-quantum rules): an option only the merging
+    // machine lists is never written to a host.
+    let lists: BTreeMap<String, Vec<String>> = rankings.iter().map(|r| (r.list.clone(), measured_choice(r))).collect();
+    let lines = emit_lines(&lists, &common_protocols(std::slice::from_ref(&outcome)), knowledge, targets);
     // Spread of each list's leader: its basis names the subject it was measured as.
     let mut spread = Vec::new();
     for r in rankings.iter().filter(|r| !r.ranked.is_empty()) {
@@ -357,6 +353,11 @@ pub fn decide(merged: &Merged, knowledge: &Knowledge, policy: &Policy, targets: 
     Decided { classes, fleet }
 }
 
+/// A ranking's configured order, measured options only.
+fn measured_choice(r: &Ranking) -> Vec<String> {
+    r.choice().into_iter().filter(|n| r.ranked.iter().any(|x| &x.name == n)).collect()
+}
+
 /// How close to a class's own best an option comes (1 = as fast; 0 = not ranked).
 fn ratio(r: &Ranking, name: &str) -> f64 {
     let (Some(best), Some(x)) = (r.ranked.first(), r.ranked.iter().find(|x| x.name == name)) else {
@@ -413,10 +414,8 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
             continue;
         }
         // Options every class measured and the policy accepts, in the first class's order.
-        let common: Vec<String> = measured[0]
-            .ranked
-            .iter()
-            .map(|x| x.name.clone())
+        let common: Vec<String> = measured_choice(measured[0])
+            .into_iter()
             .filter(|n| measured.iter().all(|r| r.ranked.iter().any(|x| &x.name == n)))
             .collect();
         if common.is_empty() {
@@ -457,8 +456,32 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
         }
         fleet.choice.insert(list.to_string(), ordered);
     }
-    // Lines: the same emitters as a single run, fed the fleet's choice.
-    let get = |l: &str| fleet.choice.get(l).cloned().unwrap_or_default();
+    let protocols = common_protocols(outcomes);
+    fleet.lines = emit_lines(&fleet.choice, &protocols, k, targets);
+    fleet
+}
+
+/// TLS protocols every class's choice has.
+fn common_protocols(outcomes: &[Outcome]) -> Vec<String> {
+    let mut protocols: Option<Vec<String>> = None;
+    for o in outcomes {
+        for (_, _, c) in &o.protocols {
+            if let Choice::Tls(t) = c {
+                protocols = Some(match protocols {
+                    None => t.protocols.clone(),
+                    Some(p) => p.into_iter().filter(|x| t.protocols.contains(x)).collect(),
+                });
+            }
+        }
+    }
+    protocols.unwrap_or_default()
+}
+
+/// Config lines from per-list choices, through the same emitters as a single run.
+/// A list that is empty is left out of the lines (the software keeps its default);
+/// a TLS protocol without suites is left out too.
+fn emit_lines(lists: &BTreeMap<String, Vec<String>>, protocols: &[String], k: &Knowledge, targets: &[String]) -> Vec<Lines> {
+    let get = |l: &str| lists.get(l).cloned().unwrap_or_default();
     let mut choices = Vec::new();
     let tls13 = get("tls13_suites");
     let tls12 = get("tls12_suites");
@@ -474,19 +497,7 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
             }
         }
         t12.sort_by_key(|s| kinds.iter().position(|x| *x == (s.kx.clone(), s.au.clone())));
-        // Protocols every class's choice has.
-        let mut protocols: Option<Vec<String>> = None;
-        for o in outcomes {
-            for (_, _, c) in &o.protocols {
-                if let Choice::Tls(t) = c {
-                    protocols = Some(match protocols {
-                        None => t.protocols.clone(),
-                        Some(p) => p.into_iter().filter(|x| t.protocols.contains(x)).collect(),
-                    });
-                }
-            }
-        }
-        let mut protocols = protocols.unwrap_or_default();
+        let mut protocols = protocols.to_vec();
         protocols.retain(|p| if p == "TLSv1.3" { !tls13.is_empty() } else { !t12.is_empty() });
         let groups = get("groups")
             .iter()
@@ -505,17 +516,21 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
         macs: get("ssh_macs"),
         kex: get("ssh_kex"),
         hostkeys: get("ssh_hostkeys"),
+        // The hosts' own keys are not in the merge: sshd keeps its default host-key
+        // list (every key it has), and apply.yml checks any such line per host.
+        server_hostkeys: None,
     };
     if ssh != SshChoice::default() {
         choices.push(Choice::Ssh(ssh));
     }
+    let mut out = Vec::new();
     for choice in &choices {
         for e in emit::all() {
             if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(e.target())) {
                 continue;
             }
             if let Some(lines) = e.emit(choice) {
-                fleet.lines.push(Lines {
+                out.push(Lines {
                     target: e.target().into(),
                     location: e.location().into(),
                     lines,
@@ -523,7 +538,7 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
             }
         }
     }
-    fleet
+    out
 }
 
 #[cfg(test)]

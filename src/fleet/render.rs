@@ -119,7 +119,11 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
 }
 
 pub fn terminal_text(r: &FleetReport) -> String {
-    tables(r).iter().map(terminal::render_table).collect::<Vec<_>>().join("\n")
+    tables(r)
+        .iter()
+        .map(|t| terminal::render_table(t, terminal::term_width()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 pub fn markdown_text(r: &FleetReport) -> String {

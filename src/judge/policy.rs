@@ -490,7 +490,12 @@ mod tests {
         assert!(!decide(&p, &kb, Domain::Tls12Suite, "ECDHE-ECDSA-AES128-GCM-SHA256").allowed);
         assert!(decide(&p, &kb, Domain::Cert, "ecdsa-p384").allowed);
         assert!(!decide(&p, &kb, Domain::Cert, "rsa-4096").allowed);
-        assert!(decide(&p, &kb, Domain::SshKex, "ecdh-sha2-nistp256").allowed);
+        // Against current guidance (ssh-audit 3.x fails the NIST curves): modern has
+        // none, and keeps the post-quantum hybrids and X25519.
+        assert!(!decide(&p, &kb, Domain::SshKex, "ecdh-sha2-nistp256").allowed);
+        assert!(!decide(&p, &kb, Domain::SshHostkey, "ecdsa-sha2-nistp256").allowed);
+        assert!(decide(&p, &kb, Domain::SshKex, "sntrup761x25519-sha512").allowed);
+        assert!(decide(&p, &kb, Domain::SshKex, "curve25519-sha256").allowed);
     }
 
     #[test]

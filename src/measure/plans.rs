@@ -129,6 +129,7 @@ impl FilePlan {
             budget: Seconds(f64::MAX / 4.0),
             max_units: 1,
             basis: Basis::Wall,
+            slice: SamplerConfig::default().slice,
         }
     }
 }

@@ -10,7 +10,13 @@
 //! - **TLS groups:** `tls-handshake` results per group; otherwise the policy's order.
 //! - **SSH ciphers and MACs:** `ssh-bulk` results (each cipher with its fastest
 //!   accepted MAC, each MAC with its fastest accepted cipher).
-//! - **SSH kex and host keys:** `ssh-handshake` results, lower time first.
+//! - **SSH kex and host keys:** `ssh-handshake` results, lower CPU per login (both
+//!   ends, `handshake_cpu`) first; wall time for documents without it. Kex are
+//!   compared under one host key and host keys under one kex.
+//!
+//! Order follows [`rank::RULE`]: post-quantum hybrids first, speed only where it is
+//! measurable, else grade then the policy's order, options an auditor fails last,
+//! and every allowed option kept (the unmeasured after the measured).
 
 pub mod emit;
 pub mod rank;
@@ -19,7 +25,7 @@ use crate::judge::{Domain, Group, GroupKind, Knowledge, Level, Policy, TlsSuite,
 use crate::model::Summary;
 use crate::model::{Document, Kind, Metric, ResultRecord, Status};
 use emit::{Choice, GroupNames, SshChoice, SuiteNames, TlsChoice};
-use rank::{rank, serial, Candidate, Measured, Ranking};
+use rank::{rank, serial, Candidate, Measured, Ranking, Tier};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -89,6 +95,11 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
         keep(&cands);
         protocols.push(("ssh".to_string(), rankings, Choice::Ssh(choice)));
     }
+    for (_, rankings, _) in protocols.iter_mut() {
+        for r in rankings.iter_mut() {
+            r.notes = security_notes(knowledge, policy, r);
+        }
+    }
     let mut recommendations = Vec::new();
     for (protocol, rankings, choice) in &protocols {
         let lists: BTreeMap<String, Vec<String>> = match choice {
@@ -98,12 +109,19 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
                 ("tls12_suites".to_string(), t.tls12.iter().map(|s| s.iana.clone()).collect()),
                 ("groups".to_string(), t.groups.iter().map(|g| g.name.clone()).collect()),
             ]),
-            Choice::Ssh(s) => BTreeMap::from([
-                ("ssh_ciphers".to_string(), s.ciphers.clone()),
-                ("ssh_macs".to_string(), s.macs.clone()),
-                ("ssh_kex".to_string(), s.kex.clone()),
-                ("ssh_hostkeys".to_string(), s.hostkeys.clone()),
-            ]),
+            Choice::Ssh(s) => {
+                let mut m = BTreeMap::from([
+                    ("ssh_ciphers".to_string(), s.ciphers.clone()),
+                    ("ssh_macs".to_string(), s.macs.clone()),
+                    ("ssh_kex".to_string(), s.kex.clone()),
+                    ("ssh_hostkeys".to_string(), s.hostkeys.clone()),
+                ]);
+                if let Some(h) = &s.server_hostkeys {
+                    // What sshd's HostKeyAlgorithms lists: the server's own keys only.
+                    m.insert("ssh_server_hostkeys".to_string(), h.clone());
+                }
+                m
+            }
         };
         for e in emit::all() {
             if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(e.target())) {
@@ -379,9 +397,13 @@ fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<TlsChoi
         let items = ordered(items, policy, domain, |s: &TlsSuite| vec![s.iana.as_str()]);
         let cands: Vec<Candidate> = items
             .iter()
-            .map(|s| Candidate {
-                verdict: k.judge(domain, &s.iana),
-                measured: suite_rate_with(doc, k, s),
+            .map(|s| {
+                let verdict = k.judge(domain, &s.iana);
+                Candidate {
+                    tier: tier(k, &verdict),
+                    verdict,
+                    measured: suite_rate_with(doc, k, s),
+                }
             })
             .collect();
         let r = rank(list, "bytes_per_sec", true, &cands, policy);
@@ -426,6 +448,7 @@ fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<TlsChoi
     let gcands: Vec<Candidate> = local_groups
         .iter()
         .map(|(g, _)| Candidate {
+            tier: tier(k, &k.judge(Domain::Group, &g.name)),
             verdict: k.judge(Domain::Group, &g.name),
             measured: best(
                 doc.results
@@ -484,6 +507,130 @@ fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<TlsChoi
     Some((rankings, choice, all))
 }
 
+/// Where the ordering rule puts an option before speed: hybrid post-quantum key
+/// exchange first, options a current auditor fails (while our level and the
+/// policy allow them) last.
+pub fn tier(k: &Knowledge, v: &Verdict) -> Tier {
+    let name = v.subject.name.as_str();
+    let pq = match v.subject.domain {
+        Domain::SshKex => k.ssh_kex(name).is_some_and(|x| x.method == crate::judge::KexMethod::HybridPq),
+        Domain::Group => k.group(name).is_some_and(|g| g.kind == GroupKind::HybridPq),
+        _ => false,
+    };
+    if pq {
+        Tier::PostQuantum
+    } else if v.level >= Level::Secure && v.opinions.iter().any(|o| o.level <= Level::Insecure) {
+        Tier::Disputed
+    } else {
+        Tier::Normal
+    }
+}
+
+/// The auditors that fail an option our policy keeps, e.g. `ssh-audit`.
+pub fn disputed_by(v: &Verdict) -> Vec<String> {
+    v.opinions
+        .iter()
+        .filter(|o| o.level <= Level::Insecure)
+        .map(|o| o.source.id.clone())
+        .collect()
+}
+
+/// The figure of one `ssh-handshake` record as the ranking sees it: CPU per login
+/// (both ends when the server was observable, else the client's), else wall time.
+fn handshake_figure(r: &ResultRecord, by: HandshakeMetric) -> Option<Measured> {
+    let wall = r.summary()?;
+    let label = crate::report::table::subject_label(r);
+    let ms = |x: f64| format!("{:.2}", x * 1e3);
+    let fig = |f: &crate::model::CpuFigure| {
+        if f.samples < 2 {
+            format!("{} ms (one login, no interval)", ms(f.mean))
+        } else {
+            format!("{} ms [{}–{}]", ms(f.mean), ms(f.ci95_low), ms(f.ci95_high))
+        }
+    };
+    let cpu = r.handshake_cpu.as_ref();
+    let pick = match by {
+        HandshakeMetric::Total => cpu.and_then(|c| c.total),
+        HandshakeMetric::Client => cpu.and_then(|c| c.client),
+        HandshakeMetric::Wall => None,
+    };
+    let Some(f) = pick else {
+        return (by == HandshakeMetric::Wall).then(|| Measured {
+            summary: wall,
+            basis: format!("ssh-handshake {label}, wall time per login"),
+        });
+    };
+    let mut parts = Vec::new();
+    if let Some(c) = cpu.and_then(|c| c.client.as_ref()) {
+        parts.push(format!("client {}", fig(c)));
+    }
+    if let Some(sv) = cpu.and_then(|c| c.server.as_ref()) {
+        parts.push(format!("server {}", fig(sv)));
+    }
+    parts.push(format!("wall {:.1} ms", wall.median * 1e3));
+    Some(Measured {
+        summary: Summary {
+            median: f.mean,
+            mean: f.mean,
+            min: f.ci95_low,
+            max: f.ci95_high,
+            ci95_low: f.ci95_low,
+            ci95_high: f.ci95_high,
+            samples: f.samples,
+            cv: 0.0,
+        },
+        basis: format!("ssh-handshake {label}: CPU per login {}", parts.join(", ")),
+    })
+}
+
+/// What SSH kex and host keys are ranked by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HandshakeMetric {
+    /// Client + server CPU per login (the private sshd).
+    Total,
+    /// The client's CPU per login (a remote server).
+    Client,
+    /// Wall time per login (documents from before CPU was recorded).
+    Wall,
+}
+
+impl HandshakeMetric {
+    fn of(records: &[&ResultRecord]) -> HandshakeMetric {
+        let all = |f: fn(&crate::model::HandshakeCpu) -> bool| {
+            !records.is_empty() && records.iter().all(|r| r.handshake_cpu.as_ref().is_some_and(f))
+        };
+        if all(|c| c.total.is_some()) {
+            HandshakeMetric::Total
+        } else if all(|c| c.client.is_some()) {
+            HandshakeMetric::Client
+        } else {
+            HandshakeMetric::Wall
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            HandshakeMetric::Total => "cpu_seconds",
+            HandshakeMetric::Client => "client_cpu_seconds",
+            HandshakeMetric::Wall => "seconds",
+        }
+    }
+}
+
+/// SSH candidates in the policy's order: its `only` list, then the knowledge
+/// base's order (best first), then the client's own.
+fn ssh_ordered(k: &Knowledge, policy: &Policy, domain: Domain, names: Vec<String>) -> Vec<String> {
+    let only = policy.rules(domain).only.clone().unwrap_or_default();
+    let kb: Vec<String> = k.entries(domain).iter().map(|e| e.name().to_string()).collect();
+    let pos = |n: &String, list: &[String]| list.iter().position(|o| o.eq_ignore_ascii_case(n)).unwrap_or(usize::MAX);
+    let mut v: Vec<(usize, usize, usize, String)> = names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| (pos(&n, &only), pos(&n, &kb), i, n))
+        .collect();
+    v.sort();
+    v.into_iter().map(|x| x.3).collect()
+}
+
 fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoice>> {
     let bulk: Vec<&ResultRecord> = doc
         .results
@@ -493,7 +640,7 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
     let hand: Vec<&ResultRecord> = doc
         .results
         .iter()
-        .filter(|r| r.kind == Kind::SshHandshake && r.status == Status::Ok)
+        .filter(|r| r.kind == Kind::SshHandshake && r.status == Status::Ok && r.metric == Metric::Seconds)
         .collect();
     if bulk.is_empty() && hand.is_empty() {
         return None;
@@ -502,7 +649,7 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
     let allowed = |d: Domain, n: &str| policy.allows(&k.judge(d, n)).allowed;
     // Candidates: what the local client lists, else the knowledge base (no markers).
     let names = |d: Domain, local: Option<&Vec<String>>| -> Vec<String> {
-        match local {
+        let v = match local {
             Some(l) => l.clone(),
             None => k
                 .entries(d)
@@ -510,7 +657,8 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
                 .filter(|e| !(d == Domain::SshKex && k.ssh_kex(e.name()).is_some_and(|x| x.method == crate::judge::KexMethod::Marker)))
                 .map(|e| e.name().to_string())
                 .collect(),
-        }
+        };
+        ssh_ordered(k, policy, d, v)
     };
     let o = local.as_ref();
     let lists = [
@@ -523,6 +671,7 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
             names(Domain::SshHostkey, o.map(|o| &o.hostkey_algorithms)),
         ),
     ];
+    let by = HandshakeMetric::of(&hand);
     let mut rankings = Vec::new();
     let mut all = Vec::new();
     for (domain, list, items) in lists {
@@ -540,9 +689,21 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
             Domain::SshKex => Domain::SshHostkey,
             _ => Domain::SshKex,
         };
-        let (records, lower, metric) = match domain {
-            Domain::SshCipher | Domain::SshMac => (&bulk, false, "bytes_per_sec"),
-            _ => (&hand, true, "seconds"),
+        let bulk_list = matches!(domain, Domain::SshCipher | Domain::SshMac);
+        let records = if bulk_list { &bulk } else { &hand };
+        // The allowed partner most of this list's handshakes were measured with.
+        let reference: Option<String> = {
+            let mut counts: Vec<(String, usize)> = Vec::new();
+            for r in records.iter() {
+                if let Some(p) = subjects(r).1.filter(|p| allowed(partner, p)) {
+                    match counts.iter_mut().find(|(n, _)| *n == p) {
+                        Some(c) => c.1 += 1,
+                        None => counts.push((p, 1)),
+                    }
+                }
+            }
+            // Most records; among equals, the first seen.
+            counts.iter().rev().max_by_key(|(_, n)| *n).map(|(p, _)| p.clone())
         };
         let cands: Vec<Candidate> = items
             .iter()
@@ -555,20 +716,33 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
                     let (me, other) = subjects(r);
                     me.as_deref() == Some(name.as_str()) && (!own_ok || other.as_deref().map_or(true, |p| allowed(partner, p)))
                 });
-                let measured = best(mine, lower).and_then(|r| {
-                    Some(Measured {
-                        summary: r.summary()?,
-                        basis: format!(
-                            "{} {}",
-                            serde_json::to_value(r.kind).ok()?.as_str()?,
-                            crate::report::table::subject_label(r)
-                        ),
+                let measured = if bulk_list {
+                    best(mine, false).and_then(|r| {
+                        Some(Measured {
+                            summary: r.summary()?,
+                            basis: format!("ssh-bulk {}", crate::report::table::subject_label(r)),
+                        })
                     })
-                });
-                Candidate { verdict, measured }
+                } else {
+                    // Paired with the reference partner, so that kex are compared under
+                    // one host key and host keys under one kex; else its cheapest pairing.
+                    let mine: Vec<&ResultRecord> = mine.collect();
+                    let with_ref = mine.iter().find(|r| subjects(r).1.is_some() && subjects(r).1 == reference);
+                    with_ref.and_then(|r| handshake_figure(r, by)).or_else(|| {
+                        mine.iter()
+                            .filter_map(|r| handshake_figure(r, by))
+                            .min_by(|a, b| a.summary.median.partial_cmp(&b.summary.median).unwrap_or(std::cmp::Ordering::Equal))
+                    })
+                };
+                Candidate {
+                    tier: tier(k, &verdict),
+                    verdict,
+                    measured,
+                }
             })
             .collect();
-        rankings.push(rank(list, metric, !lower, &cands, policy));
+        let (metric, higher) = if bulk_list { ("bytes_per_sec", true) } else { (by.name(), false) };
+        rankings.push(rank(list, metric, higher, &cands, policy));
         all.extend(cands);
     }
     let choice = SshChoice {
@@ -576,8 +750,37 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
         macs: rankings[1].choice(),
         kex: rankings[2].choice(),
         hostkeys: rankings[3].choice(),
+        server_hostkeys: server_hostkeys(doc, &rankings[3].choice()),
     };
     Some((rankings, choice, all))
+}
+
+/// The host-key algorithms an sshd line may list: those of `allowed` (best first)
+/// that the server can serve. For a remote run (`ssh --host`), what the server
+/// offered in the feature check; otherwise the keys this machine's sshd has
+/// (`sshd -T` and its HostKey files). `None` when they cannot be known: the line
+/// is then left out, and sshd keeps its own default.
+fn server_hostkeys(doc: &Document, allowed: &[String]) -> Option<Vec<String>> {
+    let remote = doc
+        .run
+        .settings
+        .get("target")
+        .and_then(|t| t.as_str())
+        .is_some_and(|t| !t.starts_with("private sshd"));
+    let offered: Vec<String> = if remote {
+        doc.results
+            .iter()
+            .filter(|r| r.kind == Kind::SshAccept && r.status == Status::Ok && r.median == Some(1.0))
+            .filter(|r| r.subject.cipher.is_none() && r.subject.mac.is_none() && r.subject.kex.is_none())
+            .filter_map(|r| r.subject.hostkey.clone())
+            .collect()
+    } else {
+        crate::discover::openssh::server_hostkey_algorithms()?
+    };
+    if offered.is_empty() {
+        return None;
+    }
+    Some(allowed.iter().filter(|a| offered.contains(a)).cloned().collect())
 }
 
 /// A figure in the ranking's unit.
@@ -585,6 +788,7 @@ pub fn figure(metric: &str, v: f64) -> String {
     match metric {
         "bytes_per_sec" => crate::units::BytesPerSec(v).to_string(),
         "seconds" => format!("{:.1} ms", v * 1e3),
+        "cpu_seconds" | "client_cpu_seconds" => format!("{:.2} ms CPU", v * 1e3),
         _ => format!("{v:.1}/s"),
     }
 }
@@ -603,6 +807,103 @@ pub fn list_title(list: &str) -> &str {
     }
 }
 
+/// The domain a ranking list holds.
+fn list_domain(list: &str) -> Option<Domain> {
+    Some(match list {
+        "tls13_suites" => Domain::Tls13Suite,
+        "tls12_suites" => Domain::Tls12Suite,
+        "groups" => Domain::Group,
+        "ssh_ciphers" => Domain::SshCipher,
+        "ssh_macs" => Domain::SshMac,
+        "ssh_kex" => Domain::SshKex,
+        "ssh_hostkeys" => Domain::SshHostkey,
+        _ => return None,
+    })
+}
+
+/// ` (post-quantum)` or ` (disputed: ssh-audit fails it)` after an option's name.
+fn tier_mark(k: &Knowledge, list: &str, name: &str) -> String {
+    let Some(d) = list_domain(list) else { return String::new() };
+    let v = k.judge(d, name);
+    match tier(k, &v) {
+        Tier::PostQuantum => " (post-quantum)".to_string(),
+        Tier::Disputed => format!(" (after the rest: {} fails it)", disputed_by(&v).join(", ")),
+        Tier::Normal => String::new(),
+    }
+}
+
+/// What post-quantum key exchange costs here, which hybrid the policy allows but
+/// the software lacks, and where the policy keeps what an auditor fails.
+pub fn security_notes(k: &Knowledge, policy: &Policy, r: &Ranking) -> Vec<String> {
+    let Some(domain) = list_domain(&r.list) else { return Vec::new() };
+    let mut out = Vec::new();
+    let tier_of = |n: &str| tier(k, &k.judge(domain, n));
+    if matches!(domain, Domain::SshKex | Domain::Group) {
+        let pq = r.ranked.iter().find(|x| tier_of(&x.name) == Tier::PostQuantum);
+        let classic = r.ranked.iter().find(|x| tier_of(&x.name) == Tier::Normal);
+        if let (Some(p), Some(c)) = (pq, classic) {
+            let per = if r.higher_is_better {
+                // handshakes per second: the time per handshake is what it costs.
+                let t = |v: f64| if v > 0.0 { 1.0 / v } else { 0.0 };
+                format!("{:.2} ms per handshake", (t(p.median) - t(c.median)) * 1e3)
+            } else {
+                format!(
+                    "{:.2} ms {}per login",
+                    (p.median - c.median) * 1e3,
+                    if r.metric.contains("cpu") { "of CPU " } else { "" }
+                )
+            };
+            out.push(format!(
+                "post-quantum costs {per} here ({} {} against {} {}); it stays first: its cost is shown, never traded away.",
+                p.name,
+                figure(&r.metric, p.median),
+                c.name,
+                figure(&r.metric, c.median)
+            ));
+        }
+        // Hybrids the policy names but the software here lacks.
+        let listed = r
+            .ranked
+            .iter()
+            .map(|x| x.name.clone())
+            .chain(r.unmeasured.iter().cloned())
+            .collect::<Vec<_>>();
+        for name in policy.rules(domain).only.clone().unwrap_or_default() {
+            let v = k.judge(domain, &name);
+            let known =
+                |n: &str| listed.iter().any(|l| l.eq_ignore_ascii_case(n)) || v.subject.aliases.iter().any(|a| a.eq_ignore_ascii_case(n));
+            if tier(k, &v) == Tier::PostQuantum
+                && !known(&name)
+                && !listed.iter().any(|l| k.judge(domain, l).subject.name == v.subject.name)
+            {
+                let what = if domain == Domain::Group {
+                    format!(
+                        "the installed OpenSSL ({}) does not have it",
+                        crate::backend::openssl::runtime_version()
+                    )
+                } else {
+                    "the installed OpenSSH does not have it".to_string()
+                };
+                out.push(format!("{name}: allowed by policy {}, left out: {what}.", policy.name));
+            }
+        }
+    }
+    let disputed: Vec<String> = r
+        .choice()
+        .into_iter()
+        .filter(|n| tier_of(n) == Tier::Disputed)
+        .map(|n| format!("{n} ({})", disputed_by(&k.judge(domain, &n)).join(", ")))
+        .collect();
+    if !disputed.is_empty() {
+        out.push(format!(
+            "disagreement: policy {} keeps {} for old peers, which a current auditor fails; they come after every other option. Use --policy modern to leave them out.",
+            policy.name,
+            disputed.join(", ")
+        ));
+    }
+    out
+}
+
 /// The terminal view: each ranking, the price of safety, then the config lines.
 pub fn render(doc: &Document, policy: &Policy, knowledge: &Knowledge, outcome: &Outcome) -> String {
     let mut s = format!(
@@ -616,13 +917,14 @@ pub fn render(doc: &Document, policy: &Policy, knowledge: &Knowledge, outcome: &
         s.push_str("\nThis run measured nothing a recommendation can be made from (primitives, TLS or SSH).\n");
         return s;
     }
+    s.push_str(&format!("{}\n", rank::RULE));
     for (_, rankings, _) in &outcome.protocols {
         for r in rankings {
             s.push_str(&format!(
                 "\n{} (policy {}, {})\n",
                 list_title(&r.list),
                 policy.name,
-                if r.higher_is_better { "fastest first" } else { "quickest first" }
+                if r.higher_is_better { "fastest first" } else { "cheapest first" }
             ));
             if r.ranked.is_empty() {
                 if r.unmeasured.is_empty() {
@@ -640,7 +942,7 @@ pub fn render(doc: &Document, policy: &Policy, knowledge: &Knowledge, outcome: &
                 for x in &r.ranked {
                     t.add_row([
                         format!("{}{}", x.rank, if x.tied { "=" } else { "" }),
-                        x.name.clone(),
+                        format!("{}{}", x.name, tier_mark(knowledge, &r.list, &x.name)),
                         x.level.to_string(),
                         figure(&r.metric, x.median),
                         format!("{} – {}", figure(&r.metric, x.ci95_low), figure(&r.metric, x.ci95_high)),
@@ -651,8 +953,20 @@ pub fn render(doc: &Document, policy: &Policy, knowledge: &Knowledge, outcome: &
                     s.push_str(&format!("  {}\n", line.trim_end()));
                 }
                 if r.ranked.iter().any(|x| x.tied) {
-                    s.push_str("  =: tied (95% intervals overlap); inside a tie the better level, then the policy's order, comes first.\n");
+                    s.push_str(&format!(
+                        "  =: not measurably different (95% intervals overlap, or less than {:.0}% apart); the better level, then the policy's order, comes first.\n",
+                        rank::PRACTICAL * 100.0
+                    ));
                 }
+                if !r.unmeasured.is_empty() {
+                    s.push_str(&format!(
+                        "  not measured in this run (still configured, after the measured options, in the policy's order): {}\n",
+                        r.unmeasured.join(", ")
+                    ));
+                }
+            }
+            for note in &r.notes {
+                s.push_str(&format!("  {note}\n"));
             }
             let refused = [
                 ("fastest refused", &r.fastest_refused, r.safety_cost),
@@ -719,6 +1033,53 @@ mod tests {
             "results": results,
         }))
         .unwrap()
+    }
+
+    /// `ssh --host`: sshd's HostKeyAlgorithms follows what the remote server offered
+    /// in the feature check (here RSA only: both RSA signature algorithms stay), and
+    /// kex are ranked by CPU with post-quantum first even though it costs more.
+    #[test]
+    fn remote_ssh_host_keys_follow_the_servers_offer_and_post_quantum_leads() {
+        let k = Knowledge::builtin().unwrap();
+        let accept = |hostkey: &str, ok: bool| {
+            serde_json::json!({"kind": "ssh-accept", "subject": {"hostkey": hostkey}, "metric": "accepted", "status": "ok",
+                "median": if ok { 1.0 } else { 0.0 }, "mean": 0.0, "min": 0.0, "max": 0.0, "ci95_low": 0.0, "ci95_high": 0.0, "samples": 1})
+        };
+        let hand = |kex: &str, client_ms: f64| {
+            let f = |m: f64| serde_json::json!({"mean": m / 1e3, "ci95_low": m * 0.98 / 1e3, "ci95_high": m * 1.02 / 1e3, "samples": 8});
+            serde_json::json!({"kind": "ssh-handshake", "subject": {"kex": kex, "hostkey": "rsa-sha2-512"}, "metric": "seconds",
+                "status": "ok", "median": 0.3, "mean": 0.3, "min": 0.29, "max": 0.31, "ci95_low": 0.29, "ci95_high": 0.31,
+                "samples": 8, "handshake_cpu": {"client": f(client_ms), "method": "test"}})
+        };
+        let mut d = doc(serde_json::json!([
+            accept("rsa-sha2-512", true),
+            accept("rsa-sha2-256", true),
+            accept("ssh-ed25519", false),
+            hand("curve25519-sha256", 10.0),
+            hand("sntrup761x25519-sha512", 60.0),
+        ]));
+        d.run.settings = serde_json::json!({"target": "me@server"});
+        let p = Policy::builtin("modern").unwrap();
+        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let r = &out.recommendations[0];
+        assert_eq!(r.choice["ssh_server_hostkeys"], ["rsa-sha2-512", "rsa-sha2-256"]);
+        assert!(
+            r.lines.contains(&"HostKeyAlgorithms rsa-sha2-512,rsa-sha2-256".to_string()),
+            "{:?}",
+            r.lines
+        );
+        let kex = &r.choice["ssh_kex"];
+        assert!(
+            kex[0].starts_with("sntrup761x25519") || kex[0].starts_with("mlkem768x25519"),
+            "{kex:?}"
+        );
+        let rk = r.rankings.iter().find(|x| x.list == "ssh_kex").unwrap();
+        assert_eq!(rk.metric, "client_cpu_seconds");
+        let notes = security_notes(&k, &p, rk);
+        assert!(
+            notes.iter().any(|n| n.starts_with("post-quantum costs 50.00 ms of CPU per login")),
+            "{notes:?}"
+        );
     }
 
     fn prim(alg: &str, op: &str, bytes: u64, median: f64) -> serde_json::Value {
@@ -792,7 +1153,12 @@ mod tests {
         let out = recommend(&d, &k, &p, &["openssl".to_string()]);
         assert_eq!(out.recommendations.len(), 1, "only TLS was measured, for one target");
         let r = &out.recommendations[0];
-        assert_eq!(r.choice["tls13_suites"], vec!["TLS_AES_128_GCM_SHA256".to_string()]);
+        // The measured suite first; the others the policy allows follow, unmeasured,
+        // in the policy's order (never dropped for lack of measurement).
+        assert_eq!(
+            r.choice["tls13_suites"],
+            ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]
+        );
         // The CBC suite is refused by intermediate and slower anyway.
         let r12 = r.rankings.iter().find(|x| x.list == "tls12_suites").unwrap();
         assert!(r12.ranked.iter().all(|x| x.name.contains("AES_128_GCM")), "{:?}", r12.ranked);

@@ -13,11 +13,28 @@ pub struct Measured {
     pub basis: String,
 }
 
+/// Where an option goes before speed is looked at. The order of the variants is
+/// the order in a config line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tier {
+    /// Hybrid post-quantum key exchange: first wherever the policy allows it and the
+    /// software has it. Its cost is shown, never traded away.
+    PostQuantum,
+    /// Everything else the policy allows.
+    #[default]
+    Normal,
+    /// Allowed by the policy, but a current auditor (ssh-audit) fails it, e.g. the
+    /// NIST curves: kept for old peers, after every other option.
+    Disputed,
+}
+
 /// A candidate: its verdict and, when the run measured it, its figure.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     pub verdict: Verdict,
     pub measured: Option<Measured>,
+    pub tier: Tier,
 }
 
 /// An option the policy accepts, in ranking order.
@@ -62,9 +79,20 @@ pub struct Ranking {
     pub higher_is_better: bool,
     /// Measured options that pass the policy, best first.
     pub ranked: Vec<Ranked>,
-    /// Options that pass the policy but were not measured in this run.
+    /// Options that pass the policy but were not measured in this run ("not measured
+    /// in this run"): still configured, after the measured ones of their tier, in the
+    /// policy's order. A budget changes order, never what is configured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmeasured: Vec<String>,
+    /// The configured order: per [`Tier`], the measured options by the ordering rule,
+    /// then the unmeasured ones. Empty in documents written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<String>,
+    /// What the rule did that a reader must know: what post-quantum costs here, a
+    /// hybrid the software lacks, a disagreement with an auditor (see
+    /// `recommend::security_notes`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The fastest measured option the policy refuses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fastest_refused: Option<Refused>,
@@ -82,14 +110,17 @@ pub struct Ranking {
 }
 
 impl Ranking {
-    /// The names to configure: the ranked options, or (when none was measured) the
-    /// accepted ones in the candidates' order.
+    /// The names to configure: every option the policy accepts, measured or not, in
+    /// the order of [`rank`]'s rule.
     pub fn choice(&self) -> Vec<String> {
-        if self.ranked.is_empty() {
-            self.unmeasured.clone()
-        } else {
-            self.ranked.iter().map(|r| r.name.clone()).collect()
+        if !self.order.is_empty() {
+            return self.order.clone();
         }
+        self.ranked
+            .iter()
+            .map(|r| r.name.clone())
+            .chain(self.unmeasured.iter().cloned())
+            .collect()
     }
 }
 
@@ -107,19 +138,45 @@ fn for_ties(s: &Summary) -> Summary {
     w
 }
 
-/// Ranks `candidates` (given in preference order, used only to order inside ties)
-/// under `policy`.
+/// A measured difference smaller than this fraction of the better figure does not
+/// decide an order, even when the intervals do not overlap: nobody configures for a
+/// 5% difference, and the next run's drift is of that size.
+pub const PRACTICAL: f64 = 0.05;
+
+/// The ordering rule, as the report and the README state it.
+pub const RULE: &str = "Order: hybrid post-quantum key exchange first wherever the policy allows it; \
+then speed, but only where the difference is measurable (95% intervals apart and at least 5%); \
+otherwise the better grade, then the policy's order; options a current auditor fails (NIST curves \
+under ssh-audit) last. Options the policy allows but this run did not measure are kept, after the \
+measured ones, in the policy's order.";
+
+/// Whether `a` and `b` differ measurably: intervals apart and beyond [`PRACTICAL`].
+pub fn measurably_different(a: &Summary, b: &Summary) -> bool {
+    let (a, b) = (for_ties(a), for_ties(b));
+    if a.ties_with(&b) {
+        return false;
+    }
+    let (lo, hi) = if a.median < b.median {
+        (a.median, b.median)
+    } else {
+        (b.median, a.median)
+    };
+    hi > 0.0 && (hi - lo) / hi >= PRACTICAL
+}
+
+/// Ranks `candidates` (given in the policy's order, used inside ties and for the
+/// unmeasured) under `policy` by [`RULE`].
 pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Candidate], policy: &Policy) -> Ranking {
     let better = |a: f64, b: f64| if higher_is_better { a > b } else { a < b };
     let mut accepted: Vec<(usize, &Candidate, Vec<String>)> = Vec::new();
-    let mut unmeasured = Vec::new();
+    let mut unmeasured: Vec<(usize, &Candidate)> = Vec::new();
     let mut fastest_refused: Option<Refused> = None;
     let mut fastest_insecure: Option<Refused> = None;
     for (i, c) in candidates.iter().enumerate() {
         let decision = policy.allows(&c.verdict);
         match (&c.measured, decision.allowed) {
             (Some(_), true) => accepted.push((i, c, decision.warnings)),
-            (None, true) => unmeasured.push(c.verdict.subject.name.clone()),
+            (None, true) => unmeasured.push((i, c)),
             (Some(m), false) => {
                 let refused = Refused {
                     name: c.verdict.subject.name.clone(),
@@ -141,51 +198,74 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
             (None, false) => {}
         }
     }
-    let median = |c: &Candidate| c.measured.as_ref().map_or(f64::NAN, |m| m.summary.median);
+    let summary = |c: &Candidate| c.measured.as_ref().expect("measured").summary;
     accepted.sort_by(|a, b| {
-        let (x, y) = (median(a.1), median(b.1));
+        let (x, y) = (summary(a.1).median, summary(b.1).median);
         let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
-        (if higher_is_better { o.reverse() } else { o }).then(a.0.cmp(&b.0))
+        a.1.tier
+            .cmp(&b.1.tier)
+            .then(if higher_is_better { o.reverse() } else { o })
+            .then(a.0.cmp(&b.0))
     });
-    // Tie groups: an option joins the current group when its interval overlaps any
-    // member's. Inside a group the instrument cannot order them, so the better level
-    // comes first, then the candidates' own order.
+    // Groups the instrument cannot order: inside one tier, an option joins the
+    // current group unless it differs measurably from the group's leader (the
+    // fastest member). Against the leader, not any member: a chain of wide,
+    // overlapping intervals must not tie a 10× slower option with the fastest.
     let mut groups: Vec<Vec<(usize, &Candidate, Vec<String>)>> = Vec::new();
     for item in accepted {
-        let s = for_ties(&item.1.measured.as_ref().expect("measured").summary);
-        let joins = groups.last().is_some_and(|g| {
-            g.iter()
-                .any(|m| for_ties(&m.1.measured.as_ref().expect("measured").summary).ties_with(&s))
-        });
+        let s = summary(item.1);
+        let joins = groups
+            .last()
+            .is_some_and(|g| g[0].1.tier == item.1.tier && !measurably_different(&summary(g[0].1), &s));
         if joins {
             groups.last_mut().expect("group").push(item);
         } else {
             groups.push(vec![item]);
         }
     }
+    // The fastest accepted figure, whatever its tier: what a refused option is set against.
     let accepted_best = groups
-        .first()
-        .and_then(|g| g.first())
-        .map(|x| for_ties(&x.1.measured.as_ref().expect("measured").summary));
+        .iter()
+        .flatten()
+        .map(|x| for_ties(&summary(x.1)))
+        .reduce(|a, b| if better(b.median, a.median) { b } else { a });
     let mut ranked = Vec::new();
-    for mut g in groups {
-        g.sort_by(|a, b| b.1.verdict.level.cmp(&a.1.verdict.level).then(a.0.cmp(&b.0)));
-        let rank = ranked.len() + 1;
-        let tied = g.len() > 1;
-        for (_, c, warnings) in g {
-            let m = c.measured.as_ref().expect("measured");
-            ranked.push(Ranked {
-                name: c.verdict.subject.name.clone(),
-                rank,
-                tied,
-                level: c.verdict.level,
-                median: m.summary.median,
-                ci95_low: m.summary.ci95_low,
-                ci95_high: m.summary.ci95_high,
-                basis: m.basis.clone(),
-                warnings,
-            });
+    let mut order = Vec::new();
+    let mut tiers: Vec<Tier> = groups
+        .iter()
+        .map(|g| g[0].1.tier)
+        .chain(unmeasured.iter().map(|u| u.1.tier))
+        .collect();
+    tiers.sort();
+    tiers.dedup();
+    let mut groups = groups.into_iter().peekable();
+    for tier in tiers {
+        while let Some(mut g) = groups.next_if(|g| g[0].1.tier == tier) {
+            g.sort_by(|a, b| b.1.verdict.level.cmp(&a.1.verdict.level).then(a.0.cmp(&b.0)));
+            let rank = ranked.len() + 1;
+            let tied = g.len() > 1;
+            for (_, c, warnings) in g {
+                let m = c.measured.as_ref().expect("measured");
+                order.push(c.verdict.subject.name.clone());
+                ranked.push(Ranked {
+                    name: c.verdict.subject.name.clone(),
+                    rank,
+                    tied,
+                    level: c.verdict.level,
+                    median: m.summary.median,
+                    ci95_low: m.summary.ci95_low,
+                    ci95_high: m.summary.ci95_high,
+                    basis: m.basis.clone(),
+                    warnings,
+                });
+            }
         }
+        order.extend(
+            unmeasured
+                .iter()
+                .filter(|u| u.1.tier == tier)
+                .map(|u| u.1.verdict.subject.name.clone()),
+        );
     }
     if fastest_insecure.as_ref().map(|f| &f.name) == fastest_refused.as_ref().map(|f| &f.name) {
         fastest_insecure = None;
@@ -195,7 +275,7 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
             f.tied_with_best |= f.ci95_low <= best.ci95_high && best.ci95_low <= f.ci95_high;
         }
     }
-    let cost = |f: &Option<Refused>| match (f, ranked.first()) {
+    let cost = |f: &Option<Refused>| match (f, accepted_best) {
         (Some(f), Some(best)) if f.median > 0.0 && best.median > 0.0 => Some(if higher_is_better {
             f.median / best.median
         } else {
@@ -209,7 +289,9 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
         metric: metric.to_string(),
         higher_is_better,
         ranked,
-        unmeasured,
+        unmeasured: unmeasured.into_iter().map(|u| u.1.verdict.subject.name.clone()).collect(),
+        order,
+        notes: Vec::new(),
         fastest_refused,
         safety_cost,
         fastest_insecure,
@@ -258,6 +340,7 @@ mod tests {
                 summary,
                 basis: "test".into(),
             }),
+            tier: Tier::Normal,
         }
     }
 
@@ -300,6 +383,129 @@ mod tests {
         // Lower is better (seconds): the order flips.
         let r = rank("ssh_ciphers", "seconds", false, &cands, &p);
         assert_eq!(r.ranked[0].name, "aes128-ctr");
+    }
+
+    fn kex(k: &Knowledge, name: &str, m: Option<Summary>) -> Candidate {
+        let verdict = k.judge(Domain::SshKex, name);
+        Candidate {
+            tier: crate::recommend::tier(k, &verdict),
+            verdict,
+            measured: m.map(|summary| Measured {
+                summary,
+                basis: "test".into(),
+            }),
+        }
+    }
+
+    /// Post-quantum first even when it costs more; an option ssh-audit fails after
+    /// everything else even when it is cheapest; the unmeasured kept, in the policy's
+    /// order, after the measured of their tier.
+    #[test]
+    fn post_quantum_leads_and_auditor_failed_options_trail_whatever_the_speed() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let cands = vec![
+            kex(&k, "mlkem768x25519-sha256", None),
+            kex(&k, "sntrup761x25519-sha512", Some(s(0.012, 0.0005))),
+            kex(&k, "curve25519-sha256", Some(s(0.010, 0.0005))),
+            kex(&k, "ecdh-sha2-nistp256", Some(s(0.008, 0.0005))),
+            kex(&k, "diffie-hellman-group16-sha512", None),
+            kex(&k, "diffie-hellman-group1-sha1", Some(s(0.001, 0.0001))),
+        ];
+        let r = rank("ssh_kex", "cpu_seconds", false, &cands, &p);
+        assert_eq!(
+            r.choice(),
+            [
+                "sntrup761x25519-sha512",
+                "mlkem768x25519-sha256",
+                "curve25519-sha256",
+                "diffie-hellman-group16-sha512",
+                "ecdh-sha2-nistp256"
+            ]
+        );
+        assert_eq!(r.unmeasured, ["mlkem768x25519-sha256", "diffie-hellman-group16-sha512"]);
+        assert_eq!(r.fastest_refused.as_ref().unwrap().name, "diffie-hellman-group1-sha1");
+        // The refused option's price is set against the cheapest accepted one, not the first.
+        assert!((r.safety_cost.unwrap() - 0.008 / 0.001).abs() < 1e-9);
+    }
+
+    /// Wide intervals that overlap in a chain do not tie the slowest with the
+    /// fastest: each is set against the group's leader.
+    #[test]
+    fn a_chain_of_overlaps_does_not_tie_the_extremes() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let cands = [
+            cand(&k, "chacha20-poly1305@openssh.com", Some(s(55.0, 28.0))),
+            cand(&k, "aes128-gcm@openssh.com", Some(s(400.0, 250.0))),
+            cand(&k, "aes192-ctr", Some(s(170.0, 120.0))),
+        ];
+        let r = rank("ssh_ciphers", "bytes_per_sec", true, &cands, &p);
+        assert_eq!(
+            r.choice(),
+            ["aes128-gcm@openssh.com", "aes192-ctr", "chacha20-poly1305@openssh.com"],
+            "{:?}",
+            r.ranked
+        );
+        assert!(r.ranked[0].tied && r.ranked[1].tied && !r.ranked[2].tied, "{:?}", r.ranked);
+    }
+
+    /// Speed decides only beyond the intervals and [`PRACTICAL`]: 3% apart with
+    /// tight intervals is a tie (policy order), 20% apart is an order.
+    #[test]
+    fn speed_orders_only_measurable_differences() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("modern").unwrap();
+        let close = [
+            cand(&k, "chacha20-poly1305@openssh.com", Some(s(100.0, 0.5))),
+            cand(&k, "aes128-gcm@openssh.com", Some(s(103.0, 0.5))),
+        ];
+        let r = rank("ssh_ciphers", "bytes_per_sec", true, &close, &p);
+        assert_eq!(r.choice(), ["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com"]);
+        assert!(r.ranked.iter().all(|x| x.tied && x.rank == 1), "{:?}", r.ranked);
+        let far = [
+            cand(&k, "chacha20-poly1305@openssh.com", Some(s(100.0, 0.5))),
+            cand(&k, "aes128-gcm@openssh.com", Some(s(120.0, 0.5))),
+        ];
+        let r = rank("ssh_ciphers", "bytes_per_sec", true, &far, &p);
+        assert_eq!(r.choice(), ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"]);
+        assert!(!measurably_different(&s(100.0, 0.5), &s(103.0, 0.5)));
+        assert!(!measurably_different(&s(100.0, 10.0), &s(120.0, 10.0)), "overlapping intervals");
+        assert!(measurably_different(&s(100.0, 0.5), &s(120.0, 0.5)));
+    }
+
+    /// A small budget (nothing measured) and a large one (everything measured) give
+    /// the same set: budgets change the order, never what is configured.
+    #[test]
+    fn a_budget_changes_the_order_never_the_set() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let names = [
+            "aes256-ctr",
+            "aes128-gcm@openssh.com",
+            "chacha20-poly1305@openssh.com",
+            "3des-cbc",
+            "aes128-cbc",
+        ];
+        let none: Vec<Candidate> = names.iter().map(|n| cand(&k, n, None)).collect();
+        let all: Vec<Candidate> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| cand(&k, n, Some(s(100.0 * (i + 1) as f64, 1.0))))
+            .collect();
+        let some: Vec<Candidate> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| cand(&k, n, (i % 2 == 0).then(|| s(100.0 * (i + 1) as f64, 1.0))))
+            .collect();
+        let set = |c: &[Candidate]| {
+            let mut v = rank("ssh_ciphers", "bytes_per_sec", true, c, &p).choice();
+            v.sort();
+            v
+        };
+        assert_eq!(set(&none), set(&all));
+        assert_eq!(set(&some), set(&all));
+        assert_eq!(set(&all).len(), 3, "{:?}", set(&all));
     }
 
     #[test]

@@ -15,7 +15,7 @@ fn bold(s: &str) -> String {
 /// Tied TLS 1.2 suites that differ only in the certificate type share one bulk
 /// figure (the same Enc and Mac): `TLS_ECDHE_ECDSA_WITH_X` and `TLS_ECDHE_RSA_WITH_X`
 /// read as `TLS_ECDHE_{ECDSA,RSA}_WITH_X`. Other names pass through; order is kept.
-fn group_auth(names: &[&str]) -> Vec<String> {
+pub(crate) fn group_auth(names: &[&str]) -> Vec<String> {
     // (key exchange, rest) -> authentications, in order of first appearance.
     type Group<'a> = (Option<(&'a str, &'a str)>, Vec<&'a str>);
     let mut groups: Vec<Group> = Vec::new();
@@ -42,8 +42,88 @@ fn group_auth(names: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// The width the answer is laid out for: the terminal's, else 80 columns; within
+/// 60..=120 so it stays readable.
+fn width() -> usize {
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| cols as usize)
+        .unwrap_or(80)
+        .clamp(60, 120)
+}
+
+/// Words (never split) filled into lines of at most `width` columns: the first line
+/// starts after `first` columns already used, the others with `indent` spaces.
+/// A word longer than a line gets a line of its own.
+pub(crate) fn fill(words: &[String], width: usize, first: usize, indent: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![String::new()];
+    let mut used = first;
+    for w in words {
+        let len = console::measure_text_width(w);
+        let line = lines.last_mut().expect("one line");
+        if line.is_empty() && used + len <= width || line.is_empty() && used == indent {
+            line.push_str(w);
+            used += len;
+        } else if used + 1 + len <= width {
+            line.push(' ');
+            line.push_str(w);
+            used += 1 + len;
+        } else {
+            lines.push(w.clone());
+            used = indent + len;
+        }
+    }
+    lines
+}
+
+/// Text wrapped at spaces to `width`, continuation lines indented by `indent`.
+fn wrap(text: &str, width: usize, indent: usize) -> String {
+    let words: Vec<String> = text.split_whitespace().map(String::from).collect();
+    let lines = fill(&words, width, 0, indent);
+    let pad = " ".repeat(indent);
+    let mut s = lines.join(&format!("\n{pad}"));
+    s.push('\n');
+    s
+}
+
+/// Column of the list names, of the figures, and where tied names continue.
+const LABEL: usize = 30;
+const FIGURE: usize = 10;
+const CONT: usize = 6;
+
+/// One row of the answer: label and figure in their columns, then the names; names
+/// that do not fit after the figure go on their own lines below, indented, so the
+/// columns hold in an 80-column terminal.
+fn row(label: &str, figure: &str, names: &[String], suffix: &str, width: usize) -> String {
+    let head = format!("  {label:<LABEL$} {figure:>FIGURE$}  ");
+    let head_w = console::measure_text_width(&head);
+    let mut words: Vec<String> = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        if i + 1 < names.len() {
+            words.push(format!("{n} ="));
+        } else {
+            words.push(n.clone());
+        }
+    }
+    if !suffix.is_empty() {
+        words.extend(suffix.split_whitespace().map(String::from));
+    }
+    let one_line: usize = words.iter().map(|w| console::measure_text_width(w) + 1).sum();
+    let pad = " ".repeat(CONT);
+    if head_w + one_line <= width + 1 {
+        return format!("{head}{}\n", words.join(" "));
+    }
+    let lines = fill(&words, width, CONT, CONT);
+    let mut s = format!("{}\n", head.trim_end());
+    for l in lines {
+        s.push_str(&format!("{pad}{l}\n"));
+    }
+    s
+}
+
 /// The answer for `cipherbench` / `cipherbench run`.
 pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Option<&str>, report: Option<&str>, stored: bool) -> String {
+    let width = width();
     let h = &doc.run.host;
     let lib = |k: &str| doc.run.libraries.get(k).cloned();
     let mut libs = vec![lib("openssl").unwrap_or_default()];
@@ -53,16 +133,20 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
     if let Some(v) = doc.run.settings.get("openssh_version").and_then(|v| v.as_str()) {
         libs.push(v.to_string());
     }
-    let mut s = format!(
-        "This machine: {}, {} cores, {} · {}\n",
-        h.cpu_model,
-        h.cores,
-        if h.cpu_flags.is_empty() {
-            "no crypto instructions".to_string()
-        } else {
-            h.cpu_flags.join(" ")
-        },
-        libs.join(" · ")
+    let mut s = wrap(
+        &format!(
+            "This machine: {}, {} cores, {} · {}",
+            h.cpu_model,
+            h.cores,
+            if h.cpu_flags.is_empty() {
+                "no crypto instructions".to_string()
+            } else {
+                h.cpu_flags.join(" ")
+            },
+            libs.join(" · ")
+        ),
+        width,
+        2,
     );
     let policy = doc.run.settings.get("policy").and_then(|v| v.as_str()).unwrap_or("intermediate");
     s.push_str(&bold(&format!("Fastest secure choices (policy: {policy})")));
@@ -73,30 +157,29 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
             let best: Vec<_> = r.ranked.iter().filter(|x| x.rank == 1).collect();
             let Some(first) = best.first() else {
                 if !r.unmeasured.is_empty() {
-                    s.push_str(&format!("  {:<30} not measured in this run\n", list_title(&r.list)));
+                    s.push_str(&format!("  {:<LABEL$} not measured in this run\n", list_title(&r.list)));
                 }
                 continue;
             };
             let names = group_auth(&best.iter().map(|x| x.name.as_str()).collect::<Vec<_>>());
-            let tie = if best.len() > 1 { " (tied: the intervals overlap)" } else { "" };
-            s.push_str(&format!(
-                "  {:<30} {:<44} {}{tie}\n",
-                list_title(&r.list),
-                names.join(" = "),
-                figure(&r.metric, first.median)
-            ));
+            let tie = if best.len() > 1 { "(tied)" } else { "" };
+            s.push_str(&row(list_title(&r.list), &figure(&r.metric, first.median), &names, tie, width));
+            // The ordering rule keeps post-quantum first: what that costs here, said.
+            for n in r.notes.iter().filter(|n| n.starts_with("post-quantum")) {
+                s.push_str(&format!("  {:<LABEL$} {n}\n", ""));
+            }
             if let (Some(bad), Some(cost)) = (&r.fastest_insecure, r.insecure_cost) {
                 let verdict = if bad.tied_with_best {
                     "no measurable gain: not worth it".to_string()
                 } else {
                     format!("{:+.0}%", (cost - 1.0) * 100.0)
                 };
-                insecure.push(format!(
-                    "  {:<30} {} ({}) {} — {verdict}",
+                insecure.push(row(
                     list_title(&r.list),
-                    bad.name,
-                    bad.level.as_str(),
-                    figure(&r.metric, bad.median)
+                    &figure(&r.metric, bad.median),
+                    &[format!("{} ({})", bad.name, bad.level.as_str())],
+                    &format!("— {verdict}"),
+                    width,
                 ));
             }
         }
@@ -106,11 +189,14 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
         s.push('\n');
         for l in insecure {
             s.push_str(&l);
-            s.push('\n');
         }
     }
     if let Some(n) = note {
-        s.push_str(&format!("  ({n})\n"));
+        s.push_str("  ");
+        s.push_str(&wrap(&format!("({n})"), width, 3));
+    } else if doc.run.command == "run" && !outcome.protocols.iter().any(|(p, _, _)| p == "ssh") {
+        s.push_str("  ");
+        s.push_str(&wrap("(SSH: the budget ran out before any SSH result; raise --budget)", width, 3));
     }
     if let Some(race) = doc.run.settings.get("race") {
         let lists: Vec<&str> = race["contests"]
@@ -118,10 +204,15 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
             .map(|a| a.iter().filter_map(|c| c["list"].as_str()).map(list_title).collect())
             .unwrap_or_default();
         if !lists.is_empty() {
-            s.push_str(&format!(
-                "  (raced for {:.0} s where the leaders were tied after the first pass: {}; ties left are shown as ties)\n",
-                race["seconds"].as_f64().unwrap_or(0.0),
-                lists.join(", ")
+            s.push_str("  ");
+            s.push_str(&wrap(
+                &format!(
+                    "(raced for {:.0} s where the leaders were tied after the first pass: {}; ties left are shown as ties: the intervals overlap)",
+                    race["seconds"].as_f64().unwrap_or(0.0),
+                    lists.join(", ")
+                ),
+                width,
+                3,
             ));
         }
     }
@@ -136,6 +227,7 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
             targets.join(", ")
         )));
         s.push('\n');
+        // Config lines are never wrapped: they are pasted as they are.
         for r in recs {
             s.push_str(&format!("  {} — {}:\n", r.target, r.location));
             for l in &r.lines {
@@ -147,8 +239,9 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
         s.push_str(&format!("Report: {p}\n"));
     }
     if stored {
+        // The command on a line of its own, so that it is never broken.
         s.push_str(&format!(
-            "Run {} stored; `cipherbench report --run {}` shows every figure.\n",
+            "Run {} stored; every figure:\n  cipherbench report --run {}\n",
             doc.run.id, doc.run.id
         ));
     }
@@ -157,7 +250,45 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
 
 #[cfg(test)]
 mod tests {
-    use super::group_auth;
+    use super::{fill, group_auth, row};
+
+    #[test]
+    fn rows_keep_their_columns_in_80_columns() {
+        let names: Vec<String> = [
+            "TLS_ECDHE_{ECDSA,RSA}_WITH_AES_128_GCM_SHA256",
+            "TLS_ECDHE_{ECDSA,RSA}_WITH_AES_256_GCM_SHA384",
+            "TLS_ECDHE_{ECDSA,RSA}_WITH_CHACHA20_POLY1305_SHA256",
+        ]
+        .map(String::from)
+        .to_vec();
+        let text = row("TLS 1.2 suites", "1.05 GB/s", &names, "(tied)", 80);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{text}");
+        // The figure stays in its column; every name is there, none split.
+        assert!(
+            lines[0].starts_with("  TLS 1.2 suites") && lines[0].ends_with("1.05 GB/s"),
+            "{text}"
+        );
+        assert_eq!(lines[0].chars().count(), 2 + 30 + 1 + 10);
+        for n in &names {
+            assert!(lines[1..].iter().any(|l| l.contains(n.as_str())), "{n} in {text}");
+        }
+        assert!(
+            lines[1..].iter().all(|l| l.starts_with("      ") && !l.starts_with("       ")),
+            "{text}"
+        );
+        // A short answer stays on one line.
+        let one = row("TLS groups", "1434.7/s", &["x25519".to_string()], "", 80);
+        assert_eq!(one, format!("  {:<30} {:>10}  x25519\n", "TLS groups", "1434.7/s"));
+    }
+
+    #[test]
+    fn fill_never_splits_a_word_and_respects_the_width() {
+        let words: Vec<String> = "aaaa bbbb cccc dddd eeee".split(' ').map(String::from).collect();
+        assert_eq!(fill(&words, 14, 0, 2), ["aaaa bbbb cccc", "dddd eeee"]);
+        let long = vec!["x".repeat(30), "y".to_string()];
+        assert_eq!(fill(&long, 10, 0, 0), ["x".repeat(30), "y".to_string()]);
+    }
 
     #[test]
     fn suites_that_differ_only_in_the_certificate_are_grouped() {

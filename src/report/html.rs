@@ -60,24 +60,46 @@ pub fn write_report(doc: &Document) -> Result<PathBuf> {
 }
 
 const CSS: &str = r#"
-:root{--fg:#1b1f23;--muted:#57606a;--bg:#fff;--line:#d0d7de;--code:#f6f8fa}
+:root{--fg:#1b1f23;--muted:#57606a;--bg:#fff;--line:#d0d7de;--code:#f6f8fa;--accent:#0969da}
 *{box-sizing:border-box}
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:1rem;color:var(--fg);background:var(--bg)}
-h1{font-size:1.35rem;margin:.2rem 0 .6rem}
-h2{font-size:1.15rem;border-bottom:1px solid var(--line);padding-bottom:.2rem;margin-top:2rem}
-h3{font-size:1rem;margin:1.2rem 0 .4rem}
-.muted,.note{color:var(--muted);font-size:.85rem}
+html{-webkit-text-size-adjust:100%}
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:1rem;color:var(--fg);background:var(--bg);overflow-wrap:break-word}
+header h1{font-size:1.3rem;margin:.1rem 0 .2rem}
+header p{margin:0 0 .4rem}
+h2{font-size:1.15rem;border-bottom:1px solid var(--line);padding-bottom:.2rem;margin:1.6rem 0 .6rem}
+#answer h2{margin-top:.6rem}
+h3{font-size:1rem;margin:1.1rem 0 .3rem}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.88em;overflow-wrap:anywhere}
+.muted,.note,.where{color:var(--muted);font-size:.85rem}
+.where{margin:.1rem 0 .3rem}
+.picks{display:grid;grid-template-columns:minmax(9rem,13rem) 1fr max-content;border-top:1px solid var(--line)}
+.pick{display:contents}
+.pick>div{padding:.45rem .5rem;border-bottom:1px solid var(--line)}
+.what{font-weight:600}
+.choice code{background:var(--code);padding:0 .2rem;border-radius:3px}
+.eq{color:var(--muted)}
+.fig{text-align:right;font-variant-numeric:tabular-nums;font-weight:600;white-space:nowrap}
+.tie{display:block;font-weight:400;font-size:.8rem;color:var(--muted)}
+.cost{font-size:.8rem;color:var(--muted);margin-top:.25rem}
 .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%}
 table{border-collapse:collapse;font-size:.85rem;white-space:nowrap;margin:.3rem 0}
 th,td{padding:.2rem .55rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{background:var(--code)}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.wrap{white-space:normal;min-width:16rem}
+table.kv{white-space:normal;width:100%;table-layout:fixed}
+table.kv th{width:32%;font-weight:600}
+table.kv td{overflow-wrap:anywhere}
 figure{margin:1rem 0;break-inside:avoid}
 figcaption{font-weight:600;margin-bottom:.3rem}
 svg{max-width:100%;height:auto;display:block}
+.scroll>svg{min-width:540px}
 svg text{font-family:system-ui,sans-serif}
-pre{overflow-x:auto;background:var(--code);padding:.6rem;border-radius:4px;font-size:.8rem}
+pre{background:var(--code);padding:.6rem;border-radius:4px;font-size:.8rem;margin:.2rem 0 .8rem}
+pre.config{white-space:pre-wrap;overflow-wrap:anywhere;border-left:3px solid var(--accent)}
+pre.config code{user-select:all;-webkit-user-select:all;font-size:1em}
+.udiff .add{color:#116329;background:#dafbe1}
+.udiff .del{color:#a40e26;background:#ffebe9}
 .level{display:inline-block;padding:0 .4rem;border-radius:3px;font-size:.8rem;font-weight:600}
 .level-recommended{background:#dafbe1;color:#116329}
 .level-secure{background:#ddf4ff;color:#0a3069}
@@ -85,25 +107,40 @@ pre{overflow-x:auto;background:var(--code);padding:.6rem;border-radius:4px;font-
 .level-insecure{background:#ffebe9;color:#a40e26}
 .level-unrated{background:#eaeef2;color:#424a53}
 ul.reasons{margin:.1rem 0;padding-left:1.1rem}
-dl.host{display:grid;grid-template-columns:max-content 1fr;gap:.15rem .8rem;margin:.4rem 0}
-dl.host dt{color:var(--muted)}
-dl.host dd{margin:0;overflow-wrap:anywhere}
-@media (max-width:600px){body{font-size:14px;padding:.5rem}dl.host{grid-template-columns:1fr}dl.host dd{margin-bottom:.3rem}}
+details{margin:1.6rem 0;border:1px solid var(--line);border-radius:4px;padding:.3rem .7rem}
+summary{font-weight:600;cursor:pointer;padding:.2rem 0}
+@media (max-width:640px){
+body{font-size:14px;padding:.6rem}
+header h1{font-size:1.15rem}
+.picks{grid-template-columns:1fr max-content}
+.what{grid-column:1/-1;border-bottom:0!important;padding-bottom:0!important}
+table.kv th{width:40%}
+#verdicts .scroll{overflow:visible}
+#verdicts table,#verdicts tbody,#verdicts tr{display:block;white-space:normal}
+#verdicts thead{display:none}
+#verdicts tr{border-bottom:1px solid var(--line);padding:.3rem 0}
+#verdicts td{display:inline-block;border:0;padding:.1rem .4rem .1rem 0;max-width:100%;overflow-wrap:anywhere}
+#verdicts td.wrap{display:block;min-width:0}
+}
 @media print{
 body{max-width:none;font-size:10pt;padding:0}
 .scroll{overflow:visible}
 table{white-space:normal;font-size:8pt}
-h2{break-after:avoid}
-table,pre,figure,li{break-inside:avoid}
+h2,h3{break-after:avoid}
+table,pre,figure,li,.pick>div{break-inside:avoid}
+details{border:0;padding:0}
+details::details-content{content-visibility:visible;display:block}
 a{color:inherit}
 a[href]::after{content:" <" attr(href) ">";font-size:7pt;color:#555}
 }
 "#;
 
-/// The whole report.
+/// The whole report, answer first: what to use (with ties named), what changing
+/// would gain, the lines to paste; then the charts, the verdicts with their reasons
+/// and every table; the machine and the settings last, folded away.
 pub fn render(doc: &Document) -> String {
     let mut s = String::new();
-    let title = format!("cipherbench {} · run {}", doc.run.command, doc.run.id);
+    let title = format!("cipherbench {} · {} · run {}", doc.run.command, doc.run.host.hostname, doc.run.id);
     let _ = write!(
         s,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -113,12 +150,14 @@ pub fn render(doc: &Document) -> String {
         esc(&title),
         CSS
     );
-    let _ = writeln!(s, "<h1>{}</h1>", esc(&title));
-    s.push_str(&host_section(doc));
+    s.push_str(&top(doc));
+    s.push_str(&answer_section(doc));
+    s.push_str(&gain_section(doc));
+    s.push_str(&config_section(doc));
     s.push_str(&charts_section(doc));
-    s.push_str(&recommendations_section(doc));
     s.push_str(&verdicts_section(doc));
     s.push_str(&tables_section(doc));
+    s.push_str(&machine_section(doc));
     s.push_str(
         "<p class=\"note\">Made by cipherbench. Figures are medians of adaptive samples with distribution-free 95% intervals; \
 results whose intervals overlap are tied, not ranked.</p>\n</body>\n</html>\n",
@@ -126,43 +165,544 @@ results whose intervals overlap are tied, not ranked.</p>\n</body>\n</html>\n",
     s
 }
 
-fn host_section(doc: &Document) -> String {
-    let h = &doc.run.host;
-    let mut s = String::from("<section id=\"host\">\n<h2>Machine</h2>\n<dl class=\"host\">\n");
-    let mut item = |k: &str, v: &str| {
-        let _ = writeln!(s, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
+/// A ranking list's name as a heading ("TLS 1.3 cipher suites", not `tls13_suites`).
+pub fn list_heading(list: &str) -> String {
+    match list {
+        "tls13_suites" => "TLS 1.3 cipher suites".into(),
+        "tls12_suites" => "TLS 1.2 cipher suites".into(),
+        "groups" => "TLS key exchange groups".into(),
+        "ssh_ciphers" => "SSH ciphers".into(),
+        "ssh_macs" => "SSH MACs".into(),
+        "ssh_kex" => "SSH key exchange".into(),
+        "ssh_hostkeys" => "SSH host keys".into(),
+        other => {
+            let t = crate::recommend::list_title(other);
+            if t == other {
+                words(other)
+            } else {
+                t.to_string()
+            }
+        }
+    }
+}
+
+/// A config target's name as a heading ("sshd (server)", not `sshd`).
+pub fn target_heading(target: &str) -> String {
+    match target {
+        "sshd" => "sshd (server)".into(),
+        "ssh" => "ssh (client)".into(),
+        "nginx" => "nginx (web server)".into(),
+        "apache" => "Apache httpd (mod_ssl)".into(),
+        "haproxy" => "HAProxy".into(),
+        "stunnel" => "stunnel".into(),
+        "curl" => "curl (client)".into(),
+        "nzbget" => "NZBGet".into(),
+        "openssl" => "OpenSSL (system-wide openssl.cnf)".into(),
+        "gnutls" => "GnuTLS (priority string)".into(),
+        other => other.to_string(),
+    }
+}
+
+/// `snake_case` or `kebab-case` as words ("budget seconds").
+fn words(key: &str) -> String {
+    let w = key.replace(['_', '-'], " ");
+    let mut c = w.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => w,
+    }
+}
+
+/// The crypto CPU flags in words: AES-NI matters most, so it is named.
+fn cpu_text(h: &crate::model::Host) -> String {
+    let flags = if h.cpu_flags.is_empty() {
+        "no crypto instructions".to_string()
+    } else if h.cpu_flags.iter().any(|f| f == "aes") {
+        "AES instructions".to_string()
+    } else {
+        "no AES instructions".to_string()
     };
-    item("run", &doc.run.id);
-    item("command", &doc.run.command);
-    item("status", doc.run.status.as_str());
-    item("started", &doc.run.started_at);
-    if let Some(f) = &doc.run.finished_at {
-        item("finished", f);
+    format!("{}, {} cores, {flags}", h.cpu_model, h.cores)
+}
+
+/// The title and one line on where the numbers come from.
+fn top(doc: &Document) -> String {
+    let h = &doc.run.host;
+    let policy = doc
+        .run
+        .settings
+        .get("policy")
+        .and_then(|v| v.as_str())
+        .or_else(|| doc.recommendations.first().and_then(|r| r["policy"].as_str()));
+    let mut libs: Vec<String> = Vec::new();
+    if let Some(v) = doc.run.libraries.get("openssl") {
+        libs.push(v.clone());
     }
-    item("CPU", &format!("{} ({} cores)", h.cpu_model, h.cores));
-    item(
-        "crypto CPU flags",
-        &if h.cpu_flags.is_empty() {
-            "none".to_string()
+    if let Some(v) = doc.run.libraries.get("gnutls").filter(|g| !g.starts_with("unavailable")) {
+        libs.push(format!("GnuTLS {v}"));
+    }
+    if let Some(v) = doc.run.settings.get("openssh_version").and_then(|v| v.as_str()) {
+        libs.push(v.to_string());
+    }
+    let mut line = vec![esc(&cpu_text(h))];
+    if !libs.is_empty() {
+        line.push(esc(&libs.join(", ")));
+    }
+    if let Some(p) = policy {
+        line.push(format!("policy <b>{}</b>", esc(p)));
+    }
+    let started = doc.run.started_at.replace('T', " ");
+    let started = started.trim_end_matches('Z').split('.').next().unwrap_or("");
+    line.push(format!("{} UTC", esc(started)));
+    let status = match doc.run.status {
+        crate::model::RunStatus::Complete => String::new(),
+        other => format!(" <span class=\"level level-weak\">{}</span>", esc(other.as_str())),
+    };
+    let heading = if doc.recommendations.is_empty() {
+        format!("cipherbench {} on {}", doc.run.command, h.hostname)
+    } else {
+        format!("Fastest secure choices on {}", h.hostname)
+    };
+    format!(
+        "<header>\n<h1>{}{status}</h1>\n<p class=\"muted\">{}</p>\n</header>\n",
+        esc(&heading),
+        line.join(" · ")
+    )
+}
+
+/// An algorithm name as code that may break after its `_`, `-` and `@` on a phone.
+fn code_name(name: &str) -> String {
+    let mut s = String::from("<code>");
+    for c in name.chars() {
+        s.push_str(&esc(&c.to_string()));
+        if matches!(c, '_' | '-' | '@' | ',') {
+            s.push_str("<wbr>");
+        }
+    }
+    s.push_str("</code>");
+    s
+}
+
+/// One ranking list's best choice, as the answer shows it.
+fn pick(ranking: &Value) -> Option<String> {
+    let metric = ranking["metric"].as_str().unwrap_or("");
+    let ranked = ranking["ranked"].as_array()?;
+    let best: Vec<&Value> = ranked.iter().filter(|x| x["rank"].as_u64() == Some(1)).collect();
+    let Some(first) = best.first() else {
+        let unmeasured = ranking["unmeasured"].as_array().map_or(0, Vec::len);
+        return (unmeasured > 0).then(|| {
+            format!(
+                "<div class=\"pick\"><div class=\"what\">{}</div><div class=\"choice\">not measured in this run (raise --budget)</div><div class=\"fig\"></div></div>\n",
+                esc(&list_heading(ranking["list"].as_str().unwrap_or("")))
+            )
+        });
+    };
+    let raw: Vec<&str> = best.iter().map(|x| x["name"].as_str().unwrap_or("")).collect();
+    let names: Vec<String> = super::answer::group_auth(&raw).iter().map(|n| code_name(n)).collect();
+    let figure = first["median"]
+        .as_f64()
+        .map(|v| crate::recommend::figure(metric, v))
+        .unwrap_or_default();
+    let tie = if best.len() > 1 {
+        format!("<span class=\"tie\">{} tied</span>", best.len())
+    } else {
+        String::new()
+    };
+    let mut notes: Vec<String> = Vec::new();
+    for (key, what) in [("fastest_refused", "refused by the policy"), ("fastest_insecure", "insecure")] {
+        let Some(f) = ranking[key].as_object() else { continue };
+        let name = f.get("name").and_then(|v| v.as_str()).unwrap_or("");
+        if key == "fastest_insecure" && ranking["fastest_refused"]["name"].as_str() == Some(name) {
+            continue;
+        }
+        let level = f.get("level").and_then(|v| v.as_str()).unwrap_or("");
+        let higher = ranking["higher_is_better"].as_bool() != Some(false);
+        let speedup = match (f.get("median").and_then(|v| v.as_f64()), first["median"].as_f64()) {
+            (Some(o), Some(b)) if o > 0.0 && b > 0.0 => Some(if higher { o / b } else { b / o }),
+            _ => None,
+        };
+        let gain = match speedup {
+            _ if f.get("tied_with_best").and_then(|v| v.as_bool()) == Some(true) => "no measurable gain".to_string(),
+            Some(x) if x >= 1.0 => format!("{:.0}% faster", (x - 1.0) * 100.0),
+            Some(x) => format!("{:.0}% slower anyway", (1.0 - x) * 100.0),
+            None => String::new(),
+        };
+        notes.push(format!("Fastest {what}: {} {} {}", code_name(name), level_badge(level), esc(&gain)));
+    }
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!("<div class=\"cost\">{}</div>", notes.join("<br>"))
+    };
+    Some(format!(
+        "<div class=\"pick\"><div class=\"what\">{}</div><div class=\"choice\">{}{notes}</div><div class=\"fig\">{}{tie}</div></div>\n",
+        esc(&list_heading(ranking["list"].as_str().unwrap_or(""))),
+        names.join(" <span class=\"eq\">=</span> "),
+        esc(&figure)
+    ))
+}
+
+/// The answer: the fastest choice per protocol that passes the policy, ties named.
+/// A run without rankings (`speed`, `file`) answers with its fastest primitives.
+fn answer_section(doc: &Document) -> String {
+    let mut picks = String::new();
+    let mut seen: Vec<String> = Vec::new();
+    for r in &doc.recommendations {
+        for ranking in r["rankings"].as_array().into_iter().flatten() {
+            let list = ranking["list"].as_str().unwrap_or("").to_string();
+            if seen.contains(&list) {
+                continue;
+            }
+            seen.push(list);
+            if let Some(p) = pick(ranking) {
+                picks.push_str(&p);
+            }
+        }
+    }
+    if picks.is_empty() {
+        for f in super::table::fastest(doc) {
+            let mut names = vec![code_name(&f.algorithm)];
+            names.extend(f.tied_with.iter().map(|t| code_name(t)));
+            let tie = if f.tied_with.is_empty() {
+                String::new()
+            } else {
+                format!("<span class=\"tie\">{} tied</span>", names.len())
+            };
+            let _ = writeln!(
+                picks,
+                "<div class=\"pick\"><div class=\"what\">{} at {}</div><div class=\"choice\">{}</div><div class=\"fig\">{}{tie}</div></div>",
+                esc(&words(f.category)),
+                Bytes(f.bytes),
+                names.join(" <span class=\"eq\">=</span> "),
+                esc(&BytesPerSec(f.median).to_string())
+            );
+        }
+    }
+    if picks.is_empty() {
+        picks.push_str(&file_picks(doc));
+    }
+    // The main job measures SSH too: say so when none of it made the answer.
+    let mut missing = String::new();
+    if doc.run.command == "run" && !doc.recommendations.is_empty() && !doc.recommendations.iter().any(|r| r["protocol"] == "ssh") {
+        let why = doc.run.settings["ssh"]
+            .as_str()
+            .filter(|s| s.starts_with("SSH skipped"))
+            .map(String::from)
+            .unwrap_or_else(|| "SSH: the budget ran out before any SSH result (raise --budget)".into());
+        let _ = writeln!(missing, "<p class=\"note\">{}</p>", esc(&why));
+    }
+    if picks.is_empty() {
+        return "<section id=\"answer\">\n<h2>The answer</h2>\n<p>This run has nothing to rank: its figures are in the tables below.</p>\n</section>\n".into();
+    }
+    let times = if doc.recommendations.iter().any(|r| {
+        r["rankings"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x["higher_is_better"].as_bool() == Some(false)))
+    }) {
+        " Handshake figures are times: lower is better."
+    } else {
+        ""
+    };
+    format!(
+        "<section id=\"answer\">\n<h2>The answer</h2>\n<div class=\"picks\">\n{picks}</div>\n{missing}\
+<p class=\"note\">Tied means the 95% intervals overlap: the measurements cannot tell them apart, so any of them is as fast here.{times}</p>\n</section>\n"
+    )
+}
+
+/// The judge's level for an option, by name or alias (case-insensitive).
+fn level_of<'a>(doc: &'a Document, name: &str) -> Option<&'a str> {
+    doc.verdicts
+        .iter()
+        .find(|v| {
+            let s = &v["subject"];
+            s["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(name))
+                || s["aliases"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|x| x.as_str().is_some_and(|n| n.eq_ignore_ascii_case(name))))
+        })
+        .and_then(|v| v["level"].as_str())
+}
+
+/// A file run's answer: per input and operation, the fastest cipher and those tied
+/// with it (their 95% intervals overlap the fastest one's).
+fn file_picks(doc: &Document) -> String {
+    let files: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::File && r.metric == Metric::BytesPerSec && ok(r).is_some())
+        .filter(|r| matches!(r.subject.op.as_deref(), Some("encrypt" | "decrypt")))
+        .collect();
+    // (path, I/O mode, size, operation): one answer each.
+    type Input = (Option<String>, Option<String>, Option<u64>, Option<String>);
+    let mut keys: Vec<Input> = Vec::new();
+    for r in &files {
+        let k = (
+            r.subject.path.clone(),
+            r.subject.mode.clone(),
+            r.subject.bytes,
+            r.subject.op.clone(),
+        );
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut s = String::new();
+    for (path, mode, bytes, op) in keys {
+        let set: Vec<&ResultRecord> = files
+            .iter()
+            .copied()
+            .filter(|r| (&r.subject.path, &r.subject.mode, &r.subject.bytes, &r.subject.op) == (&path, &mode, &bytes, &op))
+            .collect();
+        let by_speed = |a: &&ResultRecord, b: &&ResultRecord| ok(a).partial_cmp(&ok(b)).unwrap_or(std::cmp::Ordering::Equal);
+        let fastest_any = set.iter().copied().max_by(by_speed);
+        // Only what the judge does not call weak or insecure can be the answer.
+        let acceptable = |r: &ResultRecord| {
+            !matches!(
+                level_of(doc, r.subject.algorithm.as_deref().unwrap_or("")),
+                Some("weak" | "insecure")
+            )
+        };
+        let Some(best) = set.iter().copied().filter(|r| acceptable(r)).max_by(by_speed) else {
+            continue;
+        };
+        let rejected = fastest_any.filter(|f| !acceptable(f) && ok(f) > ok(best)).map(|f| {
+            let alg = f.subject.algorithm.as_deref().unwrap_or("");
+            format!(
+                "<div class=\"cost\">Fastest of all: {} {} {}</div>",
+                code_name(alg),
+                level_badge(level_of(doc, alg).unwrap_or("unrated")),
+                esc(&BytesPerSec(ok(f).unwrap_or(0.0)).to_string())
+            )
+        });
+        let low = best.ci95_low.unwrap_or(f64::INFINITY);
+        let mut tied: Vec<&ResultRecord> = set
+            .iter()
+            .copied()
+            .filter(|r| acceptable(r) && r.ci95_high.is_some_and(|h| h >= low))
+            .collect();
+        tied.sort_by(|a, b| ok(b).partial_cmp(&ok(a)).unwrap_or(std::cmp::Ordering::Equal));
+        let names: Vec<String> = tied
+            .iter()
+            .map(|r| code_name(r.subject.algorithm.as_deref().unwrap_or("")))
+            .collect();
+        let tie = if names.len() > 1 {
+            format!("<span class=\"tie\">{} tied</span>", names.len())
         } else {
-            h.cpu_flags.join(" ")
-        },
-    );
-    item("architecture", &h.arch);
-    item("kernel", &h.kernel);
-    item("hostname", &h.hostname);
-    for (lib, ver) in &doc.run.libraries {
-        item(lib, ver);
-    }
-    s.push_str("</dl>\n");
-    if !doc.run.settings.is_null() {
+            String::new()
+        };
+        let name = path
+            .as_deref()
+            .map(|p| {
+                std::path::Path::new(p)
+                    .file_name()
+                    .map_or(p.to_string(), |f| f.to_string_lossy().into_owned())
+            })
+            .unwrap_or_default();
         let _ = writeln!(
             s,
-            "<h3>Settings</h3>\n<pre>{}</pre>",
-            esc(&serde_json::to_string_pretty(&doc.run.settings).unwrap_or_default())
+            "<div class=\"pick\"><div class=\"what\">File {} · {name} ({}, {} mode)</div><div class=\"choice\">{}{}</div><div class=\"fig\">{}{tie}</div></div>",
+            esc(op.as_deref().unwrap_or("")),
+            Bytes(bytes.unwrap_or(0)),
+            esc(mode.as_deref().unwrap_or("")),
+            names.join(" <span class=\"eq\">=</span> "),
+            rejected.unwrap_or_default(),
+            esc(&BytesPerSec(ok(best).unwrap_or(0.0)).to_string())
+        );
+    }
+    s
+}
+
+/// What changing would gain: the before/after of the configuration installed here,
+/// when the run measured one (`recommendations[].now`, `gain` and `diff`). A run
+/// without one says so, so the section is always where a reader looks for it.
+fn gain_section(doc: &Document) -> String {
+    let with_diff: Vec<&Value> = doc
+        .recommendations
+        .iter()
+        .filter(|r| !r["now"].is_null() || !r["diff"].is_null() || !r["gain"].is_null())
+        .collect();
+    if doc.recommendations.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("<section id=\"gain\">\n<h2>What changing would gain</h2>\n");
+    if with_diff.is_empty() {
+        s.push_str(
+            "<p class=\"muted\">This run did not read a configuration installed here, so it has no before and after: \
+the lines below are what to use, measured against the other options.</p>\n",
+        );
+    }
+    for r in with_diff {
+        let _ = writeln!(
+            s,
+            "<div class=\"diff\">\n<h3>{}</h3>",
+            esc(&target_heading(r["target"].as_str().unwrap_or("")))
+        );
+        s.push_str("<table class=\"kv\"><tbody>\n");
+        let row = |k: &str, v: &Value| -> String {
+            if v.is_null() {
+                String::new()
+            } else {
+                format!("<tr><th>{}</th><td>{}</td></tr>\n", esc(k), esc(&plain(v)))
+            }
+        };
+        s.push_str(&row("Now", &r["now"]));
+        s.push_str(&row("Recommended", &r["choice"]));
+        s.push_str(&row("Gain", &r["gain"]));
+        s.push_str("</tbody></table>\n");
+        if let Some(lines) = r["diff"].as_array() {
+            s.push_str("<pre class=\"config udiff\"><code>");
+            for l in lines.iter().filter_map(|l| l.as_str()) {
+                let class = match l.chars().next() {
+                    Some('+') if !l.starts_with("+++") => "add",
+                    Some('-') if !l.starts_with("---") => "del",
+                    _ => "ctx",
+                };
+                let _ = writeln!(s, "<span class=\"{class}\">{}</span>", esc(l));
+            }
+            s.push_str("</code></pre>\n");
+        }
+        s.push_str("</div>\n");
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// The lines to paste, one copy-friendly block per target (a tap selects the block).
+fn config_section(doc: &Document) -> String {
+    if doc.recommendations.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("<section id=\"config\">\n<h2>Config lines</h2>\n");
+    for r in &doc.recommendations {
+        let lines: Vec<String> = r["lines"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|l| l.as_str()).map(esc).collect())
+            .unwrap_or_default();
+        if lines.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "<h3>{}</h3>\n<p class=\"where\">{}</p>\n<pre class=\"config\"><code>{}</code></pre>",
+            esc(&target_heading(r["target"].as_str().unwrap_or(""))),
+            inline_code(r["location"].as_str().unwrap_or("")),
+            lines.join("\n")
         );
     }
     s.push_str("</section>\n");
+    s
+}
+
+/// Text with its `backticked` parts as code, escaped.
+fn inline_code(text: &str) -> String {
+    text.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                format!("<code>{}</code>", esc(part))
+            } else {
+                esc(part)
+            }
+        })
+        .collect()
+}
+
+/// A settings value in words: no braces, no quotes.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::Null => "—".into(),
+        Value::Bool(b) => (if *b { "yes" } else { "no" }).into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(t) => t.clone(),
+        Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join(", "),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| format!("{}: {}", words(k).to_lowercase(), plain(v)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}
+
+/// Settings flattened into (label, text) rows: nested objects become "Race › seconds".
+fn settings_rows(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                // `budget_seconds: 90` reads "Budget: 90 s".
+                let (k, x) = match (k.strip_suffix("_seconds"), x.as_f64()) {
+                    (Some(stem), Some(v)) => (stem.to_string(), Value::String(format!("{v} s"))),
+                    _ => (k.clone(), x.clone()),
+                };
+                let label = if prefix.is_empty() {
+                    words(&k)
+                } else {
+                    format!("{prefix} › {}", k.replace(['_', '-'], " "))
+                };
+                settings_rows(&label, &x, out);
+            }
+        }
+        Value::Array(a) if a.iter().any(|x| x.is_object()) => {
+            for x in a {
+                out.push((prefix.to_string(), plain(x)));
+            }
+        }
+        other => out.push((prefix.to_string(), plain(other))),
+    }
+}
+
+/// The machine and the run's settings, folded away at the end: a two-column table.
+fn machine_section(doc: &Document) -> String {
+    let h = &doc.run.host;
+    let mut rows: Vec<(String, String)> = vec![
+        ("Run".into(), doc.run.id.clone()),
+        ("Command".into(), format!("cipherbench {}", doc.run.command)),
+        ("Status".into(), doc.run.status.as_str().into()),
+        ("Started".into(), doc.run.started_at.clone()),
+    ];
+    if let Some(f) = &doc.run.finished_at {
+        rows.push(("Finished".into(), f.clone()));
+    }
+    rows.push(("CPU".into(), format!("{} ({} cores)", h.cpu_model, h.cores)));
+    rows.push((
+        "Crypto CPU flags".into(),
+        if h.cpu_flags.is_empty() {
+            "none".into()
+        } else {
+            h.cpu_flags.join(" ")
+        },
+    ));
+    rows.push(("Architecture".into(), h.arch.clone()));
+    rows.push(("Kernel".into(), h.kernel.clone()));
+    rows.push(("Hostname".into(), h.hostname.clone()));
+    for (lib, ver) in &doc.run.libraries {
+        let name = match lib.as_str() {
+            "openssl" => "OpenSSL".to_string(),
+            "gnutls" => "GnuTLS".to_string(),
+            "openssh" => "OpenSSH".to_string(),
+            "openssl-legacy-provider" => "OpenSSL legacy provider".to_string(),
+            other => other.replace(['_', '-'], " "),
+        };
+        rows.push((name, ver.clone()));
+    }
+    let mut set = Vec::new();
+    if !doc.run.settings.is_null() {
+        settings_rows("", &doc.run.settings, &mut set);
+    }
+    let table = |rows: &[(String, String)]| {
+        let mut t = String::from("<table class=\"kv\"><tbody>\n");
+        for (k, v) in rows {
+            let _ = writeln!(t, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+        }
+        t.push_str("</tbody></table>\n");
+        t
+    };
+    let mut s = String::from("<details id=\"machine\">\n<summary>Machine and settings</summary>\n<h3>Machine</h3>\n");
+    s.push_str(&table(&rows));
+    if !set.is_empty() {
+        s.push_str("<h3>Settings</h3>\n");
+        s.push_str(&table(&set));
+    }
+    s.push_str("</details>\n");
     s
 }
 
@@ -819,16 +1359,10 @@ fn charts_section(doc: &Document) -> String {
             "TLS handshakes per second (higher is faster)",
         ),
     ] {
-        let groups = simple_groups(doc, kind, metric);
+        let (groups, common) = simple_groups(doc, kind, metric);
         if !groups.is_empty() {
             charted.push((kind, metric));
-            s.push_str(&bar_chart(
-                id,
-                caption,
-                "Bars are medians; the black whisker is the 95% interval.",
-                &groups,
-                None,
-            ));
+            s.push_str(&bar_chart(id, caption, &chart_note(&common), &groups, None));
         }
     }
 
@@ -841,20 +1375,11 @@ fn charts_section(doc: &Document) -> String {
         }
     }
     for (n, (kind, metric)) in rest.into_iter().enumerate() {
-        let groups = simple_groups(doc, kind, metric);
-        let kind_name = serde_json::to_value(kind)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        let metric_name = serde_json::to_value(metric)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        let better = if metric == Metric::Seconds { "lower" } else { "higher" };
+        let (groups, common) = simple_groups(doc, kind, metric);
         s.push_str(&bar_chart(
             &format!("chart-other-{n}"),
-            &format!("{kind_name}: {metric_name} ({better} is better)"),
-            "Bars are medians; the black whisker is the 95% interval.",
+            &kind_metric_words(kind, metric),
+            &chart_note(&common),
             &groups,
             None,
         ));
@@ -866,21 +1391,97 @@ fn charts_section(doc: &Document) -> String {
     format!("<section id=\"charts\">\n<h2>Charts</h2>\n{s}</section>\n")
 }
 
-/// One bar per result of a kind and metric, labelled by its subject.
-fn simple_groups(doc: &Document, kind: Kind, metric: Metric) -> Vec<Group> {
-    let mut groups = Vec::new();
-    for r in doc.results.iter().filter(|r| r.kind == kind && r.metric == metric) {
-        if let Some(b) = bar_of(r, "median") {
-            let label = subject_label(r);
-            let label = if groups.iter().any(|g: &Group| g.label == label) {
-                format!("{label} #{}", groups.len() + 1)
-            } else {
-                label
-            };
-            push_bar(&mut groups, &label, b);
+/// One bar per result of a kind and metric, labelled by what differs between them
+/// (`X25519 · rsa-2048`), with what they all share said once (`TLSv1.3 · openssl`).
+fn simple_groups(doc: &Document, kind: Kind, metric: Metric) -> (Vec<Group>, String) {
+    let results: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == kind && r.metric == metric && ok(r).is_some())
+        .collect();
+    let fields = |r: &ResultRecord| -> Vec<(String, String)> {
+        match serde_json::to_value(&r.subject) {
+            Ok(Value::Object(o)) => o
+                .into_iter()
+                .map(|(k, v)| {
+                    let text = match (k.as_str(), v.as_u64()) {
+                        ("bytes", Some(n)) => Bytes(n).to_string(),
+                        ("threads", Some(1)) => "1 thread".to_string(),
+                        ("threads", Some(n)) => format!("{n} threads"),
+                        _ => v.as_str().map(String::from).unwrap_or_else(|| v.to_string()),
+                    };
+                    (k, text)
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let all: Vec<Vec<(String, String)>> = results.iter().map(|r| fields(r)).collect();
+    let same = |key: &str, value: &str| all.len() > 1 && all.iter().all(|f| f.iter().any(|(k, v)| k == key && v == value));
+    let mut common: Vec<String> = Vec::new();
+    if let Some(first) = all.first() {
+        for (k, v) in first {
+            // The OpenSSL name repeats the suite; a shared one is not worth a word.
+            if same(k, v) && k != "openssl_name" && !common.contains(v) {
+                common.push(v.clone());
+            }
         }
     }
-    groups
+    let mut groups = Vec::new();
+    for (r, f) in results.iter().zip(&all) {
+        let Some(b) = bar_of(r, "median") else { continue };
+        let varying: Vec<&str> = f
+            .iter()
+            // The OpenSSL name says the suite again.
+            .filter(|(k, v)| {
+                let repeats_suite = k == "openssl_name" && f.iter().any(|(k2, _)| k2 == "suite");
+                !(same(k, v) || repeats_suite)
+            })
+            .map(|(_, v)| v.as_str())
+            .collect();
+        let label = if varying.is_empty() || all.len() < 2 {
+            subject_label(r)
+        } else {
+            varying.join(" · ")
+        };
+        let label = if groups.iter().any(|g: &Group| g.label == label) {
+            format!("{label} #{}", groups.len() + 1)
+        } else {
+            label
+        };
+        push_bar(&mut groups, &label, b);
+    }
+    (groups, common.join(" · "))
+}
+
+/// The note under a bar chart: how to read it, and what every bar shares.
+fn chart_note(common: &str) -> String {
+    let mut note = String::from("Bars are medians; the black whisker is the 95% interval.");
+    if !common.is_empty() {
+        note.push_str(&format!(" Every bar: {common}."));
+    }
+    note
+}
+
+/// A kind and metric in words, for a chart's caption.
+fn kind_metric_words(kind: Kind, metric: Metric) -> String {
+    let kind = match kind {
+        Kind::Primitive => "Primitive",
+        Kind::File => "File",
+        Kind::TlsBulk => "TLS bulk",
+        Kind::TlsHandshake => "TLS handshake",
+        Kind::TlsAccept => "TLS acceptance",
+        Kind::SshBulk => "SSH bulk",
+        Kind::SshHandshake => "SSH handshake",
+        Kind::SshAccept => "SSH acceptance",
+    };
+    let (metric, better) = match metric {
+        Metric::BytesPerSec => ("throughput", "higher is faster"),
+        Metric::HandshakesPerSec => ("handshakes per second", "higher is faster"),
+        Metric::Seconds => ("time", "lower is faster"),
+        Metric::Accepted => ("accepted", "1 is accepted"),
+    };
+    format!("{kind} {metric} ({better})")
 }
 
 // ---------------------------------------------------------------- verdicts, config
@@ -918,7 +1519,7 @@ fn verdicts_section(doc: &Document) -> String {
         return String::new();
     }
     let mut s = String::from(
-        "<section id=\"verdicts\">\n<h2>Security verdicts</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>subject</th><th>kind</th><th>level</th><th>reasons and sources</th></tr></thead>\n<tbody>\n",
+        "<section id=\"verdicts\">\n<h2>Security verdicts, with reasons</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>option</th><th>kind</th><th>level</th><th>reasons and sources</th></tr></thead>\n<tbody>\n",
     );
     for v in &doc.verdicts {
         let name = v["subject"]["name"].as_str().unwrap_or("?");
@@ -954,7 +1555,7 @@ fn verdicts_section(doc: &Document) -> String {
             s,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap\">{reasons}</td></tr>",
             esc(name),
-            esc(domain),
+            esc(&domain.replace(['-', '_'], " ")),
             level_badge(level)
         );
     }
@@ -971,40 +1572,6 @@ fn verdicts_section(doc: &Document) -> String {
     s
 }
 
-fn recommendations_section(doc: &Document) -> String {
-    if doc.recommendations.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from("<section id=\"recommendations\">\n<h2>Recommended configuration</h2>\n");
-    let mut ranked_protocols: Vec<String> = Vec::new();
-    for r in &doc.recommendations {
-        let protocol = r["protocol"].as_str().unwrap_or("");
-        if !ranked_protocols.iter().any(|p| p == protocol) {
-            ranked_protocols.push(protocol.to_string());
-            for ranking in r["rankings"].as_array().into_iter().flatten() {
-                s.push_str(&ranking_table(ranking));
-            }
-        }
-    }
-    for r in &doc.recommendations {
-        let _ = writeln!(
-            s,
-            "<h3>{} · {}</h3>\n<p class=\"muted\">{} · policy {}</p>",
-            esc(r["target"].as_str().unwrap_or("")),
-            esc(r["protocol"].as_str().unwrap_or("")),
-            esc(r["location"].as_str().unwrap_or("")),
-            esc(r["policy"].as_str().unwrap_or(""))
-        );
-        let lines: Vec<String> = r["lines"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|l| l.as_str()).map(esc).collect())
-            .unwrap_or_default();
-        let _ = writeln!(s, "<pre class=\"config\"><code>{}</code></pre>", lines.join("\n"));
-    }
-    s.push_str("</section>\n");
-    s
-}
-
 fn ranking_table(r: &Value) -> String {
     let list = r["list"].as_str().unwrap_or("");
     let metric = r["metric"].as_str().unwrap_or("");
@@ -1013,8 +1580,8 @@ fn ranking_table(r: &Value) -> String {
         return String::new();
     }
     let mut s = format!(
-        "<h3>{} (fastest first)</h3>\n<div class=\"scroll\"><table>\n<thead><tr><th>rank</th><th>option</th><th>level</th><th>median</th><th>measured as</th></tr></thead><tbody>\n",
-        esc(list)
+        "<h3>{}, fastest first</h3>\n<div class=\"scroll\"><table>\n<thead><tr><th>rank</th><th>option</th><th>level</th><th>median</th><th>measured as</th></tr></thead><tbody>\n",
+        esc(&list_heading(list))
     );
     for x in &ranked {
         let rank = x["rank"].as_u64().unwrap_or(0);
@@ -1124,7 +1691,17 @@ fn generic_table(doc: &Document) -> Table {
 }
 
 fn tables_section(doc: &Document) -> String {
-    let mut s = String::from("<section id=\"tables\">\n<h2>Results</h2>\n");
+    let mut s = String::from("<section id=\"tables\">\n<h2>Detailed results</h2>\n");
+    let mut seen: Vec<&str> = Vec::new();
+    for r in &doc.recommendations {
+        for ranking in r["rankings"].as_array().into_iter().flatten() {
+            let list = ranking["list"].as_str().unwrap_or("");
+            if !seen.contains(&list) {
+                seen.push(list);
+                s.push_str(&ranking_table(ranking));
+            }
+        }
+    }
     if let Some(t) = primitive_table(doc) {
         s.push_str(&html_table(&t));
     }
@@ -1159,6 +1736,48 @@ mod tests {
     #[test]
     fn escapes_markup_and_quotes() {
         assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(inline_code("then `sshd -t` <b>"), "then <code>sshd -t</code> &lt;b&gt;");
+    }
+
+    #[test]
+    fn settings_read_as_words_never_as_json() {
+        let settings = serde_json::json!({
+            "budget_seconds": 90.0,
+            "targets": ["nginx", "sshd"],
+            "race": {"seconds": 4.5, "contests": [{"list": "tls13_suites", "contenders": ["A", "B"]}]}
+        });
+        let mut rows = Vec::new();
+        settings_rows("", &settings, &mut rows);
+        let text: Vec<String> = rows.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        assert_eq!(
+            text,
+            [
+                "Budget = 90 s",
+                "Targets = nginx, sshd",
+                "Race › seconds = 4.5",
+                "Race › contests = list: tls13_suites; contenders: A, B",
+            ]
+        );
+        assert!(rows.iter().all(|(k, v)| !(k.contains('{') || v.contains('{') || v.contains('"'))));
+    }
+
+    #[test]
+    fn the_answer_names_ties_and_the_cost_of_safety_in_words() {
+        let ranking = serde_json::json!({
+            "list": "tls13_suites", "metric": "bytes_per_sec", "higher_is_better": true,
+            "ranked": [
+                {"name": "TLS_AES_128_GCM_SHA256", "rank": 1, "tied": true, "level": "recommended", "median": 1.0e9},
+                {"name": "TLS_AES_256_GCM_SHA384", "rank": 1, "tied": true, "level": "recommended", "median": 0.9e9},
+                {"name": "TLS_AES_128_CCM_SHA256", "rank": 3, "tied": false, "level": "secure", "median": 0.5e9}
+            ],
+            "fastest_refused": {"name": "TLS_AES_128_CCM_8_SHA256", "level": "weak", "median": 1.2e9, "tied_with_best": false}
+        });
+        let html = pick(&ranking).unwrap();
+        assert!(html.contains(">TLS 1.3 cipher suites<"), "{html}");
+        assert!(html.contains("2 tied") && html.contains("TLS_<wbr>AES_<wbr>256_<wbr>GCM"), "{html}");
+        assert!(!html.contains("CCM_<wbr>SHA256"), "rank 3 is not an answer: {html}");
+        assert!(html.contains("20% faster") && html.contains("level-weak"), "{html}");
+        assert!(html.contains("1.00 GB/s"), "{html}");
     }
 
     fn result(kind: Kind, metric: Metric, subject: crate::model::Subject, median: f64) -> ResultRecord {
@@ -1235,6 +1854,69 @@ mod tests {
         assert_eq!(values_in(&html, "chart-other-0"), vec![0.05]);
         assert!(html.contains("TLS_&lt;AES&gt;") && !html.contains("TLS_<AES>"));
         assert!(html.contains("CPU &quot;&lt;b&gt;&quot;") && html.contains("h&amp;h") && html.contains("r&lt;1&gt;"));
+    }
+
+    #[test]
+    fn the_gain_section_shows_a_before_and_after_when_the_run_has_one() {
+        let mut d = doc(vec![]);
+        d.recommendations = vec![serde_json::json!({
+            "protocol": "ssh", "target": "sshd", "location": "/etc/ssh/sshd_config", "policy": "intermediate",
+            "choice": {"ssh_ciphers": ["aes128-gcm@openssh.com"]},
+            "lines": ["Ciphers aes128-gcm@openssh.com"],
+            "rankings": []
+        })];
+        let none = gain_section(&d);
+        assert!(none.contains("id=\"gain\"") && none.contains("no before and after"), "{none}");
+        d.recommendations[0]["now"] = serde_json::json!({"ssh_ciphers": ["aes128-cbc"]});
+        d.recommendations[0]["gain"] = serde_json::json!("+38% throughput (95% CI +20% to +55%)");
+        d.recommendations[0]["diff"] = serde_json::json!([
+            "--- sshd_config",
+            "+++ sshd_config",
+            "-Ciphers aes128-cbc",
+            "+Ciphers aes128-gcm@openssh.com"
+        ]);
+        let html = gain_section(&d);
+        assert!(html.contains(">sshd (server)<"), "{html}");
+        assert!(html.contains("<th>Now</th><td>ssh ciphers: aes128-cbc</td>"), "{html}");
+        assert!(html.contains("<th>Gain</th><td>+38% throughput"), "{html}");
+        assert!(html.contains("<span class=\"del\">-Ciphers aes128-cbc</span>"), "{html}");
+        assert!(
+            html.contains("<span class=\"add\">+Ciphers aes128-gcm@openssh.com</span>"),
+            "{html}"
+        );
+        assert!(html.contains("<span class=\"ctx\">--- sshd_config</span>"), "{html}");
+    }
+
+    #[test]
+    fn a_file_run_answers_with_the_fastest_cipher_the_judge_accepts() {
+        use crate::model::Subject;
+        let file = |alg: &str, v: f64| {
+            let s = Subject {
+                algorithm: Some(alg.into()),
+                op: Some("encrypt".into()),
+                path: Some("/tmp/big.iso".into()),
+                mode: Some("memory".into()),
+                bytes: Some(1 << 20),
+                ..Subject::default()
+            };
+            result(Kind::File, Metric::BytesPerSec, s, v)
+        };
+        let mut d = doc(vec![file("aes-256-ecb", 9.0e9), file("aes-256-ctr", 7.0e9), file("des-cbc", 0.1e9)]);
+        d.verdicts = vec![
+            serde_json::json!({"subject": {"domain": "primitive", "name": "aes-256-ecb"}, "level": "insecure", "reasons": []}),
+            serde_json::json!({"subject": {"domain": "primitive", "name": "AES-256-CTR"}, "level": "secure", "reasons": []}),
+        ];
+        let html = file_picks(&d);
+        let choice = &html[html.find("class=\"choice\"").unwrap()..];
+        assert!(choice.starts_with("class=\"choice\"><code>aes-<wbr>256-<wbr>ctr</code>"), "{html}");
+        assert!(
+            html.contains("Fastest of all: <code>aes-<wbr>256-<wbr>ecb</code>") && html.contains("level-insecure"),
+            "{html}"
+        );
+        assert!(
+            html.contains("7.00 GB/s") && html.contains("big.iso (1 MiB, memory mode)"),
+            "{html}"
+        );
     }
 
     #[test]

@@ -1,7 +1,59 @@
-//! A progress bar on a terminal, nothing at all in a pipe.
+//! A progress bar on a terminal, nothing at all in a pipe; and warnings, which
+//! must never land on the bar's line: `warn` prints whole lines above the bar.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::Mutex;
+
+/// The bar on screen now, if any, so that a warning from anywhere can step around it.
+static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// `text` as `warning: ...` lines on stderr, each ending in a newline, wrapped at
+/// word boundaries to the terminal's width (continuations indented), printed above
+/// the progress bar instead of on its line.
+pub fn warn(text: &str) {
+    let width = console::Term::stderr()
+        .size_checked()
+        .map(|(_, cols)| cols as usize)
+        .filter(|c| *c >= 40);
+    let full = format!("warning: {}", text.trim_end());
+    let lines = match width {
+        Some(w) => wrap_words(&full, w, 2),
+        None => full.lines().map(String::from).collect(),
+    };
+    let mut out = String::new();
+    for l in lines {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    let bar = ACTIVE.lock().ok().and_then(|g| g.clone());
+    match bar {
+        Some(b) => b.suspend(|| eprint!("{out}")),
+        None => eprint!("{out}"),
+    }
+}
+
+/// `text` in lines of at most `width` columns, broken at spaces (a longer word keeps
+/// a line of its own); continuation lines start with `indent` spaces.
+pub fn wrap_words(text: &str, width: usize, indent: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for para in text.lines() {
+        let mut line = String::new();
+        for word in para.split_whitespace() {
+            let used = console::measure_text_width(&line);
+            if !line.trim().is_empty() && used + 1 + console::measure_text_width(word) > width {
+                lines.push(std::mem::take(&mut line));
+                line = " ".repeat(indent);
+            }
+            if !line.trim().is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.push(line);
+    }
+    lines
+}
 
 pub struct Progress {
     enabled: bool,
@@ -33,6 +85,9 @@ impl Progress {
                 .progress_chars("=> "),
         );
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        if let Ok(mut active) = ACTIVE.lock() {
+            *active = Some(bar.clone());
+        }
         self.bar = Some(bar);
     }
 
@@ -51,6 +106,26 @@ impl Progress {
     pub fn finish(&mut self) {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
+            if let Ok(mut active) = ACTIVE.lock() {
+                *active = None;
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_words;
+
+    #[test]
+    fn warnings_wrap_at_words_within_the_width() {
+        let text = "warning: ssh: the budget was spent before 6 bulk subject(s) and 4 handshake subject(s) were measured; they are recorded as skipped (raise --budget)";
+        let lines = wrap_words(text, 80, 2);
+        assert!(lines.len() == 2 && lines.iter().all(|l| l.chars().count() <= 80), "{lines:?}");
+        assert!(lines[1].starts_with("  subject(s)"), "{lines:?}");
+        assert_eq!(
+            lines.join(" ").split_whitespace().collect::<Vec<_>>(),
+            text.split_whitespace().collect::<Vec<_>>()
+        );
     }
 }

@@ -13,12 +13,43 @@ fn bold(s: &str) -> String {
     }
 }
 
-pub(crate) fn render_table(t: &Table) -> String {
+/// The terminal's width when stdout is one; in a pipe or a file, tables keep their
+/// natural width.
+pub(crate) fn term_width() -> Option<usize> {
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| cols as usize)
+        .filter(|c| *c >= 40)
+}
+
+/// A table for a terminal of `width` columns (`None`: any width). Columns with the
+/// same value in every row move into one line above the table; if the rest still
+/// does not fit, each row becomes a short paragraph of `header value` pairs, so
+/// that no cell is ever broken in the middle of a word.
+pub(crate) fn render_table(t: &Table, width: Option<usize>) -> String {
+    let mut header = t.header.clone();
+    let mut rows = t.rows.clone();
+    let mut common: Vec<String> = Vec::new();
+    if width.is_some() && rows.len() > 1 {
+        let mut i = 0;
+        while i < header.len() {
+            let v = &rows[0][i];
+            if !v.is_empty() && rows.iter().all(|r| r.get(i) == Some(v)) && header.len() > 2 {
+                common.push(format!("{} {v}", header[i]));
+                header.remove(i);
+                for r in &mut rows {
+                    r.remove(i);
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
     let mut ct = comfy_table::Table::new();
     ct.load_preset(UTF8_BORDERS_ONLY)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    ct.set_header(t.header.iter().map(Cell::new));
-    for row in &t.rows {
+        .set_content_arrangement(ContentArrangement::Disabled);
+    ct.set_header(header.iter().map(Cell::new));
+    for row in &rows {
         ct.add_row(row.iter().enumerate().map(|(i, c)| {
             let cell = Cell::new(c);
             if i >= 2 {
@@ -28,9 +59,60 @@ pub(crate) fn render_table(t: &Table) -> String {
             }
         }));
     }
-    let mut s = format!("{}\n{ct}\n", bold(&t.title));
+    let table = ct.to_string();
+    let natural = table.lines().map(console::measure_text_width).max().unwrap_or(0);
+    // `prefix` then `units` (never split), continuation lines indented by `indent`.
+    let para = |prefix: &str, units: &[String], indent: usize| -> String {
+        let lines = match width {
+            Some(w) => super::answer::fill(units, w, console::measure_text_width(prefix), indent),
+            None => vec![units.join(" ")],
+        };
+        let mut out = String::new();
+        for (i, l) in lines.iter().enumerate() {
+            out.push_str(&if i == 0 { prefix.to_string() } else { " ".repeat(indent) });
+            out.push_str(l);
+            out.push('\n');
+        }
+        out
+    };
+    let words = |text: &str| -> Vec<String> { text.split_whitespace().map(String::from).collect() };
+    let mut s = format!("{}\n", bold(&t.title));
+    if !common.is_empty() {
+        let units: Vec<String> = common
+            .iter()
+            .enumerate()
+            .map(|(i, c)| if i + 1 < common.len() { format!("{c} ·") } else { c.clone() })
+            .collect();
+        s.push_str(&para("  Every row: ", &units, 4));
+    }
+    match width {
+        Some(w) if natural > w => {
+            // Too wide even so: one paragraph per row, label columns first.
+            // Each `header value` pair stays whole on its line.
+            for row in &rows {
+                let pairs: Vec<(&String, &String)> = header.iter().zip(row).filter(|(_, v)| !v.is_empty()).collect();
+                let units: Vec<String> = pairs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (h, v))| {
+                        if i + 1 < pairs.len() {
+                            format!("{h} {v} ·")
+                        } else {
+                            format!("{h} {v}")
+                        }
+                    })
+                    .collect();
+                let _ = w;
+                s.push_str(&para("  • ", &units, 4));
+            }
+        }
+        _ => {
+            s.push_str(&table);
+            s.push('\n');
+        }
+    }
     for n in &t.notes {
-        s.push_str(&format!("  {n}\n"));
+        s.push_str(&para("  ", &words(n), 4));
     }
     s
 }
@@ -86,25 +168,33 @@ pub fn fastest_lines(doc: &Document) -> String {
 }
 
 pub fn render(doc: &Document) -> String {
-    let mut s = header(doc);
+    render_for(doc, term_width())
+}
+
+/// The summary laid out for a terminal of `width` columns (`None`: a pipe or file).
+pub fn render_for(doc: &Document, width: Option<usize>) -> String {
+    let mut s = match width {
+        Some(w) => super::progress::wrap_words(&header(doc), w, 2).join("\n") + "\n",
+        None => header(doc),
+    };
     s.push('\n');
     if let Some(t) = primitive_table(doc) {
-        s.push_str(&render_table(&t));
+        s.push_str(&render_table(&t, width));
         s.push('\n');
     }
     for t in file_tables(doc) {
-        s.push_str(&render_table(&t));
+        s.push_str(&render_table(&t, width));
         s.push('\n');
     }
     for line in kdf_lines(doc) {
         s.push_str(&format!("{line}\n"));
     }
     for t in tls_tables(doc) {
-        s.push_str(&render_table(&t));
+        s.push_str(&render_table(&t, width));
         s.push('\n');
     }
     for t in ssh_tables(doc) {
-        s.push_str(&render_table(&t));
+        s.push_str(&render_table(&t, width));
         s.push('\n');
     }
     s.push_str(&fastest_lines(doc));
@@ -112,14 +202,30 @@ pub fn render(doc: &Document) -> String {
     if !warnings.is_empty() {
         s.push('\n');
         for w in warnings {
-            s.push_str(&format!("warning: {w}\n"));
+            let line = format!("warning: {w}");
+            match width {
+                Some(cols) => {
+                    for l in super::progress::wrap_words(&line, cols, 2) {
+                        s.push_str(&l);
+                        s.push('\n');
+                    }
+                }
+                None => {
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            }
         }
     }
     let noisy = doc.results.iter().filter(|r| r.summary().is_some_and(|x| x.is_noisy())).count();
     if noisy > 0 {
-        s.push_str(&format!(
-            "\nwarning: {noisy} result(s) had a coefficient of variation above 5%: the machine was busy. Rerun, or raise --budget.\n"
-        ));
+        let line =
+            format!("warning: {noisy} result(s) had a coefficient of variation above 5%: the machine was busy. Rerun, or raise --budget.");
+        s.push('\n');
+        for l in super::progress::wrap_words(&line, width.unwrap_or(usize::MAX), 2) {
+            s.push_str(&l);
+            s.push('\n');
+        }
     }
     match doc.run.status {
         RunStatus::Interrupted => s.push_str(&format!("\nInterrupted: {} result(s) kept.\n", doc.results.len())),
@@ -127,4 +233,69 @@ pub fn render(doc: &Document) -> String {
         _ => {}
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{render_table, Table};
+
+    fn table() -> Table {
+        let row = |g: &str, c: &str, v: &str| {
+            ["TLSv1.3", "ECDHE", g, c, "TLS_AES_128_GCM_SHA256", v, "1"]
+                .map(String::from)
+                .to_vec()
+        };
+        Table {
+            title: "TLS handshakes".into(),
+            header: ["protocol", "kex", "group", "cert", "suite", "handshakes/s", "threads"]
+                .map(String::from)
+                .to_vec(),
+            rows: vec![row("X25519", "rsa-2048", "1001 ±11%"), row("ffdhe3072", "ecdsa-p256", "70 ±6%")],
+            notes: vec!["latency: median per handshake, TCP connect included; p95 over the same handshakes, every one of them.".into()],
+        }
+    }
+
+    #[test]
+    fn a_wide_table_keeps_whole_cells_in_80_columns() {
+        let text = render_table(&table(), Some(80));
+        assert!(text.lines().all(|l| console::measure_text_width(l) <= 80), "{text}");
+        // Columns equal in every row are said once; every other cell is whole.
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("Every row: protocol TLSv1.3 · kex ECDHE · suite TLS_AES_128_GCM_SHA256 · threads 1"),
+            "{text}"
+        );
+        assert!(text.lines().any(|l| l.contains("threads 1")), "{text}");
+        for cell in ["X25519", "rsa-2048", "1001 ±11%", "ffdhe3072", "70 ±6%"] {
+            assert!(text.lines().any(|l| l.contains(cell)), "{cell} broken in {text}");
+        }
+        // Still too wide without the common columns: one paragraph per row.
+        let mut wide = table();
+        wide.rows[0][4] = "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256".into();
+        wide.rows[1][4] = "TLS_ECDHE_RSA_WITH_CAMELLIA_256_CBC_SHA384".into();
+        for r in &mut wide.rows {
+            r.push("a long latency column".into());
+        }
+        wide.header.push("latency".into());
+        let text = render_table(&wide, Some(80));
+        assert!(text.lines().all(|l| console::measure_text_width(l) <= 80), "{text}");
+        assert_eq!(text.lines().filter(|l| l.starts_with("  • ")).count(), 2, "{text}");
+        for cell in [
+            "suite TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+            "handshakes/s 1001 ±11%",
+            "latency a long latency column",
+            "group ffdhe3072",
+        ] {
+            assert!(text.lines().any(|l| l.contains(cell)), "{cell} broken in {text}");
+        }
+    }
+
+    #[test]
+    fn in_a_pipe_the_table_keeps_every_column() {
+        let text = render_table(&table(), None);
+        assert!(
+            text.contains("│ protocol") && text.contains("TLSv1.3") && !text.contains("Every row"),
+            "{text}"
+        );
+    }
 }

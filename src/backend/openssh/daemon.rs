@@ -301,6 +301,9 @@ impl PrivateSshd {
                 signal(k, libc::SIGKILL);
             }
         }
+        // Its CPU-accounting cgroup, if a handshake probe made one (an empty one left
+        // behind now is removed by the next run).
+        super::cpu::release(pid);
         LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|(p, _)| *p != pid);
     }
 }

@@ -2,6 +2,7 @@
 //! binary. Knows OpenSSH, not the benchmark.
 
 pub mod client;
+pub mod cpu;
 pub mod daemon;
 pub mod placement;
 

@@ -8,12 +8,16 @@
 //!   fresh probes, A B C, A B C, … so every subject sees the same drift;
 //! - [`stats`]: the interval of a subject from its samples, and the one rule for
 //!   subjects with too few samples to have an interval of their own;
+//! - [`noise`]: the machine's noise over the run, measured from those samples and
+//!   stored with it; every interval is at least that wide, so it holds on a
+//!   second run, and `compare` takes its threshold from it;
 //! - [`race`]: ties, who is still in the running for a place, which subjects a
 //!   race samples next, and pooling a race's samples with the first pass's.
 //!
 //! `crate::race` (the main job's race over its tied lists) and the SSH sweep's
 //! racer are callers of [`race`]; neither keeps a rule of its own.
 
+pub mod noise;
 pub mod race;
 pub mod sampler;
 pub mod stats;

@@ -69,6 +69,9 @@ pub struct SamplerConfig {
     pub max_units: u64,
     /// Which clock the reported figure (and the stopping rule) uses.
     pub basis: Basis,
+    /// Interleaved subjects ([`interleave`]): the length one slice (one
+    /// independent sample on fresh probes) aims for.
+    pub slice: Seconds,
 }
 
 /// The clock a figure is divided by.
@@ -93,6 +96,7 @@ impl Default for SamplerConfig {
             budget: Seconds(0.5),
             max_units: u64::MAX,
             basis: Basis::Wall,
+            slice: Seconds(SLICE_TARGET),
         }
     }
 }
@@ -232,19 +236,6 @@ pub fn measure<P: Probe>(probes: &mut [P], rate: Rate, cfg: &SamplerConfig) -> R
     Ok(m)
 }
 
-/// Takes more samples for an existing measurement, for `extra` more time (racing).
-pub fn refine<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &SamplerConfig, extra: Seconds) -> Result<()> {
-    let cfg = SamplerConfig {
-        budget: extra,
-        min_samples: m.samples.len() + cfg.min_samples,
-        max_samples: cfg.max_samples.max(m.samples.len() * 2),
-        precision: cfg.precision / 2.0,
-        min_time: Seconds(0.0),
-        ..*cfg
-    };
-    sample_until_done(probes, m, &cfg, Instant::now())
-}
-
 fn sample_until_done<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &SamplerConfig, start: Instant) -> Result<()> {
     loop {
         if interrupt::requested() {
@@ -286,10 +277,14 @@ fn sample_until_done<P: Probe>(probes: &mut [P], m: &mut Measurement, cfg: &Samp
 // time) is one sample of the subject. Median, interval, min, max and n are then
 // over slices, and every subject of a round sees the same drift.
 
-/// Slice length aimed for (opening, warm-up and sampling included)...
+/// Slice length aimed for by default (opening a connection, warm-up and sampling
+/// included; [`SamplerConfig::slice`])...
 const SLICE_TARGET: f64 = 0.35;
-/// ...and the shortest slice when there is room for [`MIN_SLICES`] of them.
-const SLICE_MIN: f64 = 0.28;
+/// ...and the shortest slice, as a share of the target, when there is room for
+/// [`MIN_SLICES`] of them.
+const SLICE_MIN_SHARE: f64 = 0.8;
+#[cfg(test)]
+const SLICE_MIN: f64 = SLICE_TARGET * SLICE_MIN_SHARE;
 /// Most slices per subject: longer budgets get longer slices.
 const MAX_SLICES: usize = 12;
 /// Below this many slices the interval is widened by the engine's one rule for
@@ -298,17 +293,24 @@ pub const MIN_SLICES: usize = MIN_SAMPLES;
 /// Slices to take before the interval over slices may stop a subject early.
 const MIN_SLICES_FOR_PRECISION: usize = 6;
 
-/// How many slices a subject with `budget` gets: about [`SLICE_TARGET`] each, at
-/// least [`MIN_SLICES`] when each can still be [`SLICE_MIN`] long, at most
-/// [`MAX_SLICES`], never fewer than one.
+/// How many slices a subject with `budget` gets at the default slice length.
+#[cfg(test)]
 pub fn slice_count(budget: Seconds) -> usize {
-    let by_target = (budget.0 / SLICE_TARGET).floor() as usize;
+    slices(budget, Seconds(SLICE_TARGET))
+}
+
+/// How many slices a subject with `budget` gets: about `target` each, at least
+/// [`MIN_SLICES`] when each can still be [`SLICE_MIN_SHARE`] of `target` long, at
+/// most [`MAX_SLICES`], never fewer than one.
+pub fn slices(budget: Seconds, target: Seconds) -> usize {
+    let by_target = (budget.0 / target.0).floor() as usize;
+    let min = target.0 * SLICE_MIN_SHARE;
     if by_target >= MIN_SLICES {
         by_target.min(MAX_SLICES)
-    } else if budget.0 + 1e-9 >= SLICE_MIN * MIN_SLICES as f64 {
+    } else if budget.0 + 1e-9 >= min * MIN_SLICES as f64 {
         MIN_SLICES
     } else {
-        ((budget.0 / SLICE_MIN).floor() as usize).max(1)
+        ((budget.0 / min).floor() as usize).max(1)
     }
 }
 
@@ -392,6 +394,13 @@ impl Sliced {
             Basis::Cpu => self.cpu(),
         }
     }
+    /// One value of the reported figure per slice (what its interval is made of).
+    pub fn headline_values(&self) -> Vec<f64> {
+        match self.combined.basis {
+            Basis::Wall => self.combined.values(|s| s.wall),
+            Basis::Cpu => self.combined.values(|s| s.cpu),
+        }
+    }
     /// Summary over slices, over wall time.
     pub fn wall(&self) -> Option<Summary> {
         self.over(|s| s.wall)
@@ -445,7 +454,7 @@ where
     let mut st: Vec<State> = cfgs
         .iter()
         .map(|c| State {
-            planned: slice_count(c.budget),
+            planned: slices(c.budget, c.slice),
             slices: Vec::new(),
             spent: 0.0,
             last: 0.0,

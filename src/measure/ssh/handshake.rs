@@ -3,7 +3,8 @@
 //! place a handshake is timed.
 
 use super::*;
-use crate::backend::openssh::client::{children_cpu, Algorithms, Client};
+use crate::backend::openssh::client::{Algorithms, Client};
+use crate::backend::openssh::cpu::LoginCpu;
 use crate::measure::engine::race;
 use crate::measure::engine::sampler::{self, Measurement, Probe, Rate};
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
@@ -12,21 +13,24 @@ use crate::units::Seconds;
 use anyhow::Result;
 use std::time::Instant;
 
-/// Connect, authenticate, run `true`.
+/// Connect, authenticate, run `true`. Each login's CPU on both ends is kept in
+/// `cpu` (see [`LoginCpu`]) and goes into the record's `handshake_cpu`; a
+/// sample's CPU time is both ends' (the client's alone for a remote server).
 pub struct HandshakeProbe {
     pub(super) client: Client,
     pub(super) algs: Algorithms,
     pub(super) last: Option<(Seconds, Seconds)>,
+    pub(super) cpu: LoginCpu,
 }
 
 impl Probe for HandshakeProbe {
     fn run(&mut self, units: u64) -> Result<f64> {
-        let c0 = children_cpu();
-        let t0 = Instant::now();
+        let (mut wall, mut cpu) = (0.0, 0.0);
         for _ in 0..units {
-            self.client.run(&self.algs, "true")?;
+            let (w, c) = self.cpu.login(&self.client, &self.algs, "true")?;
+            (wall, cpu) = (wall + w.0, cpu + c.0);
         }
-        self.last = Some((Seconds::from_duration(t0.elapsed()), Seconds(children_cpu().0 - c0.0)));
+        self.last = Some((Seconds(wall), Seconds(cpu)));
         Ok(units as f64)
     }
     fn timed_region(&self) -> Option<(Seconds, Seconds)> {
@@ -70,6 +74,7 @@ pub(super) fn handshakes(
                 ..Default::default()
             },
             last: None,
+            cpu: LoginCpu::for_target(&client.target),
         };
         subjects.push((subject, probe));
     }
@@ -88,8 +93,8 @@ pub(super) fn handshakes(
         Ok(sampler::Sample { wall, cpu, work })
     });
     let mut skipped = 0;
-    for ((subject, _), (m, failed)) in subjects.into_iter().zip(outcomes) {
-        let rec = match failed {
+    for ((subject, probe), (m, failed)) in subjects.into_iter().zip(outcomes) {
+        let mut rec = match failed {
             Some(e) => failure(Kind::SshHandshake, Metric::Seconds, subject, &e)?,
             None if m.samples.is_empty() && crate::interrupt::requested() => continue,
             None if m.samples.is_empty() => {
@@ -98,6 +103,9 @@ pub(super) fn handshakes(
             }
             None => record(Kind::SshHandshake, Metric::Seconds, subject, &m, race::MAX_SPREAD),
         };
+        if rec.status == Status::Ok {
+            rec.handshake_cpu = probe.cpu.figure();
+        }
         session.record(rec)?;
     }
     Ok(skipped)
@@ -134,7 +142,11 @@ pub(super) fn handshake_rounds(
             }
             let m = &out[k].0;
             let i = m.samples.len();
-            let enough = i >= HANDSHAKE_SAMPLES && (spent + cost > share || m.wall().is_some_and(|s| s.relative_precision() <= 0.02));
+            // Tight means both figures: the wall time and the CPU per login (both
+            // ends), which is what orders key exchanges.
+            let tight =
+                m.wall().is_some_and(|s| s.relative_precision() <= 0.02) && m.cpu().map_or(true, |s| s.relative_precision() <= 0.05);
+            let enough = i >= HANDSHAKE_SAMPLES && (spent + cost > share || tight);
             // Fewer than wanted is better than none, none better than overrunning.
             if enough || i >= MAX_HANDSHAKE_SAMPLES || (i > 0 && spent + cost > share * 2.0) {
                 state[k].2 = true;

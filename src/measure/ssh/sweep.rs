@@ -38,6 +38,13 @@ pub struct Preflight {
 
 /// [`sweep`], reusing and extending what `pre` knows about the target.
 pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut Preflight) -> Result<()> {
+    let from = session.results().len();
+    sweep_pass(plan, client, session, pre)?;
+    crate::measure::engine::noise::settle(session, &[Kind::SshBulk, Kind::SshHandshake], from)
+}
+
+/// [`sweep_with`] before the run's noise is settled.
+fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut Preflight) -> Result<()> {
     let start = Instant::now();
     let clock = Clock::new(start, plan.budget);
     // Preflight: the target answers, lets us in and has the sink command.
@@ -159,9 +166,9 @@ pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &
         r.keep(session, rec)?;
     }
     if skipped_bulk + skipped_hands > 0 {
-        eprintln!(
-            "warning: ssh: the budget was spent before {skipped_bulk} bulk subject(s) and {skipped_hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
-        );
+        crate::report::progress::warn(&format!(
+            "ssh: the budget was spent before {skipped_bulk} bulk subject(s) and {skipped_hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
+        ));
     }
     Ok(())
 }

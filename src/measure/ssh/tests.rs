@@ -322,9 +322,17 @@ fn handshake_probe_and_refusals() {
             ..Default::default()
         },
         last: None,
+        cpu: crate::backend::openssh::cpu::LoginCpu::for_target(&client.target),
     };
-    assert_eq!(h.run(1).unwrap(), 1.0);
+    assert_eq!(h.run(3).unwrap(), 3.0);
     assert!(h.timed_region().unwrap().0 .0 > 0.0);
+    // Both ends' CPU per login: the client's from wait4, the private sshd's from its
+    // cgroup or its listener's reaped children (a login re-executes sshd: never free).
+    let cpu = h.cpu.figure().expect("cpu per login");
+    let (client_cpu, server_cpu) = (cpu.client.unwrap(), cpu.server.expect("the private sshd is observable"));
+    assert_eq!((client_cpu.samples, server_cpu.samples), (3, 3));
+    assert!(client_cpu.mean > 0.0 && server_cpu.mean > 0.0, "{cpu:?}");
+    assert!(cpu.total.unwrap().mean > client_cpu.mean);
     // A cipher the client does not know is refused, not fatal.
     let e = client
         .run(

@@ -510,6 +510,13 @@ pub(super) fn record_item(session: &mut Session, plan: &LoopbackPlan, item: &Ite
 /// items are measured one after another; then the bulk items, in interleaved
 /// slices (`bulk_sliced`).
 pub fn loopback(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
+    let from = session.results().len();
+    loopback_pass(plan, session)?;
+    crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
+}
+
+/// [`loopback`] before the run's noise is settled.
+fn loopback_pass(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
     let total: usize = plan.skipped.len() + plan.items.iter().map(|i| i.records().len()).sum::<usize>();
     session.progress_start(total as u64);
     for (kind, subject, why) in &plan.skipped {

@@ -76,10 +76,37 @@ pub struct SshChoice {
     pub ciphers: Vec<String>,
     pub macs: Vec<String>,
     pub kex: Vec<String>,
+    /// Host-key algorithms the policy allows, best first: what a client accepts.
     pub hostkeys: Vec<String>,
+    /// Those of `hostkeys` the server has a key for (see `server_hostkeys` in
+    /// recommend): what sshd may offer. `None` when its keys could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_hostkeys: Option<Vec<String>>,
 }
 
 impl SshChoice {
+    /// The sshd block: `HostKeyAlgorithms` lists only algorithms of keys the server
+    /// has, and is left out (sshd keeps its default, which uses every key it has)
+    /// when that would be empty or the keys are unknown: a config line must never
+    /// leave sshd without a usable host key.
+    pub fn server_lines(&self) -> Vec<String> {
+        let mut out = SshChoice {
+            hostkeys: Vec::new(),
+            ..self.clone()
+        }
+        .lines("");
+        match &self.server_hostkeys {
+            Some(h) if !h.is_empty() => out.push(format!("HostKeyAlgorithms {}", h.join(","))),
+            Some(_) => out.push(
+                "# HostKeyAlgorithms left out: none of this server's host keys is allowed by the policy; add one (ssh-keygen -t ed25519 -f /etc/ssh/ssh_host_ed25519_key) and run recommend again".to_string(),
+            ),
+            None => out.push(
+                "# HostKeyAlgorithms left out: this server's host keys could not be read (`sshd -T` needs root); sshd keeps offering the keys it has".to_string(),
+            ),
+        }
+        out
+    }
+
     /// `Ciphers`, `MACs`, `KexAlgorithms`, `HostKeyAlgorithms` lines (empty lists left out).
     pub fn lines(&self, indent: &str) -> Vec<String> {
         [
@@ -182,6 +209,7 @@ pub(crate) mod testdata {
             macs: vec!["hmac-sha2-256-etm@openssh.com".into(), "umac-128-etm@openssh.com".into()],
             kex: vec!["curve25519-sha256".into(), "diffie-hellman-group16-sha512".into()],
             hostkeys: vec!["ssh-ed25519".into(), "rsa-sha2-512".into()],
+            server_hostkeys: Some(vec!["ssh-ed25519".into()]),
         }
     }
 }
@@ -280,8 +308,25 @@ mod tests {
             client[1],
             "    Ciphers aes128-gcm@openssh.com,chacha20-poly1305@openssh.com,aes256-ctr"
         );
+        // The client accepts every allowed host key; sshd offers only the keys it has.
+        assert_eq!(client[4], "    HostKeyAlgorithms ssh-ed25519,rsa-sha2-512");
         let server = lines("sshd", &c).unwrap();
         assert_eq!(server.len(), 4);
-        assert_eq!(server[3], "HostKeyAlgorithms ssh-ed25519,rsa-sha2-512");
+        assert_eq!(server[3], "HostKeyAlgorithms ssh-ed25519");
+    }
+
+    /// sshd is never left without a host key: no line at all when the server has
+    /// none the policy allows, or when its keys are unknown.
+    #[test]
+    fn sshd_host_key_line_is_never_empty() {
+        for server_hostkeys in [Some(Vec::new()), None] {
+            let c = Choice::Ssh(SshChoice {
+                server_hostkeys,
+                ..testdata::ssh()
+            });
+            let server = lines("sshd", &c).unwrap();
+            assert!(!server.iter().any(|l| l.starts_with("HostKeyAlgorithms")), "{server:?}");
+            assert!(server.iter().any(|l| l.starts_with("# HostKeyAlgorithms left out")), "{server:?}");
+        }
     }
 }

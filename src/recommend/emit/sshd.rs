@@ -13,6 +13,6 @@ impl Emitter for Sshd {
     }
     fn emit(&self, choice: &Choice) -> Option<Vec<String>> {
         let Choice::Ssh(s) = choice else { return None };
-        Some(s.lines(""))
+        Some(s.server_lines())
     }
 }

@@ -1,0 +1,854 @@
+//! The answer as a diff: installed → negotiated → measured → recommended → diff.
+//!
+//! Users do not start from nothing: their sshd, nginx or system OpenSSL already
+//! negotiates something. This module reads that ([`crate::discover::installed`]),
+//! works out what the usual peer negotiates with it ([`negotiate`]), makes sure
+//! that choice is measured with the same probes as everything else ([`subjects`]),
+//! and sets it beside the recommendation: the measured change with intervals (or
+//! "no measurable gain"), the security findings fixed and introduced, and the lines
+//! as a unified diff against the real file ([`patch`]). `check` ([`check`]) turns
+//! the same diff into findings and an exit code for CI and monitoring.
+
+pub mod check;
+pub mod negotiate;
+pub mod patch;
+pub mod remote;
+pub mod render;
+pub mod subjects;
+
+use crate::discover::installed::{Config, Installed, SshConfig};
+use crate::judge::{Domain, Knowledge, Level, Policy};
+use crate::model::{Document, Kind, Metric, ResultRecord, Status};
+use crate::recommend::{Outcome, Recommendation};
+use negotiate::{Negotiated, TlsOffer};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// What one end offers, resolved to lists.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "protocol", rename_all = "lowercase")]
+pub enum Offer {
+    Tls(TlsOffer),
+    Ssh(SshConfig),
+}
+
+/// The installed configuration, resolved, with what its usual peer negotiates.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub installed: Installed,
+    pub offer: Offer,
+    /// The usual peer, in words.
+    pub peer: String,
+    pub peer_offer: Offer,
+    pub negotiated: Result<Negotiated, String>,
+    /// A remote server: the recommendation counts only within what it accepts.
+    pub within_offer: bool,
+}
+
+/// The AEAD SSH ciphers (MAC implicit) of the local client, or the usual ones.
+pub fn ssh_aead() -> Vec<String> {
+    crate::discover::openssh::discover().map(|o| o.aead).unwrap_or_else(|_| {
+        ["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    })
+}
+
+/// Resolves an installed configuration and negotiates it with its usual peer.
+pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>) -> anyhow::Result<Current> {
+    match &installed.config {
+        Config::Tls(t) => {
+            let offer = negotiate::tls_offer(t, k)?;
+            let (peer, peer_offer, negotiated) = if t.server {
+                let client = negotiate::default_openssl_peer(false)?;
+                let n = negotiate::tls(&offer, &client);
+                ("a default OpenSSL client (system defaults)".to_string(), client, n)
+            } else {
+                let server = negotiate::default_openssl_peer(false)?;
+                let n = negotiate::tls(&server, &offer);
+                ("a default OpenSSL server".to_string(), server, n)
+            };
+            Ok(Current {
+                offer: Offer::Tls(offer),
+                peer,
+                peer_offer: Offer::Tls(peer_offer),
+                negotiated,
+                installed,
+                within_offer: false,
+            })
+        }
+        Config::Ssh(s) => {
+            let aead = ssh_aead();
+            // The other end: this machine's client (for sshd) or sshd (for ssh).
+            let other = match peer_ssh {
+                Some(p) => p.clone(),
+                None => {
+                    let other = if s.server { "ssh" } else { "sshd" };
+                    crate::discover::installed::read(other, None)?
+                        .ok_or_else(|| anyhow::anyhow!("{other} is not installed: nothing to negotiate with"))?
+                }
+            };
+            let Config::Ssh(o) = &other.config else {
+                anyhow::bail!("not an SSH configuration")
+            };
+            let n = if s.server {
+                negotiate::ssh(s, o, &aead)
+            } else {
+                negotiate::ssh(o, s, &aead)
+            };
+            Ok(Current {
+                peer: if s.server {
+                    format!("this machine's ssh client ({})", other.source)
+                } else {
+                    format!("this machine's sshd ({})", other.source)
+                },
+                offer: Offer::Ssh(s.clone()),
+                peer_offer: Offer::Ssh(o.clone()),
+                negotiated: n,
+                installed,
+                within_offer: false,
+            })
+        }
+    }
+}
+
+/// One offered option with its grade.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Graded {
+    pub list: String,
+    pub name: String,
+    pub level: Level,
+    pub allowed: bool,
+    /// Why it is refused, with cited references, when it is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+/// A measured figure.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Figure {
+    pub median: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+}
+
+impl Figure {
+    fn of(r: &ResultRecord) -> Option<Figure> {
+        Some(Figure {
+            median: r.median?,
+            ci95_low: r.ci95_low?,
+            ci95_high: r.ci95_high?,
+        })
+    }
+}
+
+/// The relative change of one metric from now to the recommendation (+0.25: 25 %
+/// better), with its interval from the two 95 % intervals.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Change {
+    /// `throughput`, `server CPU per GB`, `client CPU per GB`, `handshake`.
+    pub metric: String,
+    /// `bytes_per_sec`, `seconds` ...
+    pub unit: String,
+    pub higher_is_better: bool,
+    pub now: Option<Figure>,
+    pub recommended: Option<Figure>,
+    pub gain: Option<f64>,
+    pub gain_low: Option<f64>,
+    pub gain_high: Option<f64>,
+    /// Beyond the intervals (the gain interval excludes zero).
+    pub measurable: bool,
+    /// In words: `+24 % (18 – 31 %)`, `no measurable gain`, `not measured`, `unchanged`.
+    pub verdict: String,
+}
+
+impl Change {
+    fn new(metric: &str, unit: &str, higher: bool, now: Option<Figure>, rec: Option<Figure>, same: bool) -> Change {
+        let mut c = Change {
+            metric: metric.into(),
+            unit: unit.into(),
+            higher_is_better: higher,
+            now,
+            recommended: rec,
+            gain: None,
+            gain_low: None,
+            gain_high: None,
+            measurable: false,
+            verdict: String::new(),
+        };
+        if same {
+            c.gain = Some(0.0);
+            c.verdict = "unchanged (the same choice)".into();
+            return c;
+        }
+        let (Some(n), Some(r)) = (now, rec) else {
+            c.verdict = "not measured".into();
+            return c;
+        };
+        let pos = |x: f64| x.max(f64::MIN_POSITIVE);
+        let (g, lo, hi) = if higher {
+            (
+                r.median / pos(n.median),
+                r.ci95_low / pos(n.ci95_high),
+                r.ci95_high / pos(n.ci95_low),
+            )
+        } else {
+            (
+                n.median / pos(r.median),
+                n.ci95_low / pos(r.ci95_high),
+                n.ci95_high / pos(r.ci95_low),
+            )
+        };
+        c.gain = Some(g - 1.0);
+        let pct = |x: f64| format!("{:+.0} %", x * 100.0);
+        if n.ci95_low == n.ci95_high && r.ci95_low == r.ci95_high {
+            c.verdict = format!("{} (medians only: no interval, so not called a gain)", pct(g - 1.0));
+            return c;
+        }
+        c.gain_low = Some(lo - 1.0);
+        c.gain_high = Some(hi - 1.0);
+        c.measurable = lo > 1.0 || hi < 1.0;
+        c.verdict = if c.measurable {
+            format!("{} ({} to {})", pct(g - 1.0), pct(lo - 1.0), pct(hi - 1.0))
+        } else {
+            format!(
+                "no measurable gain (median {}, but the intervals overlap: {} to {})",
+                pct(g - 1.0),
+                pct(lo - 1.0),
+                pct(hi - 1.0)
+            )
+        };
+        c
+    }
+}
+
+/// A security finding: an option the policy refuses.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Finding {
+    pub list: String,
+    pub name: String,
+    pub level: Level,
+    /// The reasons, each with its cited references.
+    pub reasons: Vec<String>,
+}
+
+/// One software's diff.
+#[derive(Debug, Clone, Serialize)]
+pub struct SoftwareDiff {
+    pub software: String,
+    pub file: Option<PathBuf>,
+    pub source: String,
+    pub notes: Vec<String>,
+    pub peer: String,
+    /// What the usual peer negotiates now.
+    pub now: Option<Negotiated>,
+    /// Why it negotiates nothing, when it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now_error: Option<String>,
+    /// Everything the installed configuration offers, with grades.
+    pub offered: Vec<Graded>,
+    pub recommended: Option<Negotiated>,
+    pub changes: Vec<Change>,
+    pub fixed: Vec<Finding>,
+    pub introduced: Vec<Finding>,
+    pub lines: Vec<String>,
+    pub patch: Option<String>,
+    pub nothing_to_change: bool,
+    pub policy: String,
+}
+
+fn graded(k: &Knowledge, policy: &Policy, list: &str, domain: Domain, name: &str) -> Graded {
+    let v = k.judge(domain, name);
+    let d = policy.allows(&v);
+    let mut reasons: Vec<String> = Vec::new();
+    if !d.allowed {
+        // The reasons that make it fall short of the policy; else the policy's own words.
+        for r in v.reasons.iter().filter(|r| r.ceiling < policy.min_level) {
+            let refs: Vec<&str> = r.references.iter().map(|x| x.id.as_str()).collect();
+            reasons.push(if refs.is_empty() {
+                r.text.clone()
+            } else {
+                format!("{} [{}]", r.text, refs.join(", "))
+            });
+        }
+        if reasons.is_empty() {
+            reasons.extend(d.refusals.iter().cloned());
+        }
+    }
+    Graded {
+        list: list.into(),
+        name: name.into(),
+        level: v.level,
+        allowed: d.allowed,
+        reasons,
+    }
+}
+
+/// Every option an offer holds, graded under `policy`.
+pub fn grade_offer(offer: &Offer, k: &Knowledge, policy: &Policy) -> Vec<Graded> {
+    let mut out = Vec::new();
+    match offer {
+        Offer::Tls(t) => {
+            for p in &t.protocols {
+                out.push(graded(k, policy, "protocols", Domain::Protocol, p));
+            }
+            for s in &t.suites {
+                let (list, d) = if s.tls13() {
+                    ("tls13_suites", Domain::Tls13Suite)
+                } else {
+                    ("tls12_suites", Domain::Tls12Suite)
+                };
+                out.push(graded(k, policy, list, d, &s.iana));
+            }
+            for g in &t.groups {
+                out.push(graded(k, policy, "groups", Domain::Group, g));
+            }
+        }
+        Offer::Ssh(s) => {
+            for (list, d, v) in [
+                ("ssh_ciphers", Domain::SshCipher, &s.ciphers),
+                ("ssh_macs", Domain::SshMac, &s.macs),
+                ("ssh_kex", Domain::SshKex, &s.kex),
+                ("ssh_hostkeys", Domain::SshHostkey, &s.hostkeys),
+            ] {
+                for n in v {
+                    out.push(graded(k, policy, list, d, n));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The recommended configuration as an offer (the emitters enforce server order).
+pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> Offer {
+    let list = |n: &str| r.choice.get(n).cloned().unwrap_or_default();
+    match current {
+        Offer::Tls(now) => {
+            let mut suites = Vec::new();
+            for n in list("tls13_suites").iter().chain(list("tls12_suites").iter()) {
+                if let Some(s) = k.tls_suite(n) {
+                    suites.push(crate::discover::installed::openssl::OfferedSuite {
+                        iana: s.iana.clone(),
+                        openssl: s.openssl.clone().unwrap_or_else(|| s.iana.clone()),
+                        min_protocol: if s.is_tls13() { "TLSv1.3".into() } else { "TLSv1.2".into() },
+                    });
+                }
+            }
+            let groups: Vec<String> = list("groups")
+                .iter()
+                .map(|g| k.group(g).map(|x| x.name.clone()).unwrap_or_else(|| g.clone()))
+                .collect();
+            Offer::Tls(TlsOffer {
+                protocols: list("protocols"),
+                suites,
+                groups: if groups.is_empty() { now.groups.clone() } else { groups },
+                server_order: true,
+            })
+        }
+        Offer::Ssh(now) => Offer::Ssh(SshConfig {
+            server: now.server,
+            ciphers: list("ssh_ciphers"),
+            macs: list("ssh_macs"),
+            kex: list("ssh_kex"),
+            hostkeys: if list("ssh_hostkeys").is_empty() {
+                now.hostkeys.clone()
+            } else {
+                list("ssh_hostkeys")
+            },
+        }),
+    }
+}
+
+/// `rec` narrowed to what the server offers (a remote server: what it accepts).
+pub fn within(rec: &Offer, server: &Offer) -> Offer {
+    match (rec, server) {
+        (Offer::Tls(r), Offer::Tls(s)) => Offer::Tls(TlsOffer {
+            protocols: r.protocols.iter().filter(|p| s.protocols.contains(p)).cloned().collect(),
+            suites: r
+                .suites
+                .iter()
+                .filter(|x| s.suites.iter().any(|y| y.iana == x.iana))
+                .cloned()
+                .collect(),
+            groups: r
+                .groups
+                .iter()
+                .filter(|g| s.groups.is_empty() || s.groups.contains(g))
+                .cloned()
+                .collect(),
+            server_order: r.server_order,
+        }),
+        (Offer::Ssh(r), Offer::Ssh(s)) => {
+            let keep = |a: &[String], b: &[String]| a.iter().filter(|x| b.contains(x)).cloned().collect();
+            Offer::Ssh(SshConfig {
+                server: r.server,
+                ciphers: keep(&r.ciphers, &s.ciphers),
+                macs: keep(&r.macs, &s.macs),
+                kex: keep(&r.kex, &s.kex),
+                hostkeys: keep(&r.hostkeys, &s.hostkeys),
+            })
+        }
+        _ => rec.clone(),
+    }
+}
+
+/// What the recommended offer negotiates with the same peer.
+pub fn negotiate_recommended(c: &Current, rec: &Offer) -> Result<Negotiated, String> {
+    match (rec, &c.peer_offer, &c.installed.config) {
+        (Offer::Tls(r), Offer::Tls(p), Config::Tls(t)) => {
+            if t.server {
+                negotiate::tls(r, p)
+            } else {
+                negotiate::tls(p, r)
+            }
+        }
+        (Offer::Ssh(r), Offer::Ssh(p), Config::Ssh(s)) => {
+            let aead = ssh_aead();
+            if s.server {
+                negotiate::ssh(r, p, &aead)
+            } else {
+                negotiate::ssh(p, r, &aead)
+            }
+        }
+        _ => Err("protocol mismatch".into()),
+    }
+}
+
+fn ok<'a>(doc: &'a Document, kind: Kind, metric: Metric) -> impl Iterator<Item = &'a ResultRecord> + 'a {
+    doc.results
+        .iter()
+        .filter(move |r| r.kind == kind && r.metric == metric && r.status == Status::Ok && r.median.is_some())
+}
+
+/// The record with the most samples among `it`.
+fn most<'a>(it: impl Iterator<Item = &'a ResultRecord>) -> Option<&'a ResultRecord> {
+    it.max_by_key(|r| r.samples.unwrap_or(0))
+}
+
+/// The figures of a negotiated choice in `doc`: (metric, unit, higher is better, figure).
+pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static str, &'static str, bool, Option<Figure>)> {
+    let lib = |r: &&ResultRecord| {
+        r.subject.library.as_deref().map_or(true, |l| l == "openssl")
+            && r.subject.server_library.as_deref().map_or(true, |l| l == "openssl")
+    };
+    match n {
+        Negotiated::Tls { version, suite, group, .. } => {
+            let is = |r: &&ResultRecord| {
+                r.subject.suite.as_deref() == Some(suite.as_str()) && r.subject.protocol.as_deref().map_or(true, |p| p == version)
+            };
+            let bulk = most(
+                ok(doc, Kind::TlsBulk, Metric::BytesPerSec)
+                    .filter(is)
+                    .filter(lib)
+                    .filter(|r| r.subject.threads.unwrap_or(1) == 1),
+            );
+            let cpu = most(
+                ok(doc, Kind::TlsBulk, Metric::Seconds)
+                    .filter(is)
+                    .filter(lib)
+                    .filter(|r| r.subject.mode.as_deref() == Some("server-cpu-per-gb")),
+            );
+            let hs_all: Vec<&ResultRecord> = ok(doc, Kind::TlsHandshake, Metric::HandshakesPerSec)
+                .filter(lib)
+                .filter(|r| r.subject.protocol.as_deref() == Some(version.as_str()))
+                .filter(|r| r.subject.op.as_deref() != Some("resumed"))
+                .filter(|r| {
+                    let g = r.subject.group.as_deref().unwrap_or("");
+                    match group {
+                        Some(want) => k
+                            .group(g)
+                            .map_or(g.eq_ignore_ascii_case(want), |x| x.name.eq_ignore_ascii_case(want)),
+                        None => g.is_empty(),
+                    }
+                })
+                .collect();
+            let hs = most(hs_all.iter().copied().filter(is)).or_else(|| most(hs_all.iter().copied()));
+            vec![
+                ("throughput", "bytes_per_sec", true, bulk.and_then(Figure::of)),
+                ("server CPU per GB", "seconds", false, cpu.and_then(Figure::of)),
+                ("handshakes", "handshakes_per_sec", true, hs.and_then(Figure::of)),
+            ]
+        }
+        Negotiated::Ssh { cipher, mac, kex, .. } => {
+            let bulk = most(
+                ok(doc, Kind::SshBulk, Metric::BytesPerSec)
+                    .filter(|r| r.subject.cipher.as_deref() == Some(cipher.as_str()) && r.subject.mac.as_deref() == mac.as_deref()),
+            );
+            // The ssh client's CPU per GB (the far sshd's CPU is not sampled per session).
+            let cpu = bulk.and_then(|r| {
+                let c = r.cpu_median?;
+                (c > 0.0).then(|| {
+                    let v = 1e9 / c;
+                    Figure {
+                        median: v,
+                        ci95_low: v,
+                        ci95_high: v,
+                    }
+                })
+            });
+            let hs =
+                most(ok(doc, Kind::SshHandshake, Metric::Seconds).filter(|r| r.subject.kex.as_deref().is_some_and(|k| same_alg(k, kex))));
+            vec![
+                ("throughput", "bytes_per_sec", true, bulk.and_then(Figure::of)),
+                ("client CPU per GB", "seconds", false, cpu),
+                ("handshake", "seconds", false, hs.and_then(Figure::of)),
+            ]
+        }
+    }
+}
+
+/// The same SSH algorithm under its two names (`sntrup761x25519-sha512` and
+/// `sntrup761x25519-sha512@openssh.com`, `curve25519-sha256@libssh.org` ...).
+pub fn same_alg(a: &str, b: &str) -> bool {
+    a == b || a.split('@').next() == b.split('@').next()
+}
+
+/// Policy findings of an offer: the options the policy refuses.
+fn findings(graded: &[Graded]) -> Vec<Finding> {
+    graded
+        .iter()
+        .filter(|g| !g.allowed)
+        .map(|g| Finding {
+            list: g.list.clone(),
+            name: g.name.clone(),
+            level: g.level,
+            reasons: g.reasons.clone(),
+        })
+        .collect()
+}
+
+/// The diff for one software, from a run's results and its recommendation.
+pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, policy: &Policy) -> SoftwareDiff {
+    let i = &c.installed;
+    let offered = grade_offer(&c.offer, k, policy);
+    let protocol = match c.offer {
+        Offer::Tls(_) => "tls",
+        Offer::Ssh(_) => "ssh",
+    };
+    let rec = outcome
+        .recommendations
+        .iter()
+        .find(|r| r.protocol == protocol && r.target == i.software);
+    let mut notes = i.notes.clone();
+    let (recommended, rec_offer) = match rec {
+        Some(r) => {
+            let mut o = recommended_offer(r, &c.offer, k);
+            if c.within_offer {
+                o = within(&o, &c.offer);
+            }
+            match negotiate_recommended(c, &o) {
+                Ok(n) => (Some(n), Some(o)),
+                Err(e) => {
+                    notes.push(format!("the recommended lines negotiate nothing with {}: {e}", c.peer));
+                    (None, Some(o))
+                }
+            }
+        }
+        None => {
+            notes.push(format!("no {protocol} recommendation for {} in this run", i.software));
+            (None, None)
+        }
+    };
+    let rec_graded = rec_offer.as_ref().map(|o| grade_offer(o, k, policy)).unwrap_or_default();
+    let now_findings = findings(&offered);
+    let introduced = findings(&rec_graded);
+    let fixed: Vec<Finding> = match &rec_offer {
+        Some(_) => now_findings
+            .into_iter()
+            .filter(|f| !rec_graded.iter().any(|g| g.list == f.list && g.name == f.name))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut changes = Vec::new();
+    if let (Ok(now), Some(r)) = (&c.negotiated, &recommended) {
+        let same = now == r;
+        for ((metric, unit, higher, n), (_, _, _, rf)) in figures(doc, now, k).into_iter().zip(figures(doc, r, k)) {
+            changes.push(Change::new(metric, unit, higher, n, rf, same));
+        }
+    }
+    let lines = rec.map(|r| r.lines.clone()).unwrap_or_default();
+    let patch = match rec {
+        Some(r) => match patch::unified(i, &r.lines) {
+            Ok(p) => p,
+            Err(e) => {
+                notes.push(format!("no diff: {e}"));
+                None
+            }
+        },
+        None => None,
+    };
+    let gain = changes
+        .iter()
+        .any(|ch| ch.measurable && ch.gain.unwrap_or(0.0) > 0.0 && ch.metric == "throughput");
+    let nothing_to_change = rec.is_some() && fixed.is_empty() && !gain;
+    SoftwareDiff {
+        software: i.software.to_string(),
+        file: i.file.clone(),
+        source: i.source.clone(),
+        notes,
+        peer: c.peer.clone(),
+        now: c.negotiated.clone().ok(),
+        now_error: c.negotiated.clone().err(),
+        offered,
+        recommended,
+        changes,
+        fixed,
+        introduced,
+        lines,
+        patch,
+        nothing_to_change,
+        policy: policy.name.clone(),
+    }
+}
+
+/// The configurations to diff: `config_from` (its software from `--for` or its
+/// content), else every installed software of `targets` (all when empty). Notes
+/// name what could not be read.
+pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>) -> anyhow::Result<(Vec<Installed>, Vec<String>)> {
+    use crate::discover::installed as inst;
+    use crate::error::UsageError;
+    for t in targets {
+        if !inst::SOFTWARE.iter().any(|s| s.eq_ignore_ascii_case(t)) {
+            return Err(UsageError::unknown("software to check", t, inst::SOFTWARE.iter().copied()).into());
+        }
+    }
+    let Some(path) = config_from else {
+        return Ok(inst::discover(targets));
+    };
+    let text = inst::read_config(path)?;
+    let software = match targets {
+        [one] => one.to_ascii_lowercase(),
+        [] => inst::guess(path, &text)
+            .ok_or_else(|| {
+                UsageError::Invalid(format!(
+                    "cannot tell which software {} configures; add --for {}",
+                    path.display(),
+                    inst::SOFTWARE.join("|")
+                ))
+            })?
+            .to_string(),
+        _ => return Err(UsageError::Invalid("--config-from reads one file: give one --for target".into()).into()),
+    };
+    let i = inst::read(&software, Some(path))?
+        .ok_or_else(|| UsageError::Invalid(format!("{} is not a {software} configuration", path.display())))?;
+    Ok((vec![i], Vec::new()))
+}
+
+/// Resolves and negotiates each configuration; the ones that fail become notes.
+pub fn resolve_all(installed: Vec<Installed>, k: &Knowledge) -> (Vec<Current>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    // sshd and ssh negotiate with each other: read each once.
+    let ssh_peer = |want: &str| installed.iter().find(|i| i.software == want).cloned();
+    for i in installed.iter().cloned() {
+        let peer = match i.software {
+            "sshd" => ssh_peer("ssh"),
+            "ssh" => ssh_peer("sshd"),
+            _ => None,
+        };
+        let name = i.software;
+        match current(i, k, peer.as_ref()) {
+            Ok(c) => out.push(c),
+            Err(e) => notes.push(format!("{name}: {e:#}")),
+        }
+    }
+    (out, notes)
+}
+
+/// Every diff of `currents` against a run and its recommendation.
+pub fn build_all(currents: &[Current], doc: &Document, outcome: &Outcome, k: &Knowledge, policy: &Policy) -> Vec<SoftwareDiff> {
+    currents.iter().map(|c| build(c, doc, outcome, k, policy)).collect()
+}
+
+/// The software names of `targets` this module can read (all when empty).
+fn readable(targets: &[String]) -> Vec<String> {
+    targets
+        .iter()
+        .filter(|t| crate::discover::installed::SOFTWARE.iter().any(|s| s.eq_ignore_ascii_case(t)))
+        .cloned()
+        .collect()
+}
+
+/// The main job's step before ranking: read what is installed among `targets`,
+/// work out what it negotiates, and measure those choices when the run has not
+/// measured them yet (within `budget`), so that "now" is a subject of the run.
+pub fn main_step(
+    session: &mut crate::session::Session,
+    k: &Knowledge,
+    targets: &[String],
+    budget: crate::units::Seconds,
+) -> (Vec<Current>, Vec<String>) {
+    let wanted = readable(targets);
+    if wanted.is_empty() || crate::interrupt::requested() {
+        return (Vec::new(), Vec::new());
+    }
+    let (installed, mut notes) = crate::discover::installed::discover(&wanted);
+    let (currents, more) = resolve_all(installed, k);
+    notes.extend(more);
+    let missing = subjects::Subjects::negotiated(&currents).not_in(session);
+    if !missing.is_empty() && budget.0 >= 2.0 {
+        if let Err(e) = subjects::measure(&missing, session, budget) {
+            notes.push(format!("the installed choice could not be measured: {e:#}"));
+        }
+    }
+    (currents, notes)
+}
+
+/// `recommend`'s and the remote subcommands' closing section: the diffs, and them
+/// as text.
+pub fn section(
+    currents: &[Current],
+    notes: &[String],
+    doc: &Document,
+    outcome: &Outcome,
+    k: &Knowledge,
+    policy: &Policy,
+) -> (Vec<SoftwareDiff>, String) {
+    let diffs = build_all(currents, doc, outcome, k, policy);
+    let text = render::section(&diffs, notes);
+    (diffs, text)
+}
+
+/// Annotates a document's `recommendations[]` with the diffs (`now`, `gain`,
+/// `diff`: what the HTML report shows under "What changing would gain").
+pub fn annotate(recommendations: &mut [serde_json::Value], diffs: &[SoftwareDiff]) {
+    for d in diffs {
+        let protocol = match &d.now {
+            Some(Negotiated::Ssh { .. }) => "ssh",
+            _ if d.offered.iter().any(|g| g.list.starts_with("ssh_")) => "ssh",
+            _ => "tls",
+        };
+        let Some(r) = recommendations
+            .iter_mut()
+            .find(|r| r["target"] == d.software.as_str() && r["protocol"] == protocol)
+        else {
+            continue;
+        };
+        r["now"] = serde_json::json!(d.now.as_ref().map(|n| n.label()).or(d.now_error.clone()));
+        let gains: Vec<String> = d
+            .changes
+            .iter()
+            .filter(|c| c.gain.is_some())
+            .map(|c| format!("{}: {}", c.metric, c.verdict))
+            .collect();
+        r["gain"] = serde_json::json!(if d.nothing_to_change {
+            "nothing to change".to_string()
+        } else {
+            gains.join("; ")
+        });
+        if let Some(p) = &d.patch {
+            r["diff"] = serde_json::json!(p.lines().collect::<Vec<_>>());
+        }
+    }
+}
+
+/// The main job's closing step: the diffs against the run and its outcome, kept in
+/// the run's settings (`installed_diff`) and recommendations; the text to print.
+pub fn attach(
+    session: &mut crate::session::Session,
+    installed: &(Vec<Current>, Vec<String>),
+    outcome: &Outcome,
+    k: &Knowledge,
+    policy: &Policy,
+) -> String {
+    let doc = session.snapshot();
+    let diffs = build_all(&installed.0, &doc, outcome, k, policy);
+    session.set_setting("installed_diff", serde_json::to_value(&diffs).unwrap_or_default());
+    annotate(session.recommendations_mut(), &diffs);
+    render::section(&diffs, &installed.1)
+}
+
+/// For `recommend`: the installed configurations of `targets` (all when empty), read
+/// now and diffed against a stored run.
+pub fn for_stored_run(targets: &[String], k: &Knowledge) -> (Vec<Current>, Vec<String>) {
+    let wanted = readable(targets);
+    if !targets.is_empty() && wanted.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let (installed, mut notes) = crate::discover::installed::discover(&wanted);
+    let (currents, more) = resolve_all(installed, k);
+    notes.extend(more);
+    (currents, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(median: f64, lo: f64, hi: f64) -> Option<Figure> {
+        Some(Figure {
+            median,
+            ci95_low: lo,
+            ci95_high: hi,
+        })
+    }
+
+    #[test]
+    fn gains_with_intervals_or_no_measurable_gain() {
+        // Throughput 100 → 200 with tight intervals: +100 %, measurable.
+        let c = Change::new(
+            "throughput",
+            "bytes_per_sec",
+            true,
+            f(100.0, 95.0, 105.0),
+            f(200.0, 190.0, 210.0),
+            false,
+        );
+        assert!(c.measurable);
+        assert!((c.gain.unwrap() - 1.0).abs() < 1e-9);
+        assert!((c.gain_low.unwrap() - (190.0 / 105.0 - 1.0)).abs() < 1e-9);
+        assert!(c.verdict.starts_with("+100 %"), "{}", c.verdict);
+        // Overlapping intervals: no measurable gain, whatever the medians say.
+        let c = Change::new(
+            "throughput",
+            "bytes_per_sec",
+            true,
+            f(100.0, 80.0, 120.0),
+            f(110.0, 90.0, 130.0),
+            false,
+        );
+        assert!(!c.measurable);
+        assert!(c.verdict.starts_with("no measurable gain"), "{}", c.verdict);
+        // Lower is better (CPU per GB): 2 s → 1 s is +100 %.
+        let c = Change::new("server CPU per GB", "seconds", false, f(2.0, 1.9, 2.1), f(1.0, 0.95, 1.05), false);
+        assert!(c.measurable && (c.gain.unwrap() - 1.0).abs() < 1e-9);
+        // Medians only: never called a gain.
+        let c = Change::new("client CPU per GB", "seconds", false, f(2.0, 2.0, 2.0), f(1.0, 1.0, 1.0), false);
+        assert!(!c.measurable);
+        // The same choice: unchanged; nothing measured: not measured.
+        assert_eq!(
+            Change::new("throughput", "bytes_per_sec", true, None, None, true).verdict,
+            "unchanged (the same choice)"
+        );
+        assert_eq!(
+            Change::new("throughput", "bytes_per_sec", true, f(1.0, 1.0, 1.0), None, false).verdict,
+            "not measured"
+        );
+    }
+
+    #[test]
+    fn grades_name_the_reason_and_the_policy() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let offer = Offer::Ssh(SshConfig {
+            server: true,
+            ciphers: vec!["aes128-cbc".into(), "aes128-gcm@openssh.com".into()],
+            macs: vec!["hmac-sha1".into()],
+            kex: vec!["curve25519-sha256".into()],
+            hostkeys: vec!["ssh-ed25519".into()],
+        });
+        let g = grade_offer(&offer, &k, &p);
+        let cbc = g.iter().find(|x| x.name == "aes128-cbc").unwrap();
+        assert!(!cbc.allowed);
+        assert_eq!(cbc.level, Level::Weak);
+        assert!(cbc.reasons[0].contains('['), "{:?}", cbc.reasons);
+        assert!(g.iter().find(|x| x.name == "aes128-gcm@openssh.com").unwrap().allowed);
+        let fs = findings(&g);
+        assert_eq!(
+            fs.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+            vec!["aes128-cbc", "hmac-sha1"]
+        );
+    }
+}

@@ -1,0 +1,339 @@
+//! The diff for a remote server (`ssh --host`, `tls --connect`): there is no file
+//! to read, so the server's offer comes from the wire and "now" from a real
+//! default client:
+//! - **SSH:** `ssh -vv` prints the server's KEXINIT proposal (its lists, in its
+//!   order) and what this machine's client negotiated, before authentication; the
+//!   user's own ssh configuration applies, as it does to their logins.
+//! - **TLS:** the scan of `tls --connect` found what the server accepts and in
+//!   which order; `openssl s_client` (the default OpenSSL client) shows what it
+//!   negotiates.
+//!
+//! The recommendation then comes from the same run's measurements, which only
+//! contain what the server accepts: the fastest option it accepts that the policy
+//! allows.
+
+use super::negotiate::{Negotiated, TlsOffer};
+use super::{Current, Offer};
+use crate::discover::installed::openssl::OfferedSuite;
+use crate::discover::installed::{Config, Installed, SshConfig, TlsConfig};
+use anyhow::{bail, Result};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Pseudo-algorithms that only signal extensions.
+fn real(alg: &&str) -> bool {
+    !alg.starts_with("ext-info-") && !alg.starts_with("kex-strict-")
+}
+
+/// `ssh -vv` output → (server lists, client lists, negotiated).
+pub fn parse_ssh_debug(text: &str) -> Option<(SshConfig, SshConfig, Negotiated)> {
+    let mut client = SshConfig::default();
+    let mut server = SshConfig {
+        server: true,
+        ..Default::default()
+    };
+    let mut side: Option<bool> = None;
+    let (mut kex, mut hostkey, mut cipher, mut mac) = (None, None, None, None);
+    for l in text.lines() {
+        let l = l.trim_end();
+        if l.ends_with("local client KEXINIT proposal") {
+            side = Some(false);
+            continue;
+        }
+        if l.ends_with("peer server KEXINIT proposal") {
+            side = Some(true);
+            continue;
+        }
+        let list = |p: &str| -> Option<Vec<String>> {
+            l.split_once(&format!("debug2: {p}: "))
+                .map(|(_, v)| v.split(',').filter(real).map(str::to_string).collect())
+        };
+        if let Some(s) = side {
+            let target = if s { &mut server } else { &mut client };
+            if let Some(v) = list("KEX algorithms") {
+                target.kex = v;
+            } else if let Some(v) = list("host key algorithms") {
+                target.hostkeys = v;
+            } else if let Some(v) = list("ciphers ctos") {
+                target.ciphers = v;
+            } else if let Some(v) = list("MACs ctos") {
+                target.macs = v;
+            }
+        }
+        if let Some((_, v)) = l.split_once("kex: algorithm: ") {
+            kex = Some(v.trim().to_string());
+        } else if let Some((_, v)) = l.split_once("kex: host key algorithm: ") {
+            hostkey = Some(v.trim().to_string());
+        } else if let Some((_, v)) = l.split_once("kex: client->server cipher: ") {
+            let f: Vec<&str> = v.split_whitespace().collect();
+            cipher = f.first().map(|s| s.to_string());
+            mac = f
+                .iter()
+                .position(|x| *x == "MAC:")
+                .and_then(|i| f.get(i + 1))
+                .map(|s| s.to_string());
+        }
+    }
+    let n = Negotiated::Ssh {
+        cipher: cipher?,
+        mac: mac.filter(|m| m != "<implicit>"),
+        kex: kex?,
+        hostkey: hostkey?,
+    };
+    if server.ciphers.is_empty() {
+        return None;
+    }
+    Some((server, client, n))
+}
+
+/// Runs a command with a hard deadline; its (stdout, stderr).
+fn run_for(mut cmd: Command, limit: Duration) -> Result<(String, String)> {
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
+    let deadline = Instant::now() + limit;
+    while child.try_wait()?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok((t_out.join().unwrap_or_default(), t_err.join().unwrap_or_default()))
+}
+
+/// The remote sshd's offer and what this machine's client negotiates with it.
+pub fn ssh_server(
+    ssh: &std::path::Path,
+    destination: &str,
+    port: Option<u16>,
+    identity: Option<&std::path::Path>,
+    options: &[String],
+) -> Result<Current> {
+    let mut cmd = Command::new(ssh);
+    cmd.args(["-vv", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]);
+    if let Some(p) = port {
+        cmd.args(["-p", &p.to_string()]);
+    }
+    if let Some(i) = identity {
+        cmd.arg("-i").arg(i);
+    }
+    for o in options {
+        cmd.args(["-o", o]);
+    }
+    cmd.args([destination, "true"]);
+    let (_, err) = run_for(cmd, Duration::from_secs(20))?;
+    let Some((server, client, n)) = parse_ssh_debug(&err) else {
+        bail!(
+            "`ssh -vv {destination}` showed no key exchange: {}",
+            err.lines().rev().find(|l| !l.starts_with("debug")).unwrap_or("no answer").trim()
+        );
+    };
+    let installed = Installed {
+        software: "sshd",
+        file: None,
+        source: format!("the server's KEXINIT proposal (ssh -vv {destination})"),
+        config: Config::Ssh(server.clone()),
+        directives: Vec::new(),
+        insert_at: None,
+        notes: vec![format!("remote server {destination}: the lines are for its sshd_config")],
+    };
+    Ok(Current {
+        installed,
+        offer: Offer::Ssh(server),
+        peer: "this machine's ssh client, with your ssh configuration".into(),
+        peer_offer: Offer::Ssh(client),
+        negotiated: Ok(n),
+        within_offer: true,
+    })
+}
+
+/// `openssl s_client` output → (protocol, OpenSSL suite name, group).
+pub fn parse_s_client(text: &str) -> Option<(String, String, Option<String>)> {
+    let field = |k: &str| {
+        text.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix(k)
+                .map(|r| r.trim_start().trim_start_matches(':').trim().to_string())
+        })
+    };
+    let group = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Server Temp Key: "))
+        .and_then(|v| v.split(',').next())
+        .map(|g| g.trim().to_string());
+    Some((field("Protocol")?, field("Cipher")?, group))
+}
+
+/// A TLS server's offer from a `tls --connect` scan, and what a default OpenSSL
+/// client (`openssl s_client`) negotiates with it.
+pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::Scan, k: &crate::judge::Knowledge) -> Result<Current> {
+    let mut protocols: Vec<String> = scan
+        .protocols
+        .iter()
+        .filter(|(_, r)| r.is_none())
+        .map(|(p, _)| p.label().to_string())
+        .collect();
+    protocols.sort_by_key(|p| crate::discover::installed::TLS_VERSIONS.iter().position(|v| v == p));
+    let server_order = scan.orders.iter().any(|o| !o.honours_client_order);
+    let mut suites: Vec<OfferedSuite> = Vec::new();
+    for (p, s) in scan.accepted_suites() {
+        if suites.iter().any(|x| x.iana == s.iana) {
+            continue;
+        }
+        let _ = p;
+        suites.push(OfferedSuite {
+            iana: s.iana.clone(),
+            openssl: s.openssl.clone(),
+            min_protocol: if s.tls13() { "TLSv1.3".into() } else { s.min_protocol.clone() },
+        });
+    }
+    // The server's own order where the scan found it.
+    let pref: Vec<&String> = scan.orders.iter().flat_map(|o| o.server_preference.iter()).collect();
+    suites.sort_by_key(|s| pref.iter().position(|x| **x == s.iana || **x == s.openssl).unwrap_or(usize::MAX));
+    let groups: Vec<String> = scan
+        .groups
+        .iter()
+        .filter(|(_, _, r)| r.is_none())
+        .map(|(_, g, _)| k.group(g).map(|x| x.name.clone()).unwrap_or_else(|| g.to_string()))
+        .fold(Vec::new(), |mut v, g| {
+            if !v.contains(&g) {
+                v.push(g);
+            }
+            v
+        });
+    let mut cmd = Command::new("openssl");
+    cmd.args(["s_client", "-connect", target]);
+    if let Some(s) = sni {
+        cmd.args(["-servername", s]);
+    }
+    let (out, err) = run_for(cmd, Duration::from_secs(15))?;
+    let negotiated = match parse_s_client(&out) {
+        Some((version, cipher, group)) => {
+            let iana = suites
+                .iter()
+                .find(|s| s.openssl == cipher || s.iana == cipher)
+                .map(|s| s.iana.clone())
+                .unwrap_or_else(|| cipher.clone());
+            Ok(Negotiated::Tls {
+                version,
+                suite: iana,
+                openssl_name: cipher,
+                group: group.map(|g| k.group(&g).map(|x| x.name.clone()).unwrap_or(g)),
+            })
+        }
+        None => Err(format!(
+            "openssl s_client negotiated nothing: {}",
+            err.lines().next().unwrap_or("").trim()
+        )),
+    };
+    let offer = TlsOffer {
+        protocols,
+        suites,
+        groups,
+        server_order,
+    };
+    let installed = Installed {
+        software: "nginx",
+        file: None,
+        source: format!("the tls --connect scan of {target}"),
+        config: Config::Tls(TlsConfig {
+            server: true,
+            server_order,
+            ..Default::default()
+        }),
+        directives: Vec::new(),
+        insert_at: None,
+        notes: vec![format!(
+            "remote server {target}: the change is counted within what it accepts now; the lines shown are nginx's, every target's are in `recommend`"
+        )],
+    };
+    Ok(Current {
+        installed,
+        offer: Offer::Tls(offer),
+        peer: "a default OpenSSL client (openssl s_client)".into(),
+        peer_offer: Offer::Tls(super::negotiate::default_openssl_peer(false)?),
+        negotiated,
+        within_offer: true,
+    })
+}
+
+/// The remote diff against the run in `session` (kept in its settings as
+/// `installed_diff`), as text for the terminal.
+pub fn section(
+    current: Result<Current>,
+    session: &mut crate::session::Session,
+    target: &str,
+    policy: &crate::judge::Policy,
+) -> Result<String> {
+    let k = crate::judge::Knowledge::builtin()?;
+    let doc = session.snapshot();
+    let outcome = crate::recommend::recommend(&doc, &k, policy, &[target.to_string()]);
+    let (currents, notes) = match current {
+        Ok(c) => (vec![c], Vec::new()),
+        Err(e) => (Vec::new(), vec![format!("{e:#}")]),
+    };
+    let (diffs, text) = super::section(&currents, &notes, &doc, &outcome, &k, policy);
+    session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shape of real `ssh -vv` output (OpenSSH 9.2).
+    const DEBUG: &str = "debug1: SSH2_MSG_KEXINIT received\ndebug2: local client KEXINIT proposal\n\
+debug2: KEX algorithms: curve25519-sha256,diffie-hellman-group14-sha256,ext-info-c,kex-strict-c-v00@openssh.com\n\
+debug2: host key algorithms: ssh-ed25519,rsa-sha2-512\ndebug2: ciphers ctos: chacha20-poly1305@openssh.com,aes128-ctr\n\
+debug2: ciphers stoc: chacha20-poly1305@openssh.com,aes128-ctr\ndebug2: MACs ctos: umac-64-etm@openssh.com,hmac-sha2-256\n\
+debug2: peer server KEXINIT proposal\ndebug2: KEX algorithms: diffie-hellman-group14-sha1,diffie-hellman-group14-sha256,kex-strict-s-v00@openssh.com\n\
+debug2: host key algorithms: ssh-ed25519\ndebug2: ciphers ctos: aes128-cbc,aes128-ctr\ndebug2: MACs ctos: hmac-sha1,hmac-sha2-256\n\
+debug1: kex: algorithm: diffie-hellman-group14-sha256\ndebug1: kex: host key algorithm: ssh-ed25519\n\
+debug1: kex: server->client cipher: aes128-ctr MAC: hmac-sha2-256 compression: none\n\
+debug1: kex: client->server cipher: aes128-ctr MAC: hmac-sha2-256 compression: none\n";
+
+    #[test]
+    fn parses_kexinit_and_choice() {
+        let (s, c, n) = parse_ssh_debug(DEBUG).unwrap();
+        assert_eq!(s.kex, vec!["diffie-hellman-group14-sha1", "diffie-hellman-group14-sha256"]);
+        assert_eq!(s.ciphers, vec!["aes128-cbc", "aes128-ctr"]);
+        assert_eq!(c.kex, vec!["curve25519-sha256", "diffie-hellman-group14-sha256"]);
+        assert_eq!(
+            n,
+            Negotiated::Ssh {
+                cipher: "aes128-ctr".into(),
+                mac: Some("hmac-sha2-256".into()),
+                kex: "diffie-hellman-group14-sha256".into(),
+                hostkey: "ssh-ed25519".into()
+            }
+        );
+        let aead = DEBUG.replace(
+            "cipher: aes128-ctr MAC: hmac-sha2-256",
+            "cipher: chacha20-poly1305@openssh.com MAC: <implicit>",
+        );
+        let (_, _, n) = parse_ssh_debug(&aead).unwrap();
+        assert!(matches!(n, Negotiated::Ssh { mac: None, .. }));
+        assert!(parse_ssh_debug("ssh: connect to host x port 22: Connection refused\n").is_none());
+    }
+
+    #[test]
+    fn parses_s_client() {
+        let t = "---\nServer Temp Key: X25519, 253 bits\n---\nNew, TLSv1.0, Cipher is ECDHE-RSA-AES128-SHA\nSSL-Session:\n    Protocol  : TLSv1.2\n    Cipher    : ECDHE-RSA-AES128-SHA\n";
+        assert_eq!(
+            parse_s_client(t),
+            Some(("TLSv1.2".into(), "ECDHE-RSA-AES128-SHA".into(), Some("X25519".into())))
+        );
+    }
+}

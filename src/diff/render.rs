@@ -1,0 +1,148 @@
+//! The terminal view of the diff: per software, now → recommended, the measured
+//! change, the security findings fixed and introduced, and the unified diff.
+
+use super::{Change, SoftwareDiff};
+use std::fmt::Write;
+
+fn fig(c: &Change, v: Option<super::Figure>) -> String {
+    match v {
+        None => "—".into(),
+        Some(f) if c.unit == "seconds" && c.metric.contains("per GB") => format!("{:.2} s", f.median),
+        Some(f) => crate::recommend::figure(&c.unit, f.median),
+    }
+}
+
+/// One software's section.
+pub fn one(d: &SoftwareDiff) -> String {
+    let mut s = String::new();
+    let file = d.file.as_ref().map(|f| f.display().to_string()).unwrap_or_else(|| "no file".into());
+    let _ = writeln!(s, "{} — {file} (read with {})", d.software, d.source);
+    for n in &d.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+    let _ = writeln!(s, "  peer:         {}", d.peer);
+    match (&d.now, &d.now_error) {
+        (Some(n), _) => {
+            let _ = writeln!(s, "  now:          {}", n.label());
+        }
+        (None, e) => {
+            let _ = writeln!(s, "  now:          negotiates nothing: {}", e.as_deref().unwrap_or("unknown"));
+        }
+    }
+    let _ = writeln!(
+        s,
+        "  recommended:  {}",
+        d.recommended.as_ref().map(|n| n.label()).unwrap_or_else(|| "—".into())
+    );
+    let refused = d.offered.iter().filter(|g| !g.allowed).count();
+    let _ = writeln!(
+        s,
+        "  offered now ({} options, {refused} refused by policy {}):",
+        d.offered.len(),
+        d.policy
+    );
+    let mut lists: Vec<&str> = Vec::new();
+    for g in &d.offered {
+        if !lists.contains(&g.list.as_str()) {
+            lists.push(&g.list);
+        }
+    }
+    for l in lists {
+        let items: Vec<String> = d
+            .offered
+            .iter()
+            .filter(|g| g.list == l)
+            .map(|g| format!("{} [{}{}]", g.name, g.level, if g.allowed { "" } else { ", refused" }))
+            .collect();
+        let _ = writeln!(s, "    {:<28} {}", crate::recommend::list_title(l), items.join(", "));
+    }
+    if d.recommended.is_none() && d.lines.is_empty() {
+        let _ = writeln!(s, "  no recommendation to compare with in this run");
+        return s;
+    }
+    if d.nothing_to_change {
+        let _ = writeln!(
+            s,
+            "  nothing to change: no finding under policy {} and no measurable gain",
+            d.policy
+        );
+        return s;
+    }
+    if !d.changes.is_empty() {
+        let _ = writeln!(s, "  measured change (95 % intervals):");
+        for c in &d.changes {
+            let _ = writeln!(
+                s,
+                "    {:<20} {:>12} → {:<12} {}",
+                c.metric,
+                fig(c, c.now),
+                fig(c, c.recommended),
+                c.verdict
+            );
+        }
+    }
+    // Grouped by reason: one cited reason, then every option it removes.
+    let _ = writeln!(s, "  fixes ({} option(s) the policy refuses are no longer offered):", d.fixed.len());
+    if d.fixed.is_empty() {
+        let _ = writeln!(s, "    none");
+    }
+    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+    for f in &d.fixed {
+        for r in &f.reasons {
+            let label = format!("{} ({})", f.name, f.level);
+            match by_reason.iter_mut().find(|(x, _)| x == r) {
+                Some((_, names)) => names.push(label),
+                None => by_reason.push((r.clone(), vec![label])),
+            }
+        }
+    }
+    for (reason, names) in by_reason {
+        let _ = writeln!(s, "    {reason}");
+        let _ = writeln!(s, "      {}", names.join(", "));
+    }
+    let _ = writeln!(
+        s,
+        "  introduces: {}",
+        if d.introduced.is_empty() {
+            "none".to_string()
+        } else {
+            d.introduced
+                .iter()
+                .map(|f| format!("{} ({})", f.name, f.level))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    );
+    match &d.patch {
+        Some(p) => {
+            let _ = writeln!(s, "  the change (apply with `patch -d / -p1`):");
+            for l in p.lines() {
+                let _ = writeln!(s, "    {l}");
+            }
+        }
+        None if !d.lines.is_empty() => {
+            let _ = writeln!(s, "  lines:");
+            for l in &d.lines {
+                let _ = writeln!(s, "    {l}");
+            }
+        }
+        None => {}
+    }
+    s
+}
+
+/// The whole section, as the main job and `recommend` end with it.
+pub fn section(diffs: &[SoftwareDiff], notes: &[String]) -> String {
+    let mut s = String::from("\nWhat to change here (the installed configuration against the recommendation)\n");
+    if diffs.is_empty() {
+        s.push_str("  no installed configuration found\n");
+    }
+    for d in diffs {
+        s.push('\n');
+        s.push_str(&one(d));
+    }
+    for n in notes {
+        let _ = writeln!(s, "  not read: {n}");
+    }
+    s
+}

@@ -1,0 +1,284 @@
+//! The installed choice as a subject of the run: measured with the same probes as
+//! everything else (TLS on loopback with the system libssl, SSH through the
+//! private sshd), interleaved with the options the policy allows, so that "now" and
+//! "recommended" come from one run under the same conditions.
+
+use super::negotiate::Negotiated;
+use super::{Current, Offer};
+use crate::judge::{Domain, Knowledge, Policy};
+use crate::model::{Kind, Metric, Status};
+use crate::session::Session;
+use crate::units::Seconds;
+use anyhow::Result;
+
+/// What to measure for a set of installed configurations.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Subjects {
+    /// TLS suites (IANA) for bulk, and groups for handshakes.
+    pub tls_suites: Vec<String>,
+    pub tls_groups: Vec<String>,
+    pub ssh_ciphers: Vec<String>,
+    pub ssh_macs: Vec<String>,
+    pub ssh_kex: Vec<String>,
+}
+
+fn push(v: &mut Vec<String>, s: &str) {
+    if !s.is_empty() && !v.iter().any(|x| x == s) {
+        v.push(s.to_string());
+    }
+}
+
+impl Subjects {
+    /// The negotiated choices only (what the main job adds to its own subjects).
+    pub fn negotiated(currents: &[Current]) -> Subjects {
+        let mut s = Subjects::default();
+        for c in currents {
+            match &c.negotiated {
+                Ok(Negotiated::Tls { suite, group, .. }) => {
+                    push(&mut s.tls_suites, suite);
+                    if let Some(g) = group {
+                        push(&mut s.tls_groups, g);
+                    }
+                }
+                Ok(Negotiated::Ssh { cipher, mac, kex, .. }) => {
+                    push(&mut s.ssh_ciphers, cipher);
+                    if let Some(m) = mac {
+                        push(&mut s.ssh_macs, m);
+                    }
+                    push(&mut s.ssh_kex, kex);
+                }
+                Err(_) => {}
+            }
+        }
+        s
+    }
+
+    /// The negotiated choices and every option the policy allows that this machine
+    /// has (TLS ≤ 1.2 suites for the certificate type in use): what `check` measures.
+    pub fn with_candidates(currents: &[Current], k: &Knowledge, policy: &Policy) -> Subjects {
+        let mut s = Subjects::negotiated(currents);
+        let allowed = |d: Domain, n: &str| policy.allows(&k.judge(d, n)).allowed;
+        if currents.iter().any(|c| matches!(c.offer, Offer::Tls(_))) {
+            let local = crate::discover::openssl::tls_suites().unwrap_or_default();
+            // The certificate type the installed server uses, judged by its negotiated suite.
+            let au = currents
+                .iter()
+                .find_map(|c| match &c.negotiated {
+                    Ok(Negotiated::Tls { suite, .. }) if suite.contains("_ECDSA_") => Some("ECDSA"),
+                    Ok(Negotiated::Tls { .. }) => Some("RSA"),
+                    _ => None,
+                })
+                .unwrap_or("RSA");
+            // Few subjects, so each gets enough samples for a tight interval: the
+            // TLS 1.3 suites and the AEAD ECDHE suites for that certificate.
+            for l in &local {
+                let tls13 = l.min_protocol == "TLSv1.3";
+                let d = if tls13 { Domain::Tls13Suite } else { Domain::Tls12Suite };
+                let aead12 = l.kx == "ECDH" && l.au == au && (l.enc.contains("GCM") || l.enc.contains("CHACHA"));
+                if allowed(d, &l.iana) && (tls13 || aead12) && !l.enc.contains("CCM") {
+                    push(&mut s.tls_suites, &l.iana);
+                }
+            }
+            for g in ["x25519", "secp256r1"] {
+                if allowed(Domain::Group, g) {
+                    push(&mut s.tls_groups, g);
+                }
+            }
+        }
+        if currents.iter().any(|c| matches!(c.offer, Offer::Ssh(_))) {
+            // Kept small (each SSH sample is a whole session): the AEAD ciphers and
+            // two CTR ones, two encrypt-then-MAC MACs, and the first four key
+            // exchanges the client would pick, each when the policy allows it.
+            if let Ok(o) = crate::discover::openssh::discover() {
+                for c in o
+                    .ciphers
+                    .iter()
+                    .filter(|c| o.is_aead(c) || *c == "aes128-ctr" || *c == "aes256-ctr")
+                {
+                    if allowed(Domain::SshCipher, c) {
+                        push(&mut s.ssh_ciphers, c);
+                    }
+                }
+                for m in ["umac-128-etm@openssh.com", "hmac-sha2-256-etm@openssh.com"] {
+                    if o.macs.iter().any(|x| x == m) && allowed(Domain::SshMac, m) {
+                        push(&mut s.ssh_macs, m);
+                    }
+                }
+                let client = crate::discover::installed::read("ssh", None).ok().flatten();
+                let order: Vec<String> = match client.map(|c| c.config) {
+                    Some(crate::discover::installed::Config::Ssh(c)) => c.kex,
+                    _ => o.kex.clone(),
+                };
+                for x in order.iter().filter(|x| o.kex.contains(x) && allowed(Domain::SshKex, x)).take(4) {
+                    push(&mut s.ssh_kex, x);
+                }
+            }
+        }
+        s
+    }
+
+    /// These subjects less what `session` already measured (for the main job).
+    pub fn not_in(&self, session: &Session) -> Subjects {
+        let r = session.results();
+        let ok = |kind: Kind, f: &dyn Fn(&crate::model::Subject) -> bool| {
+            r.iter()
+                .any(|x| x.kind == kind && x.status == Status::Ok && x.metric != Metric::Accepted && f(&x.subject))
+        };
+        Subjects {
+            tls_suites: self
+                .tls_suites
+                .iter()
+                .filter(|s| !ok(Kind::TlsBulk, &|x| x.suite.as_deref() == Some(s.as_str())))
+                .cloned()
+                .collect(),
+            tls_groups: self
+                .tls_groups
+                .iter()
+                .filter(|g| {
+                    let canon = crate::backend::openssl::tls::canonical_group(g);
+                    !ok(Kind::TlsHandshake, &|x| {
+                        x.group.as_deref().and_then(crate::backend::openssl::tls::canonical_group) == canon
+                    })
+                })
+                .cloned()
+                .collect(),
+            ssh_ciphers: self
+                .ssh_ciphers
+                .iter()
+                .filter(|c| !ok(Kind::SshBulk, &|x| x.cipher.as_deref() == Some(c.as_str())))
+                .cloned()
+                .collect(),
+            ssh_macs: self
+                .ssh_macs
+                .iter()
+                .filter(|m| !ok(Kind::SshBulk, &|x| x.mac.as_deref() == Some(m.as_str())))
+                .cloned()
+                .collect(),
+            ssh_kex: self
+                .ssh_kex
+                .iter()
+                .filter(|k| !ok(Kind::SshHandshake, &|x| x.kex.as_deref().is_some_and(|m| super::same_alg(m, k))))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tls_suites.is_empty() && self.tls_groups.is_empty() && self.ssh_ciphers.is_empty() && self.ssh_kex.is_empty()
+    }
+}
+
+/// Measures `s` into `session` within `budget`: TLS first, then SSH (each half the
+/// budget when both are needed).
+pub fn measure(s: &Subjects, session: &mut Session, budget: Seconds) -> Result<()> {
+    let tls = !s.tls_suites.is_empty() || !s.tls_groups.is_empty();
+    let ssh = !s.ssh_ciphers.is_empty() || !s.ssh_kex.is_empty();
+    let share = if tls && ssh { 0.5 } else { 1.0 };
+    let t0 = std::time::Instant::now();
+    if tls {
+        measure_tls(s, session, Seconds(budget.0 * share))?;
+    }
+    if ssh && !crate::interrupt::requested() {
+        let left = (budget.0 - t0.elapsed().as_secs_f64()).max(budget.0 * 0.25);
+        measure_ssh(s, session, Seconds(left))?;
+    }
+    Ok(())
+}
+
+fn measure_tls(s: &Subjects, session: &mut Session, budget: Seconds) -> Result<()> {
+    use crate::measure::tls as tls_kind;
+    use clap::{Args, FromArgMatches};
+    // One certificate type, the one the installed server's suites need, so that
+    // handshakes compare key exchanges and not certificates.
+    let cert = if s.tls_suites.iter().any(|x| x.contains("_ECDSA_")) && !s.tls_suites.iter().any(|x| x.contains("_RSA_")) {
+        "ecdsa-p256"
+    } else {
+        "rsa-2048"
+    };
+    let mut argv: Vec<String> = vec!["tls".into(), "--certs".into(), cert.into(), "--protocols".into(), "1.2,1.3".into()];
+    let suites = if s.tls_suites.is_empty() {
+        vec!["TLS_AES_128_GCM_SHA256".to_string()]
+    } else {
+        s.tls_suites.clone()
+    };
+    argv.extend(["--suites".into(), suites.join(",")]);
+    let groups: Vec<&str> = s
+        .tls_groups
+        .iter()
+        .filter_map(|g| crate::backend::openssl::tls::canonical_group(g))
+        .collect();
+    if !groups.is_empty() {
+        argv.extend(["--groups".into(), groups.join(",")]);
+    }
+    if s.tls_suites.is_empty() {
+        argv.push("--no-bulk".into());
+    }
+    let cmd = crate::cli::TlsArgs::augment_args(clap::Command::new("tls"));
+    let args = crate::cli::TlsArgs::from_arg_matches(&cmd.try_get_matches_from(argv)?)?;
+    let mut plan = tls_kind::LoopbackPlan::new(&args, budget)?;
+    // Handshakes: one per protocol and group (full handshakes), enough to show what a
+    // group change costs; bulk: every suite.
+    let mut seen: Vec<(crate::backend::openssl::tls::Protocol, Option<&str>)> = Vec::new();
+    plan.items.retain(|it| match it.work {
+        tls_kind::Work::Handshake { resumed: true } => false,
+        tls_kind::Work::Handshake { .. } => {
+            let key = (it.protocol, it.group);
+            if seen.contains(&key) || it.suite.kx == "RSA" || it.suite.kx == "DH" {
+                false
+            } else {
+                seen.push(key);
+                true
+            }
+        }
+        tls_kind::Work::Bulk(_) => true,
+    });
+    tls_kind::loopback(&plan, session)
+}
+
+fn measure_ssh(s: &Subjects, session: &mut Session, budget: Seconds) -> Result<()> {
+    use crate::backend::openssh::{Client, PrivateSshd, Target};
+    use crate::measure::ssh as ssh_kind;
+    let o = crate::discover::openssh::discover()?;
+    let sshd = crate::discover::openssh::find_sshd()?;
+    let servable = o.private_hostkeys();
+    let keep = |v: &[String], have: &[String]| -> Vec<String> { v.iter().filter(|x| have.contains(x)).cloned().collect() };
+    // An empty list means "all" to the plan: fill the gaps with one option each.
+    let or_one = |v: Vec<String>, one: Option<&String>| if v.is_empty() { one.into_iter().cloned().collect() } else { v };
+    let ciphers = or_one(keep(&s.ssh_ciphers, &o.ciphers), o.aead.first());
+    let macs = or_one(keep(&s.ssh_macs, &o.macs), o.macs.first());
+    let measured_kex = keep(&s.ssh_kex, &o.kex);
+    let handshakes = !measured_kex.is_empty();
+    let kex = or_one(measured_kex, Some(&o.default_kex()));
+    let hostkeys = vec!["ssh-ed25519".to_string()];
+    let t0 = std::time::Instant::now();
+    let plan = ssh_kind::SshPlan::new(
+        &o,
+        &ciphers,
+        &macs,
+        &kex,
+        &hostkeys,
+        Some(&servable),
+        false,
+        None,
+        false,
+        handshakes,
+        budget,
+    )?;
+    let daemon = PrivateSshd::start(&sshd, &o)?;
+    let plan = ssh_kind::SshPlan {
+        budget: Seconds((budget.0 - t0.elapsed().as_secs_f64()).max(1.0)),
+        ..plan
+    };
+    let client = Client {
+        ssh: o.ssh.clone(),
+        target: Target::Private {
+            port: daemon.port(),
+            user: daemon.user().into(),
+            key: daemon.files().client_key,
+            known_hosts: daemon.files().known_hosts,
+        },
+    };
+    let r = ssh_kind::sweep(&plan, &client, session);
+    drop(daemon);
+    r
+}

@@ -1,0 +1,115 @@
+//! HAProxy: `haproxy -c -f FILE` checks the file with HAProxy's own parser; the
+//! `ssl-default-bind-*` lines of its `global` section decide what every `bind … ssl`
+//! offers unless a bind line overrides it. HAProxy enforces its own suite order
+//! unless `prefer-client-ciphers` is set, and defaults to TLS 1.2 as the minimum.
+
+use super::{read_config, run, scan_directives, value_after, Config, Installed, TlsConfig};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+pub const DEFAULT_FILE: &str = "/etc/haproxy/haproxy.cfg";
+pub const KEYWORDS: &[&str] = &[
+    "ssl-default-bind-ciphers",
+    "ssl-default-bind-ciphersuites",
+    "ssl-default-bind-curves",
+    "ssl-default-bind-options",
+];
+
+pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, Option<usize>, Vec<String>) {
+    let d = scan_directives(file, text, KEYWORDS, '#');
+    let get = |k: &str| {
+        d.iter()
+            .find(|x| x.keyword == k)
+            .and_then(|x| value_after(&x.text, k))
+            .map(str::to_string)
+    };
+    let options: Vec<String> = get("ssl-default-bind-options")
+        .map(|o| o.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    let opt = |name: &str| options.iter().position(|o| o == name).and_then(|i| options.get(i + 1)).cloned();
+    let mut protocols = super::version_range(
+        Some(opt("ssl-min-ver").as_deref().unwrap_or("TLSv1.2")),
+        opt("ssl-max-ver").as_deref(),
+    );
+    for (flag, v) in [
+        ("no-tlsv10", "TLSv1"),
+        ("no-tlsv11", "TLSv1.1"),
+        ("no-tlsv12", "TLSv1.2"),
+        ("no-tlsv13", "TLSv1.3"),
+    ] {
+        if options.iter().any(|o| o == flag) {
+            protocols.retain(|p| p != v);
+        }
+    }
+    let mut notes = Vec::new();
+    if text.lines().any(|l| l.trim_start().starts_with("bind ") && l.contains(" ciphers ")) {
+        notes.push("a bind line sets its own ciphers: the ssl-default-bind values are shown".into());
+    }
+    let config = TlsConfig {
+        server: true,
+        protocols: Some(protocols),
+        cipher_string: get("ssl-default-bind-ciphers"),
+        ciphersuites: get("ssl-default-bind-ciphersuites"),
+        groups: get("ssl-default-bind-curves"),
+        server_order: !text.contains("prefer-client-ciphers"),
+        ..Default::default()
+    };
+    let at = d
+        .iter()
+        .map(|x| x.line)
+        .max()
+        .or_else(|| text.lines().position(|l| l.trim() == "global").map(|p| p + 1));
+    (config, d, at, notes)
+}
+
+pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
+    let haproxy = super::find_program(&["haproxy"]);
+    let file = config_from.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
+    if haproxy.is_none() && config_from.is_none() {
+        return Ok(None);
+    }
+    let text = read_config(&file)?;
+    let (config, directives, insert_at, mut notes) = from_text(&file, &text);
+    let mut source = format!("parsed {}", file.display());
+    if let Some(h) = haproxy {
+        let f = file.display().to_string();
+        let (ok, _, err) = run(&h, &["-c", "-f", &f])?;
+        if ok {
+            source = format!("haproxy -c -f {f} and its ssl-default-bind lines");
+        } else {
+            notes.push(format!("`haproxy -c -f {f}` refused the file: {}", err.trim()));
+        }
+    } else {
+        notes.push("haproxy is not installed: the file was not checked by HAProxy".into());
+    }
+    Ok(Some(Installed {
+        software: "haproxy",
+        file: Some(file),
+        source,
+        config: Config::Tls(config),
+        directives,
+        insert_at,
+        notes,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_defaults() {
+        let text = "global\n    log /dev/log local0\n    ssl-default-bind-ciphers ECDHE-RSA-AES128-SHA:AES128-SHA\n    ssl-default-bind-options ssl-min-ver TLSv1.0 no-tls-tickets\n\nfrontend f\n    bind :443 ssl crt /etc/haproxy/site.pem\n";
+        let (c, d, at, notes) = from_text(Path::new("/etc/haproxy/haproxy.cfg"), text);
+        assert_eq!(c.cipher_string.as_deref(), Some("ECDHE-RSA-AES128-SHA:AES128-SHA"));
+        assert_eq!(c.protocols.unwrap(), vec!["TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"]);
+        assert!(c.server_order);
+        assert_eq!(d.len(), 2);
+        assert_eq!(at, Some(4));
+        assert!(notes.is_empty());
+        let (c, _, at, _) = from_text(Path::new("/x"), "global\n    maxconn 10\n");
+        assert_eq!(c.protocols.unwrap(), vec!["TLSv1.2", "TLSv1.3"]);
+        assert_eq!(c.cipher_string, None);
+        assert_eq!(at, Some(1));
+    }
+}

@@ -1,0 +1,351 @@
+//! The installed configuration: what the software on this machine is configured to
+//! offer today, so that the answer can be a diff instead of lines pasted blind.
+//!
+//! Why it is read this way:
+//! - **Each program's own dump first** (`sshd -T`, `ssh -G`, `nginx -T`,
+//!   `apache2ctl -D DUMP_INCLUDES`, `haproxy -c`, `openssl ciphers`, `gnutls-cli -l`):
+//!   includes, defaults and `Match`-free effective values are the program's business,
+//!   and a re-implementation would drift from it. Where a program cannot dump (not
+//!   installed, not root, a file under review whose certificates do not exist yet),
+//!   the file itself is parsed and the output says so in `notes`.
+//! - **Where each value came from is kept** ([`Directive`]: file and line), so the
+//!   recommended lines can be shown as a unified diff against the real file.
+//! - **Discovery only looks.** Nothing here starts a daemon or writes a file other
+//!   than a throw-away host key in a private temporary directory for `sshd -T`.
+
+pub mod apache;
+pub mod gnutls;
+pub mod haproxy;
+pub mod nginx;
+pub mod nzbget;
+pub mod openssl;
+pub mod ssh;
+pub mod sshd;
+pub mod stunnel;
+
+use crate::error::UsageError;
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Every software this module can read, by its `--for` name.
+pub const SOFTWARE: &[&str] = &[
+    "sshd", "ssh", "nginx", "apache", "haproxy", "stunnel", "nzbget", "openssl", "gnutls",
+];
+
+/// One software's effective configuration.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Installed {
+    /// The `--for` name (`sshd`, `nginx`, ...).
+    pub software: &'static str,
+    /// The main configuration file, when there is one.
+    pub file: Option<PathBuf>,
+    /// How the values were obtained, e.g. `sshd -T -f /etc/ssh/sshd_config`.
+    pub source: String,
+    pub config: Config,
+    /// The lines that set the values, for the unified diff.
+    pub directives: Vec<Directive>,
+    /// The line of `file` after which lines the file lacks are inserted (0: at the
+    /// top); `None` when the file is unknown.
+    pub insert_at: Option<usize>,
+    /// What could not be read, and other caveats, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// The settings that decide what is negotiated.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "protocol", rename_all = "lowercase")]
+pub enum Config {
+    Tls(TlsConfig),
+    Ssh(SshConfig),
+}
+
+/// Which TLS library interprets a [`TlsConfig`].
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TlsLibrary {
+    #[default]
+    Openssl,
+    Gnutls,
+}
+
+/// A TLS endpoint's configuration; `None` means the library's default.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct TlsConfig {
+    pub library: TlsLibrary,
+    /// Whether this end is the server (the usual peer is then a default client).
+    pub server: bool,
+    /// Enabled protocol versions, `TLSv1` ... `TLSv1.3`.
+    pub protocols: Option<Vec<String>>,
+    /// The OpenSSL cipher string for TLS ≤ 1.2, or the GnuTLS priority string.
+    pub cipher_string: Option<String>,
+    /// The OpenSSL TLS 1.3 suite list.
+    pub ciphersuites: Option<String>,
+    /// Key-exchange groups, `:`-separated.
+    pub groups: Option<String>,
+    /// The server enforces its own order (`ssl_prefer_server_ciphers on`, ...).
+    pub server_order: bool,
+}
+
+/// An SSH endpoint's effective algorithm lists, in its own order.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct SshConfig {
+    pub server: bool,
+    pub ciphers: Vec<String>,
+    pub macs: Vec<String>,
+    pub kex: Vec<String>,
+    pub hostkeys: Vec<String>,
+}
+
+/// One configuration line that sets a value.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Directive {
+    /// The keyword as the emitters write it, lower-cased (`ssl_ciphers`,
+    /// `ssl_conf_command ciphersuites`, `ciphers`, `sslciphersuite tlsv1.3`).
+    pub keyword: String,
+    pub file: PathBuf,
+    /// 1-based line number.
+    pub line: usize,
+    pub text: String,
+}
+
+/// TLS protocol names in order, as OpenSSL-based servers write them.
+pub const TLS_VERSIONS: &[&str] = &["SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"];
+
+/// The protocols from `min` to `max` (inclusive), by [`TLS_VERSIONS`] names.
+pub fn version_range(min: Option<&str>, max: Option<&str>) -> Vec<String> {
+    let pos = |v: Option<&str>, d: usize| {
+        v.and_then(|v| TLS_VERSIONS.iter().position(|x| x.eq_ignore_ascii_case(&normalise_version(v))))
+            .unwrap_or(d)
+    };
+    let (lo, hi) = (pos(min, 1), pos(max, TLS_VERSIONS.len() - 1));
+    TLS_VERSIONS[lo.min(hi)..=hi].iter().map(|s| s.to_string()).collect()
+}
+
+/// `TLSv1_2`, `tlsv1.2`, `TLS1.2`, `1.2` → `TLSv1.2`.
+pub fn normalise_version(v: &str) -> String {
+    let v = v.trim().to_ascii_lowercase().replace('_', ".");
+    let num = v.trim_start_matches("tlsv").trim_start_matches("tls").trim_start_matches('v');
+    match num {
+        "sslv3" | "ssl3" | "ssl3.0" => "SSLv3".into(),
+        "1" | "1.0" => "TLSv1".into(),
+        "1.1" => "TLSv1.1".into(),
+        "1.2" => "TLSv1.2".into(),
+        "1.3" => "TLSv1.3".into(),
+        _ => v,
+    }
+}
+
+/// Reads a configuration file; an unreadable file is bad input that names it.
+pub fn read_config(path: &Path) -> Result<String, UsageError> {
+    std::fs::read_to_string(path).map_err(|e| UsageError::Invalid(format!("cannot read the configuration file {}: {e}", path.display())))
+}
+
+/// Runs a program and returns (success, stdout, stderr).
+pub(crate) fn run(program: &str, args: &[&str]) -> Result<(bool, String, String)> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {program}"))?;
+    Ok((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+/// The first of `candidates` that exists (programs in sbin are not on a user's PATH).
+pub(crate) fn find_program(candidates: &[&str]) -> Option<String> {
+    for c in candidates {
+        if c.contains('/') {
+            if Path::new(c).exists() {
+                return Some(c.to_string());
+            }
+        } else {
+            for dir in ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/sbin", "/bin"] {
+                let p = Path::new(dir).join(c);
+                if p.exists() {
+                    return Some(p.display().to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Lines of `text` (from `file`) whose keyword is one of `keywords` (lower-case;
+/// two-word keywords such as `ssl_conf_command ciphersuites` match two tokens).
+/// Comments start with `comment`; keyword and value are separated by blanks, `=`
+/// or `:`.
+pub fn scan_directives(file: &Path, text: &str, keywords: &[&str], comment: char) -> Vec<Directive> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with(comment) {
+            continue;
+        }
+        let tokens: Vec<String> = line
+            .split(|c: char| c.is_whitespace() || c == '=' || c == ':' || c == ';')
+            .filter(|t| !t.is_empty())
+            .take(2)
+            .map(|t| t.to_ascii_lowercase())
+            .collect();
+        let Some(first) = tokens.first() else { continue };
+        let two = tokens.join(" ");
+        let hit = keywords
+            .iter()
+            .find(|k| **k == two)
+            .or_else(|| keywords.iter().find(|k| *k == first));
+        if let Some(k) = hit {
+            out.push(Directive {
+                keyword: k.to_string(),
+                file: file.to_path_buf(),
+                line: i + 1,
+                text: raw.to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// The value after the keyword of a `keyword value` line (blanks, `=` or `:` between).
+pub fn value_after<'a>(line: &'a str, keyword: &str) -> Option<&'a str> {
+    let l = line.trim();
+    if l.len() < keyword.len() || !l[..keyword.len()].eq_ignore_ascii_case(keyword) {
+        return None;
+    }
+    let rest = &l[keyword.len()..];
+    if !rest.is_empty() && !rest.starts_with(|c: char| c.is_whitespace() || c == '=' || c == ':') {
+        return None;
+    }
+    let rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '=' || c == ':');
+    let rest = rest.split('#').next().unwrap_or("").trim().trim_end_matches(';').trim();
+    Some(rest)
+}
+
+/// Reads the installed configuration of `software` (a `--for` name), or of
+/// `config_from` when given. `Ok(None)` when the software is not installed.
+pub fn read(software: &str, config_from: Option<&Path>) -> Result<Option<Installed>> {
+    if let Some(p) = config_from {
+        // Unreadable is a clear error naming the file, before any program runs.
+        read_config(p)?;
+    }
+    match software {
+        "sshd" => sshd::read(config_from),
+        "ssh" => ssh::read(config_from),
+        "nginx" => nginx::read(config_from),
+        "apache" => apache::read(config_from),
+        "haproxy" => haproxy::read(config_from),
+        "stunnel" => stunnel::read(config_from),
+        "nzbget" => nzbget::read(config_from),
+        "openssl" => openssl::read(config_from),
+        "gnutls" => gnutls::read(config_from),
+        other => Err(UsageError::unknown("software", other, SOFTWARE.iter().copied()).into()),
+    }
+}
+
+/// Guesses the software a configuration file belongs to from its name and content
+/// (for `--config-from FILE` without `--for`).
+pub fn guess(path: &Path, text: &str) -> Option<&'static str> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let has = |k: &str| text.lines().any(|l| l.trim_start().to_ascii_lowercase().starts_with(k));
+    if name.contains("sshd") {
+        return Some("sshd");
+    }
+    if name.starts_with("ssh_config") || name == "config" && has("host ") {
+        return Some("ssh");
+    }
+    if name.contains("nginx") || has("ssl_ciphers") || has("ssl_protocols") || has("server {") {
+        return Some("nginx");
+    }
+    if name.contains("apache") || name.contains("httpd") || has("sslciphersuite") || has("sslprotocol") {
+        return Some("apache");
+    }
+    if name.contains("haproxy") || has("ssl-default-bind") {
+        return Some("haproxy");
+    }
+    if name.contains("stunnel") {
+        return Some("stunnel");
+    }
+    if name.contains("nzbget") || text.contains(".Cipher=") {
+        return Some("nzbget");
+    }
+    if name.contains("openssl") || has("cipherstring") {
+        return Some("openssl");
+    }
+    if name.contains("gnutls") || has("default-priority-string") {
+        return Some("gnutls");
+    }
+    if has("ciphers ") || has("kexalgorithms") || has("macs ") {
+        return Some("sshd");
+    }
+    None
+}
+
+/// Every software of `targets` (all of [`SOFTWARE`] when empty) that is installed,
+/// and a note for each one that could not be read.
+pub fn discover(targets: &[String]) -> (Vec<Installed>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut notes = Vec::new();
+    for s in SOFTWARE {
+        if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(s)) {
+            continue;
+        }
+        match read(s, None) {
+            Ok(Some(i)) => found.push(i),
+            Ok(None) => {}
+            Err(e) => notes.push(format!("{s}: {e:#}")),
+        }
+    }
+    (found, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_normalise_and_range() {
+        assert_eq!(normalise_version("TLSv1_2"), "TLSv1.2");
+        assert_eq!(normalise_version("tls1.3"), "TLSv1.3");
+        assert_eq!(normalise_version("TLSv1"), "TLSv1");
+        assert_eq!(version_range(Some("TLSv1.2"), None), vec!["TLSv1.2", "TLSv1.3"]);
+        assert_eq!(version_range(Some("TLSv1"), Some("TLSv1.2")), vec!["TLSv1", "TLSv1.1", "TLSv1.2"]);
+    }
+
+    #[test]
+    fn directives_match_one_and_two_word_keywords() {
+        let text =
+            "  ssl_ciphers HIGH;\n# ssl_ciphers LOW;\nssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;\nssl_conf_command Options X;\n";
+        let d = scan_directives(Path::new("/x"), text, &["ssl_ciphers", "ssl_conf_command ciphersuites"], '#');
+        assert_eq!(d.len(), 2);
+        assert_eq!((d[0].keyword.as_str(), d[0].line), ("ssl_ciphers", 1));
+        assert_eq!((d[1].keyword.as_str(), d[1].line), ("ssl_conf_command ciphersuites", 3));
+        assert_eq!(value_after("ciphers = AES:!aNULL", "ciphers"), Some("AES:!aNULL"));
+        assert_eq!(value_after("ciphersuites = X", "ciphers"), None);
+    }
+
+    #[test]
+    fn unreadable_config_names_the_file() {
+        let e = read("nginx", Some(Path::new("/nonexistent/dir/nginx.conf"))).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains("/nonexistent/dir/nginx.conf"), "{msg}");
+        assert!(e.downcast_ref::<UsageError>().is_some());
+    }
+
+    #[test]
+    fn guesses_software_from_file() {
+        assert_eq!(guess(Path::new("/etc/ssh/sshd_config"), ""), Some("sshd"));
+        assert_eq!(guess(Path::new("/tmp/site.conf"), "server {\n ssl_ciphers X;\n}"), Some("nginx"));
+        assert_eq!(
+            guess(Path::new("/tmp/x.conf"), "global\n ssl-default-bind-ciphers X\n"),
+            Some("haproxy")
+        );
+        assert_eq!(guess(Path::new("/tmp/x.conf"), "Server1.Cipher=RC4-MD5\n"), Some("nzbget"));
+    }
+}

@@ -1,0 +1,93 @@
+//! NZBGet is a TLS *client* of news servers: `ServerN.Cipher` (an OpenSSL cipher
+//! string or a GnuTLS priority, depending on how NZBGet was built) is the list it
+//! offers for server N, and a news server usually takes the client's first choice.
+//! The first server with `ServerN.Encryption=yes` is read.
+
+use super::{read_config, scan_directives, value_after, Config, Installed, TlsConfig};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+pub fn from_text(file: &Path, text: &str) -> Option<(TlsConfig, Vec<super::Directive>, Option<usize>, String)> {
+    // ServerN.Encryption=yes, first N.
+    let n = text.lines().find_map(|l| {
+        let l = l.trim();
+        let rest = l.strip_prefix("Server")?;
+        let (num, v) = rest.split_once(".Encryption=")?;
+        (v.trim().eq_ignore_ascii_case("yes") && num.chars().all(|c| c.is_ascii_digit())).then(|| num.to_string())
+    })?;
+    let key = format!("server{n}.cipher");
+    let d = scan_directives(file, text, &[key.as_str()], '#');
+    let cipher = d
+        .first()
+        .and_then(|x| value_after(&x.text, &key))
+        .filter(|v| !v.is_empty())
+        .map(str::to_string);
+    let enc = text
+        .lines()
+        .position(|l| l.trim().to_ascii_lowercase().starts_with(&format!("server{n}.encryption")))
+        .map(|p| p + 1);
+    let config = TlsConfig {
+        server: false,
+        cipher_string: cipher,
+        ..Default::default()
+    };
+    Some((config, d, enc, n))
+}
+
+pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
+    let candidates: Vec<PathBuf> = match config_from {
+        Some(p) => vec![p.to_path_buf()],
+        None => {
+            let mut v = vec![PathBuf::from("/etc/nzbget.conf")];
+            if let Some(h) = dirs::home_dir() {
+                v.push(h.join(".nzbget"));
+            }
+            v
+        }
+    };
+    let Some(file) = candidates.into_iter().find(|p| p.exists() || config_from.is_some()) else {
+        return Ok(None);
+    };
+    let text = read_config(&file)?;
+    let Some((config, directives, insert_at, n)) = from_text(&file, &text) else {
+        return Ok(Some(Installed {
+            software: "nzbget",
+            file: Some(file.clone()),
+            source: format!("parsed {}", file.display()),
+            config: Config::Tls(TlsConfig::default()),
+            directives: Vec::new(),
+            insert_at: None,
+            notes: vec!["no ServerN.Encryption=yes: NZBGet does not use TLS here".into()],
+        }));
+    };
+    let mut notes = Vec::new();
+    if config.cipher_string.is_none() {
+        notes.push(format!("Server{n}.Cipher is empty: the TLS library's default list applies"));
+    }
+    Ok(Some(Installed {
+        software: "nzbget",
+        file: Some(file.clone()),
+        source: format!("parsed {} (Server{n})", file.display()),
+        config: Config::Tls(config),
+        directives,
+        insert_at,
+        notes,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_encrypted_server() {
+        let text = "MainDir=~/downloads\nServer1.Host=news.example\nServer1.Encryption=no\nServer2.Host=secure.example\nServer2.Encryption=yes\nServer2.Cipher=RC4-MD5\n";
+        let (c, d, at, n) = from_text(Path::new("/etc/nzbget.conf"), text).unwrap();
+        assert_eq!(n, "2");
+        assert_eq!(c.cipher_string.as_deref(), Some("RC4-MD5"));
+        assert!(!c.server);
+        assert_eq!(d[0].line, 6);
+        assert_eq!(at, Some(5));
+        assert!(from_text(Path::new("/x"), "Server1.Encryption=no\n").is_none());
+    }
+}

@@ -1,0 +1,78 @@
+//! The ssh client: `ssh -G HOST` prints what the client would use for HOST after
+//! every `Host`/`Match` block and default. The usual peer of this machine's client
+//! is its own sshd, so HOST is `localhost`.
+
+use super::sshd::{parse_dump, KEYWORDS};
+use super::{read_config, run, scan_directives, Config, Installed};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// The host `ssh -G` is asked about.
+pub const HOST: &str = "localhost";
+
+pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
+    let ssh = crate::discover::openssh::ssh_binary().display().to_string();
+    let user_file = dirs::home_dir().map(|h| h.join(".ssh/config"));
+    let file: Option<PathBuf> = match config_from {
+        Some(p) => Some(p.to_path_buf()),
+        None => user_file.filter(|p| p.exists()),
+    };
+    let text = file.as_deref().map(read_config).transpose()?;
+    let f = file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let mut args = vec!["-G"];
+    if config_from.is_some() {
+        args.extend(["-F", &f]);
+    }
+    args.push(HOST);
+    let (ok, out, err) = match run(&ssh, &args) {
+        Ok(r) => r,
+        Err(_) if config_from.is_none() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !ok {
+        anyhow::bail!("`ssh {}` failed: {}", args.join(" "), err.trim());
+    }
+    let config = parse_dump(&out, false);
+    if config.ciphers.is_empty() {
+        anyhow::bail!("`ssh {}` printed no ciphers line", args.join(" "));
+    }
+    let directives = match (&file, &text) {
+        (Some(p), Some(t)) => scan_directives(p, t, KEYWORDS, '#'),
+        _ => Vec::new(),
+    };
+    Ok(Some(Installed {
+        software: "ssh",
+        file,
+        source: format!("ssh {}", args.join(" ")),
+        config: Config::Ssh(config),
+        // ssh takes the first value it reads: new lines go at the top.
+        insert_at: text.is_some().then_some(0),
+        directives,
+        notes: Vec::new(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The real client: a Host block's lists come back from `ssh -G`.
+    #[test]
+    fn real_ssh_dash_g() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("ssh_config");
+        std::fs::write(
+            &f,
+            "Host localhost\n    Ciphers aes256-ctr,aes128-ctr\n    MACs hmac-sha2-512\n    KexAlgorithms curve25519-sha256\n",
+        )
+        .unwrap();
+        let i = read(Some(&f)).unwrap().unwrap();
+        let Config::Ssh(c) = &i.config else { panic!() };
+        assert!(!c.server);
+        assert_eq!(c.ciphers, vec!["aes256-ctr", "aes128-ctr"]);
+        assert_eq!(c.macs, vec!["hmac-sha2-512"]);
+        assert_eq!(c.kex, vec!["curve25519-sha256"]);
+        assert_eq!(i.directives.len(), 3);
+        assert_eq!(i.directives[0].line, 2);
+    }
+}

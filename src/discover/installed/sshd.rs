@@ -1,0 +1,244 @@
+//! sshd: `sshd -T` prints the effective configuration (defaults, `Include`s and
+//! `+`/`-`/`^` list edits resolved). It refuses to run without a loadable host key,
+//! which an ordinary user never has (`/etc/ssh/ssh_host_*_key` is 0600 root): then
+//! it is run again with a throw-away host key added, and the keys it could not read
+//! are named in the notes. The algorithm lists do not depend on the host keys.
+
+use super::{read_config, run, scan_directives, Config, Installed, SshConfig};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+pub const DEFAULT_FILE: &str = "/etc/ssh/sshd_config";
+/// The keywords that decide what is negotiated, as `sshd -T` prints them.
+pub const KEYWORDS: &[&str] = &["ciphers", "macs", "kexalgorithms", "hostkeyalgorithms"];
+
+/// The four lists from `sshd -T` / `ssh -G` output (`keyword value` lines).
+pub fn parse_dump(text: &str, server: bool) -> SshConfig {
+    let list = |k: &str| -> Vec<String> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(k).and_then(|r| r.strip_prefix(' ')))
+            .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default()
+    };
+    SshConfig {
+        server,
+        ciphers: list("ciphers"),
+        macs: list("macs"),
+        kex: list("kexalgorithms"),
+        hostkeys: list("hostkeyalgorithms"),
+    }
+}
+
+/// The directives in `text` before the first `Match`/`Host` block (where global
+/// values live), so a diff never edits a block that applies to some peers only.
+pub fn global_directives(file: &Path, text: &str) -> Vec<super::Directive> {
+    let end = text
+        .lines()
+        .position(|l| {
+            let t = l.trim_start().to_ascii_lowercase();
+            t.starts_with("match ") || t.starts_with("host ")
+        })
+        .unwrap_or(usize::MAX);
+    scan_directives(file, text, KEYWORDS, '#')
+        .into_iter()
+        .filter(|d| d.line <= end)
+        .collect()
+}
+
+pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
+    let file = config_from.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
+    let sshd = crate::discover::openssh::find_sshd().ok();
+    if sshd.is_none() && config_from.is_none() {
+        return Ok(None);
+    }
+    let text = if file.exists() || config_from.is_some() {
+        Some(read_config(&file)?)
+    } else {
+        None
+    };
+    let mut notes = Vec::new();
+    let Some(sshd) = sshd else {
+        notes.push("sshd is not installed: the lists are read from the file, without sshd's defaults".into());
+        let t = text.unwrap_or_default();
+        return Ok(Some(from_text(&file, &t, notes)));
+    };
+    let sshd_s = sshd.display().to_string();
+    let f = file.display().to_string();
+    let mut args: Vec<&str> = vec!["-T"];
+    if text.is_some() {
+        args.extend(["-f", &f]);
+    }
+    let (mut ok, mut out, mut err) = run(&sshd_s, &args)?;
+    let keydir;
+    let mut source = format!("{} {}", sshd_s, args.join(" "));
+    if !ok {
+        // No loadable host key (not root, or a file under review): add a throw-away one.
+        keydir = tempfile::Builder::new().prefix("cipherbench-sshd-T-").tempdir()?;
+        let key = keydir.path().join("hostkey");
+        let k = key.display().to_string();
+        let (gen_ok, _, gen_err) = run("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-f", &k])?;
+        if !gen_ok {
+            anyhow::bail!("ssh-keygen could not make a throw-away host key: {}", gen_err.trim());
+        }
+        let first_err = err.clone();
+        let hk = format!("HostKey={k}");
+        let mut retry = args.clone();
+        retry.extend(["-o", &hk]);
+        (ok, out, err) = run(&sshd_s, &retry)?;
+        if !ok {
+            anyhow::bail!(
+                "`{source}` failed: {}",
+                if err.trim().is_empty() { first_err.trim() } else { err.trim() }
+            );
+        }
+        source = format!("{source} (with a throw-away host key)");
+        // Name each host key that could not be read, and why.
+        // (The file's HostKey lines, else sshd's default keys.)
+        let mut keys: Vec<String> = text
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .filter_map(|l| super::value_after(l, "hostkey"))
+            .map(str::to_string)
+            .collect();
+        if keys.is_empty() {
+            keys = ["rsa", "ecdsa", "ed25519"]
+                .iter()
+                .map(|t| format!("/etc/ssh/ssh_host_{t}_key"))
+                .collect();
+        }
+        for hk in keys.iter().filter(|p| std::path::Path::new(p).exists()) {
+            if let Err(e) = std::fs::File::open(hk) {
+                notes.push(format!("cannot read the host key {hk}: {e}"));
+            }
+        }
+        for l in first_err.lines().chain(err.lines()).map(str::trim).filter(|l| !l.is_empty()) {
+            let note = format!("sshd said: {l}");
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+        if unsafe { libc::geteuid() } != 0 {
+            notes.push("not running as root: the lists are sshd's, but its host keys were not read (HostKeyAlgorithms may list types it has no key for)".into());
+        }
+    }
+    let config = parse_dump(&out, true);
+    if config.ciphers.is_empty() {
+        anyhow::bail!("`{source}` printed no ciphers line");
+    }
+    let directives = text.as_deref().map(|t| global_directives(&file, t)).unwrap_or_default();
+    Ok(Some(Installed {
+        software: "sshd",
+        file: text.is_some().then_some(file),
+        source,
+        config: Config::Ssh(config),
+        insert_at: text.as_deref().map(insert_line),
+        directives,
+        notes,
+    }))
+}
+
+/// The lists as written in the file (first value wins, as in sshd), without defaults.
+fn from_text(file: &Path, text: &str, mut notes: Vec<String>) -> Installed {
+    let directives = global_directives(file, text);
+    let get = |k: &str| -> Vec<String> {
+        directives
+            .iter()
+            .find(|d| d.keyword == k)
+            .and_then(|d| super::value_after(&d.text, k))
+            .map(|v| v.split(',').map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let config = SshConfig {
+        server: true,
+        ciphers: get("ciphers"),
+        macs: get("macs"),
+        kex: get("kexalgorithms"),
+        hostkeys: get("hostkeyalgorithms"),
+    };
+    if [&config.ciphers, &config.macs, &config.kex]
+        .iter()
+        .any(|l| l.iter().any(|a| a.starts_with(['+', '-', '^'])))
+    {
+        notes.push("the file edits the default lists (+/-/^), which only sshd -T can resolve".into());
+    }
+    Installed {
+        software: "sshd",
+        file: Some(file.to_path_buf()),
+        source: format!("parsed {}", file.display()),
+        config: Config::Ssh(config),
+        insert_at: Some(insert_line(text)),
+        directives,
+        notes,
+    }
+}
+
+/// New global lines go before the first `Match` block (after it they would apply
+/// to matching connections only), else at the end.
+pub fn insert_line(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    let m = lines.iter().position(|l| l.trim_start().to_ascii_lowercase().starts_with("match "));
+    let mut at = m.unwrap_or(lines.len());
+    // Keep the comment block that introduces the Match (and the blank lines
+    // before it) with it: new lines follow the last global one.
+    while at > 0 && m.is_some() && (lines[at - 1].trim_start().starts_with('#') || lines[at - 1].trim().is_empty()) {
+        at -= 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shape of real `sshd -T` output (OpenSSH 9.2, Debian 12).
+    const DUMP: &str = "port 22\naddressfamily any\nlistenaddress 0.0.0.0:22\nusepam yes\n\
+ciphers aes128-cbc,aes256-cbc,aes128-ctr\nmacs hmac-sha1,hmac-sha2-256\n\
+kexalgorithms diffie-hellman-group14-sha1,curve25519-sha256\nhostkeyalgorithms ssh-ed25519,rsa-sha2-512\n\
+casignaturealgorithms ssh-ed25519\n";
+
+    #[test]
+    fn parses_the_dump() {
+        let c = parse_dump(DUMP, true);
+        assert_eq!(c.ciphers, vec!["aes128-cbc", "aes256-cbc", "aes128-ctr"]);
+        assert_eq!(c.macs, vec!["hmac-sha1", "hmac-sha2-256"]);
+        assert_eq!(c.kex[0], "diffie-hellman-group14-sha1");
+        assert_eq!(c.hostkeys, vec!["ssh-ed25519", "rsa-sha2-512"]);
+    }
+
+    #[test]
+    fn directives_stop_at_match() {
+        let text = "Port 22\nCiphers aes128-cbc\n# MACs hmac-md5\nMACs hmac-sha1\nMatch User bob\n  Ciphers aes256-ctr\n";
+        let d = global_directives(Path::new("/etc/ssh/sshd_config"), text);
+        assert_eq!(d.len(), 2);
+        assert_eq!((d[0].keyword.as_str(), d[0].line), ("ciphers", 2));
+        assert_eq!((d[1].keyword.as_str(), d[1].line), ("macs", 4));
+        let i = from_text(Path::new("/x"), text, vec![]);
+        let Config::Ssh(c) = i.config else { panic!() };
+        assert_eq!(c.ciphers, vec!["aes128-cbc"]);
+    }
+
+    /// The real sshd on this machine: `sshd -T -f FILE` resolves a file's lists.
+    #[test]
+    fn real_sshd_dump_of_a_file() {
+        if crate::discover::openssh::find_sshd().is_err() {
+            eprintln!("skipped: sshd is not installed");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("sshd_config");
+        std::fs::write(
+            &f,
+            "Ciphers aes128-cbc,aes128-ctr\nMACs hmac-sha1\nKexAlgorithms diffie-hellman-group14-sha1\nUsePAM no\n",
+        )
+        .unwrap();
+        let i = read(Some(&f)).unwrap().unwrap();
+        let Config::Ssh(c) = &i.config else { panic!() };
+        assert_eq!(c.ciphers, vec!["aes128-cbc", "aes128-ctr"], "{i:?}");
+        assert_eq!(c.macs, vec!["hmac-sha1"]);
+        assert_eq!(c.kex, vec!["diffie-hellman-group14-sha1"]);
+        assert!(!c.hostkeys.is_empty(), "sshd's default host-key algorithms");
+        assert_eq!(i.directives.len(), 3);
+        assert!(i.source.contains("-T"), "{}", i.source);
+    }
+}

@@ -1,0 +1,155 @@
+//! The machine's noise, measured with the run and stored with it, so that every
+//! interval holds on a second run and `compare` knows what change is real.
+//!
+//! A run's subjects are measured as independent samples spread across the run
+//! (interleaved slices and batches, each on fresh probes). How far those samples
+//! of one subject spread is what the machine does to a figure over the length of
+//! a run: its drift, other processes, where threads land. The run's *noise* is
+//! the median, over its subjects with at least [`MIN_SAMPLES`] samples, of that
+//! spread: half the range of a subject's samples relative to its median. Every
+//! interval of the run is then at least ±noise wide (a subject whose own samples
+//! happened to agree closely does not claim more than the machine allows), and
+//! the noise is stored in the run's settings (`noise`, per kind) for `compare`,
+//! whose threshold is the two runs' noise added, at least [`MIN_THRESHOLD`].
+
+use super::stats::MIN_SAMPLES;
+use crate::model::{Kind, Metric, ResultRecord, Status};
+use crate::session::Session;
+use anyhow::Result;
+
+/// The least change `compare` calls real, whatever the runs' noise: below it a
+/// difference does not matter in practice.
+pub const MIN_THRESHOLD: f64 = 0.02;
+
+/// The relative half-range of a record's samples, when it has enough of them.
+fn spread(r: &ResultRecord) -> Option<f64> {
+    let (min, max, median) = (r.min?, r.max?, r.median?);
+    (r.status == Status::Ok && r.metric != Metric::Accepted && r.samples? >= MIN_SAMPLES && median.abs() > 0.0)
+        .then(|| (max - min) / 2.0 / median.abs())
+}
+
+/// The noise of a set of records: the median of their spreads; `None` without
+/// any record of [`MIN_SAMPLES`] or more samples.
+pub fn of<'a>(records: impl IntoIterator<Item = &'a ResultRecord>) -> Option<f64> {
+    let mut v: Vec<f64> = records.into_iter().filter_map(spread).filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+/// `r` with its interval at least ±`noise` of its median.
+pub fn floor(mut r: ResultRecord, noise: f64) -> ResultRecord {
+    if let (Status::Ok, Some(m), Some(lo), Some(hi)) = (r.status, r.median, r.ci95_low, r.ci95_high) {
+        if r.metric != Metric::Accepted {
+            r.ci95_low = Some(lo.min(m - noise * m.abs()));
+            r.ci95_high = Some(hi.max(m + noise * m.abs()));
+        }
+    }
+    r
+}
+
+/// The settings key a kind's noise is stored under.
+fn key(kind: Kind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// The noise stored in a run's settings for `kind` (see [`settle`]).
+pub fn stored(settings: &serde_json::Value, kind: Kind) -> Option<f64> {
+    settings.get("noise")?.get(key(kind))?.as_f64()
+}
+
+/// The largest noise a run's settings store, over every kind.
+pub fn largest(settings: &serde_json::Value) -> Option<f64> {
+    settings
+        .get("noise")?
+        .as_object()?
+        .values()
+        .filter_map(|v| v.as_f64())
+        .fold(None, |acc: Option<f64>, x| Some(acc.map_or(x, |a| a.max(x))))
+}
+
+/// After a kind's pass: measures the noise of the session's records of `kinds`
+/// from index `from` on, widens each of their intervals to at least ±noise and
+/// stores the noise per kind in the run's settings. Kinds without a record of
+/// [`MIN_SAMPLES`] samples keep their intervals and store nothing.
+pub fn settle(session: &mut Session, kinds: &[Kind], from: usize) -> Result<()> {
+    let mut all = session
+        .snapshot()
+        .run
+        .settings
+        .get("noise")
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({}));
+    for &kind in kinds {
+        let idx: Vec<usize> = (from..session.results().len())
+            .filter(|&i| session.results()[i].kind == kind)
+            .collect();
+        let Some(noise) = of(idx.iter().map(|&i| &session.results()[i])) else {
+            continue;
+        };
+        for i in idx {
+            let r = floor(session.results()[i].clone(), noise);
+            if r != session.results()[i] {
+                session.replace(i, r)?;
+            }
+        }
+        // Several passes of one kind (the main job's SSH cipher and MAC passes):
+        // the largest noise stands.
+        let before = all.get(key(kind)).and_then(|v| v.as_f64()).unwrap_or(0.0);
+        all[key(kind)] = serde_json::json!(noise.max(before));
+    }
+    if all.as_object().is_some_and(|m| !m.is_empty()) {
+        session.set_setting("noise", all);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Subject, Summary};
+
+    fn rec(values: &[f64]) -> ResultRecord {
+        ResultRecord::ok(
+            Kind::Primitive,
+            Subject::default(),
+            Metric::BytesPerSec,
+            &Summary::of(values).unwrap(),
+            None,
+        )
+    }
+
+    #[test]
+    fn noise_is_the_median_spread_and_floors_every_interval() {
+        // Spreads ±1%, ±2%, ±5%; one subject with two samples does not count.
+        let rs = [
+            rec(&[99.0, 100.0, 101.0]),
+            rec(&[98.0, 100.0, 102.0]),
+            rec(&[95.0, 100.0, 105.0]),
+            rec(&[50.0, 150.0]),
+        ];
+        let n = of(&rs).unwrap();
+        assert!((n - 0.02).abs() < 1e-12, "{n}");
+        // A tight interval is widened to ±2%; a wide one is kept.
+        let tight = floor(rec(&[100.0; 7]), n);
+        assert_eq!((tight.ci95_low, tight.ci95_high), (Some(98.0), Some(102.0)));
+        let wide = floor(rs[2].clone(), n);
+        assert_eq!((wide.ci95_low, wide.ci95_high), (rs[2].ci95_low, rs[2].ci95_high));
+        assert!(of(&[rec(&[1.0, 2.0])]).is_none());
+    }
+
+    #[test]
+    fn stored_noise_is_read_back_per_kind() {
+        let s = serde_json::json!({"noise": {"primitive": 0.01, "tls-bulk": 0.03}});
+        assert_eq!(stored(&s, Kind::Primitive), Some(0.01));
+        assert_eq!(stored(&s, Kind::SshBulk), None);
+        assert_eq!(largest(&s), Some(0.03));
+        assert_eq!(largest(&serde_json::json!({})), None);
+    }
+}
