@@ -676,7 +676,13 @@ fn truncated_and_foreign_files_are_named_and_the_rest_merged() {
         .unwrap();
     assert!(st.success());
     let text_a = std::fs::read_to_string(&export).unwrap();
-    std::fs::write(dir.path().join("b.json"), &text_a).unwrap();
+    // b's run saw an installed sshd offering hmac-sha1 (the installed diff rides
+    // along in the run's settings).
+    let mut b: Value = serde_json::from_str(&text_a).unwrap();
+    b["run"]["settings"]["installed_diff"] = serde_json::json!([{"software": "sshd", "offered": [
+        {"list": "ssh_macs", "name": "hmac-sha1", "level": "weak", "allowed": false},
+        {"list": "ssh_macs", "name": "hmac-sha2-256-etm@openssh.com", "level": "recommended", "allowed": true}]}]);
+    std::fs::write(dir.path().join("b.json"), serde_json::to_vec_pretty(&b).unwrap()).unwrap();
     std::fs::write(dir.path().join("cut.json"), &text_a[..text_a.len() / 2]).unwrap();
     std::fs::write(dir.path().join("other.json"), r#"{"name": "something else", "items": [1, 2]}"#).unwrap();
     std::fs::write(dir.path().join("future.json"), text_a.replacen("cipherbench/1", "cipherbench/9", 1)).unwrap();
@@ -691,6 +697,12 @@ fn truncated_and_foreign_files_are_named_and_the_rest_merged() {
             .map(|p| (p["kind"].as_str().unwrap().to_string(), p["error"].as_str().unwrap().to_string()))
             .unwrap_or_else(|| panic!("{file} not named: {problems:?}"))
     };
+    let f = report["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(
+        (f[0]["hosts"].as_u64(), f[0]["software"].as_str(), f[0]["name"].as_str()),
+        (Some(1), Some("sshd"), Some("hmac-sha1"))
+    );
     let (k, e) = kind("cut.json");
     assert_eq!(k, "truncated");
     assert!(e.contains("cut.json") && e.contains("truncated"), "{e}");

@@ -649,6 +649,7 @@ mod tests {
             classes: vec![aes, soft],
             problems: vec![],
             class_of: vec![0, 0, 0, 1],
+            findings: Default::default(),
         };
         let d = decide(&merged, &k, &p, &["nginx".to_string()]);
         let lead = |c: &ClassReport| c.answer.iter().find(|a| a.list == "tls13_suites").unwrap().leaders.clone();

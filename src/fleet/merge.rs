@@ -180,6 +180,44 @@ pub struct Merged {
     pub problems: Vec<Problem>,
     /// Class of each host (index into `classes`).
     pub class_of: Vec<usize>,
+    /// Installed-configuration findings (from each run's `installed_diff`): what
+    /// the installed software offers → how many hosts.
+    pub findings: BTreeMap<Offer, usize>,
+}
+
+/// One option an installed program offers, as the run's installed diff saw it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Offer {
+    pub software: String,
+    pub list: String,
+    pub name: String,
+    pub level: String,
+    /// Whether the host's own run policy allowed it (the fleet re-judges it).
+    pub allowed_by_run: bool,
+}
+
+/// The options each installed program offers, from the run's settings.
+fn offers(run: &RunInfo) -> Vec<Offer> {
+    let mut out = Vec::new();
+    let Some(diffs) = run.settings.get("installed_diff").and_then(|v| v.as_array()) else {
+        return out;
+    };
+    for d in diffs {
+        let software = d.get("software").and_then(|v| v.as_str()).unwrap_or("?");
+        for o in d.get("offered").and_then(|v| v.as_array()).into_iter().flatten() {
+            let s = |k: &str| o.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            out.push(Offer {
+                software: software.to_string(),
+                list: s("list"),
+                name: s("name"),
+                level: s("level"),
+                allowed_by_run: o.get("allowed").and_then(|v| v.as_bool()).unwrap_or(true),
+            });
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// One export, parsed and reduced to what the fold needs.
@@ -188,6 +226,7 @@ struct Parsed {
     file: String,
     key: ClassKey,
     results: Vec<ResultRecord>,
+    offers: Vec<Offer>,
 }
 
 /// The identity of a result across hosts: kind, subject fields and metric.
@@ -268,6 +307,7 @@ fn read_one(path: &Path) -> Result<Parsed, Problem> {
     match serde_json::from_slice::<Export>(&bytes) {
         Ok(e) if e.schema == SCHEMA => Ok(Parsed {
             key: class_key(&e.run),
+            offers: offers(&e.run),
             host,
             file,
             results: e.results,
@@ -314,6 +354,9 @@ impl Merged {
         }
         let h = self.hosts.len() as u32;
         self.hosts.push(p.host);
+        for o in p.offers {
+            *self.findings.entry(o).or_insert(0) += 1;
+        }
         let ci = match self.classes.iter().position(|c| c.key == p.key) {
             Some(i) => i,
             None => {
@@ -450,6 +493,7 @@ mod tests {
                 file: format!("{h}.json"),
                 key: class_key(&run(flags, serde_json::json!({}))),
                 results: vec![rec(Some(1.0e9)), rec(None)],
+                offers: vec![],
             });
         }
         m.fold(Parsed {
@@ -457,6 +501,7 @@ mod tests {
             file: "again/a.json".into(),
             key: class_key(&run(&[], serde_json::json!({}))),
             results: vec![],
+            offers: vec![],
         });
         assert_eq!(m.classes.len(), 2);
         assert_eq!(m.classes[0].hosts, [0, 1]);

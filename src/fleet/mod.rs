@@ -35,6 +35,59 @@ pub struct FleetReport {
     pub fleet: decide::FleetWide,
     /// Which host is in which class.
     pub host_classes: std::collections::BTreeMap<String, String>,
+    /// Summed over the fleet: options installed software offers that the policy
+    /// refuses, with how many hosts offer each (from each run's installed diff).
+    pub findings: Vec<Finding>,
+}
+
+/// "37 hosts: sshd offers hmac-sha1".
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub hosts: usize,
+    pub software: String,
+    pub list: String,
+    pub name: String,
+    pub level: String,
+    pub refusals: Vec<String>,
+}
+
+/// The fleet's findings: offered options the fleet's policy refuses (re-judged
+/// with the same knowledge; lists without a domain keep the run's own verdict).
+fn findings(merged: &merge::Merged, knowledge: &crate::judge::Knowledge, policy: &crate::judge::Policy) -> Vec<Finding> {
+    use crate::judge::Domain;
+    let mut out: Vec<Finding> = Vec::new();
+    for (o, n) in &merged.findings {
+        let domain = match o.list.as_str() {
+            "ssh_ciphers" => Some(Domain::SshCipher),
+            "ssh_macs" => Some(Domain::SshMac),
+            "ssh_kex" => Some(Domain::SshKex),
+            "ssh_hostkeys" => Some(Domain::SshHostkey),
+            "tls13_suites" => Some(Domain::Tls13Suite),
+            "tls12_suites" => Some(Domain::Tls12Suite),
+            "groups" => Some(Domain::Group),
+            "protocols" => Some(Domain::Protocol),
+            _ => None,
+        };
+        let (allowed, refusals) = match domain {
+            Some(d) => {
+                let decision = policy.allows(&knowledge.judge(d, &o.name));
+                (decision.allowed, decision.refusals)
+            }
+            None => (o.allowed_by_run, Vec::new()),
+        };
+        if !allowed {
+            out.push(Finding {
+                hosts: *n,
+                software: o.software.clone(),
+                list: o.list.clone(),
+                name: o.name.clone(),
+                level: o.level.clone(),
+                refusals,
+            });
+        }
+    }
+    out.sort_by(|a, b| b.hosts.cmp(&a.hosts).then(a.software.cmp(&b.software)).then(a.name.cmp(&b.name)));
+    out
 }
 
 /// Default targets: what apply.yml writes.
@@ -116,7 +169,9 @@ pub fn build(
             host_classes.insert(h.clone(), c.id.clone());
         }
     }
+    let findings = findings(&merged, knowledge, policy);
     FleetReport {
+        findings,
         schema: FLEET_SCHEMA.into(),
         policy: policy.name.clone(),
         hosts_merged: merged.hosts.len(),

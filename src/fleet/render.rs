@@ -112,9 +112,30 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
             f.notes.push(format!("    {line}"));
         }
     }
-    f.notes
-        .push("Installed-configuration findings (\"37 hosts offer hmac-sha1\") need `check` (issue 17), which does not exist yet.".into());
     out.push(f);
+    let mut t = Table {
+        title: format!(
+            "Installed configuration over the fleet: offered options policy {} refuses",
+            r.policy
+        ),
+        header: ["hosts", "software", "offers", "level", "why"].map(String::from).to_vec(),
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    for x in &r.findings {
+        t.rows.push(vec![
+            x.hosts.to_string(),
+            x.software.clone(),
+            x.name.clone(),
+            x.level.clone(),
+            x.refusals.first().cloned().unwrap_or_default(),
+        ]);
+    }
+    if r.findings.is_empty() {
+        t.notes
+            .push("none (or the exports carry no installed diff: runs before it existed, or no software found)".into());
+    }
+    out.push(t);
     out
 }
 
