@@ -8,6 +8,7 @@ mod deadline;
 mod diff;
 mod discover;
 mod error;
+mod fleet;
 mod interrupt;
 mod judge;
 mod measure;
