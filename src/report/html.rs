@@ -1658,7 +1658,7 @@ fn ranking_table(r: &Value) -> String {
 
 // ---------------------------------------------------------------- tables
 
-fn html_table(t: &Table) -> String {
+pub(crate) fn html_table(t: &Table) -> String {
     let mut s = format!("<h3>{}</h3>\n<div class=\"scroll\"><table>\n<thead><tr>", esc(&t.title));
     for h in &t.header {
         let _ = write!(s, "<th>{}</th>", esc(h));

@@ -15,7 +15,7 @@ fn bold(s: &str) -> String {
 
 /// The terminal's width when stdout is one; in a pipe or a file, tables keep their
 /// natural width.
-fn term_width() -> Option<usize> {
+pub(crate) fn term_width() -> Option<usize> {
     console::Term::stdout()
         .size_checked()
         .map(|(_, cols)| cols as usize)
@@ -26,7 +26,7 @@ fn term_width() -> Option<usize> {
 /// same value in every row move into one line above the table; if the rest still
 /// does not fit, each row becomes a short paragraph of `header value` pairs, so
 /// that no cell is ever broken in the middle of a word.
-fn render_table(t: &Table, width: Option<usize>) -> String {
+pub(crate) fn render_table(t: &Table, width: Option<usize>) -> String {
     let mut header = t.header.clone();
     let mut rows = t.rows.clone();
     let mut common: Vec<String> = Vec::new();
