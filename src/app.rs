@@ -1157,7 +1157,15 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
     )?;
     measured?;
     if !report.findings.is_empty() {
-        return Err(diff::check::Findings(report.findings.len()).into());
+        // Exit 1 is `check`'s contract for findings (CI and monitoring read it), so it
+        // does not depend on how other errors map to exit codes. Everything is
+        // written and stored by now; nothing is left running.
+        if !c.json {
+            eprintln!("cipherbench: {}", diff::check::Findings(report.findings.len()));
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        std::process::exit(1);
     }
     Ok(())
 }
