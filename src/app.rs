@@ -19,7 +19,8 @@ use serde_json::json;
 pub fn dispatch(cli: Cli) -> Result<()> {
     let common = cli.common;
     match cli.command {
-        None | Some(Command::Run(_)) => run_main(&common),
+        None => run_main(&common, json!({})),
+        Some(Command::Run(a)) => run(&common, &a),
         Some(Command::Speed(a)) => speed(&common, &a, "speed", Seconds(60.0)),
         Some(Command::List(a)) => list(&common, &a),
         Some(Command::History(a)) => history(&common, &a),
@@ -29,6 +30,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Ssh(a)) => ssh(&common, &a),
         Some(Command::Recommend(a)) => recommend(&common, &a),
         Some(Command::Tls(a)) => tls(&common, &a),
+        Some(Command::Fleet(a)) => crate::fleet::command(&common, &a),
         Some(Command::Check(a)) => check(&common, &a),
         Some(Command::Completions(a)) => crate::cli::completions(&a),
         Some(Command::Man(a)) => crate::cli::man(&a),
@@ -66,11 +68,11 @@ fn progress(c: &Common) -> Progress {
 /// which cipher it should use. discover → primitives → TLS on loopback → SSH on a
 /// private sshd (when installed) → judge → recommend → the answer, history and an
 /// HTML report.
-fn run_main(c: &Common) -> Result<()> {
+fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
     let job = validate_main(c)?;
     let found = discover_main();
     let plan = crate::plan::main_job(job.budget, found.usable());
-    let mut session = start_main(c, &job, &found)?;
+    let mut session = start_main(c, &job, &found, extra_settings)?;
     let t0 = std::time::Instant::now();
     let mut first = measure_first_pass(&plan, &job, &found, &mut session, t0);
     let installed = crate::diff::main_step(&mut session, &job.knowledge, &job.targets, Seconds(job.budget.0 * 0.1));
@@ -134,8 +136,12 @@ fn discover_main() -> Found {
     Found { openssh, sshd, ssh_note }
 }
 
-fn start_main(c: &Common, job: &MainJob, found: &Found) -> Result<Session> {
+/// `extra` settings come from `run` (`--cpu-caps`, the OpenSSH version) for `fleet`.
+fn start_main(c: &Common, job: &MainJob, found: &Found, extra: serde_json::Value) -> Result<Session> {
     let mut settings = json!({ "budget_seconds": job.budget.0, "policy": job.policy.name, "targets": job.targets });
+    if let (Some(m), Some(x)) = (settings.as_object_mut(), extra.as_object()) {
+        m.extend(x.clone());
+    }
     settings["ssh"] = json!(found.ssh_note.clone().unwrap_or_else(|| "private sshd on 127.0.0.1".into()));
     Session::start("run", settings, open_store(c)?, progress(c))
 }
@@ -325,7 +331,7 @@ fn report_and_store(
     } else if !c.quiet {
         let path = report_path.as_ref().ok().map(|p| p.display().to_string());
         report::print(report::answer::render(&doc, outcome, &job.targets, ssh_note, path.as_deref(), !c.no_store).as_bytes())?;
-        report::print(closing.as_bytes())?;
+        report::print(report::terminal::fit(closing).as_bytes())?;
     }
     report::emit(
         &doc,
@@ -341,6 +347,34 @@ fn report_and_store(
         return Err(Interrupted { kept: doc.results.len() }.into());
     }
     Ok(())
+}
+
+/// `run`: the main job, with `--cpu-caps` re-executed under the masking variable
+/// (as `speed` does). The mask and the OpenSSH version are kept in the settings so
+/// that `fleet` can class the host by what the run could really use.
+fn run(c: &Common, a: &crate::cli::RunArgs) -> Result<()> {
+    let mut extra = masked(a.cpu_caps.as_deref())?;
+    if let Some(v) = discover::openssh::discover().ok().map(|o| o.version) {
+        extra["openssh"] = json!(v);
+    }
+    run_main(c, extra)
+}
+
+/// `--cpu-caps SPEC` for `run` and `ssh`: re-executes under the masking variable
+/// (never returns then); in the masked child, the settings that record it.
+fn masked(spec: Option<&str>) -> Result<serde_json::Value> {
+    let mut extra = json!({});
+    if let Some(spec) = spec {
+        let caps = cpucaps::parse(spec)?;
+        let host = discover::host::fingerprint();
+        let (var, value) = cpucaps::environment(&caps, &host.arch, &host.cpu_flags);
+        if std::env::var(cpucaps::MARKER).ok().as_deref() != Some(spec) {
+            reexec_masked(spec, &var, &value)?;
+        }
+        extra["cpu_caps"] = json!(spec);
+        extra[var] = json!(value);
+    }
+    Ok(extra)
 }
 
 /// Config targets for the answer: `--for`, else the software found installed.
@@ -603,7 +637,7 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     } else if !c.quiet {
         let text = crate::recommend::render(&doc, &policy, &knowledge, &outcome);
         report::print(text.as_bytes())?;
-        report::print(diff_text.as_bytes())?;
+        report::print(report::terminal::fit(&diff_text).as_bytes())?;
     }
     let exports = Outputs {
         json: false,
@@ -640,7 +674,7 @@ fn recommend_source(c: &Common, a: &RecommendArgs) -> Result<crate::model::Docum
         export_markdown: None,
         ..c.clone()
     };
-    run_main(&measure)?;
+    run_main(&measure, json!({}))?;
     Store::open(&db)?.load("latest")
 }
 
@@ -652,6 +686,7 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     if let [dec, full] = a.compare_sweeps.as_slice() {
         return measure::ssh::compare_sweep_files(dec, full);
     }
+    let caps = masked(a.cpu_caps.as_deref())?;
     // The budget covers the whole command: starting the private sshd counts too.
     let t_run = std::time::Instant::now();
     let remote_policy = a.host.as_ref().map(|_| policy(c)).transpose()?;
@@ -698,7 +733,11 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     if a.serve {
         return measure::ssh::serve(&client, daemon.as_ref());
     }
-    let settings = measure::ssh::settings(&plan, &openssh, &client, daemon.as_ref());
+    let mut settings = measure::ssh::settings(&plan, &openssh, &client, daemon.as_ref());
+    if let (Some(m), Some(x)) = (settings.as_object_mut(), caps.as_object()) {
+        m.extend(x.clone());
+        m.insert("openssh".into(), json!(openssh.version));
+    }
     let mut session = Session::start("ssh", settings, store, progress(c))?;
     let plan = measure::ssh::SshPlan {
         budget: Seconds((plan.budget.0 - t_run.elapsed().as_secs_f64()).max(0.0)),
@@ -1106,7 +1145,7 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         for f in &report.findings {
             text.push_str(&format!("FINDING {}\n", f.message));
         }
-        report::print(text.as_bytes())?;
+        report::print(report::terminal::fit(&text).as_bytes())?;
     }
     report::emit(
         &doc,

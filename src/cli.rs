@@ -26,7 +26,7 @@ pub struct Cli {
 const EXAMPLES: &str = "\
 Examples:
   cipherbench                                  profile this machine
-  cipherbench tls --connect 127.0.0.1:443      the TLS server running here
+  cipherbench check                            what to change here, for CI
   cipherbench recommend --for nginx,sshd       config lines, latest run
   cipherbench --export-json a.json             and b.json on another one
   cipherbench compare a.json b.json --fail-on-regression
@@ -111,6 +111,9 @@ pub enum Command {
     /// Real TLS handshakes and bulk transfers per suite, group and certificate with the
     /// system libssl: on loopback (default) or against a server (--connect HOST:PORT).
     Tls(TlsArgs),
+    /// Merge many hosts' JSON exports (files or directories) into answers per hardware
+    /// class, a fleet-wide config, and group_vars/host_vars for deploy/ansible/apply.yml.
+    Fleet(FleetArgs),
     /// The installed (or --config-from) configuration against the policy and the
     /// measured best: one line per finding, exit 1 when there is one (for CI and monitoring).
     Check(CheckArgs),
@@ -149,6 +152,21 @@ pub struct ManArgs {
 }
 
 #[derive(Debug, Clone, Args, Default)]
+pub struct FleetArgs {
+    /// Host exports (`--export-json` of `run`), or directories of them (`*.json`;
+    /// `HOST.failed`/`HOST.unreachable` markers from profile.yml are reported too).
+    #[arg(value_name = "FILES|DIR", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Write group_vars/all.yml (the fleet-wide config) and host_vars/HOST.yml (each
+    /// host's class lines) under DIR, for deploy/ansible/apply.yml.
+    #[arg(long, value_name = "DIR")]
+    pub ansible_vars: Option<PathBuf>,
+    /// Also write a self-contained HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args, Default)]
 pub struct RecommendArgs {
     /// Run id (or unique prefix), or `latest`. Default: the latest run, measured now if none is stored.
     #[arg(long)]
@@ -156,7 +174,12 @@ pub struct RecommendArgs {
 }
 
 #[derive(Debug, Clone, Args, Default)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// Measure as if the CPU lacked features, e.g. no-aesni (see `list cpu-caps`):
+    /// one host of a test fleet can stand in for a CPU without AES instructions.
+    #[arg(long, value_name = "CAPS")]
+    pub cpu_caps: Option<String>,
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct SpeedArgs {
@@ -311,6 +334,10 @@ pub struct SshArgs {
     /// Extra ssh option for --host (repeatable), e.g. -o ProxyJump=gw.
     #[arg(short = 'o', long = "ssh-option", requires = "host", value_name = "OPT")]
     pub ssh_options: Vec<String>,
+    /// Measure as if the CPU lacked features, e.g. no-aesni (see `list cpu-caps`): the
+    /// private sshd and the ssh client run under the same mask.
+    #[arg(long, value_name = "CAPS", conflicts_with = "host")]
+    pub cpu_caps: Option<String>,
     /// Start the private sshd, print how to reach it, and wait for Ctrl-C (for bench scripts).
     #[arg(long, hide = true, conflicts_with = "host")]
     pub serve: bool,

@@ -7,6 +7,7 @@ mod cli;
 mod diff;
 mod discover;
 mod error;
+mod fleet;
 mod interrupt;
 mod judge;
 mod measure;

@@ -8,7 +8,7 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-fn render_table(t: &Table) -> String {
+pub(crate) fn render_table(t: &Table) -> String {
     let mut s = format!("## {}\n\n", t.title);
     s.push_str(&format!(
         "| {} |\n",
