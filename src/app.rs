@@ -81,7 +81,8 @@ fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
     let mut session = start_main(c, &job, &found, extra_settings)?;
     let t0 = std::time::Instant::now();
     let mut first = measure_first_pass(&plan, &job, &found, &mut session, t0);
-    let installed = crate::diff::main_step(&mut session, &job.knowledge, &job.targets, Seconds(job.budget.0 * 0.1));
+    let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0;
+    let installed = crate::diff::main_step(&mut session, &job.knowledge, &job.targets, Seconds(left.min(job.budget.0 * 0.1)));
     if first.measured.is_ok() && !crate::interrupt::requested() {
         first.measured = race_ties(c, &job, &first, &mut session, plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0);
     }
@@ -1349,7 +1350,15 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         eprintln!("cipherbench: error: {e:#}");
     }
     if !report.findings.is_empty() {
-        return Err(crate::error::Finding(diff::check::Findings(report.findings.len()).to_string()).into());
+        // Exit 1 is `check`'s contract for findings (CI and monitoring read it), so it
+        // does not depend on how other errors map to exit codes. Everything is
+        // written and stored by now; nothing is left running.
+        if !c.json {
+            eprintln!("cipherbench: {}", diff::check::Findings(report.findings.len()));
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        std::process::exit(1);
     }
     Ok(())
 }

@@ -350,3 +350,27 @@ pub fn subject_label(r: &ResultRecord) -> String {
         })
         .unwrap_or_default()
 }
+
+/// A kind's name as the JSON document spells it (`tls-bulk`).
+pub fn kind_name(kind: Kind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// The run's noise for `kind` as stored in its settings (`settings.noise`: a
+/// fraction per kind, written by `measure::engine::noise::settle`).
+pub fn stored_noise(settings: &serde_json::Value, kind: Kind) -> Option<f64> {
+    settings.get("noise")?.get(kind_name(kind))?.as_f64()
+}
+
+/// The largest noise a run's settings store, over every kind.
+pub fn largest_noise(settings: &serde_json::Value) -> Option<f64> {
+    settings
+        .get("noise")?
+        .as_object()?
+        .values()
+        .filter_map(|v| v.as_f64())
+        .fold(None, |acc: Option<f64>, x| Some(acc.map_or(x, |a| a.max(x))))
+}

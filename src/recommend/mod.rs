@@ -642,7 +642,11 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
         .iter()
         .filter(|r| r.kind == Kind::SshHandshake && r.status == Status::Ok && r.metric == Metric::Seconds)
         .collect();
-    if bulk.is_empty() && hand.is_empty() {
+    // SSH was in the run when it got as far as the feature check: then even with no
+    // figure at all (a small budget), every allowed option is configured, in the
+    // policy's order, rather than no line at all.
+    let checked_any = doc.results.iter().any(|r| r.kind == Kind::SshAccept && r.status == Status::Ok);
+    if bulk.is_empty() && hand.is_empty() && !checked_any {
         return None;
     }
     let local = crate::discover::openssh::discover().ok();
@@ -1120,6 +1124,28 @@ mod tests {
             notes.iter().any(|n| n.starts_with("post-quantum costs 50.00 ms of CPU per login")),
             "{notes:?}"
         );
+    }
+
+    /// A run whose budget ran out after the SSH feature check but before any figure
+    /// still gets every allowed option, in the policy's order, post-quantum first.
+    #[test]
+    fn ssh_lines_without_any_figure_follow_the_policy() {
+        let k = Knowledge::builtin().unwrap();
+        let d = doc(serde_json::json!([
+            {"kind": "ssh-accept", "subject": {"kex": "curve25519-sha256"}, "metric": "accepted", "status": "ok",
+             "median": 1.0, "mean": 1.0, "min": 1.0, "max": 1.0, "ci95_low": 1.0, "ci95_high": 1.0, "samples": 1}
+        ]));
+        let p = Policy::builtin("strict").unwrap();
+        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let r = out.recommendations.first().expect("sshd lines without figures");
+        let kex = &r.choice["ssh_kex"];
+        assert!(kex[0].contains("x25519-sha"), "{kex:?}");
+        assert!(kex.contains(&"curve25519-sha256".to_string()), "{kex:?}");
+        assert!(r.rankings.iter().all(|x| x.ranked.is_empty()));
+        // Without any SSH result at all, no SSH recommendation.
+        assert!(recommend(&doc(serde_json::json!([])), &k, &p, &["sshd".to_string()])
+            .recommendations
+            .is_empty());
     }
 
     fn prim(alg: &str, op: &str, bytes: u64, median: f64) -> serde_json::Value {

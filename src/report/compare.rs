@@ -109,7 +109,7 @@ impl Side {
             cpu_model: doc.run.host.cpu_model.clone(),
             hostname: doc.run.host.hostname.clone(),
             libraries: doc.run.libraries.clone(),
-            noise: crate::measure::engine::noise::largest(&doc.run.settings),
+            noise: crate::model::largest_noise(&doc.run.settings),
         }
     }
 }
@@ -131,12 +131,16 @@ pub struct Comparison {
     pub differences: Vec<String>,
 }
 
+/// The least change `compare` calls real, whatever the runs' noise: below it a
+/// difference does not matter in practice.
+pub const MIN_THRESHOLD: f64 = 0.02;
+
 /// The threshold when none is given: the larger of the two runs' noise, at least
-/// [`MIN_THRESHOLD`](crate::measure::engine::noise::MIN_THRESHOLD). (Each run's
+/// [`MIN_THRESHOLD`]. (Each run's
 /// intervals are already at least ±its noise wide, and a change must also lie
 /// beyond both of them.)
 pub fn default_threshold(a: &Side, b: &Side) -> (f64, String) {
-    let min = crate::measure::engine::noise::MIN_THRESHOLD;
+    let min = MIN_THRESHOLD;
     let pct = |x: Option<f64>| x.map_or("not stored".to_string(), |x| format!("±{:.1}%", x * 100.0));
     let noise = match (a.noise, b.noise) {
         (None, None) => return (min, format!("default {:.0}%: neither run stored its noise", min * 100.0)),

@@ -70,6 +70,7 @@ h2{font-size:1.15rem;border-bottom:1px solid var(--line);padding-bottom:.2rem;ma
 #answer h2{margin-top:.6rem}
 h3{font-size:1rem;margin:1.1rem 0 .3rem}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.88em;overflow-wrap:anywhere}
+code.nb{white-space:nowrap;overflow-wrap:normal}
 .muted,.note,.where{color:var(--muted);font-size:.85rem}
 .where{margin:.1rem 0 .3rem}
 .picks{display:grid;grid-template-columns:minmax(9rem,13rem) 1fr max-content;border-top:1px solid var(--line)}
@@ -292,7 +293,7 @@ fn pick(ranking: &Value) -> Option<String> {
         let unmeasured = ranking["unmeasured"].as_array().map_or(0, Vec::len);
         return (unmeasured > 0).then(|| {
             format!(
-                "<div class=\"pick\"><div class=\"what\">{}</div><div class=\"choice\">not measured in this run (raise --budget)</div><div class=\"fig\"></div></div>\n",
+                "<div class=\"pick\"><div class=\"what\">{}</div><div class=\"choice\">not measured in this run (raise <code class=\"nb\">--budget</code>)</div><div class=\"fig\"></div></div>\n",
                 esc(&list_heading(ranking["list"].as_str().unwrap_or("")))
             )
         });
@@ -388,8 +389,8 @@ fn answer_section(doc: &Document) -> String {
             .as_str()
             .filter(|s| s.starts_with("SSH skipped"))
             .map(String::from)
-            .unwrap_or_else(|| "SSH: the budget ran out before any SSH result (raise --budget)".into());
-        let _ = writeln!(missing, "<p class=\"note\">{}</p>", esc(&why));
+            .unwrap_or_else(|| "SSH: the budget ran out before any SSH result (raise `--budget`)".into());
+        let _ = writeln!(missing, "<p class=\"note\">{}</p>", inline_code(&why));
     }
     if picks.is_empty() {
         return "<section id=\"answer\">\n<h2>The answer</h2>\n<p>This run has nothing to rank: its figures are in the tables below.</p>\n</section>\n".into();
@@ -631,7 +632,7 @@ fn inline_code(text: &str) -> String {
         .enumerate()
         .map(|(i, part)| {
             if i % 2 == 1 {
-                format!("<code>{}</code>", esc(part))
+                format!("<code class=\"nb\">{}</code>", esc(part))
             } else {
                 esc(part)
             }
@@ -1774,7 +1775,10 @@ mod tests {
     #[test]
     fn escapes_markup_and_quotes() {
         assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
-        assert_eq!(inline_code("then `sshd -t` <b>"), "then <code>sshd -t</code> &lt;b&gt;");
+        assert_eq!(
+            inline_code("then `sshd -t` <b>"),
+            "then <code class=\"nb\">sshd -t</code> &lt;b&gt;"
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! does not widen it, and the floor keeps a subject whose samples happened to
 //! agree from claiming more than the machine allows. The noise is stored in the
 //! run's settings (`noise`, per kind) for `compare`, whose default threshold is
-//! the larger of the two runs' noise, at least [`MIN_THRESHOLD`].
+//! the larger of the two runs' noise, at least 2%.
 
 use super::stats::MIN_SAMPLES;
 use crate::model::{Kind, Metric, ResultRecord, Status};
@@ -26,10 +26,6 @@ use anyhow::Result;
 /// How much more a repeat run's median moves than the samples spread inside one
 /// run (measured, see the module's note).
 pub const RUN_TO_RUN: f64 = 1.5;
-
-/// The least change `compare` calls real, whatever the runs' noise: below it a
-/// difference does not matter in practice.
-pub const MIN_THRESHOLD: f64 = 0.02;
 
 /// The relative half-range of a record's samples, when it has enough of them.
 fn spread(r: &ResultRecord) -> Option<f64> {
@@ -62,28 +58,8 @@ pub fn floor(mut r: ResultRecord, noise: f64) -> ResultRecord {
     r
 }
 
-/// The settings key a kind's noise is stored under.
-fn key(kind: Kind) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 /// The noise stored in a run's settings for `kind` (see [`settle`]).
-pub fn stored(settings: &serde_json::Value, kind: Kind) -> Option<f64> {
-    settings.get("noise")?.get(key(kind))?.as_f64()
-}
-
-/// The largest noise a run's settings store, over every kind.
-pub fn largest(settings: &serde_json::Value) -> Option<f64> {
-    settings
-        .get("noise")?
-        .as_object()?
-        .values()
-        .filter_map(|v| v.as_f64())
-        .fold(None, |acc: Option<f64>, x| Some(acc.map_or(x, |a| a.max(x))))
-}
+pub use crate::model::stored_noise as stored;
 
 /// After a kind's pass: measures the noise of the session's records of `kinds`
 /// from index `from` on, widens each of their intervals to at least ±noise and
@@ -112,8 +88,8 @@ pub fn settle(session: &mut Session, kinds: &[Kind], from: usize) -> Result<()> 
         }
         // Several passes of one kind (the main job's SSH cipher and MAC passes):
         // the largest noise stands.
-        let before = all.get(key(kind)).and_then(|v| v.as_f64()).unwrap_or(0.0);
-        all[key(kind)] = serde_json::json!(noise.max(before));
+        let before = all.get(crate::model::kind_name(kind)).and_then(|v| v.as_f64()).unwrap_or(0.0);
+        all[crate::model::kind_name(kind)] = serde_json::json!(noise.max(before));
     }
     if all.as_object().is_some_and(|m| !m.is_empty()) {
         session.set_setting("noise", all);
@@ -161,7 +137,7 @@ mod tests {
         let s = serde_json::json!({"noise": {"primitive": 0.01, "tls-bulk": 0.03}});
         assert_eq!(stored(&s, Kind::Primitive), Some(0.01));
         assert_eq!(stored(&s, Kind::SshBulk), None);
-        assert_eq!(largest(&s), Some(0.03));
-        assert_eq!(largest(&serde_json::json!({})), None);
+        assert_eq!(crate::model::largest_noise(&s), Some(0.03));
+        assert_eq!(crate::model::largest_noise(&serde_json::json!({})), None);
     }
 }

@@ -13,11 +13,7 @@ use crate::model::{ResultRecord, Summary};
 /// A 95% interval, low and high.
 pub type Interval = (f64, f64);
 
-/// The one tie rule: the intervals overlap, so a second run could order the two
-/// the other way.
-pub fn overlap(a: Interval, b: Interval) -> bool {
-    a.0 <= b.1 && b.0 <= a.1
-}
+pub use super::stats::overlap;
 
 /// The racing interval of a subject from its values: [`few_samples`] widening
 /// (by `spread`) below [`MIN_SAMPLES`].

@@ -7,6 +7,12 @@
 
 pub use crate::model::Summary;
 
+/// The one tie rule: two intervals (low, high) overlap, so a second run could
+/// order the two subjects the other way.
+pub fn overlap(a: (f64, f64), b: (f64, f64)) -> bool {
+    a.0 <= b.1 && b.0 <= a.1
+}
+
 /// Fewer samples than this give no interval of their own (a 95% order-statistic
 /// interval needs 6; `recommend` ranks nothing below 3): [`few_samples`] widens
 /// theirs instead.
@@ -78,7 +84,7 @@ impl Summary {
 
     /// True when the two 95% intervals overlap: the pair is tied.
     pub fn ties_with(&self, other: &Summary) -> bool {
-        super::race::overlap((self.ci95_low, self.ci95_high), (other.ci95_low, other.ci95_high))
+        overlap((self.ci95_low, self.ci95_high), (other.ci95_low, other.ci95_high))
     }
 
     pub fn is_noisy(&self) -> bool {
