@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS runs (
     command TEXT NOT NULL,
     info TEXT NOT NULL,
     verdicts TEXT NOT NULL DEFAULT '[]',
-    recommendations TEXT NOT NULL DEFAULT '[]'
+    recommendations TEXT NOT NULL DEFAULT '[]',
+    owner TEXT
 );
 CREATE TABLE IF NOT EXISTS results (
     run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -60,7 +61,7 @@ CREATE INDEX IF NOT EXISTS results_kind ON results(kind);
 ";
 
 /// How long a write waits for another connection's lock during a run.
-pub const RUN_BUSY: std::time::Duration = std::time::Duration::from_secs(1);
+pub const RUN_BUSY: std::time::Duration = std::time::Duration::from_secs(2);
 /// ...and when closing the run (the last chance to keep the row consistent).
 pub const FINISH_BUSY: std::time::Duration = std::time::Duration::from_secs(3);
 
@@ -134,16 +135,34 @@ impl Store {
         }
         let conn = Connection::open(path).map_err(|e| unwritable(e.to_string()))?;
         conn.busy_timeout(FINISH_BUSY)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| unwritable(e.to_string()))?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.execute_batch(MIGRATION).map_err(|e| unwritable(e.to_string()))?;
-        let has_owner: bool = conn
-            .prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'owner'")?
-            .exists([])?;
-        if !has_owner {
-            conn.execute_batch("ALTER TABLE runs ADD COLUMN owner TEXT")
-                .map_err(|e| unwritable(e.to_string()))?;
+        // Setting up can meet another run doing the same (SQLite then answers
+        // "locked" at once, without waiting): a few tries, then a clear error.
+        let setup = |conn: &Connection| -> rusqlite::Result<()> {
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "foreign_keys", "ON")?;
+            conn.execute_batch(MIGRATION)?;
+            let has_owner: bool = conn
+                .prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'owner'")?
+                .exists([])?;
+            if !has_owner {
+                // A database made before runs had owners.
+                match conn.execute_batch("ALTER TABLE runs ADD COLUMN owner TEXT") {
+                    Err(e) if e.to_string().contains("duplicate column") => {}
+                    r => r?,
+                }
+            }
+            Ok(())
+        };
+        let mut tries = 0;
+        loop {
+            match setup(&conn) {
+                Ok(()) => break,
+                Err(e) if tries < 30 && e.to_string().contains("locked") => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(e) => return Err(unwritable(e.to_string()).into()),
+            }
         }
         let s = Store {
             conn,

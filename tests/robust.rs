@@ -232,14 +232,14 @@ fn locked_history_keeps_the_export_and_closes_the_row() {
         move || {
             let c = open_db(&db);
             c.execute_batch("BEGIN EXCLUSIVE").unwrap();
-            std::thread::sleep(Duration::from_millis(2500));
+            std::thread::sleep(Duration::from_millis(3500));
             c.execute_batch("COMMIT").unwrap();
         }
     });
     std::thread::sleep(Duration::from_millis(300));
     let export = dir.path().join("out.json");
     let (code, err, _) = timed(
-        cb().args(["speed", "sha256", "aes-128-gcm", "--bytes", "1k", "--budget", "3s", "--db"])
+        cb().args(["speed", "sha256", "aes-128-gcm", "--bytes", "1k", "--budget", "4s", "--db"])
             .arg(&db)
             .arg("--export-json")
             .arg(&export),
