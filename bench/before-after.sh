@@ -67,7 +67,7 @@ rec=d.get("recommended") or {}
 name=lambda n: n.get("openssl_name") or " ".join(x for x in [n.get("cipher"), n.get("mac") or ""] if x)
 print(f"  now {name(now)} -> recommended {name(rec)}")
 print("  predicted throughput change:", c[0]["verdict"] if c else "not measured")
-if cpu: print(f"  predicted {cpu[0]['metric']} change (positive: cheaper):", cpu[0]["verdict"])'
+if cpu: print("  predicted", cpu[0]["metric"], "change (positive: cheaper):", cpu[0]["verdict"])'
 }
 
 echo "cipherbench before/after — $(nproc) cores (the machine may be shared with other work)"

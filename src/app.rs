@@ -331,7 +331,7 @@ fn report_and_store(
     } else if !c.quiet {
         let path = report_path.as_ref().ok().map(|p| p.display().to_string());
         report::print(report::answer::render(&doc, outcome, &job.targets, ssh_note, path.as_deref(), !c.no_store).as_bytes())?;
-        report::print(closing.as_bytes())?;
+        report::print(report::terminal::fit(closing).as_bytes())?;
     }
     report::emit(
         &doc,
@@ -637,7 +637,7 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     } else if !c.quiet {
         let text = crate::recommend::render(&doc, &policy, &knowledge, &outcome);
         report::print(text.as_bytes())?;
-        report::print(diff_text.as_bytes())?;
+        report::print(report::terminal::fit(&diff_text).as_bytes())?;
     }
     let exports = Outputs {
         json: false,
@@ -1145,7 +1145,7 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         for f in &report.findings {
             text.push_str(&format!("FINDING {}\n", f.message));
         }
-        report::print(text.as_bytes())?;
+        report::print(report::terminal::fit(&text).as_bytes())?;
     }
     report::emit(
         &doc,

@@ -26,7 +26,7 @@ pub struct Cli {
 const EXAMPLES: &str = "\
 Examples:
   cipherbench                                  profile this machine
-  cipherbench tls --connect 127.0.0.1:443      the TLS server running here
+  cipherbench check                            what to change here, for CI
   cipherbench recommend --for nginx,sshd       config lines, latest run
   cipherbench --export-json a.json             and b.json on another one
   cipherbench compare a.json b.json --fail-on-regression
@@ -261,8 +261,8 @@ pub struct CompareArgs {
     /// and the threshold, or when the two runs share no result.
     #[arg(long)]
     pub fail_on_regression: bool,
-    /// Smallest change that counts, in percent (`5%`). Default: the two runs'
-    /// stored noise added, at least 2%.
+    /// Smallest change that counts, in percent (`5%`). Default: the larger of the
+    /// two runs' stored noise, at least 2%.
     #[arg(long, value_name = "PERCENT", value_parser = percent_arg)]
     pub threshold: Option<f64>,
 }

@@ -445,9 +445,13 @@ fn remote_sshd_gets_the_same_diff() {
     for want in ["aes128-cbc", "hmac-sha1", "diffie-hellman-group14-sha1"] {
         assert!(fixed.contains(&want.to_string()), "{want} not among {fixed:?}");
     }
-    // The recommendation stays within what the server accepts.
+    // The change is counted within what the server accepts now; its lines drop
+    // what the policy refuses.
+    assert_eq!(diff["recommended"]["cipher"], "aes128-ctr", "{diff:#}");
+    assert_eq!(diff["recommended"]["kex"], "diffie-hellman-group14-sha256", "{diff:#}");
     let lines: Vec<&str> = diff["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
-    assert!(lines.contains(&"Ciphers aes128-ctr"), "{lines:?}");
+    let ciphers = lines.iter().find(|l| l.starts_with("Ciphers ")).expect("a Ciphers line");
+    assert!(ciphers.contains("aes128-ctr") && !ciphers.contains("cbc"), "{lines:?}");
 }
 
 /// `tls --connect` reports the same diff for a server: its accepted list from the

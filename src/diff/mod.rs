@@ -186,22 +186,30 @@ impl Change {
             c.verdict = "not measured".into();
             return c;
         };
-        let pos = |x: f64| x.max(f64::MIN_POSITIVE);
+        // An interval reaching zero or below (a noisy run) bounds nothing on that side.
+        let z = |x: f64| x.max(0.0);
+        let div = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::INFINITY };
         let (g, lo, hi) = if higher {
             (
-                r.median / pos(n.median),
-                r.ci95_low / pos(n.ci95_high),
-                r.ci95_high / pos(n.ci95_low),
+                div(r.median, n.median),
+                div(z(r.ci95_low), n.ci95_high),
+                div(r.ci95_high, z(n.ci95_low)),
             )
         } else {
             (
-                n.median / pos(r.median),
-                n.ci95_low / pos(r.ci95_high),
-                n.ci95_high / pos(r.ci95_low),
+                div(n.median, r.median),
+                div(z(n.ci95_low), r.ci95_high),
+                div(n.ci95_high, z(r.ci95_low)),
             )
         };
         c.gain = Some(g - 1.0);
-        let pct = |x: f64| format!("{:+.0} %", x * 100.0);
+        let pct = |x: f64| {
+            if x.is_finite() {
+                format!("{:+.0} %", x * 100.0)
+            } else {
+                "unbounded".to_string()
+            }
+        };
         if n.ci95_low == n.ci95_high && r.ci95_low == r.ci95_high {
             c.verdict = format!("{} (medians only: no interval, so not called a gain)", pct(g - 1.0));
             return c;
@@ -582,6 +590,18 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
     let gain = changes
         .iter()
         .any(|ch| ch.measurable && ch.gain.unwrap_or(0.0) > 0.0 && ch.metric == "throughput");
+    if changes
+        .iter()
+        .any(|ch| ch.measurable && ch.gain.unwrap_or(0.0) < 0.0 && ch.metric == "throughput")
+    {
+        if let Some(r) = &recommended {
+            notes.push(format!(
+                "slower with {}: it picks {} from the recommended lines; where the client chooses, its own list decides (see its diff)",
+                c.peer,
+                r.label()
+            ));
+        }
+    }
     let nothing_to_change = rec.is_some() && fixed.is_empty() && !gain;
     SoftwareDiff {
         software: i.software.to_string(),
@@ -817,6 +837,17 @@ mod tests {
         // Medians only: never called a gain.
         let c = Change::new("client CPU per GB", "seconds", false, f(2.0, 2.0, 2.0), f(1.0, 1.0, 1.0), false);
         assert!(!c.measurable);
+        // An interval through zero (a noisy run) bounds nothing: never measurable.
+        let c = Change::new(
+            "handshakes",
+            "handshakes_per_sec",
+            true,
+            f(245.0, -239.0, 731.0),
+            f(204.0, -199.0, 607.0),
+            false,
+        );
+        assert!(!c.measurable);
+        assert!(c.verdict.contains("unbounded"), "{}", c.verdict);
         // The same choice: unchanged; nothing measured: not measured.
         assert_eq!(
             Change::new("throughput", "bytes_per_sec", true, None, None, true).verdict,

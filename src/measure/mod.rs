@@ -29,8 +29,8 @@ fn subject(item: &crate::measure::plans::PrimitiveItem, threads: usize) -> Subje
     }
 }
 
-/// The record of a subject measured in batches: the figure over batches, its
-/// values kept for pooling.
+/// The record of a subject measured in batches: the figure over the batches'
+/// medians (`Sliced::from_batches`), its values kept for pooling.
 fn record(m: &Sliced, subject: Subject) -> ResultRecord {
     match m.headline() {
         Some(h) => {
@@ -137,7 +137,7 @@ fn batches(
         let rec = match result {
             Ok(Some(sliced)) => {
                 r.batches.extend(sliced.slices);
-                match Sliced::from_slices(r.batches.clone()) {
+                match Sliced::from_batches(r.batches.clone()) {
                     Some(all) => record(&all, subj),
                     None => continue,
                 }
@@ -162,8 +162,10 @@ fn batches(
     Ok(())
 }
 
-/// Batches aimed for per subject, and the shortest batch.
-const BATCHES: usize = 8;
+/// Batches aimed for per subject (from 10 on, the 95% interval of the median
+/// leaves out the lowest and highest batch: one burst of another process does not
+/// widen it), and the shortest batch.
+const BATCHES: usize = 10;
 const MIN_BATCH: f64 = 0.03;
 
 /// Gives leftover budget to subjects tied with the leader of their group (same

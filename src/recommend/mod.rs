@@ -661,6 +661,34 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
         ssh_ordered(k, policy, d, v)
     };
     let o = local.as_ref();
+    // A remote server (`ssh --host`) may lack what the client here has: its lists keep
+    // only what its feature check accepted (where the run checked that list at all),
+    // so that no line names an algorithm that server's sshd would refuse.
+    let checked = |d: Domain| -> Option<Vec<String>> {
+        if !is_remote(doc) {
+            return None;
+        }
+        let single = doc.results.iter().filter(|r| r.kind == Kind::SshAccept).filter_map(|r| {
+            let s = &r.subject;
+            let name = match d {
+                Domain::SshCipher if s.mac.is_none() && s.kex.is_none() && s.hostkey.is_none() => s.cipher.clone(),
+                Domain::SshMac if s.cipher.is_none() && s.kex.is_none() && s.hostkey.is_none() => s.mac.clone(),
+                Domain::SshKex if s.cipher.is_none() && s.mac.is_none() && s.hostkey.is_none() => s.kex.clone(),
+                Domain::SshHostkey if s.cipher.is_none() && s.mac.is_none() && s.kex.is_none() => s.hostkey.clone(),
+                _ => None,
+            }?;
+            Some((name, r.status == Status::Ok && r.median == Some(1.0)))
+        });
+        let single: Vec<(String, bool)> = single.collect();
+        (!single.is_empty()).then(|| single.into_iter().filter(|x| x.1).map(|x| x.0).collect())
+    };
+    let names = |d: Domain, local: Option<&Vec<String>>| -> Vec<String> {
+        let mut v = names(d, local);
+        if let Some(ok) = checked(d) {
+            v.retain(|n| ok.contains(n));
+        }
+        v
+    };
     let lists = [
         (Domain::SshCipher, "ssh_ciphers", names(Domain::SshCipher, o.map(|o| &o.ciphers))),
         (Domain::SshMac, "ssh_macs", names(Domain::SshMac, o.map(|o| &o.macs))),
@@ -755,19 +783,22 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
     Some((rankings, choice, all))
 }
 
+/// Whether `doc` measured a remote server (`ssh --host`), not the private sshd.
+fn is_remote(doc: &Document) -> bool {
+    doc.run
+        .settings
+        .get("target")
+        .and_then(|t| t.as_str())
+        .is_some_and(|t| !t.starts_with("private sshd"))
+}
+
 /// The host-key algorithms an sshd line may list: those of `allowed` (best first)
 /// that the server can serve. For a remote run (`ssh --host`), what the server
 /// offered in the feature check; otherwise the keys this machine's sshd has
 /// (`sshd -T` and its HostKey files). `None` when they cannot be known: the line
 /// is then left out, and sshd keeps its own default.
 fn server_hostkeys(doc: &Document, allowed: &[String]) -> Option<Vec<String>> {
-    let remote = doc
-        .run
-        .settings
-        .get("target")
-        .and_then(|t| t.as_str())
-        .is_some_and(|t| !t.starts_with("private sshd"));
-    let offered: Vec<String> = if remote {
+    let offered: Vec<String> = if is_remote(doc) {
         doc.results
             .iter()
             .filter(|r| r.kind == Kind::SshAccept && r.status == Status::Ok && r.median == Some(1.0))
@@ -1035,7 +1066,8 @@ mod tests {
         .unwrap()
     }
 
-    /// `ssh --host`: sshd's HostKeyAlgorithms follows what the remote server offered
+    /// `ssh --host`: every list keeps what the remote server accepted, sshd's
+    /// HostKeyAlgorithms follows what it offered
     /// in the feature check (here RSA only: both RSA signature algorithms stay), and
     /// kex are ranked by CPU with post-quantum first even though it costs more.
     #[test]
@@ -1055,6 +1087,11 @@ mod tests {
             accept("rsa-sha2-512", true),
             accept("rsa-sha2-256", true),
             accept("ssh-ed25519", false),
+            serde_json::json!({"kind": "ssh-accept", "subject": {"cipher": "aes128-ctr"}, "metric": "accepted", "status": "ok",
+                "median": 1.0, "mean": 1.0, "min": 1.0, "max": 1.0, "ci95_low": 1.0, "ci95_high": 1.0, "samples": 1}),
+            serde_json::json!({"kind": "ssh-accept", "subject": {"cipher": "aes256-gcm@openssh.com"}, "metric": "accepted",
+                "status": "ok", "reason": "no matching cipher", "median": 0.0, "mean": 0.0, "min": 0.0, "max": 0.0,
+                "ci95_low": 0.0, "ci95_high": 0.0, "samples": 1}),
             hand("curve25519-sha256", 10.0),
             hand("sntrup761x25519-sha512", 60.0),
         ]));
@@ -1063,6 +1100,9 @@ mod tests {
         let out = recommend(&d, &k, &p, &["sshd".to_string()]);
         let r = &out.recommendations[0];
         assert_eq!(r.choice["ssh_server_hostkeys"], ["rsa-sha2-512", "rsa-sha2-256"]);
+        // Only what that server accepted: its refused (or unchecked) ciphers stay out.
+        assert_eq!(r.choice["ssh_ciphers"], ["aes128-ctr"]);
+        assert_eq!(r.choice["ssh_hostkeys"], ["rsa-sha2-512", "rsa-sha2-256"]);
         assert!(
             r.lines.contains(&"HostKeyAlgorithms rsa-sha2-512,rsa-sha2-256".to_string()),
             "{:?}",

@@ -8,8 +8,8 @@
 //! A row is `faster` or `slower` only when the change is real *and* large enough
 //! to matter: each run's median lies outside the other run's interval (intervals
 //! are made to hold on a repeat run, `measure::engine::noise`), and the change is
-//! at least the practical threshold. The threshold defaults to the two runs'
-//! stored noise added, at least 2% (`--threshold` sets it), as criterion.rs's
+//! at least the practical threshold. The threshold defaults to the larger of the
+//! two runs' stored noise, at least 2% (`--threshold` sets it), as criterion.rs's
 //! noise threshold does. Everything else is `same`, whatever the ratio says.
 
 use crate::model::{Document, Kind, Metric, ResultRecord, Status, Subject, SCHEMA};
@@ -131,31 +131,23 @@ pub struct Comparison {
     pub differences: Vec<String>,
 }
 
-/// The threshold when none is given: the two runs' noise added, at least
-/// [`MIN_THRESHOLD`](crate::measure::engine::noise::MIN_THRESHOLD).
+/// The threshold when none is given: the larger of the two runs' noise, at least
+/// [`MIN_THRESHOLD`](crate::measure::engine::noise::MIN_THRESHOLD). (Each run's
+/// intervals are already at least ±its noise wide, and a change must also lie
+/// beyond both of them.)
 pub fn default_threshold(a: &Side, b: &Side) -> (f64, String) {
     let min = crate::measure::engine::noise::MIN_THRESHOLD;
-    match (a.noise, b.noise) {
-        (None, None) => (min, format!("default {:.0}% (neither run stored its noise)", min * 100.0)),
-        (x, y) => {
-            let sum = x.unwrap_or(0.0) + y.unwrap_or(0.0);
-            if sum > min {
-                (
-                    sum,
-                    format!(
-                        "the runs' noise added: A ±{:.1}%, B ±{:.1}%",
-                        x.unwrap_or(0.0) * 100.0,
-                        y.unwrap_or(0.0) * 100.0
-                    ),
-                )
-            } else {
-                (
-                    min,
-                    format!("at least {:.0}% (the runs' noise adds up to {:.1}%)", min * 100.0, sum * 100.0),
-                )
-            }
-        }
-    }
+    let pct = |x: Option<f64>| x.map_or("not stored".to_string(), |x| format!("±{:.1}%", x * 100.0));
+    let noise = match (a.noise, b.noise) {
+        (None, None) => return (min, format!("default {:.0}%: neither run stored its noise", min * 100.0)),
+        (x, y) => x.unwrap_or(0.0).max(y.unwrap_or(0.0)),
+    };
+    let (t, how) = if noise > min {
+        (noise, "the larger run noise".to_string())
+    } else {
+        (min, format!("at least {:.0}%", min * 100.0))
+    };
+    (t, format!("{how}; noise A {}, B {}", pct(a.noise), pct(b.noise)))
 }
 
 /// Hosts and library versions that differ between the runs, in words.
@@ -435,5 +427,164 @@ mod tests {
         let faster = compare("a", &a, "b", &doc("r4", "gamma", 200.0, 5.0), None);
         assert_eq!(faster.rows[0].change, Change::Faster);
         assert_eq!(faster.regressions, 0);
+    }
+
+    /// `doc` with every figure scaled by `f` (as a slower or faster machine would give).
+    fn scaled(d: &Document, f: f64) -> Document {
+        let mut d = d.clone();
+        for r in &mut d.results {
+            for v in [
+                &mut r.median,
+                &mut r.mean,
+                &mut r.min,
+                &mut r.max,
+                &mut r.ci95_low,
+                &mut r.ci95_high,
+            ] {
+                *v = v.map(|x| x * f);
+            }
+        }
+        d
+    }
+
+    #[test]
+    fn a_change_counts_only_beyond_both_intervals_and_the_threshold() {
+        // ±1% intervals, 1% noise stored: threshold 2%.
+        let mut a = doc("r1", "alpha", 100.0, 1.0);
+        a.run.settings = serde_json::json!({"noise": {"primitive": 0.01}});
+        let b = |m: f64| {
+            let mut d = doc("r2", "alpha", m, 1.0);
+            d.run.settings = a.run.settings.clone();
+            d
+        };
+        let c = compare("a", &a, "b", &b(98.5), None);
+        assert!((c.threshold - 0.02).abs() < 1e-12, "{}", c.threshold);
+        // Beyond both intervals but under the threshold: same.
+        assert!(c.rows[0].beyond_intervals && !c.rows[0].clears_threshold);
+        assert_eq!(c.rows[0].change, Change::Same);
+        assert_eq!(compare("a", &a, "b", &b(97.0), None).rows[0].change, Change::Slower);
+        // --threshold 5%: 3% is no longer a change; 6% is.
+        assert_eq!(compare("a", &a, "b", &b(97.0), Some(0.05)).rows[0].change, Change::Same);
+        assert_eq!(compare("a", &a, "b", &b(94.0), Some(0.05)).rows[0].change, Change::Slower);
+        // Past the threshold but inside the other run's (wide) interval: same.
+        let wide = doc("r3", "alpha", 96.0, 6.0);
+        let c = compare("a", &a, "b", &wide, None);
+        assert!(c.rows[0].clears_threshold && !c.rows[0].beyond_intervals);
+        assert_eq!(c.rows[0].change, Change::Same);
+        // Noisy runs raise the default threshold.
+        let mut noisy = b(96.5);
+        noisy.run.settings = serde_json::json!({"noise": {"primitive": 0.04, "tls-bulk": 0.01}});
+        let c = compare("a", &a, "b", &noisy, None);
+        assert!((c.threshold - 0.04).abs() < 1e-12, "{}", c.threshold);
+        assert_eq!(c.rows[0].change, Change::Same);
+        noisy.results[0].median = Some(95.5);
+        assert_eq!(compare("a", &a, "b", &noisy, None).rows[0].change, Change::Slower);
+    }
+
+    #[test]
+    fn a_document_scaled_by_0_9_is_a_regression_and_hosts_are_named() {
+        let mut a = doc("r1", "alpha", 100.0, 1.5);
+        a.run.libraries.insert("openssl".into(), "3.0.19".into());
+        let mut b = scaled(&a, 0.9);
+        let c = compare("a", &a, "b", &b, None);
+        assert_eq!((c.regressions, c.rows[0].change), (1, Change::Slower));
+        assert!((c.rows[0].change_pct + 10.0).abs() < 1e-9);
+        assert!(c.differences.is_empty(), "{:?}", c.differences);
+        b.run.host.hostname = "beta".into();
+        b.run.libraries.insert("openssl".into(), "3.5.0".into());
+        let c = compare("a", &a, "b", &b, None);
+        assert_eq!(c.differences.len(), 2, "{:?}", c.differences);
+        let text = render(&c);
+        assert!(
+            text.contains("different hosts") && text.contains("different openssl versions: A 3.0.19, B 3.5.0"),
+            "{text}"
+        );
+        assert!(text.contains("-10.0%") && text.contains("SLOWER"), "{text}");
+    }
+
+    /// A synthetic subject measured by the engine as a real run measures it
+    /// (interleaved batches, intervals over batches, the run's noise settled over
+    /// its subjects), with a known clock: a unit of work takes 20 µs × (1 + `step`)
+    /// × (1 + `drift` × seconds since the run began) × (1 ± up to 1% of
+    /// pseudo-random noise), as the probe's own timed region says. Real time passes
+    /// too (the probe sleeps for each unit), so batches and deadlines run as usual.
+    fn synthetic_run(id: &str, step: f64, drift: f64) -> Document {
+        use crate::measure::engine::noise;
+        use crate::measure::engine::sampler::{interleave, Probe, Rate, SamplerConfig};
+        use crate::units::Seconds;
+        struct Synthetic {
+            step: f64,
+            drift: f64,
+            epoch: std::time::Instant,
+            state: u64,
+            last: (Seconds, Seconds),
+        }
+        impl Probe for Synthetic {
+            fn run(&mut self, units: u64) -> anyhow::Result<f64> {
+                std::thread::sleep(std::time::Duration::from_micros(units * 20));
+                let t = self.epoch.elapsed().as_secs_f64();
+                self.state ^= self.state << 13;
+                self.state ^= self.state >> 7;
+                self.state ^= self.state << 17;
+                let u = (self.state % 2001) as f64 / 1000.0 - 1.0;
+                let secs = units as f64 * 20e-6 * (1.0 + self.step) * (1.0 + self.drift * t) * (1.0 + 0.01 * u);
+                self.last = (Seconds(secs), Seconds(secs));
+                Ok(units as f64)
+            }
+            fn timed_region(&self) -> Option<(Seconds, Seconds)> {
+                Some(self.last)
+            }
+        }
+        let cfg = SamplerConfig {
+            budget: Seconds(0.6),
+            slice: Seconds(0.06),
+            sample_time: Seconds(0.005),
+            warmup: Seconds(0.005),
+            ..Default::default()
+        };
+        let epoch = std::time::Instant::now();
+        let out = interleave(&[cfg, cfg], |spec| {
+            let mut p = [Synthetic {
+                step,
+                drift,
+                epoch,
+                state: 0x9E37_79B9_7F4A_7C15 ^ (spec.subject as u64 * 7919 + spec.index as u64 * 104_729),
+                last: (Seconds(0.0), Seconds(0.0)),
+            }];
+            spec.measure(&mut p, Rate::PerSecond)
+        });
+        let mut d = doc(id, "alpha", 1.0, 0.0);
+        d.results = out
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let m = m.unwrap().unwrap();
+                assert!(m.slices.len() >= 3, "{} batches", m.slices.len());
+                let subject = Subject {
+                    algorithm: Some(format!("synthetic-{i}")),
+                    ..Subject::default()
+                };
+                ResultRecord::ok(Kind::Primitive, subject, Metric::BytesPerSec, &m.headline().unwrap(), None)
+            })
+            .collect();
+        let n = noise::of(&d.results).unwrap();
+        d.results = d.results.into_iter().map(|r| noise::floor(r, n)).collect();
+        d.run.settings = serde_json::json!({"noise": {"primitive": n}});
+        d
+    }
+
+    #[test]
+    fn a_synthetic_probe_with_drift_is_same_and_a_10_percent_step_is_slower() {
+        // The machine slows down 5% per second in both runs: no change between them.
+        let a = synthetic_run("a", 0.0, 0.05);
+        let again = synthetic_run("b", 0.0, 0.05);
+        let c = compare("a", &a, "b", &again, None);
+        assert_eq!(c.rows.len(), 2);
+        assert!(c.rows.iter().all(|r| r.change == Change::Same), "{}", render(&c));
+        // A 10% step (each unit costs 10% more): slower, a regression, every row.
+        let step = synthetic_run("c", 0.1, 0.05);
+        let c = compare("a", &a, "b", &step, None);
+        assert!(c.rows.iter().all(|r| r.change == Change::Slower), "{}", render(&c));
+        assert_eq!(c.regressions, 2);
     }
 }

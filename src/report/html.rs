@@ -546,7 +546,17 @@ the lines below are what to use, measured against the other options.</p>\n",
             }
         };
         s.push_str(&row("Now", &r["now"]));
-        s.push_str(&row("Recommended", &r["choice"]));
+        // What the recommendation negotiates with the same peer, when the diff says.
+        let negotiated = doc.run.settings["installed_diff"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|d| d["software"] == r["target"])
+            .and_then(|d| negotiated_label(&d["recommended"]));
+        match negotiated {
+            Some(label) => s.push_str(&row("Recommended", &Value::String(label))),
+            None => s.push_str(&row("Recommended", &r["choice"])),
+        }
         s.push_str(&row("Gain", &r["gain"]));
         s.push_str("</tbody></table>\n");
         if let Some(lines) = r["diff"].as_array() {
@@ -565,6 +575,28 @@ the lines below are what to use, measured against the other options.</p>\n",
     }
     s.push_str("</section>\n");
     s
+}
+
+/// A negotiated choice in one line, as the diff's terminal view writes it:
+/// `TLSv1.3 TLS_AES_128_GCM_SHA256 over x25519`, or cipher, MAC, kex and host key.
+fn negotiated_label(v: &Value) -> Option<String> {
+    let text = |k: &str| v[k].as_str();
+    match text("protocol")? {
+        "tls" => Some(format!(
+            "{} {}{}",
+            text("version")?,
+            text("suite")?,
+            text("group").map(|g| format!(" over {g}")).unwrap_or_default()
+        )),
+        "ssh" => Some(format!(
+            "{} {} · {} · {}",
+            text("cipher")?,
+            text("mac").unwrap_or("(implicit MAC)"),
+            text("kex")?,
+            text("hostkey")?
+        )),
+        _ => None,
+    }
 }
 
 /// The lines to paste, one copy-friendly block per target (a tap selects the block).
@@ -685,8 +717,14 @@ fn machine_section(doc: &Document) -> String {
         rows.push((name, ver.clone()));
     }
     let mut set = Vec::new();
-    if !doc.run.settings.is_null() {
-        settings_rows("", &doc.run.settings, &mut set);
+    if let Some(o) = doc.run.settings.as_object() {
+        // The installed configuration's diff is shown under "What changing would gain".
+        let shown: serde_json::Map<String, Value> = o
+            .iter()
+            .filter(|(k, _)| k.as_str() != "installed_diff")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        settings_rows("", &Value::Object(shown), &mut set);
     }
     let table = |rows: &[(String, String)]| {
         let mut t = String::from("<table class=\"kv\"><tbody>\n");
@@ -1875,8 +1913,14 @@ mod tests {
             "-Ciphers aes128-cbc",
             "+Ciphers aes128-gcm@openssh.com"
         ]);
+        d.run.settings = serde_json::json!({"installed_diff": [{"software": "sshd", "recommended":
+            {"protocol": "ssh", "cipher": "aes128-gcm@openssh.com", "mac": null, "kex": "curve25519-sha256", "hostkey": "ssh-ed25519"}}]});
         let html = gain_section(&d);
         assert!(html.contains(">sshd (server)<"), "{html}");
+        assert!(
+            html.contains("<th>Recommended</th><td>aes128-gcm@openssh.com (implicit MAC) · curve25519-sha256 · ssh-ed25519</td>"),
+            "{html}"
+        );
         assert!(html.contains("<th>Now</th><td>ssh ciphers: aes128-cbc</td>"), "{html}");
         assert!(html.contains("<th>Gain</th><td>+38% throughput"), "{html}");
         assert!(html.contains("<span class=\"del\">-Ciphers aes128-cbc</span>"), "{html}");

@@ -117,6 +117,116 @@ pub(crate) fn render_table(t: &Table, width: Option<usize>) -> String {
     s
 }
 
+/// `text` fitted to the terminal (unchanged in a pipe or a file): a line too wide
+/// is broken at spaces, and its continuation lines start at the line's value column
+/// (where a `label:   value` or `label   value` line's value begins), so two-column
+/// layouts keep their columns. Lines meant to be pasted are never broken: those
+/// after a `...apply with...:` or `lines:` heading, deeper-indented, and unified-diff
+/// lines. A single word wider than the terminal keeps a line of its own.
+pub fn fit(text: &str) -> String {
+    match term_width() {
+        Some(w) => fit_to(text, w),
+        None => text.to_string(),
+    }
+}
+
+/// A value cut into the pieces a line may break between: list items (`a [x, y],`
+/// up to a `, ` outside brackets) stay whole when they fit in `room` columns,
+/// otherwise they are cut at spaces.
+fn units(value: &str, room: usize) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0i32;
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        cur.push(c);
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            ',' if depth <= 0 && chars.peek() == Some(&' ') => {
+                items.push(std::mem::take(&mut cur));
+            }
+            _ => {}
+        }
+    }
+    items.push(cur);
+    let mut out = Vec::new();
+    for item in items {
+        let item = item.trim();
+        if item.is_empty() {
+            continue;
+        }
+        if console::measure_text_width(item) <= room {
+            out.push(item.to_string());
+        } else {
+            out.extend(item.split(' ').filter(|w| !w.is_empty()).map(String::from));
+        }
+    }
+    out
+}
+
+/// `fit` for a terminal of `width` columns.
+pub fn fit_to(text: &str, width: usize) -> String {
+    let indent_of = |l: &str| l.len() - l.trim_start().len();
+    let mut out = String::new();
+    let mut verbatim_under: Option<usize> = None;
+    let mut last_column: Option<(usize, usize)> = None;
+    for line in text.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        let indent = indent_of(body);
+        if let Some(level) = verbatim_under {
+            if body.trim().is_empty() || indent > level {
+                out.push_str(line);
+                continue;
+            }
+            verbatim_under = None;
+        }
+        let trimmed = body.trim();
+        if trimmed.ends_with(':') && (trimmed.contains("apply with") || trimmed == "lines:") {
+            verbatim_under = Some(indent);
+        }
+        let diff_line = ["+++ ", "--- ", "@@ "].iter().any(|p| trimmed.starts_with(p));
+        if console::measure_text_width(body) <= width || diff_line {
+            out.push_str(line);
+            continue;
+        }
+        // The value column: after the first run of two or more spaces, or after
+        // `label: ` when the label ends with a colon; else two more than the indent.
+        // A label that fills its column leaves one space: the column of the line
+        // above at the same indent says where the value starts.
+        let rest = &body[indent..];
+        let column = rest
+            .find("  ")
+            .map(|i| indent + i + rest[i..].len() - rest[i..].trim_start().len())
+            .or_else(|| {
+                last_column
+                    .filter(|(i, c)| *i == indent && body.is_char_boundary(*c) && body[..*c].ends_with(' '))
+                    .map(|(_, c)| c)
+            })
+            .or_else(|| rest.find(": ").map(|i| indent + i + 2))
+            .filter(|c| *c < width / 2 && body.is_char_boundary(*c))
+            .unwrap_or(indent + 2);
+        last_column = Some((indent, column));
+        let head = &body[..column.min(body.len())];
+        let words = units(&body[column.min(body.len())..], width.saturating_sub(column));
+        let lines = super::answer::fill(&words, width, console::measure_text_width(head), column);
+        for (i, l) in lines.iter().enumerate() {
+            if i == 0 {
+                out.push_str(head);
+            } else {
+                out.push('\n');
+                out.push_str(&" ".repeat(column));
+            }
+            out.push_str(l);
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
 /// Header line describing where and with what the numbers were made.
 pub fn header(doc: &Document) -> String {
     let h = &doc.run.host;
@@ -237,7 +347,56 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{render_table, Table};
+    use super::{fit_to, render_table, Table};
+
+    #[test]
+    fn fit_keeps_the_value_column_and_never_breaks_lines_to_paste() {
+        let text = concat!(
+            "sshd — /etc/ssh/sshd_config\n",
+            "  now:          chacha20-poly1305@openssh.com (implicit MAC) · sntrup761x25519-sha512 · ssh-ed25519\n",
+            "    SSH MACs (bulk)              umac-64-etm@openssh.com [weak, refused], umac-128-etm@openssh.com [recommended], hmac-sha2-256-etm@openssh.com [recommended]\n",
+            "  the change (apply with `patch -d / -p1`):\n",
+            "    --- a/etc/ssh/sshd_config\n",
+            "    +++ b/etc/ssh/sshd_config\n",
+            "    +Ciphers aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr\n",
+            "    +MACs hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,umac-128-etm@openssh.com x y\n",
+            "  introduces: none\n"
+        );
+        let out = fit_to(text, 80);
+        let lines: Vec<&str> = out.lines().collect();
+        // Prose and lists wrap at spaces, continuing at their value column.
+        assert!(
+            lines[1].starts_with("  now:          chacha20") && lines[1].chars().count() <= 80,
+            "{out}"
+        );
+        assert!(
+            lines[2].starts_with("                ") && !lines[2].starts_with("                 "),
+            "{out}"
+        );
+        let macs = lines.iter().position(|l| l.starts_with("    SSH MACs (bulk)")).unwrap();
+        assert!(lines[macs + 1].starts_with(&" ".repeat(33)), "{out}");
+        // Every word survives, in order.
+        let words = |t: &str| t.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(words(&out), words(text));
+        // The patch is untouched, even where it is wider than the terminal.
+        for l in text.lines().filter(|l| l.starts_with("    +") || l.starts_with("    ---")) {
+            assert!(lines.contains(&l), "{l} was broken:\n{out}");
+        }
+        assert!(lines.contains(&"  introduces: none"), "{out}");
+        // A list item stays whole; a label that fills its column keeps the column.
+        assert!(
+            lines.iter().any(|l| l.contains("umac-64-etm@openssh.com [weak, refused],")),
+            "{out}"
+        );
+        let text = concat!(
+            "    SSH MACs (bulk)              hmac-sha2-256-etm@openssh.com [recommended], umac-128-etm@openssh.com [recommended]\n",
+            "    SSH key exchange (handshake) sntrup761x25519-sha512 [recommended], curve25519-sha256 [recommended], ecdh-sha2-nistp256 [secure]\n",
+        );
+        let out = fit_to(text, 80);
+        let kex = out.lines().position(|l| l.starts_with("    SSH key exchange")).unwrap();
+        let next = out.lines().nth(kex + 1).unwrap();
+        assert!(next.starts_with(&" ".repeat(33)) && !next.starts_with(&" ".repeat(34)), "{out}");
+    }
 
     fn table() -> Table {
         let row = |g: &str, c: &str, v: &str| {

@@ -387,6 +387,42 @@ impl Sliced {
         };
         Some(Sliced { combined, slices })
     }
+    /// Combines batches whose value is the *median* of their samples, not their
+    /// total work over total time (primitives: a burst of another process spoils
+    /// a few 10 ms samples of a batch, not its median, so the batches' spread is
+    /// the machine's slow drift, which a repeat run also sees). Each batch becomes
+    /// one unit of work at its median rates, over wall and CPU time.
+    pub fn from_batches(slices: Vec<Measurement>) -> Option<Sliced> {
+        let first = slices.first()?;
+        let median = |v: Vec<f64>| Summary::of(&v).map(|s| s.median);
+        let samples = slices
+            .iter()
+            .filter_map(|m| {
+                let wall = median(m.values(|s| s.wall))?;
+                let cpu = median(m.values(|s| s.cpu)).unwrap_or(wall);
+                Some(match m.rate {
+                    Rate::PerSecond => Sample {
+                        work: 1.0,
+                        wall: Seconds(1.0 / wall),
+                        cpu: Seconds(1.0 / cpu),
+                    },
+                    Rate::SecondsPer => Sample {
+                        work: 1.0,
+                        wall: Seconds(wall),
+                        cpu: Seconds(cpu),
+                    },
+                })
+            })
+            .collect();
+        let combined = Measurement {
+            samples,
+            rate: first.rate,
+            units: first.units,
+            interrupted: slices.iter().any(|m| m.interrupted),
+            basis: first.basis,
+        };
+        Some(Sliced { combined, slices })
+    }
     /// Summary over slices of the reported figure (see [`over_slices`]).
     pub fn headline(&self) -> Option<Summary> {
         match self.combined.basis {

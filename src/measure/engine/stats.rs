@@ -78,7 +78,7 @@ impl Summary {
 
     /// True when the two 95% intervals overlap: the pair is tied.
     pub fn ties_with(&self, other: &Summary) -> bool {
-        self.ci95_low <= other.ci95_high && other.ci95_low <= self.ci95_high
+        super::race::overlap((self.ci95_low, self.ci95_high), (other.ci95_low, other.ci95_high))
     }
 
     pub fn is_noisy(&self) -> bool {

@@ -142,11 +142,7 @@ pub(super) fn handshake_rounds(
             }
             let m = &out[k].0;
             let i = m.samples.len();
-            // Tight means both figures: the wall time and the CPU per login (both
-            // ends), which is what orders key exchanges.
-            let tight =
-                m.wall().is_some_and(|s| s.relative_precision() <= 0.02) && m.cpu().map_or(true, |s| s.relative_precision() <= 0.05);
-            let enough = i >= HANDSHAKE_SAMPLES && (spent + cost > share || tight);
+            let enough = i >= HANDSHAKE_SAMPLES && (spent + cost > share || m.wall().is_some_and(|s| s.relative_precision() <= 0.02));
             // Fewer than wanted is better than none, none better than overrunning.
             if enough || i >= MAX_HANDSHAKE_SAMPLES || (i > 0 && spent + cost > share * 2.0) {
                 state[k].2 = true;

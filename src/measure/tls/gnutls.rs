@@ -524,12 +524,15 @@ impl HsProbe {
     }
 }
 
+impl super::OneHandshake for HsProbe {
+    fn handshake_once(&mut self) -> Result<()> {
+        self.once().map(|_| ())
+    }
+}
+
 impl Probe for HsProbe {
     fn run(&mut self, units: u64) -> Result<f64> {
-        for _ in 0..units {
-            self.once()?;
-        }
-        Ok(units as f64)
+        super::handshakes(self, units)
     }
 }
 
@@ -933,15 +936,10 @@ fn gnutls_subject(protocol: &str, iana: &str, threads: usize) -> Subject {
 pub fn remote(plan: &RemotePlan, session: &mut Session, progress: &dyn Fn(&str)) -> Result<()> {
     let t = &plan.target;
     progress(&format!("reaching {t}"));
-    match plan.offer(plan.priority.clone()) {
-        Ok(_) => {}
-        Err(ConnectError::Tcp(e)) => bail!("cannot connect to {t}: {e}"),
-        Err(ConnectError::NotTls(e)) => bail!("{t} does not speak TLS: {e}"),
-        Err(ConnectError::Timeout) => bail!(
-            "{t} accepted the TCP connection but gave no TLS answer within {:.1} s",
-            plan.timeout.as_secs_f64()
-        ),
-        Err(ConnectError::Rejected(e)) => bail!("{t} refused a GnuTLS handshake with priority '{}': {e}", plan.priority.text()),
+    if let Err(e) = plan.offer(plan.priority.clone()) {
+        return Err(super::unreachable(t, e, plan.timeout, |e| {
+            format!("{t} refused a GnuTLS handshake with priority '{}': {e}", plan.priority.text())
+        }));
     }
     let suites = plan.priority.suites();
     session.progress_start((suites.len() * (1 + 2 * plan.handshakes as usize)) as u64);

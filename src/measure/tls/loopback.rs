@@ -340,12 +340,15 @@ impl HandshakeProbe {
     }
 }
 
+impl super::OneHandshake for HandshakeProbe {
+    fn handshake_once(&mut self) -> Result<()> {
+        self.once().map(|_| ())
+    }
+}
+
 impl Probe for HandshakeProbe {
     fn run(&mut self, units: u64) -> Result<f64> {
-        for _ in 0..units {
-            self.once()?;
-        }
-        Ok(units as f64)
+        super::handshakes(self, units)
     }
 }
 

@@ -32,11 +32,12 @@ pub use remote::*;
 pub use wire::Direction;
 
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls::{self as ssl, is_ffdhe, Protocol, Settings};
+use crate::backend::openssl::tls::{self as ssl, is_ffdhe, ConnectError, Protocol, Settings};
 use crate::error::UsageError;
 use crate::model::{Kind, Metric, Subject};
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// A suite as the local libssl knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -317,4 +318,33 @@ pub(crate) fn identity(ids: &mut BTreeMap<CertType, Identity>, c: CertType) -> R
         e.insert(Identity::generate(c)?);
     }
     Ok(&ids[&c])
+}
+
+/// The first offer to a remote server failed: why, naming the server. Used by the
+/// OpenSSL and the GnuTLS remote probes alike; `rejected` words a refusal of the
+/// offer, which differs by library.
+pub(crate) fn unreachable(t: &str, e: ConnectError, timeout: Duration, rejected: impl FnOnce(String) -> String) -> anyhow::Error {
+    match e {
+        ConnectError::Tcp(e) => anyhow!("cannot connect to {t}: {e}"),
+        ConnectError::NotTls(e) => anyhow!("{t} does not speak TLS: {e}"),
+        ConnectError::Timeout => anyhow!(
+            "{t} accepted the TCP connection but gave no TLS answer within {:.1} s (not TLS, or TLS only after a STARTTLS command?)",
+            timeout.as_secs_f64()
+        ),
+        ConnectError::Rejected(e) => anyhow!("{}", rejected(e)),
+    }
+}
+
+/// One handshake of either library (a handshake probe's own timed step).
+pub(crate) trait OneHandshake {
+    fn handshake_once(&mut self) -> Result<()>;
+}
+
+/// `units` handshakes as one sample: the part of a handshake probe both libraries
+/// share.
+pub(crate) fn handshakes<H: OneHandshake>(h: &mut H, units: u64) -> Result<f64> {
+    for _ in 0..units {
+        h.handshake_once()?;
+    }
+    Ok(units as f64)
 }

@@ -144,17 +144,10 @@ pub(super) fn refusal(e: ConnectError) -> Result<String> {
 pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
     let t = &plan.target;
     progress(&format!("reaching {t}"));
-    match plan.offer(&Settings::default()) {
-        Ok(_) => {}
-        Err(ConnectError::Tcp(e)) => bail!("cannot connect to {t}: {e}"),
-        Err(ConnectError::NotTls(e)) => bail!("{t} does not speak TLS: {e}"),
-        Err(ConnectError::Timeout) => bail!(
-            "{t} accepted the TCP connection but gave no TLS answer within {:.1} s (not TLS, or TLS only after a STARTTLS command?)",
-            plan.timeout.as_secs_f64()
-        ),
-        Err(ConnectError::Rejected(e)) => {
-            bail!("{t} refused a TLS handshake offering every protocol and suite this OpenSSL has: {e}")
-        }
+    if let Err(e) = plan.offer(&Settings::default()) {
+        return Err(unreachable(t, e, plan.timeout, |e| {
+            format!("{t} refused a TLS handshake offering every protocol and suite this OpenSSL has: {e}")
+        }));
     }
     let with_context = |r: Result<String>| {
         if crate::interrupt::requested() {

@@ -1,0 +1,144 @@
+//! `compare` on real runs: two tiny back-to-back `speed` runs of the same subjects
+//! are the same (no false alarm), a copy scaled by 0.9 is a regression, and runs
+//! that share nothing fail `--fail-on-regression`.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+/// The tests of this file run one at a time: a second `speed` run at the same
+/// moment would share the cores with the first, and that is a change of machine.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cb() -> Command {
+    let mut c = Command::cargo_bin("cipherbench").unwrap();
+    c.env("NO_COLOR", "1");
+    c
+}
+
+fn speed(dir: &Path, name: &str, algs: &[&str]) -> std::path::PathBuf {
+    let out = dir.join(name);
+    cb().arg("speed")
+        .args(algs)
+        .args(["--bytes", "1k,16k", "--budget", "3s", "--no-store", "--quiet", "--export-json"])
+        .arg(&out)
+        .env("XDG_DATA_HOME", dir)
+        .assert()
+        .success();
+    out
+}
+
+fn json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn compare_json(a: &Path, b: &Path, extra: &[&str]) -> Value {
+    let out = cb()
+        .arg("compare")
+        .arg(a)
+        .arg(b)
+        .arg("--json")
+        .args(extra)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn back_to_back_runs_are_the_same_and_a_copy_scaled_by_0_9_is_a_regression() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let algs = ["aes-128-gcm", "sha256"];
+    let a = speed(dir.path(), "a.json", &algs);
+    let b = speed(dir.path(), "b.json", &algs);
+
+    // The run stores its noise, and every interval is at least that wide.
+    let doc = json(&a);
+    let noise = doc["run"]["settings"]["noise"]["primitive"]
+        .as_f64()
+        .expect("noise stored with the run");
+    assert!(noise > 0.0 && noise < 0.5, "{noise}");
+    for r in doc["results"].as_array().unwrap() {
+        let (m, lo, hi) = (
+            r["median"].as_f64().unwrap(),
+            r["ci95_low"].as_f64().unwrap(),
+            r["ci95_high"].as_f64().unwrap(),
+        );
+        assert!(lo <= m * (1.0 - noise) + 1e-6 && hi >= m * (1.0 + noise) - 1e-6, "{r}");
+        assert!(r["samples"].as_u64().unwrap() >= 3, "independent batches: {r}");
+    }
+
+    // Same binary, same machine, back to back: same, and --fail-on-regression passes.
+    cb().arg("compare").arg(&a).arg(&b).arg("--fail-on-regression").assert().success();
+    let c = compare_json(&a, &b, &[]);
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "{c:#}");
+    assert!(rows.iter().all(|r| r["change"] == "same"), "{c:#}");
+    assert!(c["threshold"].as_f64().unwrap() >= 0.02);
+    assert!(rows
+        .iter()
+        .all(|r| r["change_pct"].is_number() && r["clears_threshold"].is_boolean()));
+
+    // Every figure scaled by 0.9: flagged, and --fail-on-regression fails.
+    let mut slow = json(&a);
+    for r in slow["results"].as_array_mut().unwrap() {
+        for k in ["median", "mean", "min", "max", "ci95_low", "ci95_high", "cpu_median", "wall_median"] {
+            if let Some(v) = r[k].as_f64() {
+                r[k] = (v * 0.9).into();
+            }
+        }
+    }
+    let slow_path = dir.path().join("slow.json");
+    std::fs::write(&slow_path, serde_json::to_vec(&slow).unwrap()).unwrap();
+    let c = compare_json(&a, &slow_path, &[]);
+    assert!(c["regressions"].as_u64().unwrap() >= 1, "{c:#}");
+    assert!(c["rows"].as_array().unwrap().iter().all(|r| r["change"] != "faster"));
+    let failed = cb()
+        .arg("compare")
+        .arg(&a)
+        .arg(&slow_path)
+        .arg("--fail-on-regression")
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("regression(s)"));
+    // With a threshold above the change it is not called one.
+    let c = compare_json(&a, &slow_path, &["--threshold", "15%"]);
+    assert_eq!(c["regressions"], 0, "{c:#}");
+    cb().args(["compare", "--threshold", "150%"]).arg(&a).arg(&b).assert().code(2);
+}
+
+#[test]
+fn runs_that_share_no_result_fail_on_regression() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let a = speed(dir.path(), "a.json", &["sha256"]);
+    let mut other = json(&a);
+    for r in other["results"].as_array_mut().unwrap() {
+        r["subject"]["algorithm"] = "sha512".into();
+    }
+    let b = dir.path().join("other.json");
+    std::fs::write(&b, serde_json::to_vec(&other).unwrap()).unwrap();
+    // Without the flag it reports; with it, nothing compared is a failure.
+    let out = cb().arg("compare").arg(&a).arg(&b).assert().success().get_output().stdout.clone();
+    assert!(String::from_utf8_lossy(&out).contains("share no result"));
+    let failed = cb()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .arg("--fail-on-regression")
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    assert!(
+        String::from_utf8_lossy(&failed.stderr).contains("share no result"),
+        "{}",
+        String::from_utf8_lossy(&failed.stderr)
+    );
+}
