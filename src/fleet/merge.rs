@@ -11,7 +11,7 @@
 //! A file that cannot be merged (truncated, not JSON, not a cipherbench export,
 //! another schema) is an error that names it; the other files are still merged.
 
-use crate::model::{Kind, Metric, ResultRecord, RunInfo, Status, SCHEMA};
+use crate::model::{Host, Kind, Metric, ResultRecord, Status, SCHEMA};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 #[derive(Deserialize)]
 struct Export {
     schema: String,
-    run: RunInfo,
+    run: RunLite,
     results: Vec<ResultRecord>,
     #[serde(default)]
     #[allow(dead_code)]
@@ -28,6 +28,51 @@ struct Export {
     #[serde(default)]
     #[allow(dead_code)]
     recommendations: serde::de::IgnoredAny,
+}
+
+/// The part of `run` the merge reads, typed (no `serde_json::Value` per host: the
+/// installed diff alone is hundreds of entries). Other fields are skipped.
+#[derive(Deserialize)]
+pub struct RunLite {
+    pub host: Host,
+    #[serde(default)]
+    pub libraries: BTreeMap<String, String>,
+    #[serde(default)]
+    pub settings: SettingsLite,
+}
+
+#[derive(Deserialize, Default)]
+pub struct SettingsLite {
+    #[serde(default)]
+    pub cpu_caps: Option<serde_json::Value>,
+    #[serde(default)]
+    pub openssh: Option<serde_json::Value>,
+    #[serde(default)]
+    pub installed_diff: Vec<DiffLite>,
+}
+
+#[derive(Deserialize)]
+pub struct DiffLite {
+    #[serde(default)]
+    pub software: String,
+    #[serde(default)]
+    pub offered: Vec<OfferLite>,
+}
+
+#[derive(Deserialize)]
+pub struct OfferLite {
+    #[serde(default)]
+    pub list: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub level: String,
+    #[serde(default = "yes")]
+    pub allowed: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Just the schema, to say what a file that is not an export is.
@@ -109,12 +154,13 @@ fn masked_by(cap: &str) -> &'static [&'static str] {
 }
 
 /// The class of a run.
-pub fn class_key(run: &RunInfo) -> ClassKey {
+pub fn class_key(run: &RunLite) -> ClassKey {
     let h = &run.host;
     let arm = h.arch.starts_with("aarch64") || h.arch.starts_with("arm");
     let caps = run
         .settings
-        .get("cpu_caps")
+        .cpu_caps
+        .as_ref()
         .and_then(|v| v.as_str())
         .unwrap_or("")
         .to_ascii_lowercase();
@@ -130,7 +176,8 @@ pub fn class_key(run: &RunInfo) -> ClassKey {
     let lib = |n: &str| run.libraries.get(n).cloned().unwrap_or_else(|| "unknown".into());
     let openssh = run
         .settings
-        .get("openssh")
+        .openssh
+        .as_ref()
         .and_then(|v| v.as_str())
         .map(|v| v.split([',', ' ']).next().unwrap_or(v).to_string())
         .unwrap_or_else(|| "OpenSSH unknown".into());
@@ -197,21 +244,16 @@ pub struct Offer {
 }
 
 /// The options each installed program offers, from the run's settings.
-fn offers(run: &RunInfo) -> Vec<Offer> {
+fn offers(run: &RunLite) -> Vec<Offer> {
     let mut out = Vec::new();
-    let Some(diffs) = run.settings.get("installed_diff").and_then(|v| v.as_array()) else {
-        return out;
-    };
-    for d in diffs {
-        let software = d.get("software").and_then(|v| v.as_str()).unwrap_or("?");
-        for o in d.get("offered").and_then(|v| v.as_array()).into_iter().flatten() {
-            let s = |k: &str| o.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    for d in &run.settings.installed_diff {
+        for o in &d.offered {
             out.push(Offer {
-                software: software.to_string(),
-                list: s("list"),
-                name: s("name"),
-                level: s("level"),
-                allowed_by_run: o.get("allowed").and_then(|v| v.as_bool()).unwrap_or(true),
+                software: d.software.clone(),
+                list: o.list.clone(),
+                name: o.name.clone(),
+                level: o.level.clone(),
+                allowed_by_run: o.allowed,
             });
         }
     }
@@ -394,43 +436,63 @@ impl Merged {
 }
 
 /// Merges `files` one at a time (a few parser threads, one fold), with a progress
-/// bar on a terminal.
+/// bar on a terminal. Files are folded as they are parsed: the fold does not depend
+/// on their order (pooled medians, sorted outputs), and nothing waits in memory for
+/// a slower file. A host named twice is found before parsing: the first file (in
+/// the order given) is kept.
 pub fn merge(files: &[PathBuf], progress: &mut crate::report::progress::Progress) -> Merged {
     let mut merged = Merged::default();
-    progress.start(files.len() as u64);
+    let mut seen: HashMap<String, &PathBuf> = HashMap::new();
+    let mut todo: Vec<&PathBuf> = Vec::new();
+    for f in files {
+        let host = host_of(f);
+        let marker = f.to_string_lossy().ends_with(".failed") || f.to_string_lossy().ends_with(".unreachable");
+        if marker {
+            todo.push(f);
+            continue;
+        }
+        match seen.get(&host) {
+            Some(first) => merged.problems.push(Problem {
+                host: host.clone(),
+                file: f.display().to_string(),
+                kind: "duplicate".into(),
+                error: format!("host {host} appears twice; {} was merged, {} was not", first.display(), f.display()),
+            }),
+            None => {
+                seen.insert(host, f);
+                todo.push(f);
+            }
+        }
+    }
+    progress.start(todo.len() as u64);
     progress.message("merging host exports");
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    // Parsed files are folded in file order so the result does not depend on timing.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Parsed, Problem>)>(workers * 2);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Parsed, Problem>>(workers * 2);
     std::thread::scope(|s| {
         for _ in 0..workers {
             let tx = tx.clone();
             let next = &next;
+            let todo = &todo;
             s.spawn(move || loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(f) = files.get(i) else { break };
-                if tx.send((i, read_one(f))).is_err() {
+                let Some(f) = todo.get(i) else { break };
+                if tx.send(read_one(f)).is_err() {
                     break;
                 }
             });
         }
         drop(tx);
-        let mut pending: BTreeMap<usize, Result<Parsed, Problem>> = BTreeMap::new();
-        let mut want = 0;
-        for (i, r) in rx {
-            pending.insert(i, r);
-            while let Some(r) = pending.remove(&want) {
-                match r {
-                    Ok(p) => merged.fold(p),
-                    Err(p) => merged.problems.push(p),
-                }
-                progress.inc();
-                want += 1;
+        for r in rx {
+            match r {
+                Ok(p) => merged.fold(p),
+                Err(p) => merged.problems.push(p),
             }
+            progress.inc();
         }
     });
     progress.finish();
+    merged.problems.sort_by(|a, b| a.file.cmp(&b.file));
     merged
 }
 
@@ -448,7 +510,7 @@ pub fn is_speed(kind: Kind, metric: Metric) -> bool {
 mod tests {
     use super::*;
 
-    fn run(flags: &[&str], settings: serde_json::Value) -> RunInfo {
+    fn run(flags: &[&str], settings: serde_json::Value) -> RunLite {
         serde_json::from_value(serde_json::json!({
             "id": "t", "started_at": "2026-01-01T00:00:00Z", "status": "complete", "command": "run",
             "host": {"cpu_model": "AMD EPYC", "cores": 2, "cpu_flags": flags, "kernel": "k", "arch": "x86_64", "hostname": "vm"},
