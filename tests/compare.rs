@@ -137,7 +137,7 @@ fn runs_that_share_no_result_fail_on_regression() {
         .get_output()
         .clone();
     assert!(
-        String::from_utf8_lossy(&failed.stderr).contains("share no result"),
+        String::from_utf8_lossy(&failed.stderr).contains("nothing to compare"),
         "{}",
         String::from_utf8_lossy(&failed.stderr)
     );
