@@ -122,7 +122,18 @@ pub fn ssh_server(
     options: &[String],
 ) -> Result<Current> {
     let mut cmd = Command::new(ssh);
-    cmd.args(["-vv", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]);
+    // The key exchange is all this needs: `PreferredAuthentications=none` stops
+    // the client after it (the server refuses the "none" method), so probing a
+    // server never logs in or runs a command there.
+    cmd.args([
+        "-vv",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "ConnectTimeout=10",
+        "-o",
+        "PreferredAuthentications=none",
+    ]);
     if let Some(p) = port {
         cmd.args(["-p", &p.to_string()]);
     }
@@ -133,7 +144,11 @@ pub fn ssh_server(
         cmd.args(["-o", o]);
     }
     cmd.args([destination, "true"]);
-    let (_, err) = run_for(cmd, Duration::from_secs(20))?;
+    let limit = crate::deadline::op(Duration::from_secs(20)).left();
+    if limit.is_zero() {
+        bail!("the run's deadline left no time to ask {destination} for its offer (raise --budget)");
+    }
+    let (_, err) = run_for(cmd, limit)?;
     let Some((server, client, n)) = parse_ssh_debug(&err) else {
         bail!(
             "`ssh -vv {destination}` showed no key exchange: {}",
@@ -218,7 +233,11 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
     if let Some(s) = sni {
         cmd.args(["-servername", s]);
     }
-    let (out, err) = run_for(cmd, Duration::from_secs(15))?;
+    let limit = crate::deadline::op(Duration::from_secs(15)).left();
+    if limit.is_zero() {
+        bail!("the run's deadline left no time to ask {target} what a default client negotiates (raise --budget)");
+    }
+    let (out, err) = run_for(cmd, limit)?;
     let negotiated = match parse_s_client(&out) {
         Some((version, cipher, group)) => {
             let iana = suites

@@ -17,7 +17,7 @@ pub mod render;
 
 use crate::cli::{Common, FleetArgs};
 use crate::error::UsageError;
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 /// The fleet document's schema (a separate document from a run's `cipherbench/1`).
@@ -129,12 +129,15 @@ pub fn command(c: &Common, a: &FleetArgs) -> Result<()> {
             .iter()
             .map(|p| format!("{} ({})", p.host_or_file(), p.kind))
             .collect();
-        return Err(anyhow!(
+        // A finding (exit 1), as the exit-code table has it: the rest merged,
+        // and the hosts that did not are named.
+        return Err(crate::error::Finding(format!(
             "{} of {} host(s) not merged: {}",
             report.problems.len(),
             report.problems.len() + report.hosts_merged,
             named.join(", ")
-        ));
+        ))
+        .into());
     }
     Ok(())
 }
