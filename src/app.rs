@@ -1285,6 +1285,9 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         ))
         .into());
     }
+    if let Some(p) = &a.export_prom {
+        report::check_writable(p, "--export-prom")?;
+    }
     let subjects = Subjects::with_candidates(&currents, &knowledge, &policy);
     let budget = c.budget.unwrap_or(Seconds(40.0));
     crate::deadline::set_run(std::time::Instant::now(), budget);
@@ -1332,7 +1335,7 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         }
         report::print(report::terminal::fit(&text).as_bytes())?;
     }
-    let emitted = report::emit(
+    let mut emitted = report::emit(
         &doc,
         &Outputs {
             json: false,
@@ -1340,6 +1343,11 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
             ..outputs(c)
         },
     );
+    if let Some(p) = &a.export_prom {
+        let prom = diff::check::prometheus(&report, chrono::Utc::now().timestamp());
+        let written = report::write_output(p, prom.as_bytes());
+        emitted = emitted.and(written);
+    }
     // A measuring error or an interruption first; a finding (exit 1) before
     // outputs that could not be saved (exit 4, then reported on stderr).
     let concluded = conclude(&doc, status, measured, stored, emitted);

@@ -134,6 +134,11 @@ pub struct CheckArgs {
     /// 95% intervals), e.g. 10%.
     #[arg(long, default_value = "10%", value_parser = crate::diff::check::parse_gain, value_name = "PERCENT")]
     pub min_gain: f64,
+    /// Also write the findings and the gain left on the table in the Prometheus text
+    /// format to FILE (atomically), for node_exporter's textfile collector
+    /// (e.g. /var/lib/prometheus/node-exporter/cipherbench.prom).
+    #[arg(long, value_name = "FILE")]
+    pub export_prom: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -20,11 +20,18 @@ fn cb() -> assert_cmd::Command {
     c
 }
 
-/// `check --json` on a file: (exit code, report).
+/// `check --json` on a file: (exit code, report). The same run's
+/// `--export-prom` file must agree with the report: one `findings` sample per
+/// software and kind, counting the report's findings, and one `refused_offered`
+/// sample per refused option.
 fn check(file: &Path, software: &str, budget: &str) -> (i32, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let prom_file = dir.path().join("cipherbench.prom");
     let out = cb()
         .args(["check", "--json", "--for", software, "--budget", budget, "--config-from"])
         .arg(file)
+        .arg("--export-prom")
+        .arg(&prom_file)
         .output()
         .unwrap();
     let code = out.status.code().unwrap_or(-1);
@@ -33,7 +40,29 @@ fn check(file: &Path, software: &str, budget: &str) -> (i32, Value) {
         "check exited {code}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (code, json_of(&out.stdout))
+    let r = json_of(&out.stdout);
+    let prom = std::fs::read_to_string(&prom_file).expect("--export-prom written");
+    for line in prom.lines().filter(|l| !l.starts_with('#')) {
+        let (_, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("not a sample: {line}"));
+        assert!(value.parse::<f64>().is_ok(), "not a number: {line}");
+    }
+    for kind in ["policy", "speed", "negotiation"] {
+        let n = r["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == kind).count();
+        let want = format!("cipherbench_check_findings{{software=\"{software}\",kind=\"{kind}\",");
+        let line = prom
+            .lines()
+            .find(|l| l.starts_with(&want))
+            .unwrap_or_else(|| panic!("{want} missing:\n{prom}"));
+        assert!(line.ends_with(&format!("}} {n}")), "{line} vs {n} {kind} finding(s)");
+    }
+    let refused = r["diffs"][0]["offered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["allowed"] == false)
+        .count();
+    assert_eq!(prom.matches("cipherbench_check_refused_offered{").count(), refused, "{prom}");
+    (code, r)
 }
 
 fn names(v: &Value) -> Vec<String> {

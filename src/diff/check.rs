@@ -83,6 +83,72 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
     out
 }
 
+/// A Prometheus label value: backslash, double quote and newline escaped.
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// The report in the Prometheus text exposition format, for node_exporter's
+/// textfile collector: how monitoring of a fleet picks up the findings and the
+/// speed left on the table. Every software gets a sample for every finding kind
+/// (0 when it has none), so an alert clears once the finding is fixed.
+pub fn prometheus(report: &CheckReport, unix_time: i64) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let policy = label(&report.policy);
+    o.push_str("# HELP cipherbench_check_findings Findings of cipherbench check, per software and kind (policy: an option the policy refuses is offered; speed: measured throughput left on the table beyond --min-gain; negotiation: nothing negotiated with the usual peer).\n");
+    o.push_str("# TYPE cipherbench_check_findings gauge\n");
+    for d in &report.diffs {
+        for kind in ["policy", "speed", "negotiation"] {
+            let n = report
+                .findings
+                .iter()
+                .filter(|f| f.software == d.software && f.kind == kind)
+                .count();
+            let _ = writeln!(
+                o,
+                "cipherbench_check_findings{{software=\"{}\",kind=\"{kind}\",policy=\"{policy}\"}} {n}",
+                label(&d.software)
+            );
+        }
+    }
+    o.push_str("# HELP cipherbench_check_refused_offered An option the installed configuration offers that the policy refuses (one sample each).\n");
+    o.push_str("# TYPE cipherbench_check_refused_offered gauge\n");
+    for d in &report.diffs {
+        for g in d.offered.iter().filter(|g| !g.allowed) {
+            let _ = writeln!(
+                o,
+                "cipherbench_check_refused_offered{{software=\"{}\",list=\"{}\",option=\"{}\",level=\"{}\"}} 1",
+                label(&d.software),
+                label(&g.list),
+                label(&g.name),
+                label(&g.level.to_string())
+            );
+        }
+    }
+    o.push_str("# HELP cipherbench_check_gain_ratio Measured change of the recommendation against what is negotiated now (0.25 = 25 % better), only where it is beyond the intervals.\n");
+    o.push_str("# TYPE cipherbench_check_gain_ratio gauge\n");
+    for d in &report.diffs {
+        for c in d.changes.iter().filter(|c| c.measurable) {
+            if let Some(g) = c.gain {
+                let _ = writeln!(
+                    o,
+                    "cipherbench_check_gain_ratio{{software=\"{}\",metric=\"{}\"}} {g}",
+                    label(&d.software),
+                    label(&c.metric)
+                );
+            }
+        }
+    }
+    o.push_str("# HELP cipherbench_check_min_gain_ratio The --min-gain threshold of the check.\n");
+    o.push_str("# TYPE cipherbench_check_min_gain_ratio gauge\n");
+    let _ = writeln!(o, "cipherbench_check_min_gain_ratio {}", report.min_gain);
+    o.push_str("# HELP cipherbench_check_last_run_timestamp_seconds When the check ran (Unix time).\n");
+    o.push_str("# TYPE cipherbench_check_last_run_timestamp_seconds gauge\n");
+    let _ = writeln!(o, "cipherbench_check_last_run_timestamp_seconds {unix_time}");
+    o
+}
+
 /// `10%`, `10 %`, `0.1` → 0.1.
 pub fn parse_gain(s: &str) -> Result<f64, String> {
     let t = s.trim();
