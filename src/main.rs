@@ -14,6 +14,7 @@ mod judge;
 mod measure;
 mod model;
 mod plan;
+mod privdir;
 mod race;
 mod recommend;
 mod report;

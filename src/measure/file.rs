@@ -502,24 +502,11 @@ pub fn private_dir(parent: &Path) -> std::io::Result<tempfile::TempDir> {
 /// gone. Directories of live runs, and those without an owner file yet, stay.
 /// Returns how many were removed.
 pub fn sweep_leftovers(parent: &Path) -> usize {
-    use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    let Ok(entries) = std::fs::read_dir(parent) else { return 0 };
-    let mut removed = 0;
-    for e in entries.flatten() {
-        let dir = e.path();
-        let ours = e.file_name().to_string_lossy().starts_with(PREFIX)
-            && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir() && m.uid() == uid);
-        if !ours {
-            continue;
-        }
-        let gone = std::fs::read_to_string(dir.join(OWNER)).is_ok_and(|t| crate::store::owner_gone(t.trim()));
-        if gone && std::fs::remove_dir_all(&dir).is_ok() {
-            removed += 1;
-        }
-    }
-    removed
+    crate::privdir::own(parent, PREFIX)
+        .into_iter()
+        .filter(|dir| std::fs::read_to_string(dir.join(OWNER)).is_ok_and(|t| crate::store::owner_gone(t.trim())))
+        .filter(|dir| std::fs::remove_dir_all(dir).is_ok())
+        .count()
 }
 
 impl Probe for FileProbe {

@@ -336,18 +336,8 @@ const OWNER: &str = "owner.pid";
 /// are those without an owner file (one being set up). Returns how many
 /// directories were removed.
 fn sweep_leftovers(tmp: &Path) -> usize {
-    use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    let Ok(entries) = std::fs::read_dir(tmp) else { return 0 };
     let mut removed = 0;
-    for e in entries.flatten() {
-        let dir = e.path();
-        let ours = e.file_name().to_string_lossy().starts_with(PREFIX)
-            && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir() && m.uid() == uid);
-        if !ours {
-            continue;
-        }
+    for dir in crate::privdir::own(tmp, PREFIX) {
         let owner = std::fs::read_to_string(dir.join(OWNER))
             .ok()
             .and_then(|s| s.trim().parse::<u32>().ok());
