@@ -11,7 +11,8 @@ packages=(libssl-dev pkg-config openssl openssh-client openssh-server gnutls-bin
 case "$profile" in
   run) ;;
   # chromium: the HTML report is rendered in a real browser (tests/report_browser.rs).
-  test) packages+=(nginx-light python3-venv testssl.sh chromium) ;;
+  # apache2, haproxy, stunnel4: `check` against the real servers (tests/installed.rs).
+  test) packages+=(nginx-light python3-venv testssl.sh chromium apache2 haproxy stunnel4) ;;
   bench) packages+=(nginx-light python3-venv testssl.sh hyperfine apache2-utils sslscan) ;;
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac
@@ -35,7 +36,15 @@ if [[ $(id -u) -eq 0 ]]; then
   echo "installing: ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null
+  # The tests start private instances of these servers; the packages' own services
+  # (apache2's postinst starts one on port 80 where services may start) must not
+  # stay up.
+  for service in apache2 haproxy stunnel4; do
+    if [[ " ${missing[*]} " == *" $service "* ]] && command -v invoke-rc.d >/dev/null 2>&1; then
+      invoke-rc.d "$service" stop >/dev/null 2>&1 || true
+    fi
+  done
 else
   echo "cipherbench needs these system packages: ${missing[*]}" >&2
   echo "install them with:" >&2

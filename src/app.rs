@@ -1330,8 +1330,15 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
                 a.min_gain * 100.0
             ));
         }
-        for f in &report.findings {
-            text.push_str(&format!("FINDING {}\n", f.message));
+        if a.verbose {
+            for f in &report.findings {
+                text.push_str(&format!("FINDING {}\n", f.message));
+            }
+        } else {
+            text.push_str(&diff::check::grouped(&report.findings, &policy.name, 80));
+        }
+        if !report.findings.is_empty() {
+            text.push_str(&diff::check::summary(&report.findings, &policy.name, a.verbose));
         }
         report::print(report::terminal::fit(&text).as_bytes())?;
     }

@@ -139,6 +139,10 @@ pub struct CheckArgs {
     /// (e.g. /var/lib/prometheus/node-exporter/cipherbench.prom).
     #[arg(long, value_name = "FILE")]
     pub export_prom: Option<PathBuf>,
+    /// One line per finding; by default the terminal groups them per software and
+    /// cited reason (--json and --export-prom always list each).
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -7,83 +7,12 @@
 
 mod common;
 
-use common::{free_port, json_of, wait_listening, Proc};
+use common::check::{apply, cb, check, names, negotiated, serve};
+use common::{free_port, json_of};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-fn cb() -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("cipherbench").unwrap();
-    c.env_remove("NO_COLOR").arg("--no-store");
-    c.timeout(Duration::from_secs(240));
-    c
-}
-
-/// `check --json` on a file: (exit code, report). The same run's
-/// `--export-prom` file must agree with the report: one `findings` sample per
-/// software and kind, counting the report's findings, and one `refused_offered`
-/// sample per refused option.
-fn check(file: &Path, software: &str, budget: &str) -> (i32, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let prom_file = dir.path().join("cipherbench.prom");
-    let out = cb()
-        .args(["check", "--json", "--for", software, "--budget", budget, "--config-from"])
-        .arg(file)
-        .arg("--export-prom")
-        .arg(&prom_file)
-        .output()
-        .unwrap();
-    let code = out.status.code().unwrap_or(-1);
-    assert!(
-        code == 0 || code == 1,
-        "check exited {code}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = json_of(&out.stdout);
-    let prom = std::fs::read_to_string(&prom_file).expect("--export-prom written");
-    for line in prom.lines().filter(|l| !l.starts_with('#')) {
-        let (_, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("not a sample: {line}"));
-        assert!(value.parse::<f64>().is_ok(), "not a number: {line}");
-    }
-    for kind in ["policy", "speed", "negotiation"] {
-        let n = r["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == kind).count();
-        let want = format!("cipherbench_check_findings{{software=\"{software}\",kind=\"{kind}\",");
-        let line = prom
-            .lines()
-            .find(|l| l.starts_with(&want))
-            .unwrap_or_else(|| panic!("{want} missing:\n{prom}"));
-        assert!(line.ends_with(&format!("}} {n}")), "{line} vs {n} {kind} finding(s)");
-    }
-    let refused = r["diffs"][0]["offered"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| g["allowed"] == false)
-        .count();
-    assert_eq!(prom.matches("cipherbench_check_refused_offered{").count(), refused, "{prom}");
-    (code, r)
-}
-
-fn names(v: &Value) -> Vec<String> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
-/// Applies a unified diff with the real `patch` program (`-d / -p1`).
-fn apply(patch: &str) {
-    use std::io::Write;
-    let mut p = Command::new("patch")
-        .args(["-s", "-d", "/", "-p1"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .expect("patch");
-    p.stdin.take().unwrap().write_all(patch.as_bytes()).unwrap();
-    assert!(p.wait().unwrap().success(), "patch refused:\n{patch}");
-}
 
 fn nginx_conf(d: &Path, port: u16, tls: &str) -> String {
     format!(
@@ -114,45 +43,18 @@ fn nginx_t(file: &Path, dir: &Path) {
 
 /// What a default OpenSSL client negotiates with a real nginx: (protocol, OpenSSL suite name).
 fn negotiated_with_real_nginx(file: &Path, dir: &Path, port: u16) -> (String, String) {
-    let mut child = Command::new("nginx")
-        .arg("-p")
-        .arg(dir)
-        .arg("-e")
-        .arg(dir.join("error.log"))
-        .arg("-c")
-        .arg(file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_listening(port, &mut child, "nginx");
-    let _nginx = Proc(child);
-    // A worker that is still starting can drop the first connection: a few tries.
-    let mut text = String::new();
-    for _ in 0..10 {
-        let out = Command::new("openssl")
-            .args(["s_client", "-connect", &format!("127.0.0.1:{port}")])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if text.contains("Protocol") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    // The session block: "    Protocol  : TLSv1.2" and "    Cipher    : ECDHE-RSA-AES128-SHA"
-    // (the "New, ..." line shows the suite's own minimum version, not the protocol).
-    let field = |k: &str| {
-        text.lines()
-            .find_map(|l| {
-                l.trim()
-                    .strip_prefix(k)
-                    .map(|r| r.trim_start().trim_start_matches(':').trim().to_string())
-            })
-            .unwrap_or_else(|| panic!("no {k} in s_client output:\n{text}"))
-    };
-    (field("Protocol"), field("Cipher"))
+    let _nginx = serve(
+        Command::new("nginx")
+            .arg("-p")
+            .arg(dir)
+            .arg("-e")
+            .arg(dir.join("error.log"))
+            .arg("-c")
+            .arg(file),
+        port,
+        "nginx",
+    );
+    negotiated(port)
 }
 
 #[test]
@@ -271,16 +173,14 @@ fn sshd_t(file: &Path) {
 /// (cipher, MAC, kex) from `ssh -v` (the key exchange happens before authentication,
 /// which fails in BatchMode without a key).
 fn negotiated_with_real_sshd(file: &Path, port: u16) -> (String, String, String) {
-    let mut child = Command::new(sshd())
-        .args(["-D", "-e", "-f"])
-        .arg(file)
-        .args(["-o", &format!("Port={port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_listening(port, &mut child, "sshd");
-    let _d = Proc(child);
+    let _d = serve(
+        Command::new(sshd())
+            .args(["-D", "-e", "-f"])
+            .arg(file)
+            .args(["-o", &format!("Port={port}")]),
+        port,
+        "sshd",
+    );
     let out = Command::new("ssh")
         .args(["-v", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no"])
         .args(["-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10", "-p"])
@@ -434,15 +334,7 @@ fn remote_sshd_gets_the_same_diff() {
     )
     .unwrap();
     let _ = std::fs::create_dir_all("/run/sshd");
-    let mut child = Command::new(sshd())
-        .args(["-D", "-e", "-f"])
-        .arg(&file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_listening(port, &mut child, "sshd");
-    let _sshd = Proc(child);
+    let _sshd = serve(Command::new(sshd()).args(["-D", "-e", "-f"]).arg(&file), port, "sshd");
     let out = cb()
         .args([
             "ssh",
@@ -506,19 +398,17 @@ fn remote_tls_server_gets_the_same_diff() {
     }
     let file = d.join("nginx.conf");
     std::fs::write(&file, conf).unwrap();
-    let mut child = Command::new("nginx")
-        .arg("-p")
-        .arg(d)
-        .arg("-e")
-        .arg(d.join("error.log"))
-        .arg("-c")
-        .arg(&file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_listening(port, &mut child, "nginx");
-    let _nginx = Proc(child);
+    let _nginx = serve(
+        Command::new("nginx")
+            .arg("-p")
+            .arg(d)
+            .arg("-e")
+            .arg(d.join("error.log"))
+            .arg("-c")
+            .arg(&file),
+        port,
+        "nginx",
+    );
     let out = cb()
         .args([
             "tls",

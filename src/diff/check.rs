@@ -3,6 +3,13 @@
 //! policy refuses, a configuration that negotiates nothing with its usual peer, or
 //! measured throughput left on the table beyond `--min-gain` (and beyond the
 //! intervals: a gain inside the noise is never a finding).
+//!
+//! The terminal groups them ([`grouped`]): a system OpenSSL default alone offers
+//! over a hundred suites a strict policy refuses, and a hundred lines that say the
+//! same thing hide the one that matters. One `FINDING` line per software and kind
+//! of problem, each cited reason once with its count and the first few options,
+//! then a summary line; `--verbose` prints one line per finding, and `--json` and
+//! `--export-prom` always keep every finding.
 
 use super::SoftwareDiff;
 use serde::Serialize;
@@ -15,6 +22,14 @@ pub struct CheckFinding {
     pub kind: String,
     /// The one line printed for it.
     pub message: String,
+    /// A policy finding: the list (`tls12_suites` ...), the option and its first
+    /// cited reason, for grouping.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub list: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub option: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What `check --json` prints.
@@ -45,23 +60,31 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
             software: d.software.clone(),
             kind: kind.into(),
             message,
+            list: None,
+            option: None,
+            reason: None,
         };
         if let Some(e) = &d.now_error {
             out.push(f("negotiation", format!("{}: negotiates nothing with {}: {e}", d.software, d.peer)));
         }
         for g in d.offered.iter().filter(|g| !g.allowed) {
-            out.push(f(
-                "policy",
-                format!(
-                    "{}: offers {} ({}, {}), refused by policy {}: {}",
-                    d.software,
-                    g.name,
-                    crate::recommend::list_title(&g.list),
-                    g.level,
-                    d.policy,
-                    g.reasons.first().map(String::as_str).unwrap_or("not allowed")
-                ),
-            ));
+            let reason = g.reasons.first().map(String::as_str).unwrap_or("not allowed");
+            out.push(CheckFinding {
+                list: Some(g.list.clone()),
+                option: Some(g.name.clone()),
+                reason: Some(reason.to_string()),
+                ..f(
+                    "policy",
+                    format!(
+                        "{}: offers {} ({}, {}), refused by policy {}: {reason}",
+                        d.software,
+                        g.name,
+                        crate::recommend::list_title(&g.list),
+                        g.level,
+                        d.policy,
+                    ),
+                )
+            });
         }
         for c in d.changes.iter().filter(|c| c.metric == "throughput") {
             let (Some(gain), true) = (c.gain, c.measurable) else { continue };
@@ -81,6 +104,115 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
         }
     }
     out
+}
+
+/// `text` broken at spaces into lines of at most `width` columns (a longer word
+/// keeps a line of its own), the first after `first`, the rest after `indent`.
+fn wrap(first: &str, text: &str, indent: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for w in text.split(' ').filter(|w| !w.is_empty()) {
+        if !empty && line.chars().count() + 1 + w.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(w);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// `a, b, … and N more`: as many of `names` as fit in `room` columns (at least one).
+fn some_of(names: &[&str], room: usize) -> String {
+    let mut shown = String::new();
+    for (i, n) in names.iter().enumerate() {
+        let rest = names.len() - i - 1;
+        let tail = if rest > 0 { format!(" and {rest} more") } else { String::new() };
+        let next = if i == 0 { n.to_string() } else { format!("{shown}, {n}") };
+        if i > 0 && next.chars().count() + tail.chars().count() > room {
+            return format!("{shown} and {} more", names.len() - i);
+        }
+        shown = next;
+    }
+    shown
+}
+
+/// The findings for the terminal, grouped: per software and kind, one `FINDING`
+/// line; a policy finding's options under each cited reason (count, reason, then
+/// as many names as fit in `width` columns and how many more). Every finding is
+/// counted in exactly one group.
+pub fn grouped(findings: &[CheckFinding], policy: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut heads: Vec<(&str, &str)> = Vec::new();
+    for f in findings {
+        if !heads.contains(&(f.software.as_str(), f.kind.as_str())) {
+            heads.push((f.software.as_str(), f.kind.as_str()));
+        }
+    }
+    for (software, kind) in heads {
+        let these: Vec<&CheckFinding> = findings
+            .iter()
+            .filter(|f| f.software == software && f.kind == kind)
+            .collect();
+        let refused: Vec<&CheckFinding> = these.iter().copied().filter(|f| f.option.is_some()).collect();
+        for f in these.iter().filter(|f| f.option.is_none()) {
+            out.push_str(&format!("FINDING {}\n", f.message));
+        }
+        if refused.is_empty() {
+            continue;
+        }
+        let n = refused.len();
+        out.push_str(&format!(
+            "FINDING {software}: offers {n} option{} that policy {policy} refuses\n",
+            if n == 1 { "" } else { "s" }
+        ));
+        let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+        for f in refused {
+            let (list, reason) = (f.list.as_deref().unwrap_or(""), f.reason.as_deref().unwrap_or(""));
+            let option = f.option.as_deref().unwrap_or("");
+            match groups.iter_mut().find(|(l, r, _)| *l == list && *r == reason) {
+                Some((_, _, names)) => names.push(option),
+                None => groups.push((list, reason, vec![option])),
+            }
+        }
+        for (list, reason, names) in groups {
+            let head = format!("  {} {}:", names.len(), crate::recommend::list_title(list));
+            out.push_str(&wrap(&head, reason, "      ", width));
+            out.push_str(&format!("    {}\n", some_of(&names, width.saturating_sub(4))));
+        }
+    }
+    out
+}
+
+/// The closing line: how many findings of each kind.
+pub fn summary(findings: &[CheckFinding], policy: &str, verbose: bool) -> String {
+    let count = |k: &str| findings.iter().filter(|f| f.kind == k).count();
+    let kinds: Vec<String> = ["policy", "speed", "negotiation"]
+        .iter()
+        .filter(|k| count(k) > 0)
+        .map(|k| format!("{} {k}", count(k)))
+        .collect();
+    let mut software: Vec<&str> = findings.iter().map(|f| f.software.as_str()).collect();
+    software.dedup();
+    let mut s = format!(
+        "check: {} finding(s) under policy {policy} ({}) in {}",
+        findings.len(),
+        kinds.join(", "),
+        software.join(", ")
+    );
+    if !verbose && findings.len() > 1 {
+        s.push_str("; --verbose lists each");
+    }
+    s.push('\n');
+    s
 }
 
 /// A Prometheus label value: backslash, double quote and newline escaped.
@@ -219,6 +351,48 @@ mod findings_tests {
         }
     }
 
+    /// Many refused options: one FINDING line for the software, each reason
+    /// once, every option counted, lines within 80 columns.
+    #[test]
+    fn grouped_by_software_and_reason() {
+        let mut d = diff((0.05, 0.03, 0.07));
+        d.offered.clear();
+        for i in 0..40 {
+            d.offered.push(Graded {
+                list: "tls12_suites".into(),
+                name: format!("TLS_ECDHE_RSA_WITH_SUITE_{i:02}_CBC_SHA"),
+                level: Level::Weak,
+                allowed: false,
+                reasons: vec![format!("CBC mode: {} [lucky13]", if i % 2 == 0 { "Lucky13" } else { "padding" })],
+            });
+        }
+        d.offered.push(Graded {
+            list: "protocols".into(),
+            name: "TLSv1".into(),
+            level: Level::Weak,
+            allowed: false,
+            reasons: vec!["deprecated [rfc8996]".into()],
+        });
+        let f = findings(&[d], 0.1);
+        assert_eq!(f.len(), 41);
+        let text = grouped(&f, "intermediate", 80);
+        assert_eq!(text.lines().filter(|l| l.starts_with("FINDING")).count(), 1, "{text}");
+        assert!(text.lines().count() < 10, "{text}");
+        assert!(text.contains("FINDING nginx: offers 41 options that policy intermediate refuses"), "{text}");
+        assert_eq!(text.matches("[lucky13]").count(), 2, "{text}");
+        assert!(text.contains("  20 TLS 1.2 suites: CBC mode: Lucky13 [lucky13]\n"), "{text}");
+        assert!(text.contains("  1 protocols: deprecated [rfc8996]\n    TLSv1\n"), "{text}");
+        // Shown plus "and N more" adds up to each group's count.
+        for l in text.lines().filter(|l| l.contains(" more")) {
+            let shown = l.matches("TLS_").count();
+            let more: usize = l.rsplit(" and ").next().unwrap().trim_end_matches(" more").parse().unwrap();
+            assert_eq!(shown + more, 20, "{l}");
+        }
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        let s = summary(&f, "intermediate", false);
+        assert_eq!(s, "check: 41 finding(s) under policy intermediate (41 policy) in nginx; --verbose lists each\n");
+    }
+
     #[test]
     fn one_line_per_finding_and_the_threshold() {
         let f = findings(&[diff((0.5, 0.4, 0.6))], 0.1);
@@ -227,6 +401,11 @@ mod findings_tests {
         assert!(f[0].message.contains("TLS_RSA_WITH_RC4_128_MD5") && f[0].message.contains("rfc7465"));
         assert_eq!(f[1].kind, "speed");
         assert!(!f.iter().any(|x| x.message.contains('\n')));
+        assert_eq!(f[0].option.as_deref(), Some("TLS_RSA_WITH_RC4_128_MD5"));
+        assert_eq!(f[1].option, None);
+        // Not a policy finding: its own line, as it is.
+        let text = grouped(&f, "intermediate", 80);
+        assert!(text.contains(&format!("FINDING {}\n", f[1].message)), "{text}");
         // Below --min-gain: no speed finding.
         assert_eq!(findings(&[diff((0.05, 0.03, 0.07))], 0.1).len(), 1);
     }

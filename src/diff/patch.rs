@@ -41,6 +41,18 @@ pub fn keyword_of(software: &str, line: &str) -> String {
     tokens.first().cloned().unwrap_or_default()
 }
 
+/// Whether keywords `a` and `b` set the same value, so that an emitted line
+/// replaces either: mod_ssl's `SSLOpenSSLConfCmd Ciphersuites` is `SSLCipherSuite
+/// TLSv1.3` given another way (and applied after it, so left in place it would
+/// win), and `Curves` is `Groups`.
+fn same_setting(software: &str, a: &str, b: &str) -> bool {
+    const APACHE: &[[&str; 2]] = &[
+        ["sslciphersuite tlsv1.3", "sslopensslconfcmd ciphersuites"],
+        ["sslopensslconfcmd curves", "sslopensslconfcmd groups"],
+    ];
+    a == b || (software == "apache" && APACHE.iter().any(|g| g.contains(&a) && g.contains(&b)))
+}
+
 /// The emitted lines in the syntax of the file they go into.
 pub fn file_lines(installed: &Installed, emitted: &[String]) -> Vec<String> {
     match installed.software {
@@ -111,7 +123,11 @@ pub fn unified(installed: &Installed, emitted: &[String]) -> Result<Option<Strin
     let mut missing: Vec<String> = Vec::new();
     for l in &lines {
         let k = keyword_of(installed.software, l);
-        let hits: Vec<&Directive> = installed.directives.iter().filter(|d| d.keyword == k).collect();
+        let hits: Vec<&Directive> = installed
+            .directives
+            .iter()
+            .filter(|d| same_setting(installed.software, &d.keyword, &k))
+            .collect();
         if hits.is_empty() {
             missing.push(l.clone());
             continue;
@@ -194,15 +210,7 @@ mod tests {
     use crate::discover::installed::{Config, SshConfig};
 
     fn installed(software: &'static str, file: &std::path::Path, directives: Vec<Directive>, insert_at: Option<usize>) -> Installed {
-        Installed {
-            software,
-            file: Some(file.to_path_buf()),
-            source: "test".into(),
-            config: Config::Ssh(SshConfig::default()),
-            directives,
-            insert_at,
-            notes: vec![],
-        }
+        Installed::new(software, Some(file.to_path_buf()), "test", Config::Ssh(SshConfig::default())).with_lines(directives, insert_at)
     }
 
     #[test]
@@ -256,6 +264,9 @@ mod tests {
         assert_eq!(keyword_of("apache", "SSLCipherSuite TLSv1.3 X"), "sslciphersuite tlsv1.3");
         assert_eq!(keyword_of("apache", "SSLCipherSuite ECDHE"), "sslciphersuite");
         assert_eq!(keyword_of("stunnel", "ciphers = X"), "ciphers");
+        assert!(same_setting("apache", "sslopensslconfcmd ciphersuites", "sslciphersuite tlsv1.3"));
+        assert!(!same_setting("apache", "sslciphersuite", "sslciphersuite tlsv1.3"));
+        assert!(!same_setting("nginx", "sslopensslconfcmd curves", "sslopensslconfcmd groups"));
         let i = installed("openssl", std::path::Path::new("/x"), vec![], None);
         assert_eq!(
             file_lines(

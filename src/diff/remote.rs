@@ -155,15 +155,9 @@ pub fn ssh_server(
             err.lines().rev().find(|l| !l.starts_with("debug")).unwrap_or("no answer").trim()
         );
     };
-    let installed = Installed {
-        software: "sshd",
-        file: None,
-        source: format!("the server's KEXINIT proposal (ssh -vv {destination})"),
-        config: Config::Ssh(server.clone()),
-        directives: Vec::new(),
-        insert_at: None,
-        notes: vec![format!("remote server {destination}: the lines are for its sshd_config")],
-    };
+    let source = format!("the server's KEXINIT proposal (ssh -vv {destination})");
+    let installed = Installed::new("sshd", None, source, Config::Ssh(server.clone()))
+        .with_notes(vec![format!("remote server {destination}: the lines are for its sshd_config")]);
     Ok(Current {
         installed,
         offer: Offer::Ssh(server),
@@ -263,21 +257,14 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
         groups,
         server_order,
     };
-    let installed = Installed {
-        software: "nginx",
-        file: None,
-        source: format!("the tls --connect scan of {target}"),
-        config: Config::Tls(TlsConfig {
-            server: true,
-            server_order,
-            ..Default::default()
-        }),
-        directives: Vec::new(),
-        insert_at: None,
-        notes: vec![format!(
-            "remote server {target}: the change is counted within what it accepts now; the lines shown are nginx's, every target's are in `recommend`"
-        )],
-    };
+    let config = Config::Tls(TlsConfig {
+        server: true,
+        server_order,
+        ..Default::default()
+    });
+    let installed = Installed::new("nginx", None, format!("the tls --connect scan of {target}"), config).with_notes(vec![format!(
+        "remote server {target}: the change is counted within what it accepts now; the lines shown are nginx's, every target's are in `recommend`"
+    )]);
     Ok(Current {
         installed,
         offer: Offer::Tls(offer),

@@ -1,8 +1,11 @@
 //! Set-up shared by the integration tests that run real TLS peers
-//! (`tests/tls.rs`, `tests/gnutls_tls.rs`, `tests/recommend.rs`).
+//! (`tests/tls.rs`, `tests/gnutls_tls.rs`, `tests/recommend.rs`), and in
+//! [`check`] by the tests of `cipherbench check` against real servers.
 
 // Each test crate uses its own part of this module.
 #![allow(dead_code)]
+
+pub mod check;
 
 use assert_cmd::Command;
 use serde_json::Value;

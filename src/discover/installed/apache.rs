@@ -1,9 +1,11 @@
-//! Apache httpd (mod_ssl): `apache2ctl -t -D DUMP_INCLUDES` names every file the
-//! server loads; their `SSLProtocol`, `SSLCipherSuite` (and its `TLSv1.3` form),
-//! `SSLOpenSSLConfCmd Curves|Groups|Ciphersuites` and `SSLHonorCipherOrder` lines
-//! decide what is offered. The last one read wins, as in the server's global scope.
-
-use super::{read_config, run, scan_directives, Config, Directive, Installed, TlsConfig};
+//! Apache httpd (mod_ssl): `apache2ctl -t -D DUMP_INCLUDES` (or `apache2 -t -D
+//! DUMP_INCLUDES -f FILE` for a file under review) names every file the server
+//! loads, `Include`s followed by Apache itself; their `SSLProtocol`,
+//! `SSLCipherSuite` (and its `TLSv1.3` form), `SSLOpenSSLConfCmd
+//! Curves|Groups|Ciphersuites|MinProtocol|MaxProtocol` and `SSLHonorCipherOrder`
+//! lines decide what is offered. The last one read wins, as in the server's global
+//! scope; a server that does not load mod_ssl serves no TLS and is not diffed.
+use super::{read_config, run, scan_directives, Directive, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +16,8 @@ pub const KEYWORDS: &[&str] = &[
     "sslopensslconfcmd curves",
     "sslopensslconfcmd groups",
     "sslopensslconfcmd ciphersuites",
+    "sslopensslconfcmd minprotocol",
+    "sslopensslconfcmd maxprotocol",
     "sslhonorcipherorder",
 ];
 
@@ -56,8 +60,10 @@ pub fn protocols(words: &[&str]) -> Vec<String> {
     v
 }
 
-/// The configuration from the loaded files' texts.
-pub fn from_files(files: &[(PathBuf, String)]) -> (TlsConfig, Vec<Directive>, Option<usize>) {
+/// The configuration from the loaded files' texts. mod_ssl applies
+/// `SSLOpenSSLConfCmd` after its own directives, so a `Ciphersuites`, `Groups` or
+/// `MinProtocol` given that way wins over `SSLCipherSuite TLSv1.3` and `SSLProtocol`.
+pub fn from_files(files: &[(PathBuf, String)]) -> Parsed {
     let mut last: Vec<Directive> = Vec::new();
     for (f, t) in files {
         for d in scan_directives(f, t, KEYWORDS, '#') {
@@ -70,17 +76,30 @@ pub fn from_files(files: &[(PathBuf, String)]) -> (TlsConfig, Vec<Directive>, Op
         Some(d.text.split_whitespace().skip(k.split(' ').count()).map(str::to_string).collect())
     };
     let joined = |k: &str| words(k).map(|w| w.join(" "));
+    let mut protocols = protocols(
+        &words("sslprotocol")
+            .unwrap_or_else(|| vec!["all".into(), "-SSLv3".into()])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let pos = |v: &str| super::TLS_VERSIONS.iter().position(|x| *x == super::normalise_version(v));
+    if let Some(min) = joined("sslopensslconfcmd minprotocol").and_then(|v| pos(&v)) {
+        protocols.retain(|p| pos(p) >= Some(min));
+    }
+    if let Some(max) = joined("sslopensslconfcmd maxprotocol").and_then(|v| pos(&v)) {
+        protocols.retain(|p| pos(p) <= Some(max));
+    }
+    // `SSLCipherSuite SSL LIST` names the TLS ≤ 1.2 list explicitly.
+    let ciphers = words("sslciphersuite").map(|w| match w.first() {
+        Some(p) if p.eq_ignore_ascii_case("SSL") => w[1..].join(" "),
+        _ => w.join(" "),
+    });
     let config = TlsConfig {
         server: true,
-        protocols: Some(protocols(
-            &words("sslprotocol")
-                .unwrap_or_else(|| vec!["all".into(), "-SSLv3".into()])
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-        )),
-        cipher_string: Some(joined("sslciphersuite").unwrap_or_else(|| "DEFAULT".into())),
-        ciphersuites: joined("sslciphersuite tlsv1.3").or_else(|| joined("sslopensslconfcmd ciphersuites")),
+        protocols: Some(protocols),
+        cipher_string: Some(ciphers.unwrap_or_else(|| "DEFAULT".into())),
+        ciphersuites: joined("sslopensslconfcmd ciphersuites").or_else(|| joined("sslciphersuite tlsv1.3")),
         groups: joined("sslopensslconfcmd groups").or_else(|| joined("sslopensslconfcmd curves")),
         server_order: joined("sslhonorcipherorder").is_some_and(|v| v.eq_ignore_ascii_case("on")),
         ..Default::default()
@@ -90,22 +109,60 @@ pub fn from_files(files: &[(PathBuf, String)]) -> (TlsConfig, Vec<Directive>, Op
         .find(|(_, t)| t.to_ascii_lowercase().contains("sslciphersuite"))
         .map(|(f, _)| f.clone());
     let insert_at = last.iter().filter(|d| Some(&d.file) == main.as_ref()).map(|d| d.line).max();
-    (config, last, insert_at)
+    Parsed {
+        config,
+        directives: last,
+        insert_at,
+        notes: Vec::new(),
+    }
+}
+
+/// Whether one of the loaded files loads mod_ssl (without it Apache serves no TLS).
+fn loads_mod_ssl(files: &[(PathBuf, String)]) -> bool {
+    files.iter().any(|(_, t)| {
+        t.lines().any(|l| {
+            let w: Vec<&str> = l.split_whitespace().take(2).collect();
+            w.len() == 2 && w[0].eq_ignore_ascii_case("LoadModule") && w[1] == "ssl_module"
+        })
+    })
+}
+
+/// The files Apache loads: `apache2ctl -t -D DUMP_INCLUDES` for the installed
+/// server, `apache2 -t -D DUMP_INCLUDES -f FILE` for a file under review (so its
+/// `Include`s are followed by Apache itself). Returns (files, source, dumped).
+fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<Option<(Vec<PathBuf>, String, bool)>> {
+    let Some(p) = config_from else {
+        let Some(ctl) = super::find_program(&["apache2ctl", "apachectl"]) else {
+            return Ok(None);
+        };
+        let (ok, out, err) = run(&ctl, &["-t", "-D", "DUMP_INCLUDES"])?;
+        if !ok {
+            anyhow::bail!("`{ctl} -t -D DUMP_INCLUDES` failed: {}", err.trim());
+        }
+        return Ok(Some((parse_includes(&out), format!("{ctl} -t -D DUMP_INCLUDES and the files it names"), true)));
+    };
+    let f = p.display().to_string();
+    let parsed = (vec![p.to_path_buf()], format!("parsed {f}"), false);
+    let Some(httpd) = super::find_program(&["apache2", "httpd"]) else {
+        notes.push("Apache is not installed: the file is parsed by itself, without its includes".into());
+        return Ok(Some(parsed));
+    };
+    let (ok, out, err) = run(&httpd, &["-t", "-D", "DUMP_INCLUDES", "-f", &f])?;
+    let files = parse_includes(&out);
+    if ok && !files.is_empty() {
+        return Ok(Some((files, format!("{httpd} -t -D DUMP_INCLUDES -f {f} and the files it names"), true)));
+    }
+    notes.push(format!(
+        "`{httpd} -t -f {f}` failed ({}): the file is parsed by itself, without its includes",
+        err.lines().next().unwrap_or("no output").trim()
+    ));
+    Ok(Some(parsed))
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
-    let ctl = super::find_program(&["apache2ctl", "apachectl"]);
     let mut notes = Vec::new();
-    let (paths, source) = match (config_from, &ctl) {
-        (Some(p), _) => (vec![p.to_path_buf()], format!("parsed {}", p.display())),
-        (None, None) => return Ok(None),
-        (None, Some(ctl)) => {
-            let (ok, out, err) = run(ctl, &["-t", "-D", "DUMP_INCLUDES"])?;
-            if !ok {
-                anyhow::bail!("`{ctl} -t -D DUMP_INCLUDES` failed: {}", err.trim());
-            }
-            (parse_includes(&out), format!("{ctl} -t -D DUMP_INCLUDES and the files it names"))
-        }
+    let Some((paths, source, dumped)) = loaded_files(config_from, &mut notes)? else {
+        return Ok(None);
     };
     let mut files = Vec::new();
     for p in &paths {
@@ -115,21 +172,22 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             Err(e) => return Err(e.into()),
         }
     }
-    let (config, directives, insert_at) = from_files(&files);
-    let file = directives
+    if dumped && !loads_mod_ssl(&files) {
+        let msg = "mod_ssl is not loaded (no `LoadModule ssl_module`; `a2enmod ssl` enables it): Apache serves no TLS";
+        if config_from.is_none() {
+            anyhow::bail!("{msg}");
+        }
+        notes.push(format!("{msg} with this file"));
+    }
+    let parsed = from_files(&files);
+    let file = parsed
+        .directives
         .iter()
         .find(|d| d.keyword == "sslciphersuite")
         .map(|d| d.file.clone())
         .or(config_from.map(Path::to_path_buf));
-    Ok(Some(Installed {
-        software: "apache",
-        file,
-        source,
-        config: Config::Tls(config),
-        directives,
-        insert_at,
-        notes,
-    }))
+    notes.extend(parsed.notes.iter().cloned());
+    Ok(Some(Parsed { notes, ..parsed }.installed("apache", file, source)))
 }
 
 #[cfg(test)]
@@ -158,7 +216,12 @@ mod tests {
                 "SSLCipherSuite RC4-SHA:AES128-SHA\nSSLCipherSuite TLSv1.3 TLS_AES_128_GCM_SHA256\nSSLHonorCipherOrder on\n".to_string(),
             ),
         ];
-        let (c, d, at) = from_files(&files);
+        let Parsed {
+            config: c,
+            directives: d,
+            insert_at: at,
+            ..
+        } = from_files(&files);
         assert_eq!(c.cipher_string.as_deref(), Some("RC4-SHA:AES128-SHA"));
         assert_eq!(c.ciphersuites.as_deref(), Some("TLS_AES_128_GCM_SHA256"));
         assert_eq!(c.protocols.unwrap(), vec!["TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"]);
@@ -166,5 +229,16 @@ mod tests {
         assert_eq!(d.iter().find(|x| x.keyword == "sslciphersuite").unwrap().line, 1);
         assert_eq!(at, Some(3));
         assert_eq!(protocols(&["-all", "+TLSv1.2", "+TLSv1.3"]), vec!["TLSv1.2", "TLSv1.3"]);
+        // mod_ssl applies SSLOpenSSLConfCmd last: its values win.
+        let files = vec![(
+            PathBuf::from("/a.conf"),
+            "SSLCipherSuite SSL AES128-SHA\nSSLCipherSuite TLSv1.3 TLS_AES_128_GCM_SHA256\nSSLOpenSSLConfCmd Ciphersuites TLS_AES_256_GCM_SHA384\nSSLProtocol all\nSSLOpenSSLConfCmd MinProtocol TLSv1.2\n"
+                .to_string(),
+        )];
+        let c = from_files(&files).config;
+        assert_eq!(c.cipher_string.as_deref(), Some("AES128-SHA"));
+        assert_eq!(c.ciphersuites.as_deref(), Some("TLS_AES_256_GCM_SHA384"));
+        assert_eq!(c.protocols.unwrap(), vec!["TLSv1.2", "TLSv1.3"]);
+        assert!(loads_mod_ssl(&[(PathBuf::from("/m"), "LoadModule ssl_module /x/mod_ssl.so\n".into())]));
     }
 }

@@ -123,20 +123,18 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             Some(format!("{} does not exist: @SYSTEM is NORMAL", file.display())),
         )
     };
-    Ok(Some(Installed {
-        software: "gnutls",
-        file: known_file,
-        source: format!("gnutls-cli --priority {priority} -l"),
-        config: Config::Tls(TlsConfig {
-            library: TlsLibrary::Gnutls,
-            server: false,
-            cipher_string: Some(priority),
-            ..Default::default()
-        }),
-        insert_at: None,
-        directives,
-        notes: note.into_iter().collect(),
-    }))
+    let source = format!("gnutls-cli --priority {priority} -l");
+    let config = Config::Tls(TlsConfig {
+        library: TlsLibrary::Gnutls,
+        server: false,
+        cipher_string: Some(priority),
+        ..Default::default()
+    });
+    Ok(Some(
+        Installed::new("gnutls", known_file, source, config)
+            .with_lines(directives, None)
+            .with_notes(note.into_iter().collect()),
+    ))
 }
 
 #[cfg(test)]

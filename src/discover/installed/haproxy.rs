@@ -3,7 +3,7 @@
 //! offers unless a bind line overrides it. HAProxy enforces its own suite order
 //! unless `prefer-client-ciphers` is set, and defaults to TLS 1.2 as the minimum.
 
-use super::{read_config, run, scan_directives, value_after, Config, Installed, TlsConfig};
+use super::{read_config, run, scan_directives, value_after, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -15,7 +15,7 @@ pub const KEYWORDS: &[&str] = &[
     "ssl-default-bind-options",
 ];
 
-pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, Option<usize>, Vec<String>) {
+pub fn from_text(file: &Path, text: &str) -> Parsed {
     let d = scan_directives(file, text, KEYWORDS, '#');
     let get = |k: &str| {
         d.iter()
@@ -42,8 +42,12 @@ pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, 
         }
     }
     let mut notes = Vec::new();
-    if text.lines().any(|l| l.trim_start().starts_with("bind ") && l.contains(" ciphers ")) {
+    let binds: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with("bind ")).collect();
+    if binds.iter().any(|l| l.contains(" ciphers ") || l.contains(" ciphersuites ")) {
         notes.push("a bind line sets its own ciphers: the ssl-default-bind values are shown".into());
+    }
+    if !binds.iter().any(|l| l.split_whitespace().any(|w| w == "ssl")) {
+        notes.push("no bind line has `ssl`: these defaults apply to no listener yet".into());
     }
     let config = TlsConfig {
         server: true,
@@ -59,7 +63,12 @@ pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, 
         .map(|x| x.line)
         .max()
         .or_else(|| text.lines().position(|l| l.trim() == "global").map(|p| p + 1));
-    (config, d, at, notes)
+    Parsed {
+        config,
+        directives: d,
+        insert_at: at,
+        notes,
+    }
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
@@ -69,7 +78,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         return Ok(None);
     }
     let text = read_config(&file)?;
-    let (config, directives, insert_at, mut notes) = from_text(&file, &text);
+    let mut parsed = from_text(&file, &text);
     let mut source = format!("parsed {}", file.display());
     if let Some(h) = haproxy {
         let f = file.display().to_string();
@@ -77,20 +86,12 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         if ok {
             source = format!("haproxy -c -f {f} and its ssl-default-bind lines");
         } else {
-            notes.push(format!("`haproxy -c -f {f}` refused the file: {}", err.trim()));
+            parsed.notes.push(format!("`haproxy -c -f {f}` refused the file: {}", err.trim()));
         }
     } else {
-        notes.push("haproxy is not installed: the file was not checked by HAProxy".into());
+        parsed.notes.push("haproxy is not installed: the file was not checked by HAProxy".into());
     }
-    Ok(Some(Installed {
-        software: "haproxy",
-        file: Some(file),
-        source,
-        config: Config::Tls(config),
-        directives,
-        insert_at,
-        notes,
-    }))
+    Ok(Some(parsed.installed("haproxy", Some(file), source)))
 }
 
 #[cfg(test)]
@@ -100,16 +101,22 @@ mod tests {
     #[test]
     fn global_defaults() {
         let text = "global\n    log /dev/log local0\n    ssl-default-bind-ciphers ECDHE-RSA-AES128-SHA:AES128-SHA\n    ssl-default-bind-options ssl-min-ver TLSv1.0 no-tls-tickets\n\nfrontend f\n    bind :443 ssl crt /etc/haproxy/site.pem\n";
-        let (c, d, at, notes) = from_text(Path::new("/etc/haproxy/haproxy.cfg"), text);
+        let Parsed {
+            config: c,
+            directives: d,
+            insert_at: at,
+            notes,
+        } = from_text(Path::new("/etc/haproxy/haproxy.cfg"), text);
         assert_eq!(c.cipher_string.as_deref(), Some("ECDHE-RSA-AES128-SHA:AES128-SHA"));
         assert_eq!(c.protocols.unwrap(), vec!["TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"]);
         assert!(c.server_order);
         assert_eq!(d.len(), 2);
         assert_eq!(at, Some(4));
         assert!(notes.is_empty());
-        let (c, _, at, _) = from_text(Path::new("/x"), "global\n    maxconn 10\n");
-        assert_eq!(c.protocols.unwrap(), vec!["TLSv1.2", "TLSv1.3"]);
-        assert_eq!(c.cipher_string, None);
-        assert_eq!(at, Some(1));
+        let p = from_text(Path::new("/x"), "global\n    maxconn 10\n");
+        assert_eq!(p.config.protocols.unwrap(), vec!["TLSv1.2", "TLSv1.3"]);
+        assert_eq!(p.config.cipher_string, None);
+        assert_eq!(p.insert_at, Some(1));
+        assert_eq!(p.notes, vec!["no bind line has `ssl`: these defaults apply to no listener yet"]);
     }
 }

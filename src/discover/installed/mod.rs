@@ -53,6 +53,54 @@ pub struct Installed {
     pub notes: Vec<String>,
 }
 
+impl Installed {
+    /// A configuration as its reader found it, before the lines that set it and
+    /// the notes are added ([`Installed::with_lines`], [`Installed::with_notes`]).
+    pub fn new(software: &'static str, file: Option<PathBuf>, source: impl Into<String>, config: Config) -> Installed {
+        Installed {
+            software,
+            file,
+            source: source.into(),
+            config,
+            directives: Vec::new(),
+            insert_at: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// The lines that set the values, and where lines the file lacks go.
+    pub fn with_lines(mut self, directives: Vec<Directive>, insert_at: Option<usize>) -> Installed {
+        self.directives = directives;
+        self.insert_at = insert_at;
+        self
+    }
+
+    /// What could not be read, and other caveats.
+    pub fn with_notes(mut self, notes: Vec<String>) -> Installed {
+        self.notes = notes;
+        self
+    }
+}
+
+/// What a reader found in a TLS server's files: the settings, the lines that set
+/// them, where new lines go, and caveats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub config: TlsConfig,
+    pub directives: Vec<Directive>,
+    pub insert_at: Option<usize>,
+    pub notes: Vec<String>,
+}
+
+impl Parsed {
+    /// The [`Installed`] of `software`, read from `file` as `source` says.
+    pub fn installed(self, software: &'static str, file: Option<PathBuf>, source: impl Into<String>) -> Installed {
+        Installed::new(software, file, source, Config::Tls(self.config))
+            .with_lines(self.directives, self.insert_at)
+            .with_notes(self.notes)
+    }
+}
+
 /// The settings that decide what is negotiated.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "protocol", rename_all = "lowercase")]

@@ -5,7 +5,7 @@
 //! nginx's defaults). When `nginx -T` fails (a file under review whose certificates
 //! do not exist yet), the file is parsed by itself and the note says why.
 
-use super::{read_config, run, Config, Directive, Installed, TlsConfig};
+use super::{read_config, run, Directive, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -268,7 +268,7 @@ pub fn from_files(
     files: &[(PathBuf, String)],
     prefix: &Path,
     version: Option<(u32, u32, u32)>,
-) -> (TlsConfig, Vec<Directive>, Option<usize>, Vec<String>) {
+) -> Parsed {
     let stmts = expand(files, prefix);
     let (chosen, anchor, notes) = effective(&stmts);
     let get = |k: &str| chosen.iter().find(|s| key(s).as_deref() == Some(k));
@@ -306,7 +306,12 @@ pub fn from_files(
         .collect();
     // New lines go after the anchor, when it is in the main file.
     let insert_at = anchor.filter(|a| Some(&a.file) == main.as_ref()).map(|a| a.line);
-    (config, directives, insert_at, notes)
+    Parsed {
+        config,
+        directives,
+        insert_at,
+        notes,
+    }
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
@@ -343,17 +348,9 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     } else {
         notes.push("nginx is not installed: the file is parsed by itself, with nginx 1.22's defaults".into());
     }
-    let (config, directives, insert_at, more) = from_files(&files, &prefix, ver);
-    notes.extend(more);
-    Ok(Some(Installed {
-        software: "nginx",
-        file: Some(file),
-        source,
-        config: Config::Tls(config),
-        directives,
-        insert_at,
-        notes,
-    }))
+    let mut parsed = from_files(&files, &prefix, ver);
+    notes.append(&mut parsed.notes);
+    Ok(Some(Parsed { notes, ..parsed }.installed("nginx", Some(file), source)))
 }
 
 #[cfg(test)]
@@ -368,7 +365,12 @@ mod tests {
         let files = sections(DUMP);
         assert_eq!(files.len(), 2);
         assert_eq!(files[1].0, PathBuf::from("/etc/nginx/sites-enabled/default"));
-        let (c, d, at, notes) = from_files(&files, Path::new("/etc/nginx"), Some((1, 22, 1)));
+        let Parsed {
+            config: c,
+            directives: d,
+            insert_at: at,
+            notes,
+        } = from_files(&files, Path::new("/etc/nginx"), Some((1, 22, 1)));
         assert_eq!(c.protocols, Some(vec!["TLSv1.2".to_string()]));
         assert_eq!(c.cipher_string.as_deref(), Some("ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256"));
         assert!(c.server_order);
@@ -391,7 +393,12 @@ mod tests {
             PathBuf::from("/n.conf"),
             "http {\n server {\n  listen 443 ssl;\n }\n}\n".to_string(),
         )];
-        let (c, d, at, _) = from_files(&files, Path::new("/"), Some((1, 22, 1)));
+        let Parsed {
+            config: c,
+            directives: d,
+            insert_at: at,
+            ..
+        } = from_files(&files, Path::new("/"), Some((1, 22, 1)));
         assert_eq!(c.cipher_string.as_deref(), Some("HIGH:!aNULL:!MD5"));
         assert_eq!(c.protocols.unwrap().len(), 4);
         assert!(!c.server_order);
@@ -438,7 +445,7 @@ mod tests {
         std::fs::write(&f, conf).unwrap();
         let i = read(Some(&f)).unwrap().unwrap();
         assert!(i.source.starts_with("nginx -T"), "{i:?}");
-        let Config::Tls(c) = &i.config else { panic!() };
+        let super::super::Config::Tls(c) = &i.config else { panic!() };
         assert_eq!(c.cipher_string.as_deref(), Some("ECDHE-RSA-AES256-SHA:ECDHE-RSA-AES128-GCM-SHA256"));
         assert!(c.server_order);
         assert_eq!(i.directives.iter().find(|x| x.keyword == "ssl_ciphers").unwrap().line, 11);

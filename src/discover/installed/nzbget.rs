@@ -50,29 +50,22 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     };
     let text = read_config(&file)?;
     let Some((config, directives, insert_at, n)) = from_text(&file, &text) else {
-        return Ok(Some(Installed {
-            software: "nzbget",
-            file: Some(file.clone()),
-            source: format!("parsed {}", file.display()),
-            config: Config::Tls(TlsConfig::default()),
-            directives: Vec::new(),
-            insert_at: None,
-            notes: vec!["no ServerN.Encryption=yes: NZBGet does not use TLS here".into()],
-        }));
+        let source = format!("parsed {}", file.display());
+        return Ok(Some(
+            Installed::new("nzbget", Some(file), source, Config::Tls(TlsConfig::default()))
+                .with_notes(vec!["no ServerN.Encryption=yes: NZBGet does not use TLS here".into()]),
+        ));
     };
     let mut notes = Vec::new();
     if config.cipher_string.is_none() {
         notes.push(format!("Server{n}.Cipher is empty: the TLS library's default list applies"));
     }
-    Ok(Some(Installed {
-        software: "nzbget",
-        file: Some(file.clone()),
-        source: format!("parsed {} (Server{n})", file.display()),
-        config: Config::Tls(config),
-        directives,
-        insert_at,
-        notes,
-    }))
+    let source = format!("parsed {} (Server{n})", file.display());
+    Ok(Some(
+        Installed::new("nzbget", Some(file), source, Config::Tls(config))
+            .with_lines(directives, insert_at)
+            .with_notes(notes),
+    ))
 }
 
 #[cfg(test)]

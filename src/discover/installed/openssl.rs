@@ -5,7 +5,7 @@
 //! [`resolve`] is also how every OpenSSL cipher string here becomes a suite list:
 //! OpenSSL's own parser, never a re-implementation.
 
-use super::{read_config, run, Config, Directive, Installed, TlsConfig};
+use super::{read_config, run, Config, Directive, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -112,7 +112,7 @@ pub fn system_default(text: &str) -> Option<(String, Entries)> {
 }
 
 /// The client defaults from an `openssl.cnf` text.
-pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<Directive>, Option<usize>, Vec<String>) {
+pub fn from_text(file: &Path, text: &str) -> Parsed {
     let mut notes = Vec::new();
     let mut config = TlsConfig {
         server: false,
@@ -154,7 +154,12 @@ pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<Directive>, Option<
             file.display()
         )),
     }
-    (config, directives, insert_at, notes)
+    Parsed {
+        config,
+        directives,
+        insert_at,
+        notes,
+    }
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
@@ -163,27 +168,14 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         .or_else(|| std::env::var_os("OPENSSL_CONF").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
     if !file.exists() && config_from.is_none() {
-        return Ok(Some(Installed {
-            software: "openssl",
-            file: None,
-            source: "OpenSSL's built-in defaults".into(),
-            config: Config::Tls(TlsConfig::default()),
-            directives: Vec::new(),
-            insert_at: None,
-            notes: vec![format!("{} does not exist", file.display())],
-        }));
+        return Ok(Some(
+            Installed::new("openssl", None, "OpenSSL's built-in defaults", Config::Tls(TlsConfig::default()))
+                .with_notes(vec![format!("{} does not exist", file.display())]),
+        ));
     }
     let text = read_config(&file)?;
-    let (config, directives, insert_at, notes) = from_text(&file, &text);
-    Ok(Some(Installed {
-        software: "openssl",
-        file: Some(file.clone()),
-        source: format!("{} (system_default) and `openssl ciphers -s`", file.display()),
-        config: Config::Tls(config),
-        directives,
-        insert_at,
-        notes,
-    }))
+    let source = format!("{} (system_default) and `openssl ciphers -s`", file.display());
+    Ok(Some(from_text(&file, &text).installed("openssl", Some(file), source)))
 }
 
 #[cfg(test)]
@@ -195,14 +187,19 @@ mod tests {
 
     #[test]
     fn reads_system_default() {
-        let (c, d, at, notes) = from_text(Path::new("/etc/ssl/openssl.cnf"), CNF);
+        let Parsed {
+            config: c,
+            directives: d,
+            insert_at: at,
+            notes,
+        } = from_text(Path::new("/etc/ssl/openssl.cnf"), CNF);
         assert_eq!(c.cipher_string.as_deref(), Some("DEFAULT@SECLEVEL=2"));
         assert_eq!(c.protocols, Some(vec!["TLSv1.2".to_string(), "TLSv1.3".to_string()]));
         assert_eq!(d.len(), 2);
         assert_eq!((d[0].keyword.as_str(), d[0].line), ("minprotocol", 14));
         assert_eq!(at, Some(15));
         assert!(notes.is_empty());
-        let (c, _, _, notes) = from_text(Path::new("/x"), "openssl_conf = init\n[init]\n");
+        let Parsed { config: c, notes, .. } = from_text(Path::new("/x"), "openssl_conf = init\n[init]\n");
         assert_eq!(c.cipher_string, None);
         assert_eq!(notes.len(), 1);
     }

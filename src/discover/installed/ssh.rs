@@ -40,16 +40,11 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         (Some(p), Some(t)) => scan_directives(p, t, KEYWORDS, '#'),
         _ => Vec::new(),
     };
-    Ok(Some(Installed {
-        software: "ssh",
-        file,
-        source: format!("ssh {}", args.join(" ")),
-        config: Config::Ssh(config),
-        // ssh takes the first value it reads: new lines go at the top.
-        insert_at: text.is_some().then_some(0),
-        directives,
-        notes: Vec::new(),
-    }))
+    // ssh takes the first value it reads: new lines go at the top.
+    let insert_at = text.is_some().then_some(0);
+    Ok(Some(
+        Installed::new("ssh", file, format!("ssh {}", args.join(" ")), Config::Ssh(config)).with_lines(directives, insert_at),
+    ))
 }
 
 #[cfg(test)]

@@ -127,15 +127,12 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         anyhow::bail!("`{source}` printed no ciphers line");
     }
     let directives = text.as_deref().map(|t| global_directives(&file, t)).unwrap_or_default();
-    Ok(Some(Installed {
-        software: "sshd",
-        file: text.is_some().then_some(file),
-        source,
-        config: Config::Ssh(config),
-        insert_at: text.as_deref().map(insert_line),
-        directives,
-        notes,
-    }))
+    let insert_at = text.as_deref().map(insert_line);
+    Ok(Some(
+        Installed::new("sshd", text.is_some().then_some(file), source, Config::Ssh(config))
+            .with_lines(directives, insert_at)
+            .with_notes(notes),
+    ))
 }
 
 /// The lists as written in the file (first value wins, as in sshd), without defaults.
@@ -162,15 +159,9 @@ fn from_text(file: &Path, text: &str, mut notes: Vec<String>) -> Installed {
     {
         notes.push("the file edits the default lists (+/-/^), which only sshd -T can resolve".into());
     }
-    Installed {
-        software: "sshd",
-        file: Some(file.to_path_buf()),
-        source: format!("parsed {}", file.display()),
-        config: Config::Ssh(config),
-        insert_at: Some(insert_line(text)),
-        directives,
-        notes,
-    }
+    Installed::new("sshd", Some(file.to_path_buf()), format!("parsed {}", file.display()), Config::Ssh(config))
+        .with_lines(directives, Some(insert_line(text)))
+        .with_notes(notes)
 }
 
 /// New global lines go before the first `Match` block (after it they would apply

@@ -1,10 +1,11 @@
-//! stunnel has no dump: its configuration file is read directly. `ciphers`,
-//! `ciphersuites`, `sslVersionMin`/`sslVersionMax`/`sslVersion`, `curves` and
-//! `options = CIPHER_SERVER_PREFERENCE` decide what a service offers; the global
-//! section and the first service are read (a later service may differ; the note says
-//! so).
+//! stunnel has no dump of a configuration file, but `stunnel -version` prints its
+//! built-in service defaults (`ciphers`, `ciphersuites`, `curves`, `options`): the
+//! file's `ciphers`, `ciphersuites`, `sslVersionMin`/`sslVersionMax`/`sslVersion`,
+//! `curves` and `options = CIPHER_SERVER_PREFERENCE` are laid over them. The global
+//! section and the first service are read (a later service may differ; the note
+//! says so). `sslVersionMin` defaults to TLSv1 (stunnel(8)).
 
-use super::{read_config, scan_directives, value_after, Config, Installed, TlsConfig};
+use super::{read_config, run, scan_directives, value_after, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -19,7 +20,36 @@ pub const KEYWORDS: &[&str] = &[
     "client",
 ];
 
-pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, Option<usize>, Vec<String>) {
+/// stunnel's built-in service defaults, from `stunnel -version`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Defaults {
+    pub ciphers: Option<String>,
+    pub ciphersuites: Option<String>,
+    pub curves: Option<String>,
+    pub server_order: bool,
+}
+
+/// The `Service-level options:` block of `stunnel -version`
+/// (`ciphersuites = LIST (with TLSv1.3)`, one `options = X` line per option).
+pub fn parse_defaults(text: &str) -> Defaults {
+    let mut d = Defaults::default();
+    let block = text.split("Service-level options:").nth(1).unwrap_or("");
+    for l in block.lines() {
+        let Some((k, v)) = l.split_once('=') else { continue };
+        let v = v.trim().trim_end_matches("(with TLSv1.3)").trim().to_string();
+        match k.trim() {
+            "ciphers" => d.ciphers = Some(v),
+            "ciphersuites" => d.ciphersuites = Some(v),
+            "curves" => d.curves = Some(v),
+            "options" if v == "CIPHER_SERVER_PREFERENCE" => d.server_order = true,
+            _ => {}
+        }
+    }
+    d
+}
+
+/// The file's settings over `defaults`.
+pub fn from_text(file: &Path, text: &str, defaults: &Defaults) -> Parsed {
     // The global part and the first [service].
     let sections: Vec<usize> = text
         .lines()
@@ -41,37 +71,50 @@ pub fn from_text(file: &Path, text: &str) -> (TlsConfig, Vec<super::Directive>, 
     };
     let protocols = match get("sslversion") {
         Some(v) if !v.eq_ignore_ascii_case("all") => vec![super::normalise_version(&v)],
-        _ => super::version_range(get("sslversionmin").as_deref().or(Some("TLSv1.2")), get("sslversionmax").as_deref()),
+        _ => super::version_range(
+            get("sslversionmin").as_deref().filter(|v| !v.eq_ignore_ascii_case("all")).or(Some("TLSv1")),
+            get("sslversionmax").as_deref().filter(|v| !v.eq_ignore_ascii_case("all")),
+        ),
     };
     let mut notes = Vec::new();
     if sections.len() > 1 {
         notes.push(format!("{} services: the first one is shown", sections.len()));
     }
+    // `options` lines accumulate: only the one that sets the server's order is a
+    // line the recommendation replaces (the others, NO_TICKET ..., stay).
+    let order = |x: &super::Directive| x.text.to_ascii_uppercase().contains("CIPHER_SERVER_PREFERENCE");
+    let server_order = match d.iter().rev().find(|x| x.keyword == "options" && order(*x)) {
+        Some(x) => !value_after(&x.text, "options").is_some_and(|v| v.starts_with('-')),
+        None => defaults.server_order,
+    };
     let config = TlsConfig {
         server: !get("client").is_some_and(|v| v.eq_ignore_ascii_case("yes")),
         protocols: Some(protocols),
-        cipher_string: get("ciphers"),
-        ciphersuites: get("ciphersuites"),
-        groups: get("curves"),
-        server_order: d
-            .iter()
-            .any(|x| x.keyword == "options" && x.text.to_ascii_uppercase().contains("CIPHER_SERVER_PREFERENCE")),
+        cipher_string: get("ciphers").or_else(|| defaults.ciphers.clone()),
+        ciphersuites: get("ciphersuites").or_else(|| defaults.ciphersuites.clone()),
+        groups: get("curves").or_else(|| defaults.curves.clone()),
+        server_order,
         ..Default::default()
     };
-    let at = d
-        .iter()
-        .filter(|x| x.keyword != "client")
-        .map(|x| x.line)
-        .max()
-        .or(sections.first().copied());
-    (config, d.into_iter().filter(|x| x.keyword != "client").collect(), at, notes)
+    let directives: Vec<_> = d
+        .into_iter()
+        .filter(|x| x.keyword != "client" && (x.keyword != "options" || order(x)))
+        .collect();
+    let insert_at = directives.iter().map(|x| x.line).max().or(sections.first().copied());
+    Parsed {
+        config,
+        directives,
+        insert_at,
+        notes,
+    }
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
+    let stunnel = super::find_program(&["stunnel4", "stunnel"]);
     let file = match config_from {
         Some(p) => p.to_path_buf(),
         None => {
-            if super::find_program(&["stunnel4", "stunnel"]).is_none() {
+            if stunnel.is_none() {
                 return Ok(None);
             }
             let found = std::fs::read_dir("/etc/stunnel").ok().and_then(|rd| {
@@ -90,17 +133,28 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         }
     };
     let text = read_config(&file)?;
-    let (config, directives, insert_at, mut notes) = from_text(&file, &text);
-    notes.push("stunnel has no dump: unset values are stunnel's built-in defaults, which depend on its version".into());
-    Ok(Some(Installed {
-        software: "stunnel",
-        file: Some(file.clone()),
-        source: format!("parsed {}", file.display()),
-        config: Config::Tls(config),
-        directives,
-        insert_at,
-        notes,
-    }))
+    let mut source = format!("parsed {}", file.display());
+    let mut note = None;
+    let defaults = match &stunnel {
+        Some(s) => {
+            // `-version` prints to stderr and exits non-zero on some builds.
+            let (_, out, err) = run(s, &["-version"])?;
+            let d = parse_defaults(&format!("{out}{err}"));
+            if d.ciphers.is_some() {
+                source = format!("{source} over `{s} -version` (its built-in defaults)");
+            } else {
+                note = Some(format!("`{s} -version` printed no defaults: unset values are OpenSSL's"));
+            }
+            d
+        }
+        None => {
+            note = Some("stunnel is not installed: unset values are OpenSSL's defaults, not stunnel's".to_string());
+            Defaults::default()
+        }
+    };
+    let mut parsed = from_text(&file, &text, &defaults);
+    parsed.notes.extend(note);
+    Ok(Some(parsed.installed("stunnel", Some(file), source)))
 }
 
 #[cfg(test)]
@@ -110,7 +164,12 @@ mod tests {
     #[test]
     fn first_service() {
         let text = "; stunnel.conf\npid = /run/stunnel.pid\n[https]\naccept = 443\nconnect = 80\nciphers = AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256\nsslVersionMin = TLSv1\noptions = CIPHER_SERVER_PREFERENCE\n[other]\nciphers = RC4\n";
-        let (c, d, at, notes) = from_text(Path::new("/etc/stunnel/s.conf"), text);
+        let Parsed {
+            config: c,
+            directives: d,
+            insert_at: at,
+            notes,
+        } = from_text(Path::new("/etc/stunnel/s.conf"), text, &Defaults::default());
         assert!(c.server);
         assert_eq!(c.cipher_string.as_deref(), Some("AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256"));
         assert_eq!(c.protocols.unwrap()[0], "TLSv1");
@@ -118,5 +177,39 @@ mod tests {
         assert_eq!(d.iter().find(|x| x.keyword == "ciphers").unwrap().line, 6);
         assert_eq!(at, Some(8));
         assert_eq!(notes.len(), 1);
+    }
+
+    /// The shape of `stunnel -version`: defaults under `Service-level options:`,
+    /// laid under the file's values; an `options` line other than the server's
+    /// order is not a line the recommendation replaces.
+    #[test]
+    fn defaults_from_version_under_the_file() {
+        let version = "stunnel 5.68 on x86_64-pc-linux-gnu platform\nGlobal options:\nRNDbytes               = 1024\n \nService-level options:\nciphers                = HIGH:!aNULL:!SSLv2:!DH:!kDHEPSK\nciphersuites           = TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256 (with TLSv1.3)\ncurves                 = X25519:P-256\noptions                = NO_SSLv2\n";
+        let defaults = parse_defaults(version);
+        assert_eq!(defaults.ciphers.as_deref(), Some("HIGH:!aNULL:!SSLv2:!DH:!kDHEPSK"));
+        assert_eq!(defaults.ciphersuites.as_deref(), Some("TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256"));
+        assert!(!defaults.server_order);
+        let text = "[s]\naccept = 127.0.0.1:1\noptions = NO_TICKET\nciphersuites = TLS_AES_128_GCM_SHA256\nsslVersionMax = TLSv1.2\n";
+        let p = from_text(Path::new("/s.conf"), text, &defaults);
+        assert_eq!(p.config.cipher_string, defaults.ciphers);
+        assert_eq!(p.config.ciphersuites.as_deref(), Some("TLS_AES_128_GCM_SHA256"));
+        assert_eq!(p.config.groups.as_deref(), Some("X25519:P-256"));
+        assert_eq!(p.config.protocols.unwrap(), vec!["TLSv1", "TLSv1.1", "TLSv1.2"]);
+        assert!(!p.config.server_order);
+        assert!(!p.directives.iter().any(|d| d.keyword == "options"), "{:?}", p.directives);
+        assert_eq!(p.insert_at, Some(5));
+    }
+
+    /// The real `stunnel -version` has the block this reader expects.
+    #[test]
+    fn real_stunnel_prints_its_defaults() {
+        let Some(s) = super::super::find_program(&["stunnel4", "stunnel"]) else {
+            eprintln!("skipped: stunnel is not installed");
+            return;
+        };
+        let (_, out, err) = run(&s, &["-version"]).unwrap();
+        let d = parse_defaults(&format!("{out}{err}"));
+        assert!(d.ciphers.is_some() && d.ciphersuites.is_some() && d.curves.is_some(), "{d:?}\n{out}{err}");
+        assert!(!d.ciphersuites.unwrap().contains('('));
     }
 }

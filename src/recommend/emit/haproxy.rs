@@ -1,4 +1,5 @@
-//! HAProxy `global` section (bind side; `ssl-default-bind-curves` needs HAProxy 2.8).
+//! HAProxy `global` section (bind side; `haproxy -c` of Debian 12's HAProxy 2.6
+//! accepts every line, `ssl-default-bind-curves` included).
 
 use super::{Choice, Emitter};
 

@@ -277,6 +277,7 @@ mod tests {
         let s = lines("stunnel", &c).unwrap();
         assert_eq!(openssl_resolves(&value(&s, "ciphersuites ="), &value(&s, "ciphers =")), want);
         assert_eq!(value(&s, "sslVersionMin ="), "TLSv1.2");
+        assert_eq!(value(&s, "sslVersionMax ="), "TLSv1.3");
     }
 
     #[test]

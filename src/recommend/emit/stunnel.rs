@@ -17,6 +17,10 @@ impl Emitter for Stunnel {
         if let Some(min) = t.min_protocol() {
             out.push(format!("sslVersionMin = {}", super::server_protocol_name(min)));
         }
+        // A file that caps the version (`sslVersionMax = TLSv1.2`) would keep TLS 1.3 off.
+        if let Some(max) = t.protocols.last() {
+            out.push(format!("sslVersionMax = {}", super::server_protocol_name(max)));
+        }
         if !t.tls12.is_empty() {
             out.push(format!("ciphers = {}", t.openssl_tls12()));
         }

@@ -1,0 +1,132 @@
+//! Set-up shared by the tests of `cipherbench check` against real servers
+//! (`tests/check.rs`: nginx and sshd; `tests/installed.rs`: Apache, HAProxy and
+//! stunnel): running `check`, applying its diff with the real `patch`, starting a
+//! real server and asking a real default OpenSSL client what it negotiates.
+
+use super::{json_of, wait_listening, Proc};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// `cipherbench --no-store` without colour, killed after 240 s.
+pub fn cb() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("cipherbench").unwrap();
+    c.env_remove("NO_COLOR").arg("--no-store");
+    c.timeout(Duration::from_secs(240));
+    c
+}
+
+/// `check --json` on a file: (exit code, report). The same run's
+/// `--export-prom` file must agree with the report: one `findings` sample per
+/// software and kind, counting the report's findings, and one `refused_offered`
+/// sample per refused option.
+pub fn check(file: &Path, software: &str, budget: &str) -> (i32, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let prom_file = dir.path().join("cipherbench.prom");
+    let out = cb()
+        .args(["check", "--json", "--for", software, "--budget", budget, "--config-from"])
+        .arg(file)
+        .arg("--export-prom")
+        .arg(&prom_file)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 1,
+        "check exited {code}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json_of(&out.stdout);
+    let prom = std::fs::read_to_string(&prom_file).expect("--export-prom written");
+    for line in prom.lines().filter(|l| !l.starts_with('#')) {
+        let (_, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("not a sample: {line}"));
+        assert!(value.parse::<f64>().is_ok(), "not a number: {line}");
+    }
+    for kind in ["policy", "speed", "negotiation"] {
+        let n = r["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == kind).count();
+        let want = format!("cipherbench_check_findings{{software=\"{software}\",kind=\"{kind}\",");
+        let line = prom
+            .lines()
+            .find(|l| l.starts_with(&want))
+            .unwrap_or_else(|| panic!("{want} missing:\n{prom}"));
+        assert!(line.ends_with(&format!("}} {n}")), "{line} vs {n} {kind} finding(s)");
+    }
+    let refused = r["diffs"][0]["offered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["allowed"] == false)
+        .count();
+    assert_eq!(prom.matches("cipherbench_check_refused_offered{").count(), refused, "{prom}");
+    (code, r)
+}
+
+/// The `name` of each object of a JSON array.
+pub fn names(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Applies a unified diff with the real `patch` program (`-d / -p1`).
+pub fn apply(patch: &str) {
+    use std::io::Write;
+    let mut p = Command::new("patch")
+        .args(["-s", "-d", "/", "-p1"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("patch");
+    p.stdin.take().unwrap().write_all(patch.as_bytes()).unwrap();
+    assert!(p.wait().unwrap().success(), "patch refused:\n{patch}");
+}
+
+/// Starts a server that listens on 127.0.0.1:`port` (in the foreground, output
+/// discarded) and waits up to 10 s until it does; it is stopped when the returned
+/// guard drops.
+pub fn serve(cmd: &mut Command, port: u16, what: &str) -> Proc {
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_listening(port, &mut child, what);
+    Proc(child)
+}
+
+/// What a default OpenSSL client (`openssl s_client`, plus `extra` arguments)
+/// negotiates with the server on 127.0.0.1:`port`: (protocol, OpenSSL suite name),
+/// or `None` when no handshake completes. A worker that is still starting can drop
+/// the first connection: a few tries.
+pub fn s_client(port: u16, extra: &[&str]) -> Option<(String, String)> {
+    let mut text = String::new();
+    for _ in 0..10 {
+        let out = Command::new("openssl")
+            .args(["s_client", "-connect", &format!("127.0.0.1:{port}")])
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.contains("Protocol") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // The session block: "    Protocol  : TLSv1.2" and "    Cipher    : ECDHE-RSA-AES128-SHA"
+    // (the "New, ..." line shows the suite's own minimum version, not the protocol).
+    let field = |k: &str| {
+        text.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix(k)
+                .map(|r| r.trim_start().trim_start_matches(':').trim().to_string())
+        })
+    };
+    match (field("Protocol"), field("Cipher")) {
+        (Some(p), Some(c)) if c != "0000" && c != "(NONE)" => Some((p, c)),
+        _ => None,
+    }
+}
+
+/// [`s_client`] that must complete a handshake.
+pub fn negotiated(port: u16) -> (String, String) {
+    s_client(port, &[]).unwrap_or_else(|| panic!("no TLS handshake with 127.0.0.1:{port}"))
+}

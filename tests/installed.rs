@@ -1,0 +1,320 @@
+//! `cipherbench check` against the real Apache, HAProxy and stunnel (issue 17's
+//! bar: real parts, as tests/check.rs does for nginx and sshd). Each is started as
+//! a private instance on 127.0.0.1 from a deliberately poor configuration (CBC and
+//! SHA-1 suites first, TLS 1.0 allowed) with a generated certificate, and:
+//! - `check --config-from FILE` exits 1 and names each fix with its grade and
+//!   cited reason, introducing none;
+//! - what it says is negotiated now is what a real default `openssl s_client`
+//!   gets from the live server;
+//! - its unified diff applies with `patch`, and the patched file passes the
+//!   software's own checker (`apache2 -t`, `haproxy -c`; stunnel has none, so it is
+//!   started from the patched file);
+//! - the patched server gives a default client what the diff recommended, a client
+//!   offering only the recommended suite completes a handshake, and a second
+//!   `check` says nothing to change with exit 0.
+//!
+//! The last test checks that the terminal groups many findings per software and
+//! cited reason, while `--verbose` and `--json` keep every one.
+
+mod common;
+
+use common::check::{apply, cb, check, names, negotiated, s_client, serve};
+use common::{free_port, json_of, self_signed, Proc};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Each `check` run's time budget: enough to measure the two choices, small
+/// enough to keep a test near 20 s.
+const BUDGET: &str = "4s";
+
+/// The poor cipher list the three servers start with (server order enforced).
+const POOR_CIPHERS: &str = "ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256";
+
+/// What the diff of every poor configuration must fix.
+const FIXES: &[&str] = &[
+    "TLSv1",
+    "TLSv1.1",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA",
+];
+
+/// One software's round trip.
+struct Case<'a> {
+    software: &'a str,
+    /// The file given to `--config-from`.
+    file: PathBuf,
+    port: u16,
+    /// Starts the real server from `file`.
+    start: &'a dyn Fn() -> Proc,
+    /// The software's own check of `file`, where it has one.
+    validate: Option<&'a dyn Fn()>,
+    /// A poor line (as written, indentation included) the diff must replace.
+    replaced: &'a str,
+}
+
+fn program(candidates: &[&str]) -> String {
+    candidates
+        .iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or_else(|| panic!("none of {candidates:?} is installed: scripts/ensure-deps.sh test installs it"))
+        .to_string()
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn round_trip(c: &Case) {
+    let (code, r) = check(&c.file, c.software, BUDGET);
+    assert_eq!(code, 1, "a poor config is a finding: {r:#}");
+    let diff = &r["diffs"][0];
+    assert_eq!(diff["software"], c.software, "{diff:#}");
+    // Each fix is named, with a grade and a cited reason; nothing is introduced.
+    let fixed = names(&diff["fixed"]);
+    for want in FIXES {
+        assert!(fixed.contains(&want.to_string()), "{want} not among the fixes {fixed:?}\n{diff:#}");
+    }
+    for f in diff["fixed"].as_array().unwrap() {
+        let reason = f["reasons"][0].as_str().unwrap();
+        match f["level"].as_str() {
+            Some("weak" | "insecure") => assert!(reason.contains('['), "no cited reference: {f}"),
+            _ => assert!(reason.contains("policy `intermediate`"), "{f}"),
+        }
+    }
+    assert_eq!(diff["introduced"].as_array().unwrap().len(), 0, "{diff:#}");
+
+    // What cipherbench says is negotiated is what a real default client gets.
+    {
+        let _server = (c.start)();
+        let real = negotiated(c.port);
+        assert_eq!(real, ("TLSv1.2".to_string(), "ECDHE-RSA-AES128-SHA".to_string()));
+        assert_eq!(diff["now"]["version"], real.0.as_str(), "{diff:#}");
+        assert_eq!(diff["now"]["openssl_name"], real.1.as_str(), "{diff:#}");
+    }
+
+    // The diff applies and the software accepts the result.
+    let patch = diff["patch"].as_str().unwrap_or_else(|| panic!("no unified diff: {diff:#}"));
+    assert!(patch.contains(&format!("\n-{}\n", c.replaced)), "{patch}");
+    apply(patch);
+    if let Some(validate) = c.validate {
+        validate();
+    }
+
+    // Applied once: nothing to change, and check exits 0.
+    let (code, again) = check(&c.file, c.software, BUDGET);
+    let d2 = &again["diffs"][0];
+    assert_eq!(code, 0, "{again:#}");
+    assert_eq!(d2["nothing_to_change"], true, "{d2:#}");
+    assert!(again["findings"].as_array().unwrap().is_empty(), "{again:#}");
+
+    // The patched server: a default client gets what the diff recommended, and a
+    // client that offers only the recommended suite completes a handshake.
+    let _server = (c.start)();
+    let real = negotiated(c.port);
+    assert_eq!(d2["now"]["version"], real.0.as_str(), "{d2:#}");
+    assert_eq!(d2["now"]["openssl_name"], real.1.as_str(), "{d2:#}");
+    assert_eq!(diff["recommended"]["openssl_name"], real.1.as_str(), "{diff:#}");
+    let rec = diff["recommended"]["openssl_name"].as_str().unwrap();
+    let only: Vec<&str> = if diff["recommended"]["version"] == "TLSv1.3" {
+        vec!["-ciphersuites", rec]
+    } else {
+        vec!["-tls1_2", "-cipher", rec]
+    };
+    let got = s_client(c.port, &only).unwrap_or_else(|| panic!("no handshake offering only {rec}"));
+    assert_eq!(got.1, rec);
+}
+
+#[test]
+fn poor_apache_diff_names_each_fix_matches_reality_and_applies() {
+    let apache = program(&["/usr/sbin/apache2", "/usr/sbin/httpd"]);
+    let modules = ["/usr/lib/apache2/modules", "/usr/lib64/httpd/modules", "/usr/lib/httpd/modules"]
+        .into_iter()
+        .find(|p| Path::new(p).join("mod_ssl.so").exists())
+        .expect("mod_ssl.so");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    self_signed(d, &["-newkey", "rsa:2048"]);
+    let port = free_port();
+    // The TLS lines are in an included file, as on a real server (sites-enabled).
+    let site = d.join("ssl-site.conf");
+    let poor = format!("    SSLCipherSuite {POOR_CIPHERS}");
+    std::fs::write(
+        &site,
+        format!(
+            "<VirtualHost 127.0.0.1:{port}>\n    SSLEngine on\n    SSLCertificateFile {d}/cert.pem\n    SSLCertificateKeyFile {d}/key.pem\n    SSLProtocol -all +TLSv1 +TLSv1.1 +TLSv1.2\n{poor}\n    SSLOpenSSLConfCmd Ciphersuites TLS_AES_256_GCM_SHA384\n    SSLHonorCipherOrder on\n</VirtualHost>\n",
+            d = d.display()
+        ),
+    )
+    .unwrap();
+    // Root must name an unprivileged user for the workers (Apache refuses root).
+    let user = if is_root() { "User nobody\nGroup nogroup\n" } else { "" };
+    let file = d.join("apache2.conf");
+    std::fs::write(
+        &file,
+        format!(
+            "ServerRoot {d}\nDefaultRuntimeDir {d}\nPidFile {d}/apache2.pid\nErrorLog {d}/error.log\nServerName 127.0.0.1\nDocumentRoot {d}\n{user}LoadModule mpm_event_module {modules}/mod_mpm_event.so\nLoadModule ssl_module {modules}/mod_ssl.so\nListen 127.0.0.1:{port}\nInclude {site}\n",
+            d = d.display(),
+            site = site.display()
+        ),
+    )
+    .unwrap();
+    let validate = || {
+        let out = Command::new(&apache).arg("-t").arg("-f").arg(&file).output().unwrap();
+        assert!(
+            out.status.success(),
+            "apache2 -t refused:\n{}\n{}",
+            std::fs::read_to_string(&site).unwrap(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    validate();
+    let start = || serve(Command::new(&apache).args(["-D", "FOREGROUND", "-f"]).arg(&file), port, "apache2");
+    round_trip(&Case {
+        software: "apache",
+        file: file.clone(),
+        port,
+        start: &start,
+        validate: Some(&validate),
+        replaced: &poor,
+    });
+    // The TLS 1.3 list set with SSLOpenSSLConfCmd (which mod_ssl applies last) was
+    // replaced, not left to override the new line.
+    let after = std::fs::read_to_string(&site).unwrap();
+    assert!(!after.contains("SSLOpenSSLConfCmd Ciphersuites"), "{after}");
+}
+
+#[test]
+fn poor_haproxy_diff_names_each_fix_matches_reality_and_applies() {
+    let haproxy = program(&["/usr/sbin/haproxy", "/usr/local/sbin/haproxy"]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cert, key) = self_signed(d, &["-newkey", "rsa:2048"]);
+    let pem = [std::fs::read(cert).unwrap(), std::fs::read(key).unwrap()].concat();
+    std::fs::write(d.join("site.pem"), pem).unwrap();
+    let port = free_port();
+    let poor = "    ssl-default-bind-options ssl-min-ver TLSv1.0 ssl-max-ver TLSv1.2 no-tls-tickets";
+    let file = d.join("haproxy.cfg");
+    std::fs::write(
+        &file,
+        format!(
+            "global\n    pidfile {d}/haproxy.pid\n    ssl-default-bind-ciphers {POOR_CIPHERS}\n{poor}\n\ndefaults\n    mode tcp\n    timeout connect 5s\n    timeout client 5s\n    timeout server 5s\n\nfrontend tls\n    bind 127.0.0.1:{port} ssl crt {d}/site.pem\n    default_backend nowhere\n\nbackend nowhere\n    server none 127.0.0.1:{closed}\n",
+            d = d.display(),
+            closed = free_port()
+        ),
+    )
+    .unwrap();
+    let validate = || {
+        let out = Command::new(&haproxy).arg("-c").arg("-f").arg(&file).output().unwrap();
+        assert!(
+            out.status.success(),
+            "haproxy -c refused:\n{}\n{}",
+            std::fs::read_to_string(&file).unwrap(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    validate();
+    let start = || serve(Command::new(&haproxy).arg("-db").arg("-f").arg(&file), port, "haproxy");
+    round_trip(&Case {
+        software: "haproxy",
+        file: file.clone(),
+        port,
+        start: &start,
+        validate: Some(&validate),
+        replaced: poor,
+    });
+}
+
+#[test]
+fn poor_stunnel_diff_names_each_fix_matches_reality_and_applies() {
+    let stunnel = program(&["/usr/bin/stunnel4", "/usr/bin/stunnel", "/usr/sbin/stunnel"]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    self_signed(d, &["-newkey", "rsa:2048"]);
+    let port = free_port();
+    let poor = format!("ciphers = {POOR_CIPHERS}");
+    let file = d.join("stunnel.conf");
+    std::fs::write(
+        &file,
+        format!(
+            "; a private instance\nforeground = yes\npid = {d}/stunnel.pid\n\n[tls]\naccept = 127.0.0.1:{port}\nconnect = 127.0.0.1:{closed}\ncert = {d}/cert.pem\nkey = {d}/key.pem\noptions = NO_TICKET\n{poor}\nsslVersionMin = TLSv1\nsslVersionMax = TLSv1.2\noptions = CIPHER_SERVER_PREFERENCE\n",
+            d = d.display(),
+            closed = free_port()
+        ),
+    )
+    .unwrap();
+    // stunnel has no check mode: starting it from the patched file is the check.
+    let start = || serve(Command::new(&stunnel).arg(&file), port, "stunnel");
+    round_trip(&Case {
+        software: "stunnel",
+        file: file.clone(),
+        port,
+        start: &start,
+        validate: None,
+        replaced: &poor,
+    });
+    // Its other options stay.
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(after.contains("\noptions = NO_TICKET\n"), "{after}");
+}
+
+/// A system OpenSSL configuration whose default list offers dozens of suites the
+/// policy refuses: the terminal groups them (one `FINDING` line for the software,
+/// each cited reason once), `--verbose` prints one line per finding, and `--json`
+/// keeps every finding with its option and reason.
+#[test]
+fn check_groups_many_findings_and_verbose_lists_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("openssl.cnf");
+    std::fs::write(
+        &file,
+        "openssl_conf = init\n\n[init]\nssl_conf = ssl\n\n[ssl]\nsystem_default = sd\n\n[sd]\nMinProtocol = TLSv1\nCipherString = DEFAULT\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let out = cb()
+            .env("NO_COLOR", "1")
+            .args(["check", "--for", "openssl", "--budget", "3s", "--config-from"])
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let report = json_of(run(&["--json"]).as_bytes());
+    let findings = report["findings"].as_array().unwrap();
+    let policy: Vec<_> = findings.iter().filter(|f| f["kind"] == "policy").collect();
+    assert!(policy.len() >= 20, "{findings:#?}");
+    for f in &policy {
+        assert!(f["option"].is_string() && f["reason"].is_string() && f["list"].is_string(), "{f}");
+    }
+
+    let grouped = run(&[]);
+    let heads: Vec<&str> = grouped.lines().filter(|l| l.starts_with("FINDING")).collect();
+    let kinds = ["policy", "speed", "negotiation"]
+        .iter()
+        .filter(|k| findings.iter().any(|f| f["kind"] == **k))
+        .count();
+    assert!(heads.len() <= kinds, "{heads:#?}");
+    assert!(
+        heads.contains(&format!("FINDING openssl: offers {} options that policy intermediate refuses", policy.len()).as_str()),
+        "{grouped}"
+    );
+    // Each cited reason once; the section after the diff is far shorter than the findings.
+    let section = &grouped[grouped.find("FINDING").unwrap()..];
+    assert!(section.lines().count() * 2 < findings.len(), "{section}");
+    let mut reasons: Vec<&str> = policy.iter().map(|f| f["reason"].as_str().unwrap()).collect();
+    reasons.sort();
+    reasons.dedup();
+    for r in reasons {
+        let first_words: String = r.split(' ').take(3).collect::<Vec<_>>().join(" ");
+        assert!(section.contains(&first_words), "{r} missing:\n{section}");
+    }
+    assert!(section.lines().all(|l| l.chars().count() <= 80), "{section}");
+    let last = section.lines().last().unwrap();
+    assert!(last.starts_with(&format!("check: {} finding(s) under policy intermediate", findings.len())), "{last}");
+
+    let verbose = run(&["--verbose"]);
+    assert_eq!(verbose.lines().filter(|l| l.starts_with("FINDING")).count(), findings.len(), "{verbose}");
+}
