@@ -21,17 +21,15 @@ fn nginx_conf(d: &Path, port: u16, tls: &str) -> String {
     )
 }
 
+/// The real nginx with its prefix, error log and configuration in `dir`.
+fn nginx(file: &Path, dir: &Path) -> Command {
+    let mut c = Command::new("nginx");
+    c.arg("-p").arg(dir).arg("-e").arg(dir.join("error.log")).arg("-c").arg(file);
+    c
+}
+
 fn nginx_t(file: &Path, dir: &Path) {
-    let out = Command::new("nginx")
-        .arg("-t")
-        .arg("-p")
-        .arg(dir)
-        .arg("-e")
-        .arg(dir.join("error.log"))
-        .arg("-c")
-        .arg(file)
-        .output()
-        .unwrap();
+    let out = nginx(file, dir).arg("-t").output().unwrap();
     assert!(
         out.status.success(),
         "nginx -t refused {}:\n{}\n{}",
@@ -43,17 +41,7 @@ fn nginx_t(file: &Path, dir: &Path) {
 
 /// What a default OpenSSL client negotiates with a real nginx: (protocol, OpenSSL suite name).
 fn negotiated_with_real_nginx(file: &Path, dir: &Path, port: u16) -> (String, String) {
-    let _nginx = serve(
-        Command::new("nginx")
-            .arg("-p")
-            .arg(dir)
-            .arg("-e")
-            .arg(dir.join("error.log"))
-            .arg("-c")
-            .arg(file),
-        port,
-        "nginx",
-    );
+    let _nginx = serve(&mut nginx(file, dir), port, "nginx");
     negotiated(port)
 }
 
@@ -398,17 +386,7 @@ fn remote_tls_server_gets_the_same_diff() {
     }
     let file = d.join("nginx.conf");
     std::fs::write(&file, conf).unwrap();
-    let _nginx = serve(
-        Command::new("nginx")
-            .arg("-p")
-            .arg(d)
-            .arg("-e")
-            .arg(d.join("error.log"))
-            .arg("-c")
-            .arg(&file),
-        port,
-        "nginx",
-    );
+    let _nginx = serve(&mut nginx(&file, d), port, "nginx");
     let out = cb()
         .args([
             "tls",

@@ -149,14 +149,20 @@ fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<O
     };
     let (ok, out, err) = run(&httpd, &["-t", "-D", "DUMP_INCLUDES", "-f", &f])?;
     let files = parse_includes(&out);
-    if ok && !files.is_empty() {
-        return Ok(Some((files, format!("{httpd} -t -D DUMP_INCLUDES -f {f} and the files it names"), true)));
+    let error = err.lines().find(|l| !l.trim().is_empty() && !l.contains("Syntax OK")).unwrap_or("no output");
+    if files.is_empty() {
+        notes.push(format!(
+            "`{httpd} -t -f {f}` failed ({}): the file is parsed by itself, without its includes",
+            error.trim()
+        ));
+        return Ok(Some(parsed));
     }
-    notes.push(format!(
-        "`{httpd} -t -f {f}` failed ({}): the file is parsed by itself, without its includes",
-        err.lines().next().unwrap_or("no output").trim()
-    ));
-    Ok(Some(parsed))
+    // Apache lists the includes before it checks the rest (a file under review may
+    // name certificates that do not exist yet): the list is good either way.
+    if !ok {
+        notes.push(format!("`{httpd} -t -f {f}` refused the file: {}", error.trim()));
+    }
+    Ok(Some((files, format!("{httpd} -t -D DUMP_INCLUDES -f {f} and the files it names"), true)))
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
@@ -240,5 +246,30 @@ mod tests {
         assert_eq!(c.ciphersuites.as_deref(), Some("TLS_AES_256_GCM_SHA384"));
         assert_eq!(c.protocols.unwrap(), vec!["TLSv1.2", "TLSv1.3"]);
         assert!(loads_mod_ssl(&[(PathBuf::from("/m"), "LoadModule ssl_module /x/mod_ssl.so\n".into())]));
+    }
+
+    /// The real Apache follows `Include` for a file under review, even one it
+    /// refuses (no MPM loaded here): the TLS lines come from the included file.
+    #[test]
+    fn real_apache_follows_includes() {
+        let Some(httpd) = super::super::find_program(&["apache2", "httpd"]) else {
+            eprintln!("skipped: Apache is not installed");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let site = d.join("site.conf");
+        std::fs::write(&site, "<VirtualHost *:443>\n  SSLCipherSuite AES128-SHA\n  SSLProtocol -all +TLSv1.2\n</VirtualHost>\n").unwrap();
+        let main = d.join("main.conf");
+        std::fs::write(&main, format!("ServerRoot {}\nInclude {}\n", d.display(), site.display())).unwrap();
+        let i = read(Some(&main)).unwrap().unwrap();
+        assert!(i.source.starts_with(&httpd) && i.source.contains("DUMP_INCLUDES"), "{i:?}");
+        let super::super::Config::Tls(c) = &i.config else { panic!() };
+        assert_eq!(c.cipher_string.as_deref(), Some("AES128-SHA"));
+        assert_eq!(c.protocols.as_deref(), Some(&["TLSv1.2".to_string()][..]));
+        assert_eq!(i.file.as_deref(), Some(site.as_path()));
+        assert_eq!(i.insert_at, Some(3));
+        assert!(i.notes.iter().any(|n| n.contains("refused the file")), "{:?}", i.notes);
+        assert!(i.notes.iter().any(|n| n.contains("mod_ssl is not loaded")), "{:?}", i.notes);
     }
 }

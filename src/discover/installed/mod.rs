@@ -311,13 +311,14 @@ pub fn guess(path: &Path, text: &str) -> Option<&'static str> {
     if name.contains("nginx") || has("ssl_ciphers") || has("ssl_protocols") || has("server {") {
         return Some("nginx");
     }
-    if name.contains("apache") || name.contains("httpd") || has("sslciphersuite") || has("sslprotocol") {
+    let apache = ["sslciphersuite", "sslprotocol", "loadmodule ", "serverroot ", "<virtualhost "];
+    if name.contains("apache") || name.contains("httpd") || apache.iter().any(|k| has(k)) {
         return Some("apache");
     }
     if name.contains("haproxy") || has("ssl-default-bind") {
         return Some("haproxy");
     }
-    if name.contains("stunnel") {
+    if name.contains("stunnel") || (has("accept") && has("connect") && has("[")) {
         return Some("stunnel");
     }
     if name.contains("nzbget") || text.contains(".Cipher=") {
@@ -395,5 +396,13 @@ mod tests {
             Some("haproxy")
         );
         assert_eq!(guess(Path::new("/tmp/x.conf"), "Server1.Cipher=RC4-MD5\n"), Some("nzbget"));
+        assert_eq!(
+            guess(Path::new("/tmp/main.conf"), "ServerRoot /tmp\nInclude /tmp/site.conf\n"),
+            Some("apache")
+        );
+        assert_eq!(
+            guess(Path::new("/tmp/tls.conf"), "[https]\naccept = 443\nconnect = 80\n"),
+            Some("stunnel")
+        );
     }
 }
