@@ -61,6 +61,18 @@ fn program(candidates: &[&str]) -> String {
         .to_string()
 }
 
+/// The software's own check (`cmd`) must accept the configuration; `shown` is the
+/// file printed when it does not.
+fn accepted(cmd: &mut Command, shown: &Path, what: &str) {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what} refused:\n{}\n{}",
+        std::fs::read_to_string(shown).unwrap(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
@@ -159,15 +171,7 @@ fn poor_apache_diff_names_each_fix_matches_reality_and_applies() {
         ),
     )
     .unwrap();
-    let validate = || {
-        let out = Command::new(&apache).arg("-t").arg("-f").arg(&file).output().unwrap();
-        assert!(
-            out.status.success(),
-            "apache2 -t refused:\n{}\n{}",
-            std::fs::read_to_string(&site).unwrap(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let validate = || accepted(Command::new(&apache).arg("-t").arg("-f").arg(&file), &site, "apache2 -t");
     validate();
     let start = || serve(Command::new(&apache).args(["-D", "FOREGROUND", "-f"]).arg(&file), port, "apache2");
     round_trip(&Case {
@@ -204,15 +208,7 @@ fn poor_haproxy_diff_names_each_fix_matches_reality_and_applies() {
         ),
     )
     .unwrap();
-    let validate = || {
-        let out = Command::new(&haproxy).arg("-c").arg("-f").arg(&file).output().unwrap();
-        assert!(
-            out.status.success(),
-            "haproxy -c refused:\n{}\n{}",
-            std::fs::read_to_string(&file).unwrap(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let validate = || accepted(Command::new(&haproxy).arg("-c").arg("-f").arg(&file), &file, "haproxy -c");
     validate();
     let start = || serve(Command::new(&haproxy).arg("-db").arg("-f").arg(&file), port, "haproxy");
     round_trip(&Case {
