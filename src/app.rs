@@ -1338,7 +1338,7 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
             text.push_str(&diff::check::grouped(&report.findings, &policy.name, 80));
         }
         if !report.findings.is_empty() {
-            text.push_str(&diff::check::summary(&report.findings, &policy.name, a.verbose));
+            text.push_str(&diff::check::summary(&report.findings, a.verbose));
         }
         report::print(report::terminal::fit(&text).as_bytes())?;
     }

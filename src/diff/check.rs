@@ -159,10 +159,7 @@ pub fn grouped(findings: &[CheckFinding], policy: &str, width: usize) -> String 
         }
     }
     for (software, kind) in heads {
-        let these: Vec<&CheckFinding> = findings
-            .iter()
-            .filter(|f| f.software == software && f.kind == kind)
-            .collect();
+        let these: Vec<&CheckFinding> = findings.iter().filter(|f| f.software == software && f.kind == kind).collect();
         let refused: Vec<&CheckFinding> = these.iter().copied().filter(|f| f.option.is_some()).collect();
         for f in these.iter().filter(|f| f.option.is_none()) {
             out.push_str(&format!("FINDING {}\n", f.message));
@@ -175,10 +172,14 @@ pub fn grouped(findings: &[CheckFinding], policy: &str, width: usize) -> String 
             "FINDING {software}: offers {n} option{} that policy {policy} refuses\n",
             if n == 1 { "" } else { "s" }
         ));
-        let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+        // A reason that names its option ("policy `x` does not list tls12-suite
+        // NAME in ...") is the same reason for every option it names: "…" stands
+        // for the names listed under it.
+        let mut groups: Vec<(&str, String, Vec<&str>)> = Vec::new();
         for f in refused {
-            let (list, reason) = (f.list.as_deref().unwrap_or(""), f.reason.as_deref().unwrap_or(""));
             let option = f.option.as_deref().unwrap_or("");
+            let list = f.list.as_deref().unwrap_or("");
+            let reason = f.reason.as_deref().unwrap_or("").replace(option, "…");
             match groups.iter_mut().find(|(l, r, _)| *l == list && *r == reason) {
                 Some((_, _, names)) => names.push(option),
                 None => groups.push((list, reason, vec![option])),
@@ -186,15 +187,15 @@ pub fn grouped(findings: &[CheckFinding], policy: &str, width: usize) -> String 
         }
         for (list, reason, names) in groups {
             let head = format!("  {} {}: ", names.len(), crate::recommend::list_title(list));
-            out.push_str(&wrap(&head, reason, "      ", width));
+            out.push_str(&wrap(&head, &reason, "      ", width));
             out.push_str(&format!("    {}\n", some_of(&names, width.saturating_sub(4))));
         }
     }
     out
 }
 
-/// The closing line: how many findings of each kind.
-pub fn summary(findings: &[CheckFinding], policy: &str, verbose: bool) -> String {
+/// The closing line: how many findings of each kind, in which software.
+pub fn summary(findings: &[CheckFinding], verbose: bool) -> String {
     let count = |k: &str| findings.iter().filter(|f| f.kind == k).count();
     let kinds: Vec<String> = ["policy", "speed", "negotiation"]
         .iter()
@@ -204,10 +205,10 @@ pub fn summary(findings: &[CheckFinding], policy: &str, verbose: bool) -> String
     let mut software: Vec<&str> = findings.iter().map(|f| f.software.as_str()).collect();
     software.dedup();
     let mut s = format!(
-        "check: {} finding(s) under policy {policy} ({}) in {}",
+        "check: {} finding(s) in {} ({})",
         findings.len(),
-        kinds.join(", "),
-        software.join(", ")
+        software.join(", "),
+        kinds.join(", ")
     );
     if !verbose && findings.len() > 1 {
         s.push_str("; --verbose lists each");
@@ -366,7 +367,20 @@ mod findings_tests {
                 name: format!("TLS_ECDHE_RSA_WITH_SUITE_{i:02}_CBC_SHA"),
                 level: Level::Weak,
                 allowed: false,
-                reasons: vec![if i % 2 == 0 { "CBC mode: Lucky13 [lucky13]".into() } else { LONG.into() }],
+                reasons: vec![if i % 2 == 0 {
+                    "CBC mode: Lucky13 [lucky13]".into()
+                } else {
+                    LONG.into()
+                }],
+            });
+        }
+        for g in ["x448", "secp521r1"] {
+            d.offered.push(Graded {
+                list: "groups".into(),
+                name: g.into(),
+                level: Level::Secure,
+                allowed: false,
+                reasons: vec![format!("policy `intermediate` does not list group {g} in groups.only")],
             });
         }
         d.offered.push(Graded {
@@ -377,11 +391,18 @@ mod findings_tests {
             reasons: vec!["deprecated [rfc8996]".into()],
         });
         let f = findings(&[d], 0.1);
-        assert_eq!(f.len(), 41);
+        assert_eq!(f.len(), 43);
         let text = grouped(&f, "intermediate", 80);
         assert_eq!(text.lines().filter(|l| l.starts_with("FINDING")).count(), 1, "{text}");
-        assert!(text.lines().count() < 10, "{text}");
-        assert!(text.contains("FINDING nginx: offers 41 options that policy intermediate refuses"), "{text}");
+        assert!(text.lines().count() < 12, "{text}");
+        assert!(
+            text.contains("FINDING nginx: offers 43 options that policy intermediate refuses"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  2 TLS groups: policy `intermediate` does not list group … in groups.only\n    x448, secp521r1\n"),
+            "{text}"
+        );
         assert_eq!(text.matches("lucky13").count(), 2, "{text}");
         // The long reason is wrapped, not cut: every word is there once.
         let words: Vec<&str> = text.split_whitespace().collect();
@@ -395,8 +416,10 @@ mod findings_tests {
             assert_eq!(shown + more, 20, "{l}");
         }
         assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
-        let s = summary(&f, "intermediate", false);
-        assert_eq!(s, "check: 41 finding(s) under policy intermediate (41 policy) in nginx; --verbose lists each\n");
+        assert_eq!(
+            summary(&f, false),
+            "check: 43 finding(s) in nginx (43 policy); --verbose lists each\n"
+        );
     }
 
     #[test]

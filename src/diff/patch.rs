@@ -27,12 +27,7 @@ fn keywords(software: &str) -> &'static [&'static str] {
 
 /// The keyword a line sets (lower case), as [`Directive::keyword`] spells it.
 pub fn keyword_of(software: &str, line: &str) -> String {
-    let tokens: Vec<String> = line
-        .split(|c: char| c.is_whitespace() || c == '=' || c == ':' || c == ';')
-        .filter(|t| !t.is_empty())
-        .take(2)
-        .map(|t| t.to_ascii_lowercase())
-        .collect();
+    let tokens = crate::discover::installed::leading_words(line);
     let two = tokens.join(" ");
     let kw = keywords(software);
     if kw.contains(&two.as_str()) {

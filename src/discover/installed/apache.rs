@@ -109,12 +109,7 @@ pub fn from_files(files: &[(PathBuf, String)]) -> Parsed {
         .find(|(_, t)| t.to_ascii_lowercase().contains("sslciphersuite"))
         .map(|(f, _)| f.clone());
     let insert_at = last.iter().filter(|d| Some(&d.file) == main.as_ref()).map(|d| d.line).max();
-    Parsed {
-        config,
-        directives: last,
-        insert_at,
-        notes: Vec::new(),
-    }
+    Parsed::new(config, last, insert_at, Vec::new())
 }
 
 /// Whether one of the loaded files loads mod_ssl (without it Apache serves no TLS).
@@ -139,7 +134,11 @@ fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<O
         if !ok {
             anyhow::bail!("`{ctl} -t -D DUMP_INCLUDES` failed: {}", err.trim());
         }
-        return Ok(Some((parse_includes(&out), format!("{ctl} -t -D DUMP_INCLUDES and the files it names"), true)));
+        return Ok(Some((
+            parse_includes(&out),
+            format!("{ctl} -t -D DUMP_INCLUDES and the files it names"),
+            true,
+        )));
     };
     let f = p.display().to_string();
     let parsed = (vec![p.to_path_buf()], format!("parsed {f}"), false);
@@ -149,7 +148,10 @@ fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<O
     };
     let (ok, out, err) = run(&httpd, &["-t", "-D", "DUMP_INCLUDES", "-f", &f])?;
     let files = parse_includes(&out);
-    let error = err.lines().find(|l| !l.trim().is_empty() && !l.contains("Syntax OK")).unwrap_or("no output");
+    let error = err
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.contains("Syntax OK"))
+        .unwrap_or("no output");
     if files.is_empty() {
         notes.push(format!(
             "`{httpd} -t -f {f}` failed ({}): the file is parsed by itself, without its includes",
@@ -162,7 +164,11 @@ fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<O
     if !ok {
         notes.push(format!("`{httpd} -t -f {f}` refused the file: {}", error.trim()));
     }
-    Ok(Some((files, format!("{httpd} -t -D DUMP_INCLUDES -f {f} and the files it names"), true)))
+    Ok(Some((
+        files,
+        format!("{httpd} -t -D DUMP_INCLUDES -f {f} and the files it names"),
+        true,
+    )))
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
@@ -245,7 +251,10 @@ mod tests {
         assert_eq!(c.cipher_string.as_deref(), Some("AES128-SHA"));
         assert_eq!(c.ciphersuites.as_deref(), Some("TLS_AES_256_GCM_SHA384"));
         assert_eq!(c.protocols.unwrap(), vec!["TLSv1.2", "TLSv1.3"]);
-        assert!(loads_mod_ssl(&[(PathBuf::from("/m"), "LoadModule ssl_module /x/mod_ssl.so\n".into())]));
+        assert!(loads_mod_ssl(&[(
+            PathBuf::from("/m"),
+            "LoadModule ssl_module /x/mod_ssl.so\n".into()
+        )]));
     }
 
     /// The real Apache follows `Include` for a file under review, even one it
@@ -259,7 +268,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let site = d.join("site.conf");
-        std::fs::write(&site, "<VirtualHost *:443>\n  SSLCipherSuite AES128-SHA\n  SSLProtocol -all +TLSv1.2\n</VirtualHost>\n").unwrap();
+        std::fs::write(
+            &site,
+            "<VirtualHost *:443>\n  SSLCipherSuite AES128-SHA\n  SSLProtocol -all +TLSv1.2\n</VirtualHost>\n",
+        )
+        .unwrap();
         let main = d.join("main.conf");
         std::fs::write(&main, format!("ServerRoot {}\nInclude {}\n", d.display(), site.display())).unwrap();
         let i = read(Some(&main)).unwrap().unwrap();

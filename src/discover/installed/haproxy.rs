@@ -63,12 +63,7 @@ pub fn from_text(file: &Path, text: &str) -> Parsed {
         .map(|x| x.line)
         .max()
         .or_else(|| text.lines().position(|l| l.trim() == "global").map(|p| p + 1));
-    Parsed {
-        config,
-        directives: d,
-        insert_at: at,
-        notes,
-    }
+    Parsed::new(config, d, at, notes)
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
@@ -89,7 +84,9 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             parsed.notes.push(format!("`haproxy -c -f {f}` refused the file: {}", err.trim()));
         }
     } else {
-        parsed.notes.push("haproxy is not installed: the file was not checked by HAProxy".into());
+        parsed
+            .notes
+            .push("haproxy is not installed: the file was not checked by HAProxy".into());
     }
     Ok(Some(parsed.installed("haproxy", Some(file), source)))
 }

@@ -93,6 +93,15 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    pub fn new(config: TlsConfig, directives: Vec<Directive>, insert_at: Option<usize>, notes: Vec<String>) -> Parsed {
+        Parsed {
+            config,
+            directives,
+            insert_at,
+            notes,
+        }
+    }
+
     /// The [`Installed`] of `software`, read from `file` as `source` says.
     pub fn installed(self, software: &'static str, file: Option<PathBuf>, source: impl Into<String>) -> Installed {
         Installed::new(software, file, source, Config::Tls(self.config))
@@ -223,6 +232,16 @@ pub(crate) fn find_program(candidates: &[&str]) -> Option<String> {
     None
 }
 
+/// The first two words of a configuration line, lower-cased (blanks, `=`, `:` or
+/// `;` between them): a keyword is one or both.
+pub fn leading_words(line: &str) -> Vec<String> {
+    line.split(|c: char| c.is_whitespace() || c == '=' || c == ':' || c == ';')
+        .filter(|t| !t.is_empty())
+        .take(2)
+        .map(|t| t.to_ascii_lowercase())
+        .collect()
+}
+
 /// Lines of `text` (from `file`) whose keyword is one of `keywords` (lower-case;
 /// two-word keywords such as `ssl_conf_command ciphersuites` match two tokens).
 /// Comments start with `comment`; keyword and value are separated by blanks, `=`
@@ -234,12 +253,7 @@ pub fn scan_directives(file: &Path, text: &str, keywords: &[&str], comment: char
         if line.is_empty() || line.starts_with(comment) {
             continue;
         }
-        let tokens: Vec<String> = line
-            .split(|c: char| c.is_whitespace() || c == '=' || c == ':' || c == ';')
-            .filter(|t| !t.is_empty())
-            .take(2)
-            .map(|t| t.to_ascii_lowercase())
-            .collect();
+        let tokens = leading_words(line);
         let Some(first) = tokens.first() else { continue };
         let two = tokens.join(" ");
         let hit = keywords

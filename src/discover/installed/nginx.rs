@@ -264,11 +264,7 @@ fn version(nginx: &str) -> Option<(u32, u32, u32)> {
 }
 
 /// The configuration from parsed files (the first one is the main file).
-pub fn from_files(
-    files: &[(PathBuf, String)],
-    prefix: &Path,
-    version: Option<(u32, u32, u32)>,
-) -> Parsed {
+pub fn from_files(files: &[(PathBuf, String)], prefix: &Path, version: Option<(u32, u32, u32)>) -> Parsed {
     let stmts = expand(files, prefix);
     let (chosen, anchor, notes) = effective(&stmts);
     let get = |k: &str| chosen.iter().find(|s| key(s).as_deref() == Some(k));
@@ -306,12 +302,7 @@ pub fn from_files(
         .collect();
     // New lines go after the anchor, when it is in the main file.
     let insert_at = anchor.filter(|a| Some(&a.file) == main.as_ref()).map(|a| a.line);
-    Parsed {
-        config,
-        directives,
-        insert_at,
-        notes,
-    }
+    Parsed::new(config, directives, insert_at, notes)
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {

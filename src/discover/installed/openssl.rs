@@ -154,12 +154,7 @@ pub fn from_text(file: &Path, text: &str) -> Parsed {
             file.display()
         )),
     }
-    Parsed {
-        config,
-        directives,
-        insert_at,
-        notes,
-    }
+    Parsed::new(config, directives, insert_at, notes)
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {

@@ -159,9 +159,14 @@ fn from_text(file: &Path, text: &str, mut notes: Vec<String>) -> Installed {
     {
         notes.push("the file edits the default lists (+/-/^), which only sshd -T can resolve".into());
     }
-    Installed::new("sshd", Some(file.to_path_buf()), format!("parsed {}", file.display()), Config::Ssh(config))
-        .with_lines(directives, Some(insert_line(text)))
-        .with_notes(notes)
+    Installed::new(
+        "sshd",
+        Some(file.to_path_buf()),
+        format!("parsed {}", file.display()),
+        Config::Ssh(config),
+    )
+    .with_lines(directives, Some(insert_line(text)))
+    .with_notes(notes)
 }
 
 /// New global lines go before the first `Match` block (after it they would apply

@@ -72,7 +72,10 @@ pub fn from_text(file: &Path, text: &str, defaults: &Defaults) -> Parsed {
     let protocols = match get("sslversion") {
         Some(v) if !v.eq_ignore_ascii_case("all") => vec![super::normalise_version(&v)],
         _ => super::version_range(
-            get("sslversionmin").as_deref().filter(|v| !v.eq_ignore_ascii_case("all")).or(Some("TLSv1")),
+            get("sslversionmin")
+                .as_deref()
+                .filter(|v| !v.eq_ignore_ascii_case("all"))
+                .or(Some("TLSv1")),
             get("sslversionmax").as_deref().filter(|v| !v.eq_ignore_ascii_case("all")),
         ),
     };
@@ -101,12 +104,7 @@ pub fn from_text(file: &Path, text: &str, defaults: &Defaults) -> Parsed {
         .filter(|x| x.keyword != "client" && (x.keyword != "options" || order(x)))
         .collect();
     let insert_at = directives.iter().map(|x| x.line).max().or(sections.first().copied());
-    Parsed {
-        config,
-        directives,
-        insert_at,
-        notes,
-    }
+    Parsed::new(config, directives, insert_at, notes)
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
@@ -187,7 +185,10 @@ mod tests {
         let version = "stunnel 5.68 on x86_64-pc-linux-gnu platform\nGlobal options:\nRNDbytes               = 1024\n \nService-level options:\nciphers                = HIGH:!aNULL:!SSLv2:!DH:!kDHEPSK\nciphersuites           = TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256 (with TLSv1.3)\ncurves                 = X25519:P-256\noptions                = NO_SSLv2\n";
         let defaults = parse_defaults(version);
         assert_eq!(defaults.ciphers.as_deref(), Some("HIGH:!aNULL:!SSLv2:!DH:!kDHEPSK"));
-        assert_eq!(defaults.ciphersuites.as_deref(), Some("TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256"));
+        assert_eq!(
+            defaults.ciphersuites.as_deref(),
+            Some("TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256")
+        );
         assert!(!defaults.server_order);
         let text = "[s]\naccept = 127.0.0.1:1\noptions = NO_TICKET\nciphersuites = TLS_AES_128_GCM_SHA256\nsslVersionMax = TLSv1.2\n";
         let p = from_text(Path::new("/s.conf"), text, &defaults);
@@ -209,7 +210,10 @@ mod tests {
         };
         let (_, out, err) = run(&s, &["-version"]).unwrap();
         let d = parse_defaults(&format!("{out}{err}"));
-        assert!(d.ciphers.is_some() && d.ciphersuites.is_some() && d.curves.is_some(), "{d:?}\n{out}{err}");
+        assert!(
+            d.ciphers.is_some() && d.ciphersuites.is_some() && d.curves.is_some(),
+            "{d:?}\n{out}{err}"
+        );
         assert!(!d.ciphersuites.unwrap().contains('('));
     }
 }
