@@ -204,12 +204,13 @@ pub fn summary(findings: &[CheckFinding], verbose: bool) -> String {
         .collect();
     let mut software: Vec<&str> = findings.iter().map(|f| f.software.as_str()).collect();
     software.dedup();
-    let mut s = format!(
-        "check: {} finding(s) in {} ({})",
-        findings.len(),
-        software.join(", "),
-        kinds.join(", ")
-    );
+    let line = |sw: &str| format!("check: {} finding(s) in {sw} ({})", findings.len(), kinds.join(", "));
+    let mut s = line(&software.join(", "));
+    // Within 80 columns: many software are counted, not named (their FINDING
+    // lines above name them).
+    if s.chars().count() > 80 - 22 && software.len() > 1 {
+        s = line(&format!("{} software", software.len()));
+    }
     if !verbose && findings.len() > 1 {
         s.push_str("; --verbose lists each");
     }
@@ -420,6 +421,12 @@ mod findings_tests {
             summary(&f, false),
             "check: 43 finding(s) in nginx (43 policy); --verbose lists each\n"
         );
+        let mut many = f.clone();
+        for (i, x) in many.iter_mut().enumerate() {
+            x.software = ["sshd", "ssh", "nginx", "haproxy", "openssl", "gnutls"][i % 6].into();
+        }
+        many.sort_by(|a, b| a.software.cmp(&b.software));
+        assert_eq!(summary(&many, true), "check: 43 finding(s) in 6 software (43 policy)\n");
     }
 
     #[test]

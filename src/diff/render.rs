@@ -81,7 +81,8 @@ pub fn one(d: &SoftwareDiff) -> String {
             );
         }
     }
-    // Grouped by reason: one cited reason, then every option it removes.
+    // Grouped by reason: one cited reason, then every option it removes (a reason
+    // that names its option, "policy `x` does not list group NAME", with "…").
     let _ = writeln!(s, "  fixes ({} option(s) the policy refuses are no longer offered):", d.fixed.len());
     if d.fixed.is_empty() {
         let _ = writeln!(s, "    none");
@@ -90,9 +91,10 @@ pub fn one(d: &SoftwareDiff) -> String {
     for f in &d.fixed {
         for r in &f.reasons {
             let label = format!("{} ({})", f.name, f.level);
-            match by_reason.iter_mut().find(|(x, _)| x == r) {
+            let r = r.replace(&f.name, "…");
+            match by_reason.iter_mut().find(|(x, _)| *x == r) {
                 Some((_, names)) => names.push(label),
-                None => by_reason.push((r.clone(), vec![label])),
+                None => by_reason.push((r, vec![label])),
             }
         }
     }

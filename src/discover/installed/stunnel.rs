@@ -86,7 +86,7 @@ pub fn from_text(file: &Path, text: &str, defaults: &Defaults) -> Parsed {
     // `options` lines accumulate: only the one that sets the server's order is a
     // line the recommendation replaces (the others, NO_TICKET ..., stay).
     let order = |x: &super::Directive| x.text.to_ascii_uppercase().contains("CIPHER_SERVER_PREFERENCE");
-    let server_order = match d.iter().rev().find(|x| x.keyword == "options" && order(*x)) {
+    let server_order = match d.iter().rev().find(|x| x.keyword == "options" && order(x)) {
         Some(x) => !value_after(&x.text, "options").is_some_and(|v| v.starts_with('-')),
         None => defaults.server_order,
     };
