@@ -71,6 +71,24 @@ pub fn names(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A diff names each of `wanted` among its fixes, each fix with its grade and a
+/// cited reason (an option refused only because the policy does not list it says
+/// so), and introduces nothing.
+pub fn assert_fixes(diff: &Value, wanted: &[&str]) {
+    let fixed = names(&diff["fixed"]);
+    for want in wanted {
+        assert!(fixed.contains(&want.to_string()), "{want} not among the fixes {fixed:?}\n{diff:#}");
+    }
+    for f in diff["fixed"].as_array().unwrap() {
+        let reason = f["reasons"][0].as_str().unwrap();
+        match f["level"].as_str() {
+            Some("weak" | "insecure") => assert!(reason.contains('['), "no cited reference: {f}"),
+            _ => assert!(reason.contains("policy `intermediate`"), "{f}"),
+        }
+    }
+    assert_eq!(diff["introduced"].as_array().unwrap().len(), 0, "{diff:#}");
+}
+
 /// Applies a unified diff with the real `patch` program (`-d / -p1`).
 pub fn apply(patch: &str) {
     use std::io::Write;
