@@ -126,6 +126,12 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
     assert_eq!(diff["recommended"]["suite"], d2["now"]["suite"]);
 }
 
+/// The first diff a successful run keeps in its document (`run.settings.installed_diff`).
+fn first_diff(out: &std::process::Output) -> Value {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    json_of(&out.stdout)["run"]["settings"]["installed_diff"][0].clone()
+}
+
 fn sshd() -> PathBuf {
     ["/usr/sbin/sshd", "/usr/local/sbin/sshd"]
         .into_iter()
@@ -330,9 +336,7 @@ fn remote_sshd_gets_the_same_diff() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc = json_of(&out.stdout);
-    let diff = &doc["run"]["settings"]["installed_diff"][0];
+    let diff = &first_diff(&out);
     assert_eq!(diff["now"]["cipher"], "aes128-ctr", "{diff:#}");
     assert_eq!(diff["now"]["mac"], "hmac-sha2-256", "{diff:#}");
     assert_eq!(diff["now"]["kex"], "diffie-hellman-group14-sha256", "{diff:#}");
@@ -386,9 +390,7 @@ fn remote_tls_server_gets_the_same_diff() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc = json_of(&out.stdout);
-    let diff = &doc["run"]["settings"]["installed_diff"][0];
+    let diff = &first_diff(&out);
     assert_eq!(diff["now"]["openssl_name"], "ECDHE-RSA-AES128-SHA", "{diff:#}");
     assert_eq!(diff["now"]["version"], "TLSv1.2");
     assert_eq!(diff["recommended"]["suite"], "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "{diff:#}");
