@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::check::{apply, assert_fixes, cb, check, names, negotiated, serve};
+use common::check::{apply, assert_fixes, cb, check, names, negotiated, serve, server_port};
 use common::{free_port, json_of};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -53,7 +53,7 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
         std::fs::create_dir_all(d.join(sub)).unwrap();
     }
     common::self_signed(d, &["-newkey", "rsa:2048"]);
-    let port = free_port();
+    let port = server_port();
     let poor = "        ssl_protocols TLSv1 TLSv1.1 TLSv1.2;\n        ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;\n        ssl_prefer_server_ciphers on;\n";
     let file = d.join("nginx.conf");
     std::fs::write(&file, nginx_conf(d, port, poor)).unwrap();
@@ -201,7 +201,7 @@ fn poor_sshd_diff_names_each_fix_matches_reality_applies_and_then_nothing_to_cha
         .status()
         .unwrap();
     assert!(st.success());
-    let port = free_port();
+    let port = server_port();
     let file = d.join("sshd_config");
     std::fs::write(
         &file,

@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::check::{apply, assert_fixes, cb, check, negotiated, s_client, serve};
+use common::check::{apply, assert_fixes, cb, check, negotiated, s_client, serve, server_port};
 use common::{free_port, json_of, self_signed, Proc};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -136,7 +136,7 @@ fn poor_apache_diff_names_each_fix_matches_reality_and_applies() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     self_signed(d, &["-newkey", "rsa:2048"]);
-    let port = free_port();
+    let port = server_port();
     // The TLS lines are in an included file, as on a real server (sites-enabled).
     let site = d.join("ssl-site.conf");
     let poor = format!("    SSLCipherSuite {POOR_CIPHERS}");
@@ -185,7 +185,7 @@ fn poor_haproxy_diff_names_each_fix_matches_reality_and_applies() {
     let (cert, key) = self_signed(d, &["-newkey", "rsa:2048"]);
     let pem = [std::fs::read(cert).unwrap(), std::fs::read(key).unwrap()].concat();
     std::fs::write(d.join("site.pem"), pem).unwrap();
-    let port = free_port();
+    let port = server_port();
     let poor = "    ssl-default-bind-options ssl-min-ver TLSv1.0 ssl-max-ver TLSv1.2 no-tls-tickets";
     let file = d.join("haproxy.cfg");
     std::fs::write(
@@ -216,7 +216,7 @@ fn poor_stunnel_diff_names_each_fix_matches_reality_and_applies() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     self_signed(d, &["-newkey", "rsa:2048"]);
-    let port = free_port();
+    let port = server_port();
     let poor = format!("ciphers = {POOR_CIPHERS}");
     let file = d.join("stunnel.conf");
     std::fs::write(

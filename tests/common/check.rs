@@ -5,8 +5,10 @@
 
 use super::{json_of, wait_listening, Proc};
 use serde_json::Value;
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
 /// `cipherbench --no-store` without colour, killed after 240 s.
@@ -101,12 +103,33 @@ pub fn apply(patch: &str) {
     assert!(p.wait().unwrap().success(), "patch refused:\n{patch}");
 }
 
+/// A free port for a server a test starts more than once from the same file: below
+/// the kernel's ephemeral range (32768 and up), so that nothing that binds port 0
+/// meanwhile (cipherbench's own loopback peers in a parallel test's `check`) can
+/// take it between two starts and answer in the server's place.
+pub fn server_port() -> u16 {
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let start = (std::process::id() % 6000) as u16 * 2;
+    for _ in 0..4000 {
+        let port = 20000 + (start + NEXT.fetch_add(1, Ordering::SeqCst)) % 12000;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port between 20000 and 32000");
+}
+
 /// Starts a server that listens on 127.0.0.1:`port` (in the foreground, output
 /// discarded) and waits up to 10 s until it does; it is stopped when the returned
-/// guard drops.
+/// guard drops. A server that exits right after (its port was taken: what listens
+/// is something else) fails the test.
 pub fn serve(cmd: &mut Command, port: u16, what: &str) -> Proc {
     let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     wait_listening(port, &mut child, what);
+    std::thread::sleep(Duration::from_millis(200));
+    if let Ok(Some(st)) = child.try_wait() {
+        panic!("{what} exited ({st}) right after 127.0.0.1:{port} answered: something else listens there");
+    }
     Proc(child)
 }
 
