@@ -19,7 +19,8 @@
 mod common;
 
 use common::check::{apply, assert_fixes, cb, check, negotiated, s_client, serve, server_port};
-use common::{free_port, json_of, self_signed, Proc};
+use common::{json_of, self_signed, Proc};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -71,6 +72,21 @@ fn accepted(cmd: &mut Command, shown: &Path, what: &str) {
         std::fs::read_to_string(shown).unwrap(),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A plain TCP port that accepts connections (into its backlog) for as long as the
+/// test holds it: the backend a TLS proxy connects to after the handshake. A
+/// closed port would make stunnel drop the connection, sometimes before the client
+/// has read the end of the handshake.
+struct Backend(TcpListener);
+
+impl Backend {
+    fn new() -> Backend {
+        Backend(TcpListener::bind("127.0.0.1:0").unwrap())
+    }
+    fn port(&self) -> u16 {
+        self.0.local_addr().unwrap().port()
+    }
 }
 
 fn is_root() -> bool {
@@ -186,14 +202,15 @@ fn poor_haproxy_diff_names_each_fix_matches_reality_and_applies() {
     let pem = [std::fs::read(cert).unwrap(), std::fs::read(key).unwrap()].concat();
     std::fs::write(d.join("site.pem"), pem).unwrap();
     let port = server_port();
+    let backend = Backend::new();
     let poor = "    ssl-default-bind-options ssl-min-ver TLSv1.0 ssl-max-ver TLSv1.2 no-tls-tickets";
     let file = d.join("haproxy.cfg");
     std::fs::write(
         &file,
         format!(
-            "global\n    pidfile {d}/haproxy.pid\n    ssl-default-bind-ciphers {POOR_CIPHERS}\n{poor}\n\ndefaults\n    mode tcp\n    timeout connect 5s\n    timeout client 5s\n    timeout server 5s\n\nfrontend tls\n    bind 127.0.0.1:{port} ssl crt {d}/site.pem\n    default_backend nowhere\n\nbackend nowhere\n    server none 127.0.0.1:{closed}\n",
+            "global\n    pidfile {d}/haproxy.pid\n    ssl-default-bind-ciphers {POOR_CIPHERS}\n{poor}\n\ndefaults\n    mode tcp\n    timeout connect 5s\n    timeout client 5s\n    timeout server 5s\n\nfrontend tls\n    bind 127.0.0.1:{port} ssl crt {d}/site.pem\n    default_backend plain\n\nbackend plain\n    server backend 127.0.0.1:{backend}\n",
             d = d.display(),
-            closed = free_port()
+            backend = backend.port()
         ),
     )
     .unwrap();
@@ -217,14 +234,15 @@ fn poor_stunnel_diff_names_each_fix_matches_reality_and_applies() {
     let d = dir.path();
     self_signed(d, &["-newkey", "rsa:2048"]);
     let port = server_port();
+    let backend = Backend::new();
     let poor = format!("ciphers = {POOR_CIPHERS}");
     let file = d.join("stunnel.conf");
     std::fs::write(
         &file,
         format!(
-            "; a private instance\nforeground = yes\npid = {d}/stunnel.pid\n\n[tls]\naccept = 127.0.0.1:{port}\nconnect = 127.0.0.1:{closed}\ncert = {d}/cert.pem\nkey = {d}/key.pem\noptions = NO_TICKET\n{poor}\nsslVersionMin = TLSv1\nsslVersionMax = TLSv1.2\noptions = CIPHER_SERVER_PREFERENCE\n",
+            "; a private instance\nforeground = yes\npid = {d}/stunnel.pid\n\n[tls]\naccept = 127.0.0.1:{port}\nconnect = 127.0.0.1:{backend}\ncert = {d}/cert.pem\nkey = {d}/key.pem\noptions = NO_TICKET\n{poor}\nsslVersionMin = TLSv1\nsslVersionMax = TLSv1.2\noptions = CIPHER_SERVER_PREFERENCE\n",
             d = d.display(),
-            closed = free_port()
+            backend = backend.port()
         ),
     )
     .unwrap();

@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 /// `cipherbench --no-store` without colour, killed after 240 s.
@@ -108,12 +108,12 @@ pub fn apply(patch: &str) {
 /// meanwhile (cipherbench's own loopback peers in a parallel test's `check`) can
 /// take it between two starts and answer in the server's place.
 pub fn server_port() -> u16 {
-    static NEXT: AtomicU16 = AtomicU16::new(0);
-    let start = (std::process::id() % 6000) as u16 * 2;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = std::process::id() % 6000 * 2;
     for _ in 0..4000 {
         let port = 20000 + (start + NEXT.fetch_add(1, Ordering::SeqCst)) % 12000;
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
+        if TcpListener::bind(("127.0.0.1", port as u16)).is_ok() {
+            return port as u16;
         }
     }
     panic!("no free port between 20000 and 32000");
