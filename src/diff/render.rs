@@ -148,3 +148,44 @@ pub fn section(diffs: &[SoftwareDiff], notes: &[String]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::Finding;
+    use crate::judge::Level;
+
+    /// A reason that names its option groups the options it refuses ("…").
+    #[test]
+    fn fixes_group_reasons_that_name_their_option() {
+        let fix = |name: &str| Finding {
+            list: "groups".into(),
+            name: name.into(),
+            level: Level::Secure,
+            reasons: vec![format!("policy `intermediate` does not list group {name} in groups.only")],
+        };
+        let d = SoftwareDiff {
+            software: "nginx".into(),
+            file: None,
+            source: "test".into(),
+            notes: vec![],
+            peer: "p".into(),
+            now: None,
+            now_error: Some("x".into()),
+            offered: vec![],
+            recommended: None,
+            changes: vec![],
+            fixed: vec![fix("x448"), fix("secp521r1")],
+            introduced: vec![],
+            lines: vec!["ssl_ecdh_curve X25519;".into()],
+            patch: None,
+            nothing_to_change: false,
+            policy: "intermediate".into(),
+        };
+        let text = one(&d);
+        assert!(
+            text.contains("    policy `intermediate` does not list group … in groups.only\n      x448 (secure), secp521r1 (secure)\n"),
+            "{text}"
+        );
+    }
+}
