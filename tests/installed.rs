@@ -138,7 +138,7 @@ fn round_trip(c: &Case) {
     } else {
         vec!["-tls1_2", "-cipher", rec]
     };
-    let got = s_client(c.port, &only).unwrap_or_else(|| panic!("no handshake offering only {rec}"));
+    let got = s_client(c.port, &only).unwrap_or_else(|e| panic!("no handshake offering only {rec}:\n{e}"));
     assert_eq!(got.1, rec);
 }
 

@@ -135,36 +135,33 @@ pub fn serve(cmd: &mut Command, port: u16, what: &str) -> Proc {
 
 /// What a default OpenSSL client (`openssl s_client`, plus `extra` arguments)
 /// negotiates with the server on 127.0.0.1:`port`: (protocol, OpenSSL suite name),
-/// or `None` when no handshake completes. A worker that is still starting can
-/// accept and drop the first connections: up to 10 tries, 300 ms apart.
-pub fn s_client(port: u16, extra: &[&str]) -> Option<(String, String)> {
+/// or what the last try printed when no handshake completes. A worker that is
+/// still starting can accept and drop the first connections: up to 10 tries,
+/// 300 ms apart.
+pub fn s_client(port: u16, extra: &[&str]) -> Result<(String, String), String> {
+    let mut last = String::new();
     for _ in 0..10 {
         let out = Command::new("openssl")
-            .args(["s_client", "-connect", &format!("127.0.0.1:{port}")])
+            .args(["s_client", "-brief", "-connect", &format!("127.0.0.1:{port}")])
             .args(extra)
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        // The session block: "    Protocol  : TLSv1.2" and "    Cipher    : ECDHE-RSA-AES128-SHA"
-        // (the "New, ..." line shows the suite's own minimum version, not the
-        // protocol; a failed handshake shows cipher 0000 or (NONE)).
-        let field = |k: &str| {
-            text.lines().find_map(|l| {
-                l.trim()
-                    .strip_prefix(k)
-                    .map(|r| r.trim_start().trim_start_matches(':').trim().to_string())
-            })
-        };
-        match (field("Protocol"), field("Cipher")) {
-            (Some(p), Some(c)) if c != "0000" && c != "(NONE)" => return Some((p, c)),
-            _ => std::thread::sleep(Duration::from_millis(300)),
+        // `-brief` prints, once the handshake is done, "Protocol version: TLSv1.2"
+        // and "Ciphersuite: ECDHE-RSA-AES128-SHA" on stderr (the session block of
+        // the long form is printed only when a TLS 1.3 ticket arrives in time).
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k).map(|r| r.trim().to_string()));
+        if let (Some(p), Some(c)) = (field("Protocol version:"), field("Ciphersuite:")) {
+            return Ok((p, c));
         }
+        last = text;
+        std::thread::sleep(Duration::from_millis(300));
     }
-    None
+    Err(last)
 }
 
 /// [`s_client`] that must complete a handshake.
 pub fn negotiated(port: u16) -> (String, String) {
-    s_client(port, &[]).unwrap_or_else(|| panic!("no TLS handshake with 127.0.0.1:{port}"))
+    s_client(port, &[]).unwrap_or_else(|e| panic!("no TLS handshake with 127.0.0.1:{port}:\n{e}"))
 }
