@@ -480,11 +480,15 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
             ]
         }
         Negotiated::Ssh { cipher, mac, kex, .. } => {
-            let bulk = most(
-                ok(doc, Kind::SshBulk, Metric::BytesPerSec)
-                    .filter(|r| r.subject.cipher.as_deref() == Some(cipher.as_str()) && r.subject.mac.as_deref() == mac.as_deref()),
+            let pair = |r: &&ResultRecord| r.subject.cipher.as_deref() == Some(cipher.as_str()) && r.subject.mac.as_deref() == mac.as_deref();
+            let bulk = most(ok(doc, Kind::SshBulk, Metric::BytesPerSec).filter(pair));
+            // The private sshd's CPU per GB, per session, as TLS's server figure.
+            let server = most(
+                ok(doc, Kind::SshBulk, Metric::Seconds)
+                    .filter(pair)
+                    .filter(|r| r.subject.mode.as_deref() == Some("server-cpu-per-gb")),
             );
-            // The ssh client's CPU per GB (the far sshd's CPU is not sampled per session).
+            // The ssh client's CPU per GB: the ratio of medians, so no interval.
             let cpu = bulk.and_then(|r| {
                 let c = r.cpu_median?;
                 (c > 0.0).then(|| {
@@ -500,6 +504,7 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
                 most(ok(doc, Kind::SshHandshake, Metric::Seconds).filter(|r| r.subject.kex.as_deref().is_some_and(|k| same_alg(k, kex))));
             vec![
                 ("throughput", "bytes_per_sec", true, bulk.and_then(Figure::of)),
+                ("server CPU per GB", "seconds", false, server.and_then(Figure::of)),
                 ("client CPU per GB", "seconds", false, cpu),
                 ("handshake", "seconds", false, hs.and_then(Figure::of)),
             ]

@@ -229,7 +229,12 @@ fn ssh_label(s: &crate::model::Subject) -> (String, String, String) {
 /// MAC and per kex, the handshake matrix, and the feature check.
 pub fn ssh_tables(doc: &Document) -> Vec<Table> {
     let mut out = Vec::new();
-    let bulk: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::SshBulk).collect();
+    // Throughput records (the server CPU per GB records share the kind).
+    let bulk: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::SshBulk && r.metric == crate::model::Metric::BytesPerSec)
+        .collect();
     let mut ok: Vec<&ResultRecord> = bulk
         .iter()
         .copied()

@@ -322,7 +322,7 @@ fn handshake_probe_and_refusals() {
             ..Default::default()
         },
         last: None,
-        cpu: crate::backend::openssh::cpu::LoginCpu::for_target(&client.target),
+        cpu: LoginCpu::for_target(&client.target),
     };
     assert_eq!(h.run(3).unwrap(), 3.0);
     assert!(h.timed_region().unwrap().0 .0 > 0.0);
@@ -400,6 +400,7 @@ fn first_rounds_take_everyone_then_clear_losers_are_passed_over() {
             idx: None,
             cost: 0.0,
             out: false,
+            server: Vec::new(),
         })
         .collect();
     let mut order = Vec::new();
