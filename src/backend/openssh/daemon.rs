@@ -355,14 +355,21 @@ fn join_cgroup(pid: u32) -> bool {
     };
     if let Ok(rd) = std::fs::read_dir(&root) {
         for e in rd.flatten() {
-            if e.file_name().to_string_lossy().starts_with(CGROUP_PREFIX) {
-                let _ = std::fs::remove_dir(e.path()); // fails while in use: kept
+            let name = e.file_name().to_string_lossy().into_owned();
+            // Not one whose daemon lives (it may be about to join it); removing
+            // one in use fails, so it is kept.
+            if let Some(owner) = name.strip_prefix(CGROUP_PREFIX).and_then(|p| p.parse::<u32>().ok()) {
+                if !alive(owner) {
+                    let _ = std::fs::remove_dir(e.path());
+                }
             }
         }
     }
     let dir = root.join(format!("{CGROUP_PREFIX}{pid}"));
-    if std::fs::create_dir(&dir).is_err() {
-        return false;
+    // One left by an earlier daemon of the same pid is empty: reused.
+    match std::fs::create_dir(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return false,
+        _ => {}
     }
     if std::fs::write(dir.join("cgroup.procs"), pid.to_string()).is_err() {
         let _ = std::fs::remove_dir(&dir);
