@@ -352,10 +352,17 @@ fn poor_sshd_diff_names_each_fix_matches_reality_applies_and_then_nothing_to_cha
         .unwrap_or_else(|| panic!("no server CPU per GB change: {diff:#}"));
     for side in ["now", "recommended"] {
         let f = &cpu[side];
-        let (lo, m, hi) = (f["ci95_low"].as_f64().unwrap(), f["median"].as_f64().unwrap(), f["ci95_high"].as_f64().unwrap());
+        let (lo, m, hi) = (
+            f["ci95_low"].as_f64().unwrap(),
+            f["median"].as_f64().unwrap(),
+            f["ci95_high"].as_f64().unwrap(),
+        );
         assert!(m > 0.0 && lo <= m && m <= hi && lo < hi, "{side}: {cpu}");
     }
-    assert!(!cpu["verdict"].as_str().unwrap().is_empty() && cpu["verdict"] != "not measured", "{cpu}");
+    assert!(
+        !cpu["verdict"].as_str().unwrap().is_empty() && cpu["verdict"] != "not measured",
+        "{cpu}"
+    );
     let patch = diff["patch"].as_str().expect("a unified diff");
     assert!(patch.contains("-Ciphers aes128-cbc,aes256-cbc,aes128-ctr\n"), "{patch}");
     apply(patch);

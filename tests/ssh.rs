@@ -644,7 +644,11 @@ fn server_cpu_per_gb_is_bounded_and_orders_a_slow_cipher() {
         assert_eq!(rate["status"], "ok", "{rate}");
         assert_eq!(cpu["status"], "ok", "{cpu}");
         assert_eq!(cpu["samples"], rate["samples"], "one server reading per session: {cpu}");
-        let (lo, med, hi) = (cpu["ci95_low"].as_f64().unwrap(), cpu["median"].as_f64().unwrap(), cpu["ci95_high"].as_f64().unwrap());
+        let (lo, med, hi) = (
+            cpu["ci95_low"].as_f64().unwrap(),
+            cpu["median"].as_f64().unwrap(),
+            cpu["ci95_high"].as_f64().unwrap(),
+        );
         assert!(lo <= med && med <= hi && lo < hi, "{cpu}");
         let wall_per_gb = 1e9 / rate["median"].as_f64().unwrap();
         assert!(med > 0.0, "{cipher}: the server did work: {cpu}");
@@ -656,7 +660,10 @@ fn server_cpu_per_gb_is_bounded_and_orders_a_slow_cipher() {
     };
     let (gcm, _) = figure("aes128-gcm@openssh.com");
     let (des, _) = figure("3des-cbc");
-    assert!(des > 3.0 * gcm, "3des-cbc {des:.3} s/GB against aes128-gcm {gcm:.3} s/GB on the server");
+    assert!(
+        des > 3.0 * gcm,
+        "3des-cbc {des:.3} s/GB against aes128-gcm {gcm:.3} s/GB on the server"
+    );
 }
 
 /// A run stopped outright (SIGKILL: no handler runs) leaves its daemon and

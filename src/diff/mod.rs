@@ -480,7 +480,8 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
             ]
         }
         Negotiated::Ssh { cipher, mac, kex, .. } => {
-            let pair = |r: &&ResultRecord| r.subject.cipher.as_deref() == Some(cipher.as_str()) && r.subject.mac.as_deref() == mac.as_deref();
+            let pair =
+                |r: &&ResultRecord| r.subject.cipher.as_deref() == Some(cipher.as_str()) && r.subject.mac.as_deref() == mac.as_deref();
             let bulk = most(ok(doc, Kind::SshBulk, Metric::BytesPerSec).filter(pair));
             // The private sshd's CPU per GB, per session, as TLS's server figure.
             let server = most(

@@ -9,8 +9,8 @@
 //! Student's t interval ([`mean_interval`]): it is read as a running total
 //! rounded to clock ticks, where a median would not be informative (see there).
 
-pub use crate::model::Summary;
 use crate::model::CpuFigure;
+pub use crate::model::Summary;
 
 /// The one tie rule: two intervals (low, high) overlap, so a second run could
 /// order the two subjects the other way.

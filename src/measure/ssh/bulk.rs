@@ -13,10 +13,10 @@
 use super::*;
 use crate::backend::openssh::client::{Algorithms, Client, Transfer};
 use crate::backend::openssh::cpu::ServerClock;
-use crate::measure::engine::stats::few_samples;
-use crate::model::{Kind, Metric, ResultRecord, Summary};
 use crate::measure::engine::sampler::{self, Probe};
+use crate::measure::engine::stats::few_samples;
 use crate::model::Subject;
+use crate::model::{Kind, Metric, ResultRecord, Summary};
 use crate::units::Seconds;
 use anyhow::{bail, Result};
 use std::sync::Arc;

@@ -65,7 +65,11 @@ impl LoginCpu {
     /// both ends (the client's alone when the server is not observable).
     pub fn login(&mut self, client: &Client, algs: &Algorithms, remote: &str) -> Result<(Seconds, Seconds), SshError> {
         // Whatever an earlier connection left is reaped first, so it is not counted here.
-        let before = if self.server_clock.settle() { self.server_clock.read() } else { None };
+        let before = if self.server_clock.settle() {
+            self.server_clock.read()
+        } else {
+            None
+        };
         let (wall, cpu) = cpu::run_timed(client, algs, remote)?;
         self.client.push(cpu.0);
         let mut both = cpu.0;
