@@ -546,3 +546,26 @@ fn pattern_is_not_compressible_filler() {
     let zeros = p.iter().filter(|&&b| b == 0).count();
     assert!(zeros < CHUNK / 100, "{zeros}");
 }
+
+#[test]
+fn server_cpu_record_is_seconds_per_gb_per_session() {
+    let subject = Subject {
+        cipher: Some("aes128-ctr".into()),
+        mac: Some("hmac-sha2-256".into()),
+        ..Default::default()
+    };
+    // (server CPU seconds, bytes) per session: 1.0, 1.2 and 1.5 s per GB; a
+    // session without bytes says nothing.
+    let r = server_cpu_record(&subject, &[(0.5, 0.5e9), (1.2, 1e9), (0.0, 0.0), (3.0, 2e9)], 2.0).unwrap();
+    assert_eq!((r.kind, r.metric, r.status), (Kind::SshBulk, Metric::Seconds, crate::model::Status::Ok));
+    assert_eq!(r.subject.mode.as_deref(), Some(SERVER_CPU_PER_GB));
+    assert_eq!(r.subject.cipher, subject.cipher);
+    assert_eq!((r.median, r.samples), (Some(1.2), Some(3)));
+    assert_eq!((r.ci95_low, r.ci95_high), (Some(1.0), Some(1.5)));
+    assert_eq!(r.values.len(), 3, "kept for pooling with a race's sessions");
+    // One session: the engine's few-samples interval, never a point.
+    let one = server_cpu_record(&subject, &[(1.0, 1e9)], 2.0).unwrap();
+    assert_eq!((one.ci95_low, one.median, one.ci95_high), (Some(0.5), Some(1.0), Some(2.0)));
+    // No reading (a remote server): no record.
+    assert!(server_cpu_record(&subject, &[], 2.0).is_none());
+}
