@@ -54,8 +54,9 @@ fn stat_ticks(pid: u32) -> Option<(u64, u64)> {
 }
 
 /// Children CPU (user + system) the process `pid` has reaped so far, from
-/// /proc/PID/stat fields 16 and 17.
-pub fn reaped_children_cpu(pid: u32) -> Option<Seconds> {
+/// /proc/PID/stat fields 16 and 17 (the listener's share of [`tree_cpu`]).
+#[cfg(test)]
+fn reaped_children_cpu(pid: u32) -> Option<Seconds> {
     let (_, reaped) = stat_ticks(pid)?;
     Some(Seconds(reaped as f64 / ticks_per_second()))
 }
@@ -74,9 +75,7 @@ fn tree_cpu(pid: u32) -> Option<Seconds> {
     };
     for _ in 0..5 {
         let kids = listing();
-        let Some((_, mut ticks)) = stat_ticks(pid) else {
-            return None;
-        };
+        let (_, mut ticks) = stat_ticks(pid)?;
         let mut complete = true;
         for &k in &kids {
             match stat_ticks(k) {
