@@ -14,8 +14,10 @@
 #    this machine's ssh client with its own defaults piping VOLUME MiB into
 #    `cat > /dev/null`, before and after the emitted lines; sshd's CPU per GB from
 #    its reaped session children, printed beside the server CPU per GB change that
-#    `check` predicted (its private sshd's CPU over each bulk session's timed part;
-#    the pipe's figure also holds the login, a few ms per session).
+#    `check` predicted (its private sshd's CPU over each bulk session's timed part,
+#    login excluded). The pipe's figure holds the login too: about 0.1 s of sshd
+#    CPU per login on the 2-core VM, 0.4 s per GB at 256 MiB, 1.5 s at 64 MiB; so
+#    read the two as changes, not as equal figures.
 #
 # Environment: CB (binary), ROUNDS (alternating rounds, 5), REQUESTS (per ab run,
 # 400), CONC (ab concurrency, 2), VOLUME (MiB per ssh pipe, 256), BUDGET (check's
