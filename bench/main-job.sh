@@ -4,8 +4,9 @@
 # 1. Time: RUNS default runs (`cipherbench --budget $BUDGET`) in a row, each timed
 #    whole; target: every one finishes within its budget + 10%.
 # 2. Stability: the same RUNS runs give the same top recommendation per list
-#    (TLS 1.3 suites, TLS 1.2 suites, groups, SSH ciphers, MACs, kex), or each run
-#    reports a tie that holds the others' choice.
+#    (TLS 1.3 suites, TLS 1.2 suites, groups, SSH ciphers, MACs, kex), or agree up
+#    to ties: some option is in every run's rank-1 group (a tie falls back to
+#    policy order, so a run that ties X with Y may print Y first).
 # 3. Against a long run: one run with LONG x the budget. Target: every default
 #    run's top choice is inside the long run's tie group (its rank-1 options).
 #
@@ -68,17 +69,16 @@ for l in "${LISTS[@]}"; do
     groups+=("${x#*|}")
   done
   [[ -z ${firsts[0]} ]] && { printf '%-13s (not measured)\n' "$l"; continue; }
+  # Runs agree when one option is in every run's rank-1 group: a run that names X
+  # alone and a run that ties X with Y (and puts Y first by policy order) do not
+  # contradict each other. Only disjoint rank-1 groups are a disagreement.
   verdict=same
   if [[ $(printf '%s\n' "${firsts[@]}" | sort -u | wc -l) -gt 1 ]]; then
-    verdict="tie reported"
-    for ((i = 0; i < RUNS; i++)); do
-      for f in "${firsts[@]}"; do
-        [[ ",${groups[$i]}," == *",$f,"* ]] || verdict=UNSTABLE
-      done
-    done
+    common=$(printf '%s\n' "${groups[@]}" | tr ',' '\n' | sort | uniq -c | awk -v n="$RUNS" '$1 == n {print $2}' | paste -sd, -)
+    if [[ -n $common ]]; then verdict="same up to ties (in every run's rank-1: $common)"; else verdict=UNSTABLE; fi
   fi
   [[ $verdict == UNSTABLE ]] && unstable=$((unstable + 1))
-  printf '%-13s %-13s %s\n' "$l" "$verdict" "$(printf '%s | ' "${firsts[@]}")"
+  printf '%-13s %s\n    first per run: %s\n' "$l" "$verdict" "$(printf '%s | ' "${firsts[@]}")"
 done
 
 if [[ -z ${SKIP_LONG:-} ]]; then

@@ -32,7 +32,8 @@
 #
 # Environment: CB (binary), REPS (3), VOLUME (1G), SWEEP_VOLUME (64M),
 # SWEEP_BUDGET (full matrix time / 6), SWEEP_CIPHERS / SWEEP_MACS / SWEEP_KEX (comma lists;
-# default: everything the local OpenSSH supports), SKIP_SWEEP=1, SKIP_OVERHEAD=1.
+# default: everything the local OpenSSH supports), SKIP_SWEEP=1, SKIP_OVERHEAD=1,
+# KEEP=DIR (keep the two sweeps' JSON there: dec.json, full.json).
 # Defaults: about 4 min for the overhead part and 28 min for the sweep part on a
 # 2-core machine (the full matrix is 1610 sessions of 64M with OpenSSH 9.2p1:
 # 23 min; the decomposed sweep a sixth of that).
@@ -169,4 +170,5 @@ if [[ -z ${SKIP_SWEEP:-} ]]; then
     | "full matrix: \($k) sessions, \($setup * 1000 | floor) ms set-up each; predicted at 64M: \((($k * $setup) + ($data * 64 * 1048576 / $n)) / 60 | . * 10 | floor / 10) min, at 128M: \((($k * $setup) + ($data * 128 * 1048576 / $n)) / 60 | . * 10 | floor / 10) min"' \
     "$work/full.json"
   "$CB" ssh --compare-sweeps "$work/dec.json" "$work/full.json" || true
+  if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$work/dec.json" "$work/full.json" "$KEEP/"; fi
 fi

@@ -1,5 +1,5 @@
 //! Ctrl-C and SIGTERM: the first one asks the run to stop now. Every blocking step
-//! waits in slices of at most [`crate::deadline::SLICE`] and looks at this flag
+//! waits in slices of at most 200 ms (`deadline::SLICE`) and looks at this flag
 //! between them (sockets, `ssh` children, file reads, samples), so the run stops
 //! within about a second, keeps and reports what it measured, closes its history
 //! row as `interrupted`, removes its temporary files (their owners' `Drop`) and

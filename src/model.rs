@@ -272,6 +272,12 @@ impl ResultRecord {
         self
     }
 
+    /// True for a subject the budget did not reach (recorded as failed, with a
+    /// reason that says so): tables show "skipped", not "failed".
+    pub fn was_skipped(&self) -> bool {
+        self.status == Status::Failed && self.reason.as_deref().is_some_and(|r| r.starts_with("skipped:"))
+    }
+
     pub fn not_ok(kind: Kind, subject: Subject, metric: Metric, status: Status, reason: impl Into<String>) -> Self {
         ResultRecord {
             kind,

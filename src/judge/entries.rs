@@ -68,6 +68,12 @@ pub trait Entry: Rating {
     fn names(&self) -> Vec<&str>;
     /// Key sizes that a policy's `[keys]` minimums apply to.
     fn key_bits(&self) -> Vec<KeyBits>;
+    /// The entry this one is the same algorithm as, under another name (a
+    /// pre-standard `@libssh.org` name and its standard one): the two are one
+    /// option measured once, and configured side by side.
+    fn same_as(&self) -> Option<&str> {
+        None
+    }
 }
 
 macro_rules! rated_entry {
@@ -445,6 +451,9 @@ rated_entry! {
         /// Absent when the server chooses the size (group exchange) or for markers.
         #[serde(default)]
         pub key_bits: Option<u32>,
+        /// The same method under another name (see [`Entry::same_as`]).
+        #[serde(default)]
+        pub same_as: Option<String>,
     }
 }
 
@@ -457,6 +466,9 @@ impl Entry for SshKex {
     }
     fn names(&self) -> Vec<&str> {
         vec![&self.name]
+    }
+    fn same_as(&self) -> Option<&str> {
+        self.same_as.as_deref()
     }
     fn key_bits(&self) -> Vec<KeyBits> {
         let kind = match self.method {

@@ -289,6 +289,18 @@ impl Knowledge {
         self.table_entries(table).get(i).copied()
     }
 
+    /// The other name of the same algorithm in `domain` (see `Entry::same_as`),
+    /// whichever of the two entries says so.
+    pub fn twin(&self, domain: Domain, name: &str) -> Option<String> {
+        if let Some(t) = self.entry(domain, name).and_then(|e| e.same_as().map(str::to_string)) {
+            return Some(t);
+        }
+        self.table_entries(Table::of(domain))
+            .into_iter()
+            .find(|e| e.same_as().is_some_and(|t| t.eq_ignore_ascii_case(name)))
+            .map(|e| e.name().to_string())
+    }
+
     /// Builds the verdict for one entry, resolving reason and source ids.
     pub fn verdict_for(&self, entry: &dyn Entry) -> Verdict {
         let names = entry.names();

@@ -311,7 +311,7 @@ fn suite_rate_with(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Option<Measur
     if let Some(r) = best(same_bulk, false) {
         return Some(Measured {
             summary: r.summary()?,
-            basis: format!("tls-bulk {} (same Enc and Mac)", crate::report::table::subject_label(r)),
+            basis: format!("tls-bulk {} (same Enc and Mac)", crate::model::subject_label(r)),
         });
     }
     let any_bulk = doc
@@ -341,7 +341,7 @@ fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
     if let Some(r) = best(bulk.filter(named), false) {
         return Some(Measured {
             summary: r.summary()?,
-            basis: format!("tls-bulk {}", crate::report::table::subject_label(r)),
+            basis: format!("tls-bulk {}", crate::model::subject_label(r)),
         });
     }
     let (cipher, mac) = suite_primitives(s)?;
@@ -467,7 +467,7 @@ fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<TlsChoi
             .and_then(|r| {
                 Some(Measured {
                     summary: r.summary()?,
-                    basis: format!("tls-handshake {}", crate::report::table::subject_label(r)),
+                    basis: format!("tls-handshake {}", crate::model::subject_label(r)),
                 })
             }),
         })
@@ -539,7 +539,7 @@ pub fn disputed_by(v: &Verdict) -> Vec<String> {
 /// (both ends when the server was observable, else the client's), else wall time.
 fn handshake_figure(r: &ResultRecord, by: HandshakeMetric) -> Option<Measured> {
     let wall = r.summary()?;
-    let label = crate::report::table::subject_label(r);
+    let label = crate::model::subject_label(r);
     let ms = |x: f64| format!("{:.2}", x * 1e3);
     let fig = |f: &crate::model::CpuFigure| {
         if f.samples < 2 {
@@ -752,7 +752,7 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
                     best(mine, false).and_then(|r| {
                         Some(Measured {
                             summary: r.summary()?,
-                            basis: format!("ssh-bulk {}", crate::report::table::subject_label(r)),
+                            basis: format!("ssh-bulk {}", crate::model::subject_label(r)),
                         })
                     })
                 } else {
@@ -774,7 +774,9 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
             })
             .collect();
         let (metric, higher) = if bulk_list { ("bytes_per_sec", true) } else { (by.name(), false) };
-        rankings.push(rank(list, metric, higher, &cands, policy));
+        let mut ranking = rank(list, metric, higher, &cands, policy);
+        ranking.follow_twins(|n| k.twin(domain, n));
+        rankings.push(ranking);
         all.extend(cands);
     }
     let choice = SshChoice {

@@ -122,6 +122,24 @@ impl Ranking {
             .chain(self.unmeasured.iter().cloned())
             .collect()
     }
+
+    /// Moves each unmeasured option that is another name of a configured one
+    /// (`twin`) to just after it: `curve25519-sha256@libssh.org` is measured as
+    /// `curve25519-sha256`, so it belongs beside it, not after everything measured.
+    pub fn follow_twins(&mut self, twin: impl Fn(&str) -> Option<String>) {
+        for name in self.unmeasured.clone() {
+            let Some(t) = twin(&name) else { continue };
+            if self.unmeasured.contains(&t) {
+                continue;
+            }
+            let (Some(from), Some(_)) = (self.order.iter().position(|n| *n == name), self.order.iter().position(|n| *n == t)) else {
+                continue;
+            };
+            let moved = self.order.remove(from);
+            let at = self.order.iter().position(|n| *n == t).expect("twin still listed");
+            self.order.insert(at + 1, moved);
+        }
+    }
 }
 
 /// Below this many samples a figure has no usable interval: it ties with everything,
@@ -427,6 +445,45 @@ mod tests {
         assert_eq!(r.fastest_refused.as_ref().unwrap().name, "diffie-hellman-group1-sha1");
         // The refused option's price is set against the cheapest accepted one, not the first.
         assert!((r.safety_cost.unwrap() - 0.008 / 0.001).abs() < 1e-9);
+    }
+
+    /// A pre-standard name is configured right after the name it was measured as,
+    /// not after everything measured; a twin that is measured too keeps its place.
+    #[test]
+    fn an_unmeasured_alias_follows_its_measured_twin() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("modern").unwrap();
+        let cands = vec![
+            kex(&k, "sntrup761x25519-sha512@openssh.com", Some(s(0.065, 0.002))),
+            kex(&k, "curve25519-sha256", Some(s(0.011, 0.0005))),
+            kex(&k, "curve25519-sha256@libssh.org", None),
+            kex(&k, "diffie-hellman-group-exchange-sha256", Some(s(0.015, 0.0005))),
+            kex(&k, "sntrup761x25519-sha512", None),
+        ];
+        let mut r = rank("ssh_kex", "cpu_seconds", false, &cands, &p);
+        let before = r.choice();
+        assert_eq!(
+            before.last().map(String::as_str),
+            Some("curve25519-sha256@libssh.org"),
+            "{before:?}"
+        );
+        r.follow_twins(|n| k.twin(Domain::SshKex, n));
+        assert_eq!(
+            r.choice(),
+            [
+                "sntrup761x25519-sha512@openssh.com",
+                "sntrup761x25519-sha512",
+                "curve25519-sha256",
+                "curve25519-sha256@libssh.org",
+                "diffie-hellman-group-exchange-sha256"
+            ]
+        );
+        // Both directions of the relation are known, whichever entry states it.
+        assert_eq!(
+            k.twin(Domain::SshKex, "curve25519-sha256").as_deref(),
+            Some("curve25519-sha256@libssh.org")
+        );
+        assert_eq!(k.twin(Domain::SshKex, "diffie-hellman-group16-sha512"), None);
     }
 
     /// Wide intervals that overlap in a chain do not tie the slowest with the

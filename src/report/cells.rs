@@ -27,6 +27,25 @@ pub fn throughput_cell(r: &ResultRecord) -> String {
             }
         }
         (Status::Unsupported, _) => "n/a".into(),
+        _ if r.was_skipped() => "skipped".into(),
         _ => "failed".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Kind, Metric, Subject};
+
+    /// A subject the budget did not reach reads "skipped", a real failure "failed".
+    #[test]
+    fn skipped_subjects_are_not_called_failed() {
+        let rec = |reason: &str| ResultRecord::not_ok(Kind::SshBulk, Subject::default(), Metric::BytesPerSec, Status::Failed, reason);
+        let skipped = rec("skipped: the budget was spent first (raise --budget)");
+        assert!(skipped.was_skipped());
+        assert_eq!(throughput_cell(&skipped), "skipped");
+        let failed = rec("ssh exited with status 255");
+        assert!(!failed.was_skipped());
+        assert_eq!(throughput_cell(&failed), "failed");
     }
 }

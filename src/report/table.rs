@@ -203,6 +203,7 @@ fn seconds_cell(r: &ResultRecord) -> String {
             }
         }
         (Status::Unsupported, _) => "refused".into(),
+        _ if r.was_skipped() => "skipped".into(),
         _ => "failed".into(),
     }
 }
@@ -556,6 +557,7 @@ pub fn file_tables(doc: &Document) -> Vec<Table> {
                 let cell = |r: Option<&&ResultRecord>| match r {
                     Some(r) if r.status == Status::Ok => seconds(r).map(|s| format!("{s:.3}")).unwrap_or_default(),
                     Some(r) if r.status == Status::Unsupported => "n/a".into(),
+                    Some(r) if r.was_skipped() => "skipped".into(),
                     Some(_) => "failed".into(),
                     None => String::new(),
                 };

@@ -11,7 +11,7 @@
 //! over its subjects with at least [`MIN_SAMPLES`] samples, of that spread: half
 //! the range of a subject's samples relative to its median (the median over
 //! subjects, so one subject's outlier does not set it). Every interval
-//! of the run is then at least ±noise wide: the order-statistic interval of the
+//! of the run is then at least noise wide (as a factor, see [`floor`]): the order-statistic interval of the
 //! median leaves out a subject's extreme samples, so one burst of another process
 //! does not widen it, and the floor keeps a subject whose samples happened to
 //! agree from claiming more than the machine allows. The noise is stored in the
@@ -47,12 +47,18 @@ pub fn of<'a>(records: impl IntoIterator<Item = &'a ResultRecord>) -> Option<f64
     Some(RUN_TO_RUN * if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
-/// `r` with its interval at least ±`noise` of its median.
+/// `r` with its interval at least a factor (1 + `noise`) either side of its
+/// median: [m / (1 + noise), m × (1 + noise)]. A factor, not ±noise × m: the
+/// figures are rates and times, which cannot reach zero, and on a machine busy
+/// enough for a noise of 100% a subtracted floor would reach below zero and tie
+/// anything with nothing. For the usual few percent the two hardly differ (3%:
+/// −2.9% / +3%).
 pub fn floor(mut r: ResultRecord, noise: f64) -> ResultRecord {
     if let (Status::Ok, Some(m), Some(lo), Some(hi)) = (r.status, r.median, r.ci95_low, r.ci95_high) {
-        if r.metric != Metric::Accepted {
-            r.ci95_low = Some(lo.min(m - noise * m.abs()));
-            r.ci95_high = Some(hi.max(m + noise * m.abs()));
+        if r.metric != Metric::Accepted && noise > 0.0 {
+            let (a, b) = (m / (1.0 + noise), m * (1.0 + noise));
+            r.ci95_low = Some(lo.min(a.min(b)));
+            r.ci95_high = Some(hi.max(a.max(b)));
         }
     }
     r
@@ -62,8 +68,11 @@ pub fn floor(mut r: ResultRecord, noise: f64) -> ResultRecord {
 pub use crate::model::stored_noise as stored;
 
 /// After a kind's pass: measures the noise of the session's records of `kinds`
-/// from index `from` on, widens each of their intervals to at least ±noise and
-/// stores the noise per kind in the run's settings. Kinds without a record of
+/// from index `from` on and stores it per kind in the run's settings; where an
+/// earlier pass of the kind stored more, that stands. Then every record of the
+/// kind, this pass's and earlier ones', is widened to at least that noise: one
+/// run ranks all its SSH ciphers with one noise, not a quiet pass's narrow
+/// intervals against a busy pass's wide ones. Kinds without a record of
 /// [`MIN_SAMPLES`] samples keep their intervals and store nothing.
 pub fn settle(session: &mut Session, kinds: &[Kind], from: usize) -> Result<()> {
     let mut all = session
@@ -80,16 +89,20 @@ pub fn settle(session: &mut Session, kinds: &[Kind], from: usize) -> Result<()> 
         let Some(noise) = of(idx.iter().map(|&i| &session.results()[i])) else {
             continue;
         };
-        for i in idx {
+        // Several passes of one kind (the main job's SSH cipher and MAC passes):
+        // the largest noise stands, for all of them.
+        let before = all.get(crate::model::kind_name(kind)).and_then(|v| v.as_f64()).unwrap_or(0.0);
+        let noise = noise.max(before);
+        let of_kind: Vec<usize> = (0..session.results().len())
+            .filter(|&i| session.results()[i].kind == kind)
+            .collect();
+        for i in of_kind {
             let r = floor(session.results()[i].clone(), noise);
             if r != session.results()[i] {
                 session.replace(i, r)?;
             }
         }
-        // Several passes of one kind (the main job's SSH cipher and MAC passes):
-        // the largest noise stands.
-        let before = all.get(crate::model::kind_name(kind)).and_then(|v| v.as_f64()).unwrap_or(0.0);
-        all[crate::model::kind_name(kind)] = serde_json::json!(noise.max(before));
+        all[crate::model::kind_name(kind)] = serde_json::json!(noise);
     }
     if all.as_object().is_some_and(|m| !m.is_empty()) {
         session.set_setting("noise", all);
@@ -124,9 +137,13 @@ mod tests {
         ];
         let n = of(&rs).unwrap();
         assert!((n - 0.02 * RUN_TO_RUN).abs() < 1e-12, "{n}");
-        // A tight interval is widened to ±3%; a wide one is kept.
+        // A tight interval is widened to a factor 1.03 either side; a wide one is kept.
         let tight = floor(rec(&[100.0; 7]), n);
-        assert_eq!((tight.ci95_low, tight.ci95_high), (Some(97.0), Some(103.0)));
+        let (lo, hi) = (tight.ci95_low.unwrap(), tight.ci95_high.unwrap());
+        assert!((lo - 100.0 / 1.03).abs() < 1e-9 && (hi - 103.0).abs() < 1e-9, "{lo} {hi}");
+        // A noise past 100% never reaches zero: the floor is a factor.
+        let busy = floor(rec(&[100.0; 7]), 1.12);
+        assert!(busy.ci95_low.unwrap() > 40.0 && busy.ci95_high.unwrap() > 200.0, "{busy:?}");
         let wide = floor(rs[2].clone(), n);
         assert_eq!((wide.ci95_low, wide.ci95_high), (rs[2].ci95_low, rs[2].ci95_high));
         assert!(of(&[rec(&[1.0, 2.0])]).is_none());

@@ -145,11 +145,14 @@ pub(super) fn fixed_once(
 
 /// Fixed-volume mode, rounds: one more session for every subject still under
 /// `sessions`, round after round (A B C, A B C …), while each would end by
-/// `stop_at`. The first two rounds take every subject in the plan's
-/// interleaved order, so none is judged on one session that happened to stall.
-/// Later rounds go fastest first (the spread that widens short figures is then
-/// learnt from the contenders) and pass over subjects that can no longer place
-/// among the `TOP`, so the time goes to the pairs whose places are in question.
+/// `stop_at`. The first round takes every subject in the plan's interleaved
+/// order; the second takes every subject too, so none is judged on one session
+/// that happened to stall, but fastest first: a budget that ends inside the
+/// second round (a small one, or a wide sweep) has then given the contenders
+/// their second session, not a shuffled half of the field. Later rounds go
+/// fastest first as well (the spread that widens short figures is then learnt
+/// from the contenders) and pass over subjects that can no longer place among
+/// the `TOP`, so the time goes to the pairs whose places are in question.
 pub(super) fn fixed_rounds(
     racers: &mut [Racer],
     probe: &mut BulkProbe,
@@ -169,7 +172,7 @@ pub(super) fn fixed_rounds(
 pub(super) fn in_rounds(racers: &mut [Racer], sessions: usize, mut sample: impl FnMut(&mut [Racer], usize) -> Result<bool>) -> Result<()> {
     for round in 1..=sessions {
         let mut order: Vec<usize> = (0..racers.len()).collect();
-        if round > 2 {
+        if round > 1 {
             let med = |r: &Racer| r.m.wall().map_or(0.0, |s| s.median);
             order.sort_by(|&a, &b| med(&racers[b]).total_cmp(&med(&racers[a])));
         }

@@ -64,6 +64,38 @@ fn decomposed_sweep_measures_aead_once_and_fixes_kex() {
     assert_eq!(p.handshake_items().len(), 4);
 }
 
+/// A small budget measures only the first handshake subjects: those a
+/// recommendation puts in front (post-quantum, X25519) come first, not in
+/// `ssh -Q kex` order, which puts post-quantum last.
+#[test]
+fn handshakes_measure_what_is_recommended_first() {
+    let mut o = openssh();
+    o.kex = [
+        "diffie-hellman-group14-sha1",
+        "diffie-hellman-group16-sha512",
+        "ecdh-sha2-nistp256",
+        "curve25519-sha256",
+        "curve25519-sha256@libssh.org",
+        "sntrup761x25519-sha512@openssh.com",
+    ]
+    .map(String::from)
+    .to_vec();
+    let serve = vec!["ssh-ed25519".to_string()];
+    let p = SshPlan::new(&o, &[], &[], &[], &[], Some(&serve), false, None, false, true, Seconds(10.0)).unwrap();
+    let order: Vec<String> = p.handshake_items().into_iter().map(|h| h.kex).collect();
+    assert_eq!(
+        order,
+        [
+            "sntrup761x25519-sha512@openssh.com",
+            "curve25519-sha256",
+            "curve25519-sha256@libssh.org",
+            "diffie-hellman-group16-sha512",
+            "ecdh-sha2-nistp256",
+            "diffie-hellman-group14-sha1"
+        ]
+    );
+}
+
 #[test]
 fn full_matrix_is_the_three_way_product() {
     let p = plan(true, &[]);
@@ -383,7 +415,7 @@ fn clear_losers_cannot_place_and_one_sample_is_widened() {
 }
 
 #[test]
-fn first_rounds_take_everyone_then_clear_losers_are_passed_over() {
+fn first_rounds_take_everyone_fastest_first_then_clear_losers_are_passed_over() {
     // True speeds: three contenders near 100, two near 60, one at 20.
     let speeds = [60.0, 100.0, 20.0, 98.0, 59.0, 101.0];
     let mut racers: Vec<Racer> = speeds
@@ -412,8 +444,9 @@ fn first_rounds_take_everyone_then_clear_losers_are_passed_over() {
         Ok(true)
     })
     .unwrap();
-    // Rounds 1 and 2: everyone, in the plan's order.
-    assert_eq!(&order[..12], &[0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]);
+    // Round 1: everyone, in the plan's order; round 2: everyone again, fastest
+    // first (a budget that ends inside it has served the contenders).
+    assert_eq!(&order[..12], &[0, 1, 2, 3, 4, 5, 5, 1, 3, 0, 4, 2]);
     // Round 3: fastest first; once the contenders have three sessions
     // the spread is known and the clear losers (60, 59, 20) get no third.
     assert_eq!(&order[12..], &[5, 1, 3], "{order:?}");

@@ -1,0 +1,310 @@
+//! The source layout keeps its promises (docs/layout.md): the pipeline's arrows
+//! point one way, and no two modules import each other.
+//!
+//! The module graph is read from the source text itself: every `crate::…`,
+//! `super::…` and `self::…` path, and every use of a child module by its bare name,
+//! outside comments and outside the `#[cfg(test)]` module at the end of a file
+//! (test code may reach anywhere). A path names the deepest module file it reaches
+//! (`crate::measure::engine::stats::overlap` → `measure/engine/stats`).
+//!
+//! - **No import circles:** no strongly connected group of two or more modules, where
+//!   an arrow between a folder's `mod.rs` and a module inside that folder does not
+//!   count (a parent declares its children, and children use their parent's shared
+//!   types: that is one unit, not a circle).
+//! - **No arrows back up the pipeline:** nothing in `report/`, `plan.rs`, `judge/`
+//!   or `recommend/` imports from `measure/`, and nothing in `backend/` (the
+//!   libraries and daemons) imports from the layers built on it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+type Module = Vec<String>;
+
+fn name(m: &Module) -> String {
+    if m.is_empty() {
+        "main".into()
+    } else {
+        m.join("/")
+    }
+}
+
+/// Every module file under `src/`, by its module path.
+fn modules(src: &Path) -> BTreeMap<Module, PathBuf> {
+    fn walk(dir: &Path, src: &Path, out: &mut BTreeMap<Module, PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("read src") {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                walk(&p, src, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let rel = p.strip_prefix(src).expect("under src").with_extension("");
+                let mut m: Module = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+                if m == ["main"] || m.last().is_some_and(|l| l == "mod") {
+                    m.pop();
+                }
+                out.insert(m, p);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(src, src, &mut out);
+    out
+}
+
+/// The code of a file without comments and without its trailing test module, on
+/// one line.
+fn code(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]\nmod ") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        // A trailing comment; `//` inside a string literal ("https://…") is rare in
+        // paths and only ever cuts text that holds no module path.
+        let line = line.find(" //").map_or(line, |i| &line[..i]);
+        out.push_str(line);
+        out.push(' ');
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The paths named at the start of `s` (just after `crate::`, `super::` …): one
+/// path, or every path of a `{a, b::{c, d}}` group.
+fn paths_at(s: &str) -> Vec<Module> {
+    let s = s.trim_start();
+    let mut prefix: Module = Vec::new();
+    let mut rest = s;
+    loop {
+        let end = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+        let ident = &rest[..end];
+        let after = &rest[end..];
+        if ident.is_empty() {
+            if let Some(group) = after.strip_prefix('{') {
+                let mut depth = 0;
+                let mut items = Vec::new();
+                let mut cur = String::new();
+                for c in group.chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => break,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            items.push(std::mem::take(&mut cur));
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    cur.push(c);
+                }
+                items.push(cur);
+                return items
+                    .iter()
+                    .flat_map(|i| paths_at(i))
+                    .map(|p| prefix.iter().cloned().chain(p).collect())
+                    .collect();
+            }
+            return if prefix.is_empty() { Vec::new() } else { vec![prefix] };
+        }
+        prefix.push(ident.to_string());
+        match after.strip_prefix("::") {
+            Some(r) => rest = r,
+            None => return vec![prefix],
+        }
+    }
+}
+
+/// The deepest module file that `path` reaches.
+fn resolve(path: &[String], mods: &BTreeMap<Module, PathBuf>) -> Module {
+    (0..=path.len())
+        .rev()
+        .map(|i| path[..i].to_vec())
+        .find(|p| mods.contains_key(p))
+        .unwrap_or_default()
+}
+
+/// Positions where `word` starts a path (not preceded by an identifier or `::`).
+fn starts<'a>(code: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
+    code.match_indices(word).filter_map(move |(i, _)| {
+        let before = &code[..i];
+        let free = !before.ends_with(is_ident) && !before.ends_with("::");
+        free.then_some(i + word.len())
+    })
+}
+
+fn related(a: &Module, b: &Module) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+/// Every module's imports of modules that are neither its ancestors nor descendants.
+fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mods = modules(&src);
+    let mut edges = BTreeMap::new();
+    for (m, file) in &mods {
+        let code = code(&std::fs::read_to_string(file).expect("read module"));
+        let mut refs: BTreeSet<Module> = BTreeSet::new();
+        for at in starts(&code, "crate::") {
+            refs.extend(paths_at(&code[at..]).iter().map(|p| resolve(p, &mods)));
+        }
+        for at in starts(&code, "super::") {
+            let mut up = 1;
+            let mut rest = &code[at..];
+            while let Some(r) = rest.strip_prefix("super::") {
+                up += 1;
+                rest = r;
+            }
+            let base = &m[..m.len().saturating_sub(up)];
+            for p in paths_at(rest) {
+                refs.insert(resolve(&[base, &p[..]].concat(), &mods));
+            }
+        }
+        for at in starts(&code, "self::") {
+            for p in paths_at(&code[at..]) {
+                refs.insert(resolve(&[&m[..], &p[..]].concat(), &mods));
+            }
+        }
+        for child in mods.keys().filter(|c| c.len() == m.len() + 1 && c.starts_with(m)) {
+            let word = format!("{}::", child.last().expect("child name"));
+            if starts(&code, &word).next().is_some() {
+                refs.insert(child.clone());
+            }
+        }
+        refs.retain(|r| !related(m, r));
+        edges.insert(m.clone(), refs);
+    }
+    edges
+}
+
+/// Strongly connected groups of more than one module (Tarjan).
+fn circles(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a Module, usize>,
+        low: BTreeMap<&'a Module, usize>,
+        stack: Vec<&'a Module>,
+        out: Vec<Vec<Module>>,
+    }
+    fn visit<'a>(v: &'a Module, s: &mut State<'a>) {
+        let n = s.index.len();
+        s.index.insert(v, n);
+        s.low.insert(v, n);
+        s.stack.push(v);
+        for w in &s.edges[v] {
+            if !s.edges.contains_key(w) {
+                continue;
+            }
+            if !s.index.contains_key(w) {
+                visit(w, s);
+                let lw = s.low[w];
+                let lv = s.low.get_mut(v).expect("low");
+                *lv = (*lv).min(lw);
+            } else if s.stack.contains(&w) {
+                let iw = s.index[w];
+                let lv = s.low.get_mut(v).expect("low");
+                *lv = (*lv).min(iw);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut comp = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                comp.push(w.clone());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                s.out.push(comp);
+            }
+        }
+    }
+    let mut s = State {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        out: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !s.index.contains_key(v) {
+            visit(v, &mut s);
+        }
+    }
+    s.out
+}
+
+#[test]
+fn the_reader_sees_imports_in_all_their_forms() {
+    let g = graph();
+    let arrows = |from: &str| -> BTreeSet<String> {
+        let m: Module = from.split('/').map(String::from).collect();
+        g.get(&m).unwrap_or_else(|| panic!("no module {from}")).iter().map(name).collect()
+    };
+    // `use crate::x::{a, b::c}` groups, `super::` paths and plain `crate::` calls are
+    // all seen (if the reader lost them, the checks below would pass vacuously).
+    assert!(arrows("app").contains("measure/engine/noise") || arrows("app").iter().any(|a| a.starts_with("measure")));
+    assert!(arrows("measure/ssh/bulk").iter().any(|a| a.starts_with("backend/openssh")));
+    assert!(arrows("report/compare").iter().any(|a| a == "model"));
+    assert!(g.values().map(BTreeSet::len).sum::<usize>() > 200, "too few arrows read");
+    // A synthetic circle is found.
+    let a: Module = vec!["a".into()];
+    let b: Module = vec!["b".into()];
+    let c: Module = vec!["c".into()];
+    let toy = BTreeMap::from([
+        (a.clone(), BTreeSet::from([b.clone()])),
+        (b.clone(), BTreeSet::from([a.clone(), c.clone()])),
+        (c.clone(), BTreeSet::new()),
+    ]);
+    assert_eq!(circles(&toy).len(), 1);
+}
+
+#[test]
+fn no_two_modules_import_each_other() {
+    let g = graph();
+    let found: Vec<String> = circles(&g)
+        .iter()
+        .map(|c| {
+            let arrows: Vec<String> = c
+                .iter()
+                .flat_map(|a| {
+                    g[a].iter()
+                        .filter(|b| c.contains(b))
+                        .map(move |b| format!("{} → {}", name(a), name(b)))
+                })
+                .collect();
+            arrows.join(", ")
+        })
+        .collect();
+    assert!(found.is_empty(), "import circles: {}", found.join("; "));
+}
+
+#[test]
+fn arrows_point_down_the_pipeline() {
+    let g = graph();
+    let rules: [(&str, &[&str]); 5] = [
+        ("report", &["measure"]),
+        ("plan", &["measure"]),
+        ("judge", &["measure", "recommend", "report"]),
+        ("recommend", &["measure", "report"]),
+        (
+            "backend",
+            &["measure", "report", "judge", "recommend", "diff", "app", "session", "plan", "race"],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (from, banned) in rules {
+        for (m, to) in g.iter().filter(|(m, _)| m.first().is_some_and(|f| f == from)) {
+            for t in to.iter().filter(|t| t.first().is_some_and(|f| banned.contains(&f.as_str()))) {
+                wrong.push(format!("{} → {}", name(m), name(t)));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "arrows back up the pipeline: {}", wrong.join(", "));
+}
