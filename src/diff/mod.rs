@@ -913,7 +913,14 @@ mod tests {
         let thr = figures(&doc, &n("aes128-ctr"), &k).remove(0);
         assert_eq!((thr.0, thr.3.unwrap().median), ("throughput", 5e8));
         // 3DES now, AES recommended: the server's CPU per GB falls, beyond the intervals.
-        let c = Change::new("server CPU per GB", "seconds", false, server("3des-cbc"), server("aes128-ctr"), false);
+        let c = Change::new(
+            "server CPU per GB",
+            "seconds",
+            false,
+            server("3des-cbc"),
+            server("aes128-ctr"),
+            false,
+        );
         assert!(c.measurable && c.gain.unwrap() > 10.0, "{c:?}");
     }
 

@@ -590,7 +590,10 @@ fn server_cpu_record_is_seconds_per_gb_per_session() {
     // (server CPU seconds, bytes) per session: 1.0, 1.2 and 1.5 s per GB; a
     // session without bytes says nothing.
     let r = server_cpu_record(&subject, &[(0.5, 0.5e9), (1.2, 1e9), (0.0, 0.0), (3.0, 2e9)], 2.0).unwrap();
-    assert_eq!((r.kind, r.metric, r.status), (Kind::SshBulk, Metric::Seconds, crate::model::Status::Ok));
+    assert_eq!(
+        (r.kind, r.metric, r.status),
+        (Kind::SshBulk, Metric::Seconds, crate::model::Status::Ok)
+    );
     assert_eq!(r.subject.mode.as_deref(), Some(SERVER_CPU_PER_GB));
     assert_eq!(r.subject.cipher, subject.cipher);
     assert_eq!((r.median, r.samples), (Some(1.2), Some(3)));
