@@ -605,3 +605,41 @@ fn server_cpu_record_is_seconds_per_gb_per_session() {
     // No reading (a remote server): no record.
     assert!(server_cpu_record(&subject, &[], 2.0).is_none());
 }
+
+/// The two ways of reading the private sshd's CPU agree over a bulk session's
+/// timed part: the tick reading (live descendants summed, what a non-root run
+/// uses) against the daemon's cgroup (microseconds, where this runs as root).
+/// 3DES keeps the server busy enough (tenths of a second) for ticks to resolve.
+#[test]
+fn tick_and_cgroup_readings_of_a_bulk_session_agree() {
+    use crate::backend::openssh::cpu::ServerClock;
+    let (d, client) = private();
+    let listener = d.pid().unwrap();
+    let cgroup = ServerClock::of_listener(Some(listener));
+    if !matches!(cgroup, ServerClock::Cgroup { .. }) {
+        eprintln!("no cgroup v2 of the daemon's own here (not root): nothing to compare the tick reading with");
+        return;
+    }
+    let algs = Algorithms {
+        cipher: Some("3des-cbc".into()),
+        mac: Some("hmac-sha1".into()),
+        ..Default::default()
+    };
+    let mut p = BulkProbe::open(&client, algs, Arc::new(pattern()), Some(8 * CHUNK as u64), false).unwrap();
+    // Sessions alternate between the two clocks, so drift treats both alike.
+    let ticks = ServerClock::Ticks { listener };
+    let (mut by_cgroup, mut by_ticks) = (0.0, 0.0);
+    for _ in 0..3 {
+        for (clock, sum) in [(&cgroup, &mut by_cgroup), (&ticks, &mut by_ticks)] {
+            p.server = clock.clone();
+            p.run(1).unwrap();
+            *sum += p.server_cpu.take().expect("a server reading").0 / 3.0;
+        }
+    }
+    eprintln!("server CPU over 8 MiB of 3DES: cgroup {by_cgroup:.3} s, ticks {by_ticks:.3} s");
+    assert!(by_cgroup > 0.05, "8 MiB of 3DES costs the server tenths of a second: {by_cgroup}");
+    assert!(
+        (by_ticks - by_cgroup).abs() <= 0.06 + 0.3 * by_cgroup,
+        "ticks {by_ticks:.3} s against cgroup {by_cgroup:.3} s for the same work"
+    );
+}
