@@ -1267,6 +1267,10 @@ fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result
 /// `check`: the installed (or --config-from) configuration → what its usual peer
 /// negotiates → that choice measured beside what the policy allows → recommend →
 /// diff → one line per finding, exit 1 when there is one.
+/// The share of `check`'s budget for its first pass over every candidate; the
+/// rest measures again the comparisons the first pass left open.
+const CHECK_FIRST_PASS: f64 = 0.7;
+
 fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
     use crate::diff::{self, check::CheckReport, subjects::Subjects};
     let policy = policy(c)?;
@@ -1299,12 +1303,32 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         "software": currents.iter().map(|x| x.installed.software).collect::<Vec<_>>(),
     });
     let mut session = Session::start("check", settings, open_store(c)?, progress(c))?;
-    let measured = diff::subjects::measure(&subjects, &mut session, budget);
+    let t0 = std::time::Instant::now();
+    // Two passes: every candidate first, then what is left of the budget on the
+    // comparisons the answer is about (now against recommended) that the first
+    // pass could not call.
+    let mut measured = diff::subjects::measure(&subjects, &mut session, Seconds(budget.0 * CHECK_FIRST_PASS));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
-    let snapshot = session.snapshot();
-    let outcome = crate::recommend::recommend(&snapshot, &knowledge, &policy, &targets);
+    let mut snapshot = session.snapshot();
+    let mut outcome = crate::recommend::recommend(&snapshot, &knowledge, &policy, &targets);
+    let mut diffs = diff::build_all(&currents, &snapshot, &outcome, &knowledge, &policy);
+    let again = diff::subjects::Subjects::undecided(&diffs);
+    let left = budget.0 - t0.elapsed().as_secs_f64();
+    let open = !again.tls_suites.is_empty() || !again.ssh_ciphers.is_empty();
+    if open && measured.is_ok() && left >= 2.0 && !crate::interrupt::requested() {
+        let mut scratch = session.scratch(progress(c));
+        measured = diff::subjects::measure(&again, &mut scratch, Seconds(left));
+        let pooled = crate::race::pool_into(&mut session, &scratch)?;
+        session.set_setting(
+            "second_pass",
+            json!({"tls_suites": again.tls_suites, "ssh_ciphers": again.ssh_ciphers, "ssh_macs": again.ssh_macs,
+                   "seconds": left, "pooled": pooled}),
+        );
+        snapshot = session.snapshot();
+        outcome = crate::recommend::recommend(&snapshot, &knowledge, &policy, &targets);
+        diffs = diff::build_all(&currents, &snapshot, &outcome, &knowledge, &policy);
+    }
     session.set_recommendations(&outcome)?;
-    let diffs = diff::build_all(&currents, &snapshot, &outcome, &knowledge, &policy);
     session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
     diff::annotate(session.recommendations_mut(), &diffs);
     let (doc, status, stored) = close(session, &measured);

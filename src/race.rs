@@ -116,8 +116,15 @@ pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget
         }
     }
     scratch.progress_finish();
-    // New samples join the quick ones; a contender that failed now keeps its quick
-    // figure.
+    let replaced = pool_into(session, &scratch)?;
+    measured.map(|()| replaced)
+}
+
+/// Pools the results of a second pass (`scratch`) into `session`: each new
+/// figure's samples join the same subject's first ones, floored by the run's
+/// noise for its kind; a subject the first pass did not have is added; one that
+/// failed now keeps its first figure. Returns how many results were pooled.
+pub fn pool_into(session: &mut Session, scratch: &Session) -> Result<usize> {
     let mut replaced = 0;
     let settings = session.snapshot().run.settings;
     for r in scratch.results().iter().filter(|r| r.status == Status::Ok) {
@@ -137,7 +144,7 @@ pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget
             }
         }
     }
-    measured.map(|()| replaced)
+    Ok(replaced)
 }
 
 /// The loopback plan cut down to the items that made `records`, every companion

@@ -239,9 +239,31 @@ ansible_python_interpreter=/usr/bin/python3\n",
         out
     }
 
+    /// The build Ansible copies to each host: the test binary without its debug
+    /// sections (a fifth of the size, so each copy is quicker), made once per
+    /// fleet; the binary itself where `strip` is missing.
+    fn binary(&self) -> PathBuf {
+        let stripped = self.tmp.path().join("cipherbench");
+        if stripped.exists() {
+            return stripped;
+        }
+        let ok = Command::new("strip")
+            .arg("--strip-debug")
+            .arg("-o")
+            .arg(&stripped)
+            .arg(bin())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            stripped
+        } else {
+            bin()
+        }
+    }
+
     fn profile(&self, results: &Path, command: &str, budget: u32, extra_args: &[&str]) -> std::process::Output {
         let extra = serde_json::json!({
-            "cipherbench_binary": bin(),
+            "cipherbench_binary": self.binary(),
             "cipherbench_results": results,
             "cipherbench_command": command,
             "cipherbench_budget_seconds": budget,
@@ -650,6 +672,46 @@ fn check_added_lines(f: &Fleet, diff: &str, want_sshd: bool) {
     if want_sshd {
         assert!(sshd_seen, "no sshd lines in the diff: {diff}");
     }
+}
+
+/// When no host can be reached, Ansible would end the playbook at the first
+/// play where every host is gone: each host must still be named in results/ and
+/// the playbook must still fail, and `fleet` says nothing could be merged.
+#[test]
+fn every_host_unreachable_is_still_named_and_the_play_fails() {
+    let Some(sshd) = sshd_path() else {
+        eprintln!("skipped: no sshd");
+        return;
+    };
+    if !venv_ok() {
+        return;
+    }
+    let tmp = tempfile::Builder::new().prefix("cipherbench-fleet-test.").tempdir().unwrap();
+    let client = tmp.path().join("client_ed25519");
+    keygen(&client);
+    let client_pub = std::fs::read_to_string(client.with_extension("pub")).unwrap();
+    let hosts: Vec<HostSshd> = [5u8, 6]
+        .iter()
+        .map(|n| HostSshd::start(&sshd, Ipv4Addr::new(127, 0, 0, *n), tmp.path(), &client_pub))
+        .collect();
+    let mut f = Fleet { tmp, hosts };
+    f.write_inventory();
+    for h in f.hosts.iter_mut() {
+        h.stop();
+    }
+    let results = f.tmp.path().join("results-none");
+    let out = f.profile(&results, "run", 6, &[]);
+    assert!(!out.status.success(), "no host answered, yet the play passed: {}", text(&out));
+    for h in ["127.0.0.5", "127.0.0.6"] {
+        let marker = results.join(format!("{h}.unreachable"));
+        let why = std::fs::read_to_string(&marker).unwrap_or_else(|e| panic!("{} missing ({e}): {}", marker.display(), text(&out)));
+        assert!(why.starts_with(&format!("{h}: unreachable")), "{why}");
+    }
+    assert!(text(&out).contains("no export from: 127.0.0.5, 127.0.0.6"), "{}", text(&out));
+    f.assert_nothing_left();
+    let (out, report) = fleet(&[&results], &[]);
+    assert_eq!(out.status.code(), Some(2), "nothing merged: {}", text(&out));
+    assert_eq!(report["hosts_merged"], 0, "{report:#}");
 }
 
 /// A truncated export, another program's JSON and another schema: each named, the

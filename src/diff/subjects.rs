@@ -20,6 +20,8 @@ pub struct Subjects {
     pub ssh_ciphers: Vec<String>,
     pub ssh_macs: Vec<String>,
     pub ssh_kex: Vec<String>,
+    /// Bulk only, no handshakes (the second pass of `check`: see [`Subjects::undecided`]).
+    pub bulk_only: bool,
 }
 
 fn push(v: &mut Vec<String>, s: &str) {
@@ -31,25 +33,47 @@ fn push(v: &mut Vec<String>, s: &str) {
 impl Subjects {
     /// The negotiated choices only (what the main job adds to its own subjects).
     pub fn negotiated(currents: &[Current]) -> Subjects {
+        Subjects::of(currents.iter().filter_map(|c| c.negotiated.as_ref().ok()))
+    }
+
+    /// The subjects behind some negotiated choices.
+    pub fn of<'a>(choices: impl IntoIterator<Item = &'a Negotiated>) -> Subjects {
         let mut s = Subjects::default();
-        for c in currents {
-            match &c.negotiated {
-                Ok(Negotiated::Tls { suite, group, .. }) => {
+        for n in choices {
+            match n {
+                Negotiated::Tls { suite, group, .. } => {
                     push(&mut s.tls_suites, suite);
                     if let Some(g) = group {
                         push(&mut s.tls_groups, g);
                     }
                 }
-                Ok(Negotiated::Ssh { cipher, mac, kex, .. }) => {
+                Negotiated::Ssh { cipher, mac, kex, .. } => {
                     push(&mut s.ssh_ciphers, cipher);
                     if let Some(m) = mac {
                         push(&mut s.ssh_macs, m);
                     }
                     push(&mut s.ssh_kex, kex);
                 }
-                Err(_) => {}
             }
         }
+        s
+    }
+
+    /// What `check` measures again: for each diff whose throughput change is not
+    /// yet measurable (the two intervals overlap, yet the choices differ), the
+    /// choice now and the recommended one, bulk only. Their new samples are pooled
+    /// with the first pass's (`race::pool_into`), so the time left goes to the
+    /// one comparison the answer is about.
+    pub fn undecided(diffs: &[super::SoftwareDiff]) -> Subjects {
+        let open = |d: &&super::SoftwareDiff| {
+            d.changes
+                .iter()
+                .any(|c| c.metric == "throughput" && !c.measurable && c.gain.is_some_and(|g| g != 0.0) && c.gain_low.is_some())
+        };
+        let mut s = Subjects::of(diffs.iter().filter(open).flat_map(|d| d.now.iter().chain(d.recommended.iter())));
+        s.tls_groups.clear();
+        s.ssh_kex.clear();
+        s.bulk_only = true;
         s
     }
 
@@ -160,6 +184,7 @@ impl Subjects {
                 .filter(|k| !ok(Kind::SshHandshake, &|x| x.kex.as_deref().is_some_and(|m| super::same_alg(m, k))))
                 .cloned()
                 .collect(),
+            bulk_only: self.bulk_only,
         }
     }
 
@@ -212,6 +237,9 @@ fn measure_tls(s: &Subjects, session: &mut Session, budget: Seconds) -> Result<(
     }
     if s.tls_suites.is_empty() {
         argv.push("--no-bulk".into());
+    }
+    if s.bulk_only {
+        argv.push("--no-handshakes".into());
     }
     let cmd = crate::cli::TlsArgs::augment_args(clap::Command::new("tls"));
     let args = crate::cli::TlsArgs::from_arg_matches(&cmd.try_get_matches_from(argv)?)?;
@@ -281,4 +309,84 @@ fn measure_ssh(s: &Subjects, session: &mut Session, budget: Seconds) -> Result<(
     let r = ssh_kind::sweep(&plan, &client, session);
     drop(daemon);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::{Change, Figure, SoftwareDiff};
+
+    fn tls(suite: &str) -> Negotiated {
+        Negotiated::Tls {
+            version: "TLSv1.2".into(),
+            suite: suite.into(),
+            openssl_name: String::new(),
+            group: Some("x25519".into()),
+        }
+    }
+    fn ssh(cipher: &str, mac: Option<&str>) -> Negotiated {
+        Negotiated::Ssh {
+            cipher: cipher.into(),
+            mac: mac.map(String::from),
+            kex: "curve25519-sha256".into(),
+            hostkey: "ssh-ed25519".into(),
+        }
+    }
+    fn diff(now: Negotiated, rec: Negotiated, n: (f64, f64, f64), r: (f64, f64, f64)) -> SoftwareDiff {
+        let f = |(median, ci95_low, ci95_high): (f64, f64, f64)| {
+            Some(Figure {
+                median,
+                ci95_low,
+                ci95_high,
+            })
+        };
+        SoftwareDiff {
+            software: "x".into(),
+            file: None,
+            source: String::new(),
+            notes: Vec::new(),
+            peer: String::new(),
+            changes: vec![Change::new("throughput", "bytes_per_sec", true, f(n), f(r), now == rec)],
+            now: Some(now),
+            now_error: None,
+            offered: Vec::new(),
+            recommended: Some(rec),
+            fixed: Vec::new(),
+            introduced: Vec::new(),
+            lines: Vec::new(),
+            patch: None,
+            nothing_to_change: false,
+            policy: "intermediate".into(),
+        }
+    }
+
+    /// Only comparisons the first pass could not call are measured again, bulk
+    /// only: not a measurable one, not an unchanged one.
+    #[test]
+    fn the_second_pass_takes_only_the_open_comparisons() {
+        let open = diff(
+            tls("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"),
+            tls("TLS_AES_128_GCM_SHA256"),
+            (400.0, 200.0, 900.0),
+            (1200.0, 500.0, 2500.0),
+        );
+        let called = diff(
+            ssh("aes128-cbc", Some("hmac-sha1")),
+            ssh("aes128-gcm@openssh.com", None),
+            (300.0, 290.0, 310.0),
+            (900.0, 880.0, 920.0),
+        );
+        let same = diff(
+            ssh("aes256-ctr", Some("hmac-sha2-256")),
+            ssh("aes256-ctr", Some("hmac-sha2-256")),
+            (1.0, 0.5, 2.0),
+            (1.0, 0.5, 2.0),
+        );
+        let s = Subjects::undecided(&[open, called, same]);
+        assert_eq!(s.tls_suites, ["TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "TLS_AES_128_GCM_SHA256"]);
+        assert!(s.ssh_ciphers.is_empty() && s.ssh_macs.is_empty(), "{s:?}");
+        assert!(s.tls_groups.is_empty() && s.ssh_kex.is_empty() && s.bulk_only, "{s:?}");
+        // Nothing open: nothing to measure again.
+        assert!(Subjects::undecided(&[]).is_empty());
+    }
 }
