@@ -13,7 +13,11 @@
 #    legacy-style sshd_config (CBC first, hmac-sha1, diffie-hellman-group14-sha1),
 #    this machine's ssh client with its own defaults piping VOLUME MiB into
 #    `cat > /dev/null`, before and after the emitted lines; sshd's CPU per GB from
-#    its reaped session children.
+#    its reaped session children, printed beside the server CPU per GB change that
+#    `check` predicted (its private sshd's CPU over each bulk session's timed part,
+#    login excluded). The pipe's figure holds the login too: about 0.1 s of sshd
+#    CPU per login on the 2-core VM, 0.4 s per GB at 256 MiB, 1.5 s at 64 MiB; so
+#    read the two as changes, not as equal figures.
 #
 # Environment: CB (binary), ROUNDS (alternating rounds, 5), REQUESTS (per ab run,
 # 400), CONC (ab concurrency, 2), VOLUME (MiB per ssh pipe, 256), BUDGET (check's
@@ -61,13 +65,21 @@ predicted() { # check JSON on stdin -> the throughput line
   python3 -c 'import json,sys
 d=json.load(sys.stdin)["diffs"][0]
 c=[c for c in d["changes"] if c["metric"]=="throughput"]
-cpu=[c for c in d["changes"] if "CPU per GB" in c["metric"]]
+cpu=[c for c in d["changes"] if c["metric"]=="server CPU per GB"]
 now=d.get("now") or {}
 rec=d.get("recommended") or {}
 name=lambda n: n.get("openssl_name") or " ".join(x for x in [n.get("cipher"), n.get("mac") or ""] if x)
 print(f"  now {name(now)} -> recommended {name(rec)}")
 print("  predicted throughput change:", c[0]["verdict"] if c else "not measured")
 if cpu: print("  predicted", cpu[0]["metric"], "change (positive: cheaper):", cpu[0]["verdict"])'
+}
+predicted_server_cpu() { # check JSON on stdin -> the server CPU per GB verdict with its figures
+  python3 -c 'import json,sys
+d=json.load(sys.stdin)["diffs"][0]
+c=[c for c in d["changes"] if c["metric"]=="server CPU per GB"]
+def f(x):
+    return "%.3g s [%.3g .. %.3g]" % (x["median"], x["ci95_low"], x["ci95_high"]) if x else "-"
+print("%s; now %s, recommended %s per GB" % (c[0]["verdict"], f(c[0]["now"]), f(c[0]["recommended"])) if c else "not measured")'
 }
 
 echo "cipherbench before/after — $(nproc) cores (the machine may be shared with other work)"
@@ -225,3 +237,4 @@ echo "    before ($(awk '{print $4}' "$DIR/pipe.txt" | head -1)): $(awk '{print 
 echo "    after  ($(awk '{print $8}' "$DIR/pipe.txt" | head -1)): $(awk '{print $5}' "$DIR/pipe.txt" | summary) MB/s, sshd $(awk '{print $6}' "$DIR/pipe.txt" | summary) s CPU/GB, ssh $(awk '{print $7}' "$DIR/pipe.txt" | summary) s CPU/GB"
 echo "  measured throughput change (per-round ratios): $(awk '{print $5/$1}' "$DIR/pipe.txt" | pct)"
 echo "  measured sshd CPU per GB change: $(awk '{ if ($6 > 0) print $2/$6 }' "$DIR/pipe.txt" | pct) (positive: cheaper)"
+echo "  predicted sshd CPU per GB change (check, server CPU per GB): $(predicted_server_cpu < "$DIR/check-sshd.json")"

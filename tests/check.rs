@@ -222,6 +222,28 @@ fn poor_sshd_diff_names_each_fix_matches_reality_applies_and_then_nothing_to_cha
     assert_eq!(diff["now"]["mac"], real.1.as_str(), "{diff:#}");
     assert_eq!(diff["now"]["kex"], real.2.as_str(), "{diff:#}");
     assert_fixes(diff, &["aes128-cbc", "aes256-cbc", "hmac-sha1", "diffie-hellman-group14-sha1"]);
+    // The server's CPU per GB (the private sshd's CPU over the bulk sessions) comes
+    // with every throughput figure, now and recommended, each with its interval.
+    let change = |metric: &str| {
+        diff["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["metric"] == metric)
+            .unwrap_or_else(|| panic!("no {metric} change: {diff:#}"))
+            .clone()
+    };
+    let (thr, cpu) = (change("throughput"), change("server CPU per GB"));
+    let measured: Vec<&str> = ["now", "recommended"].into_iter().filter(|s| !thr[*s].is_null()).collect();
+    assert!(!measured.is_empty(), "nothing measured in 20 s: {thr}");
+    for side in measured {
+        let f = &cpu[side];
+        let (lo, m, hi) = (f["ci95_low"].as_f64(), f["median"].as_f64(), f["ci95_high"].as_f64());
+        assert!(
+            matches!((lo, m, hi), (Some(lo), Some(m), Some(hi)) if m > 0.0 && lo <= m && m <= hi && lo < hi),
+            "{side}: throughput {thr} but server CPU per GB {cpu}"
+        );
+    }
     let patch = diff["patch"].as_str().expect("a unified diff");
     assert!(patch.contains("-Ciphers aes128-cbc,aes256-cbc,aes128-ctr\n"), "{patch}");
     apply(patch);

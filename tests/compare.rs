@@ -67,7 +67,8 @@ fn back_to_back_runs_are_the_same_and_a_copy_scaled_by_0_9_is_a_regression() {
             r["ci95_low"].as_f64().unwrap(),
             r["ci95_high"].as_f64().unwrap(),
         );
-        assert!(lo <= m * (1.0 - noise) + 1e-6 && hi >= m * (1.0 + noise) - 1e-6, "{r}");
+        // At least a factor (1 + noise) either side of the median.
+        assert!(lo <= m / (1.0 + noise) + 1e-6 && hi >= m * (1.0 + noise) - 1e-6, "{r}");
         assert!(r["samples"].as_u64().unwrap() >= 3, "independent batches: {r}");
     }
 

@@ -41,6 +41,23 @@ fn results<'a>(doc: &'a Value, kind: &str) -> Vec<&'a Value> {
     doc["results"].as_array().unwrap().iter().filter(|r| r["kind"] == kind).collect()
 }
 
+/// The `ssh-bulk` throughput records (each measured pair also has a server CPU
+/// per GB record of the same kind, for the private sshd).
+fn bulk_rates(doc: &Value) -> Vec<&Value> {
+    results(doc, "ssh-bulk")
+        .into_iter()
+        .filter(|r| r["metric"] == "bytes_per_sec")
+        .collect()
+}
+
+/// The `ssh-bulk` server CPU per GB records.
+fn server_cpu(doc: &Value) -> Vec<&Value> {
+    results(doc, "ssh-bulk")
+        .into_iter()
+        .filter(|r| r["subject"]["mode"] == "server-cpu-per-gb")
+        .collect()
+}
+
 #[test]
 fn list_ssh_shows_the_local_openssh() {
     cb().args(["list", "ssh"])
@@ -74,7 +91,7 @@ fn private_sshd_sweep_records_accept_bulk_and_handshake() {
     assert_eq!(acc.len(), 5, "{acc:#?}");
     assert!(acc.iter().all(|r| r["metric"] == "accepted" && r["median"] == 1.0));
     // Bulk: aes128-ctr with its MAC, chacha20-poly1305 once with the MAC implicit.
-    let bulk = results(&doc, "ssh-bulk");
+    let bulk = bulk_rates(&doc);
     assert_eq!(bulk.len(), 2, "{bulk:#?}");
     for r in &bulk {
         assert_eq!(r["status"], "ok", "{r}");
@@ -90,6 +107,14 @@ fn private_sshd_sweep_records_accept_bulk_and_handshake() {
         .find(|r| r["subject"]["cipher"] == "chacha20-poly1305@openssh.com")
         .unwrap();
     assert!(aead["subject"].get("mac").is_none(), "AEAD MAC must be implicit: {aead}");
+    // The private sshd's CPU per GB beside each pair's throughput.
+    let cpu = server_cpu(&doc);
+    assert_eq!(cpu.len(), 2, "{cpu:#?}");
+    for r in &cpu {
+        assert_eq!((&r["status"], &r["metric"]), (&Value::from("ok"), &Value::from("seconds")), "{r}");
+        assert!(r["median"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(bulk.iter().any(|b| b["subject"]["cipher"] == r["subject"]["cipher"]), "{r}");
+    }
     let hs = results(&doc, "ssh-handshake");
     assert_eq!(hs.len(), 1);
     assert_eq!(hs[0]["metric"], "seconds");
@@ -111,7 +136,7 @@ fn verify_proves_the_bytes_crossed() {
         .clone();
     let doc = json_of(&out.stdout);
     assert_eq!(doc["run"]["settings"]["verify"], true);
-    let bulk = results(&doc, "ssh-bulk");
+    let bulk = bulk_rates(&doc);
     assert_eq!(bulk.len(), 1);
     assert_eq!(bulk[0]["status"], "ok", "{}", bulk[0]);
 }
@@ -279,7 +304,7 @@ fn sigint_mid_transfer_leaves_no_sshd_and_no_temp_dir() {
     assert_eq!(doc["run"]["status"], "interrupted");
     // The transfer under way when Ctrl-C came ended its sample and was kept (or,
     // if Ctrl-C came during its warm-up, left out: nothing had been measured).
-    let bulk = results(&doc, "ssh-bulk");
+    let bulk = bulk_rates(&doc);
     assert!(bulk.len() <= 1, "{doc}");
     assert!(bulk.iter().all(|r| r["status"] == "ok"), "{doc}");
     // Nothing outlives the run: not the daemon, not its connection children, not the directory.
@@ -400,10 +425,12 @@ fn remote_host_mode_records_refusals_and_explains_failures() {
         "{}",
         refused[0]
     );
-    let bulk = results(&doc, "ssh-bulk");
+    let bulk = bulk_rates(&doc);
     let st = |c: &str| bulk.iter().find(|r| r["subject"]["cipher"] == c).unwrap()["status"].clone();
     assert_eq!(st("aes128-ctr"), "ok");
     assert_eq!(st("aes192-ctr"), "unsupported");
+    // A remote server's CPU is not observable: no figure is made up for it.
+    assert!(server_cpu(&doc).is_empty(), "{:#?}", server_cpu(&doc));
 
     // A key the server does not know: a clear authentication error.
     let stranger = tempfile::tempdir().unwrap();
@@ -453,7 +480,7 @@ fn small_budget_is_kept_and_what_it_cannot_reach_is_skipped_saying_so() {
     // T + 10%, plus a little for the process itself (discovery, the JSON).
     assert!(took <= budget * 1.1 + 0.5, "took {took:.2} s for a {budget} s budget");
     let doc = json_of(&out.stdout);
-    let bulk = results(&doc, "ssh-bulk");
+    let bulk = bulk_rates(&doc);
     assert_eq!(bulk.len(), 10, "every subject has a record: {bulk:#?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     let skipped: Vec<_> = bulk.iter().filter(|r| r["status"] != "ok").collect();
@@ -475,7 +502,7 @@ fn small_budget_is_kept_and_what_it_cannot_reach_is_skipped_saying_so() {
         .clone();
     assert!(t0.elapsed().as_secs_f64() < 6.0, "{:?}", t0.elapsed());
     let doc = json_of(&out.stdout);
-    let bulk = results(&doc, "ssh-bulk");
+    let bulk = bulk_rates(&doc);
     assert!(
         bulk.iter().all(|r| r["reason"].as_str().is_some_and(|s| s.starts_with("skipped:"))),
         "{bulk:#?}"
@@ -505,7 +532,7 @@ fn fixed_volume_sessions_are_all_samples_none_thrown_away() {
         .get_output()
         .clone();
     let doc = json_of(&out.stdout);
-    let bulk = results(&doc, "ssh-bulk");
+    let bulk = bulk_rates(&doc);
     assert_eq!(bulk.len(), 2);
     for r in &bulk {
         assert_eq!(r["status"], "ok", "{r}");
@@ -537,7 +564,7 @@ fn bulk_samples_are_whole_sessions_and_fixed_volume_measures_the_cipher() {
     };
     let logins = |log: &Path| std::fs::read_to_string(log).unwrap().lines().count();
     let medians = |doc: &Value| -> Vec<(String, f64, u64)> {
-        let bulk = results(doc, "ssh-bulk");
+        let bulk = bulk_rates(doc);
         assert_eq!(bulk.len(), 2, "{bulk:#?}");
         bulk.iter()
             .map(|r| {
@@ -586,6 +613,57 @@ fn bulk_samples_are_whole_sessions_and_fixed_volume_measures_the_cipher() {
             a / 1e6
         );
     }
+}
+
+/// Known answers for the private sshd's CPU per GB (fixed volume, so each
+/// session's timed part is the same bytes): above zero, below what the CPUs
+/// could give in the wall time (server CPU ≤ wall × CPUs, sample by sample, so
+/// median by median), and 3DES, tens of times slower than AES-GCM in software
+/// (`openssl speed -evp des-ede3-cbc` against `aes-128-gcm`), costs the server
+/// more per GB, not less.
+#[test]
+fn server_cpu_per_gb_is_bounded_and_orders_a_slow_cipher() {
+    let out = cb()
+        .args(["ssh", "--ciphers", "aes128-gcm@openssh.com,3des-cbc", "--macs", "hmac-sha2-256"])
+        .args(["--kex", "curve25519-sha256", "--hostkeys", "ssh-ed25519", "--no-handshakes"])
+        .args(["--bytes", "16M", "--budget", "20s", "--no-store", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let doc = json_of(&out.stdout);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let figure = |cipher: &str| -> (f64, f64) {
+        let find = |v: Vec<&Value>| -> Value {
+            v.into_iter()
+                .find(|r| r["subject"]["cipher"] == cipher)
+                .unwrap_or_else(|| panic!("{cipher}: no record"))
+                .clone()
+        };
+        let (rate, cpu) = (find(bulk_rates(&doc)), find(server_cpu(&doc)));
+        assert_eq!(rate["status"], "ok", "{rate}");
+        assert_eq!(cpu["status"], "ok", "{cpu}");
+        assert_eq!(cpu["samples"], rate["samples"], "one server reading per session: {cpu}");
+        let (lo, med, hi) = (
+            cpu["ci95_low"].as_f64().unwrap(),
+            cpu["median"].as_f64().unwrap(),
+            cpu["ci95_high"].as_f64().unwrap(),
+        );
+        assert!(lo <= med && med <= hi && lo < hi, "{cpu}");
+        let wall_per_gb = 1e9 / rate["median"].as_f64().unwrap();
+        assert!(med > 0.0, "{cipher}: the server did work: {cpu}");
+        assert!(
+            med <= wall_per_gb * cpus,
+            "{cipher}: {med:.3} s of server CPU per GB in {wall_per_gb:.3} s per GB on {cpus} CPUs"
+        );
+        (med, wall_per_gb)
+    };
+    let (gcm, _) = figure("aes128-gcm@openssh.com");
+    let (des, _) = figure("3des-cbc");
+    assert!(
+        des > 3.0 * gcm,
+        "3des-cbc {des:.3} s/GB against aes128-gcm {gcm:.3} s/GB on the server"
+    );
 }
 
 /// A run stopped outright (SIGKILL: no handler runs) leaves its daemon and

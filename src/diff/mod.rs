@@ -480,11 +480,16 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
             ]
         }
         Negotiated::Ssh { cipher, mac, kex, .. } => {
-            let bulk = most(
-                ok(doc, Kind::SshBulk, Metric::BytesPerSec)
-                    .filter(|r| r.subject.cipher.as_deref() == Some(cipher.as_str()) && r.subject.mac.as_deref() == mac.as_deref()),
+            let pair =
+                |r: &&ResultRecord| r.subject.cipher.as_deref() == Some(cipher.as_str()) && r.subject.mac.as_deref() == mac.as_deref();
+            let bulk = most(ok(doc, Kind::SshBulk, Metric::BytesPerSec).filter(pair));
+            // The private sshd's CPU per GB, per session, as TLS's server figure.
+            let server = most(
+                ok(doc, Kind::SshBulk, Metric::Seconds)
+                    .filter(pair)
+                    .filter(|r| r.subject.mode.as_deref() == Some("server-cpu-per-gb")),
             );
-            // The ssh client's CPU per GB (the far sshd's CPU is not sampled per session).
+            // The ssh client's CPU per GB: the ratio of medians, so no interval.
             let cpu = bulk.and_then(|r| {
                 let c = r.cpu_median?;
                 (c > 0.0).then(|| {
@@ -500,6 +505,7 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
                 most(ok(doc, Kind::SshHandshake, Metric::Seconds).filter(|r| r.subject.kex.as_deref().is_some_and(|k| same_alg(k, kex))));
             vec![
                 ("throughput", "bytes_per_sec", true, bulk.and_then(Figure::of)),
+                ("server CPU per GB", "seconds", false, server.and_then(Figure::of)),
                 ("client CPU per GB", "seconds", false, cpu),
                 ("handshake", "seconds", false, hs.and_then(Figure::of)),
             ]
@@ -857,6 +863,65 @@ mod tests {
             Change::new("throughput", "bytes_per_sec", true, f(1.0, 1.0, 1.0), None, false).verdict,
             "not measured"
         );
+    }
+
+    /// The sshd diff reads the server's CPU per GB from the `server-cpu-per-gb`
+    /// records of the negotiated pair (not another pair's, not the throughput).
+    #[test]
+    fn ssh_figures_carry_the_server_cpu_per_gb_of_the_pair() {
+        use crate::model::Subject;
+        let mut doc: Document = serde_json::from_value(serde_json::json!({
+            "schema": "cipherbench/1",
+            "run": {"id": "r", "started_at": "t", "status": "complete", "command": "ssh",
+                    "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                    "libraries": {}, "settings": null},
+            "results": []
+        }))
+        .unwrap();
+        let rec = |cipher: &str, mode: Option<&str>, metric: Metric, v: &[f64]| {
+            let subject = Subject {
+                cipher: Some(cipher.into()),
+                mac: Some("hmac-sha2-256".into()),
+                kex: Some("curve25519-sha256".into()),
+                mode: mode.map(str::to_string),
+                ..Default::default()
+            };
+            ResultRecord::ok(Kind::SshBulk, subject, metric, &crate::model::Summary::of(v).unwrap(), None)
+        };
+        doc.results = vec![
+            rec("aes128-ctr", None, Metric::BytesPerSec, &[4e8, 5e8, 6e8]),
+            rec("aes128-ctr", Some("server-cpu-per-gb"), Metric::Seconds, &[1.0, 1.2, 1.4]),
+            rec("3des-cbc", None, Metric::BytesPerSec, &[2e7, 2.5e7, 3e7]),
+            rec("3des-cbc", Some("server-cpu-per-gb"), Metric::Seconds, &[30.0, 40.0, 50.0]),
+        ];
+        let k = Knowledge::builtin().unwrap();
+        let n = |cipher: &str| Negotiated::Ssh {
+            cipher: cipher.into(),
+            mac: Some("hmac-sha2-256".into()),
+            kex: "curve25519-sha256".into(),
+            hostkey: "ssh-ed25519".into(),
+        };
+        let server = |cipher: &str| {
+            figures(&doc, &n(cipher), &k)
+                .into_iter()
+                .find(|x| x.0 == "server CPU per GB")
+                .and_then(|x| x.3)
+        };
+        assert_eq!(server("aes128-ctr"), f(1.2, 1.0, 1.4));
+        assert_eq!(server("3des-cbc"), f(40.0, 30.0, 50.0));
+        assert_eq!(server("aes256-ctr"), None);
+        let thr = figures(&doc, &n("aes128-ctr"), &k).remove(0);
+        assert_eq!((thr.0, thr.3.unwrap().median), ("throughput", 5e8));
+        // 3DES now, AES recommended: the server's CPU per GB falls, beyond the intervals.
+        let c = Change::new(
+            "server CPU per GB",
+            "seconds",
+            false,
+            server("3des-cbc"),
+            server("aes128-ctr"),
+            false,
+        );
+        assert!(c.measurable && c.gain.unwrap() > 10.0, "{c:?}");
     }
 
     #[test]

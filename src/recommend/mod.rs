@@ -635,7 +635,7 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
     let bulk: Vec<&ResultRecord> = doc
         .results
         .iter()
-        .filter(|r| r.kind == Kind::SshBulk && r.status == Status::Ok)
+        .filter(|r| r.kind == Kind::SshBulk && r.metric == Metric::BytesPerSec && r.status == Status::Ok)
         .collect();
     let hand: Vec<&ResultRecord> = doc
         .results

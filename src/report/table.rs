@@ -230,13 +230,35 @@ fn ssh_label(s: &crate::model::Subject) -> (String, String, String) {
 /// MAC and per kex, the handshake matrix, and the feature check.
 pub fn ssh_tables(doc: &Document) -> Vec<Table> {
     let mut out = Vec::new();
-    let bulk: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::SshBulk).collect();
+    // Throughput records (the server CPU per GB records share the kind).
+    let bulk: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::SshBulk && r.metric == crate::model::Metric::BytesPerSec)
+        .collect();
     let mut ok: Vec<&ResultRecord> = bulk
         .iter()
         .copied()
         .filter(|r| r.status == Status::Ok && r.median.is_some())
         .collect();
     ok.sort_by(|a, b| b.median.partial_cmp(&a.median).unwrap_or(std::cmp::Ordering::Equal));
+    // The private sshd's CPU per GB of a pair (absent for a remote server).
+    let server_cpu = |r: &ResultRecord| -> String {
+        doc.results
+            .iter()
+            .find(|x| {
+                x.kind == Kind::SshBulk
+                    && x.status == Status::Ok
+                    && x.subject.mode.as_deref() == Some("server-cpu-per-gb")
+                    && crate::model::Subject {
+                        mode: None,
+                        ..x.subject.clone()
+                    } == r.subject
+            })
+            .and_then(|x| x.median)
+            .map(|m| format!("{m:.2} s"))
+            .unwrap_or_default()
+    };
     if !bulk.is_empty() {
         let lead = ok.first().and_then(|r| r.summary());
         let mut rows = Vec::new();
@@ -246,17 +268,24 @@ pub fn ssh_tables(doc: &Document) -> Vec<Table> {
                 (Some(w), Some(c)) if c > 0.0 => format!("{:.0}%", w / c * 100.0),
                 _ => String::new(),
             };
+            let sv = server_cpu(r);
             let tie = match (i, &lead, r.summary()) {
                 (0, _, _) => "fastest".to_string(),
                 (_, Some(l), Some(s)) if s.ties_with(l) => "tied with #1".to_string(),
                 _ => String::new(),
             };
-            rows.push(vec![format!("{}", i + 1), c, m, k, throughput_cell(r), cpu, tie]);
+            rows.push(vec![format!("{}", i + 1), c, m, k, throughput_cell(r), cpu, sv, tie]);
         }
         let mut notes = vec![
             "client CPU: the ssh client's CPU time over the wall time of the transfer (100% = one core busy).".to_string(),
             "Ties: 95% intervals overlap the fastest one; the instrument cannot order them.".to_string(),
         ];
+        if rows.iter().any(|row| !row[6].is_empty()) {
+            notes.insert(
+                1,
+                "server CPU/GB: the private sshd's CPU seconds per GB over the same timed part (median over sessions).".to_string(),
+            );
+        }
         if ok.len() > 10 {
             notes.push(format!("{} more combination(s) in --json and the exports.", ok.len() - 10));
         }
@@ -274,7 +303,7 @@ pub fn ssh_tables(doc: &Document) -> Vec<Table> {
         }
         out.push(Table {
             title: "SSH bulk transfer: top combinations".into(),
-            header: ["#", "cipher", "MAC", "kex", "throughput", "client CPU", ""]
+            header: ["#", "cipher", "MAC", "kex", "throughput", "client CPU", "server CPU/GB", ""]
                 .map(String::from)
                 .to_vec(),
             rows,

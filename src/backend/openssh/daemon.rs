@@ -9,6 +9,10 @@
 //! Ctrl-C only sets a flag, so the run ends normally and `Drop` runs too. A second
 //! Ctrl-C exits at once, and a hook registered with [`crate::interrupt`] cleans up
 //! then.
+//!
+//! The daemon also owns its CPU-accounting cgroup (root only, see `join_cgroup`):
+//! made as it starts, removed as it stops. `super::cpu` reads it and never
+//! changes it, so the arrow runs one way (cpu → daemon).
 
 use crate::discover::openssh::OpenSsh;
 use anyhow::{anyhow, bail, Context, Result};
@@ -183,6 +187,8 @@ impl PrivateSshd {
             LIVE.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push((child.id(), dir.path().to_path_buf()));
+            // Before it forks anything to be measured (see `join_cgroup`).
+            join_cgroup(child.id());
             crate::interrupt::at_forced_exit(forced_cleanup);
             let mut d = PrivateSshd {
                 child: Some(child),
@@ -308,9 +314,9 @@ impl PrivateSshd {
                 signal(k, libc::SIGKILL);
             }
         }
-        // Its CPU-accounting cgroup, if a handshake probe made one (an empty one left
-        // behind now is removed by the next run).
-        super::cpu::release(pid);
+        // Its CPU-accounting cgroup (an empty one left behind now is removed by the
+        // next daemon's start).
+        release_cgroup(pid);
         LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|(p, _)| *p != pid);
     }
 }
@@ -321,6 +327,73 @@ impl Drop for PrivateSshd {
         if let Some(d) = self.dir.take() {
             let _ = d.close();
         }
+    }
+}
+
+/// How the daemons' CPU-accounting cgroups are named (`cipherbench-sshd-PID`).
+const CGROUP_PREFIX: &str = "cipherbench-sshd-";
+
+/// Where the cgroup v2 hierarchy is mounted, from /proc/mounts.
+fn cgroup2_root() -> Option<PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    mounts.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(2) == Some(&"cgroup2")).then(|| PathBuf::from(f[1]))
+    })
+}
+
+/// The daemon owns its CPU-accounting cgroup: where a cgroup v2 hierarchy is
+/// writable (root), the listener `pid` is moved into a cgroup of its own as it
+/// starts, so every process it forks for a connection is counted in that
+/// cgroup's `cpu.stat` (what `super::cpu` reads, through [`cgroup_of`]); it is
+/// removed when the daemon stops. Cgroups of earlier runs, empty now, are
+/// removed here. False where cgroup v2 is not writable (then `super::cpu` reads
+/// the listener's reaped children instead).
+fn join_cgroup(pid: u32) -> bool {
+    let Some(root) = cgroup2_root() else {
+        return false;
+    };
+    if let Ok(rd) = std::fs::read_dir(&root) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // Not one whose daemon lives (it may be about to join it); removing
+            // one in use fails, so it is kept.
+            if let Some(owner) = name.strip_prefix(CGROUP_PREFIX).and_then(|p| p.parse::<u32>().ok()) {
+                if !alive(owner) {
+                    let _ = std::fs::remove_dir(e.path());
+                }
+            }
+        }
+    }
+    let dir = root.join(format!("{CGROUP_PREFIX}{pid}"));
+    // One left by an earlier daemon of the same pid is empty: reused.
+    match std::fs::create_dir(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return false,
+        _ => {}
+    }
+    if std::fs::write(dir.join("cgroup.procs"), pid.to_string()).is_err() {
+        let _ = std::fs::remove_dir(&dir);
+        return false;
+    }
+    true
+}
+
+/// The cgroup a private sshd's listener `pid` was moved into at its start (by
+/// this process or by the `cipherbench ssh serve` that started it), if it was.
+pub fn cgroup_of(pid: u32) -> Option<PathBuf> {
+    let root = cgroup2_root()?;
+    let current = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let path = current.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+    path.rsplit('/')
+        .next()
+        .is_some_and(|n| n.starts_with(CGROUP_PREFIX))
+        .then(|| root.join(path.trim_start_matches('/')))
+}
+
+/// Removes the cgroup of a stopped listener `pid` (after its last process exited).
+fn release_cgroup(pid: u32) {
+    if let Some(root) = cgroup2_root() {
+        let _ = std::fs::remove_dir(root.join(format!("{CGROUP_PREFIX}{pid}")));
     }
 }
 

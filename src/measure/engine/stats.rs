@@ -4,7 +4,12 @@
 //! sample slower. So the reported centre is the median, and its 95% confidence
 //! interval comes from order statistics (distribution-free, no normality assumed).
 //! Two subjects whose intervals overlap are *tied*: the instrument cannot order them.
+//!
+//! CPU per SSH login is the one figure made differently, as a mean with a
+//! Student's t interval ([`mean_interval`]): it is read as a running total
+//! rounded to clock ticks, where a median would not be informative (see there).
 
+use crate::model::CpuFigure;
 pub use crate::model::Summary;
 
 /// The one tie rule: two intervals (low, high) overlap, so a second run could
@@ -39,6 +44,62 @@ pub fn few_samples(mut s: Summary, seen: &[f64], spread: f64) -> Summary {
     s.min = lo;
     s.max = hi;
     s
+}
+
+/// The interval of a mean: the mean of `v` and its 95% interval from Student's t
+/// (`mean ± t(0.975, n−1) · s/√n`), the low end kept at 0 or above (CPU time is
+/// never negative). `None` when `v` is empty.
+///
+/// Why a mean and t, when every other interval here is an order-statistic
+/// interval of the median: this is for CPU per SSH login, and the server's
+/// reading may be a running total rounded down to clock ticks (10 ms) while a
+/// login costs a few ms. Each login's value is then 0 or 1 tick (sometimes 2):
+/// a median would be 0 or 10 ms, whichever way the rounding fell most often,
+/// and its order-statistic interval `[0, 10 ms]` however many logins were made.
+/// The *mean* of the per-login differences is unbiased: they telescope, so
+/// their sum is the last total less the first, off by under one tick in all.
+/// The values are bounded and the samples independent logins, so their mean is
+/// close to normal from a handful on, which is what t assumes; and the skew that
+/// makes the median right for throughput (interference only slows a sample)
+/// is small next to the rounding here.
+///
+/// Few samples: t's quantile is this interval's own rule for them (12.7 with
+/// two logins, 4.3 with three), so [`few_samples`] (made for order statistics)
+/// is not applied. One value has no spread at all: its interval is `[0,
+/// f64::MAX]` (JSON has no infinity), so it ties with everything, as
+/// [`few_samples`] makes a figure of fewer than [`MIN_SAMPLES`] samples do.
+pub fn mean_interval(v: &[f64]) -> Option<CpuFigure> {
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let half = if v.len() < 2 {
+        f64::MAX
+    } else {
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        t975(v.len() - 1) * (var / n).sqrt()
+    };
+    Some(CpuFigure {
+        mean,
+        ci95_low: (mean - half).max(0.0),
+        ci95_high: if half == f64::MAX { f64::MAX } else { mean + half },
+        samples: v.len(),
+    })
+}
+
+/// Two-sided 97.5% quantile of Student's t for `df` degrees of freedom.
+fn t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+        2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        31..=60 => 2.0,
+        _ => 1.96,
+    }
 }
 
 /// Above this coefficient of variation the machine is called noisy.
@@ -130,6 +191,33 @@ pub fn median_ci_ranks(n: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mean_interval_covers_the_mean_and_narrows_with_n() {
+        let few = mean_interval(&[0.01, 0.02, 0.0, 0.01]).unwrap();
+        assert!((few.mean - 0.01).abs() < 1e-12);
+        assert!(few.ci95_low <= few.mean && few.mean <= few.ci95_high);
+        let many: Vec<f64> = (0..40).map(|i| [0.01, 0.02, 0.0, 0.01][i % 4]).collect();
+        let many = mean_interval(&many).unwrap();
+        assert!(many.ci95_high - many.ci95_low < few.ci95_high - few.ci95_low);
+        assert_eq!(mean_interval(&[0.5]).unwrap().ci95_high, f64::MAX);
+        assert!(mean_interval(&[]).is_none());
+    }
+
+    #[test]
+    fn mean_interval_matches_the_t_table() {
+        // 1, 2, 3: mean 2, s = 1, t(0.975, 2) = 4.303, half-width 4.303/sqrt(3).
+        let f = mean_interval(&[1.0, 2.0, 3.0]).unwrap();
+        let half = 4.303 / 3f64.sqrt();
+        assert!((f.ci95_high - (2.0 + half)).abs() < 1e-9, "{f:?}");
+        assert_eq!(f.ci95_low, 0.0, "never below zero: {f:?}");
+        // Tick-rounded logins of a true 4 ms (0 or 10 ms, 40% of them 10 ms): the
+        // mean finds 4 ms where the median says 0.
+        let ticks: Vec<f64> = (0..50).map(|i| if i % 5 < 2 { 0.01 } else { 0.0 }).collect();
+        let f = mean_interval(&ticks).unwrap();
+        assert!((f.mean - 0.004).abs() < 1e-12 && f.ci95_low < 0.004 && 0.004 < f.ci95_high, "{f:?}");
+        assert_eq!(Summary::of(&ticks).unwrap().median, 0.0);
+    }
 
     #[test]
     fn median_and_spread() {

@@ -1,13 +1,15 @@
 //! SSH handshakes: the probe (connect, authenticate, run `true`) and the rounds
 //! that take one handshake per sample for every kex × host key. This is the one
-//! place a handshake is timed.
+//! place a handshake is timed, and where the CPU readings of each login
+//! (`backend::openssh::cpu`) become the record's `handshake_cpu` ([`LoginCpu`]).
 
 use super::*;
-use crate::backend::openssh::client::{Algorithms, Client};
-use crate::backend::openssh::cpu::LoginCpu;
+use crate::backend::openssh::client::{Algorithms, Client, SshError, Target};
+use crate::backend::openssh::cpu::{self, ServerClock};
 use crate::measure::engine::race;
 use crate::measure::engine::sampler::{self, Measurement, Probe, Rate};
-use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
+use crate::measure::engine::stats::mean_interval;
+use crate::model::{HandshakeCpu, Kind, Metric, ResultRecord, Status, Subject};
 use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::Result;
@@ -35,6 +37,68 @@ impl Probe for HandshakeProbe {
     }
     fn timed_region(&self) -> Option<(Seconds, Seconds)> {
         self.last
+    }
+}
+
+/// Per-login CPU of both ends, gathered over a subject's logins, one login at a
+/// time: the client's from `wait4`, the server's as the difference of two
+/// [`ServerClock`] readings taken while no connection is open (before the login,
+/// and after the listener has reaped it). Each end's figure is a mean with its
+/// t-interval ([`mean_interval`]: the server's reading may be in clock ticks).
+#[derive(Debug, Clone, Default)]
+pub struct LoginCpu {
+    server_clock: ServerClock,
+    client: Vec<f64>,
+    server: Vec<f64>,
+}
+
+impl LoginCpu {
+    /// For logins to `target` (the server's CPU only for the private sshd).
+    pub fn for_target(target: &Target) -> LoginCpu {
+        LoginCpu {
+            server_clock: ServerClock::for_target(target),
+            ..Default::default()
+        }
+    }
+
+    /// One login: keeps both ends' CPU, and returns its wall time and the CPU of
+    /// both ends (the client's alone when the server is not observable).
+    pub fn login(&mut self, client: &Client, algs: &Algorithms, remote: &str) -> Result<(Seconds, Seconds), SshError> {
+        // Whatever an earlier connection left is reaped first, so it is not counted here.
+        let before = if self.server_clock.settle() {
+            self.server_clock.read()
+        } else {
+            None
+        };
+        let (wall, cpu) = cpu::run_timed(client, algs, remote)?;
+        self.client.push(cpu.0);
+        let mut both = cpu.0;
+        if let Some(before) = before {
+            if self.server_clock.settle() {
+                if let Some(after) = self.server_clock.read() {
+                    self.server.push(after.0 - before.0);
+                    both += after.0 - before.0;
+                }
+            }
+        }
+        Ok((wall, Seconds(both)))
+    }
+
+    /// The figures so far.
+    pub fn figure(&self) -> Option<HandshakeCpu> {
+        let client = mean_interval(&self.client)?;
+        let both = self.server.len() == self.client.len();
+        let server = if both { mean_interval(&self.server) } else { None };
+        let total: Vec<f64> = self.client.iter().zip(&self.server).map(|(c, s)| c + s).collect();
+        Some(HandshakeCpu {
+            client: Some(client),
+            server,
+            total: if both { mean_interval(&total) } else { None },
+            method: match (self.server_clock.method(), server.is_some()) {
+                (Some(how), true) => format!("client: rusage of the ssh child (wait4); server: {how}, one login at a time"),
+                _ => "client: rusage of the ssh child (wait4); server: not observable".into(),
+            },
+        })
     }
 }
 

@@ -18,7 +18,9 @@
 //!   contenders. With `--bytes N` a session's sample is N bytes, timed from when
 //!   the far side has read the priming bytes until it says it has read all N.
 //!   The handshake is never in a figure: it is measured on its own. The ssh
-//!   client's CPU time over the same timed part is recorded beside the wall time.
+//!   client's CPU time over the same timed part is recorded beside the wall time,
+//!   and the private sshd's CPU over it becomes a second record per subject, its
+//!   server CPU seconds per GB (mode `server-cpu-per-gb`, see `bulk.rs`).
 //! - **Handshake** (`ssh-handshake`): connect, authenticate and run `true`, per kex
 //!   × host-key algorithm, one handshake per sample.
 //!
@@ -65,6 +67,9 @@ pub(super) const PRIMED: &str = "cipherbench-primed";
 pub(super) const DONE: &str = "cipherbench-done";
 /// What one `ssh-bulk` sample is, as the run's settings say.
 pub const BULK_SAMPLES: &str = "one per session: its bytes over the wall time of its timed part (handshake, priming and warm-up untimed); median, interval and n are over sessions";
+/// The mode of an `ssh-bulk` record holding the private sshd's CPU seconds per
+/// GB over the sessions' timed parts (as TLS's records of the same name).
+pub const SERVER_CPU_PER_GB: &str = "server-cpu-per-gb";
 /// One unit of bulk work.
 pub const CHUNK: usize = 1 << 20;
 /// Least time one adaptive bulk session samples for (after its priming and

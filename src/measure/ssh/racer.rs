@@ -27,6 +27,9 @@ pub(super) struct Racer {
     pub(super) cost: f64,
     /// Refused or failed: out of the race, its record says why.
     pub(super) out: bool,
+    /// The private sshd's CPU seconds and the bytes of each sample's timed part
+    /// (none for a remote server): its `server-cpu-per-gb` record.
+    pub(super) server: Vec<(f64, f64)>,
 }
 
 impl Racer {
@@ -43,6 +46,14 @@ impl Racer {
     pub(super) fn keep_measurement(&mut self, session: &mut Session, slack: f64) -> Result<()> {
         let rec = record(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), &self.m, slack);
         self.keep(session, rec)
+    }
+    /// Its server CPU per GB record, made once its sessions are done (`slack` as
+    /// for its throughput).
+    pub(super) fn server_record(&self, slack: f64) -> Option<ResultRecord> {
+        if self.out {
+            return None;
+        }
+        server_cpu_record(&self.subject, &self.server, slack)
     }
     pub(super) fn fail(&mut self, session: &mut Session, e: &anyhow::Error) -> Result<()> {
         self.out = true;
@@ -98,6 +109,9 @@ pub(super) fn fixed_sample(
             let cost = t0.elapsed().as_secs_f64();
             let (wall, cpu) = probe.timed_region().unwrap_or((Seconds(cost), Seconds(0.0)));
             r.m.samples.push(sampler::Sample { wall, cpu, work });
+            if let Some(s) = probe.server_cpu.take() {
+                r.server.push((s.0, work));
+            }
             r.cost = r.cost.max(cost);
             *guess = 0.8 * *guess + 0.2 * cost;
             r.keep_measurement(session, slack)?;
@@ -250,17 +264,21 @@ pub(super) fn adaptive_session(
     let t0 = Instant::now();
     let outcome = BulkProbe::open(client, r.algs.clone(), buf.clone(), None, plan.verify).and_then(|mut p| {
         let sample = p.slice(warm, span, deadline);
+        let server = p.server_cpu.take();
         let closed = p.close();
         let sample = sample?;
         closed?;
-        Ok(sample)
+        Ok(sample.map(|s| (s, server)))
     });
     let cost = t0.elapsed().as_secs_f64();
     r.cost = r.cost.max(cost);
     match outcome {
-        Ok(Some(sample)) => {
+        Ok(Some((sample, server))) => {
             let o = (cost - warm - sample.wall.0).max(0.0);
             *over = 0.7 * *over + 0.3 * o;
+            if let Some(s) = server {
+                r.server.push((s.0, sample.work));
+            }
             r.m.samples.push(sample);
             r.keep_measurement(session, slack)?;
         }

@@ -37,14 +37,28 @@ pub struct Preflight {
 }
 
 /// [`sweep`], reusing and extending what `pre` knows about the target.
+///
+/// The noise of the run is the throughput's and the handshakes' (as before the
+/// server's CPU was read): the server CPU per GB records are made after it is
+/// settled, and floored by it like every other interval.
 pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut Preflight) -> Result<()> {
+    use crate::measure::engine::noise;
     let from = session.results().len();
-    sweep_pass(plan, client, session, pre)?;
-    crate::measure::engine::noise::settle(session, &[Kind::SshBulk, Kind::SshHandshake], from)
+    let server_cpu = sweep_pass(plan, client, session, pre)?;
+    noise::settle(session, &[Kind::SshBulk, Kind::SshHandshake], from)?;
+    let floor = noise::stored(&session.snapshot().run.settings, Kind::SshBulk);
+    for r in server_cpu {
+        session.record(match floor {
+            Some(n) => noise::floor(r, n),
+            None => r,
+        })?;
+    }
+    Ok(())
 }
 
-/// [`sweep_with`] before the run's noise is settled.
-fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut Preflight) -> Result<()> {
+/// [`sweep_with`] before the run's noise is settled; returns the server CPU per
+/// GB records (one per bulk subject measured, none for a remote server).
+fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut Preflight) -> Result<Vec<ResultRecord>> {
     let start = Instant::now();
     let clock = Clock::new(start, plan.budget);
     // Preflight: the target answers, lets us in and has the sink command.
@@ -105,6 +119,7 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut 
             idx: None,
             cost: 0.0,
             out: false,
+            server: Vec::new(),
         });
     }
     // Handshakes get what five each would take (each about one connection), at
@@ -156,9 +171,10 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut 
     for r in racers.iter_mut().filter(|r| !r.out && (1..3).contains(&r.m.samples.len())) {
         r.keep_measurement(session, k)?;
     }
+    let server_cpu: Vec<ResultRecord> = racers.iter().filter_map(|r| r.server_record(k)).collect();
     session.progress_finish();
     if crate::interrupt::requested() {
-        return Ok(());
+        return Ok(server_cpu);
     }
     // Whatever the budget did not reach is recorded as skipped, and said.
     let mut skipped_bulk = 0;
@@ -172,7 +188,7 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut 
             "ssh: the budget was spent before {skipped_bulk} bulk subject(s) and {skipped_hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
         ));
     }
-    Ok(())
+    Ok(server_cpu)
 }
 
 /// One cipher × MAC pair's bulk figure in a sweep: its own record (decomposed
@@ -193,7 +209,7 @@ pub fn pair_figures(doc: &crate::model::Document) -> Vec<PairFigure> {
     for r in doc
         .results
         .iter()
-        .filter(|r| r.kind == Kind::SshBulk && r.status == Status::Ok && r.median.is_some())
+        .filter(|r| r.kind == Kind::SshBulk && r.metric == Metric::BytesPerSec && r.status == Status::Ok && r.median.is_some())
     {
         let pair = format!(
             "{} {}",

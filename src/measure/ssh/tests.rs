@@ -354,7 +354,7 @@ fn handshake_probe_and_refusals() {
             ..Default::default()
         },
         last: None,
-        cpu: crate::backend::openssh::cpu::LoginCpu::for_target(&client.target),
+        cpu: LoginCpu::for_target(&client.target),
     };
     assert_eq!(h.run(3).unwrap(), 3.0);
     assert!(h.timed_region().unwrap().0 .0 > 0.0);
@@ -432,6 +432,7 @@ fn first_rounds_take_everyone_fastest_first_then_clear_losers_are_passed_over() 
             idx: None,
             cost: 0.0,
             out: false,
+            server: Vec::new(),
         })
         .collect();
     let mut order = Vec::new();
@@ -577,4 +578,68 @@ fn pattern_is_not_compressible_filler() {
     assert_eq!(p.len(), CHUNK);
     let zeros = p.iter().filter(|&&b| b == 0).count();
     assert!(zeros < CHUNK / 100, "{zeros}");
+}
+
+#[test]
+fn server_cpu_record_is_seconds_per_gb_per_session() {
+    let subject = Subject {
+        cipher: Some("aes128-ctr".into()),
+        mac: Some("hmac-sha2-256".into()),
+        ..Default::default()
+    };
+    // (server CPU seconds, bytes) per session: 1.0, 1.2 and 1.5 s per GB; a
+    // session without bytes says nothing.
+    let r = server_cpu_record(&subject, &[(0.5, 0.5e9), (1.2, 1e9), (0.0, 0.0), (3.0, 2e9)], 2.0).unwrap();
+    assert_eq!(
+        (r.kind, r.metric, r.status),
+        (Kind::SshBulk, Metric::Seconds, crate::model::Status::Ok)
+    );
+    assert_eq!(r.subject.mode.as_deref(), Some(SERVER_CPU_PER_GB));
+    assert_eq!(r.subject.cipher, subject.cipher);
+    assert_eq!((r.median, r.samples), (Some(1.2), Some(3)));
+    assert_eq!((r.ci95_low, r.ci95_high), (Some(1.0), Some(1.5)));
+    assert_eq!(r.values.len(), 3, "kept for pooling with a race's sessions");
+    // One session: the engine's few-samples interval, never a point.
+    let one = server_cpu_record(&subject, &[(1.0, 1e9)], 2.0).unwrap();
+    assert_eq!((one.ci95_low, one.median, one.ci95_high), (Some(0.5), Some(1.0), Some(2.0)));
+    // No reading (a remote server): no record.
+    assert!(server_cpu_record(&subject, &[], 2.0).is_none());
+}
+
+/// The two ways of reading the private sshd's CPU agree over a bulk session's
+/// timed part: the tick reading (live descendants summed, what a non-root run
+/// uses) against the daemon's cgroup (microseconds, where this runs as root).
+/// 3DES keeps the server busy enough (tenths of a second) for ticks to resolve.
+#[test]
+fn tick_and_cgroup_readings_of_a_bulk_session_agree() {
+    use crate::backend::openssh::cpu::ServerClock;
+    let (d, client) = private();
+    let listener = d.pid().unwrap();
+    let cgroup = ServerClock::of_listener(Some(listener));
+    if !matches!(cgroup, ServerClock::Cgroup { .. }) {
+        eprintln!("no cgroup v2 of the daemon's own here (not root): nothing to compare the tick reading with");
+        return;
+    }
+    let algs = Algorithms {
+        cipher: Some("3des-cbc".into()),
+        mac: Some("hmac-sha1".into()),
+        ..Default::default()
+    };
+    let mut p = BulkProbe::open(&client, algs, Arc::new(pattern()), Some(8 * CHUNK as u64), false).unwrap();
+    // Sessions alternate between the two clocks, so drift treats both alike.
+    let ticks = ServerClock::Ticks { listener };
+    let (mut by_cgroup, mut by_ticks) = (0.0, 0.0);
+    for _ in 0..3 {
+        for (clock, sum) in [(&cgroup, &mut by_cgroup), (&ticks, &mut by_ticks)] {
+            p.server = clock.clone();
+            p.run(1).unwrap();
+            *sum += p.server_cpu.take().expect("a server reading").0 / 3.0;
+        }
+    }
+    eprintln!("server CPU over 8 MiB of 3DES: cgroup {by_cgroup:.3} s, ticks {by_ticks:.3} s");
+    assert!(by_cgroup > 0.05, "8 MiB of 3DES costs the server tenths of a second: {by_cgroup}");
+    assert!(
+        (by_ticks - by_cgroup).abs() <= 0.06 + 0.3 * by_cgroup,
+        "ticks {by_ticks:.3} s against cgroup {by_cgroup:.3} s for the same work"
+    );
 }
