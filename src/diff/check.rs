@@ -329,13 +329,6 @@ mod findings_tests {
         c.gain_low = Some(gain.1);
         c.gain_high = Some(gain.2);
         SoftwareDiff {
-            software: "nginx".into(),
-            file: None,
-            source: "test".into(),
-            notes: vec![],
-            peer: "p".into(),
-            now: None,
-            now_error: None,
             offered: vec![Graded {
                 list: "tls12_suites".into(),
                 name: "TLS_RSA_WITH_RC4_128_MD5".into(),
@@ -343,14 +336,8 @@ mod findings_tests {
                 allowed: false,
                 reasons: vec!["RC4 [rfc7465]".into()],
             }],
-            recommended: None,
             changes: vec![c],
-            fixed: vec![],
-            introduced: vec![],
-            lines: vec![],
-            patch: None,
-            nothing_to_change: false,
-            policy: "intermediate".into(),
+            ..SoftwareDiff::blank("nginx")
         }
     }
 

@@ -629,6 +629,31 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
     }
 }
 
+#[cfg(test)]
+impl SoftwareDiff {
+    /// An empty diff for `software` under `intermediate`, for tests to fill in.
+    pub fn blank(software: &str) -> SoftwareDiff {
+        SoftwareDiff {
+            software: software.into(),
+            file: None,
+            source: "test".into(),
+            notes: vec![],
+            peer: "p".into(),
+            now: None,
+            now_error: None,
+            offered: vec![],
+            recommended: None,
+            changes: vec![],
+            fixed: vec![],
+            introduced: vec![],
+            lines: vec![],
+            patch: None,
+            nothing_to_change: false,
+            policy: "intermediate".into(),
+        }
+    }
+}
+
 /// The configurations to diff: `config_from` (its software from `--for` or its
 /// content), else every installed software of `targets` (all when empty). Notes
 /// name what could not be read.

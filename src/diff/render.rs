@@ -165,22 +165,10 @@ mod tests {
             reasons: vec![format!("policy `intermediate` does not list group {name} in groups.only")],
         };
         let d = SoftwareDiff {
-            software: "nginx".into(),
-            file: None,
-            source: "test".into(),
-            notes: vec![],
-            peer: "p".into(),
-            now: None,
             now_error: Some("x".into()),
-            offered: vec![],
-            recommended: None,
-            changes: vec![],
             fixed: vec![fix("x448"), fix("secp521r1")],
-            introduced: vec![],
             lines: vec!["ssl_ecdh_curve X25519;".into()],
-            patch: None,
-            nothing_to_change: false,
-            policy: "intermediate".into(),
+            ..SoftwareDiff::blank("nginx")
         };
         let text = one(&d);
         assert!(

@@ -341,22 +341,10 @@ mod tests {
             })
         };
         SoftwareDiff {
-            software: "x".into(),
-            file: None,
-            source: String::new(),
-            notes: Vec::new(),
-            peer: String::new(),
             changes: vec![Change::new("throughput", "bytes_per_sec", true, f(n), f(r), now == rec)],
             now: Some(now),
-            now_error: None,
-            offered: Vec::new(),
             recommended: Some(rec),
-            fixed: Vec::new(),
-            introduced: Vec::new(),
-            lines: Vec::new(),
-            patch: None,
-            nothing_to_change: false,
-            policy: "intermediate".into(),
+            ..SoftwareDiff::blank("x")
         }
     }
 
