@@ -92,16 +92,16 @@ if [[ -z ${SKIP_OVERHEAD:-} ]]; then
           "head -c $VOLUME /dev/zero | taskset -c $pin ssh $sshargs -c $c $user@127.0.0.1 'cat >/dev/null'" >/dev/null
         theirs_pinned+=("$(jq -r ".results[0].mean" "$work/h.json")")
         ours_pinned+=("$("$CB" ssh --ciphers "$c" --kex "$KEX" --no-handshakes --bytes "$VOLUME" --budget 120s --no-store --json --quiet |
-          jq -r '[.results[] | select(.kind == "ssh-bulk")][0].median | floor')")
+          jq -r '[.results[] | select(.kind == "ssh-bulk" and .metric == "bytes_per_sec")][0].median | floor')")
       fi
       ours+=("$("$CB" ssh --host "$user@127.0.0.1" --port "$port" --identity "$key" -o "UserKnownHostsFile=$kh" \
         --ciphers "$c" --kex "$KEX" --no-handshakes --bytes "$VOLUME" --budget 120s --no-store --json --quiet |
-        jq -r '[.results[] | select(.kind == "ssh-bulk")][0].median | floor')")
+        jq -r '[.results[] | select(.kind == "ssh-bulk" and .metric == "bytes_per_sec")][0].median | floor')")
     done
     hyperfine --runs 9 --warmup 1 --export-json "$work/t.json" --style none "ssh $sshargs -c $c $user@127.0.0.1 true" >/dev/null
     hs=$(jq -r ".results[0].median" "$work/t.json")
     adaptive=$("$CB" ssh --ciphers "$c" --kex "$KEX" --hostkeys ssh-ed25519 --no-handshakes --budget 10s --no-store --json --quiet |
-      jq -r '[.results[] | select(.kind == "ssh-bulk")][0].median | floor')
+      jq -r '[.results[] | select(.kind == "ssh-bulk" and .metric == "bytes_per_sec")][0].median | floor')
     med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
     t=$(med "${theirs[@]}"); o=$(med "${ours[@]}")
     raw=$(bc -l <<<"$n / $t"); like=$(bc -l <<<"$n / ($t - $hs)")
@@ -152,8 +152,8 @@ if [[ -z ${SKIP_SWEEP:-} ]]; then
     budget="$(printf '%.0f' "$(bc -l <<<"$full / 6")")s"
     dec_run
   fi
-  count() { jq '[.results[] | select(.kind == "'"$2"'" and .status == "ok")] | length' "$1"; }
-  sessions() { jq '[.results[] | select(.kind == "ssh-bulk") | .samples // 0] | add' "$1"; }
+  count() { jq '[.results[] | select(.kind == "'"$2"'" and .status == "ok" and (.kind != "ssh-bulk" or .metric == "bytes_per_sec"))] | length' "$1"; }
+  sessions() { jq '[.results[] | select(.kind == "ssh-bulk" and .metric == "bytes_per_sec") | .samples // 0] | add' "$1"; }
   printf 'decomposed:  %7.1f s  (%s bulk pairs in %s sessions, %s handshake subjects; budget %s)\n' "$dec" \
     "$(count "$work/dec.json" ssh-bulk)" "$(sessions "$work/dec.json")" "$(count "$work/dec.json" ssh-handshake)" "$budget"
   printf 'full matrix: %7.1f s  (%s combinations, one session each)\n' "$full" "$(count "$work/full.json" ssh-bulk)"
@@ -164,7 +164,7 @@ if [[ -z ${SKIP_SWEEP:-} ]]; then
   # measured throughput (an upper bound: larger volumes run faster once ramped up).
   n=$(bytes_of "$SWEEP_VOLUME")
   jq -r --argjson n "$n" --argjson t "$full" '
-    [.results[] | select(.kind == "ssh-bulk" and .status == "ok")] as $r
+    [.results[] | select(.kind == "ssh-bulk" and .status == "ok" and .metric == "bytes_per_sec")] as $r
     | ($r | length) as $k | ($r | map($n / .median) | add) as $data
     | (($t - $data) / $k) as $setup
     | "full matrix: \($k) sessions, \($setup * 1000 | floor) ms set-up each; predicted at 64M: \((($k * $setup) + ($data * 64 * 1048576 / $n)) / 60 | . * 10 | floor / 10) min, at 128M: \((($k * $setup) + ($data * 128 * 1048576 / $n)) / 60 | . * 10 | floor / 10) min"' \

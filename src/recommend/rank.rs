@@ -142,20 +142,6 @@ impl Ranking {
     }
 }
 
-/// Below this many samples a figure has no usable interval: it ties with everything,
-/// so it is never ranked above or below anything.
-pub const MIN_SAMPLES: usize = 3;
-
-/// The summary used for tie checks: with too few samples, an unbounded interval.
-fn for_ties(s: &Summary) -> Summary {
-    let mut w = *s;
-    if s.samples < MIN_SAMPLES {
-        w.ci95_low = f64::NEG_INFINITY;
-        w.ci95_high = f64::INFINITY;
-    }
-    w
-}
-
 /// A measured difference smaller than this fraction of the better figure does not
 /// decide an order, even when the intervals do not overlap: nobody configures for a
 /// 5% difference, and the next run's drift is of that size.
@@ -170,7 +156,7 @@ measured ones, in the policy's order.";
 
 /// Whether `a` and `b` differ measurably: intervals apart and beyond [`PRACTICAL`].
 pub fn measurably_different(a: &Summary, b: &Summary) -> bool {
-    let (a, b) = (for_ties(a), for_ties(b));
+    let (a, b) = (a.for_ties(), b.for_ties());
     if a.ties_with(&b) {
         return false;
     }
@@ -202,7 +188,7 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
                     median: m.summary.median,
                     ci95_low: m.summary.ci95_low,
                     ci95_high: m.summary.ci95_high,
-                    tied_with_best: m.summary.samples < MIN_SAMPLES,
+                    tied_with_best: !m.summary.can_be_ordered(),
                     basis: m.basis.clone(),
                     refusals: decision.refusals,
                 };
@@ -245,7 +231,7 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
     let accepted_best = groups
         .iter()
         .flatten()
-        .map(|x| for_ties(&summary(x.1)))
+        .map(|x| summary(x.1).for_ties())
         .reduce(|a, b| if better(b.median, a.median) { b } else { a });
     let mut ranked = Vec::new();
     let mut order = Vec::new();

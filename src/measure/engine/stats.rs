@@ -19,8 +19,9 @@ pub fn overlap(a: (f64, f64), b: (f64, f64)) -> bool {
 }
 
 /// Fewer samples than this give no interval of their own (a 95% order-statistic
-/// interval needs 6; `recommend` ranks nothing below 3): [`few_samples`] widens
-/// theirs instead.
+/// interval needs 6; nothing is ranked below 3): [`few_samples`] widens theirs
+/// when it is made, and [`Summary::for_ties`] ties it with everything when it is
+/// ranked.
 pub const MIN_SAMPLES: usize = 3;
 
 /// The one rule for a subject with fewer than [`MIN_SAMPLES`] samples (TLS
@@ -146,6 +147,25 @@ impl Summary {
     /// True when the two 95% intervals overlap: the pair is tied.
     pub fn ties_with(&self, other: &Summary) -> bool {
         overlap((self.ci95_low, self.ci95_high), (other.ci95_low, other.ci95_high))
+    }
+
+    /// True from [`MIN_SAMPLES`] samples on: the figure may be ordered against
+    /// others. Below that, [`few_samples`] widened its interval when it was made,
+    /// and ranking ties it with everything ([`Summary::for_ties`]).
+    pub fn can_be_ordered(&self) -> bool {
+        self.samples >= MIN_SAMPLES
+    }
+
+    /// The summary a ranking compares: itself, or, below [`MIN_SAMPLES`] samples,
+    /// an unbounded interval, so that it ties with everything and is never ranked
+    /// above or below anything (the second half of the few-samples rule).
+    pub fn for_ties(&self) -> Summary {
+        let mut w = *self;
+        if !self.can_be_ordered() {
+            w.ci95_low = f64::NEG_INFINITY;
+            w.ci95_high = f64::INFINITY;
+        }
+        w
     }
 
     pub fn is_noisy(&self) -> bool {

@@ -147,9 +147,10 @@ pub(super) fn fixed_once(
 /// `sessions`, round after round (A B C, A B C …), while each would end by
 /// `stop_at`. The first round takes every subject in the plan's interleaved
 /// order; the second takes every subject too, so none is judged on one session
-/// that happened to stall, but fastest first: a budget that ends inside the
-/// second round (a small one, or a wide sweep) has then given the contenders
-/// their second session, not a shuffled half of the field. Later rounds go
+/// that happened to stall, but fastest first, and the `TOP` fastest take their
+/// third session right after their second: a budget that ends inside the second
+/// round (a small one, or a wide sweep) has then given the contenders their
+/// sessions, not a shuffled half of the field. Later rounds go
 /// fastest first as well (the spread that widens short figures is then learnt
 /// from the contenders) and pass over subjects that can no longer place among
 /// the `TOP`, so the time goes to the pairs whose places are in question.
@@ -176,15 +177,23 @@ pub(super) fn in_rounds(racers: &mut [Racer], sessions: usize, mut sample: impl 
             let med = |r: &Racer| r.m.wall().map_or(0.0, |s| s.median);
             order.sort_by(|&a, &b| med(&racers[b]).total_cmp(&med(&racers[a])));
         }
-        for i in order {
-            if racers[i].out || racers[i].m.samples.len() >= round {
-                continue;
-            }
-            if round > 2 && !in_the_running(racers).1.contains(&i) {
-                continue;
-            }
-            if crate::interrupt::requested() || !sample(racers, i)? {
-                return Ok(());
+        for (pos, i) in order.into_iter().enumerate() {
+            // Round 2's leading `TOP` take their third session at once: the
+            // spread that widens short figures is then learnt from the contenders
+            // before the rest of round 2, so a budget that ends inside it still
+            // leaves the top places with real intervals.
+            let lead = round == 2 && sessions >= 3 && pos < TOP;
+            let want = round + usize::from(lead);
+            for _ in 0..=usize::from(lead) {
+                if racers[i].out || racers[i].m.samples.len() >= want {
+                    break;
+                }
+                if round > 2 && !in_the_running(racers).1.contains(&i) {
+                    break;
+                }
+                if crate::interrupt::requested() || !sample(racers, i)? {
+                    return Ok(());
+                }
             }
         }
     }
