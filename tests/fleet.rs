@@ -161,6 +161,21 @@ struct Fleet {
 }
 
 impl Fleet {
+    /// A client key, one private sshd per address 127.0.0.N, and the inventory.
+    fn start(sshd: &Path, hosts: &[u8]) -> Fleet {
+        let tmp = tempfile::Builder::new().prefix("cipherbench-fleet-test.").tempdir().unwrap();
+        let client = tmp.path().join("client_ed25519");
+        keygen(&client);
+        let client_pub = std::fs::read_to_string(client.with_extension("pub")).unwrap();
+        let hosts: Vec<HostSshd> = hosts
+            .iter()
+            .map(|n| HostSshd::start(sshd, Ipv4Addr::new(127, 0, 0, *n), tmp.path(), &client_pub))
+            .collect();
+        let f = Fleet { tmp, hosts };
+        f.write_inventory();
+        f
+    }
+
     fn inventory_dir(&self) -> PathBuf {
         self.tmp.path().join("inventory")
     }
@@ -416,16 +431,7 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
     if !venv_ok() {
         return;
     }
-    let tmp = tempfile::Builder::new().prefix("cipherbench-fleet-test.").tempdir().unwrap();
-    let client = tmp.path().join("client_ed25519");
-    keygen(&client);
-    let client_pub = std::fs::read_to_string(client.with_extension("pub")).unwrap();
-    let hosts: Vec<HostSshd> = [2u8, 3, 4]
-        .iter()
-        .map(|n| HostSshd::start(&sshd, Ipv4Addr::new(127, 0, 0, *n), tmp.path(), &client_pub))
-        .collect();
-    let mut f = Fleet { tmp, hosts };
-    f.write_inventory();
+    let mut f = Fleet::start(&sshd, &[2, 3, 4]);
 
     // Pass 1: the main job on every host.
     let r1 = f.tmp.path().join("results-run");
@@ -686,16 +692,7 @@ fn every_host_unreachable_is_still_named_and_the_play_fails() {
     if !venv_ok() {
         return;
     }
-    let tmp = tempfile::Builder::new().prefix("cipherbench-fleet-test.").tempdir().unwrap();
-    let client = tmp.path().join("client_ed25519");
-    keygen(&client);
-    let client_pub = std::fs::read_to_string(client.with_extension("pub")).unwrap();
-    let hosts: Vec<HostSshd> = [5u8, 6]
-        .iter()
-        .map(|n| HostSshd::start(&sshd, Ipv4Addr::new(127, 0, 0, *n), tmp.path(), &client_pub))
-        .collect();
-    let mut f = Fleet { tmp, hosts };
-    f.write_inventory();
+    let mut f = Fleet::start(&sshd, &[5, 6]);
     for h in f.hosts.iter_mut() {
         h.stop();
     }
