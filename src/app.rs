@@ -1270,6 +1270,10 @@ fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result
 /// The share of `check`'s budget for its first pass over every candidate; the
 /// rest measures again the comparisons the first pass left open.
 const CHECK_FIRST_PASS: f64 = 0.7;
+/// With a local nginx: the first pass's share, and the most the throughput
+/// through two private nginx instances takes (`diff::subjects::measure_through`).
+const CHECK_FIRST_PASS_THROUGH: f64 = 0.6;
+const CHECK_THROUGH: f64 = 0.3;
 
 fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
     use crate::diff::{self, check::CheckReport, subjects::Subjects};
@@ -1307,11 +1311,21 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
     // Two passes: every candidate first, then what is left of the budget on the
     // comparisons the answer is about (now against recommended) that the first
     // pass could not call.
-    let mut measured = diff::subjects::measure(&subjects, &mut session, Seconds(budget.0 * CHECK_FIRST_PASS));
+    // A local nginx: its throughput change is measured through two private nginx
+    // instances once the recommendation is known (the second pass leaves it out).
+    let through = currents.iter().any(|x| diff::subjects::through_nginx_binary(x).is_some());
+    let first = if through { CHECK_FIRST_PASS_THROUGH } else { CHECK_FIRST_PASS };
+    let mut measured = diff::subjects::measure(&subjects, &mut session, Seconds(budget.0 * first));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
     let mut snapshot = session.snapshot();
     let mut outcome = crate::recommend::recommend(&snapshot, &knowledge, &policy, &targets);
     let mut diffs = diff::build_all(&currents, &snapshot, &outcome, &knowledge, &policy);
+    let left = (budget.0 - t0.elapsed().as_secs_f64()).min(budget.0 * CHECK_THROUGH);
+    if through && measured.is_ok() && left >= 1.5 && !crate::interrupt::requested() {
+        notes.extend(diff::subjects::measure_through(&currents, &diffs, &mut session, Seconds(left)));
+        snapshot = session.snapshot();
+        diffs = diff::build_all(&currents, &snapshot, &outcome, &knowledge, &policy);
+    }
     let again = diff::subjects::Subjects::undecided(&diffs);
     let left = budget.0 - t0.elapsed().as_secs_f64();
     let open = !again.tls_suites.is_empty() || !again.ssh_ciphers.is_empty();

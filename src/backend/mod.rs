@@ -2,5 +2,6 @@
 //! knows its library, never the benchmark.
 
 pub mod gnutls;
+pub mod nginx;
 pub mod openssh;
 pub mod openssl;

@@ -161,6 +161,10 @@ pub struct Change {
     pub measurable: bool,
     /// In words: `+24 % (18 – 31 %)`, `no measurable gain`, `not measured`, `unchanged`.
     pub verdict: String,
+    /// How the figures were measured, when not as the rest of the run was (a
+    /// throughput measured through a private nginx: `measure::tls::through::HOW`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub how: Option<String>,
 }
 
 impl Change {
@@ -176,6 +180,7 @@ impl Change {
             gain_high: None,
             measurable: false,
             verdict: String::new(),
+            how: None,
         };
         if same {
             c.gain = Some(0.0);
@@ -446,11 +451,13 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
             let is = |r: &&ResultRecord| {
                 r.subject.suite.as_deref() == Some(suite.as_str()) && r.subject.protocol.as_deref().map_or(true, |p| p == version)
             };
+            // Loopback (or a remote server's downloads): not the figures measured
+            // through a private nginx, which `through_figure` reads.
             let bulk = most(
                 ok(doc, Kind::TlsBulk, Metric::BytesPerSec)
                     .filter(is)
                     .filter(lib)
-                    .filter(|r| r.subject.threads.unwrap_or(1) == 1),
+                    .filter(|r| r.subject.threads.unwrap_or(1) == 1 && r.subject.mode.is_none()),
             );
             let cpu = most(
                 ok(doc, Kind::TlsBulk, Metric::Seconds)
@@ -511,6 +518,20 @@ pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static s
             ]
         }
     }
+}
+
+/// The throughput of a negotiated TLS choice measured through a private nginx
+/// (`measure::tls::through`), when the run has it.
+pub fn through_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
+    let Negotiated::Tls { version, suite, .. } = n else {
+        return None;
+    };
+    most(ok(doc, Kind::TlsBulk, Metric::BytesPerSec).filter(|r| {
+        r.subject.mode.as_deref() == Some(crate::measure::tls::through::MODE)
+            && r.subject.suite.as_deref() == Some(suite.as_str())
+            && r.subject.protocol.as_deref() == Some(version.as_str())
+    }))
+    .and_then(Figure::of)
 }
 
 /// The same SSH algorithm under its two names (`sntrup761x25519-sha512` and
@@ -578,8 +599,20 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
     let mut changes = Vec::new();
     if let (Ok(now), Some(r)) = (&c.negotiated, &recommended) {
         let same = now == r;
+        // nginx's throughput through two private instances, when both were measured
+        // (never one side through nginx and the other on loopback).
+        let through = match (i.software == "nginx" && !same, through_figure(doc, now), through_figure(doc, r)) {
+            (true, Some(n), Some(rf)) => Some((n, rf)),
+            _ => None,
+        };
         for ((metric, unit, higher, n), (_, _, _, rf)) in figures(doc, now, k).into_iter().zip(figures(doc, r, k)) {
-            changes.push(Change::new(metric, unit, higher, n, rf, same));
+            changes.push(match through {
+                Some((tn, tr)) if metric == "throughput" => Change {
+                    how: Some(crate::measure::tls::through::HOW.to_string()),
+                    ..Change::new(metric, unit, higher, Some(tn), Some(tr), same)
+                },
+                _ => Change::new(metric, unit, higher, n, rf, same),
+            });
         }
     }
     let lines = rec.map(|r| r.lines.clone()).unwrap_or_default();

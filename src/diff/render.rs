@@ -79,6 +79,9 @@ pub fn one(d: &SoftwareDiff) -> String {
                 fig(c, c.recommended),
                 c.verdict
             );
+            if let Some(how) = &c.how {
+                let _ = writeln!(s, "    {:<20} (measured {how})", "");
+            }
         }
     }
     // Grouped by reason: one cited reason, then every option it removes (a reason

@@ -65,10 +65,12 @@ impl Subjects {
     /// with the first pass's (`race::pool_into`), so the time left goes to the
     /// one comparison the answer is about.
     pub fn undecided(diffs: &[super::SoftwareDiff]) -> Subjects {
+        // Not one measured through a private server: loopback samples would not
+        // narrow it (see `measure_through`).
         let open = |d: &&super::SoftwareDiff| {
-            d.changes
-                .iter()
-                .any(|c| c.metric == "throughput" && !c.measurable && c.gain.is_some_and(|g| g != 0.0) && c.gain_low.is_some())
+            d.changes.iter().any(|c| {
+                c.metric == "throughput" && !c.measurable && c.gain.is_some_and(|g| g != 0.0) && c.gain_low.is_some() && c.how.is_none()
+            })
         };
         let mut s = Subjects::of(diffs.iter().filter(open).flat_map(|d| d.now.iter().chain(d.recommended.iter())));
         s.tls_groups.clear();
@@ -261,6 +263,115 @@ fn measure_tls(s: &Subjects, session: &mut Session, budget: Seconds) -> Result<(
         tls_kind::Work::Bulk(_) => true,
     });
     tls_kind::loopback(&plan, session)
+}
+
+/// The nginx binary, when `c` is this machine's nginx (not a remote server) and
+/// nginx is installed here: then its throughput change is measured through two
+/// private instances ([`measure_through`]).
+pub fn through_nginx_binary(c: &Current) -> Option<std::path::PathBuf> {
+    if c.installed.software != "nginx" || c.within_offer || !matches!(c.installed.config, crate::discover::installed::Config::Tls(_)) {
+        return None;
+    }
+    crate::discover::installed::find_program(&["nginx"]).map(std::path::PathBuf::from)
+}
+
+/// The installed configuration's TLS lines, as nginx directives: every value it
+/// reads (`discover::installed::nginx`), the defaults it resolved included.
+pub fn now_lines(t: &crate::discover::installed::TlsConfig) -> Vec<String> {
+    // A value with blanks needs quotes; nginx takes `!`, `:` and `+` bare.
+    let value = |v: &str| {
+        if v.contains(char::is_whitespace) {
+            format!("\"{}\"", v.replace('"', ""))
+        } else {
+            v.to_string()
+        }
+    };
+    let mut out = Vec::new();
+    if let Some(p) = t.protocols.as_ref().filter(|p| !p.is_empty()) {
+        out.push(format!("ssl_protocols {};", p.join(" ")));
+    }
+    if let Some(c) = &t.cipher_string {
+        out.push(format!("ssl_ciphers {};", value(c)));
+    }
+    if let Some(g) = &t.groups {
+        out.push(format!("ssl_ecdh_curve {};", value(g)));
+    }
+    if let Some(c) = &t.ciphersuites {
+        out.push(format!("ssl_conf_command Ciphersuites {};", value(c)));
+    }
+    out.push(format!("ssl_prefer_server_ciphers {};", if t.server_order { "on" } else { "off" }));
+    out
+}
+
+/// For each local nginx whose diff changes the negotiated TLS choice: its
+/// throughput now and with the recommended lines, measured through two private
+/// nginx instances (`measure::tls::through`) within `budget`, into `session`.
+/// Returns what could not be measured, one sentence each (the diff then keeps
+/// the loopback figures).
+pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], session: &mut Session, budget: Seconds) -> Vec<String> {
+    use crate::backend::openssl::certs::CertType;
+    use crate::measure::tls::through;
+    let mut notes = Vec::new();
+    let t0 = std::time::Instant::now();
+    let work: Vec<(std::path::PathBuf, &Current, &super::SoftwareDiff)> = currents
+        .iter()
+        .filter_map(|c| {
+            let bin = through_nginx_binary(c)?;
+            let d = diffs.iter().find(|d| d.software == c.installed.software)?;
+            (d.now.is_some() && d.recommended.is_some() && d.now != d.recommended && !d.lines.is_empty()).then_some((bin, c, d))
+        })
+        .collect();
+    for (k, (bin, c, d)) in work.iter().enumerate() {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let (
+            Some(Negotiated::Tls {
+                version: nv, suite: ns, ..
+            }),
+            Some(Negotiated::Tls {
+                version: rv, suite: rs, ..
+            }),
+        ) = (&d.now, &d.recommended)
+        else {
+            continue;
+        };
+        let crate::discover::installed::Config::Tls(t) = &c.installed.config else {
+            continue;
+        };
+        // The certificate the installed server's suites need (as `measure_tls` chooses).
+        let cert = if ns.contains("_ECDSA_") {
+            CertType::EcdsaP256
+        } else {
+            CertType::Rsa2048
+        };
+        let left = budget.0 - t0.elapsed().as_secs_f64();
+        let plan = through::ThroughPlan {
+            nginx: bin.clone(),
+            cert,
+            instances: vec![
+                through::Instance {
+                    role: "now",
+                    lines: now_lines(t),
+                    expect: (nv.clone(), ns.clone()),
+                },
+                through::Instance {
+                    role: "recommended",
+                    lines: d.lines.clone(),
+                    expect: (rv.clone(), rs.clone()),
+                },
+            ],
+            budget: Seconds(left / (work.len() - k) as f64),
+            timeout: std::time::Duration::from_secs(10),
+        };
+        if let Err(e) = through::through_nginx(&plan, session) {
+            notes.push(format!(
+                "{}: the throughput change could not be measured through a private nginx, so it is the loopback figure: {e:#}",
+                d.software
+            ));
+        }
+    }
+    notes
 }
 
 fn measure_ssh(s: &Subjects, session: &mut Session, budget: Seconds) -> Result<()> {

@@ -25,6 +25,7 @@ mod loopback;
 mod remote;
 #[cfg(test)]
 mod tests;
+pub mod through;
 pub mod wire;
 
 pub use loopback::*;

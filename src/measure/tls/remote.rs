@@ -296,9 +296,29 @@ pub(super) struct HttpProbe {
     pub(super) timed: (Seconds, Seconds),
     /// The size of the last body.
     pub(super) body: Option<u64>,
+    /// When set, every body byte is hashed into it (a known-answer check of what
+    /// was served, outside the timed samples; `Content-Length` bodies only).
+    pub(super) digest: Option<openssl::sha::Sha256>,
 }
 
 impl HttpProbe {
+    /// A probe that connects on its first GET of `path` (`host` for the Host header).
+    pub(super) fn new(ctx: &SslContext, addr: SocketAddr, sni: Option<String>, host: String, path: &str, timeout: Duration) -> HttpProbe {
+        HttpProbe {
+            ctx: ctx.clone(),
+            plan_addr: addr,
+            sni,
+            host,
+            path: path.to_string(),
+            timeout,
+            stream: None,
+            buf: vec![0u8; 1 << 16],
+            timed: (Seconds(0.0), Seconds(0.0)),
+            body: None,
+            digest: None,
+        }
+    }
+
     pub(super) fn get(&mut self) -> Result<u64> {
         if self.stream.is_none() {
             let s = ssl::connect(&self.ctx, self.plan_addr, self.sni.as_deref(), self.timeout, None)
@@ -343,9 +363,15 @@ impl HttpProbe {
         let close =
             header("connection:").is_some_and(|v| v.contains("close")) || text.starts_with("http/1.0") || (length.is_none() && !chunked);
         let got = if chunked {
+            if self.digest.is_some() {
+                bail!("GET {} answered with a chunked body, which this check cannot hash", self.path);
+            }
             read_chunked(s, &mut self.buf, head[body_start..].to_vec())?
         } else {
             let mut got = (head.len() - body_start) as u64;
+            if let Some(d) = self.digest.as_mut() {
+                d.update(&head[body_start..]);
+            }
             loop {
                 if length.is_some_and(|l| got >= l) {
                     break;
@@ -356,6 +382,9 @@ impl HttpProbe {
                         bail!("the body ended after {got} of {l} bytes");
                     }
                     break;
+                }
+                if let Some(d) = self.digest.as_mut() {
+                    d.update(&self.buf[..k]);
                 }
                 got += k as u64;
             }
@@ -535,17 +564,9 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
             let r = (|| -> Result<Vec<ResultRecord>> {
                 let ctx = ssl::client_context(&settings, false)?;
                 let mut probes: Vec<HttpProbe> = (0..plan.threads)
-                    .map(|_| HttpProbe {
-                        ctx: ctx.clone(),
-                        plan_addr: plan.addr,
-                        sni: plan.sni.clone(),
-                        host: plan.sni.clone().unwrap_or_else(|| plan.host.clone()),
-                        path: path.clone(),
-                        timeout: plan.timeout,
-                        stream: None,
-                        buf: vec![0u8; 1 << 16],
-                        timed: (Seconds(0.0), Seconds(0.0)),
-                        body: None,
+                    .map(|_| {
+                        let host = plan.sni.clone().unwrap_or_else(|| plan.host.clone());
+                        HttpProbe::new(&ctx, plan.addr, plan.sni.clone(), host, path, plan.timeout)
                     })
                     .collect();
                 let cfg = SamplerConfig { max_units: 1000, ..cfg };

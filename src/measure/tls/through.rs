@@ -1,0 +1,304 @@
+//! Through a private nginx: what a change of TLS lines gains for nginx, measured
+//! through nginx itself.
+//!
+//! Why: the loopback figures (`loopback`) time TLS records in-process, which is
+//! what a cipher changes, and nothing else. A real server adds per-request work
+//! the cipher does not touch (reading the file, HTTP, copies, a second process on
+//! the same cores), so its gain is diluted: on the 2-core VM the loopback
+//! predicted +310 % where ApacheBench through nginx measured +172 %. So when the
+//! software is nginx and its binary is here, two private instances are started
+//! (`backend::nginx`), one with the installed TLS lines and one with the
+//! recommended ones, and HTTP/1.1 keep-alive GETs of a 1 MiB file are timed
+//! through each with the same probe `--connect --http-get` uses ([`HttpProbe`]),
+//! the two interleaved in slices (`sampler::interleave`, as loopback bulk is).
+//!
+//! Before anything is timed each instance proves it does real work: one GET whose
+//! body must hash to the served file, over the suite and protocol the diff says a
+//! default client negotiates there. Its records are `tls-bulk` with op `http-get`
+//! and mode [`MODE`] (and the worker's CPU per GB, mode [`CPU_MODE`]), so they
+//! never mix with loopback records.
+
+use super::remote::HttpProbe;
+use crate::backend::nginx::{cpu_seconds, PrivateNginx, Spec, PATH};
+use crate::backend::openssl::certs::{CertType, Identity};
+use crate::backend::openssl::tls as ssl;
+use crate::measure::engine::sampler::{self, over_slices, Probe, Rate, SamplerConfig};
+use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
+use crate::session::Session;
+use crate::units::Seconds;
+use anyhow::{anyhow, bail, Context, Result};
+use openssl::ssl::{SslContext, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The mode of the throughput records measured through a private nginx.
+pub const MODE: &str = "through-nginx";
+/// The mode of the nginx worker's CPU per GB records.
+pub const CPU_MODE: &str = "server-cpu-per-gb-through-nginx";
+/// How these figures were measured, in words (the diff shows it).
+pub const HOW: &str = "through a private nginx with your TLS lines, HTTP/1.1 keep-alive, 1 MiB responses";
+/// The size of the served file.
+pub const BODY_BYTES: usize = 1 << 20;
+
+/// One private instance to measure.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// `now` or `recommended`, for messages.
+    pub role: &'static str,
+    /// Whole `ssl_…;` lines.
+    pub lines: Vec<String>,
+    /// What a default client must negotiate there: (protocol, IANA suite).
+    pub expect: (String, String),
+}
+
+/// What to measure through nginx.
+#[derive(Debug, Clone)]
+pub struct ThroughPlan {
+    pub nginx: PathBuf,
+    /// The certificate type the installed server's suites need.
+    pub cert: CertType,
+    pub instances: Vec<Instance>,
+    /// Everything included: key, start-up, checks, samples, teardown.
+    pub budget: Seconds,
+    /// Per connection and read (capped by the run's deadline).
+    pub timeout: Duration,
+}
+
+/// A client as a program on this machine gets it: libssl's defaults (the system
+/// `openssl.cnf`), no certificate check (this measures, it does not authenticate),
+/// no session reuse (each slice pays its own full handshake, untimed).
+fn default_client() -> Result<SslContext> {
+    let mut b = SslContext::builder(SslMethod::tls_client())?;
+    b.set_verify(SslVerifyMode::NONE);
+    b.set_session_cache_mode(SslSessionCacheMode::OFF);
+    b.set_options(SslOptions::NO_TICKET);
+    Ok(b.build())
+}
+
+/// The GET probe, and the nginx worker's CPU over each run.
+struct Through {
+    http: HttpProbe,
+    worker: u32,
+    /// Per run: (worker CPU seconds, body bytes).
+    runs: Vec<(f64, f64)>,
+}
+
+impl Probe for Through {
+    fn run(&mut self, units: u64) -> Result<f64> {
+        let c0 = cpu_seconds(self.worker);
+        let work = self.http.run(units)?;
+        if let (Some(a), Some(b)) = (c0, cpu_seconds(self.worker)) {
+            self.runs.push((b - a, work));
+        }
+        Ok(work)
+    }
+    fn timed_region(&self) -> Option<(Seconds, Seconds)> {
+        self.http.timed_region()
+    }
+}
+
+/// What one connection negotiated: (protocol, IANA suite, OpenSSL name, group).
+fn negotiated(p: &HttpProbe) -> Option<(String, String, String, Option<String>)> {
+    let s = p.stream.as_ref()?;
+    let (version, suite) = ssl::negotiated(s);
+    let name = s.ssl().current_cipher().map(|c| c.name().to_string()).unwrap_or_default();
+    Some((version, suite, name, ssl::negotiated_group(s)))
+}
+
+/// One GET outside any timing: the body must be the served file, over the
+/// expected protocol and suite. Returns what was negotiated.
+fn verify(
+    ctx: &SslContext,
+    n: &PrivateNginx,
+    inst: &Instance,
+    want: &[u8; 32],
+    timeout: Duration,
+) -> Result<(String, String, String, Option<String>)> {
+    let mut p = HttpProbe::new(ctx, n.addr(), None, "localhost".into(), PATH, timeout);
+    p.digest = Some(openssl::sha::Sha256::new());
+    let got = p.get()?;
+    let digest = p.digest.take().map(|d| d.finish());
+    if got != BODY_BYTES as u64 || digest.as_ref() != Some(want) {
+        bail!(
+            "the private nginx ({}) served {got} bytes that are not the {BODY_BYTES}-byte file it was given",
+            inst.role
+        );
+    }
+    let neg = negotiated(&p).ok_or_else(|| anyhow!("the private nginx ({}) closed a keep-alive connection", inst.role))?;
+    if (neg.0.as_str(), neg.1.as_str()) != (inst.expect.0.as_str(), inst.expect.1.as_str()) {
+        bail!(
+            "through a private nginx with the {} lines a default client negotiated {} {}, not {} {} as worked out",
+            inst.role,
+            neg.0,
+            neg.1,
+            inst.expect.0,
+            inst.expect.1
+        );
+    }
+    Ok(neg)
+}
+
+/// Starts one private nginx per instance, checks each, and measures HTTP/1.1
+/// keep-alive GETs through them in interleaved slices within `plan.budget`. The
+/// records go to `session`; the instances are stopped and their directories
+/// removed before it returns, whatever happened.
+pub fn through_nginx(plan: &ThroughPlan, session: &mut Session) -> Result<()> {
+    let t0 = Instant::now();
+    let left = || Seconds(plan.budget.0 - t0.elapsed().as_secs_f64());
+    session.progress_start(plan.instances.len() as u64);
+    session.progress_message("starting private nginx instances");
+    let id = Identity::generate(plan.cert)?;
+    let mut body = vec![0u8; BODY_BYTES];
+    openssl::rand::rand_bytes(&mut body)?;
+    let want = openssl::sha::sha256(&body);
+    let ctx = default_client()?;
+    // Both up before anything is timed; each stops (Drop) on every way out.
+    let mut servers = Vec::new();
+    for inst in &plan.instances {
+        let n = PrivateNginx::start(&Spec {
+            binary: &plan.nginx,
+            tls_lines: &inst.lines,
+            identity: &id,
+            body: &body,
+            start_within: Duration::from_secs(10),
+        })
+        .with_context(|| format!("the private nginx with the {} TLS lines", inst.role))?;
+        let neg = verify(&ctx, &n, inst, &want, plan.timeout)?;
+        let worker = n
+            .worker()
+            .ok_or_else(|| anyhow!("the private nginx ({}) has no worker", inst.role))?;
+        servers.push((n, worker, neg));
+    }
+    let share = left().0 * 0.9 / plan.instances.len().max(1) as f64;
+    if share < 0.3 {
+        bail!("no time left to measure through nginx ({:.1} s)", left().0);
+    }
+    let cfg = SamplerConfig {
+        max_units: 1000,
+        ..crate::measure::plans::share(Seconds(share), 1)
+    };
+    let cfgs = vec![cfg; servers.len()];
+    let mut server_cpu: Vec<Vec<Vec<(f64, f64)>>> = vec![Vec::new(); servers.len()];
+    let measured = {
+        let s = &*session;
+        sampler::interleave(&cfgs, |spec| {
+            let (n, worker, neg) = &servers[spec.subject];
+            let inst = &plan.instances[spec.subject];
+            s.progress_message(&format!(
+                "through nginx ({}): {} {} (slice {}/{})",
+                inst.role,
+                neg.0,
+                neg.1,
+                spec.index + 1,
+                spec.of
+            ));
+            let mut probes = [Through {
+                http: HttpProbe::new(&ctx, n.addr(), None, "localhost".into(), PATH, plan.timeout),
+                worker: *worker,
+                runs: Vec::new(),
+            }];
+            let m = spec.measure(&mut probes, Rate::PerSecond)?;
+            // Every slice's connection negotiated what was checked.
+            if let Some(got) = negotiated(&probes[0].http) {
+                if got != *neg {
+                    bail!(
+                        "a new connection to the private nginx ({}) negotiated {} {}",
+                        inst.role,
+                        got.0,
+                        got.1
+                    );
+                }
+            }
+            let runs = &probes[0].runs;
+            if !m.samples.is_empty() {
+                server_cpu[spec.subject].push(runs[runs.len().saturating_sub(m.samples.len())..].to_vec());
+            }
+            Ok(m)
+        })
+    };
+    for (k, ((_, _, neg), r)) in servers.iter().zip(measured).enumerate() {
+        let subject = Subject {
+            protocol: Some(neg.0.clone()),
+            suite: Some(neg.1.clone()),
+            openssl_name: Some(neg.2.clone()),
+            group: neg.3.clone(),
+            cert: Some(plan.cert.name().into()),
+            library: Some("openssl".into()),
+            threads: Some(1),
+            op: Some("http-get".into()),
+            path: Some(PATH.into()),
+            bytes: Some(BODY_BYTES as u64),
+            mode: Some(MODE.into()),
+            ..Default::default()
+        };
+        let mut cpu_subject = subject.clone();
+        cpu_subject.mode = Some(CPU_MODE.into());
+        match r {
+            Ok(Some(m)) => {
+                for rec in records(subject, cpu_subject, &m, &server_cpu[k]) {
+                    session.record(rec)?;
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let why = format!("{e:#}");
+                session.record(ResultRecord::not_ok(
+                    Kind::TlsBulk,
+                    subject,
+                    Metric::BytesPerSec,
+                    Status::Failed,
+                    why.clone(),
+                ))?;
+                session.record(ResultRecord::not_ok(
+                    Kind::TlsBulk,
+                    cpu_subject,
+                    Metric::Seconds,
+                    Status::Failed,
+                    why,
+                ))?;
+            }
+        }
+    }
+    drop(servers);
+    session.set_setting(
+        "through_nginx",
+        json!({
+            "how": HOW,
+            "measured": "interleaved slices, each a fresh keep-alive connection (TCP and full handshake untimed, checked), a short untimed warm-up, then GETs timed from request to last body byte; each slice is one sample",
+            "instances": plan.instances.iter().map(|i| json!({"role": i.role, "lines": i.lines})).collect::<Vec<_>>(),
+            "cert": plan.cert.name(),
+            "budget_seconds": plan.budget.0,
+            "seconds": t0.elapsed().as_secs_f64(),
+        }),
+    );
+    session.progress_finish();
+    Ok(())
+}
+
+/// The throughput record over slices, and the worker's CPU per GB per slice
+/// (its CPU over the slice's sampled runs, over their bytes).
+fn records(subject: Subject, cpu_subject: Subject, m: &sampler::Sliced, server: &[Vec<(f64, f64)>]) -> Vec<ResultRecord> {
+    let kind = Kind::TlsBulk;
+    let mut out = vec![match m.wall() {
+        Some(w) => ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()).with_values(m.combined.values_wall()),
+        None => ResultRecord::not_ok(kind, subject, Metric::BytesPerSec, Status::Failed, "no samples"),
+    }];
+    let per_gb = |(cpu, bytes): (f64, f64)| (bytes > 0.0).then(|| cpu / bytes * 1e9);
+    let total = |sl: &Vec<(f64, f64)>| sl.iter().fold((0.0, 0.0), |(c, b), (x, y)| (c + x, b + y));
+    let per_slice: Vec<f64> = server.iter().filter_map(|sl| per_gb(total(sl))).collect();
+    let within: Vec<Vec<f64>> = server.iter().map(|sl| sl.iter().filter_map(|x| per_gb(*x)).collect()).collect();
+    out.push(match over_slices(&per_slice, &within) {
+        Some(sum) if per_slice.iter().any(|&x| x > 0.0) => {
+            ResultRecord::ok(kind, cpu_subject, Metric::Seconds, &sum, None).with_values(per_slice)
+        }
+        _ => ResultRecord::not_ok(
+            kind,
+            cpu_subject,
+            Metric::Seconds,
+            Status::Failed,
+            "the worker's CPU could not be read from /proc",
+        ),
+    });
+    out
+}
