@@ -12,8 +12,12 @@
 //! As root, the worker runs as `nobody` (`user nobody nogroup;`): the master reads
 //! the certificate and key (0600, root's) before it drops privileges, and the
 //! served file lives in a second 0700 directory owned by `nobody`, the only thing
-//! the worker reads. Non-root, nginx runs as the user and the `user` line is left
-//! out (nginx ignores it then, with a warning).
+//! the worker reads. That directory must be reachable by `nobody`: a private
+//! TMPDIR (0700, as tests set it) is not, so it then goes to /tmp or /dev/shm;
+//! only where neither can be reached does the worker stay root (`user root
+//! root;`), which is acceptable for one generated file served on 127.0.0.1 for
+//! the seconds measured. Non-root, nginx runs as the user and the `user` line is
+//! left out.
 //!
 //! Cleanup follows the private sshd (`super::openssh::daemon`): `Drop` stops the
 //! master and its worker and removes both directories, so it happens on a normal
@@ -138,11 +142,11 @@ fn free_port() -> Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-fn private_dir(what: &str) -> Result<tempfile::TempDir> {
+fn private_dir(what: &str, parent: &Path) -> Result<tempfile::TempDir> {
     let d = tempfile::Builder::new()
         .prefix(PREFIX)
-        .tempdir()
-        .with_context(|| format!("cannot create the private nginx's {what} directory"))?;
+        .tempdir_in(parent)
+        .with_context(|| format!("cannot create the private nginx's {what} directory in {}", parent.display()))?;
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700))?;
     std::fs::write(d.path().join(OWNER), std::process::id().to_string())?;
     Ok(d)
@@ -161,6 +165,23 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Whether an unprivileged user can reach `dir` (every directory on its path
+/// lets others through).
+fn reachable(dir: &Path) -> bool {
+    let Ok(dir) = dir.canonicalize() else { return false };
+    dir.ancestors()
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+/// Where the served file's directory goes when the worker runs as `nobody`: the
+/// temporary directory, unless a private one (0700, as tests and CI set TMPDIR)
+/// keeps `nobody` out; then /tmp or /dev/shm. `None` when none can be reached.
+fn www_parent() -> Option<PathBuf> {
+    [std::env::temp_dir(), PathBuf::from("/tmp"), PathBuf::from("/dev/shm")]
+        .into_iter()
+        .find(|d| reachable(d))
+}
+
 fn chown(path: &Path, uid: u32, gid: u32) -> Result<()> {
     std::os::unix::fs::chown(path, Some(uid), Some(gid)).with_context(|| format!("cannot hand {} to the worker's user", path.display()))
 }
@@ -175,22 +196,32 @@ impl PrivateNginx {
         if !spec.binary.is_absolute() {
             bail!("nginx must be started by absolute path, got '{}'", spec.binary.display());
         }
-        sweep_leftovers(&std::env::temp_dir());
-        let dir = private_dir("configuration")?;
-        let www = private_dir("document")?;
+        let tmp = std::env::temp_dir();
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        // As root, the worker runs as `nobody`, which must reach the served file;
+        // where no temporary directory lets it through, the worker stays root
+        // (it serves one generated file on 127.0.0.1 for the seconds measured).
+        let www_in = if root { www_parent() } else { Some(tmp.clone()) };
+        for d in std::iter::once(&tmp).chain(www_in.iter()) {
+            sweep_leftovers(d);
+        }
+        let dir = private_dir("configuration", &tmp)?;
+        let www = private_dir("document", www_in.as_deref().unwrap_or(&tmp))?;
         std::fs::create_dir(dir.path().join("tmp"))?;
         write_private(&dir.path().join("key.pem"), &spec.identity.key.private_key_to_pem_pkcs8()?)?;
         write_private(&dir.path().join("cert.pem"), &spec.identity.cert.to_pem()?)?;
         write_private(&www.path().join(PATH.trim_start_matches('/')), spec.body)?;
-        // SAFETY: geteuid has no preconditions.
-        let user = if unsafe { libc::geteuid() } == 0 {
-            let (u, g, uid, gid) = unprivileged()?;
-            // The worker reads the served file and nothing else of ours.
-            chown(www.path(), uid, gid)?;
-            chown(&www.path().join(PATH.trim_start_matches('/')), uid, gid)?;
-            Some((u, g))
-        } else {
-            None
+        let user = match (root, &www_in) {
+            (true, Some(_)) => {
+                let (u, g, uid, gid) = unprivileged()?;
+                // The worker reads the served file and nothing else of ours.
+                chown(www.path(), uid, gid)?;
+                chown(&www.path().join(PATH.trim_start_matches('/')), uid, gid)?;
+                Some((u, g))
+            }
+            (true, None) => Some(("root".to_string(), "root".to_string())),
+            (false, _) => None,
         };
         let temp = temp_paths(spec.binary);
         let config = dir.path().join("nginx.conf");

@@ -828,6 +828,32 @@ pub fn annotate(recommendations: &mut [serde_json::Value], diffs: &[SoftwareDiff
     }
 }
 
+/// Whether the main job measures a throughput change through private nginx
+/// instances once it has its recommendation (and so keeps time for it).
+pub fn through_applies(currents: &[Current]) -> bool {
+    currents.iter().any(|c| subjects::through_nginx_binary(c).is_some())
+}
+
+/// The main job's step after ranking, before [`attach`]: each local nginx's
+/// throughput now and with the recommended lines, through two private nginx
+/// instances within `budget` ([`subjects::measure_through`]); what could not be
+/// measured goes to `installed`'s notes.
+pub fn through_step(
+    session: &mut crate::session::Session,
+    installed: &mut (Vec<Current>, Vec<String>),
+    outcome: &Outcome,
+    k: &Knowledge,
+    policy: &Policy,
+    budget: crate::units::Seconds,
+) {
+    if !through_applies(&installed.0) || budget.0 < 1.5 || crate::interrupt::requested() {
+        return;
+    }
+    let diffs = build_all(&installed.0, &session.snapshot(), outcome, k, policy);
+    let notes = subjects::measure_through(&installed.0, &diffs, session, budget);
+    installed.1.extend(notes);
+}
+
 /// The main job's closing step: the diffs against the run and its outcome, kept in
 /// the run's settings (`installed_diff`) and recommendations; the text to print.
 pub fn attach(

@@ -302,3 +302,126 @@ fn records(subject: Subject, cpu_subject: Subject, m: &sampler::Sliced, server: 
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nginx() -> Option<PathBuf> {
+        crate::discover::installed::find_program(&["nginx"]).map(PathBuf::from)
+    }
+
+    fn lines(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    const NOW: [&str; 3] = [
+        "ssl_protocols TLSv1 TLSv1.1 TLSv1.2;",
+        "ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;",
+        "ssl_prefer_server_ciphers on;",
+    ];
+    const REC: [&str; 4] = [
+        "ssl_protocols TLSv1.2 TLSv1.3;",
+        "ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256;",
+        "ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;",
+        "ssl_prefer_server_ciphers on;",
+    ];
+
+    /// The known answer: the body a GET receives through nginx hashes to the
+    /// served file, and a different file (or another suite than expected) fails.
+    #[test]
+    fn the_probe_gets_the_served_file_and_notices_another() {
+        let Some(bin) = nginx() else {
+            eprintln!("skipped: nginx is not installed");
+            return;
+        };
+        let id = Identity::generate(CertType::Rsa2048).unwrap();
+        let mut body = vec![0u8; BODY_BYTES];
+        openssl::rand::rand_bytes(&mut body).unwrap();
+        let tls = lines(&NOW);
+        let n = PrivateNginx::start(&Spec {
+            binary: &bin,
+            tls_lines: &tls,
+            identity: &id,
+            body: &body,
+            start_within: Duration::from_secs(10),
+        })
+        .unwrap();
+        let ctx = default_client().unwrap();
+        let inst = Instance {
+            role: "now",
+            lines: tls.clone(),
+            expect: ("TLSv1.2".into(), "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into()),
+        };
+        let t = Duration::from_secs(10);
+        let neg = verify(&ctx, &n, &inst, &openssl::sha::sha256(&body), t).unwrap();
+        assert_eq!((neg.0.as_str(), neg.2.as_str()), ("TLSv1.2", "ECDHE-RSA-AES128-SHA"));
+        // One byte different: not the file.
+        body[BODY_BYTES / 2] ^= 1;
+        let e = verify(&ctx, &n, &inst, &openssl::sha::sha256(&body), t).unwrap_err();
+        assert!(e.to_string().contains("not the"), "{e:#}");
+        body[BODY_BYTES / 2] ^= 1;
+        // Another suite than worked out: said, not measured.
+        let wrong = Instance {
+            expect: ("TLSv1.2".into(), "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into()),
+            ..inst
+        };
+        let e = verify(&ctx, &n, &wrong, &openssl::sha::sha256(&body), t).unwrap_err();
+        assert!(
+            e.to_string().contains("negotiated TLSv1.2 TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"),
+            "{e:#}"
+        );
+    }
+
+    /// Two instances measured interleaved: one throughput and one worker CPU per
+    /// GB record each, under the through-nginx modes, with the suites negotiated.
+    #[test]
+    fn both_instances_are_measured_and_recorded_apart() {
+        let Some(bin) = nginx() else {
+            eprintln!("skipped: nginx is not installed");
+            return;
+        };
+        let plan = ThroughPlan {
+            nginx: bin,
+            cert: CertType::Rsa2048,
+            instances: vec![
+                Instance {
+                    role: "now",
+                    lines: lines(&NOW),
+                    expect: ("TLSv1.2".into(), "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into()),
+                },
+                Instance {
+                    role: "recommended",
+                    lines: lines(&REC),
+                    expect: ("TLSv1.3".into(), "TLS_AES_128_GCM_SHA256".into()),
+                },
+            ],
+            budget: Seconds(2.5),
+            timeout: Duration::from_secs(10),
+        };
+        let mut session = Session::start("check", json!({}), None, crate::report::progress::Progress::new(true)).unwrap();
+        through_nginx(&plan, &mut session).unwrap();
+        let r = session.results();
+        let find = |suite: &str, mode: &str| {
+            r.iter()
+                .find(|x| x.subject.suite.as_deref() == Some(suite) && x.subject.mode.as_deref() == Some(mode))
+                .unwrap_or_else(|| panic!("no {mode} record of {suite}: {r:#?}"))
+        };
+        for suite in ["TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "TLS_AES_128_GCM_SHA256"] {
+            let thr = find(suite, MODE);
+            assert_eq!(
+                (thr.kind, thr.metric, thr.status),
+                (Kind::TlsBulk, Metric::BytesPerSec, Status::Ok),
+                "{thr:?}"
+            );
+            assert_eq!(thr.subject.op.as_deref(), Some("http-get"));
+            assert!(thr.samples.unwrap_or(0) >= 2 && thr.median.unwrap() > 1e6, "{thr:?}");
+            let cpu = find(suite, CPU_MODE);
+            assert_eq!(cpu.metric, Metric::Seconds);
+        }
+        assert!(r
+            .iter()
+            .all(|x| x.subject.mode.as_deref().is_some_and(|m| m.ends_with("through-nginx"))));
+        assert_eq!(session.snapshot().run.settings["through_nginx"]["how"], HOW);
+    }
+}
