@@ -126,6 +126,137 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
     assert_eq!(diff["recommended"]["suite"], d2["now"]["suite"]);
 }
 
+/// The private nginx directories (`cipherbench-nginx-*`) in `dir` that the process
+/// `pid` owns (their `owner.pid`), or all of them when `pid` is `None`.
+fn private_nginx_dirs(dir: &Path, pid: Option<u32>) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("cipherbench-nginx-"))
+                .map(|e| e.path())
+                .filter(|p| pid.is_none_or(|pid| std::fs::read_to_string(p.join("owner.pid")).is_ok_and(|o| o.trim() == pid.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Live processes whose command line mentions `needle` (an nginx master keeps its
+/// `-c CONFIG` in its title).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
+/// `check` predicts nginx's gain by measuring through two private nginx
+/// instances (one with the file's TLS lines, one with the recommended ones): the
+/// throughput change says so, both sides come from records measured through
+/// nginx with enough slices, the "now" instance negotiated what a real
+/// `openssl s_client` gets from the file, and nothing is left running or on disk.
+#[test]
+fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for sub in ["body", "proxy"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    common::self_signed(d, &["-newkey", "rsa:2048"]);
+    let port = server_port();
+    let poor = "        ssl_protocols TLSv1 TLSv1.1 TLSv1.2;\n        ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;\n        ssl_prefer_server_ciphers on;\n";
+    let file = d.join("nginx.conf");
+    std::fs::write(&file, nginx_conf(d, port, poor)).unwrap();
+    // Its own temporary directory, to see what it leaves there.
+    let tmp = tempfile::tempdir().unwrap();
+    let export = d.join("run.json");
+    let stdout = d.join("check.json");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
+        .env("TMPDIR", tmp.path())
+        .args([
+            "--no-store",
+            "check",
+            "--json",
+            "--for",
+            "nginx",
+            "--budget",
+            "15s",
+            "--config-from",
+        ])
+        .arg(&file)
+        .arg("--export-json")
+        .arg(&export)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > Duration::from_secs(240) {
+            let _ = child.kill();
+            panic!("check did not end within 240 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1), "a poor config is a finding");
+    let r = json_of(&std::fs::read(&stdout).unwrap());
+    let diff = &r["diffs"][0];
+    let thr = diff["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "throughput")
+        .unwrap();
+    assert!(
+        thr["how"].as_str().is_some_and(|h| h.contains("through a private nginx")),
+        "not measured through nginx: {thr:#}\nnotes: {}",
+        r["notes"]
+    );
+    // The records behind it: measured through nginx, apart from loopback ones.
+    let doc: Value = serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
+    let through: Vec<&Value> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["kind"] == "tls-bulk" && x["metric"] == "bytes_per_sec" && x["subject"]["mode"] == "through-nginx")
+        .collect();
+    assert_eq!(through.len(), 2, "{through:#?}");
+    for (side, want) in [("now", &diff["now"]), ("recommended", &diff["recommended"])] {
+        let rec = through
+            .iter()
+            .find(|x| x["subject"]["suite"] == want["suite"] && x["subject"]["protocol"] == want["version"])
+            .unwrap_or_else(|| panic!("no through-nginx record of {side} {want}: {through:#?}"));
+        assert_eq!(rec["status"], "ok", "{rec:#}");
+        assert_eq!(rec["subject"]["op"], "http-get");
+        assert!(rec["samples"].as_u64().unwrap() >= 3, "{side}: {rec:#}");
+        assert_eq!(
+            thr[side]["median"], rec["median"],
+            "{side}: the diff's figure is the through-nginx record's"
+        );
+    }
+    // The "now" instance negotiated what a real client gets from the file itself.
+    let real = negotiated_with_real_nginx(&file, d, port);
+    assert_eq!(real.1, "ECDHE-RSA-AES128-SHA");
+    let now = through.iter().find(|x| x["subject"]["suite"] == diff["now"]["suite"]).unwrap();
+    assert_eq!(now["subject"]["openssl_name"], real.1.as_str(), "{now:#}");
+    assert_eq!(now["subject"]["protocol"], real.0.as_str(), "{now:#}");
+    // Every private instance stopped, every private directory gone.
+    let tmp_path = tmp.path().display().to_string();
+    assert_eq!(processes_mentioning(&tmp_path), Vec::<String>::new());
+    assert_eq!(private_nginx_dirs(tmp.path(), None), Vec::<PathBuf>::new());
+    for shared in ["/tmp", "/dev/shm"] {
+        assert_eq!(private_nginx_dirs(Path::new(shared), Some(pid)), Vec::<PathBuf>::new());
+    }
+}
+
 /// The first diff a successful run keeps in its document (`run.settings.installed_diff`).
 fn first_diff(out: &std::process::Output) -> Value {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -1008,6 +1008,59 @@ mod tests {
         assert!(c.measurable && c.gain.unwrap() > 10.0, "{c:?}");
     }
 
+    /// Loopback and through-nginx records of one suite never mix: `figures` reads
+    /// the loopback one, `through_figure` the one measured through nginx.
+    #[test]
+    fn through_nginx_records_stay_apart_from_loopback() {
+        use crate::model::Subject;
+        let mut doc: Document = serde_json::from_value(serde_json::json!({
+            "schema": "cipherbench/1",
+            "run": {"id": "r", "started_at": "t", "status": "complete", "command": "check",
+                    "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                    "libraries": {}, "settings": null},
+            "results": []
+        }))
+        .unwrap();
+        let rec = |mode: Option<&str>, v: &[f64]| {
+            let subject = Subject {
+                protocol: Some("TLSv1.2".into()),
+                suite: Some("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into()),
+                library: Some("openssl".into()),
+                threads: Some(1),
+                mode: mode.map(str::to_string),
+                ..Default::default()
+            };
+            ResultRecord::ok(
+                Kind::TlsBulk,
+                subject,
+                Metric::BytesPerSec,
+                &crate::model::Summary::of(v).unwrap(),
+                None,
+            )
+        };
+        let n = Negotiated::Tls {
+            version: "TLSv1.2".into(),
+            suite: "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into(),
+            openssl_name: "ECDHE-RSA-AES128-SHA".into(),
+            group: None,
+        };
+        let k = Knowledge::builtin().unwrap();
+        doc.results = vec![rec(Some(crate::measure::tls::through::MODE), &[4e8, 5e8, 6e8, 7e8])];
+        assert_eq!(figures(&doc, &n, &k)[0].3, None, "a through-nginx record is not a loopback figure");
+        assert_eq!(through_figure(&doc, &n).map(|f| f.median), Some(5.5e8));
+        doc.results.push(rec(None, &[9e8, 1e9, 1.1e9]));
+        assert_eq!(figures(&doc, &n, &k)[0].3.map(|f| f.median), Some(1e9));
+        assert_eq!(through_figure(&doc, &n).map(|f| f.median), Some(5.5e8));
+        // Another protocol's record is not this choice's.
+        let n13 = Negotiated::Tls {
+            version: "TLSv1.3".into(),
+            suite: "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into(),
+            openssl_name: String::new(),
+            group: None,
+        };
+        assert_eq!(through_figure(&doc, &n13), None);
+    }
+
     #[test]
     fn grades_name_the_reason_and_the_policy() {
         let k = Knowledge::builtin().unwrap();

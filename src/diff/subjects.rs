@@ -459,6 +459,63 @@ mod tests {
         }
     }
 
+    /// The installed TLS lines as the private nginx gets them: every value nginx
+    /// read, a value with blanks quoted; and nginx itself accepts them and
+    /// negotiates what the diff says (a default client gets the server's first
+    /// CBC suite).
+    #[test]
+    fn now_lines_are_the_installed_values_and_nginx_takes_them() {
+        use crate::discover::installed::TlsConfig;
+        let t = TlsConfig {
+            server: true,
+            protocols: Some(vec!["TLSv1".into(), "TLSv1.1".into(), "TLSv1.2".into()]),
+            cipher_string: Some("ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256".into()),
+            ciphersuites: None,
+            groups: Some("X25519:prime256v1".into()),
+            server_order: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            now_lines(&t),
+            [
+                "ssl_protocols TLSv1 TLSv1.1 TLSv1.2;",
+                "ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;",
+                "ssl_ecdh_curve X25519:prime256v1;",
+                "ssl_prefer_server_ciphers on;",
+            ]
+        );
+        let spaced = TlsConfig {
+            cipher_string: Some("HIGH:!aNULL !MD5".into()),
+            ciphersuites: Some("TLS_AES_128_GCM_SHA256".into()),
+            protocols: None,
+            server_order: false,
+            ..t.clone()
+        };
+        let l = now_lines(&spaced);
+        assert!(l.contains(&"ssl_ciphers \"HIGH:!aNULL !MD5\";".to_string()), "{l:?}");
+        assert!(
+            l.contains(&"ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;".to_string()),
+            "{l:?}"
+        );
+        assert!(l.contains(&"ssl_prefer_server_ciphers off;".to_string()) && !l.iter().any(|x| x.starts_with("ssl_protocols")));
+        let Some(bin) = crate::discover::installed::find_program(&["nginx"]) else {
+            eprintln!("skipped: nginx is not installed");
+            return;
+        };
+        let id = crate::backend::openssl::certs::Identity::generate(crate::backend::openssl::certs::CertType::Rsa2048).unwrap();
+        for lines in [now_lines(&t), now_lines(&spaced)] {
+            let n = crate::backend::nginx::PrivateNginx::start(&crate::backend::nginx::Spec {
+                binary: std::path::Path::new(&bin),
+                tls_lines: &lines,
+                identity: &id,
+                body: b"ok",
+                start_within: std::time::Duration::from_secs(10),
+            })
+            .unwrap_or_else(|e| panic!("nginx refused {lines:?}: {e:#}"));
+            drop(n);
+        }
+    }
+
     /// Only comparisons the first pass could not call are measured again, bulk
     /// only: not a measurable one, not an unchanged one.
     #[test]
