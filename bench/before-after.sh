@@ -9,6 +9,11 @@
 #    keep-alive, a 1 MiB file) measures requests/s and the nginx worker's CPU per
 #    request before and after, in alternating rounds. The gain ab measured (median
 #    of the per-round ratios, with their range) is printed beside the prediction.
+#    With nginx installed, `check` measures its prediction through two private
+#    nginx instances (its own, on other ports: one with the file's TLS lines, one
+#    with the recommended ones; HTTP/1.1 keep-alive GETs of a 1 MiB file), so the
+#    prediction and ab see the same per-request work; the line under the
+#    prediction says so and gives its figures as requests/s.
 # 2. The same for sshd with the write-up's pipe method: a private sshd from a
 #    legacy-style sshd_config (CBC first, hmac-sha1, diffie-hellman-group14-sha1),
 #    this machine's ssh client with its own defaults piping VOLUME MiB into
@@ -71,6 +76,10 @@ rec=d.get("recommended") or {}
 name=lambda n: n.get("openssl_name") or " ".join(x for x in [n.get("cipher"), n.get("mac") or ""] if x)
 print(f"  now {name(now)} -> recommended {name(rec)}")
 print("  predicted throughput change:", c[0]["verdict"] if c else "not measured")
+if c and c[0].get("how"):
+    # Through a private nginx: the figures are 1 MiB responses, so also requests/s.
+    rps = lambda f: "%.0f [%.0f .. %.0f]" % tuple(f[k] / 1048576 for k in ("median", "ci95_low", "ci95_high")) if f else "-"
+    print("    measured", c[0]["how"] + ":", rps(c[0]["now"]), "->", rps(c[0]["recommended"]), "requests/s")
 if cpu: print("  predicted", cpu[0]["metric"], "change (positive: cheaper):", cpu[0]["verdict"])'
 }
 predicted_server_cpu() { # check JSON on stdin -> the server CPU per GB verdict with its figures
