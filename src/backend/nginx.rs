@@ -605,7 +605,7 @@ mod tests {
         assert!(alive(pid) && alive(worker));
         // What s_client gets: the configured suite, and the file's length.
         let out = Command::new("openssl")
-            .args(["s_client", "-quiet", "-no_ign_eof", "-connect"])
+            .args(["s_client", "-quiet", "-ign_eof", "-connect"])
             .arg(n.addr().to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
