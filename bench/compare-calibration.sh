@@ -20,7 +20,7 @@
 #    figures (and its false alarms, coverage) for that binary, side by side.
 #
 # Environment: CB (binary, target/release/cipherbench), BEFORE (optional older
-# binary), RUNS (6). Each run uses --no-store; everything goes to a temp dir.
+# binary), RUNS (6), KEEP=DIR (keep every run's and comparison's JSON there). Each run uses --no-store; everything goes to a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +32,7 @@ BEFORE=${BEFORE:-}
 command -v python3 >/dev/null || { echo "needs python3" >&2; exit 1; }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$work"/*.json "$KEEP/"; fi; rm -rf "$work"' EXIT
 export XDG_DATA_HOME=$work/data NO_COLOR=1
 
 ALGS=(aes-128-gcm aes-128-ctr chacha20-poly1305 sha256)
