@@ -270,8 +270,8 @@ pub struct CompareArgs {
     /// and the threshold, or when the two runs share no result.
     #[arg(long)]
     pub fail_on_regression: bool,
-    /// Smallest change that counts, in percent (`5%`). Default: the larger of the
-    /// two runs' stored noise, at least 2%.
+    /// Smallest change that counts, in percent (`2%`). Default: the ranking's
+    /// practical threshold, 5%. The two runs' intervals must not overlap either.
     #[arg(long, value_name = "PERCENT", value_parser = percent_arg)]
     pub threshold: Option<f64>,
 }

@@ -24,6 +24,14 @@ pub struct Summary {
     pub cv: f64,
 }
 
+/// A measured difference smaller than this fraction does not count, even when the
+/// intervals do not overlap: nobody configures for a 5% difference, and between two
+/// runs on a shared machine figures move by about that much while each run's own
+/// samples agree to 1% (a neighbour on the other core, the CPU's clock). The
+/// ranking orders by speed only beyond it, and `compare` calls a change only beyond
+/// it (unless `--threshold` says otherwise): one rule for both.
+pub const PRACTICAL: f64 = 0.05;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {
     pub schema: String,

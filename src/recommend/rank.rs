@@ -143,9 +143,9 @@ impl Ranking {
 }
 
 /// A measured difference smaller than this fraction of the better figure does not
-/// decide an order, even when the intervals do not overlap: nobody configures for a
-/// 5% difference, and the next run's drift is of that size.
-pub const PRACTICAL: f64 = 0.05;
+/// decide an order, even when the intervals do not overlap (the same threshold
+/// `compare` uses by default).
+pub use crate::model::PRACTICAL;
 
 /// The ordering rule, as the report and the README state it.
 pub const RULE: &str = "Order: hybrid post-quantum key exchange first wherever the policy allows it; \

@@ -6,11 +6,14 @@
 //! so plainly when hosts or library versions differ.
 //!
 //! A row is `faster` or `slower` only when the change is real *and* large enough
-//! to matter: each run's median lies outside the other run's interval (intervals
-//! are made to hold on a repeat run, `measure::engine::noise`), and the change is
-//! at least the practical threshold. The threshold defaults to the larger of the
-//! two runs' stored noise, at least 2% (`--threshold` sets it), as criterion.rs's
-//! noise threshold does. Everything else is `same`, whatever the ratio says.
+//! to matter, by the rule the ranking orders by: the two runs' intervals do not
+//! overlap (each is at least the run's noise wide, `measure::engine::noise`, so
+//! the medians are at least both runs' noise apart; a figure of fewer than three
+//! samples ties with everything), and the change is at least the practical
+//! threshold, the ranking's 5% ([`crate::model::PRACTICAL`]; `--threshold` sets
+//! it). A run's noise is what its own samples show; between two runs a shared
+//! machine moves figures by a few percent more (a build on the other core, the
+//! clock), which the 5% covers. Everything else is `same`, whatever the ratio says.
 
 use crate::model::{Document, Kind, Metric, ResultRecord, Status, Subject, SCHEMA};
 use crate::units::{BytesPerSec, Seconds};
@@ -68,7 +71,7 @@ pub struct Figure {
 pub struct Row {
     /// B against A in percent (positive: B's figure is higher).
     pub change_pct: f64,
-    /// Each run's median lies outside the other's interval.
+    /// The two runs' intervals do not overlap (the ranking's tie rule).
     pub beyond_intervals: bool,
     /// The change is at least the comparison's threshold.
     pub clears_threshold: bool,
@@ -129,29 +132,80 @@ pub struct Comparison {
     pub threshold_from: String,
     /// What differs between the two runs' machines and libraries, in words.
     pub differences: Vec<String>,
+    /// Kinds whose rows all moved together (see [`Shift`]).
+    pub shifts: Vec<Shift>,
 }
 
-/// The least change `compare` calls real, whatever the runs' noise: below it a
-/// difference does not matter in practice.
-pub const MIN_THRESHOLD: f64 = 0.02;
+/// Every row of a kind moved the same way by about the same amount: that is the
+/// machine (its load, its clock, a neighbour on the host) or a library they all
+/// share, not one subject. A run's own samples cannot show such a move, which is
+/// why a lone row's verdict needs intervals apart and the 5% besides; the shift
+/// says what the rows have in common.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Shift {
+    pub kind: Kind,
+    /// Matched rows of the kind, and how many moved the way the median did.
+    pub rows: usize,
+    pub along: usize,
+    /// The median change of B against A, in percent, positive when B is faster
+    /// (for times: lower).
+    pub faster_pct: f64,
+}
 
-/// The threshold when none is given: the larger of the two runs' noise, at least
-/// [`MIN_THRESHOLD`]. (Each run's
-/// intervals are already at least ±its noise wide, and a change must also lie
-/// beyond both of them.)
+/// A kind's rows moved together when at least this many rows are matched, at least
+/// [`SHIFT_ALONG`] of them moved the way their median did, and the median moved by
+/// at least [`SHIFT_LEAST`].
+const SHIFT_ROWS: usize = 4;
+const SHIFT_ALONG: f64 = 0.8;
+const SHIFT_LEAST: f64 = 0.02;
+
+/// The kinds of `rows` whose rows moved together.
+pub fn shifts(rows: &[Row]) -> Vec<Shift> {
+    let mut kinds: Vec<Kind> = rows.iter().map(|r| r.kind).collect();
+    kinds.dedup();
+    kinds.sort_by_key(|k| kind_name(*k));
+    kinds.dedup();
+    let mut out = Vec::new();
+    for kind in kinds {
+        // Speed-oriented log changes: positive when B is faster.
+        let mut v: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.kind == kind && r.ratio.is_finite() && r.ratio > 0.0)
+            .map(|r| if r.metric == Metric::Seconds { -r.ratio.ln() } else { r.ratio.ln() })
+            .collect();
+        if v.len() < SHIFT_ROWS {
+            continue;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        let along = v.iter().filter(|x| x.signum() == median.signum() && **x != 0.0).count();
+        let faster_pct = (median.exp() - 1.0) * 100.0;
+        if faster_pct.abs() >= SHIFT_LEAST * 100.0 && along as f64 >= SHIFT_ALONG * n as f64 {
+            out.push(Shift {
+                kind,
+                rows: n,
+                along,
+                faster_pct,
+            });
+        }
+    }
+    out
+}
+
+/// The threshold when none is given: the ranking's practical threshold
+/// ([`crate::model::PRACTICAL`]), whatever the runs' noise (their noise is already
+/// in their intervals, which must not overlap).
 pub fn default_threshold(a: &Side, b: &Side) -> (f64, String) {
-    let min = MIN_THRESHOLD;
     let pct = |x: Option<f64>| x.map_or("not stored".to_string(), |x| format!("±{:.1}%", x * 100.0));
-    let noise = match (a.noise, b.noise) {
-        (None, None) => return (min, format!("default {:.0}%: neither run stored its noise", min * 100.0)),
-        (x, y) => x.unwrap_or(0.0).max(y.unwrap_or(0.0)),
-    };
-    let (t, how) = if noise > min {
-        (noise, "the larger run noise".to_string())
-    } else {
-        (min, format!("at least {:.0}%", min * 100.0))
-    };
-    (t, format!("{how}; noise A {}, B {}", pct(a.noise), pct(b.noise)))
+    (
+        crate::model::PRACTICAL,
+        format!(
+            "the ranking's practical threshold; run noise A {}, B {}, in the intervals",
+            pct(a.noise),
+            pct(b.noise)
+        ),
+    )
 }
 
 /// Hosts and library versions that differ between the runs, in words.
@@ -209,8 +263,11 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
             continue;
         };
         let lower_is_better = ra.metric == Metric::Seconds;
-        let inside = |v: f64, f: &Figure| f.ci95_low <= v && v <= f.ci95_high;
-        let beyond_intervals = !inside(fb.median, &fa) && !inside(fa.median, &fb);
+        let (Some(sa), Some(sb)) = (ra.summary(), rb.and_then(ResultRecord::summary)) else {
+            unmatched += 1;
+            continue;
+        };
+        let beyond_intervals = !sa.for_ties().ties_with(&sb.for_ties());
         let ratio = if fa.median != 0.0 { fb.median / fa.median } else { f64::NAN };
         let clears_threshold = (ratio - 1.0).abs() >= threshold - 1e-12;
         let change = if !(beyond_intervals && clears_threshold) {
@@ -251,6 +308,7 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
         threshold,
         threshold_from,
         differences: differences(a, b),
+        shifts: shifts(&rows),
         regressions: rows.iter().filter(|r| r.regression).count(),
         improvements: rows.iter().filter(|r| r.change == Change::Faster).count(),
         rows,
@@ -321,7 +379,7 @@ pub fn render(c: &Comparison) -> String {
     let _ = writeln!(s, "{t}");
     let _ = writeln!(
         s,
-        "  verdict: faster or slower only when each run's median lies outside the other's 95% interval AND the change clears the {:.1}% threshold; otherwise same (for times, lower is faster).",
+        "  verdict: faster or slower only when the two runs' 95% intervals do not overlap AND the change clears the {:.1}% threshold; otherwise same (for times, lower is faster).",
         c.threshold * 100.0
     );
     let _ = writeln!(
@@ -333,6 +391,17 @@ pub fn render(c: &Comparison) -> String {
         c.regressions,
         c.unmatched
     );
+    for sh in &c.shifts {
+        let _ = writeln!(
+            s,
+            "NOTE: {} of {} {} results moved together, median {:+.1}% ({} in B): the machine (load, clock, a neighbour) or a library they share, not one subject.",
+            sh.along,
+            sh.rows,
+            kind_name(sh.kind),
+            sh.faster_pct,
+            if sh.faster_pct > 0.0 { "faster" } else { "slower" }
+        );
+    }
     if c.rows.is_empty() {
         let _ = writeln!(
             s,
@@ -452,37 +521,85 @@ mod tests {
     }
 
     #[test]
-    fn a_change_counts_only_beyond_both_intervals_and_the_threshold() {
-        // ±1% intervals, 1% noise stored: threshold 2%.
+    fn a_change_counts_only_when_the_intervals_part_and_it_clears_the_threshold() {
+        // ±1% intervals: the default threshold is the ranking's 5%, whatever the noise.
         let mut a = doc("r1", "alpha", 100.0, 1.0);
         a.run.settings = serde_json::json!({"noise": {"primitive": 0.01}});
-        let b = |m: f64| {
-            let mut d = doc("r2", "alpha", m, 1.0);
+        let b = |m: f64, spread: f64| {
+            let mut d = doc("r2", "alpha", m, spread);
             d.run.settings = a.run.settings.clone();
             d
         };
-        let c = compare("a", &a, "b", &b(98.5), None);
-        assert!((c.threshold - 0.02).abs() < 1e-12, "{}", c.threshold);
-        // Beyond both intervals but under the threshold: same.
+        let c = compare("a", &a, "b", &b(97.0, 1.0), None);
+        assert!((c.threshold - crate::model::PRACTICAL).abs() < 1e-12, "{}", c.threshold);
+        // Intervals apart but under the threshold: same.
         assert!(c.rows[0].beyond_intervals && !c.rows[0].clears_threshold);
         assert_eq!(c.rows[0].change, Change::Same);
-        assert_eq!(compare("a", &a, "b", &b(97.0), None).rows[0].change, Change::Slower);
-        // --threshold 5%: 3% is no longer a change; 6% is.
-        assert_eq!(compare("a", &a, "b", &b(97.0), Some(0.05)).rows[0].change, Change::Same);
-        assert_eq!(compare("a", &a, "b", &b(94.0), Some(0.05)).rows[0].change, Change::Slower);
+        assert_eq!(compare("a", &a, "b", &b(94.0, 1.0), None).rows[0].change, Change::Slower);
+        // --threshold 2%: 3% is a change; 1.5% is not.
+        assert_eq!(compare("a", &a, "b", &b(97.0, 1.0), Some(0.02)).rows[0].change, Change::Slower);
+        assert_eq!(compare("a", &a, "b", &b(98.5, 0.2), Some(0.02)).rows[0].change, Change::Same);
+        // Each median outside the other's interval, but the intervals overlap (the
+        // CI run that called noise a regression: 1.78 ±3.1% against 1.71 ±3.1%): same.
+        let c = compare("a", &a, "b", &b(97.0, 2.5), Some(0.02));
+        assert!(c.rows[0].clears_threshold && !c.rows[0].beyond_intervals, "{:?}", c.rows[0]);
+        assert_eq!(c.rows[0].change, Change::Same);
         // Past the threshold but inside the other run's (wide) interval: same.
-        let wide = doc("r3", "alpha", 96.0, 6.0);
-        let c = compare("a", &a, "b", &wide, None);
+        let c = compare("a", &a, "b", &b(93.0, 8.0), None);
         assert!(c.rows[0].clears_threshold && !c.rows[0].beyond_intervals);
         assert_eq!(c.rows[0].change, Change::Same);
-        // Noisy runs raise the default threshold.
-        let mut noisy = b(96.5);
-        noisy.run.settings = serde_json::json!({"noise": {"primitive": 0.04, "tls-bulk": 0.01}});
-        let c = compare("a", &a, "b", &noisy, None);
-        assert!((c.threshold - 0.04).abs() < 1e-12, "{}", c.threshold);
+        // Fewer than three samples tie with everything, as in the ranking.
+        let mut few = b(50.0, 0.5);
+        few.results[0].samples = Some(2);
+        let c = compare("a", &a, "b", &few, None);
+        assert!(!c.rows[0].beyond_intervals);
         assert_eq!(c.rows[0].change, Change::Same);
-        noisy.results[0].median = Some(95.5);
-        assert_eq!(compare("a", &a, "b", &noisy, None).rows[0].change, Change::Slower);
+    }
+
+    /// `doc` with four subjects, the n-th at `medians[n]`, ±1.
+    fn four(medians: [f64; 4]) -> Document {
+        let mut d = doc("r", "alpha", 100.0, 1.0);
+        let first = d.results[0].clone();
+        d.results = medians
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let mut r = doc("r", "alpha", *m, 1.0).results.remove(0);
+                r.subject = Subject {
+                    bytes: Some(1024 << i),
+                    ..first.subject.clone()
+                };
+                r
+            })
+            .collect();
+        d
+    }
+
+    #[test]
+    fn rows_that_all_moved_together_are_named_as_the_machine() {
+        let a = four([100.0, 200.0, 300.0, 400.0]);
+        // Every row 3% faster (inside the rule: all "same"), one of them 2.5%.
+        let b = four([103.0, 206.0, 307.5, 412.0]);
+        let c = compare("a", &a, "b", &b, None);
+        assert!(c.rows.iter().all(|r| r.change == Change::Same));
+        assert_eq!(c.shifts.len(), 1, "{:?}", c.shifts);
+        let sh = &c.shifts[0];
+        assert_eq!((sh.kind, sh.rows, sh.along), (Kind::Primitive, 4, 4));
+        assert!((sh.faster_pct - 3.0).abs() < 1e-9, "{}", sh.faster_pct);
+        assert!(
+            render(&c).contains("4 of 4 primitive results moved together, median +3.0% (faster in B)"),
+            "{}",
+            render(&c)
+        );
+        // One subject alone changed: no shift.
+        let c = compare("a", &a, "b", &four([100.0, 200.0, 330.0, 400.0]), None);
+        assert!(c.shifts.is_empty(), "{:?}", c.shifts);
+        // Half up, half down: no shift either.
+        let c = compare("a", &a, "b", &four([104.0, 208.0, 288.0, 384.0]), None);
+        assert!(c.shifts.is_empty(), "{:?}", c.shifts);
+        // Fewer than four rows: too few to tell.
+        let c = compare("a", &doc("a", "alpha", 100.0, 1.0), "b", &doc("b", "alpha", 110.0, 1.0), None);
+        assert!(c.shifts.is_empty());
     }
 
     #[test]
