@@ -32,6 +32,13 @@ pub struct Summary {
 /// it (unless `--threshold` says otherwise): one rule for both.
 pub const PRACTICAL: f64 = 0.05;
 
+/// The `mode` of TLS bulk records measured through a private nginx (HTTP/1.1
+/// keep-alive GETs, `measure::tls::through`), and of that nginx worker's CPU per GB.
+/// They answer "what would my nginx gain", not "which suite is fastest": the
+/// ranking leaves them out, and tables show them beside the loopback figures.
+pub const THROUGH_NGINX: &str = "through-nginx";
+pub const THROUGH_NGINX_CPU: &str = "server-cpu-per-gb-through-nginx";
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {
     pub schema: String,

@@ -246,6 +246,23 @@ fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left()
             "{side}: the diff's figure is the through-nginx record's"
         );
     }
+    // The gain is the median of the paired slices' ratios, stored with the run,
+    // inside the interval the two figures alone give.
+    let paired = &doc["run"]["settings"]["through_nginx"]["paired_gain"];
+    assert!(paired["pairs"].as_u64().unwrap() >= 3, "{paired:#}");
+    assert_eq!(thr["gain"], paired["gain"], "{thr:#}");
+    assert_eq!((&thr["gain_low"], &thr["gain_high"]), (&paired["gain_low"], &paired["gain_high"]));
+    let (g, lo, hi) = (
+        paired["gain"].as_f64().unwrap(),
+        paired["gain_low"].as_f64().unwrap(),
+        paired["gain_high"].as_f64().unwrap(),
+    );
+    assert!(lo <= g && g <= hi, "{paired:#}");
+    let by_figures = thr["recommended"]["median"].as_f64().unwrap() / thr["now"]["median"].as_f64().unwrap() - 1.0;
+    assert!(
+        (g - by_figures).abs() < 0.5 * (1.0 + by_figures.abs()),
+        "paired {g} against figures {by_figures}"
+    );
     // The "now" instance negotiated what a real client gets from the file itself.
     let real = negotiated_with_real_nginx(&file, d, port);
     assert_eq!(real.1, "ECDHE-RSA-AES128-SHA");

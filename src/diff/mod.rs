@@ -207,33 +207,66 @@ impl Change {
                 div(n.ci95_high, z(r.ci95_low)),
             )
         };
-        c.gain = Some(g - 1.0);
-        let pct = |x: f64| {
-            if x.is_finite() {
-                format!("{:+.0} %", x * 100.0)
-            } else {
-                "unbounded".to_string()
-            }
-        };
         if n.ci95_low == n.ci95_high && r.ci95_low == r.ci95_high {
+            c.gain = Some(g - 1.0);
             c.verdict = format!("{} (medians only: no interval, so not called a gain)", pct(g - 1.0));
             return c;
         }
-        c.gain_low = Some(lo - 1.0);
-        c.gain_high = Some(hi - 1.0);
-        c.measurable = lo > 1.0 || hi < 1.0;
-        c.verdict = if c.measurable {
-            format!("{} ({} to {})", pct(g - 1.0), pct(lo - 1.0), pct(hi - 1.0))
-        } else {
-            format!(
-                "no measurable gain (median {}, but the intervals overlap: {} to {})",
-                pct(g - 1.0),
-                pct(lo - 1.0),
-                pct(hi - 1.0)
-            )
-        };
+        c.set_gain(g - 1.0, lo - 1.0, hi - 1.0, "the intervals overlap");
         c
     }
+
+    /// Sets the gain (a fraction: +0.25 is 25 % better) with its interval, and the
+    /// verdict: measurable when the interval excludes zero, else "no measurable
+    /// gain" and `why`.
+    fn set_gain(&mut self, g: f64, lo: f64, hi: f64, why: &str) {
+        self.gain = Some(g);
+        self.gain_low = Some(lo);
+        self.gain_high = Some(hi);
+        self.measurable = lo > 0.0 || hi < 0.0;
+        self.verdict = if self.measurable {
+            format!("{} ({} to {})", pct(g), pct(lo), pct(hi))
+        } else {
+            format!("no measurable gain (median {}, but {why}: {} to {})", pct(g), pct(lo), pct(hi))
+        };
+    }
+
+    /// The throughput change measured through two private nginx instances in
+    /// turns: the gain is the median of neighbouring slices' ratios
+    /// (`measure::tls::through`'s `paired_gain`), which cancels what moved the
+    /// whole machine during the run, as a load generator's before/after rounds do;
+    /// the figures stay each instance's own.
+    fn through(mut self, paired: Option<(f64, f64, f64, u64)>) -> Change {
+        self.how = Some(crate::measure::tls::through::HOW.to_string());
+        if let Some((g, lo, hi, pairs)) = paired {
+            self.set_gain(g, lo, hi, &format!("the interval of {pairs} paired slices reaches zero"));
+            self.how = Some(format!("{}; gain from {pairs} paired slices", crate::measure::tls::through::HOW));
+        }
+        self
+    }
+}
+
+/// A fraction as a signed percentage, or "unbounded".
+fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:+.0} %", x * 100.0)
+    } else {
+        "unbounded".to_string()
+    }
+}
+
+/// The paired gain of the through-nginx step (gain, low, high, pairs), when it
+/// compared exactly these two suites.
+fn paired_through_gain(doc: &Document, now: &Negotiated, rec: &Negotiated) -> Option<(f64, f64, f64, u64)> {
+    let (Negotiated::Tls { suite: n, .. }, Negotiated::Tls { suite: r, .. }) = (now, rec) else {
+        return None;
+    };
+    let p = doc.run.settings.get("through_nginx")?.get("paired_gain")?;
+    if p.get("now")?.as_str()? != n || p.get("recommended")?.as_str()? != r {
+        return None;
+    }
+    let f = |k: &str| p.get(k).and_then(|v| v.as_f64());
+    Some((f("gain")?, f("gain_low")?, f("gain_high")?, p.get("pairs")?.as_u64()?))
 }
 
 /// A security finding: an option the policy refuses.
@@ -607,10 +640,9 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         };
         for ((metric, unit, higher, n), (_, _, _, rf)) in figures(doc, now, k).into_iter().zip(figures(doc, r, k)) {
             changes.push(match through {
-                Some((tn, tr)) if metric == "throughput" => Change {
-                    how: Some(crate::measure::tls::through::HOW.to_string()),
-                    ..Change::new(metric, unit, higher, Some(tn), Some(tr), same)
-                },
+                Some((tn, tr)) if metric == "throughput" => {
+                    Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(paired_through_gain(doc, now, r))
+                }
                 _ => Change::new(metric, unit, higher, n, rf, same),
             });
         }
@@ -1006,6 +1038,56 @@ mod tests {
             false,
         );
         assert!(c.measurable && c.gain.unwrap() > 10.0, "{c:?}");
+    }
+
+    /// The through-nginx throughput change takes its gain from the paired slices
+    /// when they compared these two suites, and keeps each side's own figure.
+    #[test]
+    fn a_through_change_takes_the_paired_gain_of_its_two_suites() {
+        let tls = |v: &str, s: &str| Negotiated::Tls {
+            version: v.into(),
+            suite: s.into(),
+            openssl_name: String::new(),
+            group: None,
+        };
+        let (now, rec) = (
+            tls("TLSv1.2", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"),
+            tls("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+        );
+        let mut doc: Document = serde_json::from_value(serde_json::json!({
+            "schema": "cipherbench/1",
+            "run": {"id": "r", "started_at": "t", "status": "complete", "command": "check",
+                    "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                    "libraries": {}, "settings": {"through_nginx": {"paired_gain": {
+                        "now": "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "recommended": "TLS_AES_128_GCM_SHA256",
+                        "pairs": 6, "gain": 1.95, "gain_low": 1.9, "gain_high": 2.0}}}},
+            "results": []
+        }))
+        .unwrap();
+        assert_eq!(paired_through_gain(&doc, &now, &rec), Some((1.95, 1.9, 2.0, 6)));
+        // The figures alone would give [+100 %, +400 %]: the pairs are much tighter.
+        let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
+            .through(paired_through_gain(&doc, &now, &rec));
+        assert_eq!(
+            (c.gain, c.gain_low, c.gain_high, c.measurable),
+            (Some(1.95), Some(1.9), Some(2.0), true)
+        );
+        assert_eq!(c.verdict, "+195 % (+190 % to +200 %)");
+        assert!(c.how.as_deref().unwrap().ends_with("gain from 6 paired slices"), "{:?}", c.how);
+        assert_eq!(c.now.unwrap().median, 5e8);
+        // Other suites: the pairs do not apply, the figures' interval stands.
+        let other = tls("TLSv1.3", "TLS_AES_256_GCM_SHA384");
+        assert_eq!(paired_through_gain(&doc, &now, &other), None);
+        let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false).through(None);
+        assert!(
+            (c.gain_low.unwrap() - 1.0).abs() < 1e-9 && (c.gain_high.unwrap() - 3.0).abs() < 1e-9,
+            "{c:?}"
+        );
+        // A pair interval reaching zero is no measurable gain.
+        doc.run.settings["through_nginx"]["paired_gain"]["gain_low"] = serde_json::json!(-0.01);
+        let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
+            .through(paired_through_gain(&doc, &now, &rec));
+        assert!(!c.measurable && c.verdict.starts_with("no measurable gain"), "{}", c.verdict);
     }
 
     /// Loopback and through-nginx records of one suite never mix: `figures` reads

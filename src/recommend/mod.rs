@@ -299,11 +299,8 @@ fn suite_rate_with(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Option<Measur
             return Some(m);
         }
     }
-    let same_bulk = doc
-        .results
-        .iter()
-        .filter(|r| r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec)
-        .filter(|r| {
+    let same_bulk =
+        doc.results.iter().filter(|r| ranked_bulk(r)).filter(|r| {
             r.subject.suite.as_deref().and_then(|n| k.tls_suite(n)).is_some_and(|t| {
                 t.is_tls13() == s.is_tls13() && suite_primitives(t).is_some() && suite_primitives(t) == suite_primitives(s)
             })
@@ -314,16 +311,20 @@ fn suite_rate_with(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Option<Measur
             basis: format!("tls-bulk {} (same Enc and Mac)", crate::model::subject_label(r)),
         });
     }
-    let any_bulk = doc
-        .results
-        .iter()
-        .any(|r| r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec);
+    let any_bulk = doc.results.iter().any(ranked_bulk);
     if any_bulk {
         // TLS was measured, but not this Enc+Mac: leave it unmeasured rather than
         // rank a bare primitive figure against figures over the wire.
         return None;
     }
     suite_rate(doc, s)
+}
+
+/// A TLS bulk throughput record the ranking may use: not one measured through a
+/// private nginx (`model::THROUGH_NGINX`), which is a whole web server's figure for
+/// the diff, not a suite's record throughput.
+fn ranked_bulk(r: &ResultRecord) -> bool {
+    r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec && r.subject.mode.as_deref() != Some(crate::model::THROUGH_NGINX)
 }
 
 /// The figure for a TLS suite: its own `tls-bulk` result, else its primitives.
@@ -334,10 +335,7 @@ fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
             .flatten()
             .any(|n| n.eq_ignore_ascii_case(&s.iana) || s.openssl.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(n)))
     };
-    let bulk = doc
-        .results
-        .iter()
-        .filter(|r| r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec);
+    let bulk = doc.results.iter().filter(|r| ranked_bulk(r));
     if let Some(r) = best(bulk.filter(named), false) {
         return Some(Measured {
             summary: r.summary()?,
@@ -1173,6 +1171,35 @@ mod tests {
         // Without any TLS bulk result, primitives are the figure.
         let p = doc(serde_json::json!([prim("aes-256-gcm", "encrypt", 16384, 4.0e9)]));
         assert!(suite_rate_with(&p, &k, k.tls_suite("ECDHE-RSA-AES256-GCM-SHA384").unwrap()).is_some());
+    }
+
+    /// A figure measured through a private nginx is a web server's, for the diff:
+    /// it never stands for a suite in the ranking, neither its own nor a twin's.
+    #[test]
+    fn figures_through_nginx_stay_out_of_the_ranking() {
+        let k = Knowledge::builtin().unwrap();
+        let bulk = |suite: &str, mode: Option<&str>, median: f64| {
+            let mut r = prim("aes-128-gcm", "encrypt", 16384, median);
+            r["kind"] = "tls-bulk".into();
+            r["subject"] = serde_json::json!({"protocol": "TLSv1.2", "suite": suite, "bytes": 16384, "mode": mode});
+            r
+        };
+        let d = doc(serde_json::json!([
+            bulk("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", None, 1.0e9),
+            bulk("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", Some(crate::model::THROUGH_NGINX), 3.0e9),
+            bulk("TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", Some(crate::model::THROUGH_NGINX), 2.0e9)
+        ]));
+        let own = suite_rate_with(&d, &k, k.tls_suite("ECDHE-RSA-AES128-GCM-SHA256").unwrap()).unwrap();
+        assert_eq!(own.summary.median, 1.0e9, "{}", own.basis);
+        // Measured only through nginx: unmeasured for the ranking.
+        assert!(suite_rate_with(&d, &k, k.tls_suite("ECDHE-RSA-AES256-GCM-SHA384").unwrap()).is_none());
+        // Only through-nginx figures: no wire figure, so primitives would stand in.
+        let only = doc(serde_json::json!([bulk(
+            "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            Some(crate::model::THROUGH_NGINX),
+            3.0e9
+        )]));
+        assert!(suite_rate_with(&only, &k, k.tls_suite("ECDHE-RSA-AES128-GCM-SHA256").unwrap()).map_or(true, |m| m.summary.median != 3.0e9));
     }
 
     /// GnuTLS and mixed-pair figures stay out of the ranking when OpenSSL-to-OpenSSL

@@ -644,7 +644,10 @@ pub fn tls_tables(doc: &Document) -> Vec<Table> {
                 && crate::model::Subject {
                     mode: None,
                     ..x.subject.clone()
-                } == r.subject
+                } == crate::model::Subject {
+                    mode: None,
+                    ..r.subject.clone()
+                }
         })
     };
     let secs = |r: Option<&ResultRecord>, v: Option<f64>| match (r.map(|r| r.status), v) {
@@ -742,15 +745,21 @@ pub fn tls_tables(doc: &Document) -> Vec<Table> {
                 vec![
                     opt(&s.protocol),
                     opt(&s.suite),
-                    match (&s.op, &s.path) {
-                        (Some(op), Some(p)) => format!("{op} {p}"),
-                        (op, _) => opt(op),
+                    match (&s.op, &s.path, s.mode.as_deref()) {
+                        (Some(op), Some(p), Some(crate::model::THROUGH_NGINX)) => format!("{op} {p} via nginx"),
+                        (Some(op), Some(p), _) => format!("{op} {p}"),
+                        (op, _, _) => opt(op),
                     },
                     s.bytes.map(|b| Bytes(b).to_string()).unwrap_or_else(|| "-".into()),
                     threads_of(r).to_string(),
                     tp,
                     cpu("client-cpu-per-gb"),
-                    cpu("server-cpu-per-gb"),
+                    // Through a private nginx: the worker's CPU, under its own mode.
+                    if s.mode.as_deref() == Some(crate::model::THROUGH_NGINX) {
+                        cpu(crate::model::THROUGH_NGINX_CPU)
+                    } else {
+                        cpu("server-cpu-per-gb")
+                    },
                 ]
             })
             .collect();

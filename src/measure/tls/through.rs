@@ -23,7 +23,8 @@ use crate::backend::nginx::{cpu_seconds, PrivateNginx, Spec, PATH};
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls as ssl;
 use crate::measure::engine::sampler::{self, over_slices, Probe, Rate, SamplerConfig};
-use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
+use crate::measure::engine::stats::MIN_SAMPLES;
+use crate::model::{Kind, Metric, ResultRecord, Status, Subject, Summary};
 use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
@@ -33,9 +34,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The mode of the throughput records measured through a private nginx.
-pub const MODE: &str = "through-nginx";
+pub const MODE: &str = crate::model::THROUGH_NGINX;
 /// The mode of the nginx worker's CPU per GB records.
-pub const CPU_MODE: &str = "server-cpu-per-gb-through-nginx";
+pub const CPU_MODE: &str = crate::model::THROUGH_NGINX_CPU;
 /// How these figures were measured, in words (the diff shows it).
 pub const HOW: &str = "through a private nginx with your TLS lines, HTTP/1.1 keep-alive, 1 MiB responses";
 /// The size of the served file.
@@ -234,6 +235,7 @@ pub fn through_nginx(plan: &ThroughPlan, session: &mut Session) -> Result<()> {
             Ok(m)
         })
     };
+    let paired = paired_gain(&plan.instances, &servers, &measured);
     for (k, ((_, _, neg), r)) in servers.iter().zip(measured).enumerate() {
         let subject = Subject {
             protocol: Some(neg.0.clone()),
@@ -287,10 +289,58 @@ pub fn through_nginx(plan: &ThroughPlan, session: &mut Session) -> Result<()> {
             "cert": plan.cert.name(),
             "budget_seconds": plan.budget.0,
             "seconds": t0.elapsed().as_secs_f64(),
+            "paired_gain": paired,
         }),
     );
     session.progress_finish();
     Ok(())
+}
+
+/// The recommended instance's throughput against the current one's, slice by
+/// slice: the two were measured in turns (now, recommended, now, ...), so each
+/// pair of neighbouring slices saw the same machine, and the ratio of a pair
+/// cancels what moved the whole machine between pairs (another process starting,
+/// the clock), as a load generator's before/after rounds do. The gain is the
+/// median of the pairs' ratios minus one, with the engine's interval of that
+/// median; `null` without both instances or [`MIN_SAMPLES`] pairs.
+fn paired_gain(
+    instances: &[Instance],
+    servers: &[(PrivateNginx, u32, (String, String, String, Option<String>))],
+    measured: &[anyhow::Result<Option<sampler::Sliced>>],
+) -> serde_json::Value {
+    let at = |role: &str| instances.iter().position(|i| i.role == role);
+    let (Some(n), Some(r)) = (at("now"), at("recommended")) else {
+        return serde_json::Value::Null;
+    };
+    let per_slice = |k: usize| -> Vec<f64> {
+        match measured.get(k) {
+            // One sample per slice in `combined`: the slice's work over its time.
+            Some(Ok(Some(m))) => m.combined.samples.iter().map(|s| s.work / s.wall.0).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let ratios = pair_ratios(&per_slice(n), &per_slice(r));
+    let Some(sum) = (ratios.len() >= MIN_SAMPLES).then(|| Summary::of(&ratios)).flatten() else {
+        return serde_json::Value::Null;
+    };
+    json!({
+        "now": servers[n].2 .1,
+        "recommended": servers[r].2 .1,
+        "pairs": ratios.len(),
+        "gain": sum.median - 1.0,
+        "gain_low": sum.ci95_low - 1.0,
+        "gain_high": sum.ci95_high - 1.0,
+    })
+}
+
+/// Ratios of neighbouring slices, `rec[i] / now[i]`, over the slices both have
+/// with a positive rate.
+fn pair_ratios(now: &[f64], rec: &[f64]) -> Vec<f64> {
+    now.iter()
+        .zip(rec)
+        .filter(|(n, r)| **n > 0.0 && **r > 0.0 && n.is_finite() && r.is_finite())
+        .map(|(n, r)| r / n)
+        .collect()
 }
 
 /// The throughput record over slices, and the worker's CPU per GB per slice
@@ -323,6 +373,14 @@ fn records(subject: Subject, cpu_subject: Subject, m: &sampler::Sliced, server: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Neighbouring slices pair up; a slice without a rate pairs with nothing.
+    #[test]
+    fn slices_pair_in_turn() {
+        let r = pair_ratios(&[100.0, 50.0, 0.0, 200.0], &[300.0, 150.0, 90.0, 500.0, 7.0]);
+        assert_eq!(r, vec![3.0, 3.0, 2.5]);
+        assert!(pair_ratios(&[], &[1.0]).is_empty());
+    }
 
     fn nginx() -> Option<PathBuf> {
         crate::discover::installed::find_program(&["nginx"]).map(PathBuf::from)
