@@ -235,7 +235,8 @@ pub fn through_nginx(plan: &ThroughPlan, session: &mut Session) -> Result<()> {
             Ok(m)
         })
     };
-    let paired = paired_gain(&plan.instances, &servers, &measured);
+    let suites: Vec<&str> = servers.iter().map(|(_, _, neg)| neg.1.as_str()).collect();
+    let paired = paired_gain(&plan.instances, &suites, &measured);
     for (k, ((_, _, neg), r)) in servers.iter().zip(measured).enumerate() {
         let subject = Subject {
             protocol: Some(neg.0.clone()),
@@ -303,11 +304,7 @@ pub fn through_nginx(plan: &ThroughPlan, session: &mut Session) -> Result<()> {
 /// the clock), as a load generator's before/after rounds do. The gain is the
 /// median of the pairs' ratios minus one, with the engine's interval of that
 /// median; `null` without both instances or [`MIN_SAMPLES`] pairs.
-fn paired_gain(
-    instances: &[Instance],
-    servers: &[(PrivateNginx, u32, (String, String, String, Option<String>))],
-    measured: &[anyhow::Result<Option<sampler::Sliced>>],
-) -> serde_json::Value {
+fn paired_gain(instances: &[Instance], suites: &[&str], measured: &[anyhow::Result<Option<sampler::Sliced>>]) -> serde_json::Value {
     let at = |role: &str| instances.iter().position(|i| i.role == role);
     let (Some(n), Some(r)) = (at("now"), at("recommended")) else {
         return serde_json::Value::Null;
@@ -324,8 +321,8 @@ fn paired_gain(
         return serde_json::Value::Null;
     };
     json!({
-        "now": servers[n].2 .1,
-        "recommended": servers[r].2 .1,
+        "now": suites.get(n),
+        "recommended": suites.get(r),
         "pairs": ratios.len(),
         "gain": sum.median - 1.0,
         "gain_low": sum.ci95_low - 1.0,
