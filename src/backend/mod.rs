@@ -5,3 +5,4 @@ pub mod gnutls;
 pub mod nginx;
 pub mod openssh;
 pub mod openssl;
+pub mod process;

@@ -25,8 +25,8 @@
 //! registered with [`crate::interrupt`] stops it on a forced exit; and directories
 //! left by a run that was killed outright are swept at the next start.
 
-use crate::backend::openssh::daemon::{alive, descendants};
 use crate::backend::openssl::certs::Identity;
+use crate::backend::process::{self, alive, descendants, signal};
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
@@ -349,27 +349,7 @@ impl PrivateNginx {
         let kids = descendants(pid);
         // SIGTERM: nginx's fast shutdown (the master stops its worker, then exits).
         signal(pid, libc::SIGTERM);
-        let t0 = Instant::now();
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) | Err(_) => break,
-                Ok(None) if t0.elapsed() > Duration::from_secs(3) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break;
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            }
-        }
-        let t0 = Instant::now();
-        while kids.iter().any(|&k| alive(k)) && t0.elapsed() < Duration::from_secs(2) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        for k in kids {
-            if alive(k) {
-                signal(k, libc::SIGKILL);
-            }
-        }
+        process::reap(&mut child, &kids);
         LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|(p, _)| *p != pid);
     }
 }
@@ -423,13 +403,6 @@ pub fn cpu_seconds(pid: u32) -> Option<f64> {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     (hz > 0).then(|| ticks as f64 / hz as f64)
-}
-
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill(2) with a pid we started or found as its descendant; no memory involved.
-    unsafe {
-        libc::kill(pid as i32, sig);
-    }
 }
 
 /// Run by the interrupt handler on a forced exit, just before exiting.

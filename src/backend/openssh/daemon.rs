@@ -14,6 +14,8 @@
 //! made as it starts, removed as it stops. `super::cpu` reads it and never
 //! changes it, so the arrow runs one way (cpu → daemon).
 
+use crate::backend::process::{self, signal};
+pub use crate::backend::process::{alive, descendants};
 use crate::discover::openssh::OpenSsh;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::Read;
@@ -291,29 +293,9 @@ impl PrivateSshd {
         for k in &kids {
             signal(*k, libc::SIGTERM);
         }
-        let t0 = Instant::now();
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) | Err(_) => break,
-                Ok(None) if t0.elapsed() > Duration::from_secs(3) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break;
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            }
-        }
-        // Connection children were re-parented when the listener left; give them a
-        // moment to go, then insist.
-        let t0 = Instant::now();
-        while kids.iter().any(|&k| alive(k)) && t0.elapsed() < Duration::from_secs(2) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        for k in kids {
-            if alive(k) {
-                signal(k, libc::SIGKILL);
-            }
-        }
+        // Connection children were re-parented when the listener left; they get a
+        // moment to go, then are killed.
+        process::reap(&mut child, &kids);
         // Its CPU-accounting cgroup (an empty one left behind now is removed by the
         // next daemon's start).
         release_cgroup(pid);
@@ -469,67 +451,9 @@ fn ensure_privsep_dir() -> Result<()> {
     Ok(())
 }
 
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill(2) with a pid we started or found as its descendant; no memory involved.
-    unsafe {
-        libc::kill(pid as i32, sig);
-    }
-}
-
-/// True while `pid` exists and is not a zombie.
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => stat_fields(&s).is_some_and(|(state, _)| state != 'Z' && state != 'X'),
-        Err(_) => false,
-    }
-}
-
-/// (state, ppid) from a /proc/PID/stat line (the command may contain spaces).
-fn stat_fields(s: &str) -> Option<(char, u32)> {
-    let rest = &s[s.rfind(')')? + 2..];
-    let mut it = rest.split_whitespace();
-    let state = it.next()?.chars().next()?;
-    let ppid = it.next()?.parse().ok()?;
-    Some((state, ppid))
-}
-
-/// Every live descendant of `root`, from /proc.
-pub fn descendants(root: u32) -> Vec<u32> {
-    let mut parent: Vec<(u32, u32)> = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/proc") {
-        for e in rd.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            if let Some((_, ppid)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| stat_fields(&s))
-            {
-                parent.push((pid, ppid));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut frontier = vec![root];
-    while let Some(p) = frontier.pop() {
-        for &(c, pp) in &parent {
-            if pp == p && !out.contains(&c) {
-                out.push(c);
-                frontier.push(c);
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stat_line_with_spaces_in_the_name() {
-        assert_eq!(stat_fields("123 (sshd: root [priv]) S 1 123 123 0"), Some(('S', 1)));
-    }
 
     #[test]
     fn leftovers_of_dead_runs_are_swept_and_live_ones_kept() {

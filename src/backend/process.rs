@@ -1,0 +1,119 @@
+//! Processes a backend starts and must always stop: signals, liveness and the
+//! process tree from /proc, and the one way a private daemon (sshd, nginx) is
+//! brought down with everything it forked.
+
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) with a pid we started or found as its descendant; no memory involved.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+/// True while `pid` exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => stat_fields(&s).is_some_and(|(state, _)| state != 'Z' && state != 'X'),
+        Err(_) => false,
+    }
+}
+
+/// (state, ppid) from a /proc/PID/stat line (the command may contain spaces).
+pub fn stat_fields(s: &str) -> Option<(char, u32)> {
+    let rest = &s[s.rfind(')')? + 2..];
+    let mut it = rest.split_whitespace();
+    let state = it.next()?.chars().next()?;
+    let ppid = it.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// Every live descendant of `root`, from /proc.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let mut parent: Vec<(u32, u32)> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            if let Some((_, ppid)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| stat_fields(&s))
+            {
+                parent.push((pid, ppid));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(c, pp) in &parent {
+            if pp == p && !out.contains(&c) {
+                out.push(c);
+                frontier.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// After `child` (a daemon's master) was asked to stop: waits up to 3 s for it,
+/// then kills it; then gives the descendants found before the signal (`kids`) up to
+/// 2 s to go, and kills those still alive. `child` is reaped on every path.
+pub fn reap(child: &mut Child, kids: &[u32]) {
+    let t0 = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) | Err(_) => break,
+            Ok(None) if t0.elapsed() > Duration::from_secs(3) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    let t0 = Instant::now();
+    while kids.iter().any(|&k| alive(k)) && t0.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for &k in kids {
+        if alive(k) {
+            signal(k, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_line_with_spaces_in_the_name() {
+        assert_eq!(stat_fields("123 (sshd: root [priv]) S 1 123 123 0"), Some(('S', 1)));
+    }
+
+    #[test]
+    fn a_stopped_child_and_its_children_are_gone() {
+        // A shell with a child of its own; the shell ignores nothing, so SIGTERM ends it.
+        let mut child = std::process::Command::new("sh").args(["-c", "sleep 30 & wait"]).spawn().unwrap();
+        let t0 = Instant::now();
+        let kids = loop {
+            let k = descendants(child.id());
+            if !k.is_empty() || t0.elapsed() > Duration::from_secs(5) {
+                break k;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(kids.len(), 1, "the sleep under the shell");
+        signal(child.id(), libc::SIGTERM);
+        reap(&mut child, &kids);
+        // SIGKILL is delivered, not awaited: give the kernel a moment.
+        let t0 = Instant::now();
+        while alive(kids[0]) && t0.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!alive(child.id()) && !alive(kids[0]));
+    }
+}
