@@ -45,8 +45,9 @@ fn negotiated_with_real_nginx(file: &Path, dir: &Path, port: u16) -> (String, St
     negotiated(port)
 }
 
-#[test]
-fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
+/// A temporary directory with a certificate and a deliberately poor nginx.conf
+/// (TLS 1.0-1.2, CBC and SHA-1 suites first, server order) on a free port.
+fn poor_nginx() -> (tempfile::TempDir, PathBuf, u16) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for sub in ["body", "proxy"] {
@@ -57,6 +58,13 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
     let poor = "        ssl_protocols TLSv1 TLSv1.1 TLSv1.2;\n        ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;\n        ssl_prefer_server_ciphers on;\n";
     let file = d.join("nginx.conf");
     std::fs::write(&file, nginx_conf(d, port, poor)).unwrap();
+    (dir, file, port)
+}
+
+#[test]
+fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
+    let (dir, file, port) = poor_nginx();
+    let d = dir.path();
     nginx_t(&file, d);
 
     let (code, r) = check(&file, "nginx", "10s");
@@ -164,16 +172,8 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 /// `openssl s_client` gets from the file, and nothing is left running or on disk.
 #[test]
 fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, file, port) = poor_nginx();
     let d = dir.path();
-    for sub in ["body", "proxy"] {
-        std::fs::create_dir_all(d.join(sub)).unwrap();
-    }
-    common::self_signed(d, &["-newkey", "rsa:2048"]);
-    let port = server_port();
-    let poor = "        ssl_protocols TLSv1 TLSv1.1 TLSv1.2;\n        ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;\n        ssl_prefer_server_ciphers on;\n";
-    let file = d.join("nginx.conf");
-    std::fs::write(&file, nginx_conf(d, port, poor)).unwrap();
     // Its own temporary directory, to see what it leaves there.
     let tmp = tempfile::tempdir().unwrap();
     let export = d.join("run.json");
