@@ -365,7 +365,10 @@ impl Drop for PrivateNginx {
 
 /// `nginx -t` of the config: a refusal is an error in nginx's own words.
 fn test_config(binary: &Path, dir: &Path, config: &Path) -> Result<()> {
-    let out = Command::new(binary)
+    // What it says goes to files (a pipe left unread could fill), and it is waited
+    // for only until the run's deadline, as every child is.
+    let said_to = std::fs::File::create(dir.join("test.out"))?;
+    let mut child = Command::new(binary)
         .arg("-t")
         .arg("-q")
         .arg("-p")
@@ -375,12 +378,20 @@ fn test_config(binary: &Path, dir: &Path, config: &Path) -> Result<()> {
         .arg("-c")
         .arg(config)
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::null())
+        .stderr(said_to)
+        .process_group(0)
+        .spawn()
         .with_context(|| format!("cannot run {} -t", binary.display()))?;
-    if !out.status.success() {
+    let Some(status) = crate::deadline::wait_child(&mut child, true)? else {
+        return Err(
+            crate::deadline::DeadlinePassed::new(format!("checking the private nginx configuration ({} -t)", binary.display())).into(),
+        );
+    };
+    if !status.success() {
         let said = format!(
             "{}{}",
-            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(dir.join("test.out")).unwrap_or_default(),
             std::fs::read_to_string(dir.join("test.log")).unwrap_or_default()
         );
         let line = said
