@@ -149,6 +149,16 @@ impl DeadlinePassed {
 /// once), and kills it (its whole process group when `group`: it was started as
 /// a group leader) at the run's deadline or on Ctrl-C. `Ok(None)`: it was killed.
 pub fn wait_child(child: &mut std::process::Child, group: bool) -> std::io::Result<Option<std::process::ExitStatus>> {
+    wait_child_by(child, group, run())
+}
+
+/// [`wait_child`] with a deadline of the caller's (at most the run's, as a rule:
+/// `run().min(...)`).
+pub fn wait_child_by(
+    child: &mut std::process::Child,
+    group: bool,
+    deadline: Deadline,
+) -> std::io::Result<Option<std::process::ExitStatus>> {
     let pid = child.id();
     // SAFETY: pidfd_open(2) on our own child; -1 on kernels without it.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) } as libc::c_int;
@@ -158,14 +168,14 @@ pub fn wait_child(child: &mut std::process::Child, group: bool) -> std::io::Resu
             Ok(None) => {}
             Err(e) => break Err(e),
         }
-        if crate::interrupt::requested() || run_expired() {
+        if crate::interrupt::requested() || deadline.expired() {
             let target = if group { -(pid as i32) } else { pid as i32 };
             // SAFETY: kill(2) on our own, not yet reaped child (or its group).
             unsafe { libc::kill(target, libc::SIGKILL) };
             let _ = child.wait();
             break Ok(None);
         }
-        let slice = run().cap(SLICE).max(Duration::from_millis(1));
+        let slice = deadline.cap(SLICE).max(Duration::from_millis(1));
         if pidfd >= 0 {
             let mut p = libc::pollfd {
                 fd: pidfd,

@@ -86,11 +86,11 @@ fn unprivileged() -> Result<(String, String, u32, u32)> {
 
 /// The `*_temp_path` directives this binary knows (every module it was built with
 /// that buffers to disk), so that a non-root nginx never touches /var/lib/nginx.
-fn temp_paths(binary: &Path) -> Vec<&'static str> {
-    let v = Command::new(binary)
-        .arg("-V")
-        .stdin(Stdio::null())
-        .output()
+fn temp_paths(binary: &Path, within: Duration) -> Vec<&'static str> {
+    let by = crate::deadline::run().min(crate::deadline::Deadline::after(within));
+    let v = process::output_by(Command::new(binary).arg("-V"), by)
+        .ok()
+        .flatten()
         .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
         .unwrap_or_default();
     let mut out = vec!["client_body"];
@@ -223,7 +223,7 @@ impl PrivateNginx {
             (true, None) => Some(("root".to_string(), "root".to_string())),
             (false, _) => None,
         };
-        let temp = temp_paths(spec.binary);
+        let temp = temp_paths(spec.binary, spec.start_within);
         let config = dir.path().join("nginx.conf");
         let log = dir.path().join("error.log");
         let mut last_err = anyhow!("nginx did not start");
@@ -239,7 +239,7 @@ impl PrivateNginx {
             )?;
             std::fs::write(&config, text)?;
             if attempt == 0 {
-                test_config(spec.binary, dir.path(), &config)?;
+                test_config(spec.binary, dir.path(), &config, spec.start_within)?;
             }
             let _ = std::fs::remove_file(&log);
             let child = Command::new(spec.binary)
@@ -364,34 +364,34 @@ impl Drop for PrivateNginx {
 }
 
 /// `nginx -t` of the config: a refusal is an error in nginx's own words.
-fn test_config(binary: &Path, dir: &Path, config: &Path) -> Result<()> {
-    // What it says goes to files (a pipe left unread could fill), and it is waited
-    // for only until the run's deadline, as every child is.
-    let said_to = std::fs::File::create(dir.join("test.out"))?;
-    let mut child = Command::new(binary)
-        .arg("-t")
-        .arg("-q")
-        .arg("-p")
-        .arg(format!("{}/", dir.display()))
-        .arg("-e")
-        .arg(dir.join("test.log"))
-        .arg("-c")
-        .arg(config)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(said_to)
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("cannot run {} -t", binary.display()))?;
-    let Some(status) = crate::deadline::wait_child(&mut child, true)? else {
-        return Err(
-            crate::deadline::DeadlinePassed::new(format!("checking the private nginx configuration ({} -t)", binary.display())).into(),
-        );
+fn test_config(binary: &Path, dir: &Path, config: &Path, within: Duration) -> Result<()> {
+    // Waited for only until the run's deadline or `within`, as every child is.
+    let by = crate::deadline::run().min(crate::deadline::Deadline::after(within));
+    let said = process::output_by(
+        Command::new(binary)
+            .arg("-t")
+            .arg("-q")
+            .arg("-p")
+            .arg(format!("{}/", dir.display()))
+            .arg("-e")
+            .arg(dir.join("test.log"))
+            .arg("-c")
+            .arg(config),
+        by,
+    )
+    .with_context(|| format!("cannot run {} -t", binary.display()))?;
+    let Some(said) = said else {
+        let doing = format!("checking the private nginx configuration ({} -t)", binary.display());
+        if crate::deadline::run_expired() || crate::interrupt::requested() {
+            return Err(crate::deadline::DeadlinePassed::new(doing).into());
+        }
+        bail!("{doing}: no answer within {:.1} s", within.as_secs_f64());
     };
+    let status = said.status;
     if !status.success() {
         let said = format!(
             "{}{}",
-            std::fs::read_to_string(dir.join("test.out")).unwrap_or_default(),
+            String::from_utf8_lossy(&said.stderr),
             std::fs::read_to_string(dir.join("test.log")).unwrap_or_default()
         );
         let line = said
@@ -533,7 +533,7 @@ mod tests {
             d,
             free_port().unwrap(),
             user.as_ref().map(|(u, g, _, _)| (u.as_str(), g.as_str())),
-            &temp_paths(&bin),
+            &temp_paths(&bin, Duration::from_secs(10)),
             &lines(&TLS),
         )
         .unwrap();
@@ -545,10 +545,10 @@ mod tests {
         assert_eq!(text.contains("user nobody "), root, "{text}");
         let conf = d.join("nginx.conf");
         std::fs::write(&conf, &text).unwrap();
-        test_config(&bin, d, &conf).unwrap_or_else(|e| panic!("nginx -t refused:\n{text}\n{e:#}"));
+        test_config(&bin, d, &conf, Duration::from_secs(10)).unwrap_or_else(|e| panic!("nginx -t refused:\n{text}\n{e:#}"));
         // A TLS line nginx refuses: its own words come back.
         std::fs::write(&conf, config_text(d, d, 1, None, &[], &lines(&["ssl_protocols TLSv9;"])).unwrap()).unwrap();
-        let e = format!("{:#}", test_config(&bin, d, &conf).unwrap_err());
+        let e = format!("{:#}", test_config(&bin, d, &conf, Duration::from_secs(10)).unwrap_err());
         assert!(e.contains("TLSv9") && e.contains("emerg"), "{e}");
         // Anything but one ssl_ directive per line never reaches nginx.
         for bad in [
@@ -618,6 +618,34 @@ mod tests {
     }
 
     /// A TLS line nginx refuses is a clear error naming nginx's message, at once.
+    /// An nginx that never answers `-t` holds nothing: the start gives up after
+    /// `start_within` with a clear error, and leaves no process behind.
+    #[test]
+    fn an_nginx_that_hangs_is_given_up_in_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("nginx");
+        std::fs::write(&fake, "#!/bin/sh\nexec sleep 60\n").unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let id = Identity::generate(CertType::EcdsaP256).unwrap();
+        let t0 = Instant::now();
+        let e = PrivateNginx::start(&Spec {
+            binary: &fake,
+            tls_lines: &lines(&["ssl_protocols TLSv1.3;"]),
+            identity: &id,
+            body: b"ok",
+            start_within: Duration::from_millis(800),
+        })
+        .err()
+        .expect("a hanging nginx is an error");
+        let took = t0.elapsed();
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        assert!(format!("{e:#}").contains("no answer within 0.8 s"), "{e:#}");
+        assert!(
+            processes_with_arg(&fake.display().to_string()).is_empty(),
+            "the fake nginx outlived the start"
+        );
+    }
+
     #[test]
     fn a_refused_config_is_a_clear_error() {
         let Some(bin) = nginx() else {

@@ -2,8 +2,47 @@
 //! process tree from /proc, and the one way a private daemon (sshd, nginx) is
 //! brought down with everything it forked.
 
-use std::process::Child;
+use std::io::{Read, Seek};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+/// What a finished child said.
+pub struct Said {
+    pub status: ExitStatus,
+    /// (nginx, its only user so far, speaks on stderr.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Runs `cmd` (stdin closed, its own process group) until it ends or `by`
+/// passes (or Ctrl-C), whichever is first; `Ok(None)` when it was killed. Its
+/// output goes to unnamed temporary files, so a chatty child never blocks on a
+/// full pipe while it is waited for.
+pub fn output_by(cmd: &mut Command, by: crate::deadline::Deadline) -> std::io::Result<Option<Said>> {
+    let (mut out, mut err) = (tempfile::tempfile()?, tempfile::tempfile()?);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(err.try_clone()?)
+        .process_group(0)
+        .spawn()?;
+    let Some(status) = crate::deadline::wait_child_by(&mut child, true, by)? else {
+        return Ok(None);
+    };
+    let read = |f: &mut std::fs::File| -> std::io::Result<Vec<u8>> {
+        let mut v = Vec::new();
+        f.rewind()?;
+        f.read_to_end(&mut v)?;
+        Ok(v)
+    };
+    Ok(Some(Said {
+        status,
+        stdout: read(&mut out)?,
+        stderr: read(&mut err)?,
+    }))
+}
 
 pub fn signal(pid: u32, sig: i32) {
     // SAFETY: kill(2) with a pid we started or found as its descendant; no memory involved.
@@ -92,6 +131,22 @@ mod tests {
     #[test]
     fn stat_line_with_spaces_in_the_name() {
         assert_eq!(stat_fields("123 (sshd: root [priv]) S 1 123 123 0"), Some(('S', 1)));
+    }
+
+    #[test]
+    fn output_by_keeps_what_was_said_and_stops_at_the_deadline() {
+        let far = crate::deadline::Deadline::after(Duration::from_secs(10));
+        let said = output_by(Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]), far)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (said.status.code(), &said.stdout[..], &said.stderr[..]),
+            (Some(3), &b"out\n"[..], &b"err\n"[..])
+        );
+        let t0 = Instant::now();
+        let soon = crate::deadline::Deadline::after(Duration::from_millis(300));
+        assert!(output_by(Command::new("sleep").arg("30"), soon).unwrap().is_none());
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     }
 
     #[test]
