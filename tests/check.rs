@@ -224,6 +224,15 @@ fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left()
         "not measured through nginx: {thr:#}\nnotes: {}",
         r["notes"]
     );
+    // The server's CPU per GB is the private nginx worker's, through the same instances.
+    let cpu = diff["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "server CPU per GB")
+        .unwrap();
+    assert!(cpu["how"].as_str().is_some_and(|h| h.contains("nginx worker")), "{cpu:#}");
+    assert!(cpu["now"]["median"].as_f64().unwrap() > 0.0 && cpu["recommended"]["median"].as_f64().unwrap() > 0.0);
     // The records behind it: measured through nginx, apart from loopback ones.
     let doc: Value = serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
     let through: Vec<&Value> = doc["results"]
@@ -233,6 +242,17 @@ fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left()
         .filter(|x| x["kind"] == "tls-bulk" && x["metric"] == "bytes_per_sec" && x["subject"]["mode"] == "through-nginx")
         .collect();
     assert_eq!(through.len(), 2, "{through:#?}");
+    let worker = |want: &Value| {
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["subject"]["mode"] == "server-cpu-per-gb-through-nginx" && x["subject"]["suite"] == want["suite"])
+            .unwrap_or_else(|| panic!("no worker CPU record of {want}"))["median"]
+            .clone()
+    };
+    assert_eq!(cpu["now"]["median"], worker(&diff["now"]));
+    assert_eq!(cpu["recommended"]["median"], worker(&diff["recommended"]));
     for (side, want) in [("now", &diff["now"]), ("recommended", &diff["recommended"])] {
         let rec = through
             .iter()

@@ -567,6 +567,20 @@ pub fn through_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
     .and_then(Figure::of)
 }
 
+/// The nginx worker's CPU per GB for a negotiated TLS choice, measured through a
+/// private nginx (`measure::tls::through`), when the run has it.
+pub fn through_cpu_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
+    let Negotiated::Tls { version, suite, .. } = n else {
+        return None;
+    };
+    most(ok(doc, Kind::TlsBulk, Metric::Seconds).filter(|r| {
+        r.subject.mode.as_deref() == Some(crate::model::THROUGH_NGINX_CPU)
+            && r.subject.suite.as_deref() == Some(suite.as_str())
+            && r.subject.protocol.as_deref() == Some(version.as_str())
+    }))
+    .and_then(Figure::of)
+}
+
 /// The same SSH algorithm under its two names (`sntrup761x25519-sha512` and
 /// `sntrup761x25519-sha512@openssh.com`, `curve25519-sha256@libssh.org` ...).
 pub fn same_alg(a: &str, b: &str) -> bool {
@@ -634,15 +648,26 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         let same = now == r;
         // nginx's throughput through two private instances, when both were measured
         // (never one side through nginx and the other on loopback).
-        let through = match (i.software == "nginx" && !same, through_figure(doc, now), through_figure(doc, r)) {
+        let nginx = i.software == "nginx" && !same;
+        let through = match (nginx, through_figure(doc, now), through_figure(doc, r)) {
+            (true, Some(n), Some(rf)) => Some((n, rf)),
+            _ => None,
+        };
+        // The worker's CPU per GB through the same instances: nginx's own cost per
+        // byte served, per-request work included, as the load generator sees it.
+        let through_cpu = match (nginx, through_cpu_figure(doc, now), through_cpu_figure(doc, r)) {
             (true, Some(n), Some(rf)) => Some((n, rf)),
             _ => None,
         };
         for ((metric, unit, higher, n), (_, _, _, rf)) in figures(doc, now, k).into_iter().zip(figures(doc, r, k)) {
-            changes.push(match through {
-                Some((tn, tr)) if metric == "throughput" => {
+            changes.push(match (through, through_cpu) {
+                (Some((tn, tr)), _) if metric == "throughput" => {
                     Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(paired_through_gain(doc, now, r))
                 }
+                (_, Some((cn, cr))) if metric == "server CPU per GB" => Change {
+                    how: Some(format!("{}; the nginx worker's CPU", crate::measure::tls::through::HOW)),
+                    ..Change::new(metric, unit, higher, Some(cn), Some(cr), same)
+                },
                 _ => Change::new(metric, unit, higher, n, rf, same),
             });
         }
