@@ -26,7 +26,7 @@
 //! left by a run that was killed outright are swept at the next start.
 
 use crate::backend::openssl::certs::Identity;
-use crate::backend::process::{self, alive, descendants, signal};
+use crate::backend::process::{self, descendants, signal, OWNER};
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
@@ -44,9 +44,6 @@ static LIVE: Mutex<Vec<(u32, Vec<PathBuf>)>> = Mutex::new(Vec::new());
 
 /// How private directories are named in the temporary directory.
 const PREFIX: &str = "cipherbench-nginx-";
-/// The file in a private directory naming the cipherbench process that owns it.
-const OWNER: &str = "owner.pid";
-
 /// What to start.
 pub struct Spec<'a> {
     /// The nginx binary, by absolute path.
@@ -430,19 +427,6 @@ fn forced_cleanup() {
     }
 }
 
-/// Processes whose command line contains `arg` (nginx's master keeps its
-/// arguments in its title: "nginx: master process /usr/sbin/nginx -p … -c CONFIG").
-fn processes_with_arg(arg: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(arg.len()).any(|w| w == arg.as_bytes())))
-        .collect()
-}
-
 /// Removes what a cipherbench stopped outright left in `tmp`: private directories
 /// of this user whose owner process is gone, and an nginx still running with a
 /// config from one of them. Directories whose owner is alive, or without an owner
@@ -450,7 +434,6 @@ fn processes_with_arg(arg: &str) -> Vec<u32> {
 /// the served file's directory belongs to `nobody`; it is found by its owner
 /// file's owner, root.)
 fn sweep_leftovers(tmp: &Path) -> usize {
-    let mut removed = 0;
     let Ok(entries) = std::fs::read_dir(tmp) else { return 0 };
     let mut dirs = crate::privdir::own(tmp, PREFIX);
     // The document directories handed to `nobody`: by their owner file's owner.
@@ -467,32 +450,14 @@ fn sweep_leftovers(tmp: &Path) -> usize {
             dirs.push(p);
         }
     }
-    for dir in dirs {
-        let owner = std::fs::read_to_string(dir.join(OWNER))
-            .ok()
-            .and_then(|s| s.trim().parse::<u32>().ok());
-        match owner {
-            Some(pid) if !alive(pid) => {}
-            _ => continue,
-        }
-        let config = dir.join("nginx.conf").to_string_lossy().into_owned();
-        for pid in processes_with_arg(&config) {
-            for k in descendants(pid) {
-                signal(k, libc::SIGKILL);
-            }
-            signal(pid, libc::SIGKILL);
-        }
-        if std::fs::remove_dir_all(&dir).is_ok() {
-            removed += 1;
-        }
-    }
-    removed
+    process::sweep_orphans(dirs, |d| d.join("nginx.conf"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::backend::openssl::certs::CertType;
+    use crate::backend::process::{alive, processes_with_arg};
 
     fn nginx() -> Option<PathBuf> {
         ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"]

@@ -124,6 +124,51 @@ pub fn reap(child: &mut Child, kids: &[u32]) {
     }
 }
 
+/// Processes whose command line contains `arg` (daemons rewrite their titles,
+/// "sshd: /usr/sbin/sshd -D -e -f CONFIG [listener]", "nginx: master process …
+/// -c CONFIG", so not argument by argument).
+pub fn processes_with_arg(arg: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(arg.len()).any(|w| w == arg.as_bytes())))
+        .collect()
+}
+
+/// The name of the file in a private directory that holds its owner's pid.
+pub const OWNER: &str = "owner.pid";
+
+/// Removes the private directories among `dirs` whose owner (the pid in their
+/// [`OWNER`] file) is gone, after killing any daemon still running with the
+/// config file `config` names in one of them (with its children). Directories
+/// whose owner is alive, or without an owner file yet, are left alone. Returns
+/// how many were removed.
+pub fn sweep_orphans(dirs: Vec<std::path::PathBuf>, config: impl Fn(&std::path::Path) -> std::path::PathBuf) -> usize {
+    let mut removed = 0;
+    for dir in dirs {
+        let owner = std::fs::read_to_string(dir.join(OWNER))
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok());
+        match owner {
+            Some(pid) if !alive(pid) => {}
+            _ => continue,
+        }
+        for pid in processes_with_arg(&config(&dir).to_string_lossy()) {
+            for k in descendants(pid) {
+                signal(k, libc::SIGKILL);
+            }
+            signal(pid, libc::SIGKILL);
+        }
+        if std::fs::remove_dir_all(&dir).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@
 //! made as it starts, removed as it stops. `super::cpu` reads it and never
 //! changes it, so the arrow runs one way (cpu → daemon).
 
-use crate::backend::process::{self, signal};
+use crate::backend::process::{self, signal, OWNER};
 pub use crate::backend::process::{alive, descendants};
 use crate::discover::openssh::OpenSsh;
 use anyhow::{anyhow, bail, Context, Result};
@@ -381,8 +381,6 @@ fn release_cgroup(pid: u32) {
 
 /// How private directories are named in the temporary directory.
 const PREFIX: &str = "cipherbench-sshd-";
-/// The file in a private directory naming the cipherbench process that owns it.
-const OWNER: &str = "owner.pid";
 
 /// Removes what a cipherbench stopped outright (SIGKILL, a crash of the machine)
 /// left in `tmp`: private directories of this user whose owner process is gone,
@@ -391,41 +389,7 @@ const OWNER: &str = "owner.pid";
 /// are those without an owner file (one being set up). Returns how many
 /// directories were removed.
 fn sweep_leftovers(tmp: &Path) -> usize {
-    let mut removed = 0;
-    for dir in crate::privdir::own(tmp, PREFIX) {
-        let owner = std::fs::read_to_string(dir.join(OWNER))
-            .ok()
-            .and_then(|s| s.trim().parse::<u32>().ok());
-        match owner {
-            Some(pid) if !alive(pid) => {}
-            _ => continue,
-        }
-        let config = files(&dir).config.to_string_lossy().into_owned();
-        for pid in processes_with_arg(&config) {
-            for k in descendants(pid) {
-                signal(k, libc::SIGKILL);
-            }
-            signal(pid, libc::SIGKILL);
-        }
-        if std::fs::remove_dir_all(&dir).is_ok() {
-            removed += 1;
-        }
-    }
-    removed
-}
-
-/// Processes whose command line contains `arg` (sshd rewrites its title to
-/// "sshd: /usr/sbin/sshd -D -e -f CONFIG [listener] …", so not argument by
-/// argument).
-fn processes_with_arg(arg: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(arg.len()).any(|w| w == arg.as_bytes())))
-        .collect()
+    process::sweep_orphans(crate::privdir::own(tmp, PREFIX), |d| files(d).config)
 }
 
 /// Run by the interrupt handler on a second Ctrl-C, just before exiting.
@@ -454,6 +418,7 @@ fn ensure_privsep_dir() -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::process::processes_with_arg;
 
     #[test]
     fn leftovers_of_dead_runs_are_swept_and_live_ones_kept() {
