@@ -45,6 +45,16 @@ fn negotiated_with_real_nginx(file: &Path, dir: &Path, port: u16) -> (String, St
     negotiated(port)
 }
 
+/// The change of `metric` (`throughput`, `server CPU per GB` ...) in a diff.
+fn change<'a>(diff: &'a Value, metric: &str) -> &'a Value {
+    diff["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == metric)
+        .unwrap_or_else(|| panic!("no {metric} change: {diff:#}"))
+}
+
 /// A temporary directory with a certificate and a deliberately poor nginx.conf
 /// (TLS 1.0-1.2, CBC and SHA-1 suites first, server order) on a free port.
 fn poor_nginx() -> (tempfile::TempDir, PathBuf, u16) {
@@ -88,12 +98,7 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
         ],
     );
     // The recommendation is measured against the same probes, with intervals.
-    let thr = diff["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["metric"] == "throughput")
-        .unwrap();
+    let thr = change(diff, "throughput");
     assert!(thr["now"]["median"].as_f64().unwrap() > 0.0, "{thr}");
     assert!(thr["recommended"]["median"].as_f64().unwrap() > 0.0, "{thr}");
     let findings: Vec<&str> = r["findings"]
@@ -213,24 +218,14 @@ fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left()
     assert_eq!(status.code(), Some(1), "a poor config is a finding");
     let r = json_of(&std::fs::read(&stdout).unwrap());
     let diff = &r["diffs"][0];
-    let thr = diff["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["metric"] == "throughput")
-        .unwrap();
+    let thr = change(diff, "throughput");
     assert!(
         thr["how"].as_str().is_some_and(|h| h.contains("through a private nginx")),
         "not measured through nginx: {thr:#}\nnotes: {}",
         r["notes"]
     );
     // The server's CPU per GB is the private nginx worker's, through the same instances.
-    let cpu = diff["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["metric"] == "server CPU per GB")
-        .unwrap();
+    let cpu = change(diff, "server CPU per GB");
     assert!(cpu["how"].as_str().is_some_and(|h| h.contains("nginx worker")), "{cpu:#}");
     assert!(cpu["now"]["median"].as_f64().unwrap() > 0.0 && cpu["recommended"]["median"].as_f64().unwrap() > 0.0);
     // The records behind it: measured through nginx, apart from loopback ones.
@@ -396,16 +391,7 @@ fn poor_sshd_diff_names_each_fix_matches_reality_applies_and_then_nothing_to_cha
     assert_fixes(diff, &["aes128-cbc", "aes256-cbc", "hmac-sha1", "diffie-hellman-group14-sha1"]);
     // The server's CPU per GB (the private sshd's CPU over the bulk sessions) comes
     // with every throughput figure, now and recommended, each with its interval.
-    let change = |metric: &str| {
-        diff["changes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["metric"] == metric)
-            .unwrap_or_else(|| panic!("no {metric} change: {diff:#}"))
-            .clone()
-    };
-    let (thr, cpu) = (change("throughput"), change("server CPU per GB"));
+    let (thr, cpu) = (change(diff, "throughput"), change(diff, "server CPU per GB"));
     let measured: Vec<&str> = ["now", "recommended"].into_iter().filter(|s| !thr[*s].is_null()).collect();
     assert!(!measured.is_empty(), "nothing measured in 20 s: {thr}");
     for side in measured {
@@ -592,12 +578,7 @@ fn remote_tls_server_gets_the_same_diff() {
         names(&diff["fixed"]).contains(&"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".to_string()),
         "{diff:#}"
     );
-    let thr = diff["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["metric"] == "throughput")
-        .unwrap();
+    let thr = change(diff, "throughput");
     assert!(
         thr["now"]["median"].as_f64().unwrap() > 0.0 && thr["recommended"]["median"].as_f64().unwrap() > 0.0,
         "{thr}"
@@ -633,12 +614,7 @@ fn main_job_and_recommend_end_with_the_diff() {
         assert!(text.contains("nginx — /etc/nginx/nginx.conf"), "{text}");
         assert!(n["now"]["suite"].is_string(), "{n:#}");
         // Its negotiated choice was measured in the run.
-        let thr = n["changes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["metric"] == "throughput")
-            .unwrap();
+        let thr = change(n, "throughput");
         assert!(thr["now"]["median"].as_f64().unwrap_or(0.0) > 0.0, "{thr}");
     }
     let mut c = assert_cmd::Command::cargo_bin("cipherbench").unwrap();

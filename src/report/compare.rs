@@ -15,7 +15,7 @@
 //! machine moves figures by a few percent more (a build on the other core, the
 //! clock), which the 5% covers. Everything else is `same`, whatever the ratio says.
 
-use crate::model::{Document, Kind, Metric, ResultRecord, Status, Subject, SCHEMA};
+use crate::model::{Document, Kind, Metric, ResultRecord, Status, Subject, Summary, SCHEMA};
 use crate::units::{BytesPerSec, Seconds};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
@@ -162,23 +162,20 @@ const SHIFT_LEAST: f64 = 0.02;
 /// The kinds of `rows` whose rows moved together.
 pub fn shifts(rows: &[Row]) -> Vec<Shift> {
     let mut kinds: Vec<Kind> = rows.iter().map(|r| r.kind).collect();
-    kinds.dedup();
     kinds.sort_by_key(|k| kind_name(*k));
     kinds.dedup();
     let mut out = Vec::new();
     for kind in kinds {
         // Speed-oriented log changes: positive when B is faster.
-        let mut v: Vec<f64> = rows
+        let v: Vec<f64> = rows
             .iter()
             .filter(|r| r.kind == kind && r.ratio.is_finite() && r.ratio > 0.0)
             .map(|r| if r.metric == Metric::Seconds { -r.ratio.ln() } else { r.ratio.ln() })
             .collect();
-        if v.len() < SHIFT_ROWS {
-            continue;
-        }
-        v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        let Some(median) = Summary::of(&v).map(|s| s.median).filter(|_| n >= SHIFT_ROWS) else {
+            continue;
+        };
         let along = v.iter().filter(|x| x.signum() == median.signum() && **x != 0.0).count();
         let faster_pct = (median.exp() - 1.0) * 100.0;
         if faster_pct.abs() >= SHIFT_LEAST * 100.0 && along as f64 >= SHIFT_ALONG * n as f64 {
@@ -229,17 +226,21 @@ fn differences(a: &Document, b: &Document) -> Vec<String> {
     out
 }
 
-fn figure(r: &ResultRecord) -> Option<Figure> {
+/// An ok record's summary, and its figure as the comparison shows it.
+fn figure(r: &ResultRecord) -> Option<(Summary, Figure)> {
     if r.status != Status::Ok {
         return None;
     }
     let s = r.summary()?;
-    Some(Figure {
-        median: s.median,
-        ci95_low: s.ci95_low,
-        ci95_high: s.ci95_high,
-        samples: s.samples,
-    })
+    Some((
+        s,
+        Figure {
+            median: s.median,
+            ci95_low: s.ci95_low,
+            ci95_high: s.ci95_high,
+            samples: s.samples,
+        },
+    ))
 }
 
 /// Matches the results of two documents by kind, subject and metric, with the
@@ -258,15 +259,11 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
             .results
             .iter()
             .find(|r| r.kind == ra.kind && r.metric == ra.metric && r.subject == ra.subject);
-        let (Some(fa), Some(fb)) = (figure(ra), rb.and_then(figure)) else {
+        let (Some((sa, fa)), Some((sb, fb))) = (figure(ra), rb.and_then(figure)) else {
             unmatched += 1;
             continue;
         };
         let lower_is_better = ra.metric == Metric::Seconds;
-        let (Some(sa), Some(sb)) = (ra.summary(), rb.and_then(ResultRecord::summary)) else {
-            unmatched += 1;
-            continue;
-        };
         let beyond_intervals = !sa.for_ties().ties_with(&sb.for_ties());
         let ratio = if fa.median != 0.0 { fb.median / fa.median } else { f64::NAN };
         let clears_threshold = (ratio - 1.0).abs() >= threshold - 1e-12;

@@ -27,7 +27,7 @@
 //! per kind) and shown by `compare`.
 
 use super::stats::MIN_SAMPLES;
-use crate::model::{Kind, Metric, ResultRecord, Status};
+use crate::model::{Kind, Metric, ResultRecord, Status, Summary};
 use crate::session::Session;
 use anyhow::Result;
 
@@ -50,13 +50,8 @@ fn spread(r: &ResultRecord) -> Option<f64> {
 /// relative half-ranges, at least [`FLOOR`]; `None` without
 /// any record of [`MIN_SAMPLES`] or more samples.
 pub fn of<'a>(records: impl IntoIterator<Item = &'a ResultRecord>) -> Option<f64> {
-    let mut v: Vec<f64> = records.into_iter().filter_map(spread).filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    let v: Vec<f64> = records.into_iter().filter_map(spread).filter(|x| x.is_finite()).collect();
+    let median = Summary::of(&v)?.median;
     Some((RUN_TO_RUN * median).max(FLOOR))
 }
 
