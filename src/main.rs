@@ -21,6 +21,7 @@ mod report;
 mod session;
 mod store;
 mod units;
+mod untrusted;
 
 fn main() {
     let cli = cli::parse();
@@ -37,7 +38,7 @@ fn main() {
         }) {
             std::process::exit(0);
         }
-        eprintln!("cipherbench: error: {e:#}");
+        eprintln!("cipherbench: error: {}", untrusted::shown_lines(&format!("{e:#}")));
         std::process::exit(error::exit_code(&e));
     }
 }
