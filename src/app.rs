@@ -377,8 +377,15 @@ fn report_and_store(
     } else if !c.quiet {
         let path = report_path.as_ref().ok().and_then(|p| p.as_ref()).map(|p| p.display().to_string());
         let stored_ok = !c.no_store && stored.is_none();
-        report::print(report::answer::render(&doc, outcome, &job.targets, ssh_note, path.as_deref(), stored_ok).as_bytes())?;
-        report::print(report::terminal::fit(closing).as_bytes())?;
+        report::print_text(&report::answer::render(
+            &doc,
+            outcome,
+            &job.targets,
+            ssh_note,
+            path.as_deref(),
+            stored_ok,
+        ))?;
+        report::print_text(&report::terminal::fit(closing))?;
     }
     let emitted = report::emit(
         &doc,
@@ -624,13 +631,13 @@ fn conclude(
     }
     if let Err(e) = measured {
         for u in &unsaved {
-            eprintln!("cipherbench: error: {u}");
+            eprintln!("cipherbench: error: {}", crate::untrusted::shown_lines(u));
         }
         return Err(e);
     }
     if status == RunStatus::Interrupted {
         for u in &unsaved {
-            eprintln!("cipherbench: error: {u}");
+            eprintln!("cipherbench: error: {}", crate::untrusted::shown_lines(u));
         }
         return Err(Interrupted { kept: doc.results.len() }.into());
     }
@@ -710,7 +717,7 @@ fn list(c: &Common, a: &ListArgs) -> Result<()> {
                 t.add_row(row);
             }
             let out = format!("{}\n{t}\n", crate::backend::openssl::runtime_version());
-            report::print(out.as_bytes())
+            report::print_text(&out)
         }
         ListWhat::Ssh => discover::ssh_list::list(c.json, &grades),
         ListWhat::Tls if a.library == primitive::Library::Gnutls || a.priority.is_some() => {
@@ -722,7 +729,7 @@ fn list(c: &Common, a: &ListArgs) -> Result<()> {
             for cap in cpucaps::all() {
                 s.push_str(&format!("{:<11} {}\n", cap.name, cap.help));
             }
-            report::print(s.as_bytes())
+            report::print_text(&s)
         }
     }
 }
@@ -763,7 +770,7 @@ fn list_tls(c: &Common, grades: &crate::judge::Grader) -> Result<()> {
         t.add_row(row);
     }
     let out = format!("{} · {} suites\n{t}\n", crate::backend::openssl::runtime_version(), suites.len());
-    report::print(out.as_bytes())
+    report::print_text(&out)
 }
 
 /// `recommend`: a stored run (or a fresh default run) → judge → rank → config lines.
@@ -791,8 +798,8 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
         report::print(&report::json::render(&doc)?)?;
     } else if !c.quiet {
         let text = crate::recommend::render(&doc, &policy, &knowledge, &outcome);
-        report::print(text.as_bytes())?;
-        report::print(report::terminal::fit(&diff_text).as_bytes())?;
+        report::print_text(&text)?;
+        report::print_text(&report::terminal::fit(&diff_text))?;
     }
     let exports = Outputs {
         json: false,
@@ -920,7 +927,7 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     };
     let done = finish(session, measured, &outputs(c));
     if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
-        report::print(text.as_bytes())?;
+        report::print_text(&text)?;
     }
     done
 }
@@ -941,7 +948,7 @@ fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
     for r in runs {
         t.add_row([r.id, r.started_at, r.command, r.status, r.results.to_string(), r.cpu_model]);
     }
-    report::print(format!("{t}\n").as_bytes())
+    report::print_text(&format!("{t}\n"))
 }
 
 fn show(c: &Common, a: &ReportArgs) -> Result<()> {
@@ -1027,7 +1034,7 @@ fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
     if c.json {
         report::print(&serde_json::to_vec_pretty(&cmp)?)?;
     } else if !c.quiet {
-        report::print(report::compare::render(&cmp).as_bytes())?;
+        report::print_text(&report::compare::render(&cmp))?;
     }
     // Findings (exit 1): nothing compared is not "no regression", so a CI gate
     // must not pass on it.
@@ -1222,7 +1229,7 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
         let quiet = c.quiet || c.json;
         let scan = tls::scan(&plan, &|m: &str| {
             if !quiet {
-                eprintln!("{m}");
+                eprintln!("{}", crate::untrusted::for_terminal(m));
             }
         })?;
         let mut session = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
@@ -1237,7 +1244,7 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
         };
         let done = finish(session, measured, &outputs(c));
         if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
-            report::print(text.as_bytes())?;
+            report::print_text(&text)?;
         }
         return done;
     }
@@ -1265,7 +1272,7 @@ fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result
         let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
         let measured = tls_gnutls::remote(&plan, &mut session, &|m: &str| {
             if !quiet {
-                eprintln!("{m}");
+                eprintln!("{}", crate::untrusted::for_terminal(m));
             }
         });
         return finish(session, measured, &outputs(c));
@@ -1395,7 +1402,7 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         if !report.findings.is_empty() {
             text.push_str(&diff::check::summary(&report.findings, a.verbose));
         }
-        report::print(report::terminal::fit(&text).as_bytes())?;
+        report::print_text(&report::terminal::fit(&text))?;
     }
     let mut emitted = report::emit(
         &doc,

@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 /// What a finished child said.
 pub struct Said {
     pub status: ExitStatus,
-    /// (nginx, its only user so far, speaks on stderr.)
-    #[cfg_attr(not(test), allow(dead_code))]
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
@@ -42,6 +40,39 @@ pub fn output_by(cmd: &mut Command, by: crate::deadline::Deadline) -> std::io::R
         stdout: read(&mut out)?,
         stderr: read(&mut err)?,
     }))
+}
+
+/// "exit status 1", or "killed by signal 11 (SIGSEGV)": how a child ended, for messages.
+pub fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return format!("exit status {code}");
+    }
+    match status.signal() {
+        Some(sig) => {
+            let name = match sig {
+                libc::SIGHUP => "SIGHUP",
+                libc::SIGINT => "SIGINT",
+                libc::SIGQUIT => "SIGQUIT",
+                libc::SIGILL => "SIGILL",
+                libc::SIGABRT => "SIGABRT",
+                libc::SIGBUS => "SIGBUS",
+                libc::SIGFPE => "SIGFPE",
+                libc::SIGKILL => "SIGKILL",
+                libc::SIGSEGV => "SIGSEGV",
+                libc::SIGPIPE => "SIGPIPE",
+                libc::SIGTERM => "SIGTERM",
+                _ => "",
+            };
+            let core = if status.core_dumped() { ", core dumped" } else { "" };
+            if name.is_empty() {
+                format!("killed by signal {sig}{core}")
+            } else {
+                format!("killed by signal {sig} ({name}{core})")
+            }
+        }
+        None => format!("{status}"),
+    }
 }
 
 pub fn signal(pid: u32, sig: i32) {

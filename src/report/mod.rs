@@ -171,13 +171,20 @@ pub fn print(bytes: &[u8]) -> Result<()> {
     write_output(Path::new("-"), bytes)
 }
 
+/// Prints a page of human-readable text (tables, answers, diffs) to stdout through
+/// the terminal's last guard ([`crate::untrusted::for_terminal`]): outside values
+/// that reached it unescaped come out escaped.
+pub fn print_text(text: &str) -> Result<()> {
+    print(crate::untrusted::for_terminal(text).as_bytes())
+}
+
 /// Emits `doc` to every requested output. Every export is attempted even when
 /// an earlier one fails; the failures are returned together.
 pub fn emit(doc: &Document, out: &Outputs) -> Result<()> {
     if out.json {
         write_output(Path::new("-"), &json::render(doc)?)?;
     } else if !out.quiet {
-        write_output(Path::new("-"), terminal::render(doc).as_bytes())?;
+        print_text(&terminal::render(doc))?;
     }
     let mut failed: Vec<String> = Vec::new();
     let mut attempt = |p: &Option<PathBuf>, render: &dyn Fn() -> Result<Vec<u8>>| {

@@ -26,6 +26,7 @@ pub fn warn(text: &str) {
         out.push_str(&l);
         out.push('\n');
     }
+    let out = crate::untrusted::for_terminal(&out);
     let bar = ACTIVE.lock().ok().and_then(|g| g.clone());
     match bar {
         Some(b) => b.suspend(|| eprint!("{out}")),

@@ -130,12 +130,16 @@ fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<O
         let Some(ctl) = super::find_program(&["apache2ctl", "apachectl"]) else {
             return Ok(None);
         };
-        let (ok, out, err) = run(&ctl, &["-t", "-D", "DUMP_INCLUDES"])?;
-        if !ok {
-            anyhow::bail!("`{ctl} -t -D DUMP_INCLUDES` failed: {}", err.trim());
+        let ran = run(&ctl, &["-t", "-D", "DUMP_INCLUDES"])?;
+        if !ran.ok {
+            return Err(crate::error::UsageError::Invalid(format!(
+                "Apache cannot load its configuration (`{ctl} -t -D DUMP_INCLUDES`: {}); no findings or patch are made from a configuration Apache itself refuses",
+                ran.why()
+            ))
+            .into());
         }
         return Ok(Some((
-            parse_includes(&out),
+            parse_includes(&ran.out),
             format!("{ctl} -t -D DUMP_INCLUDES and the files it names"),
             true,
         )));
@@ -146,7 +150,7 @@ fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<O
         notes.push("Apache is not installed: the file is parsed by itself, without its includes".into());
         return Ok(Some(parsed));
     };
-    let (ok, out, err) = run(&httpd, &["-t", "-D", "DUMP_INCLUDES", "-f", &f])?;
+    let super::Ran { ok, out, err, .. } = run(&httpd, &["-t", "-D", "DUMP_INCLUDES", "-f", &f])?;
     let files = parse_includes(&out);
     let error = err
         .lines()

@@ -60,7 +60,7 @@ pub fn parse_list(text: &str, knowledge: &crate::judge::Knowledge) -> Resolved {
 
 /// Resolves a priority string with the real `gnutls-cli`.
 pub fn resolve(priority: &str, knowledge: &crate::judge::Knowledge) -> Result<Resolved> {
-    let (ok, out, err) = run("gnutls-cli", &["--priority", priority, "-l"])?;
+    let super::Ran { ok, out, err, .. } = run("gnutls-cli", &["--priority", priority, "-l"])?;
     if !ok || !out.contains("Cipher suites") {
         anyhow::bail!(
             "GnuTLS refuses the priority string `{priority}`: {}",

@@ -77,7 +77,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     let mut source = format!("parsed {}", file.display());
     if let Some(h) = haproxy {
         let f = file.display().to_string();
-        let (ok, _, err) = run(&h, &["-c", "-f", &f])?;
+        let super::Ran { ok, err, .. } = run(&h, &["-c", "-f", &f])?;
         if ok {
             source = format!("haproxy -c -f {f} and its ssl-default-bind lines");
         } else {

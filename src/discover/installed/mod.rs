@@ -199,18 +199,49 @@ pub fn read_config(path: &Path) -> Result<String, UsageError> {
     std::fs::read_to_string(path).map_err(|e| UsageError::Invalid(format!("cannot read the configuration file {}: {e}", path.display())))
 }
 
-/// Runs a program and returns (success, stdout, stderr).
-pub(crate) fn run(program: &str, args: &[&str]) -> Result<(bool, String, String)> {
-    let out = Command::new(program)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .with_context(|| format!("cannot run {program}"))?;
-    Ok((
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    ))
+/// How long a config tool (`nginx -T`, `sshd -T`, `apache2ctl -t`, `haproxy -c`,
+/// `ssh -G`) may take, within the run's deadline: a config that makes it hang (an
+/// include of a FIFO, say) cannot hold the run.
+const TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What a config tool said, and how it ended.
+pub(crate) struct Ran {
+    pub ok: bool,
+    pub out: String,
+    pub err: String,
+    /// "exit status 1", "killed by signal 11 (SIGSEGV)".
+    pub status: String,
+}
+
+impl Ran {
+    /// How it failed, for a message: its status and the last lines of its stderr
+    /// (escaped: a config file's contents reach a terminal through this).
+    pub fn why(&self) -> String {
+        let lines: Vec<&str> = self.err.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let tail = lines[lines.len().saturating_sub(5)..].join(" / ");
+        let said = crate::untrusted::bounded(&tail, 2000);
+        if said.is_empty() {
+            format!("{}, nothing on stderr", self.status)
+        } else {
+            format!("{}: {}", self.status, crate::untrusted::shown(&said))
+        }
+    }
+}
+
+/// Runs a config tool until it ends or its timeout (within the run's deadline)
+/// passes; a tool that had to be stopped is an error naming it.
+pub(crate) fn run(program: &str, args: &[&str]) -> Result<Ran> {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    let said = crate::backend::process::output_by(&mut cmd, crate::deadline::op(TOOL_TIMEOUT))
+        .with_context(|| format!("cannot run {program}"))?
+        .ok_or_else(|| anyhow::anyhow!("`{program} {}` did not finish in time and was stopped", args.join(" ")))?;
+    Ok(Ran {
+        ok: said.status.success(),
+        out: String::from_utf8_lossy(&said.stdout).into_owned(),
+        err: String::from_utf8_lossy(&said.stderr).into_owned(),
+        status: crate::backend::process::describe_status(said.status),
+    })
 }
 
 /// The first of `candidates` that exists (programs in sbin are not on a user's PATH).

@@ -257,7 +257,7 @@ fn default_protocols(version: Option<(u32, u32, u32)>) -> Vec<String> {
 }
 
 fn version(nginx: &str) -> Option<(u32, u32, u32)> {
-    let (_, _, err) = run(nginx, &["-v"]).ok()?;
+    let super::Ran { err, .. } = run(nginx, &["-v"]).ok()?;
     let v = err.split("nginx/").nth(1)?.split_whitespace().next()?.to_string();
     let n: Vec<u32> = v.split('.').filter_map(|x| x.parse().ok()).collect();
     Some((*n.first()?, *n.get(1)?, *n.get(2).unwrap_or(&0)))
@@ -305,6 +305,22 @@ pub fn from_files(files: &[(PathBuf, String)], prefix: &Path, version: Option<(u
     Parsed::new(config, directives, insert_at, notes)
 }
 
+/// Whether `nginx -T` failed only because a file the configuration names (a
+/// certificate, a key) is missing or unreadable, after parsing it: the
+/// configuration itself loads. A crash, a syntax error or an include loop is not.
+fn only_missing_files(ran: &super::Ran) -> bool {
+    if !ran.status.starts_with("exit status") {
+        return false;
+    }
+    let emerg: Vec<&str> = ran.err.lines().filter(|l| l.contains("[emerg]")).collect();
+    !emerg.is_empty()
+        && emerg.iter().all(|l| {
+            (l.contains("cannot load certificate") || l.contains("BIO_new_file") || l.contains("open()"))
+                && (l.contains("No such file") || l.contains("Permission denied"))
+                && !l.contains(".conf")
+        })
+}
+
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     let nginx = super::find_program(&["nginx"]);
     let file = config_from.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
@@ -325,16 +341,27 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             Some(_) => vec!["-T", "-q", "-e", "stderr", "-p", &p, "-c", &f],
             None => vec!["-T", "-q", "-e", "stderr"],
         };
-        let (ok, out, err) = run(n, &args)?;
-        let dumped = sections(&out);
-        if ok && !dumped.is_empty() {
+        let ran = run(n, &args)?;
+        let dumped = sections(&ran.out);
+        if ran.ok && !dumped.is_empty() {
             files = dumped;
             source = format!("nginx {}", args.join(" "));
-        } else {
+        } else if only_missing_files(&ran) {
+            // A file under review may name certificates that are not there yet (or
+            // readable only by root): nginx parsed it, so it is read by itself.
             notes.push(format!(
-                "`nginx -T` failed ({}): the file is parsed by itself, without its includes",
-                err.lines().find(|l| l.contains("emerg")).unwrap_or(err.trim()).trim()
+                "`nginx -T` refused to load a file the configuration names ({}): the file is parsed by itself, without its includes",
+                ran.why()
             ));
+        } else {
+            return Err(crate::error::UsageError::Invalid(format!(
+                "nginx cannot load {} (`{} {}`: {}); no findings or patch are made from a configuration nginx itself refuses",
+                crate::untrusted::shown(&file.display().to_string()),
+                n,
+                args.join(" "),
+                ran.why()
+            ))
+            .into());
         }
     } else {
         notes.push("nginx is not installed: the file is parsed by itself, with nginx 1.22's defaults".into());

@@ -55,7 +55,7 @@ pub fn resolve(cipher_string: Option<&str>, ciphersuites: Option<&str>) -> Resul
     if let Some(s) = cipher_string {
         args.push(s);
     }
-    let (ok, out, err) = run("openssl", &args)?;
+    let super::Ran { ok, out, err, .. } = run("openssl", &args)?;
     if !ok {
         anyhow::bail!(
             "OpenSSL refuses the cipher list `{}`{}: {}",

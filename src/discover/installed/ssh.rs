@@ -24,7 +24,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         args.extend(["-F", &f]);
     }
     args.push(HOST);
-    let (ok, out, err) = match run(&ssh, &args) {
+    let super::Ran { ok, out, err, .. } = match run(&ssh, &args) {
         Ok(r) => r,
         Err(_) if config_from.is_none() => return Ok(None),
         Err(e) => return Err(e),

@@ -68,7 +68,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     if text.is_some() {
         args.extend(["-f", &f]);
     }
-    let (mut ok, mut out, mut err) = run(&sshd_s, &args)?;
+    let super::Ran { ok, mut out, mut err, .. } = run(&sshd_s, &args)?;
     let keydir;
     let mut source = format!("{} {}", sshd_s, args.join(" "));
     if !ok {
@@ -76,7 +76,9 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         keydir = tempfile::Builder::new().prefix("cipherbench-sshd-T-").tempdir()?;
         let key = keydir.path().join("hostkey");
         let k = key.display().to_string();
-        let (gen_ok, _, gen_err) = run("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-f", &k])?;
+        let super::Ran {
+            ok: gen_ok, err: gen_err, ..
+        } = run("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-f", &k])?;
         if !gen_ok {
             anyhow::bail!("ssh-keygen could not make a throw-away host key: {}", gen_err.trim());
         }
@@ -84,13 +86,21 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         let hk = format!("HostKey={k}");
         let mut retry = args.clone();
         retry.extend(["-o", &hk]);
-        (ok, out, err) = run(&sshd_s, &retry)?;
-        if !ok {
-            anyhow::bail!(
-                "`{source}` failed: {}",
-                if err.trim().is_empty() { first_err.trim() } else { err.trim() }
-            );
+        let again = run(&sshd_s, &retry)?;
+        if !again.ok {
+            // sshd cannot load this configuration: no findings or patch from it.
+            let why = if again.err.trim().is_empty() {
+                format!("{}: {}", again.status, crate::untrusted::shown(first_err.trim()))
+            } else {
+                again.why()
+            };
+            return Err(crate::error::UsageError::Invalid(format!(
+                "sshd cannot load {} (`{source}`: {why}); no findings or patch are made from a configuration sshd itself refuses",
+                crate::untrusted::shown(&f)
+            ))
+            .into());
         }
+        (out, err) = (again.out, again.err);
         source = format!("{source} (with a throw-away host key)");
         // Name each host key that could not be read, and why.
         // (The file's HostKey lines, else sshd's default keys.)
@@ -113,7 +123,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             }
         }
         for l in first_err.lines().chain(err.lines()).map(str::trim).filter(|l| !l.is_empty()) {
-            let note = format!("sshd said: {l}");
+            let note = format!("sshd said: {}", crate::untrusted::shown(l));
             if !notes.contains(&note) {
                 notes.push(note);
             }

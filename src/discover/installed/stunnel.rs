@@ -136,7 +136,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     let defaults = match &stunnel {
         Some(s) => {
             // `-version` prints to stderr and exits non-zero on some builds.
-            let (_, out, err) = run(s, &["-version"])?;
+            let super::Ran { out, err, .. } = run(s, &["-version"])?;
             let d = parse_defaults(&format!("{out}{err}"));
             if d.ciphers.is_some() {
                 source = format!("{source} over `{s} -version` (its built-in defaults)");
@@ -208,7 +208,7 @@ mod tests {
             eprintln!("skipped: stunnel is not installed");
             return;
         };
-        let (_, out, err) = run(&s, &["-version"]).unwrap();
+        let super::Ran { out, err, .. } = run(&s, &["-version"]).unwrap();
         let d = parse_defaults(&format!("{out}{err}"));
         assert!(
             d.ciphers.is_some() && d.ciphersuites.is_some() && d.curves.is_some(),

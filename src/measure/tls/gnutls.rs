@@ -1039,7 +1039,7 @@ pub fn serve(a: &crate::cli::TlsArgs, addr: &str, quiet: bool) -> Result<()> {
     let names = Arc::new(Names::load().unwrap_or(Names { suites: Vec::new() }));
     let log: Log = Arc::new(move |m: &str| {
         if !quiet {
-            eprintln!("{m}");
+            eprintln!("{}", crate::untrusted::for_terminal(m));
         }
     });
     let server = Server::start(listener, end, a.threads as usize, timeout, false, names, Some(log))?;
@@ -1132,7 +1132,7 @@ pub fn list(json_out: bool, lib: Library, priority: Option<&str>, grades: &crate
         p.groups().join(", "),
         p.signatures().join(", ")
     );
-    crate::report::print(out.as_bytes())
+    crate::report::print_text(&out)
 }
 
 #[cfg(test)]

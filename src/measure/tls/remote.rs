@@ -354,7 +354,12 @@ impl HttpProbe {
         let status = text.split_whitespace().nth(1).unwrap_or("");
         if status != "200" {
             let line = String::from_utf8_lossy(&head[..body_start]);
-            bail!("GET {} answered '{}'", self.path, line.lines().next().unwrap_or(""));
+            let first = line.lines().next().unwrap_or("");
+            bail!(
+                "GET {} answered '{}'",
+                self.path,
+                crate::untrusted::shown(&crate::untrusted::bounded(first, 200))
+            );
         }
         let header = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
         // RFC 9112 6.3: chunked framing wins over any Content-Length.
@@ -498,6 +503,7 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
         session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
     }
     let n = (accepted.len() * (plan.handshakes as usize * 2 + plan.http_get.is_some() as usize)).max(1);
+    let (mut gets_tried, mut gets_failed, mut last_get_error) = (0usize, 0usize, String::new());
     let cfg = crate::measure::plans::share(Seconds(plan.budget.0 * 0.9), n);
     for (p, suite) in &accepted {
         if crate::interrupt::requested() {
@@ -584,9 +590,21 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
                     ),
                 }])
             })();
+            gets_tried += 1;
+            if let Err(e) = &r {
+                gets_failed += 1;
+                last_get_error = format!("{e:#}");
+            }
             record_or_fail(session, r, &bulk_subject, &[(Metric::BytesPerSec, None)], Kind::TlsBulk)?;
         }
     }
     session.progress_finish();
+    if gets_tried > 0 && gets_failed == gets_tried {
+        // Exit 3 (could not measure): what was asked for, the download, never worked.
+        bail!(
+            "every GET {} failed ({gets_failed} of {gets_tried} suites); the last: {last_get_error}",
+            plan.http_get.as_deref().unwrap_or("/")
+        );
+    }
     Ok(())
 }
