@@ -208,7 +208,7 @@ mod tests {
             eprintln!("skipped: stunnel is not installed");
             return;
         };
-        let super::Ran { out, err, .. } = run(&s, &["-version"]).unwrap();
+        let super::super::Ran { out, err, .. } = run(&s, &["-version"]).unwrap();
         let d = parse_defaults(&format!("{out}{err}"));
         assert!(
             d.ciphers.is_some() && d.ciphersuites.is_some() && d.curves.is_some(),
