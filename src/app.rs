@@ -597,9 +597,17 @@ fn finish(session: Session, measured: Result<()>, out: &Outputs) -> Result<()> {
 /// Closes the run's row with the status `measured` implies; the document is
 /// whole even when the history database failed.
 fn close(session: Session, measured: &Result<()>) -> (crate::model::Document, RunStatus, Option<crate::error::NotSaved>) {
-    let interrupted = crate::interrupt::requested() || measured.as_ref().err().is_some_and(|e| crate::error::exit_code(e) == 130);
+    let interrupted = crate::interrupt::by_user() || measured.as_ref().err().is_some_and(|e| crate::error::exit_code(e) == 130);
+    // Cut at the deadline (the watchdog, or a probe that ran into it) with results
+    // kept: partial, not failed.
+    let cut = crate::interrupt::cut()
+        || measured
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.chain().any(|c| c.downcast_ref::<crate::deadline::DeadlinePassed>().is_some()));
     let status = match (measured, interrupted) {
         (_, true) => RunStatus::Interrupted,
+        _ if cut && session.results().iter().any(|r| r.status == crate::model::Status::Ok) => RunStatus::Partial,
         (Err(_), false) => RunStatus::Failed,
         (Ok(()), false) => RunStatus::Complete,
     };
@@ -640,6 +648,16 @@ fn conclude(
             eprintln!("cipherbench: error: {}", crate::untrusted::shown_lines(u));
         }
         return Err(Interrupted { kept: doc.results.len() }.into());
+    }
+    if status == RunStatus::Partial {
+        for u in &unsaved {
+            eprintln!("cipherbench: error: {}", crate::untrusted::shown_lines(u));
+        }
+        return Err(crate::error::Partial {
+            kept: doc.results.len(),
+            why: crate::deadline::describe(),
+        }
+        .into());
     }
     if !unsaved.is_empty() {
         return Err(crate::error::NotSaved(unsaved.join("; ")).into());

@@ -44,9 +44,10 @@ impl Deadline {
         }
     }
 
-    /// `budget` plus its [`grace`], counted from `start`.
+    /// The measuring deadline: `budget` plus its share of the [`grace`]
+    /// ([`MEASURING_SHARE_OF_GRACE`]), counted from `start`.
     pub fn for_budget(start: Instant, budget: Seconds) -> Deadline {
-        let total = budget.0.max(0.0) + grace(budget).0;
+        let total = budget.0.max(0.0) + grace(budget).0 * MEASURING_SHARE_OF_GRACE;
         Deadline {
             at: start.checked_add(Duration::from_secs_f64(total.min(1e9))),
         }
@@ -91,18 +92,54 @@ impl Deadline {
 struct Run {
     deadline: Deadline,
     budget: Option<Seconds>,
+    /// Start + budget, without grace: what a plan may spend.
+    budget_end: Option<Instant>,
 }
 
 static RUN: Mutex<Run> = Mutex::new(Run {
     deadline: Deadline::NONE,
     budget: None,
+    budget_end: None,
 });
 
-/// Sets the run's deadline: `budget` plus grace from `start`.
+/// What is left of the run's budget itself (no grace), for plans that share the
+/// rest out after a step of unknown length (a scan, a daemon's start); `None`
+/// when no run deadline is set.
+pub fn budget_left() -> Option<Seconds> {
+    let r = RUN.lock().unwrap_or_else(|e| e.into_inner());
+    r.budget_end
+        .map(|end| Seconds(end.saturating_duration_since(Instant::now()).as_secs_f64()))
+}
+
+/// When the process started (`main` marks it first thing): a run's budget counts
+/// from here, so start-up under load is inside it.
+static PROCESS_START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// Marks the start of the process. Called once, first thing in `main`.
+pub fn mark_process_start() {
+    let _ = PROCESS_START.set(Instant::now());
+}
+
+/// The share of the grace that measuring may use; the rest is kept for what comes
+/// after it (judging, the report, the exports, stopping private daemons), so the
+/// whole run ends within budget + grace even on a loaded machine.
+const MEASURING_SHARE_OF_GRACE: f64 = 0.5;
+
+/// Sets the run's deadline: `budget` plus half its grace from the start of the
+/// process (or `start`, when earlier), for every probe; and at that moment the run
+/// is cut ([`crate::interrupt::cut_at`]): whatever still measures stops within a
+/// slice, and the run reports what it kept with status `partial`.
 pub fn set_run(start: Instant, budget: Seconds) {
+    let start = PROCESS_START.get().map_or(start, |p| (*p).min(start));
+    let d = Deadline::for_budget(start, budget);
+    let at = d.at;
     let mut r = RUN.lock().unwrap_or_else(|e| e.into_inner());
-    r.deadline = Deadline::for_budget(start, budget);
+    r.deadline = d;
     r.budget = Some(budget);
+    r.budget_end = start.checked_add(Duration::from_secs_f64(budget.0.clamp(0.0, 1e9)));
+    if let Some(at) = at {
+        crate::interrupt::cut_at(at);
+    }
 }
 
 /// The run's deadline ([`Deadline::NONE`] until [`set_run`]).
@@ -123,7 +160,12 @@ pub fn run_expired() -> bool {
 /// "the run's deadline (budget 10 s + grace 1.5 s)", for messages.
 pub fn describe() -> String {
     match RUN.lock().unwrap_or_else(|e| e.into_inner()).budget {
-        Some(b) => format!("the run's deadline (budget {:.0} s + grace {:.1} s)", b.0, grace(b).0),
+        Some(b) => format!(
+            "the run's deadline (budget {:.0} s + {:.1} s of its {:.1} s grace; the rest is for the report)",
+            b.0,
+            grace(b).0 * MEASURING_SHARE_OF_GRACE,
+            grace(b).0
+        ),
         None => "the run's deadline".to_string(),
     }
 }
@@ -204,8 +246,8 @@ mod tests {
         assert!((grace(Seconds(10.0)).0 - 1.5).abs() < 1e-9);
         let start = Instant::now();
         let d = Deadline::for_budget(start, Seconds(0.2));
-        // 0.2 s + 1.01 s of grace
-        assert!(d.left() > Duration::from_millis(1000) && d.left() <= Duration::from_millis(1210));
+        // 0.2 s + half of 1.01 s of grace
+        assert!(d.left() > Duration::from_millis(600) && d.left() <= Duration::from_millis(705));
         let short = Deadline::after(Duration::from_millis(50));
         assert_eq!(d.min(short), short);
         assert_eq!(Deadline::NONE.min(short), short);

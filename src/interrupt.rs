@@ -16,6 +16,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+/// Set when the run's measuring deadline passed (see [`cut_at`]).
+static CUT: AtomicBool = AtomicBool::new(false);
 /// Cleanups that must run even when the process exits at once (e.g. stopping a
 /// private daemon whose `Drop` will not get the chance).
 static AT_FORCED_EXIT: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
@@ -70,7 +72,44 @@ pub fn install() {
     });
 }
 
-/// True once the user asked to stop.
+/// True once the run must stop measuring: the user asked (Ctrl-C, SIGTERM) or its
+/// deadline passed ([`cut_at`]). Every measuring loop and blocking wait looks here.
 pub fn requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst) || CUT.load(Ordering::SeqCst)
+}
+
+/// True once the user asked to stop (the run ends `interrupted`, exit 130).
+pub fn by_user() -> bool {
     REQUESTED.load(Ordering::SeqCst)
+}
+
+/// True once the run's deadline cut it (the run ends `partial`).
+pub fn cut() -> bool {
+    CUT.load(Ordering::SeqCst) && !by_user()
+}
+
+/// At `at`, the run stops measuring as if interrupted, but keeps going to report
+/// what it has: a thread sleeps until then (a loaded machine cannot starve a
+/// loop's own clock check past it). Setting a later or earlier time replaces the
+/// earlier one.
+pub fn cut_at(at: std::time::Instant) {
+    static AT: Mutex<Option<std::time::Instant>> = Mutex::new(None);
+    *AT.lock().unwrap_or_else(|e| e.into_inner()) = Some(at);
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        std::thread::spawn(|| loop {
+            let when = *AT.lock().unwrap_or_else(|e| e.into_inner());
+            match when {
+                Some(t) if std::time::Instant::now() >= t => {
+                    CUT.store(true, Ordering::SeqCst);
+                    return;
+                }
+                Some(t) => std::thread::sleep(
+                    t.saturating_duration_since(std::time::Instant::now())
+                        .min(Duration::from_millis(100)),
+                ),
+                None => return,
+            }
+        });
+    });
 }

@@ -24,6 +24,7 @@ mod units;
 mod untrusted;
 
 fn main() {
+    deadline::mark_process_start();
     let cli = cli::parse();
     if std::env::var_os("NO_COLOR").is_some() {
         console::set_colors_enabled(false);

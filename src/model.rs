@@ -56,6 +56,8 @@ pub enum RunStatus {
     Running,
     Complete,
     Interrupted,
+    /// The run's deadline cut it: what it measured before is kept (exit 5).
+    Partial,
     Failed,
     /// Its process was gone (killed outright) when a later run looked.
     Abandoned,
@@ -67,6 +69,7 @@ impl RunStatus {
             RunStatus::Running => "running",
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::Partial => "partial",
             RunStatus::Failed => "failed",
             RunStatus::Abandoned => "abandoned",
         }
@@ -76,6 +79,7 @@ impl RunStatus {
             RunStatus::Running,
             RunStatus::Complete,
             RunStatus::Interrupted,
+            RunStatus::Partial,
             RunStatus::Failed,
             RunStatus::Abandoned,
         ]

@@ -339,6 +339,10 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
     }
     match doc.run.status {
         RunStatus::Interrupted => s.push_str(&format!("\nInterrupted: {} result(s) kept.\n", doc.results.len())),
+        RunStatus::Partial => s.push_str(&format!(
+            "\nCut at the run's deadline: {} result(s) kept (status partial).\n",
+            doc.results.len()
+        )),
         RunStatus::Failed => s.push_str("\nThe run failed; the results above were kept.\n"),
         _ => {}
     }

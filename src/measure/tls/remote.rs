@@ -504,7 +504,10 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<(
     }
     let n = (accepted.len() * (plan.handshakes as usize * 2 + plan.http_get.is_some() as usize)).max(1);
     let (mut gets_tried, mut gets_failed, mut last_get_error) = (0usize, 0usize, String::new());
-    let cfg = crate::measure::plans::share(Seconds(plan.budget.0 * 0.9), n);
+    // What the scan left of the budget is shared out, not the whole budget: a slow
+    // scan (many suites, a far server) must not push the run past its deadline.
+    let left = crate::deadline::budget_left().map_or(plan.budget.0, |l| l.0.min(plan.budget.0));
+    let cfg = crate::measure::plans::share(Seconds(left * 0.9), n);
     for (p, suite) in &accepted {
         if crate::interrupt::requested() {
             break;
