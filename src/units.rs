@@ -192,4 +192,20 @@ mod tests {
         assert_eq!(BytesPerSec(512.3e6).to_string(), "512.3 MB/s");
         assert_eq!(Seconds(0.0025).to_string(), "2.50 ms");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_input_is_parsed_or_refused_never_a_panic(input in ".{0,64}") {
+            let _ = parse_bytes(&input);
+            let _ = parse_duration(&input);
+        }
+
+        #[test]
+        fn sizes_and_durations_mean_what_they_say(n in 1u64..1_000_000, unit in 0usize..4) {
+            let (suffix, mult) = [("", 1u64), ("k", 1 << 10), ("M", 1 << 20), ("g", 1 << 30)][unit];
+            proptest::prop_assert_eq!(parse_bytes(&format!("{n}{suffix}")).unwrap().0, n * mult);
+            let secs = parse_duration(&format!("{n}ms")).unwrap().0;
+            proptest::prop_assert!((secs - n as f64 / 1e3).abs() < 1e-9);
+        }
+    }
 }

@@ -23,6 +23,9 @@ pub mod ssh;
 pub mod sshd;
 pub mod stunnel;
 
+#[cfg(test)]
+mod prop_tests;
+
 use crate::error::UsageError;
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -306,7 +309,8 @@ pub fn scan_directives(file: &Path, text: &str, keywords: &[&str], comment: char
 /// The value after the keyword of a `keyword value` line (blanks, `=` or `:` between).
 pub fn value_after<'a>(line: &'a str, keyword: &str) -> Option<&'a str> {
     let l = line.trim();
-    if l.len() < keyword.len() || !l[..keyword.len()].eq_ignore_ascii_case(keyword) {
+    let head = l.get(..keyword.len())?;
+    if !head.eq_ignore_ascii_case(keyword) {
         return None;
     }
     let rest = &l[keyword.len()..];

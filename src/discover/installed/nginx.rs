@@ -100,7 +100,21 @@ fn tokens(text: &str) -> Vec<Tok> {
 
 /// Parses one file's text into statements (without expanding includes).
 pub fn parse(file: &Path, text: &str) -> Vec<Stmt> {
-    fn block(toks: &[Tok], i: &mut usize, file: &Path) -> Vec<Stmt> {
+    /// Deeper than any real nginx.conf; what a hostile file nests below this is
+    /// skipped, so the parser's stack is bounded.
+    const MAX_DEPTH: usize = 64;
+    fn skip_block(toks: &[Tok], i: &mut usize) {
+        let mut depth = 1usize;
+        while *i < toks.len() && depth > 0 {
+            match toks[*i] {
+                Tok::Open(_) => depth += 1,
+                Tok::Close => depth -= 1,
+                _ => {}
+            }
+            *i += 1;
+        }
+    }
+    fn block(toks: &[Tok], i: &mut usize, file: &Path, depth: usize) -> Vec<Stmt> {
         let mut out = Vec::new();
         let mut words: Vec<String> = Vec::new();
         let mut line = 0;
@@ -125,7 +139,12 @@ pub fn parse(file: &Path, text: &str) -> Vec<Stmt> {
                     }
                 }
                 Tok::Open(l) => {
-                    let inner = block(toks, i, file);
+                    let inner = if depth < MAX_DEPTH {
+                        block(toks, i, file, depth + 1)
+                    } else {
+                        skip_block(toks, i);
+                        Vec::new()
+                    };
                     out.push(Stmt {
                         line: if words.is_empty() { *l } else { line },
                         words: std::mem::take(&mut words),
@@ -140,50 +159,95 @@ pub fn parse(file: &Path, text: &str) -> Vec<Stmt> {
     }
     let toks = tokens(text);
     let mut i = 0;
-    block(&toks, &mut i, file)
+    block(&toks, &mut i, file, 0)
 }
 
-/// `*` and `?` glob match of a whole path.
+/// `*` and `?` glob match of a whole path (`*` does not cross `/`). Dynamic
+/// programming over (pattern, path) prefixes, one row at a time: time is at most
+/// pattern × path, whatever a hostile pattern holds, and nothing recurses.
 fn glob(pattern: &str, s: &str) -> bool {
-    fn m(p: &[u8], s: &[u8]) -> bool {
-        match (p.first(), s.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => m(&p[1..], s) || (!s.is_empty() && s[0] != b'/' && m(p, &s[1..])),
-            (Some(b'?'), Some(_)) => m(&p[1..], &s[1..]),
-            (Some(a), Some(b)) if a == b => m(&p[1..], &s[1..]),
-            _ => false,
+    let (p, s) = (pattern.as_bytes(), s.as_bytes());
+    // row[j]: p[..i] matches s[..j].
+    let mut row = vec![false; s.len() + 1];
+    row[0] = true;
+    for &pc in p {
+        let mut next = vec![false; s.len() + 1];
+        if pc == b'*' {
+            next[0] = row[0];
+            for j in 1..=s.len() {
+                next[j] = row[j] || (next[j - 1] && s[j - 1] != b'/');
+            }
+        } else {
+            for j in 1..=s.len() {
+                next[j] = row[j - 1] && (pc == b'?' || pc == s[j - 1]);
+            }
         }
+        row = next;
     }
-    m(pattern.as_bytes(), s.as_bytes())
+    row[s.len()]
 }
 
 /// The statements of `files[0]` with every `include` replaced by the statements of
 /// the files it names (relative to `prefix`).
 pub fn expand(files: &[(PathBuf, String)], prefix: &Path) -> Vec<Stmt> {
-    fn walk(stmts: Vec<Stmt>, files: &[(PathBuf, String)], prefix: &Path, depth: usize) -> Vec<Stmt> {
+    /// The most statements an expansion makes: far above any real configuration,
+    /// and a bound on what a file that includes itself many times can cost.
+    const MAX_STATEMENTS: usize = 200_000;
+    struct Walk<'a> {
+        files: &'a [(PathBuf, String)],
+        prefix: &'a Path,
+        /// The files being expanded now: one that includes itself is not entered again.
+        stack: Vec<PathBuf>,
+        left: usize,
+    }
+    fn walk(stmts: Vec<Stmt>, w: &mut Walk<'_>) -> Vec<Stmt> {
         let mut out = Vec::new();
         for mut s in stmts {
-            if s.words.first().map(String::as_str) == Some("include") && s.block.is_none() && depth < 16 {
+            if w.left == 0 {
+                break;
+            }
+            w.left -= 1;
+            if s.words.first().map(String::as_str) == Some("include") && s.block.is_none() {
+                if w.stack.len() >= 16 {
+                    continue;
+                }
                 let pat = s.words.get(1).cloned().unwrap_or_default();
                 let pat = if pat.starts_with('/') {
                     pat
                 } else {
-                    prefix.join(pat).display().to_string()
+                    w.prefix.join(pat).display().to_string()
                 };
-                for (f, t) in files.iter().filter(|(f, _)| glob(&pat, &f.display().to_string())) {
-                    out.extend(walk(parse(f, t), files, prefix, depth + 1));
+                let named: Vec<(PathBuf, String)> = w
+                    .files
+                    .iter()
+                    .filter(|(f, _)| glob(&pat, &f.display().to_string()) && !w.stack.contains(f))
+                    .cloned()
+                    .collect();
+                for (f, t) in named {
+                    // Parsing costs by size: a big file included many times uses up the bound too.
+                    w.left = w.left.saturating_sub(t.len() / 64);
+                    w.stack.push(f.clone());
+                    let inner = parse(&f, &t);
+                    out.extend(walk(inner, w));
+                    w.stack.pop();
                 }
                 continue;
             }
             if let Some(b) = s.block.take() {
-                s.block = Some(walk(b, files, prefix, depth));
+                s.block = Some(walk(b, w));
             }
             out.push(s);
         }
         out
     }
     let Some((f, t)) = files.first() else { return Vec::new() };
-    walk(parse(f, t), files, prefix, 0)
+    let mut w = Walk {
+        files,
+        prefix,
+        stack: vec![f.clone()],
+        left: MAX_STATEMENTS,
+    };
+    walk(parse(f, t), &mut w)
 }
 
 fn key(s: &Stmt) -> Option<String> {
