@@ -597,17 +597,20 @@ fn finish(session: Session, measured: Result<()>, out: &Outputs) -> Result<()> {
 /// Closes the run's row with the status `measured` implies; the document is
 /// whole even when the history database failed.
 fn close(session: Session, measured: &Result<()>) -> (crate::model::Document, RunStatus, Option<crate::error::NotSaved>) {
-    let interrupted = crate::interrupt::by_user() || measured.as_ref().err().is_some_and(|e| crate::error::exit_code(e) == 130);
     // Cut at the deadline (the watchdog, or a probe that ran into it) with results
-    // kept: partial, not failed.
-    let cut = crate::interrupt::cut()
-        || measured
-            .as_ref()
-            .err()
-            .is_some_and(|e| e.chain().any(|c| c.downcast_ref::<crate::deadline::DeadlinePassed>().is_some()));
+    // kept: partial, not failed, and not interrupted either (a probe that saw the
+    // cut stops as it would on Ctrl-C).
+    let cut = !crate::interrupt::by_user()
+        && (crate::interrupt::cut()
+            || measured
+                .as_ref()
+                .err()
+                .is_some_and(|e| e.chain().any(|c| c.downcast_ref::<crate::deadline::DeadlinePassed>().is_some())));
+    let interrupted = crate::interrupt::by_user() || (!cut && measured.as_ref().err().is_some_and(|e| crate::error::exit_code(e) == 130));
+    let kept = session.results().iter().any(|r| r.status == crate::model::Status::Ok);
     let status = match (measured, interrupted) {
         (_, true) => RunStatus::Interrupted,
-        _ if cut && session.results().iter().any(|r| r.status == crate::model::Status::Ok) => RunStatus::Partial,
+        _ if cut && kept => RunStatus::Partial,
         (Err(_), false) => RunStatus::Failed,
         (Ok(()), false) => RunStatus::Complete,
     };
@@ -615,7 +618,8 @@ fn close(session: Session, measured: &Result<()>) -> (crate::model::Document, Ru
     (doc, status, stored)
 }
 
-/// The exit after everything was written: the measuring error first, then an
+/// The exit after everything was written: a cut at the deadline first (what
+/// stopped the measuring is the cut), then the measuring error, then an
 /// interruption, then what could not be saved (history, exports).
 fn conclude(
     doc: &crate::model::Document,
@@ -637,6 +641,17 @@ fn conclude(
         }
         unsaved.push(format!("{e:#}"));
     }
+    if status == RunStatus::Partial {
+        let partial = anyhow::Error::new(crate::error::Partial {
+            kept: doc.results.len(),
+            why: crate::deadline::describe(),
+        });
+        // Not saved (exit 4) wins over partial (exit 5), as docs/exit-codes.md orders them.
+        return Err(match unsaved.is_empty() {
+            true => partial,
+            false => partial.context(crate::error::NotSaved(unsaved.join("; "))),
+        });
+    }
     if let Err(e) = measured {
         for u in &unsaved {
             eprintln!("cipherbench: error: {}", crate::untrusted::shown_lines(u));
@@ -648,16 +663,6 @@ fn conclude(
             eprintln!("cipherbench: error: {}", crate::untrusted::shown_lines(u));
         }
         return Err(Interrupted { kept: doc.results.len() }.into());
-    }
-    if status == RunStatus::Partial {
-        for u in &unsaved {
-            eprintln!("cipherbench: error: {}", crate::untrusted::shown_lines(u));
-        }
-        return Err(crate::error::Partial {
-            kept: doc.results.len(),
-            why: crate::deadline::describe(),
-        }
-        .into());
     }
     if !unsaved.is_empty() {
         return Err(crate::error::NotSaved(unsaved.join("; ")).into());
