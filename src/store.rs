@@ -9,8 +9,15 @@
 //! [`RUN_BUSY`] for a lock during the run (the session keeps everything in memory
 //! and retries at the end, see `session.rs`). Each run row names its owner
 //! process (host, pid and the process's start time, so a reused pid is not
-//! mistaken for it); opening the database marks rows still `running` whose owner
-//! is gone as `abandoned`.
+//! mistaken for it); opening the database for a run marks rows still `running`
+//! whose owner is gone as `abandoned` (readers show them so without writing).
+//!
+//! The store touches only its own database. Databases it makes carry
+//! [`APPLICATION_ID`] and [`SCHEMA_VERSION`]; any other file (another program's
+//! database, a newer schema, not SQLite at all) is refused before SQLite may write
+//! a byte of it or beside it, and a history an older cipherbench made is
+//! migrated explicitly (see [`SCHEMA_VERSION`]). Commands that only read open it
+//! read-only and never create it.
 
 use crate::error::UsageError;
 use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
@@ -338,19 +345,32 @@ fn shape(conn: &Connection) -> rusqlite::Result<Shape> {
     })
 }
 
-/// Under the write lock, checks the database again (another process may have
-/// changed it since `inspect`), then makes or migrates it to [`SCHEMA_VERSION`].
-/// `Ok(Ok(changed))` when it is ready, `Ok(Err(why))` when it is not ours (and
-/// nothing was written).
+/// Checks the database again, now that it is open for writing (another process
+/// may have changed it since `inspect`), then makes or migrates it to
+/// [`SCHEMA_VERSION`]. A current database is only read (a run must not wait for
+/// another's write lock to start); making or migrating takes the write lock and
+/// looks once more under it. `Ok(Ok(changed))` when it is ready, `Ok(Err(why))`
+/// when it is not ours (and nothing was written).
 fn set_up(conn: &Connection) -> rusqlite::Result<Result<bool, String>> {
+    let current = |shape: &Shape| {
+        matches!(
+            shape,
+            Shape::Ours {
+                version: SCHEMA_VERSION,
+                tables: true,
+                has_owner: true,
+            }
+        )
+    };
+    match shape(conn)? {
+        Shape::NotOurs(why) => return Ok(Err(why)),
+        s if current(&s) => return Ok(Ok(false)),
+        _ => {}
+    }
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
     let changed = match shape(conn)? {
         Shape::NotOurs(why) => return Ok(Err(why)),
-        Shape::Ours {
-            version: SCHEMA_VERSION,
-            tables: true,
-            has_owner: true,
-        } => false,
+        s if current(&s) => false,
         Shape::Empty => {
             migrate(conn, 0)?;
             true
