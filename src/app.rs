@@ -52,9 +52,10 @@ fn outputs(c: &Common) -> Outputs {
     }
 }
 
-/// The history database named by `--db`, or the default one.
+/// The history database named by `--db`, or the default one, read-only (for
+/// `history`, `report` and `compare`: never created, migrated or written).
 fn history_store(c: &Common) -> Result<Store> {
-    Store::open(&c.db.clone().unwrap_or_else(store::default_path))
+    Store::open_read(&c.db.clone().unwrap_or_else(store::default_path))
 }
 
 /// The store a measuring run writes to, unless `--no-store`.
@@ -62,7 +63,7 @@ fn open_store(c: &Common) -> Result<Option<Store>> {
     if c.no_store {
         return Ok(None);
     }
-    Ok(Some(history_store(c)?))
+    Ok(Some(Store::open(&c.db.clone().unwrap_or_else(store::default_path))?))
 }
 
 fn progress(c: &Common) -> Progress {

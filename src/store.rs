@@ -9,18 +9,29 @@
 //! [`RUN_BUSY`] for a lock during the run (the session keeps everything in memory
 //! and retries at the end, see `session.rs`). Each run row names its owner
 //! process (host, pid and the process's start time, so a reused pid is not
-//! mistaken for it); opening the database marks rows still `running` whose owner
-//! is gone as `abandoned`.
+//! mistaken for it); opening the database for a run marks rows still `running`
+//! whose owner is gone as `abandoned` (readers show them so without writing).
+//!
+//! The store touches only its own database. Databases it makes carry
+//! [`APPLICATION_ID`] and [`SCHEMA_VERSION`]; any other file (another program's
+//! database, a newer schema, not SQLite at all) is refused before SQLite may write
+//! a byte of it or beside it, and a history an older cipherbench made is
+//! migrated explicitly (see [`SCHEMA_VERSION`]). Commands that only read open it
+//! read-only and never create it.
 
 use crate::error::UsageError;
 use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
+use crate::untrusted::{bounded, shown, Shown};
 use anyhow::{Context, Result};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, MAIN_DB};
 use std::path::{Path, PathBuf};
 
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Whether `runs` has the `owner` column (a database an older cipherbench
+    /// made, opened read-only, may not).
+    has_owner: bool,
 }
 
 /// One line of `history`.
@@ -35,6 +46,31 @@ pub struct RunSummary {
     pub results: usize,
 }
 
+/// `PRAGMA application_id` of every history database cipherbench makes: the ASCII
+/// bytes "CBnc" as a big-endian 32-bit integer, 0x43426E63. A database carrying
+/// another application id belongs to another program and is never written.
+pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"CBnc");
+
+/// `PRAGMA user_version`: the schema version this build reads and writes. A
+/// database with a higher one was made by a newer cipherbench and is refused.
+///
+/// The versions, and the path from each to this one (`set_up` and `migrate`):
+///
+/// - **unmarked** (application_id 0, user_version 0): every cipherbench before the
+///   marks. Tables `runs` and `results` and the index `results_kind`, in WAL
+///   mode. The first releases made `runs` without the `owner` column; later ones
+///   made it with it, or added it with `ALTER TABLE`. Such a database is taken as
+///   ours only when every table, index and column in it is one of these (anything
+///   else is another program's and is refused). Migrated to 1 in one transaction:
+///   the missing tables or index are created, `owner` is added when missing, then
+///   application_id and user_version 1 are set.
+/// - **1**: the unmarked shape with `owner`, marked with [`APPLICATION_ID`] and
+///   user_version 1.
+///
+/// A future version 2 adds a step `1 → 2` to `migrate` and raises this constant.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The schema at [`SCHEMA_VERSION`]; also what completes an older one.
 const MIGRATION: &str = "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
@@ -117,45 +153,358 @@ pub fn default_path() -> PathBuf {
         .join("history.sqlite")
 }
 
+/// The columns of `runs` (`owner` may be missing from an unmarked database) and
+/// of `results`, as every cipherbench has made them.
+const RUNS_COLUMNS: [&str; 9] = [
+    "id",
+    "started_at",
+    "finished_at",
+    "status",
+    "command",
+    "info",
+    "verdicts",
+    "recommendations",
+    "owner",
+];
+const RESULTS_COLUMNS: [&str; 7] = ["run_id", "seq", "kind", "metric", "status", "median", "record"];
+
+/// What the file at a history path is, judged before SQLite may write anything.
+enum Found {
+    /// No file: ours to make.
+    Absent,
+    /// An empty file: ours to make.
+    Blank,
+    /// An SQLite file marked with our application id and a schema version we read
+    /// (its tables are checked once it is open).
+    Marked,
+    /// An unmarked SQLite file holding nothing, or only what an older cipherbench
+    /// made; the read-only, immutable connection that looked at it.
+    Unmarked(Connection),
+}
+
+/// The database header (https://sqlite.org/fileformat.html#the_database_header):
+/// 100 bytes, starting with this string.
+const HEADER_LEN: usize = 100;
+const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Looks at the file at `path` without letting SQLite write anything (no lock, no
+/// `-wal` or `-shm` file): its type and size, its header (application id and
+/// schema version), and when it is unmarked, its tables through an immutable,
+/// read-only connection. A file that is not ours is an error naming why.
+fn inspect(path: &Path) -> Result<Found, UsageError> {
+    let cannot_read = |e: std::io::Error| UsageError::Invalid(format!("cannot read the history database {}: {e}", shown_path(path)));
+    let meta = match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Absent),
+        Err(e) => return Err(cannot_read(e)),
+        Ok(m) => m,
+    };
+    if meta.is_dir() {
+        return Err(refused(path, "it is a directory"));
+    }
+    if !meta.is_file() {
+        return Err(refused(path, "it is not a regular file (a device, FIFO or socket)"));
+    }
+    if meta.len() == 0 {
+        return Ok(Found::Blank);
+    }
+    let mut head = Vec::with_capacity(HEADER_LEN);
+    {
+        use std::io::Read;
+        let f = std::fs::File::open(path).map_err(cannot_read)?;
+        f.take(HEADER_LEN as u64).read_to_end(&mut head).map_err(cannot_read)?;
+    }
+    if head.len() < HEADER_LEN || &head[..MAGIC.len()] != MAGIC {
+        return Err(refused(path, "it is not an SQLite database"));
+    }
+    let field = |at: usize| i32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    let (application_id, user_version) = (field(68), field(60));
+    if let Some(why) = marks_refused(application_id, user_version) {
+        return Err(refused(path, &why));
+    }
+    if application_id == APPLICATION_ID {
+        return Ok(Found::Marked);
+    }
+    // Unmarked: only its tables tell whether an older cipherbench made it. The
+    // immutable connection reads the file alone, so a log beside it holding
+    // changes not yet in the file would be missed: such a file (in use, or left
+    // by a crash) is not taken over.
+    for (suffix, what) in [("-wal", "a write-ahead log"), ("-journal", "a rollback journal")] {
+        let side = sidecar(path, suffix);
+        if std::fs::metadata(&side).is_ok_and(|m| m.len() > 0) {
+            return Err(refused(
+                path,
+                &format!(
+                    "it has no cipherbench mark and {what} beside it ({}) holds changes not yet in the file: \
+                     another program may be writing it (for a history of an older cipherbench left by a crash, \
+                     `sqlite3 FILE 'PRAGMA wal_checkpoint'` folds the log in)",
+                    shown_path(&side)
+                ),
+            ));
+        }
+    }
+    let conn = open_immutable(path).map_err(|e| refused(path, &format!("SQLite cannot read it ({e})")))?;
+    match shape(&conn) {
+        Err(e) => Err(refused(path, &format!("SQLite cannot read it ({e})"))),
+        Ok(Shape::NotOurs(why)) => Err(refused(path, &why)),
+        Ok(_) => Ok(Found::Unmarked(conn)),
+    }
+}
+
+/// Why marks `(application_id, user_version)` are not ours, if they are not.
+fn marks_refused(application_id: i32, user_version: i32) -> Option<String> {
+    if application_id != APPLICATION_ID && application_id != 0 {
+        return Some(format!(
+            "it belongs to another program (SQLite application_id {:#010x}; cipherbench's is {:#010x})",
+            application_id as u32, APPLICATION_ID as u32
+        ));
+    }
+    if application_id == 0 && user_version != 0 {
+        return Some(format!(
+            "it belongs to another program (SQLite user_version {user_version} without cipherbench's application_id)"
+        ));
+    }
+    if user_version > SCHEMA_VERSION {
+        return Some(format!(
+            "a newer cipherbench made it (schema version {user_version}; this one reads up to {SCHEMA_VERSION})"
+        ));
+    }
+    if user_version < 0 {
+        return Some(format!("its schema version {user_version} is not one cipherbench ever wrote"));
+    }
+    None
+}
+
+/// What a database holds, judged by its marks and its schema.
+enum Shape {
+    /// Nothing at all: ours to make.
+    Empty,
+    /// Ours at `version` (0: unmarked, made by an older cipherbench). `tables`:
+    /// both tables are there; `has_owner`: `runs` names its owners.
+    Ours { version: i32, tables: bool, has_owner: bool },
+    /// Not ours, and why.
+    NotOurs(String),
+}
+
+fn shape(conn: &Connection) -> rusqlite::Result<Shape> {
+    let application_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if let Some(why) = marks_refused(application_id, version) {
+        return Ok(Shape::NotOurs(why));
+    }
+    let mut stmt = conn.prepare("SELECT type, name, tbl_name FROM sqlite_master")?;
+    let objects: Vec<(String, String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    if objects.is_empty() {
+        return Ok(Shape::Empty);
+    }
+    let ours_table = |t: &str| t == "runs" || t == "results";
+    let strange: Vec<String> = objects
+        .iter()
+        .filter(|(kind, name, table)| match kind.as_str() {
+            "table" => !ours_table(name),
+            "index" => !(ours_table(table) && (name == "results_kind" || name.starts_with("sqlite_autoindex_"))),
+            _ => true,
+        })
+        .map(|(kind, name, _)| format!("{kind} '{}'", Shown(&bounded(name, 60))))
+        .collect();
+    if !strange.is_empty() {
+        let more = if strange.len() > 5 {
+            format!(" and {} more", strange.len() - 5)
+        } else {
+            String::new()
+        };
+        return Ok(Shape::NotOurs(format!(
+            "it holds what cipherbench never makes: {}{more}",
+            strange[..strange.len().min(5)].join(", ")
+        )));
+    }
+    let columns = |table: &str| -> rusqlite::Result<Vec<String>> {
+        let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+        let names = stmt.query_map([table], |r| r.get(0))?.collect::<Result<_, _>>();
+        names
+    };
+    let (runs, results) = (columns("runs")?, columns("results")?);
+    let has_owner = runs.iter().any(|c| c == "owner");
+    let runs_ok = runs.is_empty()
+        || (runs.iter().all(|c| RUNS_COLUMNS.contains(&c.as_str()))
+            && RUNS_COLUMNS.iter().all(|c| *c == "owner" || runs.iter().any(|r| r == c)));
+    let results_ok = results.is_empty()
+        || (results.iter().all(|c| RESULTS_COLUMNS.contains(&c.as_str()))
+            && RESULTS_COLUMNS.iter().all(|c| results.iter().any(|r| r == c)));
+    if !runs_ok || !results_ok {
+        return Ok(Shape::NotOurs(format!(
+            "its table '{}' has columns cipherbench never made",
+            if runs_ok { "results" } else { "runs" }
+        )));
+    }
+    Ok(Shape::Ours {
+        version,
+        tables: !runs.is_empty() && !results.is_empty(),
+        has_owner,
+    })
+}
+
+/// Checks the database again, now that it is open for writing (another process
+/// may have changed it since `inspect`), then makes or migrates it to
+/// [`SCHEMA_VERSION`]. A current database is only read (a run must not wait for
+/// another's write lock to start); making or migrating takes the write lock and
+/// looks once more under it. `Ok(Ok(changed))` when it is ready, `Ok(Err(why))`
+/// when it is not ours (and nothing was written).
+fn set_up(conn: &Connection) -> rusqlite::Result<Result<bool, String>> {
+    let current = |shape: &Shape| {
+        matches!(
+            shape,
+            Shape::Ours {
+                version: SCHEMA_VERSION,
+                tables: true,
+                has_owner: true,
+            }
+        )
+    };
+    match shape(conn)? {
+        Shape::NotOurs(why) => return Ok(Err(why)),
+        s if current(&s) => return Ok(Ok(false)),
+        _ => {}
+    }
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    let changed = match shape(conn)? {
+        Shape::NotOurs(why) => return Ok(Err(why)),
+        s if current(&s) => false,
+        Shape::Empty => {
+            migrate(conn, 0)?;
+            true
+        }
+        Shape::Ours { version, .. } => {
+            migrate(conn, version)?;
+            true
+        }
+    };
+    tx.commit()?;
+    Ok(Ok(changed))
+}
+
+/// Brings a database of ours from `version` (0: empty, or unmarked and made by an
+/// older cipherbench) to [`SCHEMA_VERSION`], inside the caller's transaction.
+fn migrate(conn: &Connection, version: i32) -> rusqlite::Result<()> {
+    // 0 → 1, and completing a version 1 missing a table or the index (only a
+    // database someone else edited): whatever is missing, then the owner column,
+    // then the marks.
+    if version <= 1 {
+        conn.execute_batch(MIGRATION)?;
+        let has_owner = conn
+            .prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'owner'")?
+            .exists([])?;
+        if !has_owner {
+            // A database made before runs had owners.
+            conn.execute_batch("ALTER TABLE runs ADD COLUMN owner TEXT")?;
+        }
+    }
+    conn.pragma_update(None, "application_id", APPLICATION_ID)?;
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+}
+
+/// The error for a file that is not a history database of ours.
+fn refused(path: &Path, why: &str) -> UsageError {
+    UsageError::Invalid(format!(
+        "{} is not a cipherbench history database: {why}. It was left as it was; \
+         choose another file with --db PATH (or --no-store)",
+        shown_path(path)
+    ))
+}
+
+fn shown_path(path: &Path) -> String {
+    shown(&path.to_string_lossy()).into_owned()
+}
+
+/// `path` with `suffix` appended to its file name (SQLite's `-wal`, `-shm`, `-journal`).
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// A read-only connection that takes no lock and makes no `-wal` or `-shm` file
+/// (SQLite's `immutable` URI parameter): it sees the file alone.
+fn open_immutable(path: &Path) -> rusqlite::Result<Connection> {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => cwd.join(path),
+        _ => path.to_path_buf(),
+    };
+    // file:// + an empty authority + the absolute path, every byte but the
+    // unreserved ones and '/' percent-encoded (so '?', '#' and '%' in a name
+    // stay part of it).
+    let mut uri = String::from(if abs.has_root() { "file://" } else { "file:" });
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?mode=ro&immutable=1");
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(uri, flags)
+}
+
 impl Store {
-    /// Opens (creating if needed) the database. A path that cannot be written is a
-    /// usage error, found before anything is measured.
+    /// Opens the database for a run: creates it when absent or empty, migrates one
+    /// an older cipherbench made, and checks it can be written, all before anything
+    /// is measured. Anything else (another program's database, a newer schema, a
+    /// file that is not SQLite) is refused as a usage error and left byte for byte
+    /// as it was: it is judged from its header and a read-only, immutable look
+    /// before it is opened for writing.
     pub fn open(path: &Path) -> Result<Store> {
         let unwritable = |why: String| {
             UsageError::Invalid(format!(
                 "cannot write the history database {}: {why} (use --db PATH or --no-store)",
-                path.display()
+                shown_path(path)
             ))
         };
         if path.is_dir() {
             return Err(unwritable("it is a directory".into()).into());
         }
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
-        }
-        let conn = Connection::open(path).map_err(|e| unwritable(e.to_string()))?;
-        conn.busy_timeout(FINISH_BUSY)?;
-        // Setting up can meet another run doing the same (SQLite then answers
-        // "locked" at once, without waiting): a few tries, then a clear error.
-        let setup = |conn: &Connection| -> rusqlite::Result<()> {
-            conn.pragma_update(None, "journal_mode", "WAL")?;
-            conn.pragma_update(None, "foreign_keys", "ON")?;
-            conn.execute_batch(MIGRATION)?;
-            let has_owner: bool = conn
-                .prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'owner'")?
-                .exists([])?;
-            if !has_owner {
-                // A database made before runs had owners.
-                match conn.execute_batch("ALTER TABLE runs ADD COLUMN owner TEXT") {
-                    Err(e) if e.to_string().contains("duplicate column") => {}
-                    r => r?,
-                }
+        if let Found::Absent = inspect(path)? {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
             }
-            Ok(())
+        }
+        // Without SQLITE_OPEN_URI: a name such as `file:x?vfs=...` is a file name.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| unwritable(e.to_string()))?;
+        // SQLite opens a file it may not write read-only instead of failing.
+        if conn.is_readonly(MAIN_DB)? {
+            return Err(unwritable("the file is read-only".into()).into());
+        }
+        conn.busy_timeout(FINISH_BUSY)?;
+        let mut tries = 0;
+        let changed = loop {
+            match set_up(&conn) {
+                Ok(Ok(changed)) => break changed,
+                Ok(Err(why)) => return Err(refused(path, &why).into()),
+                // Setting up can meet another run doing the same (SQLite then answers
+                // "locked" at once, without waiting): a few tries, then a clear error.
+                Err(e) if tries < 30 && e.to_string().contains("locked") => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen) => {
+                    return Err(unwritable(format!(
+                        "{e} (no -wal or -journal file can be made beside it: is its folder read-only?)"
+                    ))
+                    .into())
+                }
+                Err(e) => return Err(unwritable(e.to_string()).into()),
+            }
+        };
+        let journal = |conn: &Connection| -> rusqlite::Result<()> {
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "foreign_keys", "ON")
         };
         let mut tries = 0;
         loop {
-            match setup(&conn) {
+            match journal(&conn) {
                 Ok(()) => break,
                 Err(e) if tries < 30 && e.to_string().contains("locked") => {
                     tries += 1;
@@ -164,13 +513,69 @@ impl Store {
                 Err(e) => return Err(unwritable(e.to_string()).into()),
             }
         }
+        if changed {
+            // The marks go into the file itself, not only the log, so the header
+            // check of the next open sees them even after a crash. Best effort.
+            let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
         let s = Store {
             conn,
             path: path.to_path_buf(),
+            has_owner: true,
         };
         // Best effort: a locked database must not stop a run from starting.
         let _ = s.mark_abandoned();
         Ok(s)
+    }
+
+    /// Opens the database for a command that only reads (`history`, `report`,
+    /// `compare`): read-only, never created, never migrated, never switched to
+    /// WAL. An absent or empty file reads as a history without runs. Runs whose
+    /// owner process is gone read as `abandoned` (the next run marks them so).
+    pub fn open_read(path: &Path) -> Result<Store> {
+        let unreadable = |why: String| {
+            UsageError::Invalid(format!(
+                "cannot read the history database {}: {why} (use --db PATH)",
+                shown_path(path)
+            ))
+        };
+        if path.is_dir() {
+            return Err(unreadable("it is a directory".into()).into());
+        }
+        let conn = match inspect(path)? {
+            Found::Absent | Found::Blank => None,
+            Found::Unmarked(conn) => Some(conn),
+            // A log beside our own database may hold the latest runs (a run may be
+            // writing it now): read through it, as SQLite does.
+            Found::Marked if sidecar(path, "-wal").exists() => {
+                let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                Some(Connection::open_with_flags(path, flags).map_err(|e| unreadable(e.to_string()))?)
+            }
+            Found::Marked => Some(open_immutable(path).map_err(|e| unreadable(e.to_string()))?),
+        };
+        let blank = || -> Result<Store> {
+            let conn = Connection::open_in_memory()?;
+            conn.execute_batch(MIGRATION)?;
+            Ok(Store {
+                conn,
+                path: path.to_path_buf(),
+                has_owner: true,
+            })
+        };
+        let Some(conn) = conn else {
+            return blank();
+        };
+        conn.busy_timeout(FINISH_BUSY)?;
+        match shape(&conn).map_err(|e| unreadable(e.to_string()))? {
+            Shape::NotOurs(why) => Err(refused(path, &why).into()),
+            // Nothing stored yet (or a table never made): no runs.
+            Shape::Empty | Shape::Ours { tables: false, .. } => blank(),
+            Shape::Ours { has_owner, .. } => Ok(Store {
+                conn,
+                path: path.to_path_buf(),
+                has_owner,
+            }),
+        }
     }
 
     /// How long writes wait for another connection's lock.
@@ -194,6 +599,15 @@ impl Store {
             }
         }
         Ok(n)
+    }
+
+    /// `owner` in a query on `runs`, or NULL where the column is missing.
+    fn owner_column(&self) -> &'static str {
+        if self.has_owner {
+            "owner"
+        } else {
+            "NULL"
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -257,11 +671,12 @@ impl Store {
 
     /// Runs, newest first.
     pub fn runs(&self, limit: usize) -> Result<Vec<RunSummary>> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT r.id, r.started_at, r.finished_at, r.status, r.command, r.info,
-                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)
+                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id), {}
              FROM runs r ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?1",
-        )?;
+            self.owner_column()
+        ))?;
         let rows = stmt.query_map([limit as i64], |row| {
             let info: String = row.get(5)?;
             let cpu_model = serde_json::from_str::<RunInfo>(&info).map(|i| i.host.cpu_model).unwrap_or_default();
@@ -269,7 +684,7 @@ impl Store {
                 id: row.get(0)?,
                 started_at: row.get(1)?,
                 finished_at: row.get(2)?,
-                status: row.get(3)?,
+                status: shown_status(row.get(3)?, row.get(7)?),
                 command: row.get(4)?,
                 cpu_model,
                 results: row.get::<_, i64>(6)? as usize,
@@ -301,9 +716,12 @@ impl Store {
             )),
         })?;
         let (info, status, finished, verdicts, recs): (String, String, Option<String>, String, String) = self.conn.query_row(
-            "SELECT info, status, finished_at, verdicts, recommendations FROM runs WHERE id = ?1",
+            &format!(
+                "SELECT info, status, finished_at, verdicts, recommendations, {} FROM runs WHERE id = ?1",
+                self.owner_column()
+            ),
             [&id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            |r| Ok((r.get(0)?, shown_status(r.get(1)?, r.get(5)?), r.get(2)?, r.get(3)?, r.get(4)?)),
         )?;
         let mut run: RunInfo = serde_json::from_str(&info).context("stored run info")?;
         // A run whose process died shows as running; the row's own status wins.
@@ -321,6 +739,16 @@ impl Store {
             verdicts: serde_json::from_str(&verdicts)?,
             recommendations: serde_json::from_str(&recs)?,
         })
+    }
+}
+
+/// A run's status as shown: `running` whose owner is gone reads `abandoned`, as
+/// the next run will mark it (a reader does not write it).
+fn shown_status(status: String, owner: Option<String>) -> String {
+    if status == "running" && owner.as_deref().is_some_and(owner_gone) {
+        "abandoned".to_string()
+    } else {
+        status
     }
 }
 
@@ -437,5 +865,56 @@ mod tests {
         assert!(e.downcast_ref::<UsageError>().is_some());
         let e = Store::open(Path::new("/proc/definitely/not/here.sqlite")).err().unwrap();
         assert!(e.downcast_ref::<UsageError>().is_some(), "{e}");
+    }
+
+    #[test]
+    fn marks_say_whose_a_database_is() {
+        assert_eq!(&APPLICATION_ID.to_be_bytes(), b"CBnc");
+        assert!(marks_refused(APPLICATION_ID, SCHEMA_VERSION).is_none());
+        assert!(marks_refused(0, 0).is_none(), "unmarked: judged by its tables");
+        assert!(marks_refused(7, 0).unwrap().contains("another program"));
+        assert!(marks_refused(0, 3).unwrap().contains("another program"));
+        assert!(marks_refused(APPLICATION_ID, SCHEMA_VERSION + 1)
+            .unwrap()
+            .contains("newer cipherbench"));
+        assert!(marks_refused(APPLICATION_ID, -1).is_some());
+    }
+
+    #[test]
+    fn only_our_tables_indexes_and_columns_are_ours() {
+        let shape_of = |sql: &str| {
+            let c = Connection::open_in_memory().unwrap();
+            c.execute_batch(sql).unwrap();
+            shape(&c).unwrap()
+        };
+        assert!(matches!(shape_of(""), Shape::Empty));
+        assert!(matches!(
+            shape_of(MIGRATION),
+            Shape::Ours {
+                version: 0,
+                tables: true,
+                has_owner: true
+            }
+        ));
+        let not_ours = |sql: &str| match shape_of(&format!("{MIGRATION}{sql}")) {
+            Shape::NotOurs(why) => why,
+            _ => panic!("taken as ours: {sql}"),
+        };
+        assert!(not_ours("CREATE VIEW v AS SELECT 1;").contains("view 'v'"));
+        assert!(not_ours("CREATE TRIGGER t AFTER INSERT ON runs BEGIN SELECT 1; END;").contains("trigger 't'"));
+        assert!(not_ours("CREATE INDEX mine ON runs(command);").contains("index 'mine'"));
+        assert!(not_ours("ALTER TABLE results ADD COLUMN extra TEXT;").contains("'results'"));
+        // A hostile name is escaped in the reason.
+        assert!(not_ours("CREATE TABLE \"x\x1b[2J\" (a);").contains("\\x1b"));
+    }
+
+    #[test]
+    fn reading_never_creates_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/h.sqlite");
+        let s = Store::open_read(&path).unwrap();
+        assert!(s.runs(10).unwrap().is_empty());
+        assert!(s.load("latest").unwrap_err().to_string().contains("no runs stored"));
+        assert!(!dir.path().join("sub").exists());
     }
 }

@@ -256,7 +256,7 @@ fn locked_history_keeps_the_export_and_closes_the_row() {
 }
 
 /// A run killed outright stays `running` until the next run sees its process is
-/// gone and marks it `abandoned`.
+/// gone and marks it `abandoned`; `history` (which only reads) shows it so at once.
 #[test]
 fn killed_runs_are_marked_abandoned() {
     let dir = tempfile::tempdir().unwrap();
@@ -279,6 +279,11 @@ fn killed_runs_are_marked_abandoned() {
         .assert()
         .success()
         .stdout(predicate::str::contains("abandoned"));
+    assert_eq!(status_of(&db)[0].0, "running", "history only reads");
+    cb().args(["speed", "sha256", "--bytes", "16", "--budget", "1s", "-q", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
     assert_eq!(status_of(&db)[0].0, "abandoned");
 }
 
