@@ -21,7 +21,7 @@
 
 use crate::error::UsageError;
 use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
-use crate::untrusted::{bounded, shown, Shown};
+use crate::untrusted::{bounded, shown};
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, MAIN_DB};
 use std::path::{Path, PathBuf};
@@ -306,7 +306,7 @@ fn shape(conn: &Connection) -> rusqlite::Result<Shape> {
             "index" => !(ours_table(table) && (name == "results_kind" || name.starts_with("sqlite_autoindex_"))),
             _ => true,
         })
-        .map(|(kind, name, _)| format!("{kind} '{}'", Shown(&bounded(name, 60))))
+        .map(|(kind, name, _)| format!("{kind} '{}'", shown(&bounded(name, 60))))
         .collect();
     if !strange.is_empty() {
         let more = if strange.len() > 5 {
