@@ -646,22 +646,18 @@ impl Probe for CliProbe {
         let (w0, c0) = (Instant::now(), children_cpu());
         for _ in 0..units {
             check_interrupt()?;
-            let st = std::process::Command::new("openssl")
-                .args(&self.args)
-                .arg("-in")
-                .arg(&self.input)
-                .arg("-out")
-                .arg(&self.output)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .output()
-                .context("cannot run the openssl command")?;
+            let mut cmd = std::process::Command::new("openssl");
+            cmd.args(&self.args).arg("-in").arg(&self.input).arg("-out").arg(&self.output);
+            // The run's deadline holds for the child too: it is killed there.
+            let st = crate::backend::process::output_by(&mut cmd, crate::deadline::run())
+                .context("cannot run the openssl command")?
+                .ok_or_else(|| crate::deadline::DeadlinePassed::new(format!("openssl {}", self.args.join(" "))))?;
             if !st.status.success() {
                 bail!(
-                    "openssl {} failed: {}",
+                    "openssl {} failed ({}): {}",
                     self.args.join(" "),
-                    String::from_utf8_lossy(&st.stderr).trim()
+                    crate::backend::process::describe_status(st.status),
+                    crate::untrusted::shown(String::from_utf8_lossy(&st.stderr).trim())
                 );
             }
         }
