@@ -12,7 +12,8 @@ case "$profile" in
   run) ;;
   # chromium: the HTML report is rendered in a real browser (tests/report_browser.rs).
   # apache2, haproxy, stunnel4: `check` against the real servers (tests/installed.rs).
-  test) packages+=(nginx-light python3-venv testssl.sh chromium apache2 haproxy stunnel4) ;;
+  # man-db: the man pages are rendered by `man -l` (tests/ux.rs).
+  test) packages+=(nginx-light python3-venv testssl.sh chromium apache2 haproxy stunnel4 man-db) ;;
   bench) packages+=(nginx-light python3-venv testssl.sh hyperfine apache2-utils sslscan) ;;
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac

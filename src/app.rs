@@ -78,8 +78,15 @@ fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
     let job = validate_main(c)?;
     crate::deadline::set_run(std::time::Instant::now(), job.budget);
     let found = discover_main();
-    let plan = crate::plan::main_job(job.budget, found.usable());
     let mut session = start_main(c, &job, &found, extra_settings)?;
+    // The plan shares out what start-up (discovery, the knowledge base, the
+    // history) left of the budget: the deadline counts from the process's start.
+    // Kept back from the plan for what follows measuring (reading the installed
+    // configuration, judging, the report): a plan that spends the whole budget
+    // runs into the deadline on a loaded machine.
+    let budget = crate::deadline::budget_left().map_or(job.budget, |l| Seconds(l.0.min(job.budget.0)));
+    let reserve = 0.5 + 0.05 * job.budget.0;
+    let plan = crate::plan::main_job(Seconds((budget.0 - reserve).max(budget.0 * 0.5)), found.usable());
     let t0 = std::time::Instant::now();
     let mut first = measure_first_pass(&plan, &job, &found, &mut session, t0);
     let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0;
@@ -643,15 +650,17 @@ fn conclude(
         unsaved.push(format!("{e:#}"));
     }
     if status == RunStatus::Partial {
-        let partial = anyhow::Error::new(crate::error::Partial {
-            kept: doc.results.len(),
-            why: crate::deadline::describe(),
-        });
-        // Not saved (exit 4) wins over partial (exit 5), as docs/exit-codes.md orders them.
-        return Err(match unsaved.is_empty() {
-            true => partial,
-            false => partial.context(crate::error::NotSaved(unsaved.join("; "))),
-        });
+        // As a budget spent before every subject was measured (the subjects are
+        // recorded as skipped, exit 0): the run did what its budget allowed, said so.
+        crate::report::progress::warn(&format!(
+            "cut at {}: {} result(s) kept, the rest not measured (status partial; a longer --budget measures it)",
+            crate::deadline::describe(),
+            doc.results.len()
+        ));
+        if !unsaved.is_empty() {
+            return Err(crate::error::NotSaved(unsaved.join("; ")).into());
+        }
+        return Ok(());
     }
     if let Err(e) = measured {
         for u in &unsaved {

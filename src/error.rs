@@ -3,12 +3,11 @@
 //!
 //! | code | meaning |
 //! |------|---------|
-//! | 0    | success |
+//! | 0    | success; also a run the deadline cut (status `partial`, said in a warning) |
 //! | 1    | a finding: a regression (`compare --fail-on-regression`), a policy failure |
 //! | 2    | bad input ([`UsageError`]): names, sizes, paths, policies, malformed files |
 //! | 3    | could not measure: a peer unreachable, silent, too slow or not speaking the protocol, a missing tool, the run's deadline |
 //! | 4    | measured, but the history or an export could not be written ([`NotSaved`]); everything else was still written |
-//! | 5    | partial: the run's deadline cut it; what it measured was kept, reported and stored |
 //! | 130  | interrupted (Ctrl-C, SIGTERM) after keeping the results so far |
 
 /// Input the user can fix: unknown names, bad sizes, unwritable paths.
@@ -31,15 +30,6 @@ pub struct Interrupted {
     pub kept: usize,
 }
 
-/// The run's deadline cut it after it had measured something: what it had was
-/// kept, reported, exported and stored (status `partial`): exit 5.
-#[derive(Debug, thiserror::Error)]
-#[error("cut at {why}; {kept} result(s) kept (status partial; a longer --budget measures the rest)")]
-pub struct Partial {
-    pub kept: usize,
-    pub why: String,
-}
-
 /// A finding the user asked to fail on (a regression, a policy failure): exit 1.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -57,7 +47,6 @@ pub mod code {
     pub const BAD_INPUT: i32 = 2;
     pub const NOT_MEASURED: i32 = 3;
     pub const NOT_SAVED: i32 = 4;
-    pub const PARTIAL: i32 = 5;
     pub const INTERRUPTED: i32 = 130;
 }
 
@@ -118,8 +107,6 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
         code::FINDING
     } else if has(&|c| c.downcast_ref::<NotSaved>().is_some()) {
         code::NOT_SAVED
-    } else if has(&|c| c.downcast_ref::<Partial>().is_some()) {
-        code::PARTIAL
     } else {
         code::NOT_MEASURED
     }
@@ -148,7 +135,6 @@ mod tests {
         assert_eq!(exit_code(&anyhow::anyhow!("boom")), 3);
         assert_eq!(exit_code(&anyhow::Error::new(Finding("slower".into()))), 1);
         assert_eq!(exit_code(&anyhow::Error::new(NotSaved("db".into())).context("x")), 4);
-        assert_eq!(exit_code(&anyhow::Error::new(Partial { kept: 3, why: "d".into() })), 5);
         let wrapped = anyhow::Error::new(UsageError::Invalid("x".into())).context("while parsing");
         assert_eq!(exit_code(&wrapped), 2);
     }

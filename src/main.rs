@@ -20,6 +20,8 @@ mod recommend;
 mod report;
 mod session;
 mod store;
+#[cfg(test)]
+mod testing;
 mod units;
 mod untrusted;
 

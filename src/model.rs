@@ -56,7 +56,7 @@ pub enum RunStatus {
     Running,
     Complete,
     Interrupted,
-    /// The run's deadline cut it: what it measured before is kept (exit 5).
+    /// The run's deadline cut it: what it measured before is kept (exit 0, with a warning).
     Partial,
     Failed,
     /// Its process was gone (killed outright) when a later run looked.

@@ -1,5 +1,7 @@
 //! The real binary, driven as a user would: real OpenSSL, real SQLite, real signals.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
@@ -432,7 +434,7 @@ fn wait_for_results(db: &Path, limit: Duration) {
 #[test]
 fn progress_bar_on_a_terminal_only() {
     if std::process::Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: `script` (util-linux) is not installed");
+        common::missing("`script` (util-linux) is not installed");
         return;
     }
     let exe = assert_cmd::cargo::cargo_bin("cipherbench");

@@ -1,7 +1,7 @@
 //! The deadline holds under load: two main jobs at once on the two cores, each
 //! with `--budget 15s`, both end within budget + grace (15 s + 1 s + 5%), five
 //! rounds out of five. A run the deadline cuts keeps what it measured: status
-//! `partial` and exit 5, never `failed`.
+//! `partial` (said in a warning) and exit 0, never `failed`.
 
 use serde_json::Value;
 use std::process::{Command, Stdio};
@@ -68,8 +68,9 @@ fn two_main_jobs_at_once_both_end_within_budget_and_grace() {
                 grace()
             );
             match (status.code(), run_status.as_str()) {
-                (Some(0), "complete") | (Some(5), "partial") => {}
-                other => panic!("round {round}: {other:?}, want complete/0 or partial/5: {err}"),
+                (Some(0), "complete") => {}
+                (Some(0), "partial") => assert!(err.contains("status partial"), "round {round}: a cut run says so: {err}"),
+                other => panic!("round {round}: {other:?}, want exit 0, complete or partial: {err}"),
             }
             assert!(results > 0, "round {round}: nothing kept: {err}");
         }

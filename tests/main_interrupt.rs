@@ -2,19 +2,25 @@
 //! database passes `PRAGMA integrity_check` with the run marked interrupted, and
 //! no private sshd or its directory outlives the run.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn private_sshds() -> usize {
-    let out = Command::new("pgrep")
-        .args(["-f", "sshd -D -e -f .*cipherbench-sshd"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().count()
+/// This test's own private sshds: their config lives under `tmp`, the TMPDIR this
+/// test gives its runs, so another run on the machine is never counted.
+fn private_sshds(tmp: &Path) -> usize {
+    let mine = format!("-f {}/cipherbench-sshd", tmp.display());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("sshd") && c.contains(&mine))
+        .count()
 }
 
-fn sshd_dirs() -> usize {
-    std::fs::read_dir(std::env::temp_dir())
+fn sshd_dirs(tmp: &Path) -> usize {
+    std::fs::read_dir(tmp)
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("cipherbench-sshd"))
@@ -25,7 +31,8 @@ fn sshd_dirs() -> usize {
 fn sigint_at_random_moments_keeps_the_database_and_stops_the_daemon() {
     let exe = assert_cmd::cargo::cargo_bin("cipherbench");
     let data = tempfile::tempdir().unwrap();
-    let (sshd_before, dirs_before) = (private_sshds(), sshd_dirs());
+    let tmp = tempfile::tempdir().unwrap();
+    let (sshd_before, dirs_before) = (private_sshds(tmp.path()), sshd_dirs(tmp.path()));
     // A fixed-seed generator: random moments, yet the same ones on every machine.
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
     for i in 0..20 {
@@ -36,6 +43,7 @@ fn sigint_at_random_moments_keeps_the_database_and_stops_the_daemon() {
             .args(["--budget", "30s", "--quiet", "--db"])
             .arg(&db)
             .env("XDG_DATA_HOME", data.path())
+            .env("TMPDIR", tmp.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -52,7 +60,7 @@ fn sigint_at_random_moments_keeps_the_database_and_stops_the_daemon() {
             let status: String = conn.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
             assert_eq!(status, "interrupted", "run {i} after {delay:?}");
         }
-        assert_eq!(private_sshds(), sshd_before, "run {i}: a private sshd outlived the run");
-        assert_eq!(sshd_dirs(), dirs_before, "run {i}: a private sshd directory was left");
+        assert_eq!(private_sshds(tmp.path()), sshd_before, "run {i}: a private sshd outlived the run");
+        assert_eq!(sshd_dirs(tmp.path()), dirs_before, "run {i}: a private sshd directory was left");
     }
 }

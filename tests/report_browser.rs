@@ -11,6 +11,8 @@
 //! and writes the figures into its own DOM, which `--dump-dom` prints. Screenshots
 //! of the report itself at both widths are left in `target/report-screens/` to look at.
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -107,7 +109,7 @@ addEventListener('load', function () {{
 #[test]
 fn report_shows_the_answer_first_and_fits_a_phone_and_a_laptop() {
     let Some(chrome) = chromium() else {
-        eprintln!("SKIPPED report_shows_the_answer_first...: chromium is not installed (scripts/ensure-deps.sh test installs it)");
+        common::missing("chromium is not installed");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -3,6 +3,8 @@
 //! names the right one, and the completions and man pages made from the same clap
 //! definitions work in a real bash and a real `man`.
 
+mod common;
+
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -193,7 +195,7 @@ fn man_pages_render_with_man() {
         &main[..200.min(main.len())]
     );
     if !have("man") {
-        eprintln!("SKIPPED the man -l check: man is not installed");
+        common::missing("man is not installed");
         return;
     }
     let out = std::process::Command::new("man")

@@ -482,7 +482,7 @@ mod tests {
     #[test]
     fn generated_config_passes_nginx_t() {
         let Some(bin) = nginx() else {
-            eprintln!("skipped: nginx is not installed");
+            crate::testing::missing("nginx is not installed");
             return;
         };
         let dir = tempfile::tempdir().unwrap();
@@ -531,7 +531,7 @@ mod tests {
     #[test]
     fn starts_serves_and_leaves_nothing_behind() {
         let Some(bin) = nginx() else {
-            eprintln!("skipped: nginx is not installed");
+            crate::testing::missing("nginx is not installed");
             return;
         };
         let id = Identity::generate(CertType::Rsa2048).unwrap();
@@ -614,7 +614,7 @@ mod tests {
     #[test]
     fn a_refused_config_is_a_clear_error() {
         let Some(bin) = nginx() else {
-            eprintln!("skipped: nginx is not installed");
+            crate::testing::missing("nginx is not installed");
             return;
         };
         let id = Identity::generate(CertType::EcdsaP256).unwrap();

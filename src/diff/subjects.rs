@@ -499,7 +499,7 @@ mod tests {
         );
         assert!(l.contains(&"ssl_prefer_server_ciphers off;".to_string()) && !l.iter().any(|x| x.starts_with("ssl_protocols")));
         let Some(bin) = crate::discover::installed::find_program(&["nginx"]) else {
-            eprintln!("skipped: nginx is not installed");
+            crate::testing::missing("nginx is not installed");
             return;
         };
         let id = crate::backend::openssl::certs::Identity::generate(crate::backend::openssl::certs::CertType::Rsa2048).unwrap();

@@ -23,6 +23,15 @@ pub fn cb_tls(timeout: Duration) -> Command {
     c
 }
 
+/// A tool or peer the test needs is not installed: under `CI=true` the test fails
+/// (`make test` installs it), elsewhere it says why it skipped.
+pub fn missing(what: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{what}, under CI=true: `make test` installs it (scripts/ensure-deps.sh test)");
+    }
+    eprintln!("skipped: {what}");
+}
+
 pub fn json_of(out: &[u8]) -> Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }

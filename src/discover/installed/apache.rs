@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn real_apache_follows_includes() {
         let Some(httpd) = super::super::find_program(&["apache2", "httpd"]) else {
-            eprintln!("skipped: Apache is not installed");
+            crate::testing::missing("Apache is not installed");
             return;
         };
         let dir = tempfile::tempdir().unwrap();

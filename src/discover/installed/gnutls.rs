@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn real_gnutls_resolves_priorities() {
         if super::super::find_program(&["gnutls-cli"]).is_none() {
-            eprintln!("skipped: gnutls-cli is not installed");
+            crate::testing::missing("gnutls-cli is not installed");
             return;
         }
         let k = crate::judge::Knowledge::builtin().unwrap();

@@ -494,7 +494,7 @@ mod tests {
     #[test]
     fn real_nginx_dump() {
         if super::super::find_program(&["nginx"]).is_none() {
-            eprintln!("skipped: nginx is not installed");
+            crate::testing::missing("nginx is not installed");
             return;
         }
         let dir = tempfile::tempdir().unwrap();

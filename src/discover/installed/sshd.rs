@@ -228,7 +228,7 @@ casignaturealgorithms ssh-ed25519\n";
     #[test]
     fn real_sshd_dump_of_a_file() {
         if crate::discover::openssh::find_sshd().is_err() {
-            eprintln!("skipped: sshd is not installed");
+            crate::testing::missing("sshd is not installed");
             return;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn real_stunnel_prints_its_defaults() {
         let Some(s) = super::super::find_program(&["stunnel4", "stunnel"]) else {
-            eprintln!("skipped: stunnel is not installed");
+            crate::testing::missing("stunnel is not installed");
             return;
         };
         let super::super::Ran { out, err, .. } = run(&s, &["-version"]).unwrap();

@@ -24,7 +24,7 @@ fn run_tool(program: &str, args: &[&str]) -> Option<String> {
         Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
         Ok(out) => panic!("`{program} {}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr)),
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            println!("skipped: `{program}` is not installed");
+            crate::testing::missing(&format!("`{program}` is not installed"));
             None
         }
         Err(e) => panic!("cannot run `{program}`: {e}"),
@@ -131,7 +131,7 @@ fn covers_every_algorithm_ssh_lists() {
                 continue;
             }
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                println!("skipped: `ssh` is not installed");
+                crate::testing::missing("`ssh` is not installed");
                 return;
             }
             Err(e) => panic!("cannot run ssh: {e}"),

@@ -404,7 +404,7 @@ mod tests {
     #[test]
     fn the_probe_gets_the_served_file_and_notices_another() {
         let Some(bin) = nginx() else {
-            eprintln!("skipped: nginx is not installed");
+            crate::testing::missing("nginx is not installed");
             return;
         };
         let id = Identity::generate(CertType::Rsa2048).unwrap();
@@ -450,7 +450,7 @@ mod tests {
     #[test]
     fn both_instances_are_measured_and_recorded_apart() {
         let Some(bin) = nginx() else {
-            eprintln!("skipped: nginx is not installed");
+            crate::testing::missing("nginx is not installed");
             return;
         };
         let plan = ThroughPlan {
