@@ -237,7 +237,13 @@ fn no_subcommand_runs_the_main_job() {
             .get_output()
             .stdout,
     );
-    assert_eq!(hist[0]["status"], "complete");
+    // An 8 s main job on a loaded machine may be cut at its deadline: then it is
+    // `partial`, its results kept (tests/deadline_load.rs), never `failed`.
+    assert!(
+        hist[0]["status"] == "complete" || hist[0]["status"] == "partial",
+        "{}",
+        hist[0]
+    );
     assert_eq!(hist[0]["command"], "run");
     let doc = json_of(
         &cb()
