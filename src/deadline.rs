@@ -44,10 +44,10 @@ impl Deadline {
         }
     }
 
-    /// The measuring deadline: `budget` plus its share of the [`grace`]
-    /// ([`MEASURING_SHARE_OF_GRACE`]), counted from `start`.
+    /// The measuring deadline: `budget` plus its [`grace`] less what is kept
+    /// back for the report ([`reserve`]), counted from `start`.
     pub fn for_budget(start: Instant, budget: Seconds) -> Deadline {
-        let total = budget.0.max(0.0) + grace(budget).0 * MEASURING_SHARE_OF_GRACE;
+        let total = budget.0.max(0.0) + (grace(budget).0 - reserve(budget));
         Deadline {
             at: start.checked_add(Duration::from_secs_f64(total.min(1e9))),
         }
@@ -120,12 +120,14 @@ pub fn mark_process_start() {
     let _ = PROCESS_START.set(Instant::now());
 }
 
-/// The share of the grace that measuring may use; the rest is kept for what comes
-/// after it (judging, the report, the exports, stopping private daemons), so the
-/// whole run ends within budget + grace even on a loaded machine.
-const MEASURING_SHARE_OF_GRACE: f64 = 0.5;
+/// What measuring leaves of the grace for what comes after it (judging, the
+/// report, the exports, stopping private daemons), so the whole run ends within
+/// budget + grace even on a loaded machine: half the grace, at least 0.4 s.
+fn reserve(budget: Seconds) -> f64 {
+    (grace(budget).0 * 0.5).max(0.4)
+}
 
-/// Sets the run's deadline: `budget` plus half its grace from the start of the
+/// Sets the run's deadline: `budget` plus its grace less the report's reserve, from the start of the
 /// process (or `start`, when earlier), for every probe; and at that moment the run
 /// is cut ([`crate::interrupt::cut_at`]): whatever still measures stops within a
 /// slice, and the run reports what it kept with status `partial`.
@@ -163,7 +165,7 @@ pub fn describe() -> String {
         Some(b) => format!(
             "the run's deadline (budget {:.0} s + {:.1} s of its {:.1} s grace; the rest is for the report)",
             b.0,
-            grace(b).0 * MEASURING_SHARE_OF_GRACE,
+            grace(b).0 - reserve(b),
             grace(b).0
         ),
         None => "the run's deadline".to_string(),
@@ -246,7 +248,7 @@ mod tests {
         assert!((grace(Seconds(10.0)).0 - 1.5).abs() < 1e-9);
         let start = Instant::now();
         let d = Deadline::for_budget(start, Seconds(0.2));
-        // 0.2 s + half of 1.01 s of grace
+        // 0.2 s + 1.01 s of grace - 0.505 s kept for the report
         assert!(d.left() > Duration::from_millis(600) && d.left() <= Duration::from_millis(705));
         let short = Deadline::after(Duration::from_millis(50));
         assert_eq!(d.min(short), short);

@@ -239,11 +239,7 @@ fn no_subcommand_runs_the_main_job() {
     );
     // An 8 s main job on a loaded machine may be cut at its deadline: then it is
     // `partial`, its results kept (tests/deadline_load.rs), never `failed`.
-    assert!(
-        hist[0]["status"] == "complete" || hist[0]["status"] == "partial",
-        "{}",
-        hist[0]
-    );
+    assert!(hist[0]["status"] == "complete" || hist[0]["status"] == "partial", "{}", hist[0]);
     assert_eq!(hist[0]["command"], "run");
     let doc = json_of(
         &cb()

@@ -495,7 +495,7 @@ fn loopback_handshakes_sweep_kx_group_and_cert() {
                 "--certs",
                 "rsa-2048,ecdsa-p256",
             ])
-            .args(["--no-bulk", "--budget", "2s", "--threads", "2", "--json"])
+            .args(["--no-bulk", "--budget", "4s", "--threads", "2", "--json"])
             .assert()
             .success()
             .get_output()

@@ -298,7 +298,7 @@ impl PrivateNginx {
             if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() && self.worker().is_some() {
                 return Ok(());
             }
-            if crate::interrupt::requested() {
+            if crate::interrupt::by_user() {
                 return Err(crate::error::Interrupted { kept: 0 }.into());
             }
             if t0.elapsed() > limit {

@@ -469,7 +469,7 @@ impl FileProbe {
 
 /// Between chunks: Ctrl-C and the run's deadline stop a pass mid-file.
 fn check_interrupt() -> Result<()> {
-    if crate::interrupt::requested() {
+    if crate::interrupt::by_user() {
         return Err(crate::error::Interrupted { kept: 0 }.into());
     }
     if crate::deadline::run_expired() {

@@ -579,7 +579,7 @@ fn kill_group(pid: u32) {
 
 /// What stopped a child: the run's deadline, or Ctrl-C.
 fn stop_reason() -> Option<SshError> {
-    if crate::interrupt::requested() {
+    if crate::interrupt::by_user() {
         Some(SshError::Interrupted)
     } else if crate::deadline::run_expired() {
         Some(SshError::Deadline(format!("ssh was stopped at {}", crate::deadline::describe())))
@@ -680,7 +680,7 @@ pub fn read_banner(host: &str, port: u16, limit: Duration) -> Result<(), SshErro
             )));
         }
         let Some(slice) = dl.slice() else {
-            if crate::interrupt::requested() {
+            if crate::interrupt::by_user() {
                 return Err(SshError::Interrupted);
             }
             let secs = t0.elapsed().as_secs_f64();

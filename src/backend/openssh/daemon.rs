@@ -249,7 +249,7 @@ impl PrivateSshd {
                     return Ok(line);
                 }
             }
-            if crate::interrupt::requested() {
+            if crate::interrupt::by_user() {
                 return Err(crate::error::Interrupted { kept: 0 }.into());
             }
             if t0.elapsed() > limit {

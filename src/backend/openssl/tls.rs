@@ -312,7 +312,7 @@ pub fn tcp(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ConnectErro
     let dl = crate::deadline::op(timeout);
     let t0 = std::time::Instant::now();
     let tcp = connect_sliced(addr, dl).map_err(|e| {
-        if crate::interrupt::requested() {
+        if crate::interrupt::by_user() {
             return ConnectError::Interrupted;
         }
         if crate::deadline::run_expired() {
@@ -541,7 +541,7 @@ fn handshake_until<S: Read + Write + Socket>(
     };
     let out_of_time = |bytes: Option<u64>| {
         let secs = t0.elapsed().as_secs_f64();
-        if crate::interrupt::requested() {
+        if crate::interrupt::by_user() {
             ConnectError::Interrupted
         } else if crate::deadline::run_expired() {
             ConnectError::Deadline { bytes, secs }
@@ -568,7 +568,7 @@ fn handshake_until<S: Read + Write + Socket>(
                     .error()
                     .io_error()
                     .is_some_and(|io| io.kind() == std::io::ErrorKind::Interrupted);
-                if interrupted || crate::interrupt::requested() {
+                if interrupted || crate::interrupt::by_user() {
                     return Err(ConnectError::Interrupted);
                 }
                 return Err(classify(HandshakeError::Failure(mid)));

@@ -150,7 +150,7 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
         }));
     }
     let with_context = |r: Result<String>| {
-        if crate::interrupt::requested() {
+        if crate::interrupt::by_user() {
             return Err(crate::error::Interrupted { kept: 0 }.into());
         }
         r.with_context(|| format!("while enumerating {t}"))
@@ -174,8 +174,11 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
             continue;
         }
         for s in plan.suites.iter().filter(|s| p.can_negotiate(&s.min_protocol)) {
-            if crate::interrupt::requested() {
+            if crate::interrupt::by_user() {
                 return Err(crate::error::Interrupted { kept: 0 }.into());
+            }
+            if crate::interrupt::cut() {
+                return Err(crate::deadline::DeadlinePassed::new(format!("enumerating {t}")).into());
             }
             let item = Item {
                 protocol: p,
