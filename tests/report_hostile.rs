@@ -40,7 +40,8 @@ fn cb() -> Command {
 }
 
 /// The strings a document is filled with: distinct for every field, so that a
-/// plain and a hostile document group, rank and chart the same way.
+/// plain and a hostile document group, rank and chart the same way. Hostile ones
+/// start with each of [`HOSTILE`] in turn.
 struct Fill {
     hostile: bool,
     n: usize,
@@ -50,7 +51,10 @@ impl Fill {
     fn next(&mut self) -> String {
         self.n += 1;
         if self.hostile {
-            format!("{}{}", HOSTILE[self.n % HOSTILE.len()], self.n)
+            // Each value also carries a tag with a handler and a colour sequence, so
+            // that any one written unescaped, anywhere, shows.
+            let n = self.n;
+            format!("{}{n}\"'><i onmouseover=alert({n})>\u{1b}[7m", HOSTILE[n % HOSTILE.len()])
         } else {
             format!("plain{}", self.n)
         }
@@ -123,9 +127,20 @@ fn filled(real: &Value, f: &mut Fill) -> Value {
     });
     let first = d["results"][0].clone();
     let mut results: Vec<Value> = Vec::new();
+    // One name per algorithm, so that its block sizes still make a line.
+    let mut names: Vec<(String, String)> = Vec::new();
     for (i, r) in d["results"].as_array().unwrap().iter().enumerate() {
         let mut r = r.clone();
-        r["subject"]["algorithm"] = Value::from(format!("{}{}", f.next(), r["subject"]["algorithm"].as_str().unwrap()));
+        let alg = r["subject"]["algorithm"].as_str().unwrap().to_string();
+        let name = match names.iter().find(|(a, _)| *a == alg) {
+            Some((_, n)) => n.clone(),
+            None => {
+                let n = format!("{}{alg}", f.next());
+                names.push((alg, n.clone()));
+                n
+            }
+        };
+        r["subject"]["algorithm"] = Value::from(name);
         if i == 0 {
             r["subject"]["library"] = f.v();
         }
