@@ -263,11 +263,12 @@ struct Outputs {
     md: String,
     csv: String,
     text: String,
+    json: String,
 }
 
 fn run_report(db: &Path, dir: &Path, tag: &str) -> Outputs {
     let mut files = Vec::new();
-    for format in ["html", "md", "csv", "text"] {
+    for format in ["html", "md", "csv", "text", "json"] {
         let out = dir.join(format!("{tag}.{format}"));
         let o = cb()
             .env("XDG_DATA_HOME", dir.join("xdg"))
@@ -295,8 +296,17 @@ fn run_report(db: &Path, dir: &Path, tag: &str) -> Outputs {
     assert!(stdout.contains("Primitive throughput"), "{}", &stdout[..stdout.len().min(2000)]);
     assert_no_controls(&format!("{tag} terminal stdout"), &stdout, false);
     assert_no_controls(&format!("{tag} terminal stderr"), &String::from_utf8_lossy(&o.stderr), false);
-    let [html, md, csv, text] = <[String; 4]>::try_from(files).unwrap();
-    Outputs { html, md, csv, text }
+    // The document itself on stdout.
+    let o = cb()
+        .args(["report", "--run", "latest", "--json", "--db"])
+        .arg(db)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_no_controls(&format!("{tag} --json stdout"), &String::from_utf8_lossy(&o.stdout), false);
+    let [html, md, csv, text, json] = <[String; 5]>::try_from(files).unwrap();
+    Outputs { html, md, csv, text, json }
 }
 
 /// Every element in document order, as its name and sorted attribute names;
@@ -438,6 +448,11 @@ fn hostile_strings_in_a_stored_run_stay_text_in_every_report_format() {
     check_markdown(&plain.md, &hostile.md);
     check_csv(&plain.csv, &hostile.csv);
     assert_no_controls("text", &hostile.text, false);
+    // JSON escapes what it would have written raw (DEL, C1, U+2028, bidi), and reads back the same.
+    assert_no_controls("JSON", &hostile.json, false);
+    let back: Value = serde_json::from_str(&hostile.json).unwrap();
+    assert_eq!(back["run"]["host"], hostile_doc["run"]["host"]);
+    assert_eq!(back["verdicts"], hostile_doc["verdicts"]);
     assert!(hostile.text.contains("\\x1b[2J"), "escaped, not dropped");
     // The HTML report's default file name comes from the run id: still one file in reports/.
     cb().env("XDG_DATA_HOME", dir.path().join("xdg"))
