@@ -262,8 +262,14 @@ fn pick_row(what: &str, choice: Markup, figure: &str, ties: usize) -> Markup {
     }
 }
 
+/// A security level as a coloured badge. The class is one of ours whatever the
+/// document says: a level we do not know is styled as unrated (and shown as given).
 fn level_badge(level: &str) -> Markup {
-    html! { span class=(format!("level level-{level}")) { (level) } }
+    let class = match level {
+        "recommended" | "secure" | "weak" | "insecure" => level,
+        _ => "unrated",
+    };
+    html! { span class=(format!("level level-{class}")) { (level) } }
 }
 
 /// What the policy costs in a ranking: the fastest refused and the fastest insecure

@@ -205,3 +205,12 @@ fn a_file_run_answers_with_the_fastest_cipher_the_judge_accepts() {
         "{html}"
     );
 }
+
+#[test]
+fn a_level_badge_takes_only_our_classes() {
+    assert_eq!(level_badge("weak").into_string(), "<span class=\"level level-weak\">weak</span>");
+    assert_eq!(
+        level_badge("x level-recommended\" onclick=\"alert(1)").into_string(),
+        "<span class=\"level level-unrated\">x level-recommended&quot; onclick=&quot;alert(1)</span>"
+    );
+}
