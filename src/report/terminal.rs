@@ -1,8 +1,13 @@
 //! The human summary on a terminal: header, tables, the fastest choices, warnings.
+//!
+//! Every text printed here that the code did not write as a literal (a cell, a
+//! title, a header, a note, a host or library string) goes through
+//! [`crate::untrusted::shown`] first; bold and the table's borders are added after.
 
 use super::table::{fastest, file_tables, kdf_lines, primitive_table, ssh_tables, tls_tables, verdict_warnings, Table};
 use crate::model::{Document, RunStatus};
 use crate::units::{Bytes, BytesPerSec};
+use crate::untrusted::shown;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, ContentArrangement};
 
 fn bold(s: &str) -> String {
@@ -27,6 +32,7 @@ pub(crate) fn term_width() -> Option<usize> {
 /// does not fit, each row becomes a short paragraph of `header value` pairs, so
 /// that no cell is ever broken in the middle of a word.
 pub(crate) fn render_table(t: &Table, width: Option<usize>) -> String {
+    let t = &shown_table(t);
     let mut header = t.header.clone();
     let mut rows = t.rows.clone();
     let mut common: Vec<String> = Vec::new();
@@ -115,6 +121,17 @@ pub(crate) fn render_table(t: &Table, width: Option<usize>) -> String {
         s.push_str(&para("  ", &words(n), 4));
     }
     s
+}
+
+/// `t` with every title, header, cell and note [`shown`]: safe to print.
+fn shown_table(t: &Table) -> Table {
+    let each = |v: &[String]| -> Vec<String> { v.iter().map(|c| shown(c).into_owned()).collect() };
+    Table {
+        title: shown(&t.title).into_owned(),
+        header: each(&t.header),
+        rows: t.rows.iter().map(|r| each(r)).collect(),
+        notes: each(&t.notes),
+    }
 }
 
 /// `text` fitted to the terminal (unchanged in a pipe or a file): a line too wide
@@ -236,20 +253,20 @@ pub fn header(doc: &Document) -> String {
         .settings
         .get("cpu_caps")
         .and_then(|v| v.as_str())
-        .map(|c| format!(" · masked: {c}"))
+        .map(|c| format!(" · masked: {}", shown(c)))
         .unwrap_or_default();
     format!(
         "cipherbench {} · run {} · {} ({} cores; {}) · {}{}\n",
-        doc.run.command,
-        doc.run.id,
-        h.cpu_model,
+        shown(&doc.run.command),
+        shown(&doc.run.id),
+        shown(&h.cpu_model),
         h.cores,
         if h.cpu_flags.is_empty() {
             "no crypto flags".to_string()
         } else {
-            h.cpu_flags.join(" ")
+            shown(&h.cpu_flags.join(" ")).into_owned()
         },
-        openssl,
+        shown(&openssl),
         caps
     )
 }
@@ -265,12 +282,12 @@ pub fn fastest_lines(doc: &Document) -> String {
         let tie = if x.tied_with.is_empty() {
             String::new()
         } else {
-            format!("  (tied with {}: intervals overlap)", x.tied_with.join(", "))
+            format!("  (tied with {}: intervals overlap)", shown(&x.tied_with.join(", ")))
         };
         s.push_str(&format!(
             "  {:<7} {:<20} {:>12}{tie}\n",
             x.category,
-            x.algorithm,
+            shown(&x.algorithm),
             BytesPerSec(x.median).to_string()
         ));
     }
@@ -297,7 +314,7 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
         s.push('\n');
     }
     for line in kdf_lines(doc) {
-        s.push_str(&format!("{line}\n"));
+        s.push_str(&format!("{}\n", shown(&line)));
     }
     for t in tls_tables(doc) {
         s.push_str(&render_table(&t, width));
@@ -312,7 +329,7 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
     if !warnings.is_empty() {
         s.push('\n');
         for w in warnings {
-            let line = format!("warning: {w}");
+            let line = format!("warning: {}", shown(&w));
             match width {
                 Some(cols) => {
                     for l in super::progress::wrap_words(&line, cols, 2) {

@@ -1,0 +1,256 @@
+//! The verdicts with their reasons and sources, the rankings, and every result
+//! table, as HTML tables.
+
+use super::{level_badge, list_heading, metric_text};
+use crate::model::{Document, ResultRecord, Status};
+use crate::report::table::{file_tables, kdf_lines, primitive_table, ssh_tables, subject_label, tls_tables, verdict_warnings, Table};
+use maud::{html, Markup};
+use serde_json::Value;
+
+/// A reason's references: links when they are web addresses, else their ids.
+fn references(v: &Value) -> Markup {
+    let refs: Vec<&Value> = v.as_array().map(|a| a.iter().collect()).unwrap_or_default();
+    if refs.is_empty() {
+        return html! {};
+    }
+    html! {
+        " "
+        span.muted {
+            "["
+            @for (i, r) in refs.iter().enumerate() {
+                @if i > 0 { ", " }
+                @let id = r["id"].as_str().unwrap_or("");
+                @let title = r["title"].as_str().unwrap_or("");
+                @match r["url"].as_str().filter(|u| u.starts_with("https://") || u.starts_with("http://")) {
+                    Some(url) => a href=(url) title=(title) { (id) },
+                    None => span title=(title) { (id) },
+                }
+            }
+            "]"
+        }
+    }
+}
+
+/// One verdict's reasons, other sources' opinions and note, as a list.
+fn reasons(v: &Value) -> Markup {
+    html! {
+        ul.reasons {
+            @for r in v["reasons"].as_array().into_iter().flatten() {
+                li { (r["text"].as_str().unwrap_or("")) (references(&r["references"])) }
+            }
+            @for o in v["opinions"].as_array().into_iter().flatten() {
+                li {
+                    (o["source"]["title"].as_str().or(o["source"]["id"].as_str()).unwrap_or("another source"))
+                    " rates it " (o["level"].as_str().unwrap_or("")) ": "
+                    (o["reason"]["text"].as_str().unwrap_or(""))
+                    (references(&o["reason"]["references"]))
+                }
+            }
+            @if let Some(n) = v["note"].as_str() { li { (n) } }
+        }
+    }
+}
+
+pub(super) fn verdicts_section(doc: &Document) -> Markup {
+    if doc.verdicts.is_empty() {
+        return html! {};
+    }
+    let warnings = verdict_warnings(doc);
+    html! {
+        section #verdicts {
+            "\n" h2 { "Security verdicts, with reasons" } "\n"
+            div.scroll {
+                table {
+                    "\n"
+                    thead { tr { th { "option" } th { "kind" } th { "level" } th { "reasons and sources" } } }
+                    "\n"
+                    tbody {
+                        "\n"
+                        @for v in &doc.verdicts {
+                            tr {
+                                td { (v["subject"]["name"].as_str().unwrap_or("?")) }
+                                td { (v["subject"]["domain"].as_str().unwrap_or("").replace(['-', '_'], " ")) }
+                                td { (level_badge(v["level"].as_str().unwrap_or("unrated"))) }
+                                td.wrap { (reasons(v)) }
+                            }
+                            "\n"
+                        }
+                    }
+                }
+            }
+            "\n"
+            @if !warnings.is_empty() {
+                h3 { "Warnings" } "\n"
+                ul { "\n" @for w in &warnings { li { (w) } "\n" } }
+                "\n"
+            }
+        }
+        "\n"
+    }
+}
+
+/// A ranking, fastest first, with the fastest options the policy keeps out.
+fn ranking_table(r: &Value) -> Markup {
+    let list = r["list"].as_str().unwrap_or("");
+    let metric = r["metric"].as_str().unwrap_or("");
+    let ranked = r["ranked"].as_array().cloned().unwrap_or_default();
+    if ranked.is_empty() {
+        return html! {};
+    }
+    let figure = |v: Option<&Value>| {
+        v.and_then(|v| v.as_f64())
+            .map(|v| crate::recommend::figure(metric, v))
+            .unwrap_or_default()
+    };
+    html! {
+        h3 { (list_heading(list)) ", fastest first" } "\n"
+        div.scroll {
+            table {
+                "\n"
+                thead { tr { th { "rank" } th { "option" } th { "level" } th { "median" } th { "measured as" } } }
+                tbody {
+                    "\n"
+                    @for x in &ranked {
+                        tr {
+                            td { (x["rank"].as_u64().unwrap_or(0)) @if x["tied"].as_bool() == Some(true) { "=" } }
+                            td { (x["name"].as_str().unwrap_or("")) }
+                            td { (level_badge(x["level"].as_str().unwrap_or("unrated"))) }
+                            td.num { (figure(x.get("median"))) }
+                            td { (x["basis"].as_str().unwrap_or("")) }
+                        }
+                        "\n"
+                    }
+                }
+            }
+        }
+        "\n"
+        @for (key, label) in [("fastest_refused", "fastest refused"), ("fastest_insecure", "fastest insecure")] {
+            @if let Some(f) = r[key].as_object() {
+                p.note {
+                    (label) ": " (f.get("name").and_then(|v| v.as_str()).unwrap_or(""))
+                    " (" (f.get("level").and_then(|v| v.as_str()).unwrap_or("")) ") "
+                    (figure(f.get("median")))
+                }
+                "\n"
+            }
+        }
+    }
+}
+
+fn table_markup(t: &Table) -> Markup {
+    html! {
+        h3 { (t.title) } "\n"
+        div.scroll {
+            table {
+                "\n"
+                thead { tr { @for h in &t.header { th { (h) } } } }
+                "\n"
+                tbody {
+                    "\n"
+                    @for row in &t.rows {
+                        tr {
+                            @for (i, c) in row.iter().enumerate() {
+                                @if i >= 2 { td.num { (c) } } @else { td { (c) } }
+                            }
+                        }
+                        "\n"
+                    }
+                }
+            }
+        }
+        "\n"
+        @for n in &t.notes { p.note { (n) } "\n" }
+    }
+}
+
+/// A table of cells as HTML (a heading, the table, its notes), for other pages too.
+pub(crate) fn html_table(t: &Table) -> String {
+    super::finish(table_markup(t))
+}
+
+/// A kind or metric's name as the JSON document writes it.
+fn json_name<T: serde::Serialize>(v: T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// Every result, whatever its kind: the table no other view leaves out.
+fn generic_table(doc: &Document) -> Table {
+    let fmt = |r: &ResultRecord, v: Option<f64>| v.map(|v| metric_text(r.metric, v)).unwrap_or_default();
+    let rows = doc
+        .results
+        .iter()
+        .map(|r| {
+            vec![
+                json_name(r.kind),
+                subject_label(r),
+                json_name(r.metric),
+                match r.status {
+                    Status::Ok => "ok".to_string(),
+                    Status::Unsupported => format!("unsupported: {}", r.reason.clone().unwrap_or_default()),
+                    Status::Failed => format!("failed: {}", r.reason.clone().unwrap_or_default()),
+                },
+                fmt(r, r.median),
+                fmt(r, r.ci95_low),
+                fmt(r, r.ci95_high),
+                r.samples.map(|n| n.to_string()).unwrap_or_default(),
+                r.cv.map(|c| format!("{:.1}%", c * 100.0)).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    Table {
+        title: "All results".into(),
+        header: [
+            "kind",
+            "subject",
+            "metric",
+            "status",
+            "median",
+            "95% CI low",
+            "95% CI high",
+            "n",
+            "CV",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        notes: vec!["The same records as the JSON document's results[].".into()],
+    }
+}
+
+pub(super) fn tables_section(doc: &Document) -> Markup {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rankings: Vec<&Value> = Vec::new();
+    for r in &doc.recommendations {
+        for ranking in r["rankings"].as_array().into_iter().flatten() {
+            let list = ranking["list"].as_str().unwrap_or("");
+            if !seen.contains(&list) {
+                seen.push(list);
+                rankings.push(ranking);
+            }
+        }
+    }
+    let mut tables: Vec<Table> = primitive_table(doc).into_iter().collect();
+    tables.extend(file_tables(doc));
+    let kdf = kdf_lines(doc);
+    let mut later: Vec<Table> = tls_tables(doc);
+    later.extend(ssh_tables(doc));
+    if !doc.results.is_empty() {
+        later.push(generic_table(doc));
+    }
+    html! {
+        section #tables {
+            "\n" h2 { "Detailed results" } "\n"
+            @for r in &rankings { (ranking_table(r)) }
+            @for t in &tables { (table_markup(t)) }
+            @if !kdf.is_empty() {
+                ul { "\n" @for l in &kdf { li { (l) } "\n" } }
+                "\n"
+            }
+            @for t in &later { (table_markup(t)) }
+        }
+        "\n"
+    }
+}
