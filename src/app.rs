@@ -549,7 +549,7 @@ fn speed(c: &Common, a: &SpeedArgs, command: &str, default_budget: Seconds) -> R
     let store = open_store(c)?;
 
     let mut session = Session::start(command, settings, store, progress(c))?;
-    let plan = plan::primitives(&prims, &a.libraries, &sizes, threads, budget);
+    let plan = plan::primitives(&prims, &a.libraries, &sizes, threads, crate::deadline::plan_budget(budget));
     let measured = measure::primitives(&plan, &mut session);
     session.judge_primitives();
     finish(session, measured, &outputs(c))

@@ -102,6 +102,12 @@ static RUN: Mutex<Run> = Mutex::new(Run {
     budget_end: None,
 });
 
+/// `budget`, or less when start-up already spent some of it: what a plan made now
+/// may share out.
+pub fn plan_budget(budget: Seconds) -> Seconds {
+    budget_left().map_or(budget, |l| Seconds(l.0.min(budget.0)))
+}
+
 /// What is left of the run's budget itself (no grace), for plans that share the
 /// rest out after a step of unknown length (a scan, a daemon's start); `None`
 /// when no run deadline is set.

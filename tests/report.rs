@@ -500,5 +500,11 @@ fn two_runs_at_once_on_one_database_both_land_intact() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(runs, vec![("complete".to_string(), 2), ("complete".to_string(), 2)]);
+    // Each run landed with both results; on a loaded machine one may have been cut
+    // at its deadline after measuring (partial), never lost or failed.
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for (status, n) in &runs {
+        assert!(status == "complete" || status == "partial", "{runs:?}");
+        assert_eq!(*n, 2, "{runs:?}");
+    }
 }

@@ -252,7 +252,12 @@ fn locked_history_keeps_the_export_and_closes_the_row() {
     assert!(n >= 2);
     let runs = status_of(&db);
     assert_eq!(runs.len(), 2, "{runs:?}");
-    assert_eq!(runs[1], ("complete".to_string(), n), "{runs:?}");
+    // Closed with every result; `partial` when waiting for the lock ran it into
+    // its deadline after measuring (docs/deadlines.md).
+    assert!(
+        runs[1] == ("complete".to_string(), n) || runs[1] == ("partial".to_string(), n),
+        "{runs:?}"
+    );
 }
 
 /// A run killed outright stays `running` until the next run sees its process is
