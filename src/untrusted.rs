@@ -70,7 +70,7 @@ pub fn for_terminal(s: &str) -> Cow<'_, str> {
     let sgr_at = |rest: &str| -> Option<usize> {
         let body = rest.strip_prefix("\x1b[")?;
         let n = body.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
-        body[n..].starts_with('m').then_some(2 + n + 1)
+        (body[n..].starts_with('m') && plain_colour(&body[..n])).then_some(2 + n + 1)
     };
     if !s.chars().any(|c| is_hostile(c) && c != '\n' && c != '\t') {
         return Cow::Borrowed(s);
@@ -94,6 +94,31 @@ pub fn for_terminal(s: &str) -> Cow<'_, str> {
         rest = &rest[len..];
     }
     Cow::Owned(out)
+}
+
+/// Whether SGR parameters only set colours and weight: blink (5, 6) and
+/// concealed text (8), which could hide or flash a line, are not ours.
+fn plain_colour(params: &str) -> bool {
+    let mut it = params.split(';');
+    while let Some(p) = it.next() {
+        match p {
+            "5" | "6" | "8" => return false,
+            // 38/48;5;N and 38/48;2;R;G;B: the 5 or 2 there is a sub-parameter.
+            "38" | "48" => match it.next() {
+                Some("5") => {
+                    it.next();
+                }
+                Some("2") => {
+                    it.next();
+                    it.next();
+                    it.next();
+                }
+                _ => return false,
+            },
+            _ => {}
+        }
+    }
+    true
 }
 
 /// At most `max` bytes of `s` (cut at a character boundary), with "…" when cut: an
@@ -155,6 +180,10 @@ mod tests {
             "\x1b[1;32mfast\x1b[0m\n\tGET / answered 'HTTP/1.1 200 \\x1b]0;x\\x07\\x1b[2J'\\x0d\\u{2028}"
         );
         assert!(matches!(for_terminal("plain\n\tpage"), Cow::Borrowed(_)));
+        // Concealed or blinking text is not a colour of ours.
+        assert_eq!(for_terminal("a\x1b[8mhidden"), "a\\x1b[8mhidden");
+        assert_eq!(for_terminal("\x1b[5;31mx"), "\\x1b[5;31mx");
+        assert_eq!(for_terminal("\x1b[38;5;8mx"), "\x1b[38;5;8mx");
     }
 
     #[test]
