@@ -399,22 +399,32 @@ cipherbench_nginx_conf={} cipherbench_nginx_reload_command='kill -HUP {}' cipher
         assert_eq!(backups(&s.nginx_conf).len(), 1);
     }
 
-    // nginx with a protocol the controller's OpenSSL refuses (valid for nginx -t):
-    // the first host rolls back and the play fails naming it.
-    let h = f.hosts[0].addr;
-    set_lines(&f, h, "nginx", &["ssl_protocols TLSv1.1;"]);
-    let applied = std::fs::read_to_string(&setups[0].nginx_conf).unwrap();
+    // Two bad nginx lines, both hosts in one batch: on the first a protocol the
+    // controller's OpenSSL refuses (valid for nginx -t) is rolled back after the
+    // reload; on the second a curve nginx -t refuses is never written. Both fail
+    // by name, both files are as they were, no backup is added.
+    let (h1, h2) = (f.hosts[0].addr, f.hosts[1].addr);
+    set_lines(&f, h1, "nginx", &["ssl_protocols TLSv1.1;"]);
+    set_lines(&f, h2, "nginx", &["ssl_ecdh_curve nosuchcurve;"]);
+    let applied: Vec<String> = setups.iter().map(|s| std::fs::read_to_string(&s.nginx_conf).unwrap()).collect();
     let out = f.ansible(
         "apply.yml",
-        &json!({"cipherbench_hosts": h.to_string(), "cipherbench_rollback_seconds": 15}),
+        &json!({"cipherbench_serial": 2, "cipherbench_rollback_seconds": 15}),
         &[],
     );
     assert!(!out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(&format!("{h}: nginx lines not applied, rolled back")), "{stdout}");
+    assert!(stdout.contains(&format!("{h1}: nginx lines not applied, rolled back")), "{stdout}");
     assert!(stdout.contains("A TLS handshake after the restore: works"), "{stdout}");
-    assert_eq!(std::fs::read_to_string(&setups[0].nginx_conf).unwrap(), applied);
-    assert_eq!(backups(&setups[0].nginx_conf).len(), 1, "only the first run's backup");
-    assert!(handshake(h, servers[0].port));
+    assert!(stdout.contains("nginx -t` fails (nothing written, no backup)"), "{stdout}");
+    assert!(
+        recap_line(&stdout, &h2.to_string()).is_some_and(|l| l.contains("failed=1")),
+        "{stdout}"
+    );
+    for (i, s) in setups.iter().enumerate() {
+        assert_eq!(std::fs::read_to_string(&s.nginx_conf).unwrap(), applied[i], "{}", f.hosts[i].addr);
+        assert_eq!(backups(&s.nginx_conf).len(), 1, "only the first run's backup");
+        assert!(handshake(f.hosts[i].addr, servers[i].port));
+    }
     f.hosts.iter_mut().for_each(|h| h.stop());
 }
