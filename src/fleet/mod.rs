@@ -126,11 +126,18 @@ pub fn command(c: &Common, a: &FleetArgs) -> Result<()> {
         .into());
     }
     if !report.problems.is_empty() {
-        let named: Vec<String> = report
+        // The first few by name (all of them are in the report): a directory of
+        // 10,000 bad files must not make one 10,000-item error line.
+        const NAMED: usize = 20;
+        let mut named: Vec<String> = report
             .problems
             .iter()
+            .take(NAMED)
             .map(|p| format!("{} ({})", shown(&bounded(p.host_or_file(), 200)), p.kind))
             .collect();
+        if report.problems.len() > NAMED {
+            named.push(format!("and {} more (listed in the report)", report.problems.len() - NAMED));
+        }
         // A finding (exit 1), as the exit-code table has it: the rest merged,
         // and the hosts that did not are named.
         return Err(crate::error::Finding(format!(
