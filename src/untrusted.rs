@@ -8,7 +8,6 @@
 //! forge a line of our output.
 
 use std::borrow::Cow;
-use std::fmt;
 
 /// Whether `c` must never reach a terminal raw.
 pub fn is_hostile(c: char) -> bool {
@@ -62,13 +61,39 @@ pub fn shown_lines(s: &str) -> String {
         .join("\n")
 }
 
-/// [`shown`] as a `Display`, for `format!("{}", Shown(&peer_line))`.
-pub struct Shown<'a>(pub &'a str);
-
-impl fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&shown(self.0))
+/// The last guard before a terminal, for whole pages of our own output (tables,
+/// answers, diffs) that carry outside values: line breaks and tabs stay, and so do
+/// the colour sequences our renderer writes (`ESC [` digits and `;` then `m`);
+/// every other hostile character is escaped as [`shown`] does. The values inside
+/// are escaped where they are put in; this catches one that was not.
+pub fn for_terminal(s: &str) -> Cow<'_, str> {
+    let sgr_at = |rest: &str| -> Option<usize> {
+        let body = rest.strip_prefix("\x1b[")?;
+        let n = body.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+        body[n..].starts_with('m').then_some(2 + n + 1)
+    };
+    if !s.chars().any(|c| is_hostile(c) && c != '\n' && c != '\t') {
+        return Cow::Borrowed(s);
     }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        let len = c.len_utf8();
+        if c == '\x1b' {
+            if let Some(n) = sgr_at(rest) {
+                out.push_str(&rest[..n]);
+                rest = &rest[n..];
+                continue;
+            }
+        }
+        if c == '\n' || c == '\t' || !is_hostile(c) {
+            out.push(c);
+        } else {
+            out.push_str(&shown(&rest[..len]));
+        }
+        rest = &rest[len..];
+    }
+    Cow::Owned(out)
 }
 
 /// At most `max` bytes of `s` (cut at a character boundary), with "…" when cut: an
@@ -120,6 +145,16 @@ mod tests {
     #[test]
     fn lines_keep_our_breaks_and_escape_the_rest() {
         assert_eq!(shown_lines("a\x1b\nb\r\nc"), "a\\x1b\nb\nc");
+    }
+
+    #[test]
+    fn pages_keep_our_colours_and_lines_and_escape_the_rest() {
+        let page = "\x1b[1;32mfast\x1b[0m\n\tGET / answered 'HTTP/1.1 200 \x1b]0;x\x07\x1b[2J'\r\u{2028}";
+        assert_eq!(
+            for_terminal(page),
+            "\x1b[1;32mfast\x1b[0m\n\tGET / answered 'HTTP/1.1 200 \\x1b]0;x\\x07\\x1b[2J'\\x0d\\u{2028}"
+        );
+        assert!(matches!(for_terminal("plain\n\tpage"), Cow::Borrowed(_)));
     }
 
     #[test]

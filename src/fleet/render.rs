@@ -13,7 +13,7 @@ use crate::cli::{Common, FleetArgs};
 use crate::recommend::{figure, list_title};
 use crate::report::table::Table;
 use crate::report::{self, html, markdown, terminal};
-use crate::untrusted::{bounded, is_hostile, shown, Shown};
+use crate::untrusted::{bounded, for_terminal, is_hostile, shown};
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -249,7 +249,7 @@ fn write_vars(path: &Path, value: &Value, refused: &mut Vec<String>) -> Result<(
     if std::fs::symlink_metadata(path).is_ok() && !ours(path) {
         refused.push(format!(
             "{}: exists and was not written by cipherbench fleet (no {MARKER_KEY}); left as it is",
-            Shown(&path.display().to_string())
+            shown(&path.display().to_string())
         ));
         return Ok(());
     }
@@ -317,7 +317,9 @@ pub fn emit(r: &FleetReport, c: &Common, a: &FleetArgs) -> Result<()> {
     if c.json {
         report::print(&json()?)?;
     } else if !c.quiet {
-        report::print(terminal_text(r).as_bytes())?;
+        // Every outside value in the tables is escaped where it is put in; this is
+        // the last guard, for one that was not.
+        report::print(for_terminal(&terminal_text(r)).as_bytes())?;
     }
     if let Some(p) = &c.export_json {
         report::write_output(p, &json()?)?;
