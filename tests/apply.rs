@@ -15,6 +15,9 @@
 //!
 //! The host's vars come from `cipherbench fleet --ansible-vars` over real exports;
 //! the tests then set each host's sshd lines.
+//!
+//! Also here (to keep tests/fleet.rs within its 3 minutes): profile.yml's own
+//! guard, an export over `cipherbench_max_export_bytes` is not fetched.
 
 #[path = "common/fleet.rs"]
 mod hosts;
@@ -427,4 +430,27 @@ cipherbench_nginx_conf={} cipherbench_nginx_reload_command='kill -HUP {}' cipher
         assert!(handshake(f.hosts[i].addr, servers[i].port));
     }
     f.hosts.iter_mut().for_each(|h| h.stop());
+}
+
+/// profile.yml does not fetch an export larger than cipherbench_max_export_bytes:
+/// the host is named in results/HOST.failed, nothing is left on it, and nothing
+/// ran as root.
+#[test]
+fn profile_does_not_fetch_an_export_over_the_limit() {
+    let Some(sshd) = skip() else { return };
+    let f = Fleet::start(&sshd, &[16]);
+    let results = f.tmp.path().join("results");
+    let out = f.profile_with(
+        &results,
+        "speed",
+        1,
+        &["aes-128-gcm", "--bytes", "16k"],
+        serde_json::json!({"cipherbench_max_export_bytes": 1000}),
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(!results.join("127.0.0.16.json").exists());
+    let why = std::fs::read_to_string(results.join("127.0.0.16.failed")).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert!(why.contains("over cipherbench_max_export_bytes (1000): not fetched"), "{why}");
+    f.assert_nothing_left();
+    assert!(!f.become_log().exists(), "profile.yml became root");
 }

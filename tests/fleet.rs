@@ -807,32 +807,3 @@ fn duplicate_runs_loops_and_bad_arguments_are_named_and_the_rest_merged() {
         assert!(stderr.contains(named), "{named}: {stderr}");
     }
 }
-
-/// profile.yml does not fetch an export larger than cipherbench_max_export_bytes:
-/// the host is named in results/HOST.failed, nothing is left on it, and nothing
-/// ran as root.
-#[test]
-fn profile_does_not_fetch_an_export_over_the_limit() {
-    let Some(sshd) = sshd_path() else {
-        eprintln!("skipped: no sshd");
-        return;
-    };
-    if !venv_ok() {
-        return;
-    }
-    let f = Fleet::start(&sshd, &[7]);
-    let results = f.tmp.path().join("results");
-    let out = f.profile_with(
-        &results,
-        "speed",
-        1,
-        &["aes-128-gcm", "--bytes", "16k"],
-        serde_json::json!({"cipherbench_max_export_bytes": 1000}),
-    );
-    assert!(!out.status.success(), "{}", text(&out));
-    assert!(!results.join("127.0.0.7.json").exists());
-    let why = std::fs::read_to_string(results.join("127.0.0.7.failed")).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
-    assert!(why.contains("over cipherbench_max_export_bytes (1000): not fetched"), "{why}");
-    f.assert_nothing_left();
-    assert!(!f.become_log().exists(), "profile.yml became root");
-}
