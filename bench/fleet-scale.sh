@@ -12,9 +12,16 @@
 # 3. Times `cipherbench fleet` over the first 1,000 and over all 10,000
 #    (/usr/bin/time -v: wall time and peak RSS), and checks that exactly the
 #    injected outliers are named.
+# 4. Adds one 2 GiB sparse file (`truncate -s 2G`, a hostile or runaway host's
+#    export) to the 10,000 and times it again: it must be refused by name
+#    (`too-large`, from its size, before it is read), the 10,000 still merged, and
+#    peak RSS and time about those of step 3.
 #
 # Targets: ≤ 10 s and ≤ 512 MB peak RSS for 10,000; time linear from 1,000 to
-# 10,000 (ratio ≈ 10); every injected outlier named and no other host.
+# 10,000 (ratio ≈ 10); every injected outlier named and no other host; with the
+# 2 GiB file: refused, peak RSS within 10% (+8 MB) of step 3.
+#
+# CIPHERBENCH=/path/to/cipherbench runs another build (e.g. main's, for a before).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${CIPHERBENCH:-target/release/cipherbench}
@@ -56,12 +63,16 @@ measure() { # DIR OUT -> "wall_seconds rss_kb cpu_seconds"
 echo "load before timing: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores (a shared machine makes wall time vary)" >&2
 read -r t1 r1 c1 < <(measure "$WORK/first1000" "$WORK/f1000.json")
 read -r t10 r10 c10 < <(measure "$WORK/all" "$WORK/f10000.json")
+# A 2 GiB file that takes no disk (sparse) among the 10,000.
+truncate -s 2G "$WORK/all/zz-huge.json"
+read -r th rh ch < <(measure "$WORK/all" "$WORK/fhuge.json")
+rm -f "$WORK/all/zz-huge.json"
 
-python3 - "$WORK/f10000.json" "$WORK/outliers.txt" "$t1" "$r1" "$t10" "$r10" "$N" "$c1" "$c10" <<'EOF'
+python3 - "$WORK/f10000.json" "$WORK/outliers.txt" "$t1" "$r1" "$t10" "$r10" "$N" "$c1" "$c10" "$WORK/fhuge.json" "$th" "$rh" "$ch" <<'EOF'
 import json, sys
-report_path, outliers_path, t1, r1, t10, r10, n, c1, c10 = sys.argv[1:]
-t1, t10, c1, c10 = float(t1), float(t10), float(c1), float(c10)
-r1, r10 = int(r1), int(r10)
+report_path, outliers_path, t1, r1, t10, r10, n, c1, c10, huge_path, th, rh, ch = sys.argv[1:]
+t1, t10, c1, c10, th, ch = float(t1), float(t10), float(c1), float(c10), float(th), float(ch)
+r1, r10, rh = int(r1), int(r10), int(rh)
 rep = json.load(open(report_path))
 injected = set(open(outliers_path).read().split())
 named = {o["host"] for c in rep["classes"] for o in c["outliers"]}
@@ -74,6 +85,13 @@ print(f"ratio 10x hosts: wall {ratio:.2f}, CPU {cratio:.2f} (linear: ~10)")
 missed = injected - named
 extra = named - injected
 print(f"outliers: {len(injected)} injected, {len(named)} named, {len(missed)} missed, {len(extra)} wrongly named")
+try:
+    huge = json.load(open(huge_path))
+except ValueError:
+    huge = {"hosts_merged": 0, "problems": []}
+refused = [p for p in huge["problems"] if p["kind"] == "too-large" and p["file"].endswith("zz-huge.json")]
+print(f"{n:>6} exports + one 2 GiB file: {th:6.2f} s wall, {ch:6.2f} s CPU, peak RSS {rh/1024:6.1f} MB; "
+      f"merged {huge['hosts_merged']}, refused: {refused[0]['error'] if refused else 'NOT REFUSED'}")
 ok = True
 for cond, what in [
     (t10 <= 10.0, "time <= 10 s"),
@@ -81,6 +99,8 @@ for cond, what in [
     (6.0 <= ratio <= 14.0, "linear from 1,000 to 10,000"),
     (not missed and not extra, "exactly the injected outliers named"),
     (len(rep["classes"]) == 5, "five classes"),
+    (bool(refused) and huge["hosts_merged"] == rep["hosts_merged"], "2 GiB file refused by name, the rest merged"),
+    (rh <= r10 * 1.1 + 8 * 1024, "peak RSS with the 2 GiB file within 10% (+8 MB) of without"),
 ]:
     print(("PASS " if cond else "FAIL ") + what)
     ok &= cond

@@ -166,13 +166,16 @@ pub struct FleetArgs {
     /// `HOST.failed`/`HOST.unreachable` markers from profile.yml are reported too).
     #[arg(value_name = "FILES|DIR", required = true)]
     pub paths: Vec<PathBuf>,
-    /// Write group_vars/all.yml (the fleet-wide config) and host_vars/HOST.yml (each
+    /// Write group_vars/all.json (the fleet-wide config) and host_vars/HOST.json (each
     /// host's class lines) under DIR, for deploy/ansible/apply.yml.
     #[arg(long, value_name = "DIR")]
     pub ansible_vars: Option<PathBuf>,
     /// Also write a self-contained HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_html: Option<PathBuf>,
+    /// Refuse (and name) an export larger than SIZE without reading it [default: 64M].
+    #[arg(long, value_parser = file_size_arg, value_name = "SIZE")]
+    pub max_export_size: Option<Bytes>,
 }
 
 #[derive(Debug, Clone, Args, Default)]

@@ -12,314 +12,13 @@
 //! - pass 3 runs `cipherbench speed` on the AEADs with a 3 s budget: CPU time per
 //!   byte, which load does not blur, decides ChaCha20 against AES-GCM per class.
 
+#[path = "common/fleet.rs"]
+mod hosts;
+
+use hosts::*;
 use serde_json::Value;
-use std::io::Read;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_cipherbench"))
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn sshd_path() -> Option<PathBuf> {
-    ["/usr/sbin/sshd", "/usr/bin/sshd", "/usr/local/sbin/sshd"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn current_user() -> String {
-    let out = Command::new("id").arg("-un").output().expect("id -un");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn keygen(path: &Path) {
-    let st = Command::new("ssh-keygen")
-        .args(["-q", "-N", "", "-t", "ed25519", "-C", "cipherbench-fleet-test", "-f"])
-        .arg(path)
-        .stdin(Stdio::null())
-        .status()
-        .expect("ssh-keygen");
-    assert!(st.success());
-}
-
-/// One inventory host: a private sshd on ADDR with its own host key.
-struct HostSshd {
-    addr: Ipv4Addr,
-    port: u16,
-    dir: PathBuf,
-    child: Option<Child>,
-}
-
-impl HostSshd {
-    fn start(sshd: &Path, addr: Ipv4Addr, base: &Path, client_pub: &str) -> HostSshd {
-        let dir = base.join(format!("sshd-{addr}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        keygen(&dir.join("host_ed25519"));
-        std::fs::write(dir.join("authorized_keys"), client_pub).unwrap();
-        if is_root() {
-            let _ = std::fs::create_dir_all("/run/sshd");
-        }
-        let port = TcpListener::bind((addr, 0))
-            .expect("bind the host's address")
-            .local_addr()
-            .unwrap()
-            .port();
-        let cfg = format!(
-            "ListenAddress {addr}\nPort {port}\nAddressFamily inet\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\n\
-AuthorizedKeysFile {d}/authorized_keys\nAllowUsers {user}\n{root}StrictModes no\nUsePAM no\nPubkeyAuthentication yes\n\
-PasswordAuthentication no\nKbdInteractiveAuthentication no\nUseDNS no\nPrintMotd no\nX11Forwarding no\nLogLevel ERROR\n\
-MaxStartups 100:30:200\nMaxSessions 50\nSubsystem sftp internal-sftp\n",
-            d = dir.display(),
-            user = current_user(),
-            root = if is_root() { "PermitRootLogin prohibit-password\n" } else { "" },
-        );
-        std::fs::write(dir.join("sshd_config"), cfg).unwrap();
-        let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
-        let child = Command::new(sshd)
-            .args(["-D", "-e", "-f"])
-            .arg(dir.join("sshd_config"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start sshd");
-        let mut h = HostSshd {
-            addr,
-            port,
-            dir,
-            child: Some(child),
-        };
-        h.wait_ready();
-        h
-    }
-
-    fn wait_ready(&mut self) {
-        let t0 = Instant::now();
-        let sa = SocketAddr::from((self.addr, self.port));
-        loop {
-            if let Ok(mut s) = TcpStream::connect_timeout(&sa, Duration::from_millis(200)) {
-                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-                let mut b = [0u8; 64];
-                if let Ok(n) = s.read(&mut b) {
-                    if b[..n].starts_with(b"SSH-2.0-") {
-                        return;
-                    }
-                }
-            }
-            if let Some(Ok(Some(st))) = self.child.as_mut().map(|c| c.try_wait()) {
-                panic!(
-                    "sshd on {} exited ({st}): {}",
-                    self.addr,
-                    std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()
-                );
-            }
-            assert!(t0.elapsed() < Duration::from_secs(15), "sshd on {} did not answer", self.addr);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn known_hosts_line(&self) -> String {
-        let key = std::fs::read_to_string(self.dir.join("host_ed25519.pub")).unwrap();
-        format!("[{}]:{} {}\n", self.addr, self.port, key.trim())
-    }
-
-    fn config(&self) -> PathBuf {
-        self.dir.join("sshd_config")
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for HostSshd {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// The test fleet: three hosts, an inventory directory, Ansible's own dirs inside
-/// the test's temporary directory.
-struct Fleet {
-    tmp: tempfile::TempDir,
-    hosts: Vec<HostSshd>,
-}
-
-impl Fleet {
-    /// A client key, one private sshd per address 127.0.0.N, and the inventory.
-    fn start(sshd: &Path, hosts: &[u8]) -> Fleet {
-        let tmp = tempfile::Builder::new().prefix("cipherbench-fleet-test.").tempdir().unwrap();
-        let client = tmp.path().join("client_ed25519");
-        keygen(&client);
-        let client_pub = std::fs::read_to_string(client.with_extension("pub")).unwrap();
-        let hosts: Vec<HostSshd> = hosts
-            .iter()
-            .map(|n| HostSshd::start(sshd, Ipv4Addr::new(127, 0, 0, *n), tmp.path(), &client_pub))
-            .collect();
-        let f = Fleet { tmp, hosts };
-        f.write_inventory();
-        f
-    }
-
-    fn inventory_dir(&self) -> PathBuf {
-        self.tmp.path().join("inventory")
-    }
-    fn remote_base(&self) -> PathBuf {
-        self.tmp.path().join("remote")
-    }
-
-    fn write_inventory(&self) {
-        let inv = self.inventory_dir();
-        std::fs::create_dir_all(&inv).unwrap();
-        let kh: String = self.hosts.iter().map(|h| h.known_hosts_line()).collect();
-        let kh_path = self.tmp.path().join("known_hosts");
-        std::fs::write(&kh_path, kh).unwrap();
-        let mut s = String::from("[fleet]\n");
-        for h in &self.hosts {
-            let caps = if h.addr == Ipv4Addr::new(127, 0, 0, 4) {
-                " cipherbench_cpu_caps=no-aesni"
-            } else {
-                ""
-            };
-            s.push_str(&format!(
-                "{} ansible_port={} cipherbench_sshd_config={} cipherbench_nginx_conf={}{caps}\n",
-                h.addr,
-                h.port,
-                h.config().display(),
-                self.tmp.path().join(format!("nginx-{}.conf", h.addr)).display()
-            ));
-        }
-        s.push_str(&format!(
-            "\n[fleet:vars]\nansible_user={}\nansible_ssh_private_key_file={}\n\
-ansible_ssh_common_args='-o UserKnownHostsFile={} -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=5'\n\
-ansible_python_interpreter=/usr/bin/python3\n",
-            current_user(),
-            self.tmp.path().join("client_ed25519").display(),
-            kh_path.display()
-        ));
-        std::fs::write(inv.join("hosts"), s).unwrap();
-        // A minimal nginx.conf per host, for apply.yml's nginx part.
-        for h in &self.hosts {
-            let conf = format!(
-                "pid {t}/nginx-{a}.pid;\nerror_log {t}/nginx-{a}.err;\nevents {{}}\nhttp {{\n    access_log off;\n}}\n",
-                t = self.tmp.path().display(),
-                a = h.addr
-            );
-            std::fs::write(self.tmp.path().join(format!("nginx-{}.conf", h.addr)), conf).unwrap();
-        }
-    }
-
-    fn ansible(&self, playbook: &str, extra: &Value, args: &[&str]) -> std::process::Output {
-        let home = self.tmp.path().join("ansible-home");
-        std::fs::create_dir_all(self.remote_base()).unwrap();
-        let cfg = self.tmp.path().join("ansible.cfg");
-        // No ControlPersist: a stopped sshd must really be unreachable to the next task.
-        std::fs::write(
-            &cfg,
-            "[defaults]\nforks = 3\ntimeout = 10\n[ssh_connection]\npipelining = True\nssh_args = -o ControlMaster=no -o ControlPersist=no\n",
-        )
-        .unwrap();
-        let out = Command::new(repo().join(".venv/bin/ansible-playbook"))
-            .arg("-i")
-            .arg(self.inventory_dir().join("hosts"))
-            .arg(repo().join("deploy/ansible").join(playbook))
-            .arg("-e")
-            .arg(extra.to_string())
-            .args(args)
-            .env("ANSIBLE_CONFIG", &cfg)
-            .env("ANSIBLE_HOME", &home)
-            .env("ANSIBLE_LOCAL_TEMP", home.join("tmp"))
-            .env("ANSIBLE_REMOTE_TMP", self.tmp.path().join("ansible-remote-tmp"))
-            .env("ANSIBLE_NOCOLOR", "1")
-            .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run ansible-playbook");
-        out
-    }
-
-    /// The build Ansible copies to each host: the test binary without its debug
-    /// sections (a fifth of the size, so each copy is quicker), made once per
-    /// fleet; the binary itself where `strip` is missing.
-    fn binary(&self) -> PathBuf {
-        let stripped = self.tmp.path().join("cipherbench");
-        if stripped.exists() {
-            return stripped;
-        }
-        let ok = Command::new("strip")
-            .arg("--strip-debug")
-            .arg("-o")
-            .arg(&stripped)
-            .arg(bin())
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            stripped
-        } else {
-            bin()
-        }
-    }
-
-    fn profile(&self, results: &Path, command: &str, budget: u32, extra_args: &[&str]) -> std::process::Output {
-        let extra = serde_json::json!({
-            "cipherbench_binary": self.binary(),
-            "cipherbench_results": results,
-            "cipherbench_command": command,
-            "cipherbench_budget_seconds": budget,
-            "cipherbench_extra_args": extra_args,
-            "cipherbench_remote_base": self.remote_base(),
-            "cipherbench_poll_seconds": 1,
-            "cipherbench_grace_seconds": 120,
-        });
-        self.ansible("profile.yml", &extra, &[])
-    }
-
-    /// Nothing of ours is left on the hosts: no file under the remote base, no
-    /// process running a binary from there.
-    fn assert_nothing_left(&self) {
-        let base = self.remote_base();
-        let left: Vec<_> = std::fs::read_dir(&base).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).collect();
-        assert!(left.is_empty(), "files left on the hosts: {left:?}");
-        let mut procs = Vec::new();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            if let Ok(exe) = std::fs::read_link(e.path().join("exe")) {
-                if exe.starts_with(&base) {
-                    procs.push((e.file_name(), exe));
-                }
-            }
-            if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-                if String::from_utf8_lossy(&cmd).contains(&*base.to_string_lossy()) {
-                    procs.push((e.file_name(), PathBuf::from(String::from_utf8_lossy(&cmd).replace('\0', " "))));
-                }
-            }
-        }
-        assert!(procs.is_empty(), "processes left on the hosts: {procs:?}");
-    }
-}
-
-fn venv_ok() -> bool {
-    let ok = repo().join(".venv/bin/ansible-playbook").exists();
-    if !ok {
-        eprintln!("skipped: .venv/bin/ansible-playbook missing; run scripts/ensure-venv.sh (make test does)");
-    }
-    ok
-}
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 fn fleet(args: &[&Path], more: &[&str]) -> (std::process::Output, Value) {
     let out = Command::new(bin())
@@ -338,28 +37,6 @@ fn fleet(args: &[&Path], more: &[&str]) -> (std::process::Output, Value) {
         )
     });
     (out, v)
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-/// The lines apply.yml --diff adds, per file (`+++ after: PATH`).
-fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for l in diff.lines() {
-        if let Some(p) = l.strip_prefix("+++ after: ") {
-            // `+++ after: PATH` (blockinfile may add a note after the path).
-            out.push((p.split_whitespace().next().unwrap_or("").to_string(), Vec::new()));
-        } else if let Some(a) = l.strip_prefix('+') {
-            if let Some(last) = out.last_mut() {
-                if !a.starts_with("++") {
-                    last.1.push(a.to_string());
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Every option of the fleet-wide choice passes the policy, by `list --policy --json`.
@@ -447,6 +124,11 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
     }
     assert_eq!(fetched.len(), 3, "{fetched:?}");
     f.assert_nothing_left();
+    assert!(
+        !f.become_log().exists(),
+        "profile.yml measures as the login user, yet it became root: {}",
+        std::fs::read_to_string(f.become_log()).unwrap_or_default()
+    );
     let (out, report) = fleet(&[&r1], &["--ansible-vars", f.inventory_dir().to_str().unwrap()]);
     assert!(out.status.success(), "fleet: {}", text(&out));
     assert_eq!(report["hosts_merged"], 3);
@@ -464,9 +146,9 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
         "{masked:#}"
     );
     assert_fleet_choice_passes(&report, "intermediate");
-    assert!(f.inventory_dir().join("group_vars/all.yml").exists());
+    assert!(f.inventory_dir().join("group_vars/all.json").exists());
     for h in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
-        assert!(f.inventory_dir().join(format!("host_vars/{h}.yml")).exists());
+        assert!(f.inventory_dir().join(format!("host_vars/{h}.json")).exists());
     }
 
     // apply.yml --check --diff with the main job's answer: nginx lines that nginx -t accepts.
@@ -530,19 +212,12 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
 
     // Lock-out guard: a HostKeyAlgorithms line naming only algorithms this sshd has
     // no key for (127.0.0.4 has an Ed25519 key only) is left out, never applied.
-    let hv = f.inventory_dir().join("host_vars/127.0.0.4.yml");
-    let y: String = std::fs::read_to_string(&hv)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.contains("HostKeyAlgorithms"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let y = y.replacen(
-        "cipherbench_class_sshd_lines:\n",
-        "cipherbench_class_sshd_lines:\n  - \"HostKeyAlgorithms rsa-sha2-512,rsa-sha2-256\"\n",
-        1,
-    );
-    std::fs::write(&hv, y).unwrap();
+    let hv = f.inventory_dir().join("host_vars/127.0.0.4.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&hv).unwrap()).unwrap();
+    let lines = v["cipherbench_class_sshd_lines"].as_array_mut().unwrap();
+    lines.retain(|l| !l["__ansible_unsafe"].as_str().unwrap().contains("HostKeyAlgorithms"));
+    lines.push(serde_json::json!({"__ansible_unsafe": "HostKeyAlgorithms rsa-sha2-512,rsa-sha2-256"}));
+    std::fs::write(&hv, v.to_string()).unwrap();
     let out = f.ansible(
         "apply.yml",
         &serde_json::json!({"cipherbench_hosts": "127.0.0.4"}),
@@ -562,18 +237,17 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
         "a line that would leave sshd without a usable host key: {diff}"
     );
 
-    // For real on 127.0.0.2: validated, backed up, reloaded; sshd still lets
-    // Ansible in (host key checked), and a second run changes nothing.
-    let pid = std::fs::read_to_string(f.hosts[0].dir.join("sshd.pid")).unwrap().trim().to_string();
+    // For real on 127.0.0.2 with the measured lines: checked, backed up, reloaded,
+    // and a new login still works (tests/apply.rs covers roll-back and stock configs).
     let real = serde_json::json!({
         "cipherbench_hosts": "127.0.0.2",
-        "cipherbench_sshd_reload_command": format!("kill -HUP {pid}"),
+        "cipherbench_sshd_reload_command": f.hosts[0].reload_command(),
         "cipherbench_nginx_reload_command": "true",
     });
     let out = f.ansible("apply.yml", &real, &[]);
     assert!(out.status.success(), "apply.yml: {}", text(&out));
     let conf = std::fs::read_to_string(f.hosts[0].config()).unwrap();
-    assert!(conf.starts_with("# BEGIN cipherbench fleet (class)\n"), "{conf}");
+    assert!(conf.starts_with("# BEGIN cipherbench fleet\n"), "{conf}");
     assert!(conf.contains("\nCiphers "), "{conf}");
     let backups = std::fs::read_dir(&f.hosts[0].dir)
         .unwrap()
@@ -588,16 +262,8 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
         .output()
         .unwrap();
     assert!(st.status.success(), "{}", text(&st));
-    f.hosts[0].wait_ready();
-    let out = f.ansible("apply.yml", &real, &[]);
-    assert!(out.status.success(), "second apply.yml: {}", text(&out));
-    let recap = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        recap
-            .lines()
-            .any(|l| l.starts_with("127.0.0.2") && l.contains("changed=0") && l.contains("unreachable=0")),
-        "the second run changes nothing: {recap}"
-    );
+    let login = f.login(&f.hosts[0]);
+    assert!(login.status.success(), "a new login after apply.yml: {}", text(&login));
 
     // Pass 3: the AEAD primitives (CPU time per byte, so a loaded machine does not
     // blur them): ChaCha20 leads where AES-NI is hidden, AES-GCM elsewhere.
@@ -716,28 +382,11 @@ fn every_host_unreachable_is_still_named_and_the_play_fails() {
 #[test]
 fn truncated_and_foreign_files_are_named_and_the_rest_merged() {
     let dir = tempfile::tempdir().unwrap();
-    let export = dir.path().join("a.json");
-    let st = Command::new(bin())
-        .args([
-            "speed",
-            "aes-128-gcm",
-            "chacha20-poly1305",
-            "--bytes",
-            "16k",
-            "--budget",
-            "1s",
-            "--no-store",
-            "--quiet",
-            "--export-json",
-        ])
-        .arg(&export)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let text_a = std::fs::read_to_string(&export).unwrap();
+    let text_a = speed_export(&dir.path().join("a.json"));
     // b's run saw an installed sshd offering hmac-sha1 (the installed diff rides
     // along in the run's settings).
     let mut b: Value = serde_json::from_str(&text_a).unwrap();
+    b["run"]["id"] = "another-run".into();
     b["run"]["settings"]["installed_diff"] = serde_json::json!([{"software": "sshd", "offered": [
         {"list": "ssh_macs", "name": "hmac-sha1", "level": "weak", "allowed": false},
         {"list": "ssh_macs", "name": "hmac-sha2-256-etm@openssh.com", "level": "recommended", "allowed": true}]}]);
@@ -803,15 +452,17 @@ fn truncated_and_foreign_files_are_named_and_the_rest_merged() {
         .map(|e| e.file_name().to_string_lossy().to_string())
         .collect();
     hv.sort();
-    assert_eq!(hv, ["a.yml", "b.yml"]);
-    let a = std::fs::read_to_string(vars.join("host_vars/a.yml")).unwrap();
+    assert_eq!(hv, ["a.json", "b.json"]);
+    let a: Value = serde_json::from_str(&std::fs::read_to_string(vars.join("host_vars/a.json")).unwrap()).unwrap();
+    assert_eq!(a["cipherbench_class"], "class-1", "{a:#}");
     assert!(
-        a.contains("cipherbench_class: \"class-1\"") && a.contains("cipherbench_class_nginx_lines:\n  - \"ssl_"),
-        "{a}"
+        a["cipherbench_class_nginx_lines"][0]["__ansible_unsafe"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("ssl_")),
+        "{a:#}"
     );
-    assert!(std::fs::read_to_string(vars.join("group_vars/all.yml"))
-        .unwrap()
-        .contains("cipherbench_fleet_nginx_lines:"));
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(vars.join("group_vars/all.json")).unwrap()).unwrap();
+    assert!(all["cipherbench_fleet_nginx_lines"].is_array(), "{all:#}");
     // The terminal view names them too.
     let out = Command::new(bin())
         .arg("fleet")
@@ -827,4 +478,332 @@ fn truncated_and_foreign_files_are_named_and_the_rest_merged() {
     // Nothing mergeable at all is bad input (exit 2).
     let (out, _) = fleet(&[&dir.path().join("cut.json")], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+/// A real export of a short `speed` run (AES-GCM and ChaCha20 at 16 KiB, 1 s) at
+/// `path`; returns its text.
+fn speed_export(path: &Path) -> String {
+    let st = Command::new(bin())
+        .args(["speed", "aes-128-gcm", "chacha20-poly1305", "--bytes", "16k", "--budget", "1s"])
+        .args(["--no-store", "--quiet", "--export-json"])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// `export` as another host's run: its own run id.
+fn as_run(export: &str, id: &str) -> Value {
+    let mut v: Value = serde_json::from_str(export).unwrap();
+    v["run"]["id"] = id.into();
+    v
+}
+
+/// A character no terminal output of ours may hold raw: a control character other
+/// than the line break, or a line/paragraph separator, bidi control or invisible
+/// format character.
+fn hostile_char(c: char) -> bool {
+    (c.is_control() && c != '\n') || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
+}
+
+fn assert_no_hostile_char(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    if let Some((i, c)) = text.char_indices().find(|(_, c)| hostile_char(*c)) {
+        let from = text[..i].char_indices().rev().nth(80).map_or(0, |(j, _)| j);
+        panic!("{what} holds {c:?} at byte {i}: …{:?}", &text[from..i]);
+    }
+}
+
+/// Exports whose every string a host controls carries line breaks (LF, NEL,
+/// U+2028), terminal escapes, `<script>`, Jinja, path separators and 1 MB of text,
+/// under file names that are no host names: the files that are host names are
+/// merged, the others named; `--ansible-vars` writes files Ansible's own loader
+/// reads with no key cipherbench did not write and without templating anything;
+/// no output for people holds a control character.
+#[test]
+fn hostile_exports_become_neither_keys_nor_commands_nor_control_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let base = speed_export(&dir.path().join("base.json"));
+    let pwned = dir.path().join("PWNED");
+    let evil = format!(
+        "x\n  ansible_ssh_common_args: '-o ProxyCommand=touch {p}'\nnel:\u{85}  ansible_become: true\u{85}ls:\u{2028}  ansible_host: evil\u{2028}\
+         \x1b]0;pwned\x07\x1b[2J\x1b[31m<script>alert(1)</script> {{{{ lookup('pipe', 'touch {p}') }}}} ../../etc/passwd a/b\\c\u{202e}",
+        p = pwned.display()
+    );
+    let big = format!("{}{evil}", "A".repeat(1 << 20));
+    let mut n = 0;
+    let mut hostile = |s: &str| {
+        n += 1;
+        let mut v = as_run(&base, &format!("run-{n}"));
+        v["run"]["id"] = format!("{s}-{n}").into();
+        let h = &mut v["run"]["host"];
+        h["cpu_model"] = s.into();
+        h["arch"] = s.into();
+        h["hostname"] = s.into();
+        h["cpu_flags"].as_array_mut().unwrap().push(s.into());
+        for lib in ["openssl", "gnutls", "cipherbench", s] {
+            v["run"]["libraries"][lib] = s.into();
+        }
+        v["run"]["settings"]["openssh"] = s.into();
+        v["run"]["settings"]["cpu_caps"] = s.into();
+        v["run"]["settings"]["installed_diff"] = serde_json::json!([{"software": s, "offered": [{"list": s, "name": s, "level": s, "allowed": false},
+                {"list": "ssh_macs", "name": s, "level": "weak", "allowed": false}]}]);
+        let mut r = v["results"][0].clone();
+        r["subject"]["algorithm"] = s.into();
+        r["subject"]["library"] = s.into();
+        v["results"].as_array_mut().unwrap().push(r);
+        v
+    };
+    let write = |name: &str, v: &Value| std::fs::write(results.join(name), serde_json::to_vec(v).unwrap()).unwrap();
+    write("evil.json", &hostile(&evil));
+    write("big.json", &hostile(&big));
+    write("good.json", &as_run(&base, "good"));
+    // File names that cannot be inventory host names (a path separator cannot be
+    // in a file name; `..`, a leading dot and controls can).
+    for name in [
+        "..json",
+        ".hidden.json",
+        "web1\x1b[31m.json",
+        "web\nnl.json",
+        "web\u{2028}ls.json",
+        "a\\b.json",
+    ] {
+        write(name, &hostile(&evil));
+    }
+    let vars = dir.path().join("inv");
+    for args in [vec!["--json"], vec![], vec!["--export-markdown", "-"]] {
+        let out = Command::new(bin())
+            .arg("fleet")
+            .arg(&results)
+            .arg("--no-store")
+            .arg("--ansible-vars")
+            .arg(&vars)
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out));
+        assert_no_hostile_char(&format!("stdout of fleet {args:?}"), &out.stdout);
+        assert_no_hostile_char(&format!("stderr of fleet {args:?}"), &out.stderr);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for named in [
+            "..json (bad-name)",
+            ".hidden.json (bad-name)",
+            "web1\\x1b[31m.json (bad-name)",
+            "web\\x0anl.json",
+        ] {
+            assert!(stderr.contains(named), "{named} not named: {stderr}");
+        }
+        if args == ["--json"] {
+            let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(report["hosts_merged"], 3, "{}", text(&out));
+            // The JSON keeps the data (escaped as JSON does), nothing is lost.
+            let evil_class = class_of(&report, "evil");
+            let c = report["classes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["id"] == evil_class)
+                .unwrap();
+            assert!(
+                c["key"]["cpu_model"].as_str().unwrap().starts_with("x\n  ansible_ssh_common_args"),
+                "{c:#}"
+            );
+        }
+    }
+    // Only merged hosts get vars, as JSON; nothing is written outside DIR.
+    let mut hv: Vec<String> = std::fs::read_dir(vars.join("host_vars"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    hv.sort();
+    assert_eq!(hv, ["big.json", "evil.json", "good.json"]);
+    let mut top: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    top.sort();
+    assert_eq!(top, ["base.json", "inv", "results"]);
+    // Ansible's own loader: every host has exactly the keys cipherbench writes.
+    std::fs::write(
+        vars.join("hosts"),
+        "[fleet]\nevil\nbig\ngood\n\n[fleet:vars]\nansible_connection=local\nansible_python_interpreter=/usr/bin/python3\n",
+    )
+    .unwrap();
+    if !venv_ok() {
+        return;
+    }
+    let inv = Command::new(repo().join(".venv/bin/ansible-inventory"))
+        .arg("-i")
+        .arg(vars.join("hosts"))
+        .arg("--list")
+        .env("ANSIBLE_HOME", dir.path().join("ansible-home"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .output()
+        .unwrap();
+    assert!(inv.status.success(), "ansible-inventory: {}", text(&inv));
+    let list: Value = serde_json::from_slice(&inv.stdout).unwrap();
+    let ours = [
+        "cipherbench_fleet_schema",
+        "cipherbench_policy",
+        "cipherbench_fleet_sshd_lines",
+        "cipherbench_fleet_nginx_lines",
+        "cipherbench_class",
+        "cipherbench_class_label",
+        "cipherbench_class_sshd_lines",
+        "cipherbench_class_nginx_lines",
+        "ansible_connection",
+        "ansible_python_interpreter",
+    ];
+    for host in ["evil", "big", "good"] {
+        let vars = list["_meta"]["hostvars"][host]
+            .as_object()
+            .unwrap_or_else(|| panic!("{host}: {list:#}"));
+        for k in vars.keys() {
+            assert!(ours.contains(&k.as_str()), "{host}: a key cipherbench did not write: {k}");
+        }
+        assert_eq!(vars["cipherbench_fleet_schema"], "cipherbench-fleet/1");
+        assert!(vars.contains_key("cipherbench_class_label"), "{host}: {vars:?}");
+    }
+    // Using the label templates nothing: the lookup in it stays text.
+    let out = Command::new(repo().join(".venv/bin/ansible"))
+        .arg("-i")
+        .arg(vars.join("hosts"))
+        .args(["all", "-m", "ansible.builtin.debug", "-a", "msg={{ cipherbench_class_label }}"])
+        .env("ANSIBLE_HOME", dir.path().join("ansible-home"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ansible debug: {}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("lookup('pipe'"), "{}", text(&out));
+    assert!(!pwned.exists(), "a string from an export ran a command on the controller");
+}
+
+/// Runs `fleet ARGS --json` and returns (exit code, report, peak RSS in bytes,
+/// wall time), the RSS from the kernel's accounting of that one child (wait4).
+fn fleet_measured(args: &[&Path]) -> (i32, Value, u64, std::time::Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (dir.path().join("out"), dir.path().join("err"));
+    let t0 = std::time::Instant::now();
+    // Reaped by wait4 below, which also gives this one child's peak RSS.
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(bin())
+        .arg("fleet")
+        .args(args)
+        .args(["--json", "--no-store"])
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 waits for our own child by pid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    let wall = t0.elapsed();
+    assert_eq!(r, child.id() as libc::pid_t, "wait4");
+    assert!(libc::WIFEXITED(status), "fleet did not exit: {status}");
+    let out = std::fs::read(&out_path).unwrap();
+    let report: Value = serde_json::from_slice(&out)
+        .unwrap_or_else(|e| panic!("fleet --json: {e}: {}", std::fs::read_to_string(&err_path).unwrap_or_default()));
+    (libc::WEXITSTATUS(status), report, ru.ru_maxrss as u64 * 1024, wall)
+}
+
+/// A 2 GiB sparse export among good ones is refused by name before a byte of it
+/// is read, the others are merged, and the process stays small.
+#[test]
+fn a_2_gib_export_is_refused_by_name_and_memory_stays_flat() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = speed_export(&dir.path().join("base.json"));
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    for h in ["web1", "web2", "web3"] {
+        std::fs::write(results.join(format!("{h}.json")), as_run(&base, h).to_string()).unwrap();
+    }
+    std::fs::File::create(results.join("huge.json")).unwrap().set_len(2 << 30).unwrap();
+    let (code, report, rss, wall) = fleet_measured(&[&results]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["hosts_merged"], 3, "{report:#}");
+    let p = &report["problems"][0];
+    assert_eq!(
+        (p["kind"].as_str(), p["host"].as_str()),
+        (Some("too-large"), Some("huge")),
+        "{report:#}"
+    );
+    assert!(p["error"].as_str().unwrap().contains("huge.json") && p["error"].as_str().unwrap().contains("64 MiB"));
+    assert!(rss < 64 << 20, "peak RSS {} MB with a 2 GiB export", rss >> 20);
+    assert!(wall < std::time::Duration::from_secs(10), "{wall:?}");
+    // A lower limit is a flag: the good exports are over 1 KiB.
+    let out = Command::new(bin())
+        .arg("fleet")
+        .arg(&results)
+        .args(["--json", "--no-store", "--max-export-size", "1K"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "nothing merged: {}", text(&out));
+}
+
+/// The same run under two file names is one host; a symlink loop, a dangling link
+/// and a directory with an export's name are named; a path given on the command
+/// line that does not exist is named, and the rest is still merged.
+#[test]
+fn duplicate_runs_loops_and_bad_arguments_are_named_and_the_rest_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = speed_export(&dir.path().join("base.json"));
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::write(results.join("web1.json"), as_run(&base, "r1").to_string()).unwrap();
+    std::fs::write(results.join("web4.json"), as_run(&base, "r1").to_string()).unwrap();
+    std::fs::write(results.join("web2.json"), as_run(&base, "r2").to_string()).unwrap();
+    std::os::unix::fs::symlink("loop.json", results.join("loop.json")).unwrap();
+    std::os::unix::fs::symlink("gone", results.join("dangling.json")).unwrap();
+    std::fs::create_dir(results.join("dir.json")).unwrap();
+    let extra = dir.path().join("web3.json");
+    std::fs::write(&extra, as_run(&base, "r3").to_string()).unwrap();
+    let missing = dir.path().join("nowhere.json");
+    let out = Command::new(bin())
+        .arg("fleet")
+        .arg(&missing)
+        .arg(&results)
+        .arg(&extra)
+        .args(["--json", "--no-store"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["hosts_merged"], 3, "{report:#}");
+    let mut merged: Vec<&str> = report["host_classes"].as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    merged.sort();
+    // web1 and web4 hold one run: the first in file order is the host.
+    assert_eq!(merged, ["web1", "web2", "web3"]);
+    let problem = |file: &str| -> (String, String) {
+        report["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["file"].as_str().unwrap().ends_with(file))
+            .map(|p| (p["kind"].as_str().unwrap().into(), p["error"].as_str().unwrap().into()))
+            .unwrap_or_else(|| panic!("{file} not named: {report:#}"))
+    };
+    let (k, e) = problem("web4.json");
+    assert_eq!(k, "duplicate");
+    assert!(e.contains("r1") && e.contains("web1.json"), "{e}");
+    let (k, e) = problem("loop.json");
+    assert_eq!(k, "unreadable");
+    assert!(e.contains("symbolic links"), "{e}");
+    assert_eq!(problem("dangling.json").0, "unreadable");
+    assert!(problem("dir.json").1.contains("not a regular file"));
+    let (k, e) = problem("nowhere.json");
+    assert_eq!(k, "unreadable");
+    assert!(e.contains("No such file"), "{e}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for named in ["web4 (duplicate)", "loop.json (unreadable)", "nowhere.json (unreadable)"] {
+        assert!(stderr.contains(named), "{named}: {stderr}");
+    }
 }

@@ -650,6 +650,7 @@ mod tests {
             problems: vec![],
             class_of: vec![0, 0, 0, 1],
             findings: Default::default(),
+            runs: Default::default(),
         };
         let d = decide(&merged, &k, &p, &["nginx".to_string()]);
         let lead = |c: &ClassReport| c.answer.iter().find(|a| a.list == "tls13_suites").unwrap().leaders.clone();

@@ -9,18 +9,68 @@
 //! worker threads over a bounded channel; the fold itself is single-threaded.
 //!
 //! A file that cannot be merged (truncated, not JSON, not a cipherbench export,
-//! another schema) is an error that names it; the other files are still merged.
+//! another schema, larger than the limit, unreadable, a symlink loop, a name that
+//! cannot be an inventory host, the same run as another file) is a [`Problem`] that
+//! names it; the other files are still merged.
+//!
+//! Every export is hostile input (a host writes its own): its size is checked on
+//! the open file before a byte is read, reading streams through a cap of the limit
+//! plus one byte, and the lists it holds are bounded in length, so a file of any
+//! size costs the same memory. Files are folded in the order given (a small window
+//! of files parsed ahead), so which of two duplicates is kept never depends on
+//! thread timing.
 
 use crate::model::{Host, Kind, Metric, ResultRecord, Status, SCHEMA};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+/// The default `--max-export-size`: a main job's export is about 0.5 MB.
+pub const DEFAULT_MAX_EXPORT: u64 = 64 << 20;
+
+/// At most this many results, installed-diff entries or offered options per export
+/// (a main job has a few hundred): a small file of tiny records must not become
+/// gigabytes of parsed records.
+pub const MAX_LIST: usize = 100_000;
+
+/// Longer CPU models and version strings are cut to this many bytes; results and
+/// offered options with longer names are not merged (no algorithm name is).
+pub const MAX_NAME: usize = 256;
+
+/// A JSON array of at most [`MAX_LIST`] elements.
+fn bounded_list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct V<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a list of at most {MAX_LIST} entries")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(x) = seq.next_element()? {
+                if out.len() == MAX_LIST {
+                    return Err(serde::de::Error::custom(format!("more than {MAX_LIST} entries in one list")));
+                }
+                out.push(x);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(V(std::marker::PhantomData))
+}
 
 /// The part of a `cipherbench/1` export the merge reads.
 #[derive(Deserialize)]
 struct Export {
     schema: String,
     run: RunLite,
+    #[serde(deserialize_with = "bounded_list")]
     results: Vec<ResultRecord>,
     #[serde(default)]
     #[allow(dead_code)]
@@ -34,6 +84,9 @@ struct Export {
 /// installed diff alone is hundreds of entries). Other fields are skipped.
 #[derive(Deserialize)]
 pub struct RunLite {
+    /// The run's id: the same run under two file names is one host.
+    #[serde(default)]
+    pub id: String,
     pub host: Host,
     #[serde(default)]
     pub libraries: BTreeMap<String, String>,
@@ -47,7 +100,7 @@ pub struct SettingsLite {
     pub cpu_caps: Option<serde_json::Value>,
     #[serde(default)]
     pub openssh: Option<serde_json::Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded_list")]
     pub installed_diff: Vec<DiffLite>,
 }
 
@@ -55,7 +108,7 @@ pub struct SettingsLite {
 pub struct DiffLite {
     #[serde(default)]
     pub software: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded_list")]
     pub offered: Vec<OfferLite>,
 }
 
@@ -87,8 +140,10 @@ struct Probe {
 pub struct Problem {
     pub host: String,
     pub file: String,
-    /// `truncated`, `not-json`, `foreign`, `schema`, `malformed`, `duplicate`,
-    /// `unreadable`, `failed` or `unreachable`.
+    /// `truncated`, `not-json`, `foreign`, `schema`, `malformed`, `duplicate` (a
+    /// host name or a run id seen before), `too-large`, `bad-name` (a name that
+    /// cannot be an inventory host), `unreadable` (missing, a symlink loop, not a
+    /// regular file, no permission), `failed` or `unreachable`.
     pub kind: String,
     pub error: String,
 }
@@ -181,13 +236,16 @@ pub fn class_key(run: &RunLite) -> ClassKey {
         .and_then(|v| v.as_str())
         .map(|v| v.split([',', ' ']).next().unwrap_or(v).to_string())
         .unwrap_or_else(|| "OpenSSH unknown".into());
+    // No CPU model or version string is longer than a line: a longer one (outside
+    // text) is cut, so a host cannot make every class key megabytes long.
+    let cut = |s: &str| crate::untrusted::bounded(s, MAX_NAME).into_owned();
     ClassKey {
-        arch: h.arch.clone(),
-        cpu_model: h.cpu_model.clone(),
+        arch: cut(&h.arch),
+        cpu_model: cut(&h.cpu_model),
         cpu_flags: flags,
-        openssl: lib("openssl"),
-        gnutls: lib("gnutls"),
-        openssh,
+        openssl: cut(&lib("openssl")),
+        gnutls: cut(&lib("gnutls")),
+        openssh: cut(&openssh),
     }
 }
 
@@ -230,6 +288,8 @@ pub struct Merged {
     /// Installed-configuration findings (from each run's `installed_diff`): what
     /// the installed software offers → how many hosts.
     pub findings: BTreeMap<Offer, usize>,
+    /// Run id → the host and file it was merged as.
+    pub runs: HashMap<String, (String, String)>,
 }
 
 /// One option an installed program offers, as the run's installed diff saw it.
@@ -248,6 +308,9 @@ fn offers(run: &RunLite) -> Vec<Offer> {
     let mut out = Vec::new();
     for d in &run.settings.installed_diff {
         for o in &d.offered {
+            if [&d.software, &o.list, &o.name, &o.level].iter().any(|s| s.len() > MAX_NAME) {
+                continue;
+            }
             out.push(Offer {
                 software: d.software.clone(),
                 list: o.list.clone(),
@@ -266,6 +329,7 @@ fn offers(run: &RunLite) -> Vec<Offer> {
 struct Parsed {
     host: String,
     file: String,
+    run_id: String,
     key: ClassKey,
     results: Vec<ResultRecord>,
     offers: Vec<Offer>,
@@ -291,41 +355,209 @@ pub fn host_of(path: &Path) -> String {
     name
 }
 
-/// Expands directories into their `*.json` files and host markers, sorted.
+/// Why `host` cannot be an inventory host name that becomes a file name
+/// (`host_vars/HOST.json`), or `None` when it can: ASCII letters, digits and
+/// `.-_:` (host names, IPv4 and IPv6 addresses), at most 253 bytes, not starting
+/// with `.` or `-`, no `..`. A path separator, a control character or any other
+/// character is refused.
+pub fn bad_host_name(host: &str) -> Option<&'static str> {
+    if host.is_empty() {
+        Some("it is empty")
+    } else if host.len() > 253 {
+        Some("it is longer than 253 bytes")
+    } else if host.starts_with('.') {
+        Some("it starts with a dot")
+    } else if host.starts_with('-') {
+        Some("it starts with a dash")
+    } else if host.contains("..") {
+        Some("it holds '..'")
+    } else if !host
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'))
+    {
+        Some("it holds a character other than ASCII letters, digits and . - _ :")
+    } else {
+        None
+    }
+}
+
+fn is_marker(path: &Path) -> bool {
+    let n = path.to_string_lossy();
+    n.ends_with(".failed") || n.ends_with(".unreachable")
+}
+
+fn is_input_name(path: &Path) -> bool {
+    path.to_string_lossy().ends_with(".json") || is_marker(path)
+}
+
+fn unreadable(path: &Path, error: String) -> Problem {
+    Problem {
+        host: String::new(),
+        file: path.display().to_string(),
+        kind: "unreadable".into(),
+        error,
+    }
+}
+
+/// Expands directories into their `*.json` files and host markers, sorted. An
+/// argument that does not exist, a directory that cannot be listed, and an entry
+/// of a directory that cannot be read (a symlink loop, a dangling link, no
+/// permission, not a regular file) are named as problems; the rest goes on.
 pub fn expand(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Problem>) {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for p in paths {
-        if p.is_dir() {
-            match std::fs::read_dir(p) {
-                Ok(rd) => {
-                    let mut v: Vec<PathBuf> = rd
-                        .filter_map(|e| e.ok().map(|e| e.path()))
-                        .filter(|f| {
-                            let n = f.to_string_lossy();
-                            f.is_file() && (n.ends_with(".json") || n.ends_with(".failed") || n.ends_with(".unreachable"))
-                        })
-                        .collect();
-                    v.sort();
-                    files.extend(v);
-                }
-                Err(e) => problems.push(Problem {
-                    host: String::new(),
-                    file: p.display().to_string(),
-                    kind: "unreadable".into(),
-                    error: format!("cannot list {}: {e}", p.display()),
-                }),
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) => {
+                problems.push(unreadable(p, format!("{}: {e}", p.display())));
+                continue;
             }
-        } else {
+        };
+        if !meta.is_dir() {
+            // A file named on the command line is read whatever its name.
             files.push(p.clone());
+            continue;
         }
+        let rd = match std::fs::read_dir(p) {
+            Ok(rd) => rd,
+            Err(e) => {
+                problems.push(unreadable(p, format!("cannot list {}: {e}", p.display())));
+                continue;
+            }
+        };
+        let mut v = Vec::new();
+        for entry in rd {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    problems.push(unreadable(p, format!("cannot list {}: {e}", p.display())));
+                    continue;
+                }
+            };
+            let f = entry.path();
+            if !is_input_name(&f) {
+                continue;
+            }
+            match std::fs::metadata(&f) {
+                Ok(m) if m.is_file() => v.push(f),
+                Ok(_) => problems.push(unreadable(&f, format!("{}: not a regular file", f.display()))),
+                Err(e) => problems.push(unreadable(&f, format!("{}: {e}", f.display()))),
+            }
+        }
+        v.sort();
+        files.extend(v);
     }
     (files, problems)
 }
 
+/// A reader that fails once more than `limit` bytes came through (it reads at
+/// most `limit + 1`), and says so in `over`.
+struct Capped<'a, R> {
+    inner: std::io::Take<R>,
+    over: &'a Cell<bool>,
+}
+
+impl<'a, R: Read> Capped<'a, R> {
+    fn new(inner: R, limit: u64, over: &'a Cell<bool>) -> Self {
+        Capped {
+            inner: inner.take(limit.saturating_add(1)),
+            over,
+        }
+    }
+}
+
+impl<R: Read> Read for Capped<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.inner.limit() == 0 && n > 0 {
+            self.over.set(true);
+            return Err(std::io::Error::other("over the size limit"));
+        }
+        Ok(n)
+    }
+}
+
+/// Opens `path` for reading without blocking on a FIFO, and checks on the open
+/// file (not the name, which may change) that it is a regular file of at most
+/// `limit` bytes.
+fn open_checked(path: &Path, limit: u64) -> Result<std::fs::File, (&'static str, String)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = path.display().to_string();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| ("unreadable", format!("cannot read {file}: {e}")))?;
+    let meta = f.metadata().map_err(|e| ("unreadable", format!("cannot read {file}: {e}")))?;
+    if !meta.is_file() {
+        return Err(("unreadable", format!("{file}: not a regular file")));
+    }
+    if meta.len() > limit {
+        return Err((
+            "too-large",
+            format!(
+                "{file}: {} bytes, over the {} limit (--max-export-size); not read",
+                meta.len(),
+                crate::units::Bytes(limit)
+            ),
+        ));
+    }
+    Ok(f)
+}
+
+/// An export up to this size (a main job's is about 0.5 MB) is read into one
+/// buffer and parsed from it (serde_json parses a slice about twice as fast as a
+/// reader); a larger one streams. Either way memory stays bounded whatever the
+/// file's size.
+const SLURP: u64 = 4 << 20;
+
+/// Parses `path` into `T`, reading at most `limit` bytes: a file that grows past
+/// the limit while it is read is refused too.
+fn parse_capped<T: serde::de::DeserializeOwned>(path: &Path, limit: u64) -> Result<Result<T, serde_json::Error>, (&'static str, String)> {
+    let mut f = open_checked(path, limit)?;
+    let over_limit = || {
+        (
+            "too-large",
+            format!(
+                "{}: grew past the {} limit (--max-export-size) while it was read",
+                path.display(),
+                crate::units::Bytes(limit)
+            ),
+        )
+    };
+    let first = SLURP.min(limit);
+    let mut head = Vec::new();
+    (&mut f)
+        .take(first + 1)
+        .read_to_end(&mut head)
+        .map_err(|e| ("unreadable", format!("cannot read {}: {e}", path.display())))?;
+    if head.len() as u64 <= first {
+        return Ok(serde_json::from_slice(&head));
+    }
+    if first == limit {
+        return Err(over_limit());
+    }
+    // Larger than a buffer should hold: stream the rest, still capped.
+    let over = Cell::new(false);
+    let r = serde_json::from_reader(std::io::BufReader::new(Capped::new(
+        std::io::Cursor::new(head).chain(f),
+        limit,
+        &over,
+    )));
+    if over.get() {
+        return Err(over_limit());
+    }
+    Ok(r)
+}
+
+/// At most this much of a `HOST.failed`/`HOST.unreachable` marker is read (the
+/// play writes the failing task and a few lines of its error).
+const MAX_MARKER: u64 = 4096;
+
 /// Reads one file: an export, or a profile.yml marker for a host that failed or
 /// was unreachable.
-fn read_one(path: &Path) -> Result<Parsed, Problem> {
+fn read_one(path: &Path, limit: u64) -> Result<Parsed, Problem> {
     let host = host_of(path);
     let file = path.display().to_string();
     let problem = |kind: &str, error: String| Problem {
@@ -334,9 +566,14 @@ fn read_one(path: &Path) -> Result<Parsed, Problem> {
         kind: kind.to_string(),
         error,
     };
-    let bytes = std::fs::read(path).map_err(|e| problem("unreadable", format!("cannot read {file}: {e}")))?;
+    let as_problem = |(kind, error): (&str, String)| problem(kind, error);
     for marker in ["failed", "unreachable"] {
         if file.ends_with(&format!(".{marker}")) {
+            let f = open_checked(path, limit).map_err(as_problem)?;
+            let mut bytes = Vec::new();
+            f.take(MAX_MARKER)
+                .read_to_end(&mut bytes)
+                .map_err(|e| problem("unreadable", format!("cannot read {file}: {e}")))?;
             let why = String::from_utf8_lossy(&bytes).trim().to_string();
             let why = if why.is_empty() {
                 format!("host {marker} (see the play recap)")
@@ -346,10 +583,11 @@ fn read_one(path: &Path) -> Result<Parsed, Problem> {
             return Err(problem(marker, format!("{host}: {why}")));
         }
     }
-    match serde_json::from_slice::<Export>(&bytes) {
+    match parse_capped::<Export>(path, limit).map_err(as_problem)? {
         Ok(e) if e.schema == SCHEMA => Ok(Parsed {
             key: class_key(&e.run),
             offers: offers(&e.run),
+            run_id: e.run.id,
             host,
             file,
             results: e.results,
@@ -367,7 +605,7 @@ fn read_one(path: &Path) -> Result<Parsed, Problem> {
             ),
         )),
         Err(e) if e.is_syntax() => Err(problem("not-json", format!("{file}: not a cipherbench export: not JSON ({e})"))),
-        Err(e) => match serde_json::from_slice::<Probe>(&bytes).ok().and_then(|p| p.schema) {
+        Err(e) => match parse_capped::<Probe>(path, limit).map_err(as_problem)?.ok().and_then(|p| p.schema) {
             Some(serde_json::Value::String(s)) if s == SCHEMA => {
                 Err(problem("malformed", format!("{file}: malformed {SCHEMA} export: {e}")))
             }
@@ -394,6 +632,21 @@ impl Merged {
             });
             return;
         }
+        if !p.run_id.is_empty() {
+            if let Some((host, file)) = self.runs.get(&p.run_id) {
+                self.problems.push(Problem {
+                    host: p.host.clone(),
+                    file: p.file.clone(),
+                    kind: "duplicate".into(),
+                    error: format!(
+                        "{} holds run {}, the same run as {file} (host {host}): one run under two names, counted once, as {host}",
+                        p.file, p.run_id
+                    ),
+                });
+                return;
+            }
+            self.runs.insert(p.run_id.clone(), (p.host.clone(), p.file.clone()));
+        }
         let h = self.hosts.len() as u32;
         self.hosts.push(p.host);
         for o in p.offers {
@@ -419,6 +672,9 @@ impl Merged {
             let high = r.ci95_high.unwrap_or(m);
             let samples = r.samples.unwrap_or(1);
             let key = subject_key(&r);
+            if key.len() > 8 * MAX_NAME {
+                continue;
+            }
             let acc = class.subjects.entry(key).or_insert_with(|| SubjectAcc {
                 template: r,
                 figs: Vec::new(),
@@ -435,19 +691,33 @@ impl Merged {
     }
 }
 
-/// Merges `files` one at a time (a few parser threads, one fold), with a progress
-/// bar on a terminal. Files are folded as they are parsed: the fold does not depend
-/// on their order (pooled medians, sorted outputs), and nothing waits in memory for
-/// a slower file. A host named twice is found before parsing: the first file (in
-/// the order given) is kept.
-pub fn merge(files: &[PathBuf], progress: &mut crate::report::progress::Progress) -> Merged {
+/// Merges `files` (each at most `limit` bytes) with a few parser threads and one
+/// fold, with a progress bar on a terminal. Files are folded in the order given:
+/// the parsers work at most a small window ahead of the fold, so memory holds a
+/// few parsed files, never all of them, and which of two duplicates is kept (the
+/// first) does not depend on which thread was faster. A host named twice, or a
+/// name that cannot be an inventory host, is found before parsing.
+pub fn merge(files: &[PathBuf], limit: u64, progress: &mut crate::report::progress::Progress) -> Merged {
+    use std::sync::{Condvar, Mutex};
     let mut merged = Merged::default();
     let mut seen: HashMap<String, &PathBuf> = HashMap::new();
     let mut todo: Vec<&PathBuf> = Vec::new();
     for f in files {
         let host = host_of(f);
-        let marker = f.to_string_lossy().ends_with(".failed") || f.to_string_lossy().ends_with(".unreachable");
-        if marker {
+        if let Some(why) = bad_host_name(&host) {
+            merged.problems.push(Problem {
+                host: String::new(),
+                file: f.display().to_string(),
+                kind: "bad-name".into(),
+                error: format!(
+                    "{}: {:?} cannot be an inventory host name ({why}); not merged",
+                    f.display(),
+                    crate::untrusted::bounded(&host, 120)
+                ),
+            });
+            continue;
+        }
+        if is_marker(f) {
             todo.push(f);
             continue;
         }
@@ -467,28 +737,47 @@ pub fn merge(files: &[PathBuf], progress: &mut crate::report::progress::Progress
     progress.start(todo.len() as u64);
     progress.message("merging host exports");
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Parsed, Problem>>(workers * 2);
+    let window = workers * 2;
+    // (next file to parse, files folded): a parser waits while it is a window ahead.
+    let state = Mutex::new((0usize, 0usize));
+    let moved = Condvar::new();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Parsed, Problem>)>(window);
     std::thread::scope(|s| {
         for _ in 0..workers {
             let tx = tx.clone();
-            let next = &next;
-            let todo = &todo;
+            let (state, moved, todo) = (&state, &moved, &todo);
             s.spawn(move || loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(f) = todo.get(i) else { break };
-                if tx.send(read_one(f)).is_err() {
+                let i = {
+                    let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
+                    while g.0 < todo.len() && g.0 >= g.1 + window {
+                        g = moved.wait(g).unwrap_or_else(|e| e.into_inner());
+                    }
+                    if g.0 >= todo.len() {
+                        break;
+                    }
+                    g.0 += 1;
+                    g.0 - 1
+                };
+                if tx.send((i, read_one(todo[i], limit))).is_err() {
                     break;
                 }
             });
         }
         drop(tx);
-        for r in rx {
-            match r {
-                Ok(p) => merged.fold(p),
-                Err(p) => merged.problems.push(p),
+        let mut ahead: BTreeMap<usize, Result<Parsed, Problem>> = BTreeMap::new();
+        let mut folded = 0;
+        for (i, r) in rx {
+            ahead.insert(i, r);
+            while let Some(r) = ahead.remove(&folded) {
+                match r {
+                    Ok(p) => merged.fold(p),
+                    Err(p) => merged.problems.push(p),
+                }
+                folded += 1;
+                progress.inc();
             }
-            progress.inc();
+            state.lock().unwrap_or_else(|e| e.into_inner()).1 = folded;
+            moved.notify_all();
         }
     });
     progress.finish();
@@ -553,6 +842,7 @@ mod tests {
             m.fold(Parsed {
                 host: h.into(),
                 file: format!("{h}.json"),
+                run_id: format!("run-{h}"),
                 key: class_key(&run(flags, serde_json::json!({}))),
                 results: vec![rec(Some(1.0e9)), rec(None)],
                 offers: vec![],
@@ -561,6 +851,7 @@ mod tests {
         m.fold(Parsed {
             host: "a".into(),
             file: "again/a.json".into(),
+            run_id: "run-again".into(),
             key: class_key(&run(&[], serde_json::json!({}))),
             results: vec![],
             offers: vec![],
@@ -571,5 +862,105 @@ mod tests {
         assert_eq!(m.classes[0].subjects.values().next().unwrap().figs.len(), 2);
         assert_eq!(m.problems.len(), 1);
         assert_eq!(m.problems[0].kind, "duplicate");
+    }
+    #[test]
+    fn host_names_that_cannot_be_file_names_are_refused() {
+        for ok in ["web1", "web1.example.net", "127.0.0.2", "2001:db8::1", "host_01-a"] {
+            assert_eq!(bad_host_name(ok), None, "{ok}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            ".hidden",
+            "-v",
+            "a..b",
+            "a/b",
+            "../x",
+            "a\\b",
+            "a b",
+            "a\nb",
+            "a\x1bb",
+            "a\u{85}b",
+            "a\u{2028}b",
+            "<script>",
+            "{{x}}",
+            "é",
+        ] {
+            assert!(bad_host_name(bad).is_some(), "{bad:?}");
+        }
+        assert!(bad_host_name(&"a".repeat(254)).is_some());
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.json");
+        std::fs::File::create(&big).unwrap().set_len(3 << 30).unwrap();
+        let p = read_one(&big, 1 << 20).err().expect("refused");
+        assert_eq!(p.kind, "too-large");
+        assert!(p.error.contains("big.json") && p.error.contains("1 MiB"), "{}", p.error);
+        // A file that is a little too long for the cap is refused while it streams.
+        let over = Cell::new(false);
+        let mut r = Capped::new(&b"0123456789"[..], 4, &over);
+        let mut out = Vec::new();
+        assert!(r.read_to_end(&mut out).is_err());
+        assert!(over.get());
+        let over = Cell::new(false);
+        let mut out = Vec::new();
+        Capped::new(&b"0123"[..], 4, &over).read_to_end(&mut out).unwrap();
+        assert_eq!((out.as_slice(), over.get()), (&b"0123"[..], false));
+    }
+
+    #[test]
+    fn an_export_larger_than_the_buffer_streams_and_parses() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("web1.json");
+        let doc = serde_json::json!({"schema": SCHEMA, "run": {"id": "r",
+            "host": {"cpu_model": "m", "cores": 1, "cpu_flags": [], "kernel": "k".repeat(5 << 20), "arch": "x86_64", "hostname": "h"}},
+            "results": []});
+        std::fs::write(&f, doc.to_string()).unwrap();
+        let p = read_one(&f, 64 << 20).unwrap_or_else(|p| panic!("{p:?}"));
+        assert_eq!((p.host.as_str(), p.run_id.as_str()), ("web1", "r"));
+        assert_eq!(read_one(&f, 5 << 20).err().map(|p| p.kind), Some("too-large".into()));
+        std::fs::write(&f, &doc.to_string()[..(5 << 20) + 100]).unwrap();
+        assert_eq!(read_one(&f, 64 << 20).err().map(|p| p.kind), Some("truncated".into()));
+    }
+
+    #[test]
+    fn lists_longer_than_the_bound_are_refused() {
+        #[derive(Deserialize)]
+        struct L {
+            #[serde(deserialize_with = "bounded_list")]
+            v: Vec<u8>,
+        }
+        let ok = format!("{{\"v\": [{}]}}", vec!["1"; MAX_LIST].join(","));
+        assert_eq!(serde_json::from_str::<L>(&ok).unwrap().v.len(), MAX_LIST);
+        let long = format!("{{\"v\": [{}]}}", vec!["1"; MAX_LIST + 1].join(","));
+        assert!(serde_json::from_str::<L>(&long).is_err());
+    }
+
+    #[test]
+    fn the_same_run_under_two_names_is_merged_once_and_the_first_in_order_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = |id: &str| {
+            serde_json::json!({"schema": SCHEMA, "run": {"id": id,
+                "host": {"cpu_model": "m", "cores": 1, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"}},
+                "results": []})
+            .to_string()
+        };
+        let mut files = Vec::new();
+        for (name, id) in [("a", "r1"), ("b", "r2"), ("c", "r1"), ("d", "r3"), ("e", "r1")] {
+            let f = dir.path().join(format!("{name}.json"));
+            std::fs::write(&f, doc(id)).unwrap();
+            files.push(f);
+        }
+        for _ in 0..5 {
+            let m = merge(&files, 1 << 20, &mut crate::report::progress::Progress::new(true));
+            assert_eq!(m.hosts, ["a", "b", "d"]);
+            let dups: Vec<&str> = m.problems.iter().map(|p| p.host.as_str()).collect();
+            assert_eq!(dups, ["c", "e"]);
+            assert!(m.problems.iter().all(|p| p.kind == "duplicate" && p.error.contains("a.json")));
+        }
     }
 }

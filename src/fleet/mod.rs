@@ -8,8 +8,13 @@
 //! Markdown, HTML, and the group_vars/host_vars that deploy/ansible/apply.yml reads).
 //!
 //! Exit status: 0 when every file merged; 1 when some file or host could not be
-//! merged (each is named, the rest is still merged and reported); 2 when nothing
-//! could be merged at all.
+//! merged (each is named, the rest is still merged and reported; a path given on
+//! the command line that does not exist is one of them); 2 when nothing could be
+//! merged at all.
+//!
+//! Every string in an export and every file name is outside text: what is printed
+//! for people goes through [`crate::untrusted::shown`], and the machine-read
+//! outputs (`--json`, the Ansible variables) are written by serde_json.
 
 pub mod decide;
 pub mod merge;
@@ -17,6 +22,7 @@ pub mod render;
 
 use crate::cli::{Common, FleetArgs};
 use crate::error::UsageError;
+use crate::untrusted::{bounded, shown};
 use anyhow::Result;
 use serde::Serialize;
 
@@ -107,14 +113,10 @@ pub fn command(c: &Common, a: &FleetArgs) -> Result<()> {
     } else {
         c.targets.clone()
     };
-    for p in &a.paths {
-        if !p.exists() {
-            return Err(UsageError::Invalid(format!("{}: no such file or directory", p.display())).into());
-        }
-    }
+    let limit = a.max_export_size.map_or(merge::DEFAULT_MAX_EXPORT, |b| b.0);
     let knowledge = crate::judge::Knowledge::builtin()?;
     let mut progress = crate::report::progress::Progress::new(c.quiet || c.json);
-    let report = build(&a.paths, &knowledge, &policy, &targets, &mut progress);
+    let report = build(&a.paths, limit, &knowledge, &policy, &targets, &mut progress);
     render::emit(&report, c, a)?;
     if report.hosts_merged == 0 {
         return Err(UsageError::Invalid(format!(
@@ -124,17 +126,24 @@ pub fn command(c: &Common, a: &FleetArgs) -> Result<()> {
         .into());
     }
     if !report.problems.is_empty() {
-        let named: Vec<String> = report
+        // The first few by name (all of them are in the report): a directory of
+        // 10,000 bad files must not make one 10,000-item error line.
+        const NAMED: usize = 20;
+        let mut named: Vec<String> = report
             .problems
             .iter()
-            .map(|p| format!("{} ({})", p.host_or_file(), p.kind))
+            .take(NAMED)
+            .map(|p| format!("{} ({})", shown(&bounded(p.host_or_file(), 200)), p.kind))
             .collect();
+        if report.problems.len() > NAMED {
+            named.push(format!("and {} more (listed in the report)", report.problems.len() - NAMED));
+        }
         // A finding (exit 1), as the exit-code table has it: the rest merged,
         // and the hosts that did not are named.
         return Err(crate::error::Finding(format!(
-            "{} of {} host(s) not merged: {}",
+            "{} host(s) merged; {} file(s) or host(s) not merged: {}",
+            report.hosts_merged,
             report.problems.len(),
-            report.problems.len() + report.hosts_merged,
             named.join(", ")
         ))
         .into());
@@ -152,16 +161,17 @@ impl merge::Problem {
     }
 }
 
-/// Merges `paths` and decides, without printing.
+/// Merges `paths` (exports of at most `limit` bytes) and decides, without printing.
 pub fn build(
     paths: &[std::path::PathBuf],
+    limit: u64,
     knowledge: &crate::judge::Knowledge,
     policy: &crate::judge::Policy,
     targets: &[String],
     progress: &mut crate::report::progress::Progress,
 ) -> FleetReport {
     let (files, mut problems) = merge::expand(paths);
-    let mut merged = merge::merge(&files, progress);
+    let mut merged = merge::merge(&files, limit, progress);
     problems.append(&mut merged.problems);
     // A host with an export and a stale marker: the export wins.
     problems.retain(|p| !(matches!(p.kind.as_str(), "failed" | "unreachable") && merged.hosts.contains(&p.host)));

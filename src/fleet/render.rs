@@ -1,6 +1,11 @@
 //! The fleet's outputs. The report is a list of [`Table`]s rendered by the same
 //! table code as a single run's terminal, Markdown and HTML reports; `--json` is the
 //! serde model; `--ansible-vars DIR` writes what deploy/ansible/apply.yml reads.
+//!
+//! Every string that came from an export or a file name is outside text: in the
+//! tables it is escaped ([`shown`]) and bounded in length; in `--json` and the
+//! Ansible variables serde_json writes it, with every character a terminal or a
+//! YAML reader could take for a control or a line break escaped as `\uXXXX`.
 
 use super::decide::Lines;
 use super::FleetReport;
@@ -8,11 +13,33 @@ use crate::cli::{Common, FleetArgs};
 use crate::recommend::{figure, list_title};
 use crate::report::table::Table;
 use crate::report::{self, html, markdown, terminal};
+use crate::untrusted::{bounded, for_terminal, is_hostile, shown};
 use anyhow::{Context, Result};
+use serde_json::{json, Value};
 use std::path::Path;
+
+/// Outside text in a table: escaped, and at most a few hundred bytes.
+fn ext(s: &str) -> String {
+    shown(&bounded(s, 300)).into_owned()
+}
+
+/// Outside names in a table, joined.
+fn ext_all(v: &[String], sep: &str) -> String {
+    v.iter().map(|s| ext(s)).collect::<Vec<_>>().join(sep)
+}
 
 fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
+}
+
+/// Config lines as notes: `target (location):` and each line indented.
+fn line_notes(notes: &mut Vec<String>, lines: &[Lines]) {
+    for l in lines {
+        notes.push(format!("{} ({}):", l.target, l.location));
+        for line in &l.lines {
+            notes.push(format!("    {}", ext(line)));
+        }
+    }
 }
 
 /// The whole report as tables, in reading order.
@@ -33,16 +60,18 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
         overview.rows.push(vec![
             c.id.clone(),
             c.hosts.len().to_string(),
-            c.label.clone(),
+            ext(&c.label),
             if c.outliers.is_empty() {
                 "none".into()
             } else {
-                c.outliers.iter().map(|o| o.host.clone()).collect::<Vec<_>>().join(", ")
+                c.outliers.iter().map(|o| ext(&o.host)).collect::<Vec<_>>().join(", ")
             },
         ]);
     }
     for p in &r.problems {
-        overview.notes.push(format!("not merged ({}): {}", p.kind, p.error));
+        overview
+            .notes
+            .push(format!("not merged ({}): {}", p.kind, shown(&bounded(&p.error, 600))));
     }
     out.push(overview);
     for c in &r.classes {
@@ -63,17 +92,17 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
                 .unwrap_or_default();
             t.rows.push(vec![
                 list_title(&a.list).to_string(),
-                a.leaders.join(" = "),
+                ext_all(&a.leaders, " = "),
                 figure(&a.metric, a.median),
                 spread,
             ]);
         }
-        t.notes.push(format!("hosts: {}", c.hosts.join(", ")));
-        t.notes.push(c.label.clone());
+        t.notes.push(format!("hosts: {}", ext_all(&c.hosts, ", ")));
+        t.notes.push(ext(&c.label));
         for o in &c.outliers {
             t.notes.push(format!(
                 "outlier: {} runs at {} of its class, slower beyond the intervals in {} of {} figures (throttled, a noisy neighbour or misconfigured?)",
-                o.host,
+                ext(&o.host),
                 pct(o.relative_speed),
                 o.slower_beyond_intervals,
                 o.compared
@@ -82,12 +111,7 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
         if let Some(n) = &c.outlier_note {
             t.notes.push(format!("outliers: not looked for, {n}"));
         }
-        for l in &c.lines {
-            t.notes.push(format!("{} ({}):", l.target, l.location));
-            for line in &l.lines {
-                t.notes.push(format!("    {line}"));
-            }
-        }
+        line_notes(&mut t.notes, &c.lines);
         out.push(t);
     }
     let mut f = Table {
@@ -100,18 +124,13 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
         f.rows.push(vec![
             g.class.clone(),
             list_title(&g.list).to_string(),
-            g.own_best.clone(),
-            g.fleet_choice.clone(),
+            ext(&g.own_best),
+            ext(&g.fleet_choice),
             if g.tied { "nothing measurable (tied)".into() } else { pct(g.loss) },
         ]);
     }
-    f.notes.extend(r.fleet.notes.iter().cloned());
-    for l in &r.fleet.lines {
-        f.notes.push(format!("{} ({}):", l.target, l.location));
-        for line in &l.lines {
-            f.notes.push(format!("    {line}"));
-        }
-    }
+    f.notes.extend(r.fleet.notes.iter().map(|n| ext(n)));
+    line_notes(&mut f.notes, &r.fleet.lines);
     out.push(f);
     let mut t = Table {
         title: format!(
@@ -125,10 +144,10 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
     for x in &r.findings {
         t.rows.push(vec![
             x.hosts.to_string(),
-            x.software.clone(),
-            x.name.clone(),
-            x.level.clone(),
-            x.refusals.first().cloned().unwrap_or_default(),
+            ext(&x.software),
+            ext(&x.name),
+            ext(&x.level),
+            ext(x.refusals.first().map(String::as_str).unwrap_or_default()),
         ]);
     }
     if r.findings.is_empty() {
@@ -169,62 +188,128 @@ td,th{border:1px solid #ccc;padding:.2em .5em}td.num{text-align:right}.note{marg
     s
 }
 
-/// A YAML double-quoted scalar (JSON string escapes are valid YAML).
-fn q(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
-}
-
-fn yaml_lines(out: &mut String, prefix: &str, lines: &[Lines]) {
-    for target in ["sshd", "nginx"] {
-        let l = lines.iter().find(|l| l.target == target).map(|l| l.lines.as_slice()).unwrap_or(&[]);
-        if l.is_empty() {
-            out.push_str(&format!("{prefix}_{target}_lines: []\n"));
-        } else {
-            out.push_str(&format!("{prefix}_{target}_lines:\n"));
-            for line in l {
-                out.push_str(&format!("  - {}\n", q(line)));
+/// serde_json's output with every character a terminal, a YAML reader or a
+/// JavaScript parser could take for a control or a line break (DEL, C1 controls
+/// such as NEL, U+2028/2029, bidi and invisible format characters) written as a
+/// `\uXXXX` escape; with `ascii`, every non-ASCII character. The same JSON value.
+/// serde_json already escapes what is below U+0020 inside strings, so a raw
+/// newline or space here is the pretty-printer's, and is kept.
+pub fn json_safe(json: &[u8], ascii: bool) -> Vec<u8> {
+    let text = String::from_utf8_lossy(json);
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\u{7f}' || (!c.is_ascii() && (ascii || is_hostile(c))) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
             }
+        } else {
+            out.push(c);
         }
     }
+    out.into_bytes()
 }
 
-/// group_vars/all.yml (the fleet-wide lines) and host_vars/HOST.yml (each host's
-/// class lines). Only merged hosts get host_vars: apply.yml skips any other host.
+/// A string Ansible must never template (`{"__ansible_unsafe": ...}`, which
+/// Ansible's JSON loader reads as an unsafe string): outside text such as a CPU
+/// model holding `{{ lookup('pipe', ...) }}` stays text.
+fn unsafe_text(s: &str) -> Value {
+    json!({ "__ansible_unsafe": s })
+}
+
+fn lines_of(lines: &[Lines], target: &str) -> Value {
+    let l = lines.iter().find(|l| l.target == target).map(|l| l.lines.as_slice()).unwrap_or(&[]);
+    Value::Array(l.iter().map(|x| unsafe_text(x)).collect())
+}
+
+/// The vars files cipherbench writes carry this key with [`super::FLEET_SCHEMA`];
+/// only such a file is ever replaced or removed.
+const MARKER_KEY: &str = "cipherbench_fleet_schema";
+
+/// Whether `path` is a vars file cipherbench wrote: a regular file (not a link)
+/// of at most 1 MiB carrying our schema marker (as JSON, or as the YAML the old
+/// writer made).
+fn ours(path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return false;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else { return false };
+    if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(&text) {
+        return m.get(MARKER_KEY).and_then(Value::as_str) == Some(super::FLEET_SCHEMA);
+    }
+    text.lines()
+        .any(|l| l.trim_end() == format!("{MARKER_KEY}: \"{}\"", super::FLEET_SCHEMA))
+}
+
+/// Writes `value` to `path` unless a file that is not ours is there (it is left
+/// byte for byte unchanged and named); then removes the old `.yml` beside it if we
+/// wrote it, so two files cannot disagree.
+fn write_vars(path: &Path, value: &Value, refused: &mut Vec<String>) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_ok() && !ours(path) {
+        refused.push(format!(
+            "{}: exists and was not written by cipherbench fleet (no {MARKER_KEY}); left as it is",
+            shown(&path.display().to_string())
+        ));
+        return Ok(());
+    }
+    let mut bytes = json_safe(&serde_json::to_vec_pretty(value)?, true);
+    bytes.push(b'\n');
+    report::write_output(path, &bytes)?;
+    let old = path.with_extension("yml");
+    if ours(&old) {
+        std::fs::remove_file(&old).with_context(|| format!("cannot remove {}", old.display()))?;
+    }
+    Ok(())
+}
+
+/// group_vars/all.json (the fleet-wide lines) and host_vars/HOST.json (each host's
+/// class lines), written by serde_json: Ansible reads `.json` vars files with its
+/// JSON loader (and YAML is a superset of JSON). Only merged hosts get host_vars:
+/// apply.yml skips any other host. Free text (the class label) and the lines are
+/// marked unsafe, so Ansible never templates them. A host name is a file name
+/// here; merge refused every name that is not a plain host name, and this checks
+/// again.
 pub fn ansible_vars(r: &FleetReport, dir: &Path) -> Result<()> {
     let gv = dir.join("group_vars");
     let hv = dir.join("host_vars");
     for d in [&gv, &hv] {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
-    let mut all = format!(
-        "# Written by cipherbench fleet: the fleet-wide config (options every class measured and policy {} accepts).\n\
-cipherbench_fleet_schema: {}\ncipherbench_policy: {}\n",
-        r.policy,
-        q(super::FLEET_SCHEMA),
-        q(&r.policy)
-    );
-    yaml_lines(&mut all, "cipherbench_fleet", &r.fleet.lines);
-    report::write_output(&gv.join("all.yml"), all.as_bytes())?;
+    let mut refused = Vec::new();
+    let all = json!({
+        MARKER_KEY: super::FLEET_SCHEMA,
+        "cipherbench_policy": r.policy,
+        "cipherbench_fleet_sshd_lines": lines_of(&r.fleet.lines, "sshd"),
+        "cipherbench_fleet_nginx_lines": lines_of(&r.fleet.lines, "nginx"),
+    });
+    write_vars(&gv.join("all.json"), &all, &mut refused)?;
     for c in &r.classes {
         for h in &c.hosts {
-            let mut s = format!(
-                "# Written by cipherbench fleet: {} ({}).\ncipherbench_fleet_schema: {}\ncipherbench_class: {}\ncipherbench_class_label: {}\n",
-                c.id,
-                c.label,
-                q(super::FLEET_SCHEMA),
-                q(&c.id),
-                q(&c.label)
-            );
-            yaml_lines(&mut s, "cipherbench_class", &c.lines);
-            report::write_output(&hv.join(format!("{h}.yml")), s.as_bytes())?;
+            if let Some(why) = super::merge::bad_host_name(h) {
+                refused.push(format!("host {}: not a file name ({why})", shown(&bounded(h, 120))));
+                continue;
+            }
+            let v = json!({
+                MARKER_KEY: super::FLEET_SCHEMA,
+                "cipherbench_class": c.id,
+                "cipherbench_class_label": unsafe_text(&bounded(&c.label, 2048)),
+                "cipherbench_class_sshd_lines": lines_of(&c.lines, "sshd"),
+                "cipherbench_class_nginx_lines": lines_of(&c.lines, "nginx"),
+            });
+            write_vars(&hv.join(format!("{h}.json")), &v, &mut refused)?;
         }
+    }
+    if !refused.is_empty() {
+        return Err(crate::error::NotSaved(format!("Ansible variables not written: {}", refused.join("; "))).into());
     }
     Ok(())
 }
 
 pub fn emit(r: &FleetReport, c: &Common, a: &FleetArgs) -> Result<()> {
     let json = || {
-        serde_json::to_vec_pretty(r).map(|mut v| {
+        serde_json::to_vec_pretty(r).map(|v| {
+            let mut v = json_safe(&v, false);
             v.push(b'\n');
             v
         })
@@ -232,7 +317,9 @@ pub fn emit(r: &FleetReport, c: &Common, a: &FleetArgs) -> Result<()> {
     if c.json {
         report::print(&json()?)?;
     } else if !c.quiet {
-        report::print(terminal_text(r).as_bytes())?;
+        // Every outside value in the tables is escaped where it is put in; this is
+        // the last guard, for one that was not.
+        report::print(for_terminal(&terminal_text(r)).as_bytes())?;
     }
     if let Some(p) = &c.export_json {
         report::write_output(p, &json()?)?;
@@ -250,4 +337,52 @@ pub fn emit(r: &FleetReport, c: &Common, a: &FleetArgs) -> Result<()> {
         eprintln!("warning: fleet has no CSV output; use --export-json or --export-markdown\n");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_escapes_what_a_terminal_or_yaml_would_take_for_a_control() {
+        let v = json!({"k": "a\u{1b}b\u{7f}c\u{85}d\u{2028}e\u{202e}f é 東 😀"});
+        let out = String::from_utf8(json_safe(&serde_json::to_vec_pretty(&v).unwrap(), false)).unwrap();
+        assert!(!out.chars().any(|c| c != '\n' && is_hostile(c)), "{out}");
+        assert!(out.contains("\\u001b") && out.contains("\\u007f") && out.contains("\\u0085") && out.contains("\\u2028"));
+        assert!(out.contains("é 東 😀"), "readable text stays: {out}");
+        assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), v);
+        let ascii = String::from_utf8(json_safe(&serde_json::to_vec(&v).unwrap(), true)).unwrap();
+        assert!(ascii.is_ascii() && ascii.contains("\\ud83d\\ude00"), "{ascii}");
+        assert_eq!(serde_json::from_str::<Value>(&ascii).unwrap(), v);
+    }
+
+    #[test]
+    fn a_vars_file_that_is_not_ours_is_left_unchanged_and_our_old_yml_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("web1.json");
+        std::fs::write(&theirs, "{\"ansible_user\": \"admin\"}\n").unwrap();
+        let mut refused = Vec::new();
+        write_vars(&theirs, &json!({MARKER_KEY: crate::fleet::FLEET_SCHEMA}), &mut refused).unwrap();
+        assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "{\"ansible_user\": \"admin\"}\n");
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        // Ours (the old YAML writer's, with its marker) is replaced by the JSON file.
+        let old = dir.path().join("web2.yml");
+        std::fs::write(
+            &old,
+            "# Written by cipherbench fleet: class-1.\ncipherbench_fleet_schema: \"cipherbench-fleet/1\"\n",
+        )
+        .unwrap();
+        let someone_elses = dir.path().join("web3.yml");
+        std::fs::write(&someone_elses, "ansible_port: 2222\n").unwrap();
+        let mut refused = Vec::new();
+        let v = json!({MARKER_KEY: crate::fleet::FLEET_SCHEMA, "cipherbench_class": "class-1"});
+        write_vars(&dir.path().join("web2.json"), &v, &mut refused).unwrap();
+        write_vars(&dir.path().join("web3.json"), &v, &mut refused).unwrap();
+        assert!(refused.is_empty(), "{refused:?}");
+        assert!(!old.exists(), "our old YAML file is removed");
+        assert!(someone_elses.exists(), "a YAML file that is not ours stays");
+        // A second run replaces our own JSON file.
+        write_vars(&dir.path().join("web2.json"), &v, &mut refused).unwrap();
+        assert!(refused.is_empty(), "{refused:?}");
+    }
 }
