@@ -173,10 +173,11 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut 
     }
     let server_cpu: Vec<ResultRecord> = racers.iter().filter_map(|r| r.server_record(k)).collect();
     session.progress_finish();
-    if crate::interrupt::requested() {
+    if crate::interrupt::by_user() {
         return Ok(server_cpu);
     }
-    // Whatever the budget did not reach is recorded as skipped, and said.
+    // Whatever the budget (or the cut at the deadline) did not reach is recorded
+    // as skipped, and said.
     let mut skipped_bulk = 0;
     for r in racers.iter_mut().filter(|r| !r.out && r.m.samples.is_empty()) {
         skipped_bulk += 1;
