@@ -152,7 +152,7 @@ fn a_line_the_controller_cannot_use_is_rolled_back_and_stops_the_rollout() {
     // The rollout stopped before the third host.
     assert_eq!(std::fs::read(f.hosts[2].config()).unwrap(), before[2], "the rollout did not stop");
     assert!(
-        recap_line(&stdout, &c.to_string()).map_or(true, |l| l.contains("changed=0")),
+        recap_line(&stdout, &c.to_string()).is_none_or(|l| l.contains("changed=0")),
         "{stdout}"
     );
     for h in &f.hosts {

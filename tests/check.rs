@@ -147,11 +147,7 @@ fn private_nginx_dirs(dir: &Path, pid: Option<u32>) -> Vec<PathBuf> {
             rd.flatten()
                 .filter(|e| e.file_name().to_string_lossy().starts_with("cipherbench-nginx-"))
                 .map(|e| e.path())
-                .filter(|p| {
-                    pid.map_or(true, |pid| {
-                        std::fs::read_to_string(p.join("owner.pid")).is_ok_and(|o| o.trim() == pid.to_string())
-                    })
-                })
+                .filter(|p| pid.is_none_or(|pid| std::fs::read_to_string(p.join("owner.pid")).is_ok_and(|o| o.trim() == pid.to_string())))
                 .collect()
         })
         .unwrap_or_default()

@@ -401,7 +401,7 @@ fn sshd_and_ssh_accept_the_emitted_blocks_and_resolve_to_the_choice() {
         ("kexalgorithms", "ssh_kex"),
         ("hostkeyalgorithms", "ssh_server_hostkeys"),
     ] {
-        if server["choice"][list].as_array().map_or(true, |a| a.is_empty()) {
+        if server["choice"][list].as_array().is_none_or(|a| a.is_empty()) {
             continue; // HostKeyAlgorithms left out: sshd keeps its own default
         }
         let want = strings(&server["choice"][list]);

@@ -476,13 +476,12 @@ fn most<'a>(it: impl Iterator<Item = &'a ResultRecord>) -> Option<&'a ResultReco
 /// The figures of a negotiated choice in `doc`: (metric, unit, higher is better, figure).
 pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static str, &'static str, bool, Option<Figure>)> {
     let lib = |r: &&ResultRecord| {
-        r.subject.library.as_deref().map_or(true, |l| l == "openssl")
-            && r.subject.server_library.as_deref().map_or(true, |l| l == "openssl")
+        r.subject.library.as_deref().is_none_or(|l| l == "openssl") && r.subject.server_library.as_deref().is_none_or(|l| l == "openssl")
     };
     match n {
         Negotiated::Tls { version, suite, group, .. } => {
             let is = |r: &&ResultRecord| {
-                r.subject.suite.as_deref() == Some(suite.as_str()) && r.subject.protocol.as_deref().map_or(true, |p| p == version)
+                r.subject.suite.as_deref() == Some(suite.as_str()) && r.subject.protocol.as_deref().is_none_or(|p| p == version)
             };
             // Loopback (or a remote server's downloads): not the figures measured
             // through a private nginx, which `through_figure` reads.

@@ -277,7 +277,7 @@ fn class_report(
             let same_metric = metric.as_ref().and_then(|m| m.as_str()) == Some(r.metric.as_str());
             // A figure from a primitive reads `ALG OP at N B` (recommend's basis).
             let primitive = t.kind == crate::model::Kind::Primitive
-                && t.subject.library.as_deref().map_or(true, |l| l == "openssl")
+                && t.subject.library.as_deref().is_none_or(|l| l == "openssl")
                 && t.subject.threads.unwrap_or(1) == 1
                 && leader.basis
                     == format!(
@@ -403,7 +403,7 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
             let missing: Vec<&str> = classes
                 .iter()
                 .zip(&per_class)
-                .filter(|(_, r)| r.map_or(true, |r| r.ranked.is_empty()))
+                .filter(|(_, r)| r.is_none_or(|r| r.ranked.is_empty()))
                 .map(|(c, _)| c.id.as_str())
                 .collect();
             fleet.notes.push(format!(

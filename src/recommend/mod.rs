@@ -154,7 +154,7 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
 fn openssl_tls(doc: &Document) -> std::borrow::Cow<'_, Document> {
     let tls = |r: &ResultRecord| matches!(r.kind, Kind::TlsBulk | Kind::TlsHandshake);
     let openssl = |r: &ResultRecord| {
-        let lib = |l: &Option<String>| l.as_deref().map_or(true, |l| l == "openssl");
+        let lib = |l: &Option<String>| l.as_deref().is_none_or(|l| l == "openssl");
         lib(&r.subject.library) && lib(&r.subject.server_library)
     };
     let results = &doc.results;
@@ -235,8 +235,8 @@ fn primitive_rate(doc: &Document, name: &str) -> Option<Measured> {
         .filter(op)
         .collect();
     // The servers configured here use OpenSSL: its figures win over another library's.
-    if prims.iter().any(|r| r.subject.library.as_deref().map_or(true, |l| l == "openssl")) {
-        prims.retain(|r| r.subject.library.as_deref().map_or(true, |l| l == "openssl"));
+    if prims.iter().any(|r| r.subject.library.as_deref().is_none_or(|l| l == "openssl")) {
+        prims.retain(|r| r.subject.library.as_deref().is_none_or(|l| l == "openssl"));
     }
     let size = |r: &ResultRecord| r.subject.bytes.unwrap_or(0);
     let pick = prims
@@ -744,7 +744,7 @@ fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoi
                 // cipher has none); a refused one with any partner.
                 let mine = records.iter().copied().filter(|r| {
                     let (me, other) = subjects(r);
-                    me.as_deref() == Some(name.as_str()) && (!own_ok || other.as_deref().map_or(true, |p| allowed(partner, p)))
+                    me.as_deref() == Some(name.as_str()) && (!own_ok || other.as_deref().is_none_or(|p| allowed(partner, p)))
                 });
                 let measured = if bulk_list {
                     best(mine, false).and_then(|r| {
@@ -1199,7 +1199,7 @@ mod tests {
             Some(crate::model::THROUGH_NGINX),
             3.0e9
         )]));
-        assert!(suite_rate_with(&only, &k, k.tls_suite("ECDHE-RSA-AES128-GCM-SHA256").unwrap()).map_or(true, |m| m.summary.median != 3.0e9));
+        assert!(suite_rate_with(&only, &k, k.tls_suite("ECDHE-RSA-AES128-GCM-SHA256").unwrap()).is_none_or(|m| m.summary.median != 3.0e9));
     }
 
     /// GnuTLS and mixed-pair figures stay out of the ranking when OpenSSL-to-OpenSSL

@@ -192,10 +192,10 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
                     basis: m.basis.clone(),
                     refusals: decision.refusals,
                 };
-                if c.verdict.level <= Level::Insecure && fastest_insecure.as_ref().map_or(true, |f| better(m.summary.median, f.median)) {
+                if c.verdict.level <= Level::Insecure && fastest_insecure.as_ref().is_none_or(|f| better(m.summary.median, f.median)) {
                     fastest_insecure = Some(refused.clone());
                 }
-                if fastest_refused.as_ref().map_or(true, |f| better(m.summary.median, f.median)) {
+                if fastest_refused.as_ref().is_none_or(|f| better(m.summary.median, f.median)) {
                     fastest_refused = Some(refused);
                 }
             }

@@ -196,7 +196,7 @@ impl Probe for BulkProbe {
         let Some(t) = self.open.as_mut() else {
             bail!("ssh session closed");
         };
-        let idle = self.sent.map_or(true, |e| e.elapsed() > IDLE);
+        let idle = self.sent.is_none_or(|e| e.elapsed() > IDLE);
         let mut t0 = t0;
         if idle {
             // Refill the buffers untimed (see PRIME_BYTES).
