@@ -273,12 +273,13 @@ fn a_hostile_ssh_banner_never_reaches_the_terminal_raw() {
     }
 }
 
-/// A real export, then every string in it replaced by `evil(original)`.
-fn hostile_copy(v: &Value, evil: &dyn Fn(&str) -> String) -> Value {
+/// A copy of an export with every non-empty string `evil(original)`, except the
+/// values of the keys in `keep` (names results are paired by).
+fn hostile_copy(v: &Value, key: &str, keep: &[&str], evil: &dyn Fn(&str) -> String) -> Value {
     match v {
-        Value::String(s) if !s.is_empty() => Value::String(evil(s)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| hostile_copy(x, evil)).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), hostile_copy(x, evil))).collect()),
+        Value::String(s) if !s.is_empty() && !keep.contains(&key) => Value::String(evil(s)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| hostile_copy(x, key, keep, evil)).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), hostile_copy(x, k, keep, evil))).collect()),
         other => other.clone(),
     }
 }
@@ -324,15 +325,7 @@ fn compare_and_report_of_a_hostile_export_print_no_control_byte() {
         "started_at",
         "finished_at",
     ];
-    fn walk(v: &Value, key: &str, keep: &[&str]) -> Value {
-        match v {
-            Value::String(s) if !keep.contains(&key) => Value::String(format!("{s}{EVIL}\n=cmd|' /C calc'!A0")),
-            Value::Array(a) => Value::Array(a.iter().map(|x| walk(x, key, keep)).collect()),
-            Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), walk(x, k, keep))).collect()),
-            other => other.clone(),
-        }
-    }
-    let evil = walk(&real, "", &keep);
+    let evil = hostile_copy(&real, "", &keep, &|s| format!("{s}{EVIL}\n=cmd|' /C calc'!A0"));
     let a = dir.path().join("a.json");
     let b = dir.path().join("b.json");
     std::fs::write(&a, serde_json::to_vec(&real).unwrap()).unwrap();
@@ -345,7 +338,7 @@ fn compare_and_report_of_a_hostile_export_print_no_control_byte() {
     );
     assert_streams_clean(&out, "compare");
     // Names changed too: every string, keys aside.
-    let all_evil = hostile_copy(&real, &|s| format!("{EVIL}{s}"));
+    let all_evil = hostile_copy(&real, "", &[], &|s| format!("{EVIL}{s}"));
     let c = dir.path().join("c.json");
     std::fs::write(&c, serde_json::to_vec(&all_evil).unwrap()).unwrap();
     let out = cb().args(["compare"]).arg(&a).arg(&c).output().unwrap();
