@@ -7,9 +7,11 @@ use crate::cli::{
 use crate::discover::{self, cpucaps};
 use crate::error::{Interrupted, UsageError};
 use crate::measure::plans::{self as plan, DEFAULT_SIZES};
+use crate::measure::sink::Sink;
 use crate::measure::{self, primitive};
 use crate::model::RunStatus;
-use crate::report::{self, progress::Progress, Outputs};
+use crate::progress::{self, Progress};
+use crate::report::{self, Outputs};
 use crate::session::Session;
 use crate::store::{self, Store};
 use crate::units::{Bytes, Seconds};
@@ -652,7 +654,7 @@ fn conclude(
     if status == RunStatus::Partial {
         // As a budget spent before every subject was measured (the subjects are
         // recorded as skipped, exit 0): the run did what its budget allowed, said so.
-        crate::report::progress::warn(&format!(
+        crate::progress::warn(&format!(
             "cut at {}: {} result(s) kept, the rest not measured (status partial; a longer --budget measures it)",
             crate::deadline::describe(),
             doc.results.len()
@@ -817,7 +819,7 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     }
     let knowledge = crate::judge::Knowledge::builtin()?;
     for problem in policy.validate(&knowledge) {
-        report::progress::warn(&format!("policy {}: {problem}", policy.name));
+        progress::warn(&format!("policy {}: {problem}", policy.name));
     }
     let mut doc = recommend_source(c, a)?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);

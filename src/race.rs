@@ -10,10 +10,11 @@
 //! quick pass dropped them.
 
 use crate::backend::openssh::Client;
+use crate::measure::sink::Sink;
 use crate::measure::{engine, ssh, tls};
 use crate::model::{Kind, ResultRecord, Status};
+use crate::progress::Progress;
 use crate::recommend::Outcome;
-use crate::report::progress::Progress;
 use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::Result;
@@ -124,10 +125,10 @@ pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget
 /// figure's samples join the same subject's first ones, floored by the run's
 /// noise for its kind; a subject the first pass did not have is added; one that
 /// failed now keeps its first figure. Returns how many results were pooled.
-pub fn pool_into(session: &mut Session, scratch: &Session) -> Result<usize> {
+pub fn pool_into(session: &mut Session, scratch: &crate::measure::sink::Measurements) -> Result<usize> {
     let mut replaced = 0;
-    let settings = session.snapshot().run.settings;
-    for r in scratch.results().iter().filter(|r| r.status == Status::Ok) {
+    let settings = session.settings().clone();
+    for r in scratch.results.iter().filter(|r| r.status == Status::Ok) {
         let same = |o: &ResultRecord| o.kind == r.kind && o.metric == r.metric && o.subject == r.subject;
         match session.results().iter().position(same) {
             Some(i) => {

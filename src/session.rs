@@ -9,8 +9,9 @@
 //! and, separately, what went wrong with the store.
 
 use crate::discover;
+use crate::measure::sink::Sink;
 use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
-use crate::report::progress::Progress;
+use crate::progress::Progress;
 use crate::store::Store;
 use anyhow::Result;
 
@@ -77,45 +78,10 @@ impl Session {
         }
     }
 
-    /// Keeps a result and writes it to the history at once. Returns its index.
-    pub fn record(&mut self, r: ResultRecord) -> Result<usize> {
-        let idx = self.results.len();
-        self.store_result(idx, &r);
-        self.results.push(r);
-        self.progress.inc();
-        Ok(idx)
-    }
-
-    /// A session for re-measuring: the same run and host, no history database (its
-    /// results are merged into this one with `replace`/`record`).
-    pub fn scratch(&self, progress: Progress) -> Session {
-        Session {
-            info: self.info.clone(),
-            store: None,
-            results: Vec::new(),
-            verdicts: Vec::new(),
-            recommendations: Vec::new(),
-            progress,
-            store_failed: None,
-        }
-    }
-
-    /// Adds or overwrites one key of the run's settings (stored when the run ends).
-    pub fn set_setting(&mut self, key: &str, value: serde_json::Value) {
-        if let Some(m) = self.info.settings.as_object_mut() {
-            m.insert(key.to_string(), value);
-        }
-    }
-
-    /// Replaces a result after more samples were taken.
-    pub fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
-        self.store_result(idx, &r);
-        self.results[idx] = r;
-        Ok(())
-    }
-
-    pub fn results(&self) -> &[ResultRecord] {
-        &self.results
+    /// A pass for re-measuring: the run's settings, no history database (its
+    /// results are pooled into this run's with `race::pool_into`).
+    pub fn scratch(&self, progress: Progress) -> crate::measure::sink::Measurements {
+        crate::measure::sink::Measurements::pass(self.info.settings.clone(), progress)
     }
 
     /// Attaches the knowledge base's verdict for every primitive measured (the
@@ -124,7 +90,7 @@ impl Session {
         let knowledge = match crate::judge::Knowledge::builtin() {
             Ok(k) => k,
             Err(e) => {
-                crate::report::progress::warn(&format!("the security knowledge base did not load: {e}"));
+                crate::progress::warn(&format!("the security knowledge base did not load: {e}"));
                 return;
             }
         };
@@ -165,16 +131,6 @@ impl Session {
     /// installed-configuration diff adds `now`, `gain` and `diff`).
     pub fn recommendations_mut(&mut self) -> &mut Vec<serde_json::Value> {
         &mut self.recommendations
-    }
-
-    pub fn progress_start(&mut self, len: u64) {
-        self.progress.start(len);
-    }
-    pub fn progress_message(&self, msg: &str) {
-        self.progress.message(msg);
-    }
-    pub fn progress_finish(&mut self) {
-        self.progress.finish();
     }
 
     /// Closes the run with `status` and returns the document, and separately what
@@ -220,5 +176,43 @@ impl Session {
             )),
         };
         (doc, problem.map(crate::error::NotSaved))
+    }
+}
+
+impl Sink for Session {
+    /// Keeps a result and writes it to the history at once. Returns its index.
+    fn record(&mut self, r: ResultRecord) -> Result<usize> {
+        let idx = self.results.len();
+        self.store_result(idx, &r);
+        self.results.push(r);
+        self.progress.inc();
+        Ok(idx)
+    }
+    /// Replaces a result after more samples were taken.
+    fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
+        self.store_result(idx, &r);
+        self.results[idx] = r;
+        Ok(())
+    }
+    fn results(&self) -> &[ResultRecord] {
+        &self.results
+    }
+    fn settings(&self) -> &serde_json::Value {
+        &self.info.settings
+    }
+    /// Adds or overwrites one key of the run's settings (stored when the run ends).
+    fn set_setting(&mut self, key: &str, value: serde_json::Value) {
+        if let Some(m) = self.info.settings.as_object_mut() {
+            m.insert(key.to_string(), value);
+        }
+    }
+    fn progress_start(&mut self, len: u64) {
+        self.progress.start(len);
+    }
+    fn progress_message(&self, msg: &str) {
+        self.progress.message(msg);
+    }
+    fn progress_finish(&mut self) {
+        self.progress.finish();
     }
 }

@@ -18,6 +18,7 @@ pub mod subjects;
 
 use crate::discover::installed::{Config, Installed, SshConfig};
 use crate::judge::{Domain, Knowledge, Level, Policy};
+use crate::measure::sink::Sink;
 use crate::model::{Document, Kind, Metric, ResultRecord, Status};
 use crate::recommend::{Outcome, Recommendation};
 use negotiate::{Negotiated, TlsOffer};

@@ -16,6 +16,7 @@ use super::negotiate::{Negotiated, TlsOffer};
 use super::{Current, Offer};
 use crate::discover::installed::openssl::OfferedSuite;
 use crate::discover::installed::{Config, Installed, SshConfig, TlsConfig};
+use crate::measure::sink::Sink;
 use anyhow::{bail, Result};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

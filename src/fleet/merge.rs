@@ -697,7 +697,7 @@ impl Merged {
 /// few parsed files, never all of them, and which of two duplicates is kept (the
 /// first) does not depend on which thread was faster. A host named twice, or a
 /// name that cannot be an inventory host, is found before parsing.
-pub fn merge(files: &[PathBuf], limit: u64, progress: &mut crate::report::progress::Progress) -> Merged {
+pub fn merge(files: &[PathBuf], limit: u64, progress: &mut crate::progress::Progress) -> Merged {
     use std::sync::{Condvar, Mutex};
     let mut merged = Merged::default();
     let mut seen: HashMap<String, &PathBuf> = HashMap::new();
@@ -956,7 +956,7 @@ mod tests {
             files.push(f);
         }
         for _ in 0..5 {
-            let m = merge(&files, 1 << 20, &mut crate::report::progress::Progress::new(true));
+            let m = merge(&files, 1 << 20, &mut crate::progress::Progress::new(true));
             assert_eq!(m.hosts, ["a", "b", "d"]);
             let dups: Vec<&str> = m.problems.iter().map(|p| p.host.as_str()).collect();
             assert_eq!(dups, ["c", "e"]);

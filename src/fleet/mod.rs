@@ -115,7 +115,7 @@ pub fn command(c: &Common, a: &FleetArgs) -> Result<()> {
     };
     let limit = a.max_export_size.map_or(merge::DEFAULT_MAX_EXPORT, |b| b.0);
     let knowledge = crate::judge::Knowledge::builtin()?;
-    let mut progress = crate::report::progress::Progress::new(c.quiet || c.json);
+    let mut progress = crate::progress::Progress::new(c.quiet || c.json);
     let report = build(&a.paths, limit, &knowledge, &policy, &targets, &mut progress);
     render::emit(&report, c, a)?;
     if report.hosts_merged == 0 {
@@ -168,7 +168,7 @@ pub fn build(
     knowledge: &crate::judge::Knowledge,
     policy: &crate::judge::Policy,
     targets: &[String],
-    progress: &mut crate::report::progress::Progress,
+    progress: &mut crate::progress::Progress,
 ) -> FleetReport {
     let (files, mut problems) = merge::expand(paths);
     let mut merged = merge::merge(&files, limit, progress);

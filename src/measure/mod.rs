@@ -6,12 +6,13 @@ pub mod file;
 pub mod kat;
 pub mod plans;
 pub mod primitive;
+pub mod sink;
 pub mod ssh;
 pub mod tls;
 
 use crate::measure::plans::PrimitivePlan;
+use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
-use crate::session::Session;
 use crate::units::Seconds;
 use engine::sampler::{self, Measurement, Rate, SamplerConfig, Sliced};
 use primitive::{Availability, Fetched, PrimitiveProbe};
@@ -61,7 +62,7 @@ struct Runnable<'a> {
 /// what is left of the budget (more batches, pooled with the first ones), then
 /// settle the run's noise (`engine::noise`). Results go to the session as they
 /// are made.
-pub fn primitives(plan: &PrimitivePlan, session: &mut Session) -> anyhow::Result<()> {
+pub fn primitives(plan: &PrimitivePlan, session: &mut dyn Sink) -> anyhow::Result<()> {
     let start = Instant::now();
     let from = session.results().len();
     let mut verified: HashMap<(&'static str, primitive::Library), Result<Fetched, String>> = HashMap::new();
@@ -96,7 +97,7 @@ pub fn primitives(plan: &PrimitivePlan, session: &mut Session) -> anyhow::Result
 /// adding the batches to theirs and recording (or re-recording) their figures.
 fn batches(
     plan: &PrimitivePlan,
-    session: &mut Session,
+    session: &mut dyn Sink,
     runnable: &mut [Runnable],
     which: &[usize],
     cfg: SamplerConfig,
@@ -170,7 +171,7 @@ const MIN_BATCH: f64 = 0.03;
 
 /// Gives leftover budget to subjects tied with the leader of their group (same
 /// class, operation, size and thread count): more batches, pooled with theirs.
-fn race(plan: &PrimitivePlan, session: &mut Session, runnable: &mut [Runnable], start: Instant) -> anyhow::Result<()> {
+fn race(plan: &PrimitivePlan, session: &mut dyn Sink, runnable: &mut [Runnable], start: Instant) -> anyhow::Result<()> {
     let left = plan.budget.0 - start.elapsed().as_secs_f64();
     if left <= 0.05 || crate::interrupt::requested() || crate::deadline::run_expired() {
         return Ok(());
@@ -257,7 +258,7 @@ impl sampler::Probe for Pbkdf2Probe {
 /// Runs the file plan: per input, per cipher (KAT first), encrypt and decrypt,
 /// each a warm-up pass then `reps` verified passes; optionally the same with
 /// `openssl enc` processes.
-pub fn files(plan: &crate::measure::plans::FilePlan, session: &mut Session) -> anyhow::Result<()> {
+pub fn files(plan: &crate::measure::plans::FilePlan, session: &mut dyn Sink) -> anyhow::Result<()> {
     let mut cache = HashMap::new();
     let cfg = plan.sampler();
     let per_input = plan.primitives.len() * 2 * if plan.via_openssl_cli { 2 } else { 1 };
@@ -417,7 +418,7 @@ pub fn files(plan: &crate::measure::plans::FilePlan, session: &mut Session) -> a
 /// first, and only as many more as fit in the share; fewer than `--reps` is
 /// added to `cut` for the warning.
 fn measure_file_subject<P: sampler::Probe>(
-    session: &mut Session,
+    session: &mut dyn Sink,
     subject: Subject,
     cfg: &SamplerConfig,
     probe: anyhow::Result<P>,

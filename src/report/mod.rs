@@ -10,7 +10,6 @@ pub mod html;
 pub mod interop;
 pub mod json;
 pub mod markdown;
-pub mod progress;
 pub mod table;
 pub mod terminal;
 

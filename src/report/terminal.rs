@@ -301,7 +301,7 @@ pub fn render(doc: &Document) -> String {
 /// The summary laid out for a terminal of `width` columns (`None`: a pipe or file).
 pub fn render_for(doc: &Document, width: Option<usize>) -> String {
     let mut s = match width {
-        Some(w) => super::progress::wrap_words(&header(doc), w, 2).join("\n") + "\n",
+        Some(w) => crate::progress::wrap_words(&header(doc), w, 2).join("\n") + "\n",
         None => header(doc),
     };
     s.push('\n');
@@ -332,7 +332,7 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
             let line = format!("warning: {}", shown(&w));
             match width {
                 Some(cols) => {
-                    for l in super::progress::wrap_words(&line, cols, 2) {
+                    for l in crate::progress::wrap_words(&line, cols, 2) {
                         s.push_str(&l);
                         s.push('\n');
                     }
@@ -349,7 +349,7 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
         let line =
             format!("warning: {noisy} result(s) had a coefficient of variation above 5%: the machine was busy. Rerun, or raise --budget.");
         s.push('\n');
-        for l in super::progress::wrap_words(&line, width.unwrap_or(usize::MAX), 2) {
+        for l in crate::progress::wrap_words(&line, width.unwrap_or(usize::MAX), 2) {
             s.push_str(&l);
             s.push('\n');
         }

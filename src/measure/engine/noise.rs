@@ -27,8 +27,8 @@
 //! per kind) and shown by `compare`.
 
 use super::stats::MIN_SAMPLES;
+use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Status, Summary};
-use crate::session::Session;
 use anyhow::Result;
 
 /// How much more a repeat run's median moves than the samples spread inside one
@@ -82,14 +82,8 @@ pub use crate::model::stored_noise as stored;
 /// run ranks all its SSH ciphers with one noise, not a quiet pass's narrow
 /// intervals against a busy pass's wide ones. Kinds without a record of
 /// [`MIN_SAMPLES`] samples keep their intervals and store nothing.
-pub fn settle(session: &mut Session, kinds: &[Kind], from: usize) -> Result<()> {
-    let mut all = session
-        .snapshot()
-        .run
-        .settings
-        .get("noise")
-        .cloned()
-        .unwrap_or_else(|| serde_json::json!({}));
+pub fn settle(session: &mut dyn Sink, kinds: &[Kind], from: usize) -> Result<()> {
+    let mut all = session.settings().get("noise").cloned().unwrap_or_else(|| serde_json::json!({}));
     for &kind in kinds {
         let idx: Vec<usize> = (from..session.results().len())
             .filter(|&i| session.results()[i].kind == kind)

@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::backend::openssh::client::{Algorithms, Client, SshError};
+use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
-use crate::session::Session;
 use anyhow::{bail, Result};
 
 /// Which single algorithms both sides accept.
@@ -39,7 +39,7 @@ impl Accepted {
 pub(super) fn run_checks(
     checks: Vec<(Subject, Algorithms)>,
     client: &Client,
-    session: &mut Session,
+    session: &mut dyn Sink,
     acc: &mut Accepted,
     clock: &Clock,
 ) -> Result<()> {
@@ -95,7 +95,7 @@ pub(super) fn run_checks(
 pub(super) fn feature_check(
     plan: &SshPlan,
     client: &Client,
-    session: &mut Session,
+    session: &mut dyn Sink,
     clock: &Clock,
     known: Accepted,
 ) -> Result<(Accepted, SshPlan)> {

@@ -9,8 +9,8 @@ use crate::backend::openssh::cpu::{self, ServerClock};
 use crate::measure::engine::race;
 use crate::measure::engine::sampler::{self, Measurement, Probe, Rate};
 use crate::measure::engine::stats::mean_interval;
+use crate::measure::sink::Sink;
 use crate::model::{HandshakeCpu, Kind, Metric, ResultRecord, Status, Subject};
-use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::Result;
 use std::time::Instant;
@@ -107,7 +107,7 @@ impl LoginCpu {
 pub(super) fn handshakes(
     hands: &[HandshakeItem],
     client: &Client,
-    session: &mut Session,
+    session: &mut dyn Sink,
     accepted: &Accepted,
     clock: &Clock,
     stop_at: Instant,

@@ -8,8 +8,8 @@ use super::*;
 use crate::backend::openssh::client::{Algorithms, Client};
 use crate::measure::engine::race;
 use crate::measure::engine::sampler::{self, Measurement, Probe};
+use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Subject};
-use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::Result;
 use std::sync::Arc;
@@ -33,7 +33,7 @@ pub(super) struct Racer {
 }
 
 impl Racer {
-    pub(super) fn keep(&mut self, session: &mut Session, rec: ResultRecord) -> Result<()> {
+    pub(super) fn keep(&mut self, session: &mut dyn Sink, rec: ResultRecord) -> Result<()> {
         match self.idx {
             Some(i) => session.replace(i, rec),
             None => {
@@ -43,7 +43,7 @@ impl Racer {
         }
     }
     /// Stores its figure; `slack` widens it while it has fewer than 3 sessions.
-    pub(super) fn keep_measurement(&mut self, session: &mut Session, slack: f64) -> Result<()> {
+    pub(super) fn keep_measurement(&mut self, session: &mut dyn Sink, slack: f64) -> Result<()> {
         let rec = record(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), &self.m, slack);
         self.keep(session, rec)
     }
@@ -55,7 +55,7 @@ impl Racer {
         }
         server_cpu_record(&self.subject, &self.server, slack)
     }
-    pub(super) fn fail(&mut self, session: &mut Session, e: &anyhow::Error) -> Result<()> {
+    pub(super) fn fail(&mut self, session: &mut dyn Sink, e: &anyhow::Error) -> Result<()> {
         self.out = true;
         let rec = failure(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), e)?;
         self.keep(session, rec)
@@ -86,7 +86,7 @@ pub(super) fn in_the_running(racers: &[Racer]) -> (Vec<Option<race::Interval>>, 
 pub(super) fn fixed_sample(
     r: &mut Racer,
     probe: &mut BulkProbe,
-    session: &mut Session,
+    session: &mut dyn Sink,
     stop_at: Instant,
     guess: &mut f64,
     slack: f64,
@@ -127,7 +127,7 @@ pub(super) fn fixed_sample(
 pub(super) fn fixed_once(
     racers: &mut [Racer],
     probe: &mut BulkProbe,
-    session: &mut Session,
+    session: &mut dyn Sink,
     stop_at: Instant,
     guess: &mut f64,
 ) -> Result<()> {
@@ -157,7 +157,7 @@ pub(super) fn fixed_once(
 pub(super) fn fixed_rounds(
     racers: &mut [Racer],
     probe: &mut BulkProbe,
-    session: &mut Session,
+    session: &mut dyn Sink,
     stop_at: Instant,
     guess: &mut f64,
     sessions: usize,
@@ -204,7 +204,7 @@ pub(super) fn in_rounds(racers: &mut [Racer], sessions: usize, mut sample: impl 
 /// places ([`critical`]), two at a time, until those places are settled, the
 /// pairs reach [`MAX_FIXED_SAMPLES`] or the next session would not end by
 /// `stop_at`. Pairs that cannot place are never sampled again.
-pub(super) fn fixed_race(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut Session, stop_at: Instant) -> Result<()> {
+pub(super) fn fixed_race(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut dyn Sink, stop_at: Instant) -> Result<()> {
     let mut guess = 0.0;
     loop {
         if crate::interrupt::requested() {
@@ -248,7 +248,7 @@ pub(super) fn adaptive_session(
     r: &mut Racer,
     plan: &SshPlan,
     client: &Client,
-    session: &mut Session,
+    session: &mut dyn Sink,
     buf: &Arc<Vec<u8>>,
     span: f64,
     stop_at: Instant,
@@ -330,7 +330,7 @@ pub(super) fn adaptive_pass(
     racers: &mut [Racer],
     plan: &SshPlan,
     client: &Client,
-    session: &mut Session,
+    session: &mut dyn Sink,
     buf: &Arc<Vec<u8>>,
     stop_at: Instant,
     over: &mut f64,
@@ -370,7 +370,7 @@ pub(super) fn adaptive_race(
     racers: &mut [Racer],
     plan: &SshPlan,
     client: &Client,
-    session: &mut Session,
+    session: &mut dyn Sink,
     buf: &Arc<Vec<u8>>,
     clock: &Clock,
     over: &mut f64,

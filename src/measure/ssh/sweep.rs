@@ -5,8 +5,8 @@ use super::*;
 use crate::backend::openssh::client::{Algorithms, Client, SshError};
 use crate::measure::engine::race;
 use crate::measure::engine::sampler::{self, Measurement, Rate};
+use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Status};
-use crate::session::Session;
 use anyhow::{bail, Result};
 use serde_json::json;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// starts that would not end in time, and subjects left over when it is spent
 /// are recorded as skipped, with a warning. Every bulk sample is one session
 /// (with `--bytes`, of that volume); no session's figure is thrown away.
-pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Session) -> Result<()> {
+pub fn sweep(plan: &SshPlan, client: &Client, session: &mut dyn Sink) -> Result<()> {
     sweep_with(plan, client, session, &mut Preflight::default())
 }
 
@@ -41,12 +41,12 @@ pub struct Preflight {
 /// The noise of the run is the throughput's and the handshakes' (as before the
 /// server's CPU was read): the server CPU per GB records are made after it is
 /// settled, and floored by it like every other interval.
-pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut Preflight) -> Result<()> {
+pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut Preflight) -> Result<()> {
     use crate::measure::engine::noise;
     let from = session.results().len();
     let server_cpu = sweep_pass(plan, client, session, pre)?;
     noise::settle(session, &[Kind::SshBulk, Kind::SshHandshake], from)?;
-    let floor = noise::stored(&session.snapshot().run.settings, Kind::SshBulk);
+    let floor = noise::stored(session.settings(), Kind::SshBulk);
     for r in server_cpu {
         session.record(match floor {
             Some(n) => noise::floor(r, n),
@@ -58,7 +58,7 @@ pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Session, pre: &
 
 /// [`sweep_with`] before the run's noise is settled; returns the server CPU per
 /// GB records (one per bulk subject measured, none for a remote server).
-fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut Preflight) -> Result<Vec<ResultRecord>> {
+fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut Preflight) -> Result<Vec<ResultRecord>> {
     let start = Instant::now();
     let clock = Clock::new(start, plan.budget);
     // Preflight: the target answers, lets us in and has the sink command.
@@ -185,7 +185,7 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Session, pre: &mut 
         r.keep(session, rec)?;
     }
     if skipped_bulk + skipped_hands > 0 {
-        crate::report::progress::warn(&format!(
+        crate::progress::warn(&format!(
             "ssh: the budget was spent before {skipped_bulk} bulk subject(s) and {skipped_hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
         ));
     }

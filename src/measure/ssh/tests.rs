@@ -4,8 +4,8 @@ use crate::discover::openssh::OpenSsh;
 use crate::measure::engine::race;
 use crate::measure::engine::race::{could_place, MAX_SPREAD as MAX_SLACK, MIN_SPREAD as MIN_SLACK};
 use crate::measure::engine::sampler::{self, Measurement, Probe, Rate};
+use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Subject};
-use crate::session::Session;
 use crate::units::Seconds;
 use serde_json::json;
 use std::sync::Arc;
@@ -161,7 +161,7 @@ fn algorithms_checked_by_an_earlier_sweep_are_not_checked_again() {
         accepted: vec![kex("k1")],
         refused: vec![(kex("k2"), "no matching key exchange".into())],
     };
-    let mut session = Session::start("ssh", json!({}), None, crate::report::progress::Progress::new(true)).unwrap();
+    let mut session = crate::measure::sink::Measurements::new();
     let clock = Clock::new(Instant::now(), Seconds(10.0));
     let checks = |names: &[&str]| names.iter().map(|k| (kex(k), Algorithms::default())).collect::<Vec<_>>();
     run_checks(checks(&["k1", "k2"]), &client, &mut session, &mut acc, &clock).unwrap();

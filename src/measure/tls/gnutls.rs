@@ -22,12 +22,12 @@ use crate::backend::openssl::tls::{self as ssl, Coalesced, ConnectError, Protoco
 use crate::error::UsageError;
 use crate::measure::engine::sampler::{self, Probe, Rate, SamplerConfig};
 use crate::measure::primitive::Library;
+use crate::measure::sink::Sink;
 use crate::measure::tls::wire::{
     self as wire, bulk_records, handshake_records, record_or_fail, serve_commands, Workers, BULK_RECV, BULK_SEND,
 };
 use crate::measure::tls::{check_negotiated, Direction, Item, LoopbackPlan, Work};
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
-use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
 use openssl::ssl::{Ssl, SslContext, SslSession, SslStream};
@@ -773,7 +773,7 @@ pub fn priority_items(plan: &LoopbackPlan, a: &crate::cli::TlsArgs) -> Result<Ve
 }
 
 /// Runs the loopback plan for every library pair; results go to the session.
-pub fn loopback(plan: &LoopbackPlan, g: &GnutlsPlan, session: &mut Session) -> Result<()> {
+pub fn loopback(plan: &LoopbackPlan, g: &GnutlsPlan, session: &mut dyn Sink) -> Result<()> {
     let np = g.pairs.len();
     let total: usize = plan.skipped.len() * np + plan.items.iter().map(|i| i.records().len()).sum::<usize>() * np;
     session.progress_start(total as u64);
@@ -933,7 +933,7 @@ fn gnutls_subject(protocol: &str, iana: &str, threads: usize) -> Subject {
 
 /// Which suites of the priority string the server accepts (one per handshake), then
 /// handshake rates per accepted suite.
-pub fn remote(plan: &RemotePlan, session: &mut Session, progress: &dyn Fn(&str)) -> Result<()> {
+pub fn remote(plan: &RemotePlan, session: &mut dyn Sink, progress: &dyn Fn(&str)) -> Result<()> {
     let t = &plan.target;
     progress(&format!("reaching {t}"));
     if let Err(e) = plan.offer(plan.priority.clone()) {

@@ -7,8 +7,8 @@ use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls::{self as ssl, Coalesced, Protocol};
 use crate::error::UsageError;
 use crate::measure::engine::sampler::{self, Probe, Rate, SamplerConfig};
+use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
-use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
 use openssl::ssl::{Ssl, SslContext, SslSession, SslStream};
@@ -490,7 +490,7 @@ pub(super) fn bulk_sliced(
 }
 
 /// Records one item's outcome: its records, or one failed record per metric.
-pub(super) fn record_item(session: &mut Session, plan: &LoopbackPlan, item: &Item, r: Result<Vec<ResultRecord>>) -> Result<()> {
+pub(super) fn record_item(session: &mut dyn Sink, plan: &LoopbackPlan, item: &Item, r: Result<Vec<ResultRecord>>) -> Result<()> {
     match r {
         Ok(records) => {
             for r in records {
@@ -512,14 +512,14 @@ pub(super) fn record_item(session: &mut Session, plan: &LoopbackPlan, item: &Ite
 /// Runs the loopback plan; results go to the session as they are made. Handshake
 /// items are measured one after another; then the bulk items, in interleaved
 /// slices (`bulk_sliced`).
-pub fn loopback(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
+pub fn loopback(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
     let from = session.results().len();
     loopback_pass(plan, session)?;
     crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
 }
 
 /// [`loopback`] before the run's noise is settled.
-fn loopback_pass(plan: &LoopbackPlan, session: &mut Session) -> Result<()> {
+fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
     let total: usize = plan.skipped.len() + plan.items.iter().map(|i| i.records().len()).sum::<usize>();
     session.progress_start(total as u64);
     for (kind, subject, why) in &plan.skipped {

@@ -8,8 +8,8 @@ use crate::backend::openssl::certs::CertType;
 use crate::backend::openssl::tls::{self as ssl, is_ffdhe, ConnectError, Protocol, Settings};
 use crate::error::UsageError;
 use crate::measure::engine::sampler::{self, thread_cpu_time, Probe, Rate, SamplerConfig};
+use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
-use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
 use openssl::ssl::{SslContext, SslStream};
@@ -481,7 +481,7 @@ impl Probe for HttpProbe {
 
 /// Records what the scan found, then times handshakes (and HTTP downloads) per
 /// accepted suite.
-pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Session) -> Result<()> {
+pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut dyn Sink) -> Result<()> {
     let accepted: Vec<(Protocol, Suite)> = scan.accepted_suites().map(|(p, s)| (p, s.clone())).collect();
     let per_suite = plan.handshakes as usize * 4 + plan.http_get.is_some() as usize;
     let total = scan.protocols.len() + scan.suites.len() + scan.groups.len() + accepted.len() * per_suite;

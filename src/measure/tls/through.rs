@@ -24,8 +24,8 @@ use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls as ssl;
 use crate::measure::engine::sampler::{self, over_slices, Probe, Rate, SamplerConfig};
 use crate::measure::engine::stats::MIN_SAMPLES;
+use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject, Summary};
-use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
 use openssl::ssl::{SslContext, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode};
@@ -155,7 +155,7 @@ fn verify(
 /// keep-alive GETs through them in interleaved slices within `plan.budget`. The
 /// records go to `session`; the instances are stopped and their directories
 /// removed before it returns, whatever happened.
-pub fn through_nginx(plan: &ThroughPlan, session: &mut Session) -> Result<()> {
+pub fn through_nginx(plan: &ThroughPlan, session: &mut dyn Sink) -> Result<()> {
     let t0 = Instant::now();
     let left = || Seconds(plan.budget.0 - t0.elapsed().as_secs_f64());
     session.progress_start(plan.instances.len() as u64);
@@ -471,7 +471,7 @@ mod tests {
             budget: Seconds(2.5),
             timeout: Duration::from_secs(10),
         };
-        let mut session = Session::start("check", json!({}), None, crate::report::progress::Progress::new(true)).unwrap();
+        let mut session = crate::measure::sink::Measurements::new();
         through_nginx(&plan, &mut session).unwrap();
         let r = session.results();
         let find = |suite: &str, mode: &str| {
@@ -494,6 +494,6 @@ mod tests {
         assert!(r
             .iter()
             .all(|x| x.subject.mode.as_deref().is_some_and(|m| m.ends_with("through-nginx"))));
-        assert_eq!(session.snapshot().run.settings["through_nginx"]["how"], HOW);
+        assert_eq!(session.settings["through_nginx"]["how"], HOW);
     }
 }

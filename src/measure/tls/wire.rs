@@ -427,7 +427,7 @@ pub(crate) fn sliced_bulk_records(subject: Subject, m: &Sliced, server: &[Vec<(f
 
 /// The records of a run, or one failed record per metric with the error.
 pub(crate) fn record_or_fail(
-    session: &mut crate::session::Session,
+    session: &mut dyn crate::measure::sink::Sink,
     r: Result<Vec<ResultRecord>>,
     subject: &Subject,
     metrics: &[(Metric, Option<&str>)],
