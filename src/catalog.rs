@@ -3,8 +3,16 @@
 //! measurement kind (`measure::primitive`) drives these, reports and plans read
 //! them without reaching into `measure/`.
 
-use crate::backend::openssl::engine::AeadKind;
 use serde::Serialize;
+
+/// The AEAD constructions the catalogue names (the OpenSSL engine builds them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AeadKind {
+    Gcm,
+    Ccm,
+    Ocb,
+    ChaChaPoly,
+}
 
 /// What sort of primitive, and how it is driven.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

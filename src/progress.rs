@@ -75,7 +75,7 @@ impl Progress {
             return;
         }
         let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-        let template = if crate::report::colors_enabled() {
+        let template = if colors_enabled() {
             "{spinner:.cyan} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} {wide_msg}"
         } else {
             "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}"
@@ -112,6 +112,11 @@ impl Progress {
             }
         }
     }
+}
+
+/// True unless `NO_COLOR` is set (to anything) or stdout is not a terminal.
+pub fn colors_enabled() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && console::colors_enabled()
 }
 
 #[cfg(test)]

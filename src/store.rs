@@ -101,48 +101,7 @@ pub const RUN_BUSY: std::time::Duration = std::time::Duration::from_secs(2);
 /// ...and when closing the run (the last chance to keep the row consistent).
 pub const FINISH_BUSY: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// This process as a run's owner: `host:pid:start`, where start is the process's
-/// start time in clock ticks since boot (field 22 of /proc/PID/stat).
-pub fn owner_token() -> String {
-    format!(
-        "{}:{}:{}",
-        hostname(),
-        std::process::id(),
-        start_ticks(std::process::id()).unwrap_or(0)
-    )
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
-fn start_ticks(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 2..];
-    // Field 22 of stat(5) is the 20th after the command.
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Whether the owner named by `token` is certainly gone (same host, and its pid
-/// is free or belongs to a process started at another time).
-pub fn owner_gone(token: &str) -> bool {
-    let mut it = token.rsplitn(3, ':');
-    let (Some(start), Some(pid), Some(host)) = (it.next(), it.next(), it.next()) else {
-        return false;
-    };
-    let (Ok(start), Ok(pid)) = (start.parse::<u64>(), pid.parse::<u32>()) else {
-        return false;
-    };
-    if host != hostname() {
-        return false;
-    }
-    match start_ticks(pid) {
-        None => true,
-        Some(now) => start != 0 && now != start,
-    }
-}
+pub use crate::privdir::{owner_gone, owner_token};
 
 /// Where the history lives unless `--db` says otherwise:
 /// `$XDG_DATA_HOME/cipherbench/history.sqlite`.
@@ -843,7 +802,7 @@ mod tests {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
-        let host = hostname();
+        let host = crate::privdir::hostname();
         s.conn
             .execute("UPDATE runs SET owner = ?1 WHERE id = 'dead'", [format!("{host}:{pid}:12345")])
             .unwrap();

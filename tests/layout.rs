@@ -14,6 +14,9 @@
 //! - **No arrows back up the pipeline:** nothing in `report/`, `plan.rs`, `judge/`
 //!   or `recommend/` imports from `measure/`, and nothing in `backend/` (the
 //!   libraries and daemons) imports from the layers built on it.
+//! - **Only the arrows of the table:** docs/layout.md holds one table of which
+//!   top-level module may import which. Every top-level module has a row, every
+//!   arrow between two of them is in it, and the top-level modules form no circle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -307,4 +310,105 @@ fn arrows_point_down_the_pipeline() {
         }
     }
     assert!(wrong.is_empty(), "arrows back up the pipeline: {}", wrong.join(", "));
+}
+
+/// The top-level module a module belongs to (`measure/tls/wire` → `measure`).
+fn top(m: &Module) -> String {
+    m.first().cloned().unwrap_or_else(|| "main".into())
+}
+
+/// Whole test modules (`mod tests;` files) may reach anywhere, as a file's trailing
+/// test module may.
+fn is_test_module(m: &Module) -> bool {
+    m.last().is_some_and(|l| l == "tests" || l.ends_with("_tests"))
+}
+
+/// docs/layout.md's table: each top-level module and what it may import, with
+/// "foundation" spelled out.
+fn allowed() -> BTreeMap<String, BTreeSet<String>> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/layout.md")).expect("docs/layout.md");
+    let ticked = |s: &str| -> Vec<String> { s.split('`').skip(1).step_by(2).map(String::from).collect() };
+    let foundation_at = text.find("**foundation** =").expect("docs/layout.md defines the foundation");
+    let foundation_text = &text[foundation_at..];
+    let foundation: BTreeSet<String> = ticked(&foundation_text[..foundation_text.find('(').expect("(")])
+        .into_iter()
+        .collect();
+    assert!(foundation.len() >= 5, "foundation read: {foundation:?}");
+    let mut table = BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let [module, may] = cells[..] else {
+            panic!("a row of two cells: {line}")
+        };
+        let mut to = BTreeSet::new();
+        for word in may.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            if word == "foundation" {
+                to.extend(foundation.iter().cloned());
+            } else {
+                to.insert(word.to_string());
+            }
+        }
+        let name = module.trim_matches('`').to_string();
+        assert!(table.insert(name.clone(), to).is_none(), "two rows for {name}");
+    }
+    table
+}
+
+#[test]
+fn every_top_level_module_has_a_row_and_every_row_a_module() {
+    let g = graph();
+    let table = allowed();
+    let tops: BTreeSet<String> = g.keys().filter(|m| !is_test_module(m)).map(top).collect();
+    let missing: Vec<&String> = tops.iter().filter(|t| !table.contains_key(*t)).collect();
+    assert!(missing.is_empty(), "top-level modules without a row in docs/layout.md: {missing:?}");
+    let stale: Vec<&String> = table.keys().filter(|t| !tops.contains(*t)).collect();
+    assert!(stale.is_empty(), "rows in docs/layout.md for modules that do not exist: {stale:?}");
+    let unknown: Vec<String> = table.values().flatten().filter(|t| !table.contains_key(*t)).cloned().collect();
+    assert!(unknown.is_empty(), "the table names modules it has no row for: {unknown:?}");
+}
+
+#[test]
+fn only_the_arrows_of_the_table() {
+    let g = graph();
+    let table = allowed();
+    let mut wrong = BTreeSet::new();
+    for (m, to) in g.iter().filter(|(m, _)| !is_test_module(m)) {
+        let from = top(m);
+        let Some(may) = table.get(&from) else { continue };
+        for t in to.iter().filter(|t| top(t) != from && !may.contains(&top(t))) {
+            wrong.insert(format!("{} → {}", name(m), name(t)));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "arrows docs/layout.md does not allow:\n{}",
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn no_circle_between_top_level_modules() {
+    let g = graph();
+    let mut tops: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    for (m, to) in g.iter().filter(|(m, _)| !is_test_module(m)) {
+        let from = vec![top(m)];
+        let entry = tops.entry(from.clone()).or_default();
+        entry.extend(
+            to.iter()
+                .filter(|t| !is_test_module(t))
+                .map(|t| vec![top(t)])
+                .filter(|t| *t != from),
+        );
+    }
+    let found: Vec<String> = circles(&tops)
+        .iter()
+        .map(|c| c.iter().map(name).collect::<Vec<_>>().join(" ⇄ "))
+        .collect();
+    assert!(found.is_empty(), "circles between top-level modules: {}", found.join("; "));
+    // The table itself has no circle either.
+    let table: BTreeMap<Module, BTreeSet<Module>> = allowed()
+        .into_iter()
+        .map(|(k, v)| (vec![k.clone()], v.into_iter().filter(|t| *t != k).map(|t| vec![t]).collect()))
+        .collect();
+    assert!(circles(&table).is_empty(), "docs/layout.md allows a circle: {:?}", circles(&table));
 }

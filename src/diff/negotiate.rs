@@ -91,7 +91,7 @@ pub fn tls_offer(c: &TlsConfig, k: &Knowledge) -> Result<TlsOffer> {
             })
         }
         TlsLibrary::Gnutls => {
-            let r = gnutls::resolve(c.cipher_string.as_deref().unwrap_or("NORMAL"), k)?;
+            let r = gnutls::resolve(c.cipher_string.as_deref().unwrap_or("NORMAL"), &|code| k.suite_names_by_code(code))?;
             Ok(TlsOffer {
                 suites: r.suites.into_iter().filter(|s| usable(s, &r.protocols)).collect(),
                 protocols: r.protocols,

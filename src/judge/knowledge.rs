@@ -351,6 +351,12 @@ impl Knowledge {
             .and_then(|&i| self.suites.get(i))
     }
 
+    /// A suite's IANA and OpenSSL names by its code (the name table discover reads
+    /// `gnutls-cli -l` with).
+    pub fn suite_names_by_code(&self, code: u16) -> Option<(String, Option<String>)> {
+        self.tls_suite_by_code(code).map(|s| (s.iana.clone(), s.openssl.clone()))
+    }
+
     /// A key-exchange group (`x25519`, `P-256`, `prime256v1`, `GROUP-FFDHE2048`...).
     pub fn group(&self, name: &str) -> Option<&Group> {
         self.find(Table::Group, name).and_then(|i| self.groups.get(i))

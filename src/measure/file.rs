@@ -481,7 +481,7 @@ fn check_interrupt() -> Result<()> {
 /// How the private directory of a `file` run is named, in `--output-dir` or the
 /// temporary directory.
 const PREFIX: &str = "cipherbench-file-";
-/// The file in it naming its owner process (see [`crate::store::owner_token`]).
+/// The file in it naming its owner process (see [`crate::privdir::owner_token`]).
 const OWNER: &str = "owner";
 
 /// Creates the private directory of a `file` run in `parent`: mode 0700, its
@@ -493,7 +493,7 @@ pub fn private_dir(parent: &Path) -> std::io::Result<tempfile::TempDir> {
     sweep_leftovers(parent);
     let dir = tempfile::Builder::new().prefix(PREFIX).tempdir_in(parent)?;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
-    std::fs::write(dir.path().join(OWNER), crate::store::owner_token())?;
+    std::fs::write(dir.path().join(OWNER), crate::privdir::owner_token())?;
     crate::interrupt::remove_on_forced_exit(dir.path().to_path_buf());
     Ok(dir)
 }
@@ -504,7 +504,7 @@ pub fn private_dir(parent: &Path) -> std::io::Result<tempfile::TempDir> {
 pub fn sweep_leftovers(parent: &Path) -> usize {
     crate::privdir::own(parent, PREFIX)
         .into_iter()
-        .filter(|dir| std::fs::read_to_string(dir.join(OWNER)).is_ok_and(|t| crate::store::owner_gone(t.trim())))
+        .filter(|dir| std::fs::read_to_string(dir.join(OWNER)).is_ok_and(|t| crate::privdir::owner_gone(t.trim())))
         .filter(|dir| std::fs::remove_dir_all(dir).is_ok())
         .count()
 }

@@ -78,10 +78,7 @@ pub fn render(doc: &Document, format: Format) -> Result<Vec<u8>> {
     })
 }
 
-/// True unless `NO_COLOR` is set (to anything) or stdout is not a terminal.
-pub fn colors_enabled() -> bool {
-    std::env::var_os("NO_COLOR").is_none() && console::colors_enabled()
-}
+pub use crate::progress::colors_enabled;
 
 /// The mode a new file gets from the process's umask (`0666 & !umask`), as a
 /// file made by `open(2)` would. Read once: `umask(2)` can only be read by

@@ -15,13 +15,7 @@ use std::ffi::c_int;
 use std::sync::Arc;
 
 /// How an AEAD is driven; they differ in when the length and tag are set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AeadKind {
-    Gcm,
-    Ccm,
-    Ocb,
-    ChaChaPoly,
-}
+pub use crate::catalog::AeadKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {

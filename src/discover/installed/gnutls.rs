@@ -18,8 +18,12 @@ pub struct Resolved {
     pub groups: Vec<String>,
 }
 
-/// `gnutls-cli -l` output → suites (IANA names through the knowledge base's codes).
-pub fn parse_list(text: &str, knowledge: &crate::judge::Knowledge) -> Resolved {
+/// A suite's IANA name and OpenSSL name (if it has one) by its two-byte code: the
+/// caller's name table (the knowledge base's codes).
+pub type SuiteNames<'a> = &'a dyn Fn(u16) -> Option<(String, Option<String>)>;
+
+/// `gnutls-cli -l` output → suites (IANA names through `names`, by code).
+pub fn parse_list(text: &str, names: SuiteNames) -> Resolved {
     let mut r = Resolved::default();
     for l in text.lines() {
         let f: Vec<&str> = l.split('\t').map(str::trim).collect();
@@ -34,8 +38,8 @@ pub fn parse_list(text: &str, knowledge: &crate::judge::Knowledge) -> Resolved {
                 "TLS1.1" => "TLSv1.1",
                 _ => "TLSv1",
             };
-            let (iana, openssl) = match knowledge.tls_suite_by_code(code) {
-                Some(s) => (s.iana.clone(), s.openssl.clone().unwrap_or_else(|| f[0].to_string())),
+            let (iana, openssl) = match names(code) {
+                Some((iana, openssl)) => (iana, openssl.unwrap_or_else(|| f[0].to_string())),
                 None => (f[0].to_string(), f[0].to_string()),
             };
             if !r.suites.iter().any(|s| s.iana == iana) {
@@ -59,7 +63,7 @@ pub fn parse_list(text: &str, knowledge: &crate::judge::Knowledge) -> Resolved {
 }
 
 /// Resolves a priority string with the real `gnutls-cli`.
-pub fn resolve(priority: &str, knowledge: &crate::judge::Knowledge) -> Result<Resolved> {
+pub fn resolve(priority: &str, names: SuiteNames) -> Result<Resolved> {
     let super::Ran { ok, out, err, .. } = run("gnutls-cli", &["--priority", priority, "-l"])?;
     if !ok || !out.contains("Cipher suites") {
         anyhow::bail!(
@@ -67,7 +71,7 @@ pub fn resolve(priority: &str, knowledge: &crate::judge::Knowledge) -> Result<Re
             (err.trim().to_string() + out.trim()).trim()
         );
     }
-    Ok(parse_list(&out, knowledge))
+    Ok(parse_list(&out, names))
 }
 
 /// The system priority from a config text: (priority, its directive).
@@ -158,13 +162,14 @@ mod tests {
             return;
         }
         let k = crate::judge::Knowledge::builtin().unwrap();
-        let r = resolve("NORMAL", &k).unwrap();
+        let names = |c| k.suite_names_by_code(c);
+        let r = resolve("NORMAL", &names).unwrap();
         assert_eq!(r.suites[0].min_protocol, "TLSv1.3");
         assert!(r.suites.iter().any(|s| s.iana == "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"), "{r:?}");
         assert!(r.protocols.contains(&"TLSv1.3".to_string()));
         assert!(!r.groups.is_empty());
-        let only12 = resolve("NORMAL:-VERS-ALL:+VERS-TLS1.2", &k).unwrap();
+        let only12 = resolve("NORMAL:-VERS-ALL:+VERS-TLS1.2", &names).unwrap();
         assert!(only12.suites.iter().all(|s| !s.tls13()));
-        assert!(resolve("NONSENSE-PRIORITY", &k).is_err());
+        assert!(resolve("NONSENSE-PRIORITY", &names).is_err());
     }
 }
