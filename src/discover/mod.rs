@@ -6,4 +6,5 @@ pub mod host;
 pub mod installed;
 pub mod openssh;
 pub mod openssl;
+pub mod primitives;
 pub mod ssh_list;

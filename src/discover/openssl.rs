@@ -2,7 +2,8 @@
 //! primitives it can run (and why not).
 
 use crate::backend::openssl::{legacy_provider, runtime_version, LegacyProvider};
-use crate::measure::primitive::{fetch, Availability, Fetched, Primitive, CATALOG};
+use super::primitives::{fetch, Availability, Fetched};
+use crate::catalog::{Primitive, CATALOG};
 use std::collections::BTreeMap;
 
 /// One catalogue entry as this OpenSSL sees it.
