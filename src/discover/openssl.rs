@@ -1,8 +1,8 @@
 //! What the system OpenSSL offers: its runtime version and which catalogue
 //! primitives it can run (and why not).
 
-use crate::backend::openssl::{legacy_provider, runtime_version, LegacyProvider};
 use super::primitives::{fetch, Availability, Fetched};
+use crate::backend::openssl::{legacy_provider, runtime_version, LegacyProvider};
 use crate::catalog::{Primitive, CATALOG};
 use std::collections::BTreeMap;
 

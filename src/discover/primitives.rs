@@ -79,4 +79,3 @@ pub fn fetch_from(p: &Primitive, lib: Library) -> Availability {
         Library::Gnutls => fetch_gnutls(p),
     }
 }
-

@@ -10,8 +10,8 @@
 
 use crate::backend::gnutls;
 use crate::backend::openssl::engine::{CipherEngine, DigestEngine, Direction};
-use crate::backend::openssl::mac::MacCtx;
 use crate::backend::openssl::first_error;
+use crate::backend::openssl::mac::MacCtx;
 use crate::measure::engine::sampler::Probe;
 use anyhow::{anyhow, Result};
 

@@ -14,9 +14,9 @@
 //! made as it starts, removed as it stops. `super::cpu` reads it and never
 //! changes it, so the arrow runs one way (cpu → daemon).
 
+use super::OpenSsh;
 use crate::backend::process::{self, signal, OWNER};
 pub use crate::backend::process::{alive, descendants};
-use crate::discover::openssh::OpenSsh;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::Read;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
