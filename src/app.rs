@@ -1,15 +1,17 @@
 //! One short function per subcommand, each reading as the pipeline:
 //! validate → discover → plan → measure → report/store.
 
-use crate::cli::{
-    Cli, Command, Common, CompareArgs, FileArgs, HistoryArgs, ListArgs, ListWhat, RecommendArgs, ReportArgs, SpeedArgs, SshArgs,
-};
+use crate::cli::{Cli, Command};
 use crate::discover::{self, cpucaps};
 use crate::error::{Interrupted, UsageError};
 use crate::measure::plans::{self as plan, DEFAULT_SIZES};
 use crate::measure::sink::Sink;
 use crate::measure::{self, primitive};
 use crate::model::RunStatus;
+use crate::options::{
+    CheckOptions, CommonOptions, CompareOptions, FileOptions, HistoryOptions, ListOptions, ListWhat, RecommendOptions, ReportOptions,
+    RunOptions, SpeedOptions, SshOptions, TlsOptions,
+};
 use crate::progress::{self, Progress};
 use crate::report::{self, Outputs};
 use crate::session::Session;
@@ -18,8 +20,9 @@ use crate::units::{Bytes, Seconds};
 use anyhow::Result;
 use serde_json::json;
 
+/// The command line becomes plain options here, once; nothing below sees clap.
 pub fn dispatch(cli: Cli) -> Result<()> {
-    let common = cli.common;
+    let common = CommonOptions::from(cli.common);
     // Checked before anything is measured, the same way in every subcommand.
     outputs(&common).check()?;
     if common.policy.is_some() {
@@ -27,24 +30,24 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     }
     match cli.command {
         None => run_main(&common, json!({})),
-        Some(Command::Run(a)) => run(&common, &a),
-        Some(Command::Speed(a)) => speed(&common, &a, "speed", Seconds(60.0)),
-        Some(Command::List(a)) => list(&common, &a),
-        Some(Command::History(a)) => history(&common, &a),
-        Some(Command::Report(a)) => show(&common, &a),
-        Some(Command::Compare(a)) => compare(&common, &a),
-        Some(Command::File(a)) => file(&common, &a),
-        Some(Command::Ssh(a)) => ssh(&common, &a),
-        Some(Command::Recommend(a)) => recommend(&common, &a),
-        Some(Command::Tls(a)) => tls(&common, &a),
-        Some(Command::Fleet(a)) => crate::fleet::command(&common, &a),
-        Some(Command::Check(a)) => check(&common, &a),
+        Some(Command::Run(a)) => run(&common, &a.into()),
+        Some(Command::Speed(a)) => speed(&common, &a.into(), "speed", Seconds(60.0)),
+        Some(Command::List(a)) => list(&common, &a.into()),
+        Some(Command::History(a)) => history(&common, &a.into()),
+        Some(Command::Report(a)) => show(&common, &a.into()),
+        Some(Command::Compare(a)) => compare(&common, &a.into()),
+        Some(Command::File(a)) => file(&common, &a.into()),
+        Some(Command::Ssh(a)) => ssh(&common, &a.into()),
+        Some(Command::Recommend(a)) => recommend(&common, &a.into()),
+        Some(Command::Tls(a)) => tls(&common, &a.into()),
+        Some(Command::Fleet(a)) => crate::fleet::command(&common, &a.into()),
+        Some(Command::Check(a)) => check(&common, &a.into()),
         Some(Command::Completions(a)) => crate::cli::completions(&a),
         Some(Command::Man(a)) => crate::cli::man(&a),
     }
 }
 
-fn outputs(c: &Common) -> Outputs {
+fn outputs(c: &CommonOptions) -> Outputs {
     Outputs {
         json: c.json,
         export_json: c.export_json.clone(),
@@ -56,19 +59,19 @@ fn outputs(c: &Common) -> Outputs {
 
 /// The history database named by `--db`, or the default one, read-only (for
 /// `history`, `report` and `compare`: never created, migrated or written).
-fn history_store(c: &Common) -> Result<Store> {
+fn history_store(c: &CommonOptions) -> Result<Store> {
     Store::open_read(&c.db.clone().unwrap_or_else(store::default_path))
 }
 
 /// The store a measuring run writes to, unless `--no-store`.
-fn open_store(c: &Common) -> Result<Option<Store>> {
+fn open_store(c: &CommonOptions) -> Result<Option<Store>> {
     if c.no_store {
         return Ok(None);
     }
     Ok(Some(Store::open(&c.db.clone().unwrap_or_else(store::default_path))?))
 }
 
-fn progress(c: &Common) -> Progress {
+fn progress(c: &CommonOptions) -> Progress {
     Progress::new(c.quiet || c.json)
 }
 
@@ -76,7 +79,7 @@ fn progress(c: &Common) -> Progress {
 /// which cipher it should use. discover → primitives → TLS on loopback → SSH on a
 /// private sshd (when installed) → judge → recommend → the answer, history and an
 /// HTML report.
-fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
+fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> Result<()> {
     let job = validate_main(c)?;
     crate::deadline::set_run(std::time::Instant::now(), job.budget);
     let found = discover_main();
@@ -136,22 +139,17 @@ struct MainJob {
     policy: crate::judge::Policy,
     targets: Vec<String>,
     knowledge: crate::judge::Knowledge,
-    tls_args: crate::cli::TlsArgs,
+    tls_options: TlsOptions,
 }
 
-fn validate_main(c: &Common) -> Result<MainJob> {
-    let tls_args = {
-        use clap::{Args, FromArgMatches};
-        let cmd = crate::cli::TlsArgs::augment_args(clap::Command::new("tls"));
-        crate::cli::TlsArgs::from_arg_matches(&cmd.get_matches_from(["tls"]))?
-    };
+fn validate_main(c: &CommonOptions) -> Result<MainJob> {
     Ok(MainJob {
         budget: c.budget.unwrap_or(Seconds(90.0)),
         reports: main_reports_dir(c)?.is_some(),
         policy: policy(c)?,
         targets: main_targets(c)?,
         knowledge: crate::judge::Knowledge::builtin()?,
-        tls_args,
+        tls_options: TlsOptions::default(),
     })
 }
 
@@ -180,7 +178,7 @@ fn discover_main() -> Found {
 }
 
 /// `extra` settings come from `run` (`--cpu-caps`, the OpenSSH version) for `fleet`.
-fn start_main(c: &Common, job: &MainJob, found: &Found, extra: serde_json::Value) -> Result<Session> {
+fn start_main(c: &CommonOptions, job: &MainJob, found: &Found, extra: serde_json::Value) -> Result<Session> {
     let mut settings = json!({ "budget_seconds": job.budget.0, "policy": job.policy.name, "targets": job.targets });
     if let (Some(m), Some(x)) = (settings.as_object_mut(), extra.as_object()) {
         m.extend(x.clone());
@@ -263,7 +261,7 @@ fn measure_primitives_and_tls(
     if crate::interrupt::requested() {
         return Ok(());
     }
-    let mut tls = tls_kind::LoopbackPlan::new(&job.tls_args, plan.share(plan.shares.tls))?;
+    let mut tls = tls_kind::LoopbackPlan::new(&job.tls_options, plan.share(plan.shares.tls))?;
     // The answer needs every group (TLS 1.3, one certificate) and every
     // certificate type (one group); `cipherbench tls` sweeps the cross product.
     tls.items.retain(|it| match it.work {
@@ -345,7 +343,7 @@ fn measure_ssh(
 
 /// The race: the rest of the budget (`left`, a reserve for judging and the report
 /// kept back) goes to the lists whose leaders are still tied.
-fn race_ties(c: &Common, job: &MainJob, first: &FirstPass, session: &mut Session, left: f64) -> Result<()> {
+fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, session: &mut Session, left: f64) -> Result<()> {
     let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
     let contests = crate::race::contests(&outcome, session.results());
     if contests.is_empty() || left < 3.0 {
@@ -369,7 +367,7 @@ fn race_ties(c: &Common, job: &MainJob, first: &FirstPass, session: &mut Session
 /// The answer on the terminal (or the JSON document), the exports, the history
 /// and the HTML report; then the run's own outcome.
 fn report_and_store(
-    c: &Common,
+    c: &CommonOptions,
     session: Session,
     job: &MainJob,
     outcome: &crate::recommend::Outcome,
@@ -415,7 +413,7 @@ fn report_and_store(
 /// The main job's reports directory, checked before measuring. Without it the
 /// run is refused, unless `--no-store` (nothing is kept): then the HTML report
 /// is skipped, and said so.
-fn main_reports_dir(c: &Common) -> Result<Option<std::path::PathBuf>> {
+fn main_reports_dir(c: &CommonOptions) -> Result<Option<std::path::PathBuf>> {
     let dir = report::html::reports_dir();
     let usable =
         std::fs::create_dir_all(&dir).and_then(|()| tempfile::Builder::new().prefix(".cipherbench-check-").tempfile_in(&dir).map(drop));
@@ -438,7 +436,7 @@ fn main_reports_dir(c: &Common) -> Result<Option<std::path::PathBuf>> {
 /// `run`: the main job, with `--cpu-caps` re-executed under the masking variable
 /// (as `speed` does). The mask and the OpenSSH version are kept in the settings so
 /// that `fleet` can class the host by what the run could really use.
-fn run(c: &Common, a: &crate::cli::RunArgs) -> Result<()> {
+fn run(c: &CommonOptions, a: &RunOptions) -> Result<()> {
     let mut extra = masked(a.cpu_caps.as_deref())?;
     if let Some(v) = discover::openssh::discover().ok().map(|o| o.version) {
         extra["openssh"] = json!(v);
@@ -464,7 +462,7 @@ fn masked(spec: Option<&str>) -> Result<serde_json::Value> {
 }
 
 /// Config targets for the answer: `--for`, else the software found installed.
-fn main_targets(c: &Common) -> Result<Vec<String>> {
+fn main_targets(c: &CommonOptions) -> Result<Vec<String>> {
     let names = crate::recommend::emit::target_names();
     for t in &c.targets {
         if !names.iter().any(|n| n.eq_ignore_ascii_case(t)) {
@@ -519,7 +517,7 @@ fn resolve(names: &[String], all: bool) -> Result<Vec<&'static primitive::Primit
     Ok(out)
 }
 
-fn speed(c: &Common, a: &SpeedArgs, command: &str, default_budget: Seconds) -> Result<()> {
+fn speed(c: &CommonOptions, a: &SpeedOptions, command: &str, default_budget: Seconds) -> Result<()> {
     // Validate everything typed before touching libraries or files.
     let prims = resolve(&a.algorithms, a.all)?;
     let sizes: Vec<Bytes> = if a.bytes.is_empty() {
@@ -695,18 +693,18 @@ fn reexec_masked(spec: &str, var: &str, value: &str) -> Result<()> {
 
 /// `--policy NAME|FILE` (default intermediate). A bad policy file is bad input (exit 2),
 /// with the loader's `file:line:column` message.
-fn policy(c: &Common) -> Result<crate::judge::Policy, UsageError> {
+fn policy(c: &CommonOptions) -> Result<crate::judge::Policy, UsageError> {
     let name = c.policy.as_deref().unwrap_or(crate::judge::DEFAULT_POLICY);
     crate::judge::Policy::resolve(name).map_err(|e| UsageError::Invalid(e.to_string()))
 }
 
 /// The grade column of `list`, with a pass column when `--policy` was given.
-fn grader(c: &Common) -> Result<crate::judge::Grader> {
+fn grader(c: &CommonOptions) -> Result<crate::judge::Grader> {
     let p = c.policy.is_some().then(|| policy(c)).transpose()?;
     Ok(crate::judge::Grader::new(p)?)
 }
 
-fn list(c: &Common, a: &ListArgs) -> Result<()> {
+fn list(c: &CommonOptions, a: &ListOptions) -> Result<()> {
     let grades = grader(c)?;
     match a.what {
         ListWhat::Primitives => {
@@ -770,7 +768,7 @@ fn list(c: &Common, a: &ListArgs) -> Result<()> {
 }
 
 /// `list tls`: the NZBGet write-up's first step (`openssl ciphers -v`), with grades.
-fn list_tls(c: &Common, grades: &crate::judge::Grader) -> Result<()> {
+fn list_tls(c: &CommonOptions, grades: &crate::judge::Grader) -> Result<()> {
     let suites = discover::openssl::tls_suites()?;
     let domain = |s: &discover::openssl::TlsSuiteInfo| match s.min_protocol.as_str() {
         "TLSv1.3" => crate::judge::Domain::Tls13Suite,
@@ -809,7 +807,7 @@ fn list_tls(c: &Common, grades: &crate::judge::Grader) -> Result<()> {
 }
 
 /// `recommend`: a stored run (or a fresh default run) → judge → rank → config lines.
-fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
+fn recommend(c: &CommonOptions, a: &RecommendOptions) -> Result<()> {
     let policy = policy(c)?;
     let names = crate::recommend::emit::target_names();
     for t in &c.targets {
@@ -846,7 +844,7 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
 
 /// The run to recommend from: `--run`, else the latest stored run, else a fresh
 /// default run measured now (the same code path as `cipherbench run`).
-fn recommend_source(c: &Common, a: &RecommendArgs) -> Result<crate::model::Document> {
+fn recommend_source(c: &CommonOptions, a: &RecommendOptions) -> Result<crate::model::Document> {
     let db = c.db.clone().unwrap_or_else(store::default_path);
     if !c.no_store {
         let store = Store::open(&db)?;
@@ -861,7 +859,7 @@ fn recommend_source(c: &Common, a: &RecommendArgs) -> Result<crate::model::Docum
     if !c.quiet && !c.json {
         eprintln!("no stored run: measuring the default run first (as `cipherbench run`)");
     }
-    let measure = Common {
+    let measure = CommonOptions {
         db: Some(db.clone()),
         no_store: false,
         quiet: true,
@@ -878,7 +876,7 @@ fn recommend_source(c: &Common, a: &RecommendArgs) -> Result<crate::model::Docum
 /// OpenSSH: validate names → discover (ssh -Q, sshd) → start the private sshd or
 /// reach --host → feature check, bulk and handshake sweeps → report/store. The
 /// daemon is stopped by its `Drop` on every path.
-fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
+fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
     use crate::backend::openssh::{Client, PrivateSshd, Target};
     if let [dec, full] = a.compare_sweeps.as_slice() {
         return measure::ssh::compare_sweep_files(dec, full);
@@ -967,7 +965,7 @@ fn ssh(c: &Common, a: &SshArgs) -> Result<()> {
     done
 }
 
-fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
+fn history(c: &CommonOptions, a: &HistoryOptions) -> Result<()> {
     let store = history_store(c)?;
     let runs = store.runs(a.limit)?;
     if c.json {
@@ -986,7 +984,7 @@ fn history(c: &Common, a: &HistoryArgs) -> Result<()> {
     report::print_text(&format!("{t}\n"))
 }
 
-fn show(c: &Common, a: &ReportArgs) -> Result<()> {
+fn show(c: &CommonOptions, a: &ReportOptions) -> Result<()> {
     let store = history_store(c)?;
     let doc = store.load(&a.run)?;
     let format = a.format.or_else(|| a.output.as_deref().and_then(report::Format::from_path));
@@ -1034,7 +1032,7 @@ fn show(c: &Common, a: &ReportArgs) -> Result<()> {
 
 /// `doc` with recommendations and verdicts under the policy, when it has none yet
 /// (runs stored by `speed` or `file` before `recommend` looked at them).
-fn with_recommendations(c: &Common, mut doc: crate::model::Document) -> Result<crate::model::Document> {
+fn with_recommendations(c: &CommonOptions, mut doc: crate::model::Document) -> Result<crate::model::Document> {
     if !doc.recommendations.is_empty() {
         return Ok(doc);
     }
@@ -1047,7 +1045,7 @@ fn with_recommendations(c: &Common, mut doc: crate::model::Document) -> Result<c
 
 /// A run for `compare`: an exported JSON file when `spec` names one, else a run
 /// id, prefix or `latest` in the history.
-fn compare_side(c: &Common, spec: &str, store: &mut Option<Store>) -> Result<crate::model::Document> {
+fn compare_side(c: &CommonOptions, spec: &str, store: &mut Option<Store>) -> Result<crate::model::Document> {
     let path = std::path::Path::new(spec);
     if path.is_file() {
         // A file that is not a cipherbench document is bad input (exit 2).
@@ -1062,7 +1060,7 @@ fn compare_side(c: &Common, spec: &str, store: &mut Option<Store>) -> Result<cra
     store.as_ref().expect("opened above").load(spec)
 }
 
-fn compare(c: &Common, a: &CompareArgs) -> Result<()> {
+fn compare(c: &CommonOptions, a: &CompareOptions) -> Result<()> {
     let mut store = None;
     let (da, db) = (compare_side(c, &a.a, &mut store)?, compare_side(c, &a.b, &mut store)?);
     let cmp = report::compare::compare(&a.a, &da, &a.b, &db, a.threshold);
@@ -1174,7 +1172,7 @@ fn generate_input(dir: &std::path::Path, size: Bytes, chunk: usize) -> Result<pl
     Ok(input)
 }
 
-fn file(c: &Common, a: &FileArgs) -> Result<()> {
+fn file(c: &CommonOptions, a: &FileOptions) -> Result<()> {
     // Validate everything typed before touching files or libraries.
     if a.paths.is_empty() && a.size.is_empty() {
         return Err(UsageError::Invalid("give files to encrypt, or --size 100M for generated data".into()).into());
@@ -1238,7 +1236,7 @@ fn file(c: &Common, a: &FileArgs) -> Result<()> {
 /// TLS: validate names → reach and enumerate the server (--connect) or generate
 /// certificates and start the loopback server → handshake and bulk sweeps →
 /// report/store.
-fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
+fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
     use crate::measure::tls;
     let budget = c.budget.unwrap_or(Seconds(60.0));
     if a.serve.is_none() {
@@ -1291,7 +1289,7 @@ fn tls(c: &Common, a: &crate::cli::TlsArgs) -> Result<()> {
 
 /// `tls --lib gnutls` or `--lib openssl,gnutls` (every client→server pair), `--priority`,
 /// `--serve`: GnuTLS sessions on one or both ends.
-fn tls_libraries(c: &Common, a: &crate::cli::TlsArgs, budget: Seconds) -> Result<()> {
+fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<()> {
     use crate::measure::tls::{self, gnutls as tls_gnutls};
     if let Some(addr) = &a.serve {
         return tls_gnutls::serve(a, addr, c.quiet || c.json);
@@ -1334,7 +1332,7 @@ const CHECK_FIRST_PASS: f64 = 0.7;
 const CHECK_FIRST_PASS_THROUGH: f64 = 0.6;
 const CHECK_THROUGH: f64 = 0.3;
 
-fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
+fn check(c: &CommonOptions, a: &CheckOptions) -> Result<()> {
     use crate::diff::{self, check::CheckReport, subjects::Subjects};
     let policy = policy(c)?;
     let knowledge = crate::judge::Knowledge::builtin()?;
