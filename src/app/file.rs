@@ -2,7 +2,7 @@
 
 use super::{finish, open_store, outputs, progress};
 use crate::error::UsageError;
-use crate::measure::plans::{self as plan};
+use crate::measure::plans as plan;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, FileOptions};
 use crate::session::Session;

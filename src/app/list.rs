@@ -4,7 +4,7 @@ use super::grader;
 use crate::discover::{self, cpucaps};
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, ListOptions, ListWhat};
-use crate::report::{self};
+use crate::report;
 use anyhow::Result;
 use serde_json::json;
 

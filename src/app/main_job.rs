@@ -2,9 +2,9 @@
 //! first pass → race the ties → judge → recommend → the answer, history and report.
 
 use super::{close, conclude, masked, open_store, outputs, policy, progress};
-use crate::discover::{self};
+use crate::discover;
 use crate::error::UsageError;
-use crate::measure::plans::{self as plan};
+use crate::measure::plans as plan;
 use crate::measure::sink::Sink;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, RunOptions, TlsOptions};

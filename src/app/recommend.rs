@@ -3,7 +3,7 @@
 use super::{outputs, policy};
 use crate::error::UsageError;
 use crate::options::{CommonOptions, RecommendOptions};
-use crate::progress::{self};
+use crate::progress;
 use crate::report::{self, Outputs};
 use crate::store::{self, Store};
 use anyhow::Result;

@@ -2,10 +2,10 @@
 
 use super::{finish, masked, open_store, outputs, policy, progress};
 use crate::backend::openssh::{Client, PrivateSshd, Target};
-use crate::discover::{self};
-use crate::measure::{self};
+use crate::discover;
+use crate::measure;
 use crate::options::{CommonOptions, SshOptions};
-use crate::report::{self};
+use crate::report;
 use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::Result;

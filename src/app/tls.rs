@@ -4,7 +4,7 @@ use super::{finish, open_store, outputs, policy, progress};
 use crate::error::UsageError;
 use crate::measure::primitive;
 use crate::options::{CommonOptions, TlsOptions};
-use crate::report::{self};
+use crate::report;
 use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::Result;
