@@ -69,7 +69,7 @@ impl Op {
 }
 
 /// Which library runs a primitive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Library {
     /// The system OpenSSL (libcrypto), through the `openssl` crate.
     Openssl,

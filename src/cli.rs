@@ -1,9 +1,13 @@
-//! Argument definitions. These only validate what was typed; `app` turns them into
-//! real objects (libraries, sockets, daemons) afterwards.
+//! Argument definitions. These only validate what was typed; at dispatch they become
+//! the plain options of `crate::options` (convert.rs), and `app` turns those into
+//! real objects (libraries, sockets, daemons) afterwards. Nothing else sees clap.
 
 use crate::units::{parse_bytes, parse_duration, Bytes, Seconds};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+
+mod convert;
+pub use convert::{FormatArg, IoModeArg, LibraryArg};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -213,7 +217,7 @@ pub struct SpeedArgs {
     pub all: bool,
     /// Libraries to measure, side by side: openssl, gnutls or openssl,gnutls.
     #[arg(long = "lib", aliases = ["libs", "library", "libraries"], value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
-    pub libraries: Vec<crate::measure::primitive::Library>,
+    pub libraries: Vec<LibraryArg>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -234,7 +238,7 @@ pub struct ListArgs {
     pub what: ListWhat,
     /// `list tls`: which library's suites (openssl or gnutls).
     #[arg(long = "lib", aliases = ["libs", "library"], value_enum, default_value = "openssl", value_name = "LIB")]
-    pub library: crate::measure::primitive::Library,
+    pub library: LibraryArg,
     /// `list tls --lib gnutls`: what this GnuTLS priority string resolves to (default NORMAL),
     /// like `gnutls-cli --priority STRING -l`.
     #[arg(long, value_name = "STRING")]
@@ -257,7 +261,7 @@ pub struct ReportArgs {
     /// format -o's extension names). Without -o, html goes to
     /// $XDG_DATA_HOME/cipherbench/reports/RUN.html and the others to stdout.
     #[arg(long, value_enum)]
-    pub format: Option<crate::report::Format>,
+    pub format: Option<FormatArg>,
     /// Write the report to FILE (`-` for stdout), atomically.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -380,7 +384,7 @@ pub struct FileArgs {
     pub all: bool,
     /// memory: CPU only, the file already in RAM; disk: read the file and write the output, so I/O counts.
     #[arg(long, value_enum, default_value = "memory")]
-    pub mode: crate::measure::file::IoMode,
+    pub mode: IoModeArg,
     /// Timed passes per cipher and operation (after one warm-up pass), as the study's 3 runs.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub reps: u16,
@@ -474,7 +478,7 @@ pub struct TlsArgs {
     /// TLS libraries: openssl, gnutls, or openssl,gnutls for every client→server pair
     /// (the interop matrix).
     #[arg(long = "lib", aliases = ["libs", "library", "libraries"], value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
-    pub libraries: Vec<crate::measure::primitive::Library>,
+    pub libraries: Vec<LibraryArg>,
     /// GnuTLS priority string for every GnuTLS end (e.g. 'NORMAL:-VERS-TLS1.3'): measures
     /// exactly what it negotiates instead of the suite sweep. Needs --lib gnutls.
     #[arg(long, value_name = "STRING", conflicts_with_all = ["suites", "groups", "protocols", "full_matrix"])]

@@ -13,6 +13,7 @@ mod interrupt;
 mod judge;
 mod measure;
 mod model;
+mod options;
 mod plan;
 mod privdir;
 mod progress;

@@ -279,10 +279,7 @@ mod tests {
 
     #[test]
     fn a_race_plan_holds_exactly_the_contenders() {
-        use clap::{Args, FromArgMatches};
-        let cmd = crate::cli::TlsArgs::augment_args(clap::Command::new("tls"));
-        let args = crate::cli::TlsArgs::from_arg_matches(&cmd.get_matches_from(["tls"])).unwrap();
-        let plan = tls::LoopbackPlan::new(&args, Seconds(10.0)).unwrap();
+        let plan = tls::LoopbackPlan::new(&crate::options::TlsOptions::default(), Seconds(10.0)).unwrap();
         let bulk: Vec<&tls::Item> = plan.items.iter().filter(|i| matches!(i.work, tls::Work::Bulk(_))).collect();
         let hand = plan
             .items

@@ -214,7 +214,6 @@ pub fn measure(s: &Subjects, session: &mut dyn Sink, budget: Seconds) -> Result<
 
 fn measure_tls(s: &Subjects, session: &mut dyn Sink, budget: Seconds) -> Result<()> {
     use crate::measure::tls as tls_kind;
-    use clap::{Args, FromArgMatches};
     // One certificate type, the one the installed server's suites need, so that
     // handshakes compare key exchanges and not certificates.
     let cert = if s.tls_suites.iter().any(|x| x.contains("_ECDSA_")) && !s.tls_suites.iter().any(|x| x.contains("_RSA_")) {
@@ -222,30 +221,27 @@ fn measure_tls(s: &Subjects, session: &mut dyn Sink, budget: Seconds) -> Result<
     } else {
         "rsa-2048"
     };
-    let mut argv: Vec<String> = vec!["tls".into(), "--certs".into(), cert.into(), "--protocols".into(), "1.2,1.3".into()];
     let suites = if s.tls_suites.is_empty() {
         vec!["TLS_AES_128_GCM_SHA256".to_string()]
     } else {
         s.tls_suites.clone()
     };
-    argv.extend(["--suites".into(), suites.join(",")]);
-    let groups: Vec<&str> = s
+    let groups: Vec<String> = s
         .tls_groups
         .iter()
         .filter_map(|g| crate::backend::openssl::tls::canonical_group(g))
+        .map(String::from)
         .collect();
-    if !groups.is_empty() {
-        argv.extend(["--groups".into(), groups.join(",")]);
-    }
-    if s.tls_suites.is_empty() {
-        argv.push("--no-bulk".into());
-    }
-    if s.bulk_only {
-        argv.push("--no-handshakes".into());
-    }
-    let cmd = crate::cli::TlsArgs::augment_args(clap::Command::new("tls"));
-    let args = crate::cli::TlsArgs::from_arg_matches(&cmd.try_get_matches_from(argv)?)?;
-    let mut plan = tls_kind::LoopbackPlan::new(&args, budget)?;
+    let options = crate::options::TlsOptions {
+        suites,
+        groups,
+        certs: vec![cert.to_string()],
+        protocols: vec!["1.2".to_string(), "1.3".to_string()],
+        no_bulk: s.tls_suites.is_empty(),
+        no_handshakes: s.bulk_only,
+        ..crate::options::TlsOptions::default()
+    };
+    let mut plan = tls_kind::LoopbackPlan::new(&options, budget)?;
     // Handshakes: one per protocol and group (full handshakes), enough to show what a
     // group change costs; bulk: every suite.
     let mut seen: Vec<(crate::backend::openssl::tls::Protocol, Option<&str>)> = Vec::new();

@@ -20,8 +20,8 @@ pub mod decide;
 pub mod merge;
 pub mod render;
 
-use crate::cli::{Common, FleetArgs};
 use crate::error::UsageError;
+use crate::options::{CommonOptions, FleetOptions};
 use crate::untrusted::{bounded, shown};
 use anyhow::Result;
 use serde::Serialize;
@@ -99,7 +99,7 @@ fn findings(merged: &merge::Merged, knowledge: &crate::judge::Knowledge, policy:
 /// Default targets: what apply.yml writes.
 const DEFAULT_TARGETS: &[&str] = &["nginx", "sshd"];
 
-pub fn command(c: &Common, a: &FleetArgs) -> Result<()> {
+pub fn command(c: &CommonOptions, a: &FleetOptions) -> Result<()> {
     let policy = crate::judge::Policy::resolve(c.policy.as_deref().unwrap_or(crate::judge::DEFAULT_POLICY))
         .map_err(|e| UsageError::Invalid(e.to_string()))?;
     let names = crate::recommend::emit::target_names();

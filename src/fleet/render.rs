@@ -9,7 +9,7 @@
 
 use super::decide::Lines;
 use super::FleetReport;
-use crate::cli::{Common, FleetArgs};
+use crate::options::{CommonOptions, FleetOptions};
 use crate::recommend::{figure, list_title};
 use crate::report::table::Table;
 use crate::report::{self, html, markdown, terminal};
@@ -306,7 +306,7 @@ pub fn ansible_vars(r: &FleetReport, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn emit(r: &FleetReport, c: &Common, a: &FleetArgs) -> Result<()> {
+pub fn emit(r: &FleetReport, c: &CommonOptions, a: &FleetOptions) -> Result<()> {
     let json = || {
         serde_json::to_vec_pretty(r).map(|v| {
             let mut v = json_safe(&v, false);

@@ -25,24 +25,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Where the timed region ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IoMode {
-    /// CPU only: the file is already in RAM (page cache), output is not written.
-    Memory,
-    /// Read the file and write the output file (with fsync), so I/O counts.
-    Disk,
-}
-
-impl IoMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IoMode::Memory => "memory",
-            IoMode::Disk => "disk",
-        }
-    }
-}
+/// Where the timed region ends (an option of `file --mode`).
+pub use crate::options::IoMode;
 
 /// XTS encrypts independent data units (disk sectors) with the unit number as tweak.
 pub const XTS_UNIT: usize = 4096;

@@ -31,21 +31,7 @@ pub struct Outputs {
 }
 
 /// A whole-document format for `report --format` (and `-o FILE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One self-contained HTML file with charts.
-    Html,
-    /// Markdown tables.
-    #[value(alias = "markdown")]
-    Md,
-    /// The cipherbench/1 JSON document.
-    Json,
-    /// One row per result.
-    Csv,
-    /// The terminal summary, without colours.
-    #[value(alias = "txt")]
-    Text,
-}
+pub use crate::options::Format;
 
 impl Format {
     /// The format a file name implies (`report.html`, `runs.csv` ...).

@@ -725,7 +725,7 @@ fn negotiated_subject(s: &mut Subject, got: &Negotiated) {
 }
 
 /// With `--priority`: one subject per certificate and work, the suite left to the string.
-pub fn priority_items(plan: &LoopbackPlan, a: &crate::cli::TlsArgs) -> Result<Vec<Item>> {
+pub fn priority_items(plan: &LoopbackPlan, a: &crate::options::TlsOptions) -> Result<Vec<Item>> {
     let local = crate::measure::tls::local_suites()?;
     // A placeholder suite: the subject is rewritten with what was negotiated.
     let suite = local
@@ -869,7 +869,7 @@ fn one_suite(base: &str, s: &SuiteInfo) -> String {
 }
 
 impl RemotePlan {
-    pub fn new(a: &crate::cli::TlsArgs, target: &str, budget: Seconds) -> Result<RemotePlan> {
+    pub fn new(a: &crate::options::TlsOptions, target: &str, budget: Seconds) -> Result<RemotePlan> {
         let (host, port) = crate::measure::tls::split_target(target)?;
         let priority = Arc::new(user_priority(a.priority.as_deref().unwrap_or("NORMAL"))?);
         if !a.suites.is_empty() || a.http_get.is_some() {
@@ -1009,7 +1009,7 @@ pub fn remote(plan: &RemotePlan, session: &mut dyn Sink, progress: &dyn Fn(&str)
 /// `tls --serve ADDR`: the benchmark server alone until Ctrl-C. Prints the address
 /// it listens on, then one line per connection (negotiated protocol, suite, group,
 /// or why the handshake failed).
-pub fn serve(a: &crate::cli::TlsArgs, addr: &str, quiet: bool) -> Result<()> {
+pub fn serve(a: &crate::options::TlsOptions, addr: &str, quiet: bool) -> Result<()> {
     let sa: SocketAddr = addr
         .parse()
         .map_err(|_| UsageError::Invalid(format!("--serve wants IP:PORT (e.g. 127.0.0.1:4433), got '{addr}'")))?;

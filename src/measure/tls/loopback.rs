@@ -47,7 +47,7 @@ pub(super) fn handshake_suite<'a>(p: Protocol, kx: &str, cert: CertType, user: &
 }
 
 impl LoopbackPlan {
-    pub fn new(a: &crate::cli::TlsArgs, budget: Seconds) -> Result<LoopbackPlan> {
+    pub fn new(a: &crate::options::TlsOptions, budget: Seconds) -> Result<LoopbackPlan> {
         let protocols = parse_protocols(&a.protocols, &[Protocol::Tls12, Protocol::Tls13])?;
         let groups = parse_groups(&a.groups, &ssl::GROUPS)?;
         let certs = parse_certs(&a.certs)?;

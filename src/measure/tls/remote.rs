@@ -64,7 +64,7 @@ pub(crate) fn resolve_target(host: &str, port: u16, sni: Option<&str>) -> Result
 }
 
 impl RemotePlan {
-    pub fn new(a: &crate::cli::TlsArgs, target: &str, budget: Seconds) -> Result<RemotePlan> {
+    pub fn new(a: &crate::options::TlsOptions, target: &str, budget: Seconds) -> Result<RemotePlan> {
         let (host, port) = split_target(target)?;
         let protocols = parse_protocols(&a.protocols, &Protocol::ALL)?;
         let groups = parse_groups(&a.groups, &ssl::PROBE_GROUPS)?;

@@ -1,0 +1,422 @@
+//! The main job (`cipherbench`, `run`): validate → discover → plan → measure the
+//! first pass → race the ties → judge → recommend → the answer, history and report.
+
+use super::{close, conclude, masked, open_store, outputs, policy, progress};
+use crate::discover;
+use crate::error::UsageError;
+use crate::measure::plans as plan;
+use crate::measure::sink::Sink;
+use crate::measure::{self, primitive};
+use crate::options::{CommonOptions, RunOptions, TlsOptions};
+use crate::report::{self, Outputs};
+use crate::session::Session;
+use crate::units::Seconds;
+use anyhow::Result;
+use serde_json::json;
+
+/// `run`: the main job, with `--cpu-caps` re-executed under the masking variable
+/// (as `speed` does). The mask and the OpenSSH version are kept in the settings so
+/// that `fleet` can class the host by what the run could really use.
+pub(super) fn run(c: &CommonOptions, a: &RunOptions) -> Result<()> {
+    let mut extra = masked(a.cpu_caps.as_deref())?;
+    if let Some(v) = discover::openssh::discover().ok().map(|o| o.version) {
+        extra["openssh"] = json!(v);
+    }
+    run_main(c, extra)
+}
+
+/// The main job: profile this machine within `--budget` (default 90 s) and answer
+/// which cipher it should use. discover → primitives → TLS on loopback → SSH on a
+/// private sshd (when installed) → judge → recommend → the answer, history and an
+/// HTML report.
+pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> Result<()> {
+    let job = validate_main(c)?;
+    crate::deadline::set_run(std::time::Instant::now(), job.budget);
+    let found = discover_main();
+    let mut session = start_main(c, &job, &found, extra_settings)?;
+    // The plan shares out what start-up (discovery, the knowledge base, the
+    // history) left of the budget: the deadline counts from the process's start.
+    // Kept back from the plan for what follows measuring (reading the installed
+    // configuration, judging, the report): a plan that spends the whole budget
+    // runs into the deadline on a loaded machine.
+    let budget = crate::deadline::budget_left().map_or(job.budget, |l| Seconds(l.0.min(job.budget.0)));
+    let reserve = 0.5 + 0.05 * job.budget.0;
+    let plan = crate::plan::main_job(Seconds((budget.0 - reserve).max(budget.0 * 0.5)), found.usable());
+    let t0 = std::time::Instant::now();
+    let mut first = measure_first_pass(&plan, &job, &found, &mut session, t0);
+    let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0;
+    let mut installed = crate::diff::main_step(&mut session, &job.knowledge, &job.targets, Seconds(left.min(job.budget.0 * 0.1)));
+    // Kept for measuring a local nginx's throughput through private instances.
+    let through = if crate::diff::through_applies(&installed.0) {
+        job.budget.0 * 0.1
+    } else {
+        0.0
+    };
+    if first.measured.is_ok() && !crate::interrupt::requested() {
+        first.measured = race_ties(
+            c,
+            &job,
+            &first,
+            &mut session,
+            plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0 - through,
+        );
+    }
+    let FirstPass {
+        measured,
+        ssh_run,
+        ssh_skipped,
+        ..
+    } = first;
+    let first_ok = measured.is_ok();
+    drop(ssh_run);
+    session.judge_primitives();
+    let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
+    session.set_recommendations(&outcome)?;
+    if first_ok && through > 0.0 {
+        let spare = (plan.budget.0 - t0.elapsed().as_secs_f64() - 1.0).min(through * 1.5);
+        crate::diff::through_step(&mut session, &mut installed, &outcome, &job.knowledge, &job.policy, Seconds(spare));
+    }
+    let closing = crate::diff::attach(&mut session, &installed, &outcome, &job.knowledge, &job.policy);
+    let note = ssh_skipped.or(found.ssh_note);
+    report_and_store(c, session, &job, &outcome, note.as_deref(), measured, &closing)
+}
+
+/// What the main job was asked, checked before anything runs.
+struct MainJob {
+    budget: Seconds,
+    /// The HTML report can be written (checked before measuring; see `main_reports_dir`).
+    reports: bool,
+    policy: crate::judge::Policy,
+    targets: Vec<String>,
+    knowledge: crate::judge::Knowledge,
+    tls_options: TlsOptions,
+}
+
+fn validate_main(c: &CommonOptions) -> Result<MainJob> {
+    Ok(MainJob {
+        budget: c.budget.unwrap_or(Seconds(90.0)),
+        reports: main_reports_dir(c)?.is_some(),
+        policy: policy(c)?,
+        targets: main_targets(c)?,
+        knowledge: crate::judge::Knowledge::builtin()?,
+        tls_options: TlsOptions::default(),
+    })
+}
+
+/// The peers the main job found: OpenSSH is optional, its absence is explained.
+struct Found {
+    openssh: Option<discover::openssh::OpenSsh>,
+    sshd: Result<std::path::PathBuf>,
+    ssh_note: Option<String>,
+}
+
+impl Found {
+    fn usable(&self) -> Option<&discover::openssh::OpenSsh> {
+        self.openssh.as_ref().filter(|_| self.ssh_note.is_none())
+    }
+}
+
+fn discover_main() -> Found {
+    let openssh = discover::openssh::discover().ok();
+    let sshd = discover::openssh::find_sshd();
+    let ssh_note = match (&openssh, &sshd) {
+        (Some(_), Ok(_)) => None,
+        (_, Err(e)) => Some(format!("SSH skipped: {e:#}")),
+        (None, _) => Some("SSH skipped: the OpenSSH client (ssh) is not installed; install openssh-client".to_string()),
+    };
+    Found { openssh, sshd, ssh_note }
+}
+
+/// `extra` settings come from `run` (`--cpu-caps`, the OpenSSH version) for `fleet`.
+fn start_main(c: &CommonOptions, job: &MainJob, found: &Found, extra: serde_json::Value) -> Result<Session> {
+    let mut settings = json!({ "budget_seconds": job.budget.0, "policy": job.policy.name, "targets": job.targets });
+    if let (Some(m), Some(x)) = (settings.as_object_mut(), extra.as_object()) {
+        m.extend(x.clone());
+    }
+    settings["ssh"] = json!(found.ssh_note.clone().unwrap_or_else(|| "private sshd on 127.0.0.1".into()));
+    Session::start("run", settings, open_store(c)?, progress(c))
+}
+
+/// What the quick pass ran (so that a race measures contenders the same way) and
+/// how it ended.
+struct FirstPass {
+    measured: Result<()>,
+    tls_plan: Option<measure::tls::LoopbackPlan>,
+    ssh_run: Option<SshRun>,
+    /// Why SSH was left out although it is installed (too little budget left).
+    ssh_skipped: Option<String>,
+}
+
+/// The SSH quick pass's plan, client, daemon (kept up for the race) and what its
+/// sweeps learnt of the target.
+type SshRun = (
+    measure::ssh::SshPlan,
+    crate::backend::openssh::Client,
+    crate::backend::openssh::PrivateSshd,
+    measure::ssh::Preflight,
+);
+
+/// The quick pass: primitives, TLS on loopback, then SSH on a private sshd.
+fn measure_first_pass(
+    plan: &crate::plan::MainPlan,
+    job: &MainJob,
+    found: &Found,
+    session: &mut Session,
+    t0: std::time::Instant,
+) -> FirstPass {
+    let mut first = FirstPass {
+        measured: Ok(()),
+        tls_plan: None,
+        ssh_run: None,
+        ssh_skipped: None,
+    };
+    first.measured = measure_primitives_and_tls(plan, job, session, &mut first.tls_plan);
+    // The private sshd takes a few seconds to start (host keys): with less than
+    // that left of the budget, SSH is skipped and said so, not started late.
+    let left = plan.budget.0 - t0.elapsed().as_secs_f64();
+    if plan.ssh.is_some() && left < 3.0 {
+        let note = format!(
+            "SSH skipped: {:.1} s of the budget was left, and the private sshd needs about 3 s to start (--budget 20s or more includes SSH)",
+            left.max(0.0)
+        );
+        session.set_setting("ssh", json!(note));
+        first.ssh_skipped = Some(note);
+        return first;
+    }
+    if first.measured.is_ok() && !crate::interrupt::requested() {
+        if let (Some(picks), Some(openssh), Ok(sshd)) = (&plan.ssh, &found.openssh, &found.sshd) {
+            first.measured = measure_ssh(plan, picks, openssh, sshd, session, t0, &mut first.ssh_run);
+        }
+    }
+    first
+}
+
+fn measure_primitives_and_tls(
+    plan: &crate::plan::MainPlan,
+    job: &MainJob,
+    session: &mut Session,
+    tls_plan: &mut Option<measure::tls::LoopbackPlan>,
+) -> Result<()> {
+    use crate::backend::openssl::{certs::CertType, tls::Protocol};
+    use crate::measure::tls as tls_kind;
+    let prims: Vec<_> = primitive::CATALOG.iter().filter(|p| p.default).collect();
+    let primitives = plan::primitives(
+        &prims,
+        &[primitive::Library::Openssl],
+        &plan.sizes,
+        1,
+        plan.share(plan.shares.primitives),
+    );
+    measure::primitives(&primitives, session)?;
+    if crate::interrupt::requested() {
+        return Ok(());
+    }
+    let mut tls = tls_kind::LoopbackPlan::new(&job.tls_options, plan.share(plan.shares.tls))?;
+    // The answer needs every group (TLS 1.3, one certificate) and every
+    // certificate type (one group); `cipherbench tls` sweeps the cross product.
+    tls.items.retain(|it| match it.work {
+        tls_kind::Work::Handshake { .. } => {
+            it.protocol == Protocol::Tls13 && (it.cert == CertType::EcdsaP256 || it.group == Some("X25519"))
+        }
+        tls_kind::Work::Bulk(_) => true,
+    });
+    let r = tls_kind::loopback(&tls, session);
+    *tls_plan = Some(tls);
+    r
+}
+
+/// The SSH quick pass: the ciphers with one MAC and the kex by handshakes, then
+/// the MACs with one cipher, on a private sshd.
+fn measure_ssh(
+    plan: &crate::plan::MainPlan,
+    picks: &crate::plan::SshPicks,
+    openssh: &discover::openssh::OpenSsh,
+    sshd: &std::path::Path,
+    session: &mut Session,
+    t0: std::time::Instant,
+    ssh_run: &mut Option<SshRun>,
+) -> Result<()> {
+    use crate::backend::openssh::{Client, PrivateSshd, Target};
+    use crate::measure::ssh as ssh_kind;
+    let servable = openssh.private_hostkeys();
+    let ssh_plan = |ciphers: &[String], macs: &[String], kex: &[String], handshakes: bool, f: f64| {
+        ssh_kind::SshPlan::new(
+            openssh,
+            ciphers,
+            macs,
+            kex,
+            &picks.hostkeys,
+            Some(&servable),
+            false,
+            None,
+            false,
+            handshakes,
+            plan.share(plan.shares.ssh * f),
+        )
+    };
+    let (ciphers, macs, kex) = (&picks.ciphers, &picks.macs, &picks.kex);
+    let mut bulk = ssh_plan(ciphers, &macs[..macs.len().min(1)], kex, true, 0.65)?;
+    let mut mac_plan = ssh_plan(
+        &picks.mac_cipher,
+        macs.get(1..).unwrap_or(&[]),
+        &kex[..kex.len().min(1)],
+        false,
+        0.35,
+    )?;
+    let daemon = PrivateSshd::start(sshd, openssh)?;
+    // The share counts from here: what the first passes overran and the daemon's
+    // start-up (host keys) come out of it.
+    let left = (plan.budget.0 * plan.shares.first_pass() - t0.elapsed().as_secs_f64())
+        .min(plan.budget.0 * plan.shares.ssh)
+        .max(1.0);
+    bulk.budget = Seconds(left * 0.65);
+    mac_plan.budget = Seconds(left * 0.35);
+    let client = Client {
+        ssh: openssh.ssh.clone(),
+        target: Target::Private {
+            port: daemon.port(),
+            user: daemon.user().into(),
+            key: daemon.files().client_key,
+            known_hosts: daemon.files().known_hosts,
+        },
+    };
+    // One preflight (first connection, feature check) for every sweep of the run:
+    // the MAC pass and the race check only what is new to them.
+    let mut pre = ssh_kind::Preflight::default();
+    let mut r = ssh_kind::sweep_with(&bulk, &client, session, &mut pre);
+    if r.is_ok() && !picks.mac_cipher.is_empty() && macs.len() > 1 && !crate::interrupt::requested() {
+        r = ssh_kind::sweep_with(&mac_plan, &client, session, &mut pre);
+    }
+    *ssh_run = Some((bulk, client, daemon, pre));
+    r
+}
+
+/// The race: the rest of the budget (`left`, a reserve for judging and the report
+/// kept back) goes to the lists whose leaders are still tied.
+fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, session: &mut Session, left: f64) -> Result<()> {
+    let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
+    let contests = crate::race::contests(&outcome, session.results());
+    if contests.is_empty() || left < 3.0 {
+        return Ok(());
+    }
+    let racers = crate::race::Racers {
+        tls: first.tls_plan.as_ref(),
+        ssh: first.ssh_run.as_ref().map(|(p, c, _, pre)| (p, c, pre)),
+    };
+    let started = std::time::Instant::now();
+    let r = crate::race::race(session, &contests, &racers, Seconds(left), c.quiet || c.json);
+    let lists: Vec<_> = contests.iter().map(|k| json!({ "list": k.list, "contenders": k.names })).collect();
+    let remeasured = r.as_ref().ok().copied();
+    session.set_setting(
+        "race",
+        json!({ "contests": lists, "seconds": started.elapsed().as_secs_f64(), "remeasured": remeasured }),
+    );
+    r.map(|_| ())
+}
+
+/// The answer on the terminal (or the JSON document), the exports, the history
+/// and the HTML report; then the run's own outcome.
+fn report_and_store(
+    c: &CommonOptions,
+    session: Session,
+    job: &MainJob,
+    outcome: &crate::recommend::Outcome,
+    ssh_note: Option<&str>,
+    measured: Result<()>,
+    closing: &str,
+) -> Result<()> {
+    let (doc, status, stored) = close(session, &measured);
+    let report_path = match job.reports {
+        true => report::html::write_report(&doc).map(Some),
+        false => Ok(None),
+    };
+    if c.json {
+        report::print(&report::json::render(&doc)?)?;
+    } else if !c.quiet {
+        let path = report_path.as_ref().ok().and_then(|p| p.as_ref()).map(|p| p.display().to_string());
+        let stored_ok = !c.no_store && stored.is_none();
+        report::print_text(&report::answer::render(
+            &doc,
+            outcome,
+            &job.targets,
+            ssh_note,
+            path.as_deref(),
+            stored_ok,
+        ))?;
+        report::print_text(&report::terminal::fit(closing))?;
+    }
+    let emitted = report::emit(
+        &doc,
+        &Outputs {
+            json: false,
+            quiet: true,
+            ..outputs(c)
+        },
+    );
+    let emitted = match (emitted, report_path) {
+        (Ok(()), Err(e)) => Err(e.context("writing the HTML report")),
+        (r, _) => r,
+    };
+    conclude(&doc, status, measured, stored, emitted)
+}
+
+/// The main job's reports directory, checked before measuring. Without it the
+/// run is refused, unless `--no-store` (nothing is kept): then the HTML report
+/// is skipped, and said so.
+fn main_reports_dir(c: &CommonOptions) -> Result<Option<std::path::PathBuf>> {
+    let dir = report::html::reports_dir();
+    let usable =
+        std::fs::create_dir_all(&dir).and_then(|()| tempfile::Builder::new().prefix(".cipherbench-check-").tempfile_in(&dir).map(drop));
+    match usable {
+        Ok(()) => Ok(Some(dir)),
+        Err(e) if c.no_store => {
+            if !c.quiet && !c.json {
+                eprintln!("note: no HTML report: cannot write {} ({e})", dir.display());
+            }
+            Ok(None)
+        }
+        Err(e) => Err(UsageError::Invalid(format!(
+            "cannot write the reports directory {}: {e} (set XDG_DATA_HOME to a writable place, or use --no-store)",
+            dir.display()
+        ))
+        .into()),
+    }
+}
+
+/// Config targets for the answer: `--for`, else the software found installed.
+fn main_targets(c: &CommonOptions) -> Result<Vec<String>> {
+    let names = crate::recommend::emit::target_names();
+    for t in &c.targets {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(t)) {
+            return Err(UsageError::unknown("target", t, names.iter().copied()).into());
+        }
+    }
+    if !c.targets.is_empty() {
+        return Ok(c.targets.clone());
+    }
+    let installed = |bins: &[&str]| {
+        bins.iter().any(|b| {
+            ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/sbin", "/bin"]
+                .iter()
+                .any(|d| std::path::Path::new(d).join(b).exists())
+        })
+    };
+    let mut found: Vec<String> = [
+        ("nginx", &["nginx"][..]),
+        ("apache", &["apache2", "httpd"][..]),
+        ("haproxy", &["haproxy"][..]),
+        ("stunnel", &["stunnel4", "stunnel"][..]),
+        ("nzbget", &["nzbget"][..]),
+        ("curl", &["curl"][..]),
+        ("sshd", &["sshd"][..]),
+        ("ssh", &["ssh"][..]),
+    ]
+    .iter()
+    .filter(|(t, bins)| names.contains(t) && installed(bins))
+    .map(|(t, _)| t.to_string())
+    .collect();
+    if found.is_empty() {
+        found.push("openssl".into());
+    }
+    Ok(found)
+}

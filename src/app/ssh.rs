@@ -1,0 +1,113 @@
+//! `ssh`: OpenSSH transfers and handshakes on a private sshd or a remote host.
+
+use super::{finish, masked, open_store, outputs, policy, progress};
+use crate::backend::openssh::{Client, PrivateSshd, Target};
+use crate::discover;
+use crate::measure;
+use crate::options::{CommonOptions, SshOptions};
+use crate::report;
+use crate::session::Session;
+use crate::units::Seconds;
+use anyhow::Result;
+use serde_json::json;
+
+/// OpenSSH: validate names → discover (ssh -Q, sshd) → start the private sshd or
+/// reach --host → feature check, bulk and handshake sweeps → report/store. The
+/// daemon is stopped by its `Drop` on every path.
+pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
+    if let [dec, full] = a.compare_sweeps.as_slice() {
+        return measure::ssh::compare_sweep_files(dec, full);
+    }
+    let caps = masked(a.cpu_caps.as_deref())?;
+    // The budget covers the whole command: starting the private sshd counts too.
+    let t_run = std::time::Instant::now();
+    if !a.serve {
+        crate::deadline::set_run(t_run, c.budget.unwrap_or(Seconds(180.0)));
+    }
+    let remote_policy = a.host.as_ref().map(|_| policy(c)).transpose()?;
+    let openssh = discover::openssh::discover()?;
+    let servable = a.host.is_none().then(|| openssh.private_hostkeys());
+    let plan = measure::ssh::SshPlan::new(
+        &openssh,
+        &a.ciphers,
+        &a.macs,
+        &a.kex,
+        &a.hostkeys,
+        servable.as_deref(),
+        a.full_matrix,
+        a.bytes.map(|b| b.0),
+        a.verify,
+        !a.no_handshakes,
+        c.budget.unwrap_or(Seconds(180.0)),
+    )?;
+    let store = if a.serve { None } else { open_store(c)? };
+    let daemon = match &a.host {
+        Some(_) => None,
+        // --serve offers only the selected algorithms (a server that refuses some).
+        None if a.serve => Some(PrivateSshd::start(&discover::openssh::find_sshd()?, &plan.restrict(&openssh))?),
+        None => Some(PrivateSshd::start(&discover::openssh::find_sshd()?, &openssh)?),
+    };
+    let client = client(a, &openssh, daemon.as_ref());
+    if a.serve {
+        return measure::ssh::serve(&client, daemon.as_ref());
+    }
+    // A remote host's banner first: silent, dripping or not-SSH hosts are named so.
+    client.reach()?;
+    let mut settings = measure::ssh::settings(&plan, &openssh, &client, daemon.as_ref());
+    if let (Some(m), Some(x)) = (settings.as_object_mut(), caps.as_object()) {
+        m.extend(x.clone());
+        m.insert("openssh".into(), json!(openssh.version));
+    }
+    let mut session = Session::start("ssh", settings, store, progress(c))?;
+    let plan = measure::ssh::SshPlan {
+        budget: Seconds((plan.budget.0 - t_run.elapsed().as_secs_f64()).max(0.0)),
+        ..plan
+    };
+    let measured = measure::ssh::sweep(&plan, &client, &mut session);
+    drop(daemon);
+    // A remote server: what to change there, against this run's figures.
+    let remote_diff = match (&a.host, remote_policy) {
+        (Some(h), Some(p)) if !crate::interrupt::requested() => Some(remote_diff(a, h, &openssh, &mut session, &p)?),
+        _ => None,
+    };
+    let done = finish(session, measured, &outputs(c));
+    if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
+        report::print_text(&text)?;
+    }
+    done
+}
+
+/// The ssh client for the private sshd, or for --host with the user's own
+/// configuration.
+fn client(a: &SshOptions, openssh: &discover::openssh::OpenSsh, daemon: Option<&PrivateSshd>) -> Client {
+    let target = match (daemon, &a.host) {
+        (Some(d), _) => Target::Private {
+            port: d.port(),
+            user: d.user().into(),
+            key: d.files().client_key,
+            known_hosts: d.files().known_hosts,
+        },
+        (None, h) => Target::Remote {
+            destination: h.clone().unwrap_or_default(),
+            port: a.port,
+            identity: a.identity.clone(),
+            options: a.ssh_options.clone(),
+        },
+    };
+    Client {
+        ssh: openssh.ssh.clone(),
+        target,
+    }
+}
+
+/// What to change on the remote `host`, against this run's figures.
+fn remote_diff(
+    a: &SshOptions,
+    host: &str,
+    openssh: &discover::openssh::OpenSsh,
+    session: &mut Session,
+    policy: &crate::judge::Policy,
+) -> Result<String> {
+    let current = crate::diff::remote::ssh_server(&openssh.ssh, host, a.port, a.identity.as_deref(), &a.ssh_options);
+    crate::diff::remote::section(current, session, "sshd", policy)
+}

@@ -1,0 +1,98 @@
+//! `tls`: TLS handshakes and bulk transfers, on loopback or against a server.
+
+use super::{finish, open_store, outputs, policy, progress};
+use crate::error::UsageError;
+use crate::measure::primitive;
+use crate::options::{CommonOptions, TlsOptions};
+use crate::report;
+use crate::session::Session;
+use crate::units::Seconds;
+use anyhow::Result;
+
+/// TLS: validate names → reach and enumerate the server (--connect) or generate
+/// certificates and start the loopback server → handshake and bulk sweeps →
+/// report/store.
+pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
+    use crate::measure::tls;
+    let budget = c.budget.unwrap_or(Seconds(60.0));
+    if a.serve.is_none() {
+        crate::deadline::set_run(std::time::Instant::now(), budget);
+        // Every connect, handshake and read keeps the run's deadline: a longer
+        // --timeout cannot outlast it, and the user is told.
+        let whole = budget.0 + crate::deadline::grace(budget).0;
+        if a.connect.is_some() && a.timeout.0 > whole && !c.quiet && !c.json {
+            eprintln!(
+                "note: --timeout {:.0}s is capped at {whole:.1} s, what the run has (--budget {:.0}s + {:.1} s grace)",
+                a.timeout.0,
+                budget.0,
+                crate::deadline::grace(budget).0
+            );
+        }
+    }
+    if a.serve.is_some() || a.priority.is_some() || a.libraries != [primitive::Library::Openssl] {
+        return tls_libraries(c, a, budget);
+    }
+    if let Some(target) = &a.connect {
+        let remote_policy = policy(c)?;
+        let plan = tls::RemotePlan::new(a, target, budget)?;
+        let quiet = c.quiet || c.json;
+        let scan = tls::scan(&plan, &|m: &str| {
+            if !quiet {
+                eprintln!("{}", crate::untrusted::for_terminal(m));
+            }
+        })?;
+        let mut session = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
+        let measured = tls::remote(&plan, &scan, &mut session);
+        // What to change on that server, against this run's figures.
+        let remote_diff = if crate::interrupt::requested() {
+            None
+        } else {
+            let k = crate::judge::Knowledge::builtin()?;
+            let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
+            Some(crate::diff::remote::section(current, &mut session, "nginx", &remote_policy)?)
+        };
+        let done = finish(session, measured, &outputs(c));
+        if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
+            report::print_text(&text)?;
+        }
+        return done;
+    }
+    let plan = tls::LoopbackPlan::new(a, budget)?;
+    let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
+    let measured = tls::loopback(&plan, &mut session);
+    finish(session, measured, &outputs(c))
+}
+
+/// `tls --lib gnutls` or `--lib openssl,gnutls` (every client→server pair), `--priority`,
+/// `--serve`: GnuTLS sessions on one or both ends.
+fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<()> {
+    use crate::measure::tls::{self, gnutls as tls_gnutls};
+    if let Some(addr) = &a.serve {
+        return tls_gnutls::serve(a, addr, c.quiet || c.json);
+    }
+    if let Some(target) = &a.connect {
+        if a.libraries.iter().any(|l| *l != primitive::Library::Gnutls) {
+            return Err(
+                UsageError::Invalid("--connect measures through one library: --lib openssl (default) or --lib gnutls".into()).into(),
+            );
+        }
+        let plan = tls_gnutls::RemotePlan::new(a, target, budget)?;
+        let quiet = c.quiet || c.json;
+        let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
+        let measured = tls_gnutls::remote(&plan, &mut session, &|m: &str| {
+            if !quiet {
+                eprintln!("{}", crate::untrusted::for_terminal(m));
+            }
+        });
+        return finish(session, measured, &outputs(c));
+    }
+    let g = tls_gnutls::GnutlsPlan::new(&a.libraries, a.priority.as_deref())?;
+    let mut plan = tls::LoopbackPlan::new(a, budget)?;
+    if g.priority.is_some() {
+        plan.items = tls_gnutls::priority_items(&plan, a)?;
+        plan.skipped.clear();
+    }
+    let mut session = Session::start("tls", g.settings(&plan), open_store(c)?, progress(c))?;
+    let measured = tls_gnutls::loopback(&plan, &g, &mut session);
+    finish(session, measured, &outputs(c))
+}
