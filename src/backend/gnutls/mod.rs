@@ -2,6 +2,7 @@
 //! wrappers with RAII free. `unsafe` stays in this module and `ffi.rs`.
 
 mod ffi;
+pub mod library;
 pub mod session;
 
 use ffi::{Api, Datum, Handle};

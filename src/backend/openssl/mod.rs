@@ -3,6 +3,7 @@
 pub mod certs;
 pub mod engine;
 mod ffi;
+pub mod library;
 pub mod mac;
 pub mod tls;
 

@@ -165,15 +165,6 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// One protocol only.
-    pub fn only(p: Protocol) -> Settings {
-        Settings {
-            min: Some(p),
-            max: Some(p),
-            ..Default::default()
-        }
-    }
-
     fn apply(&self, b: &mut SslContextBuilder) -> Result<()> {
         b.set_security_level(0);
         // Read whole records (and what follows) per read(2), as servers do.
