@@ -6,6 +6,7 @@ mod ffi;
 pub mod library;
 pub mod mac;
 pub mod tls;
+pub mod transport;
 
 use openssl::provider::Provider;
 use std::sync::OnceLock;
