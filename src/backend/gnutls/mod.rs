@@ -3,6 +3,7 @@
 
 mod ffi;
 pub mod library;
+pub mod priority;
 pub mod session;
 
 use ffi::{Api, Datum, Handle};
