@@ -62,21 +62,7 @@ impl HttpProbe {
             env!("CARGO_PKG_VERSION")
         );
         s.write_all(req.as_bytes())?;
-        // Headers.
-        let mut head: Vec<u8> = Vec::new();
-        let body_start = loop {
-            let k = s.read(&mut self.buf)?;
-            if k == 0 {
-                bail!("the server closed the connection before answering GET {}", self.path);
-            }
-            head.extend_from_slice(&self.buf[..k]);
-            if let Some(i) = head.windows(4).position(|w| w == b"\r\n\r\n") {
-                break i + 4;
-            }
-            if head.len() > 64 << 10 {
-                bail!("no end of HTTP headers in 64 KiB");
-            }
-        };
+        let (head, body_start) = read_head(s, &mut self.buf, &self.path)?;
         let text = String::from_utf8_lossy(&head[..body_start]).to_ascii_lowercase();
         let status = text.split_whitespace().nth(1).unwrap_or("");
         if status != "200" {
@@ -200,5 +186,23 @@ impl Probe for HttpProbe {
     }
     fn timed_region(&self) -> Option<(Seconds, Seconds)> {
         Some(self.timed)
+    }
+}
+
+/// Reads up to the end of the HTTP headers: what was read, and where the body starts.
+fn read_head<R: Read>(s: &mut R, buf: &mut [u8], path: &str) -> Result<(Vec<u8>, usize)> {
+    let mut head: Vec<u8> = Vec::new();
+    loop {
+        let k = s.read(buf)?;
+        if k == 0 {
+            bail!("the server closed the connection before answering GET {path}");
+        }
+        head.extend_from_slice(&buf[..k]);
+        if let Some(i) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+            return Ok((head, i + 4));
+        }
+        if head.len() > 64 << 10 {
+            bail!("no end of HTTP headers in 64 KiB");
+        }
     }
 }

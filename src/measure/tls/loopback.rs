@@ -47,6 +47,134 @@ pub(super) fn handshake_suite<'a>(p: Protocol, kx: &str, cert: CertType, user: &
         .copied()
 }
 
+/// What `tls` was asked to sweep, parsed.
+struct Choices<'a> {
+    a: &'a crate::cli::TlsArgs,
+    groups: Vec<&'static str>,
+    certs: Vec<CertType>,
+    local: Vec<Suite>,
+    user: Vec<Suite>,
+    directions: &'static [Direction],
+}
+
+impl Choices<'_> {
+    /// The suites a protocol sweeps: the user's, or (TLS 1.2) the ECDHE suites of
+    /// the first certificate's kind with encryption, or (TLS 1.3) all.
+    fn for_protocol(&self, p: Protocol) -> Vec<Suite> {
+        let base: Vec<Suite> = if self.user.is_empty() {
+            let au = self.certs[0].au();
+            self.local
+                .iter()
+                .filter(|s| {
+                    if p == Protocol::Tls13 {
+                        s.tls13()
+                    } else {
+                        s.kx == "ECDH" && s.au == au && s.enc != "None" && p.can_negotiate(&s.min_protocol)
+                    }
+                })
+                .cloned()
+                .collect()
+        } else {
+            self.user.clone()
+        };
+        base.into_iter().filter(|s| p.can_negotiate(&s.min_protocol)).collect()
+    }
+
+    fn groups_for(&self, s: &Suite) -> Vec<Option<&'static str>> {
+        if s.kx == "RSA" {
+            return vec![None];
+        }
+        self.groups.iter().map(|g| Some(*g)).filter(|g| s.fits_group(*g)).collect()
+    }
+
+    /// `--full-matrix`: every suite × certificate × group × work.
+    fn full_matrix(&self, p: Protocol, suites: &[Suite], items: &mut Vec<Item>) {
+        let mut works: Vec<Work> = Vec::new();
+        if !self.a.no_handshakes {
+            works.extend([Work::Handshake { resumed: false }, Work::Handshake { resumed: true }]);
+        }
+        if !self.a.no_bulk {
+            works.extend(self.directions.iter().map(|d| Work::Bulk(*d)));
+        }
+        for s in suites {
+            for &c in self.certs.iter().filter(|c| s.fits_cert(**c)) {
+                for g in self.groups_for(s) {
+                    for &work in &works {
+                        items.push(Item {
+                            protocol: p,
+                            suite: s.clone(),
+                            group: g,
+                            cert: c,
+                            work,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handshakes: group × certificate × key exchange, one suite each; then one
+    /// resumed handshake (resumption skips Kx/Au in 1.2 tickets, the certificate
+    /// in 1.3 PSK: once per protocol).
+    fn handshakes(&self, p: Protocol, items: &mut Vec<Item>) {
+        let kxs: &[&str] = if p == Protocol::Tls13 { &["any"] } else { &["ECDH", "DH", "RSA"] };
+        let mut first: Option<Item> = None;
+        for kx in kxs {
+            for &c in &self.certs {
+                let Some(s) = handshake_suite(p, kx, c, &self.user, &self.local) else {
+                    continue;
+                };
+                for g in self.groups_for(s) {
+                    let item = Item {
+                        protocol: p,
+                        suite: s.clone(),
+                        group: g,
+                        cert: c,
+                        work: Work::Handshake { resumed: false },
+                    };
+                    first.get_or_insert_with(|| item.clone());
+                    items.push(item);
+                }
+            }
+        }
+        if let Some(f) = first {
+            items.push(Item {
+                work: Work::Handshake { resumed: true },
+                ..f
+            });
+        }
+    }
+
+    /// Bulk: every suite with one fixed key exchange and certificate.
+    fn bulk(&self, p: Protocol, suites: &[Suite], plan: &mut LoopbackPlan) {
+        for s in suites {
+            let cert = self.certs.iter().copied().find(|c| s.fits_cert(*c));
+            let group = self.groups_for(s).into_iter().next();
+            match (cert, group) {
+                (Some(cert), Some(group)) => {
+                    for d in self.directions {
+                        plan.items.push(Item {
+                            protocol: p,
+                            suite: s.clone(),
+                            group,
+                            cert,
+                            work: Work::Bulk(*d),
+                        });
+                    }
+                }
+                _ => {
+                    let why = if cert.is_none() {
+                        format!("needs an {} certificate (not among --certs, or none can be generated)", s.au)
+                    } else {
+                        "no key-exchange group among --groups fits it".to_string()
+                    };
+                    plan.skipped.push((Kind::TlsBulk, suite_subject(p, s, plan.threads), why));
+                }
+            }
+        }
+    }
+}
+
 impl LoopbackPlan {
     pub fn new(a: &crate::cli::TlsArgs, budget: Seconds) -> Result<LoopbackPlan> {
         let protocols = parse_protocols(&a.protocols, &[Protocol::Tls12, Protocol::Tls13])?;
@@ -72,121 +200,29 @@ impl LoopbackPlan {
             budget,
             certs: certs.clone(),
         };
-        let for_protocol = |p: Protocol| -> Vec<Suite> {
-            let base: Vec<Suite> = if user.is_empty() {
-                local
-                    .iter()
-                    .filter(|s| {
-                        if p == Protocol::Tls13 {
-                            s.tls13()
-                        } else {
-                            s.kx == "ECDH" && s.au == certs[0].au() && s.enc != "None" && p.can_negotiate(&s.min_protocol)
-                        }
-                    })
-                    .cloned()
-                    .collect()
+        let choices = Choices {
+            a,
+            groups,
+            certs,
+            local,
+            user,
+            directions: if a.both_directions {
+                &[Direction::Upload, Direction::Download]
             } else {
-                user.clone()
-            };
-            base.into_iter().filter(|s| p.can_negotiate(&s.min_protocol)).collect()
+                &[Direction::Upload]
+            },
         };
-        let groups_for = |s: &Suite| -> Vec<Option<&'static str>> {
-            if s.kx == "RSA" {
-                return vec![None];
-            }
-            groups.iter().map(|g| Some(*g)).filter(|g| s.fits_group(*g)).collect()
-        };
-        let directions: &[Direction] = if a.both_directions {
-            &[Direction::Upload, Direction::Download]
-        } else {
-            &[Direction::Upload]
-        };
-
         for &p in &protocols {
-            let suites = for_protocol(p);
+            let suites = choices.for_protocol(p);
             if a.full_matrix {
-                for s in &suites {
-                    for &c in certs.iter().filter(|c| s.fits_cert(**c)) {
-                        for g in groups_for(s) {
-                            let mut works: Vec<Work> = Vec::new();
-                            if !a.no_handshakes {
-                                works.extend([Work::Handshake { resumed: false }, Work::Handshake { resumed: true }]);
-                            }
-                            if !a.no_bulk {
-                                works.extend(directions.iter().map(|d| Work::Bulk(*d)));
-                            }
-                            for work in works {
-                                plan.items.push(Item {
-                                    protocol: p,
-                                    suite: s.clone(),
-                                    group: g,
-                                    cert: c,
-                                    work,
-                                });
-                            }
-                        }
-                    }
-                }
+                choices.full_matrix(p, &suites, &mut plan.items);
                 continue;
             }
-            // Handshakes: group × certificate × key exchange, one suite each.
             if !a.no_handshakes {
-                let kxs: &[&str] = if p == Protocol::Tls13 { &["any"] } else { &["ECDH", "DH", "RSA"] };
-                let mut first: Option<Item> = None;
-                for kx in kxs {
-                    for &c in &certs {
-                        let Some(s) = handshake_suite(p, kx, c, &user, &local) else {
-                            continue;
-                        };
-                        for g in groups_for(s) {
-                            let item = Item {
-                                protocol: p,
-                                suite: s.clone(),
-                                group: g,
-                                cert: c,
-                                work: Work::Handshake { resumed: false },
-                            };
-                            first.get_or_insert_with(|| item.clone());
-                            plan.items.push(item);
-                        }
-                    }
-                }
-                // Resumption skips Kx/Au (1.2 tickets) or the certificate (1.3 PSK):
-                // once per protocol.
-                if let Some(f) = first {
-                    plan.items.push(Item {
-                        work: Work::Handshake { resumed: true },
-                        ..f
-                    });
-                }
+                choices.handshakes(p, &mut plan.items);
             }
-            // Bulk: every suite with one fixed key exchange and certificate.
             if !a.no_bulk {
-                for s in &suites {
-                    let cert = certs.iter().copied().find(|c| s.fits_cert(*c));
-                    let group = groups_for(s).into_iter().next();
-                    match (cert, group) {
-                        (Some(cert), Some(group)) => {
-                            for d in directions {
-                                plan.items.push(Item {
-                                    protocol: p,
-                                    suite: s.clone(),
-                                    group,
-                                    cert,
-                                    work: Work::Bulk(*d),
-                                });
-                            }
-                        }
-                        _ => {
-                            let why = if cert.is_none() {
-                                format!("needs an {} certificate (not among --certs, or none can be generated)", s.au)
-                            } else {
-                                "no key-exchange group among --groups fits it".to_string()
-                            };
-                            plan.skipped.push((Kind::TlsBulk, suite_subject(p, s, plan.threads), why));
-                        }
-                    }
-                }
+                choices.bulk(p, &suites, &mut plan);
             }
         }
         if plan.items.is_empty() && plan.skipped.is_empty() {

@@ -211,11 +211,7 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
             if crate::interrupt::cut() {
                 return Err(crate::deadline::DeadlinePassed::new(format!("enumerating {t}")).into());
             }
-            let selection = Selection {
-                suites: vec![s.name()],
-                ..Selection::only(p)
-            };
-            let r = match plan.offer(&selection) {
+            let r = match plan.offer(&one(p, s)) {
                 Ok((_, got, _)) if got == s.iana => None,
                 Ok((_, got, _)) => Some(format!("offered alone, yet {got} was negotiated")),
                 Err(e) => Some(with_context(refusal(e))?),
@@ -228,31 +224,46 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
             .filter(|(q, _, r)| *q == p && r.is_none())
             .map(|(_, s, _)| s.clone())
             .collect();
-        // Groups: TLS 1.3 (key shares) and TLS 1.2 ECDHE.
-        let kx_suites: Vec<&Suite> = accepted
-            .iter()
-            .filter(|s| p == Protocol::Tls13 || (p == Protocol::Tls12 && s.kx == "ECDH"))
-            .collect();
-        if !kx_suites.is_empty() {
-            for &g in plan.groups.iter().filter(|g| p == Protocol::Tls13 || !is_ffdhe(g)) {
-                let s = Selection {
-                    suites: kx_suites.iter().map(|s| s.name()).collect(),
-                    groups: vec![g.to_string()],
-                    ..Selection::only(p)
-                };
-                if plan.lib.client(&s, false).is_err() {
-                    continue; // this libssl lacks the group
-                }
-                let r = match plan.offer(&s) {
-                    Ok(_) => None,
-                    Err(e) => Some(with_context(refusal(e))?),
-                };
-                out.groups.push((p, g, r));
-            }
-        }
+        out.groups.extend(scan_groups(plan, p, &accepted, &with_context)?);
         if accepted.len() >= 2 {
             out.orders.push(preference(plan, p, &accepted)?);
         }
+    }
+    Ok(out)
+}
+
+/// Which groups the server accepts with the suites it accepted: TLS 1.3 (key
+/// shares) and TLS 1.2 ECDHE.
+type Refusal<'a> = &'a dyn Fn(Result<String>) -> Result<String>;
+
+fn scan_groups(
+    plan: &RemotePlan,
+    p: Protocol,
+    accepted: &[Suite],
+    with_context: Refusal,
+) -> Result<Vec<(Protocol, &'static str, Option<String>)>> {
+    let kx_suites: Vec<&Suite> = accepted
+        .iter()
+        .filter(|s| p == Protocol::Tls13 || (p == Protocol::Tls12 && s.kx == "ECDH"))
+        .collect();
+    let mut out = Vec::new();
+    if kx_suites.is_empty() {
+        return Ok(out);
+    }
+    for &g in plan.groups.iter().filter(|g| p == Protocol::Tls13 || !is_ffdhe(g)) {
+        let s = Selection {
+            suites: kx_suites.iter().map(|s| s.name()).collect(),
+            groups: vec![g.to_string()],
+            ..Selection::only(p)
+        };
+        if plan.lib.client(&s, false).is_err() {
+            continue; // this libssl lacks the group
+        }
+        let r = match plan.offer(&s) {
+            Ok(_) => None,
+            Err(e) => Some(with_context(refusal(e))?),
+        };
+        out.push((p, g, r));
     }
     Ok(out)
 }
@@ -315,6 +326,49 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut dyn Sink) -> Result<
     let per_suite = plan.handshakes as usize * 4 + plan.http_get.is_some() as usize;
     let total = scan.protocols.len() + scan.suites.len() + scan.groups.len() + accepted.len() * per_suite;
     session.progress_start(total as u64);
+    record_scan(scan, session)?;
+    let n = (accepted.len() * (plan.handshakes as usize * 2 + plan.http_get.is_some() as usize)).max(1);
+    let (mut gets_tried, mut gets_failed, mut last_get_error) = (0usize, 0usize, String::new());
+    // What the scan left of the budget is shared out, not the whole budget: a slow
+    // scan (many suites, a far server) must not push the run past its deadline.
+    let left = crate::deadline::budget_left().map_or(plan.budget.0, |l| l.0.min(plan.budget.0));
+    let cfg = crate::measure::plans::share(Seconds(left * 0.9), n);
+    for (p, suite) in &accepted {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let subject = suite_subject(*p, suite, plan.threads);
+        // Full handshakes, then resumed ones (TLS 1.2 tickets, TLS 1.3 PSK).
+        for resumed in [false, true].into_iter().filter(|_| plan.handshakes) {
+            remote_handshakes(plan, (*p, suite), resumed, &subject, cfg, session)?;
+        }
+        if let Some(path) = &plan.http_get {
+            session.progress_message(&format!("{} {} GET {path}", p.label(), suite.iana));
+            let mut bulk_subject = subject.clone();
+            bulk_subject.op = Some("http-get".into());
+            bulk_subject.path = Some(path.clone());
+            let r = remote_gets(plan, (*p, suite), path, &mut bulk_subject, cfg);
+            gets_tried += 1;
+            if let Err(e) = &r {
+                gets_failed += 1;
+                last_get_error = format!("{e:#}");
+            }
+            record_or_fail(session, r, &bulk_subject, &[(Metric::BytesPerSec, None)], Kind::TlsBulk)?;
+        }
+    }
+    session.progress_finish();
+    if gets_tried > 0 && gets_failed == gets_tried {
+        // Exit 3 (could not measure): what was asked for, the download, never worked.
+        bail!(
+            "every GET {} failed ({gets_failed} of {gets_tried} suites); the last: {last_get_error}",
+            plan.http_get.as_deref().unwrap_or("/")
+        );
+    }
+    Ok(())
+}
+
+/// What the scan found: one accepted-or-refused record per protocol, suite and group.
+fn record_scan(scan: &Scan, session: &mut dyn Sink) -> Result<()> {
     for (p, r) in &scan.protocols {
         let s = Subject {
             protocol: Some(p.label().into()),
@@ -334,101 +388,90 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut dyn Sink) -> Result<
         };
         session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
     }
-    let n = (accepted.len() * (plan.handshakes as usize * 2 + plan.http_get.is_some() as usize)).max(1);
-    let (mut gets_tried, mut gets_failed, mut last_get_error) = (0usize, 0usize, String::new());
-    // What the scan left of the budget is shared out, not the whole budget: a slow
-    // scan (many suites, a far server) must not push the run past its deadline.
-    let left = crate::deadline::budget_left().map_or(plan.budget.0, |l| l.0.min(plan.budget.0));
-    let cfg = crate::measure::plans::share(Seconds(left * 0.9), n);
-    for (p, suite) in &accepted {
-        if crate::interrupt::requested() {
-            break;
-        }
-        let selection = Selection {
-            suites: vec![suite.name()],
-            ..Selection::only(*p)
-        };
-        let subject = suite_subject(*p, suite, plan.threads);
-        // Full handshakes, then resumed ones (TLS 1.2 tickets, TLS 1.3 PSK).
-        for resumed in [false, true].into_iter().filter(|_| plan.handshakes) {
-            let op = if resumed { "resumed" } else { "full" };
-            session.progress_message(&format!("{} {} {op} handshakes", p.label(), suite.iana));
-            let mut hs_subject = subject.clone();
-            hs_subject.op = Some(op.into());
-            let r = (|| -> Result<Vec<ResultRecord>> {
-                let client = plan.lib.client(&selection, resumed)?;
-                let want = |n: &Negotiated| check_negotiated((*p, &suite.iana, None), (&n.0, &n.1, n.2.as_deref()));
-                let mut probes = (0..plan.threads)
-                    .map(|_| HandshakeProbe::new(&client, plan.addr, plan.sni.as_deref(), plan.timeout, (resumed, false), want))
-                    .collect::<Result<Vec<_>>>()?;
-                let cfg = SamplerConfig { max_units: 10_000, ..cfg };
-                let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-                let mut subject = hs_subject.clone();
-                subject.group = probes[0].negotiated.2.clone();
-                Ok(handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m))
-            })();
-            let metrics = [(Metric::HandshakesPerSec, None), (Metric::Seconds, Some("latency"))];
-            match r {
-                // A server that does not resume is a property of the server, not a failure.
-                Err(e) if resumed && [NOT_RESUMED, NO_TICKET].iter().any(|w| format!("{e:#}").contains(w)) => {
-                    for (metric, mode) in metrics {
-                        let mut s = hs_subject.clone();
-                        s.mode = mode.map(str::to_string);
-                        session.record(ResultRecord::not_ok(
-                            Kind::TlsHandshake,
-                            s,
-                            metric,
-                            Status::Unsupported,
-                            format!("{e:#}"),
-                        ))?;
-                    }
-                }
-                r => record_or_fail(session, r, &hs_subject, &metrics, Kind::TlsHandshake)?,
-            }
-        }
-        if let Some(path) = &plan.http_get {
-            session.progress_message(&format!("{} {} GET {path}", p.label(), suite.iana));
-            let mut bulk_subject = subject.clone();
-            bulk_subject.op = Some("http-get".into());
-            bulk_subject.path = Some(path.clone());
-            let r = (|| -> Result<Vec<ResultRecord>> {
-                let ctx = ssl::client_context(&crate::backend::openssl::library::settings(&selection), false)?;
-                let mut probes: Vec<HttpProbe> = (0..plan.threads)
-                    .map(|_| {
-                        let host = plan.sni.clone().unwrap_or_else(|| plan.host.clone());
-                        HttpProbe::new(&ctx, plan.addr, plan.sni.clone(), host, path, plan.timeout)
-                    })
-                    .collect();
-                let cfg = SamplerConfig { max_units: 1000, ..cfg };
-                let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-                // The body size (Content-Length or chunked), as the subject's size.
-                bulk_subject.bytes = probes[0].body;
-                Ok(vec![match m.wall() {
-                    Some(w) => ResultRecord::ok(Kind::TlsBulk, bulk_subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()),
-                    None => ResultRecord::not_ok(
-                        Kind::TlsBulk,
-                        bulk_subject.clone(),
-                        Metric::BytesPerSec,
-                        Status::Failed,
-                        "no samples",
-                    ),
-                }])
-            })();
-            gets_tried += 1;
-            if let Err(e) = &r {
-                gets_failed += 1;
-                last_get_error = format!("{e:#}");
-            }
-            record_or_fail(session, r, &bulk_subject, &[(Metric::BytesPerSec, None)], Kind::TlsBulk)?;
-        }
-    }
-    session.progress_finish();
-    if gets_tried > 0 && gets_failed == gets_tried {
-        // Exit 3 (could not measure): what was asked for, the download, never worked.
-        bail!(
-            "every GET {} failed ({gets_failed} of {gets_tried} suites); the last: {last_get_error}",
-            plan.http_get.as_deref().unwrap_or("/")
-        );
-    }
     Ok(())
+}
+
+/// One protocol and suite alone.
+fn one(p: Protocol, suite: &Suite) -> Selection {
+    Selection {
+        suites: vec![suite.name()],
+        ..Selection::only(p)
+    }
+}
+
+/// Full or resumed handshakes with one accepted suite, recorded.
+fn remote_handshakes(
+    plan: &RemotePlan,
+    (p, suite): (Protocol, &Suite),
+    resumed: bool,
+    subject: &Subject,
+    cfg: SamplerConfig,
+    session: &mut dyn Sink,
+) -> Result<()> {
+    let op = if resumed { "resumed" } else { "full" };
+    session.progress_message(&format!("{} {} {op} handshakes", p.label(), suite.iana));
+    let mut hs_subject = subject.clone();
+    hs_subject.op = Some(op.into());
+    let r = (|| -> Result<Vec<ResultRecord>> {
+        let client = plan.lib.client(&one(p, suite), resumed)?;
+        let want = |n: &Negotiated| check_negotiated((p, &suite.iana, None), (&n.0, &n.1, n.2.as_deref()));
+        let mut probes = (0..plan.threads)
+            .map(|_| HandshakeProbe::new(&client, plan.addr, plan.sni.as_deref(), plan.timeout, (resumed, false), want))
+            .collect::<Result<Vec<_>>>()?;
+        let cfg = SamplerConfig { max_units: 10_000, ..cfg };
+        let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+        let mut subject = hs_subject.clone();
+        subject.group = probes[0].negotiated.2.clone();
+        Ok(handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m))
+    })();
+    let metrics = [(Metric::HandshakesPerSec, None), (Metric::Seconds, Some("latency"))];
+    match r {
+        // A server that does not resume is a property of the server, not a failure.
+        Err(e) if resumed && [NOT_RESUMED, NO_TICKET].iter().any(|w| format!("{e:#}").contains(w)) => {
+            for (metric, mode) in metrics {
+                let mut s = hs_subject.clone();
+                s.mode = mode.map(str::to_string);
+                session.record(ResultRecord::not_ok(
+                    Kind::TlsHandshake,
+                    s,
+                    metric,
+                    Status::Unsupported,
+                    format!("{e:#}"),
+                ))?;
+            }
+            Ok(())
+        }
+        r => record_or_fail(session, r, &hs_subject, &metrics, Kind::TlsHandshake),
+    }
+}
+
+/// HTTP/1.1 downloads of `path` with one accepted suite (libssl's client).
+fn remote_gets(
+    plan: &RemotePlan,
+    (p, suite): (Protocol, &Suite),
+    path: &str,
+    bulk_subject: &mut Subject,
+    cfg: SamplerConfig,
+) -> Result<Vec<ResultRecord>> {
+    let ctx = ssl::client_context(&crate::backend::openssl::library::settings(&one(p, suite)), false)?;
+    let mut probes: Vec<HttpProbe> = (0..plan.threads)
+        .map(|_| {
+            let host = plan.sni.clone().unwrap_or_else(|| plan.host.clone());
+            HttpProbe::new(&ctx, plan.addr, plan.sni.clone(), host, path, plan.timeout)
+        })
+        .collect();
+    let cfg = SamplerConfig { max_units: 1000, ..cfg };
+    let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+    // The body size (Content-Length or chunked), as the subject's size.
+    bulk_subject.bytes = probes[0].body;
+    Ok(vec![match m.wall() {
+        Some(w) => ResultRecord::ok(Kind::TlsBulk, bulk_subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()),
+        None => ResultRecord::not_ok(
+            Kind::TlsBulk,
+            bulk_subject.clone(),
+            Metric::BytesPerSec,
+            Status::Failed,
+            "no samples",
+        ),
+    }])
 }
