@@ -2,8 +2,7 @@
 //! enable (suites, protocols, groups, signatures); GnuTLS's suite table.
 
 use super::ffi::Handle;
-use super::session::{cstr, strerror, E_REQUESTED_DATA_NOT_AVAILABLE};
-use super::{api, GnutlsError};
+use super::{api, cstr, strerror, GnutlsError, E_REQUESTED_DATA_NOT_AVAILABLE};
 use std::ffi::{c_char, c_int, c_uint, CString};
 use std::ptr;
 

@@ -9,8 +9,8 @@
 
 use super::ffi::Handle;
 pub use super::priority::{all_suites, Priority, PriorityError, SuiteInfo};
-use super::{api, check, GnutlsError};
-use std::ffi::{c_char, c_int, c_uint, CStr};
+use super::{api, check, cstr, strerror, GnutlsError};
+use std::ffi::{c_int, c_uint};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
@@ -36,25 +36,8 @@ const E_AGAIN: c_int = -28;
 const E_INTERRUPTED: c_int = -52;
 const E_PUSH_ERROR: c_int = -53;
 const E_PULL_ERROR: c_int = -54;
-pub(super) const E_REQUESTED_DATA_NOT_AVAILABLE: c_int = -56;
 const E_PREMATURE_TERMINATION: c_int = -110;
 const E_TIMEDOUT: c_int = -319;
-
-pub(super) fn cstr(p: *const c_char) -> String {
-    if p.is_null() {
-        return String::new();
-    }
-    // SAFETY: GnuTLS returns static NUL-terminated names (or NULL, handled above).
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-}
-
-pub(super) fn strerror(rc: c_int) -> String {
-    match api() {
-        // SAFETY: gnutls_strerror returns a static string for any code.
-        Ok(a) => cstr(unsafe { (a.gnutls_strerror)(rc) }),
-        Err(e) => e.0,
-    }
-}
 
 /// Certificate credentials: a server's certificate and key, or a client's empty set
 /// (the client does not verify the peer: cipherbench measures, it does not

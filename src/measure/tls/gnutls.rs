@@ -8,7 +8,7 @@
 //! - `--serve ADDR`: the benchmark server alone, for a peer such as `gnutls-cli`.
 //! - `list tls --lib gnutls`: what a priority string resolves to.
 
-pub use super::libraries::pairs;
+pub use super::libraries::{pairs, user_priority};
 pub use super::pairs::{loopback, priority_items, GnutlsPlan};
 pub use super::RemotePlan;
 
@@ -31,24 +31,6 @@ use serde_json::json;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Compiles a user's priority string; a syntax error is bad input (exit 2) with
-/// GnuTLS's position.
-pub fn user_priority(text: &str) -> Result<Priority> {
-    match Priority::new(text) {
-        Ok(p) => {
-            if p.suites().is_empty() {
-                return Err(UsageError::Invalid(format!(
-                    "the GnuTLS priority string '{text}' enables no cipher suite (`cipherbench list tls --lib gnutls --priority '{text}'` shows what it resolves to)"
-                ))
-                .into());
-            }
-            Ok(p)
-        }
-        Err(e @ PriorityError::Syntax { .. }) => Err(UsageError::Invalid(format!("invalid --priority: {e}")).into()),
-        Err(PriorityError::Library(e)) => Err(anyhow!("GnuTLS is unavailable: {e}")),
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Remote (--connect) with a GnuTLS client

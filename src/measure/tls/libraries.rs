@@ -3,10 +3,12 @@
 //! in `measure::tls` is written against the trait.
 
 use crate::backend::gnutls::library::{Gnutls, Names};
+use crate::backend::gnutls::session::{Priority, PriorityError};
 use crate::backend::openssl::library::Openssl;
 use crate::backend::tls::TlsLibrary;
 use crate::catalog::Library;
-use anyhow::Result;
+use crate::error::UsageError;
+use anyhow::{anyhow, Result};
 use std::sync::Arc;
 
 /// The TLS library behind a `--lib` name.
@@ -47,4 +49,22 @@ pub fn pairs(libs: &[Library]) -> Vec<(Library, Library)> {
         }
     }
     out
+}
+
+/// Compiles a user's priority string; a syntax error is bad input (exit 2) with
+/// GnuTLS's position.
+pub fn user_priority(text: &str) -> Result<Priority> {
+    match Priority::new(text) {
+        Ok(p) => {
+            if p.suites().is_empty() {
+                return Err(UsageError::Invalid(format!(
+                    "the GnuTLS priority string '{text}' enables no cipher suite (`cipherbench list tls --lib gnutls --priority '{text}'` shows what it resolves to)"
+                ))
+                .into());
+            }
+            Ok(p)
+        }
+        Err(e @ PriorityError::Syntax { .. }) => Err(UsageError::Invalid(format!("invalid --priority: {e}")).into()),
+        Err(PriorityError::Library(e)) => Err(anyhow!("GnuTLS is unavailable: {e}")),
+    }
 }

@@ -46,7 +46,7 @@ pub struct GnutlsPlan {
 impl GnutlsPlan {
     pub fn new(libs: &[Library], priority: Option<&str>) -> Result<GnutlsPlan> {
         // Check the string before anything else: a typo is exit 2.
-        let priority = priority.map(super::gnutls::user_priority).transpose()?.map(Arc::new);
+        let priority = priority.map(super::libraries::user_priority).transpose()?.map(Arc::new);
         if priority.is_some() && !libs.contains(&Library::Gnutls) {
             return Err(
                 UsageError::Invalid("--priority is a GnuTLS priority string: add --lib gnutls (or --lib openssl,gnutls)".into()).into(),

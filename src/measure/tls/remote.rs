@@ -75,7 +75,7 @@ impl RemotePlan {
     pub fn new(a: &crate::cli::TlsArgs, target: &str, budget: Seconds) -> Result<RemotePlan> {
         let (host, port) = split_target(target)?;
         let priority = if a.libraries.contains(&Library::Gnutls) {
-            let p = super::gnutls::user_priority(a.priority.as_deref().unwrap_or("NORMAL"))?;
+            let p = super::libraries::user_priority(a.priority.as_deref().unwrap_or("NORMAL"))?;
             if !a.suites.is_empty() || a.http_get.is_some() {
                 return Err(UsageError::Invalid(
                     "with --lib gnutls, --connect takes the suites from --priority (--suites and --http-get are OpenSSL-only)".into(),
