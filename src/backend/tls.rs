@@ -88,6 +88,8 @@ pub trait TlsLibrary: Send + Sync {
     fn lacks(&self, iana: &str) -> Option<String>;
     /// IANA names of every suite the library implements.
     fn suites(&self) -> Vec<String>;
+    /// The key-exchange groups it can offer, canonically spelled.
+    fn groups(&self) -> Vec<String>;
     fn client(&self, s: &Selection, resumption: bool) -> Result<Arc<dyn ClientConfig>>;
     fn server(&self, s: &Selection, id: &Identity) -> Result<Arc<dyn ServerConfig>>;
 }

@@ -160,6 +160,15 @@ impl TlsLibrary for Gnutls {
         self.names.suites.iter().map(|(_, i)| i.clone()).collect()
     }
 
+    fn groups(&self) -> Vec<String> {
+        Priority::new("NORMAL:+GROUP-ALL")
+            .map(|p| p.groups())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|g| ssl::canonical_group(&g).map(str::to_string).unwrap_or(g))
+            .collect()
+    }
+
     fn client(&self, s: &Selection, resumption: bool) -> Result<Arc<dyn ClientConfig>> {
         let cfg = gs::Config {
             priority: self.priority(s)?,
