@@ -1,5 +1,7 @@
-//! Loopback: an in-process OpenSSL server on 127.0.0.1 and OpenSSL clients,
-//! handshakes and bulk (bulk in interleaved slices, `engine::sampler::interleave`).
+//! Loopback: an in-process server on 127.0.0.1 and its clients, one library on
+//! both ends (`--lib openssl`, the default), handshakes and bulk (bulk in
+//! interleaved slices, `engine::sampler::interleave`). The plan (`LoopbackPlan`)
+//! is every library's: `pairs.rs` runs the same subjects through library pairs.
 
 use super::probe::{bulk_probe, durations, HandshakeProbe, Refusals, Server};
 use super::wire::{self as wire, handshake_records, BULK_TRANSPORT};

@@ -16,8 +16,11 @@
 //! Every probe checks what was negotiated before it is timed, and the bulk probe can
 //! check a SHA-256 of every byte on the far side (`--verify`).
 //!
-//! One concern per file: [`loopback`], [`remote`], [`wire`] (the bulk transport
-//! both libraries speak) and [`gnutls`]; this file holds what they share (suites,
+//! One concern per file: [`probe`] (the server, handshake and bulk probes, over
+//! any `backend::tls::TlsLibrary`), [`loopback`], [`pairs`] (library pairs),
+//! [`remote`], [`http`], [`wire`] (the bulk protocol every library speaks),
+//! [`gnutls`] (`--priority`, `--serve`, `list tls --lib gnutls`) and [`libraries`]
+//! (the one list of TLS libraries); this file holds what they share (suites,
 //! names, subjects, the negotiated-parameters check).
 
 pub mod gnutls;

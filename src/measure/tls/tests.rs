@@ -204,3 +204,28 @@ fn loopback_handshake_and_verified_bulk() {
     drop(hs);
     drop(server);
 }
+
+/// The libraries name what they support from the library itself: libssl has every
+/// suite the `openssl` tool lists, and both have the usual groups.
+#[test]
+fn tls_libraries_name_what_they_support() {
+    let openssl = super::libraries::library(crate::catalog::Library::Openssl).unwrap();
+    assert_eq!(openssl.name(), "openssl");
+    for s in local_suites().unwrap() {
+        assert_eq!(openssl.lacks(&s.iana), None, "{}", s.iana);
+    }
+    assert!(openssl.lacks("TLS_NOT_A_SUITE").is_some());
+    assert!(["X25519", "P-256", "ffdhe2048"]
+        .iter()
+        .all(|g| openssl.groups().iter().any(|h| h == g)));
+    let Ok(gnutls) = super::libraries::library(crate::catalog::Library::Gnutls) else {
+        crate::testing::missing("GnuTLS is not installed");
+        return;
+    };
+    assert_eq!(gnutls.name(), "gnutls");
+    assert_eq!(gnutls.lacks("TLS_AES_128_GCM_SHA256"), None);
+    assert!(gnutls.lacks("TLS_ECDHE_ECDSA_WITH_ARIA_128_GCM_SHA256").is_some());
+    assert!(["X25519", "P-256", "ffdhe2048"]
+        .iter()
+        .all(|g| gnutls.groups().iter().any(|h| h == g)));
+}
