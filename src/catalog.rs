@@ -258,3 +258,63 @@ pub fn lookup(name: &str) -> Option<&'static Primitive> {
 pub fn known_names() -> impl Iterator<Item = &'static str> {
     CATALOG.iter().map(|p| p.name).chain(ALIASES.iter().map(|(a, _)| *a))
 }
+
+// ---------------------------------------------------------------------------
+// TLS suite names
+
+/// A TLS suite's names and code (from `data/knowledge/tls_suites.toml`, the same
+/// file the security knowledge reads; only the names are read here).
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct TlsSuiteName {
+    pub iana: String,
+    pub openssl: Option<String>,
+    #[serde(default)]
+    pub openssl_aliases: Vec<String>,
+    pub gnutls: Option<String>,
+    /// As `openssl ciphers -V` prints it: `0xC0,0x2F`.
+    #[serde(default)]
+    pub code: String,
+}
+
+#[derive(serde::Deserialize)]
+struct SuiteNames {
+    suite: Vec<TlsSuiteName>,
+}
+
+/// Every TLS suite the knowledge base names.
+pub fn tls_suite_names() -> &'static [TlsSuiteName] {
+    static NAMES: std::sync::OnceLock<Vec<TlsSuiteName>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        toml::from_str::<SuiteNames>(include_str!("../data/knowledge/tls_suites.toml"))
+            .map(|n| n.suite)
+            .unwrap_or_default()
+    })
+}
+
+/// A TLS suite by IANA, OpenSSL (current or old) or GnuTLS name, case-insensitively,
+/// or by its code written as `0xC0,0x2F`.
+pub fn tls_suite_name(name: &str) -> Option<&'static TlsSuiteName> {
+    let n = name.trim();
+    let code = |c: &str| -> Option<Vec<u8>> {
+        let b: Option<Vec<u8>> = c
+            .split(',')
+            .map(|p| {
+                p.trim()
+                    .strip_prefix("0x")
+                    .filter(|h| h.len() == 2)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+            })
+            .collect();
+        b.filter(|b| b.len() == 2 || b.len() == 3)
+    };
+    let all = tls_suite_names();
+    all.iter()
+        .find(|s| {
+            let others = s.openssl.iter().chain(s.openssl_aliases.iter()).chain(s.gnutls.iter());
+            s.iana.eq_ignore_ascii_case(n) || others.into_iter().any(|o| o.eq_ignore_ascii_case(n))
+        })
+        .or_else(|| {
+            let want = code(n)?;
+            all.iter().find(|s| code(&s.code).as_ref() == Some(&want))
+        })
+}

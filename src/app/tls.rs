@@ -78,7 +78,7 @@ fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<(
         }
         let plan = tls_gnutls::RemotePlan::new(a, target, budget)?;
         let quiet = c.quiet || c.json;
-        let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
+        let mut session = Session::start("tls", tls_gnutls::settings(&plan), open_store(c)?, progress(c))?;
         let measured = tls_gnutls::remote(&plan, &mut session, &|m: &str| {
             if !quiet {
                 eprintln!("{}", crate::untrusted::for_terminal(m));

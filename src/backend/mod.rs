@@ -6,3 +6,4 @@ pub mod nginx;
 pub mod openssh;
 pub mod openssl;
 pub mod process;
+pub mod tls;

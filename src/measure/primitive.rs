@@ -310,35 +310,7 @@ impl PrimitiveProbe {
                     decrypt: op == Op::Decrypt,
                 }
             }
-            (Class::Aead(_), Some(info), Op::Encrypt | Op::Decrypt) => {
-                let mut aead = gnutls::Aead::new(&info, &random(info.key_len)).map_err(err)?;
-                let mut nonce = [0u8; NONCE_LEN];
-                nonce.copy_from_slice(&random(NONCE_LEN));
-                let mut aad = [0u8; AAD_LEN];
-                aad.copy_from_slice(&random(AAD_LEN));
-                let buf = Block::random(len);
-                let mut out = Block::zeroed(len + TAG_LEN);
-                if op == Op::Encrypt {
-                    Work::GtSeal {
-                        aead,
-                        buf,
-                        out,
-                        nonce,
-                        seq: 0,
-                        aad,
-                    }
-                } else {
-                    let n = aead.seal(&nonce, &aad, TAG_LEN, &buf, &mut out).map_err(err)?;
-                    out.truncate(n);
-                    Work::GtOpen {
-                        aead,
-                        sealed: out,
-                        out: Block::zeroed(len + TAG_LEN),
-                        nonce,
-                        aad,
-                    }
-                }
-            }
+            (Class::Aead(_), Some(info), Op::Encrypt | Op::Decrypt) => Self::gnutls_aead(&info, op, len).map_err(err)?,
             (Class::Digest, None, Op::Digest) => Work::GtDigest {
                 hash: gnutls::Hash::new(name).map_err(err)?,
                 buf: Block::random(len),
@@ -350,6 +322,38 @@ impl PrimitiveProbe {
                 out: [0u8; 64],
             },
             _ => anyhow::bail!("{} has no {} operation in GnuTLS", p.name, op.as_str()),
+        })
+    }
+
+    /// GnuTLS AEAD records (`gnutls_aead_cipher_encrypt`/`decrypt`: out of place,
+    /// the tag after the ciphertext), a fresh nonce per sealed record.
+    fn gnutls_aead(info: &gnutls::CipherInfo, op: Op, len: usize) -> Result<Work, gnutls::GnutlsError> {
+        let mut aead = gnutls::Aead::new(info, &random(info.key_len))?;
+        let mut nonce = [0u8; NONCE_LEN];
+        nonce.copy_from_slice(&random(NONCE_LEN));
+        let mut aad = [0u8; AAD_LEN];
+        aad.copy_from_slice(&random(AAD_LEN));
+        let buf = Block::random(len);
+        let mut out = Block::zeroed(len + TAG_LEN);
+        if op == Op::Encrypt {
+            return Ok(Work::GtSeal {
+                aead,
+                buf,
+                out,
+                nonce,
+                seq: 0,
+                aad,
+            });
+        }
+        // Decryption needs a valid record to verify: seal one first.
+        let n = aead.seal(&nonce, &aad, TAG_LEN, &buf, &mut out)?;
+        out.truncate(n);
+        Ok(Work::GtOpen {
+            aead,
+            sealed: out,
+            out: Block::zeroed(len + TAG_LEN),
+            nonce,
+            aad,
         })
     }
 

@@ -2,10 +2,12 @@
 //! wrappers with RAII free. `unsafe` stays in this module and `ffi.rs`.
 
 mod ffi;
+pub mod library;
+pub mod priority;
 pub mod session;
 
 use ffi::{Api, Datum, Handle};
-use std::ffi::{c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr;
 use std::sync::OnceLock;
 
@@ -336,6 +338,25 @@ impl Drop for Hash {
             // SAFETY: freed once.
             unsafe { (a.gnutls_hash_deinit)(self.h, ptr::null_mut()) };
         }
+    }
+}
+
+/// `GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE`: the end of a list.
+const E_REQUESTED_DATA_NOT_AVAILABLE: c_int = -56;
+
+fn cstr(p: *const c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: GnuTLS returns static NUL-terminated names (or NULL, handled above).
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+fn strerror(rc: c_int) -> String {
+    match api() {
+        // SAFETY: gnutls_strerror returns a static string for any code.
+        Ok(a) => cstr(unsafe { (a.gnutls_strerror)(rc) }),
+        Err(e) => e.0,
     }
 }
 

@@ -3,8 +3,10 @@
 pub mod certs;
 pub mod engine;
 mod ffi;
+pub mod library;
 pub mod mac;
 pub mod tls;
+pub mod transport;
 
 use openssl::provider::Provider;
 use std::sync::OnceLock;

@@ -1,20 +1,23 @@
-//! Loopback: an in-process OpenSSL server on 127.0.0.1 and OpenSSL clients,
-//! handshakes and bulk (bulk in interleaved slices, `engine::sampler::interleave`).
+//! Loopback: an in-process server on 127.0.0.1 and its clients, one library on
+//! both ends (`--lib openssl`, the default), handshakes and bulk (bulk in
+//! interleaved slices, `engine::sampler::interleave`). The plan (`LoopbackPlan`)
+//! is every library's: `pairs.rs` runs the same subjects through library pairs.
 
-use super::wire::{self as wire, handshake_records, serve_commands, Workers, BULK_RECV, BULK_SEND, BULK_TRANSPORT};
+use super::probe::{bulk_probe, durations, HandshakeProbe, Refusals, Server};
+use super::wire::{self as wire, handshake_records, BULK_TRANSPORT};
 use super::*;
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls::{self as ssl, Coalesced, Protocol};
+use crate::backend::openssl::tls::{self as ssl, Protocol};
+use crate::backend::tls::{ClientConfig, TlsLibrary};
 use crate::error::UsageError;
-use crate::measure::engine::sampler::{self, Probe, Rate, SamplerConfig};
+use crate::measure::engine::sampler::{self, Rate, SamplerConfig};
 use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::units::Seconds;
-use anyhow::{anyhow, bail, Context, Result};
-use openssl::ssl::{Ssl, SslContext, SslSession, SslStream};
+use anyhow::{anyhow, bail, Result};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What the loopback run measures and how hard.
@@ -46,6 +49,134 @@ pub(super) fn handshake_suite<'a>(p: Protocol, kx: &str, cert: CertType, user: &
         .copied()
 }
 
+/// What `tls` was asked to sweep, parsed.
+struct Choices<'a> {
+    a: &'a crate::options::TlsOptions,
+    groups: Vec<&'static str>,
+    certs: Vec<CertType>,
+    local: Vec<Suite>,
+    user: Vec<Suite>,
+    directions: &'static [Direction],
+}
+
+impl Choices<'_> {
+    /// The suites a protocol sweeps: the user's, or (TLS 1.2) the ECDHE suites of
+    /// the first certificate's kind with encryption, or (TLS 1.3) all.
+    fn for_protocol(&self, p: Protocol) -> Vec<Suite> {
+        let base: Vec<Suite> = if self.user.is_empty() {
+            let au = self.certs[0].au();
+            self.local
+                .iter()
+                .filter(|s| {
+                    if p == Protocol::Tls13 {
+                        s.tls13()
+                    } else {
+                        s.kx == "ECDH" && s.au == au && s.enc != "None" && p.can_negotiate(&s.min_protocol)
+                    }
+                })
+                .cloned()
+                .collect()
+        } else {
+            self.user.clone()
+        };
+        base.into_iter().filter(|s| p.can_negotiate(&s.min_protocol)).collect()
+    }
+
+    fn groups_for(&self, s: &Suite) -> Vec<Option<&'static str>> {
+        if s.kx == "RSA" {
+            return vec![None];
+        }
+        self.groups.iter().map(|g| Some(*g)).filter(|g| s.fits_group(*g)).collect()
+    }
+
+    /// `--full-matrix`: every suite × certificate × group × work.
+    fn full_matrix(&self, p: Protocol, suites: &[Suite], items: &mut Vec<Item>) {
+        let mut works: Vec<Work> = Vec::new();
+        if !self.a.no_handshakes {
+            works.extend([Work::Handshake { resumed: false }, Work::Handshake { resumed: true }]);
+        }
+        if !self.a.no_bulk {
+            works.extend(self.directions.iter().map(|d| Work::Bulk(*d)));
+        }
+        for s in suites {
+            for &c in self.certs.iter().filter(|c| s.fits_cert(**c)) {
+                for g in self.groups_for(s) {
+                    for &work in &works {
+                        items.push(Item {
+                            protocol: p,
+                            suite: s.clone(),
+                            group: g,
+                            cert: c,
+                            work,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handshakes: group × certificate × key exchange, one suite each; then one
+    /// resumed handshake (resumption skips Kx/Au in 1.2 tickets, the certificate
+    /// in 1.3 PSK: once per protocol).
+    fn handshakes(&self, p: Protocol, items: &mut Vec<Item>) {
+        let kxs: &[&str] = if p == Protocol::Tls13 { &["any"] } else { &["ECDH", "DH", "RSA"] };
+        let mut first: Option<Item> = None;
+        for kx in kxs {
+            for &c in &self.certs {
+                let Some(s) = handshake_suite(p, kx, c, &self.user, &self.local) else {
+                    continue;
+                };
+                for g in self.groups_for(s) {
+                    let item = Item {
+                        protocol: p,
+                        suite: s.clone(),
+                        group: g,
+                        cert: c,
+                        work: Work::Handshake { resumed: false },
+                    };
+                    first.get_or_insert_with(|| item.clone());
+                    items.push(item);
+                }
+            }
+        }
+        if let Some(f) = first {
+            items.push(Item {
+                work: Work::Handshake { resumed: true },
+                ..f
+            });
+        }
+    }
+
+    /// Bulk: every suite with one fixed key exchange and certificate.
+    fn bulk(&self, p: Protocol, suites: &[Suite], plan: &mut LoopbackPlan) {
+        for s in suites {
+            let cert = self.certs.iter().copied().find(|c| s.fits_cert(*c));
+            let group = self.groups_for(s).into_iter().next();
+            match (cert, group) {
+                (Some(cert), Some(group)) => {
+                    for d in self.directions {
+                        plan.items.push(Item {
+                            protocol: p,
+                            suite: s.clone(),
+                            group,
+                            cert,
+                            work: Work::Bulk(*d),
+                        });
+                    }
+                }
+                _ => {
+                    let why = if cert.is_none() {
+                        format!("needs an {} certificate (not among --certs, or none can be generated)", s.au)
+                    } else {
+                        "no key-exchange group among --groups fits it".to_string()
+                    };
+                    plan.skipped.push((Kind::TlsBulk, suite_subject(p, s, plan.threads), why));
+                }
+            }
+        }
+    }
+}
+
 impl LoopbackPlan {
     pub fn new(a: &crate::options::TlsOptions, budget: Seconds) -> Result<LoopbackPlan> {
         let protocols = parse_protocols(&a.protocols, &[Protocol::Tls12, Protocol::Tls13])?;
@@ -71,121 +202,29 @@ impl LoopbackPlan {
             budget,
             certs: certs.clone(),
         };
-        let for_protocol = |p: Protocol| -> Vec<Suite> {
-            let base: Vec<Suite> = if user.is_empty() {
-                local
-                    .iter()
-                    .filter(|s| {
-                        if p == Protocol::Tls13 {
-                            s.tls13()
-                        } else {
-                            s.kx == "ECDH" && s.au == certs[0].au() && s.enc != "None" && p.can_negotiate(&s.min_protocol)
-                        }
-                    })
-                    .cloned()
-                    .collect()
+        let choices = Choices {
+            a,
+            groups,
+            certs,
+            local,
+            user,
+            directions: if a.both_directions {
+                &[Direction::Upload, Direction::Download]
             } else {
-                user.clone()
-            };
-            base.into_iter().filter(|s| p.can_negotiate(&s.min_protocol)).collect()
+                &[Direction::Upload]
+            },
         };
-        let groups_for = |s: &Suite| -> Vec<Option<&'static str>> {
-            if s.kx == "RSA" {
-                return vec![None];
-            }
-            groups.iter().map(|g| Some(*g)).filter(|g| s.fits_group(*g)).collect()
-        };
-        let directions: &[Direction] = if a.both_directions {
-            &[Direction::Upload, Direction::Download]
-        } else {
-            &[Direction::Upload]
-        };
-
         for &p in &protocols {
-            let suites = for_protocol(p);
+            let suites = choices.for_protocol(p);
             if a.full_matrix {
-                for s in &suites {
-                    for &c in certs.iter().filter(|c| s.fits_cert(**c)) {
-                        for g in groups_for(s) {
-                            let mut works: Vec<Work> = Vec::new();
-                            if !a.no_handshakes {
-                                works.extend([Work::Handshake { resumed: false }, Work::Handshake { resumed: true }]);
-                            }
-                            if !a.no_bulk {
-                                works.extend(directions.iter().map(|d| Work::Bulk(*d)));
-                            }
-                            for work in works {
-                                plan.items.push(Item {
-                                    protocol: p,
-                                    suite: s.clone(),
-                                    group: g,
-                                    cert: c,
-                                    work,
-                                });
-                            }
-                        }
-                    }
-                }
+                choices.full_matrix(p, &suites, &mut plan.items);
                 continue;
             }
-            // Handshakes: group × certificate × key exchange, one suite each.
             if !a.no_handshakes {
-                let kxs: &[&str] = if p == Protocol::Tls13 { &["any"] } else { &["ECDH", "DH", "RSA"] };
-                let mut first: Option<Item> = None;
-                for kx in kxs {
-                    for &c in &certs {
-                        let Some(s) = handshake_suite(p, kx, c, &user, &local) else {
-                            continue;
-                        };
-                        for g in groups_for(s) {
-                            let item = Item {
-                                protocol: p,
-                                suite: s.clone(),
-                                group: g,
-                                cert: c,
-                                work: Work::Handshake { resumed: false },
-                            };
-                            first.get_or_insert_with(|| item.clone());
-                            plan.items.push(item);
-                        }
-                    }
-                }
-                // Resumption skips Kx/Au (1.2 tickets) or the certificate (1.3 PSK):
-                // once per protocol.
-                if let Some(f) = first {
-                    plan.items.push(Item {
-                        work: Work::Handshake { resumed: true },
-                        ..f
-                    });
-                }
+                choices.handshakes(p, &mut plan.items);
             }
-            // Bulk: every suite with one fixed key exchange and certificate.
             if !a.no_bulk {
-                for s in &suites {
-                    let cert = certs.iter().copied().find(|c| s.fits_cert(*c));
-                    let group = groups_for(s).into_iter().next();
-                    match (cert, group) {
-                        (Some(cert), Some(group)) => {
-                            for d in directions {
-                                plan.items.push(Item {
-                                    protocol: p,
-                                    suite: s.clone(),
-                                    group,
-                                    cert,
-                                    work: Work::Bulk(*d),
-                                });
-                            }
-                        }
-                        _ => {
-                            let why = if cert.is_none() {
-                                format!("needs an {} certificate (not among --certs, or none can be generated)", s.au)
-                            } else {
-                                "no key-exchange group among --groups fits it".to_string()
-                            };
-                            plan.skipped.push((Kind::TlsBulk, suite_subject(p, s, plan.threads), why));
-                        }
-                    }
-                }
+                choices.bulk(p, &suites, &mut plan);
             }
         }
         if plan.items.is_empty() && plan.skipped.is_empty() {
@@ -230,180 +269,21 @@ impl LoopbackPlan {
 }
 
 // ---------------------------------------------------------------------------
-// The loopback server
-
-/// An in-process TLS server on 127.0.0.1: one worker thread per client thread.
-/// It answers every handshake with one byte, then serves bulk commands.
-pub(super) fn start_server(ctx: SslContext, workers: usize, timeout: Duration, bulk: bool) -> Result<Workers> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
-    Workers::start(listener, workers, move |tcp, _, _| serve_one(&ctx, tcp, timeout, bulk))
-}
-
-pub(super) fn serve_one(ctx: &SslContext, tcp: TcpStream, timeout: Duration, bulk: bool) -> Result<()> {
-    let _ = tcp.set_nodelay(true);
-    tcp.set_read_timeout(Some(timeout))?;
-    tcp.set_write_timeout(Some(timeout))?;
-    let mut ssl = Ssl::new(ctx)?;
-    let tcp = if bulk {
-        ssl::plain_reads(&mut ssl);
-        Coalesced::new(tcp, BULK_SEND, BULK_RECV)
-    } else {
-        Coalesced::new(tcp, 0, 0)
-    };
-    let mut s = match ssl.accept(tcp) {
-        Ok(s) => s,
-        // A client that gave up (or was only waking us) is not a server error.
-        Err(openssl::ssl::HandshakeError::Failure(m)) if m.error().ssl_error().is_none() => return Ok(()),
-        Err(e) => return Err(anyhow!("server handshake: {e}")),
-    };
-    serve_commands(&mut s)
-}
-
-// ---------------------------------------------------------------------------
-// Probes
-
-/// Why a resumed-handshake subject could not run against a server.
-pub(super) const NOT_RESUMED: &str = "the server did not resume the session it issued (no ticket or PSK resumption)";
-pub(super) const NO_TICKET: &str = "the server issued no session ticket (TLS 1.2 ticket or TLS 1.3 PSK), so there is nothing to resume";
-
-/// Full or resumed handshakes, one TCP connection each.
-pub(super) struct HandshakeProbe {
-    pub(super) ctx: SslContext,
-    pub(super) addr: SocketAddr,
-    pub(super) sni: Option<String>,
-    pub(super) timeout: Duration,
-    pub(super) resumed: bool,
-    /// Loopback: wait for the server's byte, so its side of the handshake is done too.
-    pub(super) ack: bool,
-    pub(super) session: Option<SslSession>,
-    pub(super) durations: Vec<f64>,
-    /// The group the first connection negotiated, when libssl reports it.
-    pub(super) group: Option<String>,
-}
-
-impl HandshakeProbe {
-    /// Connects once (twice when resuming) and checks that what was negotiated is
-    /// what was asked for, before anything is timed.
-    pub(super) fn new(
-        ctx: &SslContext,
-        addr: SocketAddr,
-        sni: Option<&str>,
-        timeout: Duration,
-        resumed: bool,
-        ack: bool,
-        expect: (Protocol, &str, Option<&str>),
-    ) -> Result<Self> {
-        let mut p = HandshakeProbe {
-            ctx: ctx.clone(),
-            addr,
-            sni: sni.map(str::to_string),
-            timeout,
-            resumed,
-            ack,
-            session: None,
-            durations: Vec::new(),
-            group: None,
-        };
-        let (version, suite, group) = p.once()?;
-        check_negotiated(expect, (&version, &suite, group.as_deref()))?;
-        p.group = group;
-        if resumed {
-            p.once()?;
-        }
-        p.durations.clear();
-        Ok(p)
-    }
-
-    pub(super) fn once(&mut self) -> Result<(String, String, Option<String>)> {
-        let offer = if self.resumed { self.session.clone() } else { None };
-        let (mut s, elapsed) = wire::timed_handshake(self.ack, || {
-            ssl::connect(&self.ctx, self.addr, self.sni.as_deref(), self.timeout, offer.as_deref())
-                .map_err(|e| anyhow!("{}: {e}", self.addr))
-        })?;
-        if self.resumed {
-            if offer.is_some() && !s.ssl().session_reused() {
-                bail!("{NOT_RESUMED}");
-            }
-            // Loopback: the server's tickets came before its byte. A remote server's
-            // TLS 1.3 tickets follow the handshake; the wait is part of the run's
-            // wall time (handshakes/s), not of the handshake's latency.
-            if !self.ack && !ssl::await_ticket(&mut s, self.timeout) {
-                bail!("{NO_TICKET}");
-            }
-            self.session = s.ssl().session().map(|x| x.to_owned());
-        }
-        let (version, suite) = ssl::negotiated(&s);
-        let group = ssl::negotiated_group(&s);
-        let _ = s.shutdown();
-        self.durations.push(elapsed);
-        Ok((version, suite, group))
-    }
-}
-
-impl super::OneHandshake for HandshakeProbe {
-    fn handshake_once(&mut self) -> Result<()> {
-        self.once().map(|_| ())
-    }
-}
-
-impl Probe for HandshakeProbe {
-    fn run(&mut self, units: u64) -> Result<f64> {
-        super::handshakes(self, units)
-    }
-}
-
-/// One long-lived OpenSSL connection with the bulk transport (`wire`'s protocol).
-pub(super) type BulkProbe = wire::BulkProbe<SslStream<Coalesced>>;
-
-impl wire::BulkProbe<SslStream<Coalesced>> {
-    /// Connects, checks what was negotiated and waits for the server's byte.
-    pub(super) fn connect(
-        ctx: &SslContext,
-        addr: SocketAddr,
-        timeout: Duration,
-        item: &Item,
-        plan: &LoopbackPlan,
-        direction: Direction,
-    ) -> Result<Self> {
-        let tcp = Coalesced::new(ssl::tcp(addr, timeout).map_err(|e| anyhow!("{addr}: {e}"))?, BULK_SEND, BULK_RECV);
-        let s = ssl::handshake(ctx, tcp, None, None, true).map_err(|e| anyhow!("{addr}: {e}"))?;
-        let (version, suite) = ssl::negotiated(&s);
-        let group = ssl::negotiated_group(&s);
-        check_negotiated((item.protocol, &item.suite.iana, item.group), (&version, &suite, group.as_deref()))?;
-        BulkProbe::new(s, direction, plan.write_size, plan.verify)
-    }
-}
-
-// ---------------------------------------------------------------------------
 // Loopback measurement
 
-/// Each probe's handshake latencies, for `handshake_records`.
-pub(super) fn durations(probes: &[HandshakeProbe]) -> Vec<&[f64]> {
-    probes.iter().map(|p| p.durations.as_slice()).collect()
-}
-
-/// Measures one handshake item in one stretch: a server, `plan.threads` probes, the sampler.
-pub(super) fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity) -> Result<Vec<ResultRecord>> {
+/// Measures one handshake item in one stretch: a server, `plan.threads` probes, the
+/// sampler; both ends through `lib`.
+pub(super) fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity, lib: &dyn TlsLibrary) -> Result<Vec<ResultRecord>> {
     let Work::Handshake { resumed } = item.work else {
         bail!("bulk subjects are measured in slices (bulk_sliced)");
     };
-    let settings = item.settings();
-    let server = start_server(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, false)?;
+    let selection = item.selection();
+    let server = Server::loopback(lib.server(&selection, id)?, plan.threads, plan.timeout, false, Refusals::Fail)?;
     let subject = item.subject(plan);
     let cfg = plan.sampler(item.work, plan.items.len());
-    let ctx = ssl::client_context(&settings, resumed)?;
+    let client = lib.client(&selection, resumed)?;
     let mut probes = (0..plan.threads)
-        .map(|_| {
-            HandshakeProbe::new(
-                &ctx,
-                server.addr,
-                None,
-                plan.timeout,
-                resumed,
-                true,
-                (item.protocol, &item.suite.iana, item.group),
-            )
-        })
+        .map(|_| HandshakeProbe::new(&client, server.addr, None, plan.timeout, (resumed, true), |n| item.check(n)))
         .collect::<Result<Vec<_>>>()?;
     let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
     let out = handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m);
@@ -420,8 +300,8 @@ pub(crate) const BULK_SLICES: &str = "interleaved: rounds of one slice per bulk 
 pub(super) struct BulkSubject<'a> {
     pub(super) item: &'a Item,
     pub(super) direction: Direction,
-    pub(super) ctx: SslContext,
-    pub(super) server: Workers,
+    pub(super) client: Arc<dyn ClientConfig>,
+    pub(super) server: Server,
     pub(super) cfg: SamplerConfig,
     /// Per slice: server CPU seconds and bytes of each sampled run.
     pub(super) server_cpu: Vec<Vec<(f64, f64)>>,
@@ -436,6 +316,7 @@ pub(super) fn bulk_sliced(
     plan: &LoopbackPlan,
     items: &[&Item],
     ids: &mut BTreeMap<CertType, Identity>,
+    lib: &dyn TlsLibrary,
     mut progress: impl FnMut(&Item, &sampler::SliceSpec),
 ) -> Vec<Option<Result<Vec<ResultRecord>>>> {
     let mut out: Vec<Option<Result<Vec<ResultRecord>>>> = items.iter().map(|_| None).collect();
@@ -446,13 +327,13 @@ pub(super) fn bulk_sliced(
             continue;
         };
         let setup = (|| -> Result<BulkSubject> {
-            let settings = item.settings();
+            let selection = item.selection();
             let id = identity(ids, item.cert)?;
-            let server = start_server(ssl::server_context(&settings, id)?, plan.threads, plan.timeout, true)?;
+            let server = Server::loopback(lib.server(&selection, id)?, plan.threads, plan.timeout, true, Refusals::Fail)?;
             Ok(BulkSubject {
                 item,
                 direction,
-                ctx: ssl::client_context(&settings, false)?,
+                client: lib.client(&selection, false)?,
                 server,
                 cfg: plan.sampler(item.work, plan.items.len()),
                 server_cpu: Vec::new(),
@@ -468,7 +349,10 @@ pub(super) fn bulk_sliced(
         let b = &mut ready[spec.subject].1;
         progress(b.item, spec);
         let mut probes = (0..plan.threads)
-            .map(|_| BulkProbe::connect(&b.ctx, b.server.addr, plan.timeout, b.item, plan, b.direction))
+            .map(|_| {
+                let how = (b.direction, plan.write_size, plan.verify);
+                bulk_probe(&*b.client, b.server.addr, plan.timeout, how, |n| b.item.check(n))
+            })
             .collect::<Result<Vec<_>>>()?;
         let m = spec.measure(&mut probes, Rate::PerSecond)?;
         if !m.samples.is_empty() {
@@ -536,6 +420,7 @@ fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
             why.clone(),
         ))?;
     }
+    let lib = super::libraries::library(crate::catalog::Library::Openssl)?;
     let mut ids = BTreeMap::new();
     let (bulk, handshakes): (Vec<&Item>, Vec<&Item>) = plan.items.iter().partition(|i| matches!(i.work, Work::Bulk(_)));
     for item in handshakes {
@@ -544,14 +429,14 @@ fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
         }
         session.progress_message(&item.label());
         let id = identity(&mut ids, item.cert)?;
-        let r = measure_item(plan, item, id);
+        let r = measure_item(plan, item, id, &*lib);
         record_item(session, plan, item, r)?;
     }
     if !bulk.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
         session.set_setting("bulk_slices", json!(BULK_SLICES));
         let results = {
             let s = &*session;
-            bulk_sliced(plan, &bulk, &mut ids, |item, spec| {
+            bulk_sliced(plan, &bulk, &mut ids, &*lib, |item, spec| {
                 s.progress_message(&format!("{} (slice {}/{})", item.label(), spec.index + 1, spec.of))
             })
         };
@@ -564,6 +449,3 @@ fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
     session.progress_finish();
     Ok(())
 }
-
-// ---------------------------------------------------------------------------
-// Remote: enumeration

@@ -16,24 +16,33 @@
 //! Every probe checks what was negotiated before it is timed, and the bulk probe can
 //! check a SHA-256 of every byte on the far side (`--verify`).
 //!
-//! One concern per file: [`loopback`], [`remote`], [`wire`] (the bulk transport
-//! both libraries speak) and [`gnutls`]; this file holds what they share (suites,
+//! One concern per file: [`probe`] (the server, handshake and bulk probes, over
+//! any `backend::tls::TlsLibrary`), [`loopback`], [`pairs`] (library pairs),
+//! [`remote`], [`http`], [`wire`] (the bulk protocol every library speaks),
+//! [`gnutls`] (`--priority`, `--serve`, `list tls --lib gnutls`) and [`libraries`]
+//! (the one list of TLS libraries); this file holds what they share (suites,
 //! names, subjects, the negotiated-parameters check).
 
 pub mod gnutls;
+mod http;
+pub mod libraries;
 mod loopback;
+mod pairs;
+mod probe;
 mod remote;
 #[cfg(test)]
 mod tests;
 pub mod through;
 pub mod wire;
 
+use http::*;
 pub use loopback::*;
 pub use remote::*;
 pub use wire::Direction;
 
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls::{self as ssl, is_ffdhe, ConnectError, Protocol, Settings};
+use crate::backend::openssl::tls::{self as ssl, is_ffdhe, ConnectError, Protocol};
+use crate::backend::tls::{Negotiated, Selection, SuiteName};
 use crate::error::UsageError;
 use crate::model::{Kind, Metric, Subject};
 use anyhow::{anyhow, bail, Result};
@@ -56,6 +65,14 @@ pub struct Suite {
 impl Suite {
     pub fn tls13(&self) -> bool {
         self.min_protocol == "TLSv1.3"
+    }
+    /// Its names, for a library's selection.
+    pub fn name(&self) -> SuiteName {
+        SuiteName {
+            iana: self.iana.clone(),
+            openssl: self.openssl.clone(),
+            tls13: self.tls13(),
+        }
     }
     /// PSK and SRP suites need credentials a benchmark does not have.
     pub(super) fn needs_credentials(&self) -> bool {
@@ -101,10 +118,7 @@ pub fn resolve_suites(names: &[String], local: &[Suite]) -> Result<Vec<Suite>, U
             Some(s) if !out.contains(s) => out.push(s.clone()),
             Some(_) => {}
             None => {
-                if let Some(k) = crate::judge::Knowledge::builtin()
-                    .ok()
-                    .and_then(|k| k.tls_suite(n).map(|s| s.iana.clone()))
-                {
+                if let Some(k) = crate::catalog::tls_suite_name(n).map(|s| s.iana.clone()) {
                     return Err(UsageError::Invalid(format!(
                         "TLS suite '{n}' ({k}) is not in this build of OpenSSL ({}); `cipherbench list tls` shows what it has",
                         crate::backend::openssl::runtime_version()
@@ -213,14 +227,9 @@ pub(super) fn kex_label(group: Option<&str>) -> &'static str {
 }
 
 impl Item {
-    pub(crate) fn settings(&self) -> Settings {
-        let mut s = Settings::only(self.protocol);
-        if self.suite.tls13() {
-            s.ciphersuites = Some(self.suite.iana.clone());
-        } else {
-            s.cipher_list = Some(self.suite.openssl.clone());
-        }
-        s.groups = self.group.map(str::to_string);
+    /// What both ends offer for this subject: its protocol, suite and group.
+    pub(crate) fn selection(&self) -> Selection {
+        let mut groups: Vec<String> = self.group.iter().map(|g| g.to_string()).collect();
         // TLS 1.2 serves an ECDSA certificate only when its curve is among the
         // client's groups; listing it second keeps the measured group first.
         let curve = match self.cert {
@@ -230,10 +239,20 @@ impl Item {
         };
         if let (Some(g), Some(c), false) = (self.group, curve, self.suite.tls13()) {
             if g != c {
-                s.groups = Some(format!("{g}:{c}"));
+                groups.push(c.to_string());
             }
         }
-        s
+        Selection {
+            protocol: Some(self.protocol),
+            suites: vec![self.suite.name()],
+            groups,
+            native: None,
+        }
+    }
+
+    /// Fails unless a connection negotiated what this subject asks for.
+    pub(crate) fn check(&self, got: &Negotiated) -> Result<()> {
+        check_negotiated((self.protocol, &self.suite.iana, self.group), (&got.0, &got.1, got.2.as_deref()))
     }
 
     pub fn subject(&self, plan: &LoopbackPlan) -> Subject {

@@ -1,6 +1,8 @@
+use super::probe::{bulk_probe, BulkProbe, HandshakeProbe, Refusals, Server};
 use super::*;
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls::{self as ssl, Protocol};
+use crate::backend::openssl::tls::Protocol;
+use crate::backend::tls::TlsLibrary;
 use crate::measure::engine::sampler::{self, Probe};
 use crate::model::{Metric, Status};
 use crate::units::Seconds;
@@ -100,7 +102,8 @@ fn loopback_bulk_is_measured_in_interleaved_slices() {
     let items: Vec<&Item> = plan.items.iter().collect();
     let mut order = Vec::new();
     let t0 = Instant::now();
-    let out = bulk_sliced(&plan, &items, &mut BTreeMap::new(), |it, spec| {
+    let lib = crate::backend::openssl::library::Openssl;
+    let out = bulk_sliced(&plan, &items, &mut BTreeMap::new(), &lib, |it, spec| {
         order.push((it.suite.openssl.clone(), spec.index, spec.of))
     });
     let spent = t0.elapsed().as_secs_f64();
@@ -150,27 +153,28 @@ fn loopback_handshake_and_verified_bulk() {
         cert: CertType::EcdsaP256,
         work: Work::Bulk(Direction::Upload),
     };
-    let server = start_server(ssl::server_context(&item.settings(), &id).unwrap(), 1, plan.timeout, true).unwrap();
-    let ctx = ssl::client_context(&item.settings(), true).unwrap();
-    let mut hs = HandshakeProbe::new(
-        &ctx,
-        server.addr,
-        None,
-        plan.timeout,
-        true,
-        true,
-        (Protocol::Tls13, "TLS_AES_128_GCM_SHA256", Some("X25519")),
-    )
+    let lib = crate::backend::openssl::library::Openssl;
+    let server = Server::loopback(lib.server(&item.selection(), &id).unwrap(), 1, plan.timeout, true, Refusals::Fail).unwrap();
+    let client = lib.client(&item.selection(), true).unwrap();
+    let mut hs = HandshakeProbe::new(&client, server.addr, None, plan.timeout, (true, true), |n| {
+        check_negotiated(
+            (Protocol::Tls13, "TLS_AES_128_GCM_SHA256", Some("X25519")),
+            (&n.0, &n.1, n.2.as_deref()),
+        )
+    })
     .unwrap();
     assert_eq!(hs.run(3).unwrap(), 3.0);
     assert_eq!(hs.durations.len(), 3);
-    let mut bulk = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &plan, Direction::Upload).unwrap();
-    let sends = bulk.s.get_ref().sends;
+    let connect =
+        |p: &LoopbackPlan, d: Direction| bulk_probe(&*client, server.addr, p.timeout, (d, p.write_size, p.verify), |n| item.check(n));
+    let mut bulk = connect(&plan, Direction::Upload).unwrap();
+    let calls = |b: &BulkProbe| b.s.io_calls().unwrap();
+    let before = calls(&bulk).0;
     assert_eq!(bulk.run(5).unwrap(), 5.0 * 4096.0);
     assert!(bulk.history[0].0 > 0.0, "server CPU is measured");
     // The command and five 4 KiB records went out in one send(2), before the read
     // of the receipt.
-    assert_eq!(bulk.s.get_ref().sends - sends, 1);
+    assert_eq!(calls(&bulk).0 - before, 1);
     bulk.tamper = true;
     let e = bulk.run(2).unwrap_err().to_string();
     assert!(e.contains("SHA-256 mismatch"), "{e}");
@@ -179,34 +183,49 @@ fn loopback_handshake_and_verified_bulk() {
     // 40 large runs: records of 16 KiB, gathered 256 KiB at a time, checked on the far side.
     let mut big = plan.clone_for_test(16 << 10);
     big.verify = true;
-    let mut up = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &big, Direction::Upload).unwrap();
-    let sends = up.s.get_ref().sends;
+    let mut up = connect(&big, Direction::Upload).unwrap();
+    let before = calls(&up).0;
     assert_eq!(up.run(40).unwrap(), 40.0 * 16384.0);
-    let sent = up.s.get_ref().sends - sends;
+    let sent = calls(&up).0 - before;
     assert!((3..=6).contains(&sent), "{sent} send(2) calls for 40 records of 16 KiB");
     drop(up);
-    let mut down = BulkProbe::connect(&ctx, server.addr, plan.timeout, &item, &big, Direction::Download).unwrap();
+    let mut down = connect(&big, Direction::Download).unwrap();
     assert_eq!(down.run(40).unwrap(), 40.0 * 16384.0);
-    assert!(
-        down.s.get_ref().recvs < 40,
-        "{} recv(2) calls for 40 records",
-        down.s.get_ref().recvs
-    );
+    assert!(calls(&down).1 < 40, "{} recv(2) calls for 40 records", calls(&down).1);
     drop(down);
     // Asking for a suite the server does not have fails before timing.
-    let mut other = item.settings();
-    other.ciphersuites = Some("TLS_AES_256_GCM_SHA384".into());
-    let ctx2 = ssl::client_context(&other, false).unwrap();
-    assert!(HandshakeProbe::new(
-        &ctx2,
-        server.addr,
-        None,
-        plan.timeout,
-        false,
-        true,
-        (Protocol::Tls13, "TLS_AES_256_GCM_SHA384", None)
-    )
-    .is_err());
+    let other = Item {
+        suite: local.iter().find(|s| s.iana == "TLS_AES_256_GCM_SHA384").unwrap().clone(),
+        group: None,
+        ..item.clone()
+    };
+    let client2 = lib.client(&other.selection(), false).unwrap();
+    assert!(HandshakeProbe::new(&client2, server.addr, None, plan.timeout, (false, true), |n| other.check(n)).is_err());
     drop(hs);
     drop(server);
+}
+
+/// The libraries name what they support from the library itself: libssl has every
+/// suite the `openssl` tool lists, and both have the usual groups.
+#[test]
+fn tls_libraries_name_what_they_support() {
+    let openssl = super::libraries::library(crate::catalog::Library::Openssl).unwrap();
+    assert_eq!(openssl.name(), "openssl");
+    for s in local_suites().unwrap() {
+        assert_eq!(openssl.lacks(&s.iana), None, "{}", s.iana);
+    }
+    assert!(openssl.lacks("TLS_NOT_A_SUITE").is_some());
+    assert!(["X25519", "P-256", "ffdhe2048"]
+        .iter()
+        .all(|g| openssl.groups().iter().any(|h| h == g)));
+    let Ok(gnutls) = super::libraries::library(crate::catalog::Library::Gnutls) else {
+        crate::testing::missing("GnuTLS is not installed");
+        return;
+    };
+    assert_eq!(gnutls.name(), "gnutls");
+    assert_eq!(gnutls.lacks("TLS_AES_128_GCM_SHA256"), None);
+    assert!(gnutls.lacks("TLS_ECDHE_ECDSA_WITH_ARIA_128_GCM_SHA256").is_some());
+    assert!(["X25519", "P-256", "ffdhe2048"]
+        .iter()
+        .all(|g| gnutls.groups().iter().any(|h| h == g)));
 }

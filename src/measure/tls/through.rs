@@ -18,7 +18,7 @@
 //! and mode [`MODE`] (and the worker's CPU per GB, mode [`CPU_MODE`]), so they
 //! never mix with loopback records.
 
-use super::remote::HttpProbe;
+use super::http::HttpProbe;
 use crate::backend::nginx::{cpu_seconds, PrivateNginx, Spec, PATH};
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls as ssl;

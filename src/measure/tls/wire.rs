@@ -45,12 +45,9 @@ pub(crate) const OP_UPLOAD: u8 = b'U';
 pub(crate) const OP_DOWNLOAD: u8 = b'D';
 pub(crate) const HEADER: usize = 14;
 pub(crate) const TRAILER: usize = 40;
-/// Bulk transport (see `Coalesced`): TLS records (of the write size, 16 KiB at
-/// most) are gathered into `send(2)` calls of up to `BULK_SEND` bytes, and each side
-/// reads with `recv(2)` calls of up to `BULK_RECV` bytes, libssl's read-ahead off.
-pub(crate) const BULK_SEND: usize = 256 << 10;
-pub(crate) const BULK_RECV: usize = 64 << 10;
-/// What the bulk transport does, for settings and reports.
+/// What the bulk transport does (`backend::tls::BULK_SEND`, `BULK_RECV`: TLS
+/// records, of the write size and 16 KiB at most, gathered into large `send(2)`
+/// calls; large `recv(2)` calls, libssl's read-ahead off), for settings and reports.
 pub(crate) const BULK_TRANSPORT: &str = "each write is sent as TLS records of up to 16 KiB (one record for a 16 KiB write); records are gathered into send(2) calls of up to 256 KiB; the receiver reads with recv(2) calls of up to 64 KiB";
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,136 @@
+//! One interface for a TLS library. Each library (backend/openssl/, backend/gnutls/)
+//! implements it; the loopback, cross-library and remote probes of
+//! `measure::tls` are written against it, so adding a library is one folder here
+//! plus one line where libraries are listed (`measure::tls::libraries`).
+//!
+//! - [`TlsLibrary`]: name, version, what it supports, and client and server
+//!   configurations made from a [`Selection`] (suites, groups, protocol) and, for
+//!   a server, a generated certificate.
+//! - [`ClientConfig`] / [`ServerConfig`]: a handshake over a TCP connection, within
+//!   the timeouts and the run's deadline every socket keeps.
+//! - [`Connection`]: an established connection: application data (`Read`/`Write`),
+//!   what was negotiated, session resumption.
+//!
+//! Dispatch is once per handshake and once per read or write of application data
+//! (a record batch), never per byte.
+
+use crate::backend::openssl::certs::Identity;
+use anyhow::Result;
+use std::any::Any;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use crate::backend::openssl::tls::{ConnectError, Protocol};
+
+/// Protocol (`TLSv1.3`), IANA suite and canonical group (when the library tells).
+pub type Negotiated = (String, String, Option<String>);
+
+/// A client's saved session, for resumption (its library's own type inside).
+pub type Resumption = Arc<dyn Any + Send + Sync>;
+
+/// Bulk transport: records gathered into `send(2)` calls of up to this many bytes.
+pub const BULK_SEND: usize = 256 << 10;
+/// Bulk transport: reads with `recv(2)` calls of up to this many bytes.
+pub const BULK_RECV: usize = 64 << 10;
+
+/// A suite by its IANA name, with OpenSSL's name (libraries name them differently).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteName {
+    pub iana: String,
+    pub openssl: String,
+    pub tls13: bool,
+}
+
+/// What one end offers, in the program's own vocabulary; each library translates
+/// it. Empty fields mean the library's permissive default.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// One protocol only (`None`: any).
+    pub protocol: Option<Protocol>,
+    /// Suites, in order of preference.
+    pub suites: Vec<SuiteName>,
+    /// Groups, canonically spelled (`X25519`, `P-256`, `ffdhe2048`), in order.
+    pub groups: Vec<String>,
+    /// The library's own configuration text (GnuTLS: a priority string), which
+    /// replaces everything above for a library that has such text; a library
+    /// without it offers its default.
+    pub native: Option<String>,
+}
+
+impl Selection {
+    /// One protocol only, everything else the library's default.
+    pub fn only(p: Protocol) -> Selection {
+        Selection {
+            protocol: Some(p),
+            ..Default::default()
+        }
+    }
+}
+
+/// A server's handshake that did not complete.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    pub why: String,
+    /// The client went away (or only woke the server): not the server's failure.
+    pub gave_up: bool,
+}
+
+/// A TLS library.
+pub trait TlsLibrary: Send + Sync {
+    /// `openssl`, `gnutls`: the name results carry.
+    fn name(&self) -> &'static str;
+    /// The version running (`OpenSSL 3.0.13 30 Jan 2024`, `3.8.3`).
+    fn version(&self) -> String;
+    /// Why the library cannot run a suite, when it cannot (asked before a
+    /// configuration is made, so a missing suite is "unsupported", not a failure).
+    fn lacks(&self, iana: &str) -> Option<String>;
+    /// IANA names of every suite the library implements.
+    fn suites(&self) -> Vec<String>;
+    /// The key-exchange groups it can offer, canonically spelled.
+    fn groups(&self) -> Vec<String>;
+    fn client(&self, s: &Selection, resumption: bool) -> Result<Arc<dyn ClientConfig>>;
+    fn server(&self, s: &Selection, id: &Identity) -> Result<Arc<dyn ServerConfig>>;
+}
+
+/// A client configuration.
+pub trait ClientConfig: Send + Sync {
+    /// Connects to `addr` and completes a handshake within `timeout` (and the run's
+    /// deadline), resuming `resume` when given. With `bulk`, the bulk transport
+    /// ([`BULK_SEND`], [`BULK_RECV`]); else plain socket I/O.
+    fn connect(
+        &self,
+        addr: SocketAddr,
+        sni: Option<&str>,
+        timeout: Duration,
+        resume: Option<&Resumption>,
+        bulk: bool,
+    ) -> Result<Box<dyn Connection>, ConnectError>;
+}
+
+/// A server configuration.
+pub trait ServerConfig: Send + Sync {
+    /// Completes a server handshake on an accepted socket (read and write
+    /// timeouts `timeout`).
+    fn accept(&self, tcp: TcpStream, timeout: Duration, bulk: bool) -> Result<Box<dyn Connection>, Refused>;
+}
+
+/// An established connection; `Read`/`Write` carry application data.
+pub trait Connection: Read + Write + Send {
+    fn negotiated(&self) -> Negotiated;
+    /// The handshake resumed a session.
+    fn resumed(&self) -> bool;
+    /// The session to offer next time.
+    fn session(&self) -> Option<Resumption>;
+    /// Waits (up to `timeout`) for a session ticket a TLS 1.3 server sends after
+    /// the handshake; true when there is a session to resume.
+    fn await_ticket(&mut self, timeout: Duration) -> bool;
+    /// `send(2)` and `recv(2)` calls that moved data, when the transport counts them.
+    #[cfg_attr(not(test), allow(dead_code))] // read by the transport's tests
+    fn io_calls(&self) -> Option<(u64, u64)> {
+        None
+    }
+    /// Sends close_notify (best effort).
+    fn close(&mut self);
+}
