@@ -118,7 +118,7 @@ fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
     drop(ssh_run);
     session.judge_primitives();
     let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
-    session.set_recommendations(&outcome)?;
+    session.set_recommendations(&outcome);
     if first_ok && through > 0.0 {
         let spare = (plan.budget.0 - t0.elapsed().as_secs_f64() - 1.0).min(through * 1.5);
         crate::diff::through_step(&mut session, &mut installed, &outcome, &job.knowledge, &job.policy, Seconds(spare));
@@ -823,7 +823,7 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     }
     let mut doc = recommend_source(c, a)?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
-    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts)?;
+    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts);
     // What to change in the installed configuration, against this run's figures.
     let (installed, installed_notes) = crate::diff::for_stored_run(&c.targets, &knowledge);
     let (diffs, diff_text) = crate::diff::section(&installed, &installed_notes, &doc, &outcome, &knowledge, &policy);
@@ -1041,7 +1041,7 @@ fn with_recommendations(c: &Common, mut doc: crate::model::Document) -> Result<c
     let policy = policy(c)?;
     let knowledge = crate::judge::Knowledge::builtin()?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
-    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts)?;
+    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts);
     Ok(doc)
 }
 
@@ -1401,7 +1401,7 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         outcome = crate::recommend::recommend(&snapshot, &knowledge, &policy, &targets);
         diffs = diff::build_all(&currents, &snapshot, &outcome, &knowledge, &policy);
     }
-    session.set_recommendations(&outcome)?;
+    session.set_recommendations(&outcome);
     session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
     diff::annotate(session.recommendations_mut(), &diffs);
     let (doc, status, stored) = close(session, &measured);

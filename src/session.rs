@@ -10,7 +10,7 @@
 
 use crate::discover;
 use crate::measure::sink::Sink;
-use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
+use crate::model::{Document, RecommendationRecord, ResultRecord, RunInfo, RunStatus, VerdictRecord, SCHEMA};
 use crate::progress::Progress;
 use crate::store::Store;
 use anyhow::Result;
@@ -19,8 +19,8 @@ pub struct Session {
     info: RunInfo,
     store: Option<Store>,
     results: Vec<ResultRecord>,
-    verdicts: Vec<serde_json::Value>,
-    recommendations: Vec<serde_json::Value>,
+    verdicts: Vec<VerdictRecord>,
+    recommendations: Vec<RecommendationRecord>,
     progress: Progress,
     /// The first history write that failed (nothing more is written until `finish`).
     store_failed: Option<String>,
@@ -103,10 +103,7 @@ impl Session {
             }
         }
         for n in names {
-            let v = knowledge.judge(crate::judge::Domain::Primitive, n);
-            if let Ok(json) = serde_json::to_value(v) {
-                self.verdicts.push(json);
-            }
+            self.verdicts.push(knowledge.judge(crate::judge::Domain::Primitive, n).record());
         }
     }
 
@@ -123,13 +120,13 @@ impl Session {
 
     /// Keeps what `recommend` made of the run: its recommendations and the
     /// verdicts of every option it ranked.
-    pub fn set_recommendations(&mut self, outcome: &crate::recommend::Outcome) -> Result<()> {
-        Ok(crate::recommend::attach(outcome, &mut self.recommendations, &mut self.verdicts)?)
+    pub fn set_recommendations(&mut self, outcome: &crate::recommend::Outcome) {
+        crate::recommend::attach(outcome, &mut self.recommendations, &mut self.verdicts);
     }
 
     /// The document's `recommendations[]`, for steps that annotate them (the
     /// installed-configuration diff adds `now`, `gain` and `diff`).
-    pub fn recommendations_mut(&mut self) -> &mut Vec<serde_json::Value> {
+    pub fn recommendations_mut(&mut self) -> &mut Vec<RecommendationRecord> {
         &mut self.recommendations
     }
 

@@ -24,6 +24,7 @@ pub mod rank;
 use crate::judge::{Domain, Group, GroupKind, Knowledge, Level, Policy, TlsSuite, Verdict};
 use crate::model::Summary;
 use crate::model::{Document, Kind, Metric, ResultRecord, Status};
+use crate::model::{RankedRecord, RankingRecord, RecommendationRecord, RefusedRecord, VerdictRecord};
 use emit::{Choice, GroupNames, SshChoice, SuiteNames, TlsChoice};
 use rank::{rank, serial, Candidate, Measured, Ranking, Tier};
 use serde::{Deserialize, Serialize};
@@ -60,19 +61,69 @@ pub struct Outcome {
 
 /// Keeps an outcome in a document's `recommendations[]` and `verdicts[]` (verdicts
 /// already there are not repeated).
-pub fn attach(
-    outcome: &Outcome,
-    recommendations: &mut Vec<serde_json::Value>,
-    verdicts: &mut Vec<serde_json::Value>,
-) -> serde_json::Result<()> {
-    *recommendations = outcome.recommendations.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
-    for v in &outcome.verdicts {
-        let v = serde_json::to_value(v)?;
+pub fn attach(outcome: &Outcome, recommendations: &mut Vec<RecommendationRecord>, verdicts: &mut Vec<VerdictRecord>) {
+    *recommendations = outcome.recommendations.iter().map(Recommendation::record).collect();
+    for v in outcome.verdicts.iter().map(Verdict::record) {
         if !verdicts.contains(&v) {
             verdicts.push(v);
         }
     }
-    Ok(())
+}
+
+impl Recommendation {
+    /// This recommendation as the document's `recommendations[]` holds it (the same JSON).
+    pub fn record(&self) -> RecommendationRecord {
+        RecommendationRecord {
+            protocol: self.protocol.clone(),
+            target: self.target.clone(),
+            location: self.location.clone(),
+            policy: self.policy.clone(),
+            choice: self.choice.clone(),
+            lines: self.lines.clone(),
+            rankings: self.rankings.iter().map(ranking_record).collect(),
+            ..Default::default()
+        }
+    }
+}
+
+fn ranking_record(r: &Ranking) -> RankingRecord {
+    let refused = |x: &rank::Refused| RefusedRecord {
+        name: x.name.clone(),
+        level: x.level.as_str().to_string(),
+        median: x.median,
+        ci95_low: x.ci95_low,
+        ci95_high: x.ci95_high,
+        tied_with_best: x.tied_with_best,
+        basis: x.basis.clone(),
+        refusals: x.refusals.clone(),
+    };
+    RankingRecord {
+        list: r.list.clone(),
+        metric: r.metric.clone(),
+        higher_is_better: r.higher_is_better,
+        ranked: r
+            .ranked
+            .iter()
+            .map(|x| RankedRecord {
+                name: x.name.clone(),
+                rank: x.rank,
+                tied: x.tied,
+                level: x.level.as_str().to_string(),
+                median: x.median,
+                ci95_low: x.ci95_low,
+                ci95_high: x.ci95_high,
+                basis: x.basis.clone(),
+                warnings: x.warnings.clone(),
+            })
+            .collect(),
+        unmeasured: r.unmeasured.clone(),
+        order: r.order.clone(),
+        notes: r.notes.clone(),
+        fastest_refused: r.fastest_refused.as_ref().map(refused),
+        safety_cost: r.safety_cost,
+        fastest_insecure: r.fastest_insecure.as_ref().map(refused),
+        insecure_cost: r.insecure_cost,
+    }
 }
 
 /// Ranks what `doc` measured under `policy` and emits config lines for `targets`
@@ -1257,5 +1308,26 @@ mod tests {
         // The CBC suite is refused by intermediate and slower anyway.
         let r12 = r.rankings.iter().find(|x| x.list == "tls12_suites").unwrap();
         assert!(r12.ranked.iter().all(|x| x.name.contains("AES_128_GCM")), "{:?}", r12.ranked);
+    }
+
+    #[test]
+    fn the_documents_records_are_the_same_json_as_the_ranking() {
+        let k = Knowledge::builtin().unwrap();
+        let d = doc(serde_json::json!([
+            prim("aes-128-gcm", "encrypt", 16384, 4.0e9),
+            prim("aes-128-cbc", "encrypt", 16384, 9.0e9),
+            prim("hmac-sha1", "mac", 16384, 9.0e9),
+        ]));
+        let out = recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &[]);
+        assert!(out
+            .recommendations
+            .iter()
+            .any(|r| r.rankings.iter().any(|x| x.fastest_refused.is_some())));
+        for r in &out.recommendations {
+            assert_eq!(serde_json::to_value(r.record()).unwrap(), serde_json::to_value(r).unwrap());
+        }
+        let (mut recs, mut verdicts) = (Vec::new(), vec![out.verdicts[0].record()]);
+        attach(&out, &mut recs, &mut verdicts);
+        assert_eq!((recs.len(), verdicts.len()), (out.recommendations.len(), out.verdicts.len()));
     }
 }

@@ -471,24 +471,19 @@ fn family_mode(name: &str) -> (String, String) {
 
 /// The verdict stored for an algorithm: level and first reason, with references.
 pub fn verdict_line(doc: &Document, algorithm: &str) -> Option<(String, String)> {
-    let v = doc
-        .verdicts
-        .iter()
-        .find(|v| v["subject"]["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(algorithm)))?;
-    let level = v["level"].as_str()?.to_string();
-    let reason = v["reasons"].as_array().and_then(|r| r.first()).map(|r| {
-        let refs: Vec<&str> = r["references"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|x| x["id"].as_str()).collect())
-            .unwrap_or_default();
-        let text = r["text"].as_str().unwrap_or("");
+    let v = doc.verdicts.iter().find(|v| v.subject.name.eq_ignore_ascii_case(algorithm))?;
+    if v.level.is_empty() {
+        return None;
+    }
+    let reason = v.reasons.first().map(|r| {
+        let refs: Vec<&str> = r.references.iter().filter_map(|x| x.id.as_deref()).collect();
         if refs.is_empty() {
-            text.to_string()
+            r.text.clone()
         } else {
-            format!("{text} [{}]", refs.join(", "))
+            format!("{} [{}]", r.text, refs.join(", "))
         }
     });
-    Some((level, reason.unwrap_or_default()))
+    Some((v.level.clone(), reason.unwrap_or_default()))
 }
 
 /// The study's layout, one table per input and library: rows are algorithms,
