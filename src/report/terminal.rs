@@ -4,7 +4,7 @@
 //! title, a header, a note, a host or library string) goes through
 //! [`crate::untrusted::shown`] first; bold and the table's borders are added after.
 
-use super::table::{fastest, file_tables, kdf_lines, primitive_table, ssh_tables, tls_tables, verdict_warnings, Table};
+use super::table::{fastest, tables, verdict_warnings, Block, Table};
 use crate::model::{Document, RunStatus};
 use crate::units::{Bytes, BytesPerSec};
 use crate::untrusted::shown;
@@ -305,24 +305,14 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
         None => header(doc),
     };
     s.push('\n');
-    if let Some(t) = primitive_table(doc) {
-        s.push_str(&render_table(&t, width));
-        s.push('\n');
-    }
-    for t in file_tables(doc) {
-        s.push_str(&render_table(&t, width));
-        s.push('\n');
-    }
-    for line in kdf_lines(doc) {
-        s.push_str(&format!("{}\n", shown(&line)));
-    }
-    for t in tls_tables(doc) {
-        s.push_str(&render_table(&t, width));
-        s.push('\n');
-    }
-    for t in ssh_tables(doc) {
-        s.push_str(&render_table(&t, width));
-        s.push('\n');
+    for b in tables(doc) {
+        match b {
+            Block::Table(t) => {
+                s.push_str(&render_table(&t, width));
+                s.push('\n');
+            }
+            Block::Line(line) => s.push_str(&format!("{}\n", shown(&line))),
+        }
     }
     s.push_str(&fastest_lines(doc));
     let warnings = verdict_warnings(doc);

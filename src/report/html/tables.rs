@@ -3,7 +3,7 @@
 
 use super::{level_badge, list_heading, metric_text};
 use crate::model::{Document, RankingRecord, ResultRecord, SourceRecord, Status, VerdictRecord};
-use crate::report::table::{file_tables, kdf_lines, primitive_table, ssh_tables, subject_label, tls_tables, verdict_warnings, Table};
+use crate::report::table::{subject_label, tables, verdict_warnings, Block, Table};
 use maud::{html, Markup};
 
 /// A reason's references: links when they are web addresses, else their ids.
@@ -218,24 +218,28 @@ pub(super) fn tables_section(doc: &Document) -> Markup {
             rankings.push(ranking);
         }
     }
-    let mut tables: Vec<Table> = primitive_table(doc).into_iter().collect();
-    tables.extend(file_tables(doc));
-    let kdf = kdf_lines(doc);
-    let mut later: Vec<Table> = tls_tables(doc);
-    later.extend(ssh_tables(doc));
+    // Key-derivation lines in a row make one list.
+    let mut blocks: Vec<Result<Table, Vec<String>>> = Vec::new();
+    for b in tables(doc) {
+        match (b, blocks.last_mut()) {
+            (Block::Table(t), _) => blocks.push(Ok(t)),
+            (Block::Line(l), Some(Err(lines))) => lines.push(l),
+            (Block::Line(l), _) => blocks.push(Err(vec![l])),
+        }
+    }
     if !doc.results.is_empty() {
-        later.push(generic_table(doc));
+        blocks.push(Ok(generic_table(doc)));
     }
     html! {
         section #tables {
             "\n" h2 { "Detailed results" } "\n"
             @for r in &rankings { (ranking_table(r)) }
-            @for t in &tables { (table_markup(t)) }
-            @if !kdf.is_empty() {
-                ul { "\n" @for l in &kdf { li { (l) } "\n" } }
-                "\n"
+            @for b in &blocks {
+                @match b {
+                    Ok(t) => (table_markup(t)),
+                    Err(lines) => { ul { "\n" @for l in lines { li { (l) } "\n" } } "\n" },
+                }
             }
-            @for t in &later { (table_markup(t)) }
         }
         "\n"
     }
