@@ -832,7 +832,7 @@ fn recommend(c: &Common, a: &RecommendArgs) -> Result<()> {
     if c.json {
         report::print(&report::json::render(&doc)?)?;
     } else if !c.quiet {
-        let text = crate::recommend::render(&doc, &policy, &knowledge, &outcome);
+        let text = crate::report::rankings::render(&doc, &policy, &knowledge, &outcome);
         report::print_text(&text)?;
         report::print_text(&report::terminal::fit(&diff_text))?;
     }
