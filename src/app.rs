@@ -116,9 +116,10 @@ fn run_main(c: &Common, extra_settings: serde_json::Value) -> Result<()> {
     } = first;
     let first_ok = measured.is_ok();
     drop(ssh_run);
-    session.judge_primitives();
+    session.add_verdicts(crate::judge::primitive_verdicts(session.results()));
     let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
-    session.set_recommendations(&outcome);
+    let (recommendations, verdicts) = session.records_mut();
+    crate::recommend::attach(&outcome, recommendations, verdicts);
     if first_ok && through > 0.0 {
         let spare = (plan.budget.0 - t0.elapsed().as_secs_f64() - 1.0).min(through * 1.5);
         crate::diff::through_step(&mut session, &mut installed, &outcome, &job.knowledge, &job.policy, Seconds(spare));
@@ -553,7 +554,7 @@ fn speed(c: &Common, a: &SpeedArgs, command: &str, default_budget: Seconds) -> R
     let mut session = Session::start(command, settings, store, progress(c))?;
     let plan = plan::primitives(&prims, &a.libraries, &sizes, threads, crate::deadline::plan_budget(budget));
     let measured = measure::primitives(&plan, &mut session);
-    session.judge_primitives();
+    session.add_verdicts(crate::judge::primitive_verdicts(session.results()));
     finish(session, measured, &outputs(c))
 }
 
@@ -1227,7 +1228,7 @@ fn file(c: &Common, a: &FileArgs) -> Result<()> {
         budget: c.budget,
     };
     let measured = measure::files(&plan, &mut session);
-    session.judge_primitives();
+    session.add_verdicts(crate::judge::primitive_verdicts(session.results()));
     let outcome = finish(session, measured, &outputs(c));
     // Outputs and generated inputs go now, whatever happened.
     crate::interrupt::forget_dir(workdir.path());
@@ -1401,7 +1402,8 @@ fn check(c: &Common, a: &crate::cli::CheckArgs) -> Result<()> {
         outcome = crate::recommend::recommend(&snapshot, &knowledge, &policy, &targets);
         diffs = diff::build_all(&currents, &snapshot, &outcome, &knowledge, &policy);
     }
-    session.set_recommendations(&outcome);
+    let (recommendations, verdicts) = session.records_mut();
+    crate::recommend::attach(&outcome, recommendations, verdicts);
     session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
     diff::annotate(session.recommendations_mut(), &diffs);
     let (doc, status, stored) = close(session, &measured);

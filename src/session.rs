@@ -84,27 +84,9 @@ impl Session {
         crate::measure::sink::Measurements::pass(self.info.settings.clone(), progress)
     }
 
-    /// Attaches the knowledge base's verdict for every primitive measured (the
-    /// judge stage for `speed` and `file`).
-    pub fn judge_primitives(&mut self) {
-        let knowledge = match crate::judge::Knowledge::builtin() {
-            Ok(k) => k,
-            Err(e) => {
-                crate::progress::warn(&format!("the security knowledge base did not load: {e}"));
-                return;
-            }
-        };
-        let mut names: Vec<&str> = Vec::new();
-        for r in &self.results {
-            if let Some(a) = r.subject.algorithm.as_deref() {
-                if crate::measure::primitive::lookup(a).is_some() && !names.contains(&a) {
-                    names.push(a);
-                }
-            }
-        }
-        for n in names {
-            self.verdicts.push(knowledge.judge(crate::judge::Domain::Primitive, n).record());
-        }
+    /// Keeps verdicts the judge made of this run's results (`judge::primitive_verdicts`).
+    pub fn add_verdicts(&mut self, verdicts: Vec<VerdictRecord>) {
+        self.verdicts.extend(verdicts);
     }
 
     /// The document as it stands, for the judge and recommend stages.
@@ -118,10 +100,10 @@ impl Session {
         }
     }
 
-    /// Keeps what `recommend` made of the run: its recommendations and the
-    /// verdicts of every option it ranked.
-    pub fn set_recommendations(&mut self, outcome: &crate::recommend::Outcome) {
-        crate::recommend::attach(outcome, &mut self.recommendations, &mut self.verdicts);
+    /// The document's `recommendations[]` and `verdicts[]`, for `recommend::attach`
+    /// to keep what the recommend stage made of the run.
+    pub fn records_mut(&mut self) -> (&mut Vec<RecommendationRecord>, &mut Vec<VerdictRecord>) {
+        (&mut self.recommendations, &mut self.verdicts)
     }
 
     /// The document's `recommendations[]`, for steps that annotate them (the
