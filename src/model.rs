@@ -5,6 +5,12 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod records;
+pub use records::{
+    KeyBitsRecord, Now, OpinionRecord, RankedRecord, RankingRecord, ReasonRecord, RecommendationRecord, RefusedRecord, SourceRecord,
+    VerdictRecord, VerdictSubject,
+};
+
 pub const SCHEMA: &str = "cipherbench/1";
 
 /// The shape every measured figure is stored in (the engine, `measure::engine`,
@@ -45,9 +51,9 @@ pub struct Document {
     pub run: RunInfo,
     pub results: Vec<ResultRecord>,
     #[serde(default)]
-    pub verdicts: Vec<serde_json::Value>,
+    pub verdicts: Vec<VerdictRecord>,
     #[serde(default)]
-    pub recommendations: Vec<serde_json::Value>,
+    pub recommendations: Vec<RecommendationRecord>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

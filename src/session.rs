@@ -10,7 +10,7 @@
 
 use crate::discover;
 use crate::measure::sink::Sink;
-use crate::model::{Document, ResultRecord, RunInfo, RunStatus, SCHEMA};
+use crate::model::{Document, RecommendationRecord, ResultRecord, RunInfo, RunStatus, VerdictRecord, SCHEMA};
 use crate::progress::Progress;
 use crate::store::Store;
 use anyhow::Result;
@@ -19,8 +19,8 @@ pub struct Session {
     info: RunInfo,
     store: Option<Store>,
     results: Vec<ResultRecord>,
-    verdicts: Vec<serde_json::Value>,
-    recommendations: Vec<serde_json::Value>,
+    verdicts: Vec<VerdictRecord>,
+    recommendations: Vec<RecommendationRecord>,
     progress: Progress,
     /// The first history write that failed (nothing more is written until `finish`).
     store_failed: Option<String>,
@@ -84,30 +84,9 @@ impl Session {
         crate::measure::sink::Measurements::pass(self.info.settings.clone(), progress)
     }
 
-    /// Attaches the knowledge base's verdict for every primitive measured (the
-    /// judge stage for `speed` and `file`).
-    pub fn judge_primitives(&mut self) {
-        let knowledge = match crate::judge::Knowledge::builtin() {
-            Ok(k) => k,
-            Err(e) => {
-                crate::progress::warn(&format!("the security knowledge base did not load: {e}"));
-                return;
-            }
-        };
-        let mut names: Vec<&str> = Vec::new();
-        for r in &self.results {
-            if let Some(a) = r.subject.algorithm.as_deref() {
-                if crate::measure::primitive::lookup(a).is_some() && !names.contains(&a) {
-                    names.push(a);
-                }
-            }
-        }
-        for n in names {
-            let v = knowledge.judge(crate::judge::Domain::Primitive, n);
-            if let Ok(json) = serde_json::to_value(v) {
-                self.verdicts.push(json);
-            }
-        }
+    /// Keeps verdicts the judge made of this run's results (`judge::primitive_verdicts`).
+    pub fn add_verdicts(&mut self, verdicts: Vec<VerdictRecord>) {
+        self.verdicts.extend(verdicts);
     }
 
     /// The document as it stands, for the judge and recommend stages.
@@ -121,15 +100,15 @@ impl Session {
         }
     }
 
-    /// Keeps what `recommend` made of the run: its recommendations and the
-    /// verdicts of every option it ranked.
-    pub fn set_recommendations(&mut self, outcome: &crate::recommend::Outcome) -> Result<()> {
-        Ok(crate::recommend::attach(outcome, &mut self.recommendations, &mut self.verdicts)?)
+    /// The document's `recommendations[]` and `verdicts[]`, for `recommend::attach`
+    /// to keep what the recommend stage made of the run.
+    pub fn records_mut(&mut self) -> (&mut Vec<RecommendationRecord>, &mut Vec<VerdictRecord>) {
+        (&mut self.recommendations, &mut self.verdicts)
     }
 
     /// The document's `recommendations[]`, for steps that annotate them (the
     /// installed-configuration diff adds `now`, `gain` and `diff`).
-    pub fn recommendations_mut(&mut self) -> &mut Vec<serde_json::Value> {
+    pub fn recommendations_mut(&mut self) -> &mut Vec<RecommendationRecord> {
         &mut self.recommendations
     }
 

@@ -52,7 +52,8 @@ pub(super) fn check(c: &CommonOptions, a: &CheckOptions) -> Result<()> {
     });
     let mut session = Session::start("check", settings, open_store(c)?, progress(c))?;
     let Passes { measured, outcome, diffs } = measure_passes(c, &mut job, &mut session, budget)?;
-    session.set_recommendations(&outcome)?;
+    let (recommendations, verdicts) = session.records_mut();
+    crate::recommend::attach(&outcome, recommendations, verdicts);
     session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
     diff::annotate(session.recommendations_mut(), &diffs);
     let (doc, status, stored) = close(session, &measured);

@@ -3,6 +3,7 @@
 use super::{finish, open_store, outputs, progress};
 use crate::error::UsageError;
 use crate::measure::plans as plan;
+use crate::measure::sink::Sink;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, FileOptions};
 use crate::session::Session;
@@ -63,7 +64,7 @@ pub(super) fn file(c: &CommonOptions, a: &FileOptions) -> Result<()> {
         budget: c.budget,
     };
     let measured = measure::files(&plan, &mut session);
-    session.judge_primitives();
+    session.add_verdicts(crate::judge::primitive_verdicts(session.results()));
     let outcome = finish(session, measured, &outputs(c));
     // Outputs and generated inputs go now, whatever happened.
     crate::interrupt::forget_dir(workdir.path());

@@ -81,7 +81,7 @@ fn with_recommendations(c: &CommonOptions, mut doc: crate::model::Document) -> R
     let policy = policy(c)?;
     let knowledge = crate::judge::Knowledge::builtin()?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
-    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts)?;
+    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts);
     Ok(doc)
 }
 

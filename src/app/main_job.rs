@@ -69,9 +69,10 @@ pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> 
     } = first;
     let first_ok = measured.is_ok();
     drop(ssh_run);
-    session.judge_primitives();
+    session.add_verdicts(crate::judge::primitive_verdicts(session.results()));
     let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
-    session.set_recommendations(&outcome)?;
+    let (recommendations, verdicts) = session.records_mut();
+    crate::recommend::attach(&outcome, recommendations, verdicts);
     if first_ok && through > 0.0 {
         let spare = (plan.budget.0 - t0.elapsed().as_secs_f64() - 1.0).min(through * 1.5);
         crate::diff::through_step(&mut session, &mut installed, &outcome, &job.knowledge, &job.policy, Seconds(spare));

@@ -24,7 +24,7 @@ pub(super) fn recommend(c: &CommonOptions, a: &RecommendOptions) -> Result<()> {
     }
     let mut doc = recommend_source(c, a)?;
     let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
-    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts)?;
+    crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts);
     // What to change in the installed configuration, against this run's figures.
     let (installed, installed_notes) = crate::diff::for_stored_run(&c.targets, &knowledge);
     let (diffs, diff_text) = crate::diff::section(&installed, &installed_notes, &doc, &outcome, &knowledge, &policy);
@@ -33,7 +33,7 @@ pub(super) fn recommend(c: &CommonOptions, a: &RecommendOptions) -> Result<()> {
     if c.json {
         report::print(&report::json::render(&doc)?)?;
     } else if !c.quiet {
-        let text = crate::recommend::render(&doc, &policy, &knowledge, &outcome);
+        let text = crate::report::rankings::render(&doc, &policy, &knowledge, &outcome);
         report::print_text(&text)?;
         report::print_text(&report::terminal::fit(&diff_text))?;
     }

@@ -4,6 +4,7 @@ use super::{finish, open_store, outputs, progress, reexec_masked};
 use crate::discover::{self, cpucaps};
 use crate::error::UsageError;
 use crate::measure::plans::{self as plan, DEFAULT_SIZES};
+use crate::measure::sink::Sink;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, SpeedOptions};
 use crate::session::Session;
@@ -45,7 +46,7 @@ pub(super) fn speed(c: &CommonOptions, a: &SpeedOptions, command: &str, default_
     let mut session = Session::start(command, settings, store, progress(c))?;
     let plan = plan::primitives(&prims, &a.libraries, &sizes, threads, crate::deadline::plan_budget(budget));
     let measured = measure::primitives(&plan, &mut session);
-    session.judge_primitives();
+    session.add_verdicts(crate::judge::primitive_verdicts(session.results()));
     finish(session, measured, &outputs(c))
 }
 

@@ -19,7 +19,7 @@ pub mod subjects;
 use crate::discover::installed::{Config, Installed, SshConfig};
 use crate::judge::{Domain, Knowledge, Level, Policy};
 use crate::measure::sink::Sink;
-use crate::model::{Document, Kind, Metric, ResultRecord, Status};
+use crate::model::{Document, Kind, Metric, Now, RecommendationRecord, ResultRecord, Status};
 use crate::recommend::{Outcome, Recommendation};
 use negotiate::{Negotiated, TlsOffer};
 use serde::Serialize;
@@ -854,7 +854,7 @@ pub fn section(
 
 /// Annotates a document's `recommendations[]` with the diffs (`now`, `gain`,
 /// `diff`: what the HTML report shows under "What changing would gain").
-pub fn annotate(recommendations: &mut [serde_json::Value], diffs: &[SoftwareDiff]) {
+pub fn annotate(recommendations: &mut [RecommendationRecord], diffs: &[SoftwareDiff]) {
     for d in diffs {
         let protocol = match &d.now {
             Some(Negotiated::Ssh { .. }) => "ssh",
@@ -863,24 +863,24 @@ pub fn annotate(recommendations: &mut [serde_json::Value], diffs: &[SoftwareDiff
         };
         let Some(r) = recommendations
             .iter_mut()
-            .find(|r| r["target"] == d.software.as_str() && r["protocol"] == protocol)
+            .find(|r| r.target == d.software && r.protocol == protocol)
         else {
             continue;
         };
-        r["now"] = serde_json::json!(d.now.as_ref().map(|n| n.label()).or(d.now_error.clone()));
+        r.now = Some(d.now.as_ref().map(|n| n.label()).or(d.now_error.clone()).map(Now::Label));
         let gains: Vec<String> = d
             .changes
             .iter()
             .filter(|c| c.gain.is_some())
             .map(|c| format!("{}: {}", c.metric, c.verdict))
             .collect();
-        r["gain"] = serde_json::json!(if d.nothing_to_change {
+        r.gain = Some(if d.nothing_to_change {
             "nothing to change".to_string()
         } else {
             gains.join("; ")
         });
         if let Some(p) = &d.patch {
-            r["diff"] = serde_json::json!(p.lines().collect::<Vec<_>>());
+            r.diff = Some(p.lines().map(str::to_string).collect());
         }
     }
 }

@@ -34,6 +34,42 @@ pub fn one(d: &SoftwareDiff) -> String {
         "  recommended:  {}",
         d.recommended.as_ref().map(|n| n.label()).unwrap_or_else(|| "—".into())
     );
+    s.push_str(&offered_now(d));
+    if d.recommended.is_none() && d.lines.is_empty() {
+        let _ = writeln!(s, "  no recommendation to compare with in this run");
+        return s;
+    }
+    if d.nothing_to_change {
+        let _ = writeln!(
+            s,
+            "  nothing to change: no finding under policy {} and no measurable gain",
+            d.policy
+        );
+        return s;
+    }
+    s.push_str(&measured(d));
+    s.push_str(&findings(d));
+    match &d.patch {
+        Some(p) => {
+            let _ = writeln!(s, "  the change (apply with `patch -d / -p1`):");
+            for l in p.lines() {
+                let _ = writeln!(s, "    {l}");
+            }
+        }
+        None if !d.lines.is_empty() => {
+            let _ = writeln!(s, "  lines:");
+            for l in &d.lines {
+                let _ = writeln!(s, "    {l}");
+            }
+        }
+        None => {}
+    }
+    s
+}
+
+/// What the installed configuration offers now, per list, with each option's level.
+fn offered_now(d: &SoftwareDiff) -> String {
+    let mut s = String::new();
     let refused = d.offered.iter().filter(|g| !g.allowed).count();
     let _ = writeln!(
         s,
@@ -56,18 +92,12 @@ pub fn one(d: &SoftwareDiff) -> String {
             .collect();
         let _ = writeln!(s, "    {:<28} {}", crate::recommend::list_title(l), items.join(", "));
     }
-    if d.recommended.is_none() && d.lines.is_empty() {
-        let _ = writeln!(s, "  no recommendation to compare with in this run");
-        return s;
-    }
-    if d.nothing_to_change {
-        let _ = writeln!(
-            s,
-            "  nothing to change: no finding under policy {} and no measurable gain",
-            d.policy
-        );
-        return s;
-    }
+    s
+}
+
+/// The measured change, per metric.
+fn measured(d: &SoftwareDiff) -> String {
+    let mut s = String::new();
     if !d.changes.is_empty() {
         let _ = writeln!(s, "  measured change (95 % intervals):");
         for c in &d.changes {
@@ -84,6 +114,12 @@ pub fn one(d: &SoftwareDiff) -> String {
             }
         }
     }
+    s
+}
+
+/// The options the change removes (grouped by reason) and the ones it introduces.
+fn findings(d: &SoftwareDiff) -> String {
+    let mut s = String::new();
     // Grouped by reason: one cited reason, then every option it removes (a reason
     // that names its option, "policy `x` does not list group NAME", with "…").
     let _ = writeln!(s, "  fixes ({} option(s) the policy refuses are no longer offered):", d.fixed.len());
@@ -118,21 +154,6 @@ pub fn one(d: &SoftwareDiff) -> String {
                 .join(", ")
         }
     );
-    match &d.patch {
-        Some(p) => {
-            let _ = writeln!(s, "  the change (apply with `patch -d / -p1`):");
-            for l in p.lines() {
-                let _ = writeln!(s, "    {l}");
-            }
-        }
-        None if !d.lines.is_empty() => {
-            let _ = writeln!(s, "  lines:");
-            for l in &d.lines {
-                let _ = writeln!(s, "    {l}");
-            }
-        }
-        None => {}
-    }
     s
 }
 

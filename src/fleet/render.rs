@@ -7,7 +7,7 @@
 //! Ansible variables serde_json writes it, with every character a terminal or a
 //! YAML reader could take for a control or a line break escaped as `\uXXXX`.
 
-use super::decide::Lines;
+use super::decide::{ClassReport, Lines};
 use super::FleetReport;
 use crate::options::{CommonOptions, FleetOptions};
 use crate::recommend::{figure, list_title};
@@ -44,7 +44,15 @@ fn line_notes(notes: &mut Vec<String>, lines: &[Lines]) {
 
 /// The whole report as tables, in reading order.
 pub fn tables(r: &FleetReport) -> Vec<Table> {
-    let mut out = Vec::new();
+    let mut out = vec![overview(r)];
+    out.extend(r.classes.iter().map(class_table));
+    out.push(fleet_wide(r));
+    out.push(findings(r));
+    out
+}
+
+/// The classes, their hosts and outliers, and what could not be merged.
+fn overview(r: &FleetReport) -> Table {
     let mut overview = Table {
         title: format!(
             "Fleet: {} host(s) merged in {} class(es) · policy {}",
@@ -73,47 +81,53 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
             .notes
             .push(format!("not merged ({}): {}", p.kind, shown(&bounded(&p.error, 600))));
     }
-    out.push(overview);
-    for c in &r.classes {
-        let mut t = Table {
-            title: format!("{} · {} host(s) · the answer", c.id, c.hosts.len()),
-            header: ["list", "fastest (ties named)", "median", "spread across hosts"]
-                .map(String::from)
-                .to_vec(),
-            rows: Vec::new(),
-            notes: Vec::new(),
-        };
-        for a in &c.answer {
-            let spread = c
-                .spread
-                .iter()
-                .find(|s| s.list == a.list)
-                .map(|s| format!("{} – {} ({} hosts)", figure(&s.metric, s.min), figure(&s.metric, s.max), s.hosts))
-                .unwrap_or_default();
-            t.rows.push(vec![
-                list_title(&a.list).to_string(),
-                ext_all(&a.leaders, " = "),
-                figure(&a.metric, a.median),
-                spread,
-            ]);
-        }
-        t.notes.push(format!("hosts: {}", ext_all(&c.hosts, ", ")));
-        t.notes.push(ext(&c.label));
-        for o in &c.outliers {
-            t.notes.push(format!(
-                "outlier: {} runs at {} of its class, slower beyond the intervals in {} of {} figures (throttled, a noisy neighbour or misconfigured?)",
-                ext(&o.host),
-                pct(o.relative_speed),
-                o.slower_beyond_intervals,
-                o.compared
-            ));
-        }
-        if let Some(n) = &c.outlier_note {
-            t.notes.push(format!("outliers: not looked for, {n}"));
-        }
-        line_notes(&mut t.notes, &c.lines);
-        out.push(t);
+    overview
+}
+
+/// One class's answer, its hosts, its outliers and its lines.
+fn class_table(c: &ClassReport) -> Table {
+    let mut t = Table {
+        title: format!("{} · {} host(s) · the answer", c.id, c.hosts.len()),
+        header: ["list", "fastest (ties named)", "median", "spread across hosts"]
+            .map(String::from)
+            .to_vec(),
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    for a in &c.answer {
+        let spread = c
+            .spread
+            .iter()
+            .find(|s| s.list == a.list)
+            .map(|s| format!("{} – {} ({} hosts)", figure(&s.metric, s.min), figure(&s.metric, s.max), s.hosts))
+            .unwrap_or_default();
+        t.rows.push(vec![
+            list_title(&a.list).to_string(),
+            ext_all(&a.leaders, " = "),
+            figure(&a.metric, a.median),
+            spread,
+        ]);
     }
+    t.notes.push(format!("hosts: {}", ext_all(&c.hosts, ", ")));
+    t.notes.push(ext(&c.label));
+    for o in &c.outliers {
+        t.notes.push(format!(
+            "outlier: {} runs at {} of its class, slower beyond the intervals in {} of {} figures (throttled, a noisy neighbour or misconfigured?)",
+            ext(&o.host),
+            pct(o.relative_speed),
+            o.slower_beyond_intervals,
+            o.compared
+        ));
+    }
+    if let Some(n) = &c.outlier_note {
+        t.notes.push(format!("outliers: not looked for, {n}"));
+    }
+    line_notes(&mut t.notes, &c.lines);
+    t
+}
+
+/// One config for every host, and what each class gives up for it.
+fn fleet_wide(r: &FleetReport) -> Table {
     let mut f = Table {
         title: "Fleet-wide: one config for every host (options every class measured and the policy accepts, the worst class's throughput first)".into(),
         header: ["class", "list", "its own best", "fleet choice", "gives up"].map(String::from).to_vec(),
@@ -131,7 +145,11 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
     }
     f.notes.extend(r.fleet.notes.iter().map(|n| ext(n)));
     line_notes(&mut f.notes, &r.fleet.lines);
-    out.push(f);
+    f
+}
+
+/// Offered options the policy refuses, over the fleet's installed configurations.
+fn findings(r: &FleetReport) -> Table {
     let mut t = Table {
         title: format!(
             "Installed configuration over the fleet: offered options policy {} refuses",
@@ -154,8 +172,7 @@ pub fn tables(r: &FleetReport) -> Vec<Table> {
         t.notes
             .push("none (or the exports carry no installed diff: runs before it existed, or no software found)".into());
     }
-    out.push(t);
-    out
+    t
 }
 
 pub fn terminal_text(r: &FleetReport) -> String {

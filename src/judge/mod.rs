@@ -26,12 +26,14 @@ mod entries;
 mod grade;
 mod knowledge;
 mod policy;
+mod primitives;
 mod verdict;
 
 pub use entries::{Group, GroupKind, KexMethod, TlsSuite};
 pub use grade::Grader;
 pub use knowledge::Knowledge;
 pub use policy::{Policy, BUILTIN_POLICIES, DEFAULT_POLICY};
+pub use primitives::primitive_verdicts;
 pub use verdict::{Domain, Level, Verdict};
 
 use std::path::PathBuf;

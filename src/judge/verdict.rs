@@ -3,6 +3,7 @@
 //! These are what reports, the JSON document and policies consume. They are plain
 //! values built fresh for every question; nothing here points back into the database.
 
+use crate::model::{KeyBitsRecord, OpinionRecord, ReasonRecord, SourceRecord, VerdictRecord, VerdictSubject};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -297,5 +298,95 @@ impl Verdict {
     /// Reasons that should be shown as warnings whatever the level (caveats).
     pub fn caveats(&self) -> impl Iterator<Item = &VerdictReason> {
         self.reasons.iter().filter(|r| r.caveat)
+    }
+}
+
+impl KeyKind {
+    /// Kebab-case name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyKind::Symmetric => "symmetric",
+            KeyKind::Rsa => "rsa",
+            KeyKind::FiniteField => "finite-field",
+            KeyKind::EllipticCurve => "elliptic-curve",
+        }
+    }
+}
+
+fn source_record(r: &Reference) -> SourceRecord {
+    SourceRecord {
+        id: Some(r.id.clone()),
+        title: Some(r.title.clone()),
+        url: Some(r.url.clone()),
+    }
+}
+
+fn reason_record(r: &VerdictReason) -> ReasonRecord {
+    ReasonRecord {
+        id: Some(r.id.clone()),
+        text: r.text.clone(),
+        ceiling: Some(r.ceiling.as_str().to_string()),
+        caveat: Some(r.caveat),
+        references: r.references.iter().map(source_record).collect(),
+    }
+}
+
+impl Verdict {
+    /// This verdict as the document's `verdicts[]` holds it (the same JSON).
+    pub fn record(&self) -> VerdictRecord {
+        VerdictRecord {
+            subject: VerdictSubject {
+                domain: self.subject.domain.as_str().to_string(),
+                name: self.subject.name.clone(),
+                aliases: self.subject.aliases.clone(),
+            },
+            level: self.level.as_str().to_string(),
+            follows: Some(self.follows.as_ref().map(source_record)),
+            reasons: self.reasons.iter().map(reason_record).collect(),
+            opinions: self
+                .opinions
+                .iter()
+                .map(|o| OpinionRecord {
+                    source: source_record(&o.source),
+                    level: o.level.as_str().to_string(),
+                    reason: reason_record(&o.reason),
+                })
+                .collect(),
+            key_bits: self
+                .key_bits
+                .iter()
+                .map(|k| KeyBitsRecord {
+                    kind: k.kind.as_str().to_string(),
+                    bits: k.bits,
+                })
+                .collect(),
+            note: self.note.clone(),
+            extra: Default::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdicts_record_is_the_same_json() {
+        let k = crate::judge::Knowledge::builtin().unwrap();
+        let mut verdicts = vec![Verdict::unrated(Domain::Primitive, "rot13")];
+        for d in Domain::ALL {
+            let names: Vec<String> = k.entries(d).iter().map(|e| e.name().to_string()).collect();
+            verdicts.extend(names.iter().map(|n| k.judge(d, n)));
+        }
+        let mut with = verdicts[0].clone().with_key_bits(KeyKind::FiniteField, 2048);
+        with.note = Some("n".into());
+        verdicts.push(with);
+        assert!(verdicts.len() > 50 && verdicts.iter().any(|v| !v.opinions.is_empty()));
+        for v in &verdicts {
+            let json = serde_json::to_value(v).unwrap();
+            assert_eq!(serde_json::to_value(v.record()).unwrap(), json, "{}", v.subject.name);
+            let back: VerdictRecord = serde_json::from_value(json).unwrap();
+            assert_eq!(back, v.record());
+        }
     }
 }

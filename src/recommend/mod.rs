@@ -24,6 +24,7 @@ pub mod rank;
 use crate::judge::{Domain, Group, GroupKind, Knowledge, Level, Policy, TlsSuite, Verdict};
 use crate::model::Summary;
 use crate::model::{Document, Kind, Metric, ResultRecord, Status};
+use crate::model::{RankedRecord, RankingRecord, RecommendationRecord, RefusedRecord, VerdictRecord};
 use emit::{Choice, GroupNames, SshChoice, SuiteNames, TlsChoice};
 use rank::{rank, serial, Candidate, Measured, Ranking, Tier};
 use serde::{Deserialize, Serialize};
@@ -60,19 +61,69 @@ pub struct Outcome {
 
 /// Keeps an outcome in a document's `recommendations[]` and `verdicts[]` (verdicts
 /// already there are not repeated).
-pub fn attach(
-    outcome: &Outcome,
-    recommendations: &mut Vec<serde_json::Value>,
-    verdicts: &mut Vec<serde_json::Value>,
-) -> serde_json::Result<()> {
-    *recommendations = outcome.recommendations.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
-    for v in &outcome.verdicts {
-        let v = serde_json::to_value(v)?;
+pub fn attach(outcome: &Outcome, recommendations: &mut Vec<RecommendationRecord>, verdicts: &mut Vec<VerdictRecord>) {
+    *recommendations = outcome.recommendations.iter().map(Recommendation::record).collect();
+    for v in outcome.verdicts.iter().map(Verdict::record) {
         if !verdicts.contains(&v) {
             verdicts.push(v);
         }
     }
-    Ok(())
+}
+
+impl Recommendation {
+    /// This recommendation as the document's `recommendations[]` holds it (the same JSON).
+    pub fn record(&self) -> RecommendationRecord {
+        RecommendationRecord {
+            protocol: self.protocol.clone(),
+            target: self.target.clone(),
+            location: self.location.clone(),
+            policy: self.policy.clone(),
+            choice: self.choice.clone(),
+            lines: self.lines.clone(),
+            rankings: self.rankings.iter().map(ranking_record).collect(),
+            ..Default::default()
+        }
+    }
+}
+
+fn ranking_record(r: &Ranking) -> RankingRecord {
+    let refused = |x: &rank::Refused| RefusedRecord {
+        name: x.name.clone(),
+        level: x.level.as_str().to_string(),
+        median: x.median,
+        ci95_low: x.ci95_low,
+        ci95_high: x.ci95_high,
+        tied_with_best: x.tied_with_best,
+        basis: x.basis.clone(),
+        refusals: x.refusals.clone(),
+    };
+    RankingRecord {
+        list: r.list.clone(),
+        metric: r.metric.clone(),
+        higher_is_better: r.higher_is_better,
+        ranked: r
+            .ranked
+            .iter()
+            .map(|x| RankedRecord {
+                name: x.name.clone(),
+                rank: x.rank,
+                tied: x.tied,
+                level: x.level.as_str().to_string(),
+                median: x.median,
+                ci95_low: x.ci95_low,
+                ci95_high: x.ci95_high,
+                basis: x.basis.clone(),
+                warnings: x.warnings.clone(),
+            })
+            .collect(),
+        unmeasured: r.unmeasured.clone(),
+        order: r.order.clone(),
+        notes: r.notes.clone(),
+        fastest_refused: r.fastest_refused.as_ref().map(refused),
+        safety_cost: r.safety_cost,
+        fastest_insecure: r.fastest_insecure.as_ref().map(refused),
+        insecure_cost: r.insecure_cost,
+    }
 }
 
 /// Ranks what `doc` measured under `policy` and emits config lines for `targets`
@@ -843,7 +894,7 @@ pub fn list_title(list: &str) -> &str {
 }
 
 /// The domain a ranking list holds.
-fn list_domain(list: &str) -> Option<Domain> {
+pub fn list_domain(list: &str) -> Option<Domain> {
     Some(match list {
         "tls13_suites" => Domain::Tls13Suite,
         "tls12_suites" => Domain::Tls12Suite,
@@ -854,17 +905,6 @@ fn list_domain(list: &str) -> Option<Domain> {
         "ssh_hostkeys" => Domain::SshHostkey,
         _ => return None,
     })
-}
-
-/// ` (post-quantum)` or ` (disputed: ssh-audit fails it)` after an option's name.
-fn tier_mark(k: &Knowledge, list: &str, name: &str) -> String {
-    let Some(d) = list_domain(list) else { return String::new() };
-    let v = k.judge(d, name);
-    match tier(k, &v) {
-        Tier::PostQuantum => " (post-quantum)".to_string(),
-        Tier::Disputed => format!(" (after the rest: {} fails it)", disputed_by(&v).join(", ")),
-        Tier::Normal => String::new(),
-    }
 }
 
 /// What post-quantum key exchange costs here, which hybrid the policy allows but
@@ -937,122 +977,6 @@ pub fn security_notes(k: &Knowledge, policy: &Policy, r: &Ranking) -> Vec<String
         ));
     }
     out
-}
-
-/// The terminal view: each ranking, the price of safety, then the config lines.
-pub fn render(doc: &Document, policy: &Policy, knowledge: &Knowledge, outcome: &Outcome) -> String {
-    let mut s = format!(
-        "cipherbench recommend · run {} ({}) · policy {} · knowledge {}\n",
-        doc.run.id,
-        doc.run.command,
-        policy.name,
-        knowledge.revision()
-    );
-    if outcome.protocols.is_empty() {
-        s.push_str("\nThis run measured nothing a recommendation can be made from (primitives, TLS or SSH).\n");
-        return s;
-    }
-    s.push_str(&format!("{}\n", rank::RULE));
-    for (_, rankings, _) in &outcome.protocols {
-        for r in rankings {
-            s.push_str(&format!(
-                "\n{} (policy {}, {})\n",
-                list_title(&r.list),
-                policy.name,
-                if r.higher_is_better { "fastest first" } else { "cheapest first" }
-            ));
-            if r.ranked.is_empty() {
-                if r.unmeasured.is_empty() {
-                    s.push_str("  nothing measured passes the policy\n");
-                } else {
-                    s.push_str(&format!(
-                        "  not measured in this run; the policy's order: {}\n",
-                        r.unmeasured.join(", ")
-                    ));
-                }
-            } else {
-                let mut t = comfy_table::Table::new();
-                t.load_preset(comfy_table::presets::NOTHING);
-                t.set_header(["rank", "option", "level", "median", "95% CI", "measured as"]);
-                for x in &r.ranked {
-                    t.add_row([
-                        format!("{}{}", x.rank, if x.tied { "=" } else { "" }),
-                        format!("{}{}", x.name, tier_mark(knowledge, &r.list, &x.name)),
-                        x.level.to_string(),
-                        figure(&r.metric, x.median),
-                        format!("{} – {}", figure(&r.metric, x.ci95_low), figure(&r.metric, x.ci95_high)),
-                        x.basis.clone(),
-                    ]);
-                }
-                for line in t.to_string().lines() {
-                    s.push_str(&format!("  {}\n", line.trim_end()));
-                }
-                if r.ranked.iter().any(|x| x.tied) {
-                    s.push_str(&format!(
-                        "  =: not measurably different (95% intervals overlap, or less than {:.0}% apart); the better level, then the policy's order, comes first.\n",
-                        rank::PRACTICAL * 100.0
-                    ));
-                }
-                if !r.unmeasured.is_empty() {
-                    s.push_str(&format!(
-                        "  not measured in this run (still configured, after the measured options, in the policy's order): {}\n",
-                        r.unmeasured.join(", ")
-                    ));
-                }
-            }
-            for note in &r.notes {
-                s.push_str(&format!("  {note}\n"));
-            }
-            let refused = [
-                ("fastest refused", &r.fastest_refused, r.safety_cost),
-                ("fastest insecure", &r.fastest_insecure, r.insecure_cost),
-            ];
-            for (label, f, cost) in refused {
-                let Some(f) = f else { continue };
-                let cost = match cost {
-                    Some(_) if f.tied_with_best => "; tied with the best accepted option: no measurable cost".to_string(),
-                    Some(c) if c > 1.0 => format!("; it is {c:.2}× faster: safety costs {:.0}% here", (1.0 - 1.0 / c) * 100.0),
-                    Some(_) => "; safety costs nothing here".to_string(),
-                    None => String::new(),
-                };
-                s.push_str(&format!(
-                    "  {label}: {} ({}) {}{cost}\n    why: {}\n",
-                    f.name,
-                    f.level,
-                    figure(&r.metric, f.median),
-                    f.refusals.join("; ")
-                ));
-            }
-        }
-    }
-    let mut warned: Vec<String> = Vec::new();
-    for v in &outcome.verdicts {
-        if outcome
-            .recommendations
-            .iter()
-            .any(|r| r.choice.values().any(|l| l.contains(&v.subject.name)))
-            && (v.level < Level::Secure || v.caveats().next().is_some())
-        {
-            for w in policy.allows(v).warnings {
-                if !warned.contains(&w) {
-                    warned.push(w);
-                }
-            }
-        }
-    }
-    for r in &outcome.recommendations {
-        s.push_str(&format!("\n{} ({}):\n", r.target, r.location));
-        for l in &r.lines {
-            s.push_str(&format!("    {l}\n"));
-        }
-    }
-    if !warned.is_empty() {
-        s.push('\n');
-        for w in warned {
-            s.push_str(&format!("warning: {w}\n"));
-        }
-    }
-    s
 }
 
 #[cfg(test)]
@@ -1257,5 +1181,26 @@ mod tests {
         // The CBC suite is refused by intermediate and slower anyway.
         let r12 = r.rankings.iter().find(|x| x.list == "tls12_suites").unwrap();
         assert!(r12.ranked.iter().all(|x| x.name.contains("AES_128_GCM")), "{:?}", r12.ranked);
+    }
+
+    #[test]
+    fn the_documents_records_are_the_same_json_as_the_ranking() {
+        let k = Knowledge::builtin().unwrap();
+        let d = doc(serde_json::json!([
+            prim("aes-128-gcm", "encrypt", 16384, 4.0e9),
+            prim("aes-128-cbc", "encrypt", 16384, 9.0e9),
+            prim("hmac-sha1", "mac", 16384, 9.0e9),
+        ]));
+        let out = recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &[]);
+        assert!(out
+            .recommendations
+            .iter()
+            .any(|r| r.rankings.iter().any(|x| x.fastest_refused.is_some())));
+        for r in &out.recommendations {
+            assert_eq!(serde_json::to_value(r.record()).unwrap(), serde_json::to_value(r).unwrap());
+        }
+        let (mut recs, mut verdicts) = (Vec::new(), vec![out.verdicts[0].record()]);
+        attach(&out, &mut recs, &mut verdicts);
+        assert_eq!((recs.len(), verdicts.len()), (out.recommendations.len(), out.verdicts.len()));
     }
 }

@@ -125,6 +125,35 @@ fn row(label: &str, figure: &str, names: &[String], suffix: &str, width: usize) 
 /// The answer for `cipherbench` / `cipherbench run`.
 pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Option<&str>, report: Option<&str>, stored: bool) -> String {
     let width = width();
+    let mut s = machine(doc, width);
+    let policy = doc.run.settings.get("policy").and_then(|v| v.as_str()).unwrap_or("intermediate");
+    s.push_str(&bold(&format!("Fastest secure choices (policy: {policy})")));
+    s.push('\n');
+    s.push_str(&choices(outcome, width));
+    if let Some(n) = note {
+        s.push_str("  ");
+        s.push_str(&wrap(&format!("({n})"), width, 3));
+    } else if doc.run.command == "run" && !outcome.protocols.iter().any(|(p, _, _)| p == "ssh") {
+        s.push_str("  ");
+        s.push_str(&wrap("(SSH: the budget ran out before any SSH result; raise --budget)", width, 3));
+    }
+    s.push_str(&raced(doc, width));
+    s.push_str(&config(outcome, targets));
+    if let Some(p) = report {
+        s.push_str(&format!("Report: {p}\n"));
+    }
+    if stored {
+        // The command on a line of its own, so that it is never broken.
+        s.push_str(&format!(
+            "Run {} stored; every figure:\n  cipherbench report --run {}\n",
+            doc.run.id, doc.run.id
+        ));
+    }
+    s
+}
+
+/// The machine in one (wrapped) line: CPU, cores, crypto instructions, libraries.
+fn machine(doc: &Document, width: usize) -> String {
     let h = &doc.run.host;
     let lib = |k: &str| doc.run.libraries.get(k).cloned();
     let mut libs = vec![lib("openssl").unwrap_or_default()];
@@ -134,7 +163,7 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
     if let Some(v) = doc.run.settings.get("openssh_version").and_then(|v| v.as_str()) {
         libs.push(v.to_string());
     }
-    let mut s = wrap(
+    wrap(
         &format!(
             "This machine: {}, {} cores, {} · {}",
             h.cpu_model,
@@ -148,44 +177,45 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
         ),
         width,
         2,
-    );
-    let policy = doc.run.settings.get("policy").and_then(|v| v.as_str()).unwrap_or("intermediate");
-    s.push_str(&bold(&format!("Fastest secure choices (policy: {policy})")));
-    s.push('\n');
+    )
+}
+
+/// The best of each ranking (ties named, what post-quantum costs), then the
+/// fastest insecure options for comparison.
+fn choices(outcome: &Outcome, width: usize) -> String {
+    let mut s = String::new();
     let mut insecure: Vec<String> = Vec::new();
-    for (_, rankings, _) in &outcome.protocols {
-        for r in rankings {
-            let best: Vec<_> = r.ranked.iter().filter(|x| x.rank == 1).collect();
-            let Some(first) = best.first() else {
-                if !r.unmeasured.is_empty() {
-                    s.push_str(&format!("  {:<LABEL$} not measured in this run\n", list_title(&r.list)));
-                }
-                continue;
+    for r in outcome.protocols.iter().flat_map(|(_, rankings, _)| rankings) {
+        let best: Vec<_> = r.ranked.iter().filter(|x| x.rank == 1).collect();
+        let Some(first) = best.first() else {
+            if !r.unmeasured.is_empty() {
+                s.push_str(&format!("  {:<LABEL$} not measured in this run\n", list_title(&r.list)));
+            }
+            continue;
+        };
+        let names = group_auth(&best.iter().map(|x| x.name.as_str()).collect::<Vec<_>>());
+        let tie = if best.len() > 1 { "(tied)" } else { "" };
+        s.push_str(&row(list_title(&r.list), &figure(&r.metric, first.median), &names, tie, width));
+        // The ordering rule keeps post-quantum first: what that costs here, said.
+        for n in r.notes.iter().filter(|n| n.starts_with("post-quantum")) {
+            let words: Vec<String> = n.split_whitespace().map(String::from).collect();
+            for l in fill(&words, width, CONT, CONT) {
+                s.push_str(&format!("{}{l}\n", " ".repeat(CONT)));
+            }
+        }
+        if let (Some(bad), Some(cost)) = (&r.fastest_insecure, r.insecure_cost) {
+            let verdict = if bad.tied_with_best {
+                "no measurable gain: not worth it".to_string()
+            } else {
+                format!("{:+.0}%", (cost - 1.0) * 100.0)
             };
-            let names = group_auth(&best.iter().map(|x| x.name.as_str()).collect::<Vec<_>>());
-            let tie = if best.len() > 1 { "(tied)" } else { "" };
-            s.push_str(&row(list_title(&r.list), &figure(&r.metric, first.median), &names, tie, width));
-            // The ordering rule keeps post-quantum first: what that costs here, said.
-            for n in r.notes.iter().filter(|n| n.starts_with("post-quantum")) {
-                let words: Vec<String> = n.split_whitespace().map(String::from).collect();
-                for l in fill(&words, width, CONT, CONT) {
-                    s.push_str(&format!("{}{l}\n", " ".repeat(CONT)));
-                }
-            }
-            if let (Some(bad), Some(cost)) = (&r.fastest_insecure, r.insecure_cost) {
-                let verdict = if bad.tied_with_best {
-                    "no measurable gain: not worth it".to_string()
-                } else {
-                    format!("{:+.0}%", (cost - 1.0) * 100.0)
-                };
-                insecure.push(row(
-                    list_title(&r.list),
-                    &figure(&r.metric, bad.median),
-                    &[format!("{} ({})", bad.name, bad.level.as_str())],
-                    &format!("— {verdict}"),
-                    width,
-                ));
-            }
+            insecure.push(row(
+                list_title(&r.list),
+                &figure(&r.metric, bad.median),
+                &[format!("{} ({})", bad.name, bad.level.as_str())],
+                &format!("— {verdict}"),
+                width,
+            ));
         }
     }
     if !insecure.is_empty() {
@@ -195,59 +225,49 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
             s.push_str(&l);
         }
     }
-    if let Some(n) = note {
-        s.push_str("  ");
-        s.push_str(&wrap(&format!("({n})"), width, 3));
-    } else if doc.run.command == "run" && !outcome.protocols.iter().any(|(p, _, _)| p == "ssh") {
-        s.push_str("  ");
-        s.push_str(&wrap("(SSH: the budget ran out before any SSH result; raise --budget)", width, 3));
+    s
+}
+
+/// Which lists the race settled, and for how long it ran.
+fn raced(doc: &Document, width: usize) -> String {
+    let Some(race) = doc.run.settings.get("race") else {
+        return String::new();
+    };
+    let lists: Vec<&str> = race["contests"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["list"].as_str()).map(list_title).collect())
+        .unwrap_or_default();
+    if lists.is_empty() {
+        return String::new();
     }
-    if let Some(race) = doc.run.settings.get("race") {
-        let lists: Vec<&str> = race["contests"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|c| c["list"].as_str()).map(list_title).collect())
-            .unwrap_or_default();
-        if !lists.is_empty() {
-            s.push_str("  ");
-            s.push_str(&wrap(
-                &format!(
-                    "(raced for {:.0} s where the leaders were tied after the first pass: {}; ties left are shown as ties: the intervals overlap)",
-                    race["seconds"].as_f64().unwrap_or(0.0),
-                    lists.join(", ")
-                ),
-                width,
-                3,
-            ));
-        }
-    }
+    let text = format!(
+        "(raced for {:.0} s where the leaders were tied after the first pass: {}; ties left are shown as ties: the intervals overlap)",
+        race["seconds"].as_f64().unwrap_or(0.0),
+        lists.join(", ")
+    );
+    format!("  {}", wrap(&text, width, 3))
+}
+
+/// The config lines for this machine's software (never wrapped: they are pasted as they are).
+fn config(outcome: &Outcome, targets: &[String]) -> String {
     let recs: Vec<_> = outcome
         .recommendations
         .iter()
         .filter(|r| targets.iter().any(|t| t.eq_ignore_ascii_case(&r.target)))
         .collect();
-    if !recs.is_empty() {
-        s.push_str(&bold(&format!(
-            "Config for this machine's software ({}; or --for TARGET)",
-            targets.join(", ")
-        )));
-        s.push('\n');
-        // Config lines are never wrapped: they are pasted as they are.
-        for r in recs {
-            s.push_str(&format!("  {} — {}:\n", r.target, r.location));
-            for l in &r.lines {
-                s.push_str(&format!("    {l}\n"));
-            }
+    if recs.is_empty() {
+        return String::new();
+    }
+    let mut s = bold(&format!(
+        "Config for this machine's software ({}; or --for TARGET)",
+        targets.join(", ")
+    ));
+    s.push('\n');
+    for r in recs {
+        s.push_str(&format!("  {} — {}:\n", r.target, r.location));
+        for l in &r.lines {
+            s.push_str(&format!("    {l}\n"));
         }
-    }
-    if let Some(p) = report {
-        s.push_str(&format!("Report: {p}\n"));
-    }
-    if stored {
-        // The command on a line of its own, so that it is never broken.
-        s.push_str(&format!(
-            "Run {} stored; every figure:\n  cipherbench report --run {}\n",
-            doc.run.id, doc.run.id
-        ));
     }
     s
 }

@@ -363,19 +363,8 @@ fn side_line(name: &str, s: &Side) -> String {
     )
 }
 
-/// The terminal view: the two sides (and what differs between them), one line per
-/// matched result with its change and whether it clears the threshold, then a
-/// summary.
-pub fn render(c: &Comparison) -> String {
-    let mut s = side_line("A", &c.a);
-    s.push_str(&side_line("B", &c.b));
-    for d in &c.differences {
-        let _ = writeln!(
-            s,
-            "NOTE: {d}: part of any difference is the machine or library, not the change under test."
-        );
-    }
-    let _ = writeln!(s, "threshold: {:.1}% ({})", c.threshold * 100.0, c.threshold_from);
+/// One line per matched result: both figures, the change, the verdict.
+fn rows_table(c: &Comparison) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
     t.set_header(["kind", "subject", "A", "B", "change", "clears threshold", "verdict"]);
@@ -395,6 +384,23 @@ pub fn render(c: &Comparison) -> String {
             verdict,
         ]);
     }
+    t
+}
+
+/// The terminal view: the two sides (and what differs between them), one line per
+/// matched result with its change and whether it clears the threshold, then a
+/// summary.
+pub fn render(c: &Comparison) -> String {
+    let mut s = side_line("A", &c.a);
+    s.push_str(&side_line("B", &c.b));
+    for d in &c.differences {
+        let _ = writeln!(
+            s,
+            "NOTE: {d}: part of any difference is the machine or library, not the change under test."
+        );
+    }
+    let _ = writeln!(s, "threshold: {:.1}% ({})", c.threshold * 100.0, c.threshold_from);
+    let t = rows_table(c);
     let _ = writeln!(s, "{t}");
     let _ = writeln!(
         s,

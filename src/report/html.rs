@@ -19,7 +19,7 @@ mod tests;
 
 pub(crate) use tables::html_table;
 
-use crate::model::{Document, Kind, Metric, ResultRecord, Status};
+use crate::model::{Document, Kind, Metric, Now, RankedRecord, RankingRecord, RecommendationRecord, ResultRecord, Status};
 use crate::units::{Bytes, BytesPerSec, Seconds};
 use anyhow::{Context, Result};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
@@ -189,7 +189,7 @@ fn top(doc: &Document) -> Markup {
         .settings
         .get("policy")
         .and_then(|v| v.as_str())
-        .or_else(|| doc.recommendations.first().and_then(|r| r["policy"].as_str()));
+        .or_else(|| doc.recommendations.first().map(|r| r.policy.as_str()).filter(|p| !p.is_empty()));
     let mut libs: Vec<String> = Vec::new();
     if let Some(v) = doc.run.libraries.get("openssl") {
         libs.push(v.clone());
@@ -274,48 +274,38 @@ fn level_badge(level: &str) -> Markup {
 
 /// What the policy costs in a ranking: the fastest refused and the fastest insecure
 /// option, with how much faster they would be.
-fn pick_costs(ranking: &Value, first: &Value) -> Vec<Markup> {
+fn pick_costs(ranking: &RankingRecord, first: &RankedRecord) -> Vec<Markup> {
     let mut notes = Vec::new();
-    for (key, what) in [("fastest_refused", "refused by the policy"), ("fastest_insecure", "insecure")] {
-        let Some(f) = ranking[key].as_object() else { continue };
-        let name = f.get("name").and_then(|v| v.as_str()).unwrap_or("");
-        if key == "fastest_insecure" && ranking["fastest_refused"]["name"].as_str() == Some(name) {
+    let refused = ranking.fastest_refused.as_ref();
+    for (f, what) in [(refused, "refused by the policy"), (ranking.fastest_insecure.as_ref(), "insecure")] {
+        let Some(f) = f else { continue };
+        if what == "insecure" && refused.is_some_and(|r| r.name == f.name) {
             continue;
         }
-        let level = f.get("level").and_then(|v| v.as_str()).unwrap_or("");
-        let higher = ranking["higher_is_better"].as_bool() != Some(false);
-        let speedup = match (f.get("median").and_then(|v| v.as_f64()), first["median"].as_f64()) {
-            (Some(o), Some(b)) if o > 0.0 && b > 0.0 => Some(if higher { o / b } else { b / o }),
-            _ => None,
-        };
+        let (o, b) = (f.median, first.median);
+        let speedup = (o > 0.0 && b > 0.0).then(|| if ranking.higher_is_better { o / b } else { b / o });
         let gain = match speedup {
-            _ if f.get("tied_with_best").and_then(|v| v.as_bool()) == Some(true) => "no measurable gain".to_string(),
+            _ if f.tied_with_best => "no measurable gain".to_string(),
             Some(x) if x >= 1.0 => format!("{:.0}% faster", (x - 1.0) * 100.0),
             Some(x) => format!("{:.0}% slower anyway", (1.0 - x) * 100.0),
             None => String::new(),
         };
-        notes.push(html! { "Fastest " (what) ": " (code_name(name)) " " (level_badge(level)) " " (gain) });
+        notes.push(html! { "Fastest " (what) ": " (code_name(&f.name)) " " (level_badge(&f.level)) " " (gain) });
     }
     notes
 }
 
 /// One ranking list's best choice, as the answer shows it.
-fn pick(ranking: &Value) -> Option<Markup> {
-    let metric = ranking["metric"].as_str().unwrap_or("");
-    let ranked = ranking["ranked"].as_array()?;
-    let heading = list_heading(ranking["list"].as_str().unwrap_or(""));
-    let best: Vec<&Value> = ranked.iter().filter(|x| x["rank"].as_u64() == Some(1)).collect();
+fn pick(ranking: &RankingRecord) -> Option<Markup> {
+    let heading = list_heading(&ranking.list);
+    let best: Vec<&RankedRecord> = ranking.ranked.iter().filter(|x| x.rank == 1).collect();
     let Some(first) = best.first() else {
-        let unmeasured = ranking["unmeasured"].as_array().map_or(0, Vec::len);
         let choice = html! { "not measured in this run (raise " code.nb { "--budget" } ")" };
-        return (unmeasured > 0).then(|| pick_row(&heading, choice, "", 0));
+        return (!ranking.unmeasured.is_empty()).then(|| pick_row(&heading, choice, "", 0));
     };
-    let raw: Vec<&str> = best.iter().map(|x| x["name"].as_str().unwrap_or("")).collect();
+    let raw: Vec<&str> = best.iter().map(|x| x.name.as_str()).collect();
     let names = super::answer::group_auth(&raw);
-    let figure = first["median"]
-        .as_f64()
-        .map(|v| crate::recommend::figure(metric, v))
-        .unwrap_or_default();
+    let figure = crate::recommend::figure(&ranking.metric, first.median);
     let costs = pick_costs(ranking, first);
     let choice = html! {
         (equals(&names))
@@ -330,16 +320,13 @@ fn pick(ranking: &Value) -> Option<Markup> {
 /// A run without rankings (`speed`, `file`) answers with its fastest primitives.
 fn answer_section(doc: &Document) -> Markup {
     let mut picks: Vec<Markup> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
-    for r in &doc.recommendations {
-        for ranking in r["rankings"].as_array().into_iter().flatten() {
-            let list = ranking["list"].as_str().unwrap_or("").to_string();
-            if seen.contains(&list) {
-                continue;
-            }
-            seen.push(list);
-            picks.extend(pick(ranking));
+    let mut seen: Vec<&str> = Vec::new();
+    for ranking in doc.recommendations.iter().flat_map(|r| &r.rankings) {
+        if seen.contains(&ranking.list.as_str()) {
+            continue;
         }
+        seen.push(&ranking.list);
+        picks.extend(pick(ranking));
     }
     if picks.is_empty() {
         for f in super::table::fastest(doc) {
@@ -362,11 +349,7 @@ fn answer_section(doc: &Document) -> Markup {
             "\n"
         };
     }
-    let times = doc.recommendations.iter().any(|r| {
-        r["rankings"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|x| x["higher_is_better"].as_bool() == Some(false)))
-    });
+    let times = doc.recommendations.iter().flat_map(|r| &r.rankings).any(|x| !x.higher_is_better);
     html! {
         section #answer {
             "\n" h2 { "The answer" }
@@ -384,7 +367,7 @@ fn answer_section(doc: &Document) -> Markup {
 
 /// The main job measures SSH too: say so when none of it made the answer.
 fn missing_ssh(doc: &Document) -> Markup {
-    if doc.run.command != "run" || doc.recommendations.is_empty() || doc.recommendations.iter().any(|r| r["protocol"] == "ssh") {
+    if doc.run.command != "run" || doc.recommendations.is_empty() || doc.recommendations.iter().any(|r| r.protocol == "ssh") {
         return html! {};
     }
     let why = doc.run.settings["ssh"]
@@ -399,14 +382,9 @@ fn missing_ssh(doc: &Document) -> Markup {
 fn level_of<'a>(doc: &'a Document, name: &str) -> Option<&'a str> {
     doc.verdicts
         .iter()
-        .find(|v| {
-            let s = &v["subject"];
-            s["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(name))
-                || s["aliases"]
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(|x| x.as_str().is_some_and(|n| n.eq_ignore_ascii_case(name))))
-        })
-        .and_then(|v| v["level"].as_str())
+        .find(|v| v.names(name))
+        .map(|v| v.level.as_str())
+        .filter(|l| !l.is_empty())
 }
 
 /// (path, I/O mode, size, operation): a file run's inputs, one answer each.
@@ -515,11 +493,7 @@ fn gain_section(doc: &Document) -> Markup {
     if doc.recommendations.is_empty() {
         return html! {};
     }
-    let with_diff: Vec<&Value> = doc
-        .recommendations
-        .iter()
-        .filter(|r| !r["now"].is_null() || !r["diff"].is_null() || !r["gain"].is_null())
-        .collect();
+    let with_diff: Vec<&RecommendationRecord> = doc.recommendations.iter().filter(|r| r.annotated()).collect();
     html! {
         section #gain {
             "\n" h2 { "What changing would gain" } "\n"
@@ -537,29 +511,37 @@ fn gain_section(doc: &Document) -> Markup {
 }
 
 /// One target's before and after, and the change as a unified diff.
-fn gain_of(doc: &Document, r: &Value) -> Markup {
+fn gain_of(doc: &Document, r: &RecommendationRecord) -> Markup {
     // What the recommendation negotiates with the same peer, when the diff says.
     let negotiated = doc.run.settings["installed_diff"]
         .as_array()
         .into_iter()
         .flatten()
-        .find(|d| d["software"] == r["target"])
+        .find(|d| d["software"] == r.target.as_str())
         .and_then(|d| negotiated_label(&d["recommended"]));
-    let recommended = negotiated.map(Value::String).unwrap_or_else(|| r["choice"].clone());
-    let rows: Vec<(String, String)> = [("Now", &r["now"]), ("Recommended", &recommended), ("Gain", &r["gain"])]
+    let lists = |m: &std::collections::BTreeMap<String, Vec<String>>| {
+        m.iter()
+            .map(|(k, v)| format!("{}: {}", words(k).to_lowercase(), v.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let now = r.now.as_ref().and_then(Option::as_ref).map(|n| match n {
+        Now::Label(t) => t.clone(),
+        Now::Lists(m) => lists(m),
+    });
+    let recommended = negotiated.unwrap_or_else(|| lists(&r.choice));
+    let rows: Vec<(String, String)> = [("Now", now), ("Recommended", Some(recommended)), ("Gain", r.gain.clone())]
         .into_iter()
-        .filter(|(_, v)| !v.is_null())
-        .map(|(k, v)| (k.to_string(), plain(v)))
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
         .collect();
-    let diff: Vec<&str> = r["diff"].as_array().into_iter().flatten().filter_map(|l| l.as_str()).collect();
     html! {
         div.diff {
-            "\n" h3 { (target_heading(r["target"].as_str().unwrap_or(""))) } "\n"
+            "\n" h3 { (target_heading(&r.target)) } "\n"
             (kv_table(&rows))
-            @if r["diff"].is_array() {
+            @if let Some(diff) = &r.diff {
                 pre.config.udiff {
                     code {
-                        @for l in &diff {
+                        @for l in diff {
                             @let class = match l.chars().next() {
                                 Some('+') if !l.starts_with("+++") => "add",
                                 Some('-') if !l.starts_with("---") => "del",
@@ -607,11 +589,10 @@ fn config_section(doc: &Document) -> Markup {
         section #config {
             "\n" h2 { "Config lines" } "\n"
             @for r in &doc.recommendations {
-                @let lines: Vec<&str> = r["lines"].as_array().into_iter().flatten().filter_map(|l| l.as_str()).collect();
-                @if !lines.is_empty() {
-                    h3 { (target_heading(r["target"].as_str().unwrap_or(""))) }
-                    "\n" p.where { (inline_code(r["location"].as_str().unwrap_or(""))) }
-                    "\n" pre.config { code { (lines.join("\n")) } }
+                @if !r.lines.is_empty() {
+                    h3 { (target_heading(&r.target)) }
+                    "\n" p.where { (inline_code(&r.location)) }
+                    "\n" pre.config { code { (r.lines.join("\n")) } }
                     "\n"
                 }
             }

@@ -5,7 +5,7 @@
 //! from an export or a peer reads as the text it is: it can open no HTML tag, no
 //! link or image, no code span, no new table cell and no new line.
 
-use super::table::{fastest, file_tables, kdf_lines, primitive_table, ssh_tables, tls_tables, verdict_warnings, Table};
+use super::table::{fastest, tables, verdict_warnings, Block, Table};
 use crate::model::Document;
 use crate::units::{Bytes, BytesPerSec};
 
@@ -79,20 +79,11 @@ pub fn render(doc: &Document) -> String {
         md(&doc.run.started_at),
         doc.run.status.as_str()
     ));
-    if let Some(t) = primitive_table(doc) {
-        s.push_str(&render_table(&t));
-    }
-    for t in file_tables(doc) {
-        s.push_str(&render_table(&t));
-    }
-    for line in kdf_lines(doc) {
-        s.push_str(&format!("- {}\n", md(&line)));
-    }
-    for t in tls_tables(doc) {
-        s.push_str(&render_table(&t));
-    }
-    for t in ssh_tables(doc) {
-        s.push_str(&render_table(&t));
+    for b in tables(doc) {
+        match b {
+            Block::Table(t) => s.push_str(&render_table(&t)),
+            Block::Line(line) => s.push_str(&format!("- {}\n", md(&line))),
+        }
     }
     let f = fastest(doc);
     if !f.is_empty() {

@@ -10,6 +10,7 @@ pub mod html;
 pub mod interop;
 pub mod json;
 pub mod markdown;
+pub mod rankings;
 pub mod table;
 pub mod terminal;
 

@@ -4,7 +4,7 @@
 //! title, a header, a note, a host or library string) goes through
 //! [`crate::untrusted::shown`] first; bold and the table's borders are added after.
 
-use super::table::{fastest, file_tables, kdf_lines, primitive_table, ssh_tables, tls_tables, verdict_warnings, Table};
+use super::table::{fastest, tables, verdict_warnings, Block, Table};
 use crate::model::{Document, RunStatus};
 use crate::units::{Bytes, BytesPerSec};
 use crate::untrusted::shown;
@@ -51,11 +51,45 @@ pub(crate) fn render_table(t: &Table, width: Option<usize>) -> String {
             }
         }
     }
+    let table = boxed(&header, &rows);
+    let natural = table.lines().map(console::measure_text_width).max().unwrap_or(0);
+    let words = |text: &str| -> Vec<String> { text.split_whitespace().map(String::from).collect() };
+    let mut s = format!("{}\n", bold(&t.title));
+    if !common.is_empty() {
+        s.push_str(&paragraph("  Every row: ", &separated(common), 4, width));
+    }
+    match width {
+        Some(w) if natural > w => {
+            // Too wide even so: one paragraph per row, label columns first.
+            // Each `header value` pair stays whole on its line.
+            for row in &rows {
+                let pairs: Vec<String> = header
+                    .iter()
+                    .zip(row)
+                    .filter(|(_, v)| !v.is_empty())
+                    .map(|(h, v)| format!("{h} {v}"))
+                    .collect();
+                s.push_str(&paragraph("  • ", &separated(pairs), 4, width));
+            }
+        }
+        _ => {
+            s.push_str(&table);
+            s.push('\n');
+        }
+    }
+    for n in &t.notes {
+        s.push_str(&paragraph("  ", &words(n), 4, width));
+    }
+    s
+}
+
+/// The table drawn with borders, label columns left and figures right.
+fn boxed(header: &[String], rows: &[Vec<String>]) -> String {
     let mut ct = comfy_table::Table::new();
     ct.load_preset(UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Disabled);
     ct.set_header(header.iter().map(Cell::new));
-    for row in &rows {
+    for row in rows {
         ct.add_row(row.iter().enumerate().map(|(i, c)| {
             let cell = Cell::new(c);
             if i >= 2 {
@@ -65,62 +99,32 @@ pub(crate) fn render_table(t: &Table, width: Option<usize>) -> String {
             }
         }));
     }
-    let table = ct.to_string();
-    let natural = table.lines().map(console::measure_text_width).max().unwrap_or(0);
-    // `prefix` then `units` (never split), continuation lines indented by `indent`.
-    let para = |prefix: &str, units: &[String], indent: usize| -> String {
-        let lines = match width {
-            Some(w) => super::answer::fill(units, w, console::measure_text_width(prefix), indent),
-            None => vec![units.join(" ")],
-        };
-        let mut out = String::new();
-        for (i, l) in lines.iter().enumerate() {
-            out.push_str(&if i == 0 { prefix.to_string() } else { " ".repeat(indent) });
-            out.push_str(l);
-            out.push('\n');
-        }
-        out
+    ct.to_string()
+}
+
+/// Every unit but the last followed by ` ·`.
+fn separated(units: Vec<String>) -> Vec<String> {
+    let n = units.len();
+    units
+        .into_iter()
+        .enumerate()
+        .map(|(i, u)| if i + 1 < n { format!("{u} ·") } else { u })
+        .collect()
+}
+
+/// `prefix` then `units` (never split), continuation lines indented by `indent`.
+fn paragraph(prefix: &str, units: &[String], indent: usize, width: Option<usize>) -> String {
+    let lines = match width {
+        Some(w) => super::answer::fill(units, w, console::measure_text_width(prefix), indent),
+        None => vec![units.join(" ")],
     };
-    let words = |text: &str| -> Vec<String> { text.split_whitespace().map(String::from).collect() };
-    let mut s = format!("{}\n", bold(&t.title));
-    if !common.is_empty() {
-        let units: Vec<String> = common
-            .iter()
-            .enumerate()
-            .map(|(i, c)| if i + 1 < common.len() { format!("{c} ·") } else { c.clone() })
-            .collect();
-        s.push_str(&para("  Every row: ", &units, 4));
+    let mut out = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        out.push_str(&if i == 0 { prefix.to_string() } else { " ".repeat(indent) });
+        out.push_str(l);
+        out.push('\n');
     }
-    match width {
-        Some(w) if natural > w => {
-            // Too wide even so: one paragraph per row, label columns first.
-            // Each `header value` pair stays whole on its line.
-            for row in &rows {
-                let pairs: Vec<(&String, &String)> = header.iter().zip(row).filter(|(_, v)| !v.is_empty()).collect();
-                let units: Vec<String> = pairs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (h, v))| {
-                        if i + 1 < pairs.len() {
-                            format!("{h} {v} ·")
-                        } else {
-                            format!("{h} {v}")
-                        }
-                    })
-                    .collect();
-                let _ = w;
-                s.push_str(&para("  • ", &units, 4));
-            }
-        }
-        _ => {
-            s.push_str(&table);
-            s.push('\n');
-        }
-    }
-    for n in &t.notes {
-        s.push_str(&para("  ", &words(n), 4));
-    }
-    s
+    out
 }
 
 /// `t` with every title, header, cell and note [`shown`]: safe to print.
@@ -305,24 +309,14 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
         None => header(doc),
     };
     s.push('\n');
-    if let Some(t) = primitive_table(doc) {
-        s.push_str(&render_table(&t, width));
-        s.push('\n');
-    }
-    for t in file_tables(doc) {
-        s.push_str(&render_table(&t, width));
-        s.push('\n');
-    }
-    for line in kdf_lines(doc) {
-        s.push_str(&format!("{}\n", shown(&line)));
-    }
-    for t in tls_tables(doc) {
-        s.push_str(&render_table(&t, width));
-        s.push('\n');
-    }
-    for t in ssh_tables(doc) {
-        s.push_str(&render_table(&t, width));
-        s.push('\n');
+    for b in tables(doc) {
+        match b {
+            Block::Table(t) => {
+                s.push_str(&render_table(&t, width));
+                s.push('\n');
+            }
+            Block::Line(line) => s.push_str(&format!("{}\n", shown(&line))),
+        }
     }
     s.push_str(&fastest_lines(doc));
     let warnings = verdict_warnings(doc);

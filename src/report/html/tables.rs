@@ -2,14 +2,12 @@
 //! table, as HTML tables.
 
 use super::{level_badge, list_heading, metric_text};
-use crate::model::{Document, ResultRecord, Status};
-use crate::report::table::{file_tables, kdf_lines, primitive_table, ssh_tables, subject_label, tls_tables, verdict_warnings, Table};
+use crate::model::{Document, RankingRecord, ResultRecord, SourceRecord, Status, VerdictRecord};
+use crate::report::table::{subject_label, tables, verdict_warnings, Block, Table};
 use maud::{html, Markup};
-use serde_json::Value;
 
 /// A reason's references: links when they are web addresses, else their ids.
-fn references(v: &Value) -> Markup {
-    let refs: Vec<&Value> = v.as_array().map(|a| a.iter().collect()).unwrap_or_default();
+fn references(refs: &[SourceRecord]) -> Markup {
     if refs.is_empty() {
         return html! {};
     }
@@ -19,9 +17,9 @@ fn references(v: &Value) -> Markup {
             "["
             @for (i, r) in refs.iter().enumerate() {
                 @if i > 0 { ", " }
-                @let id = r["id"].as_str().unwrap_or("");
-                @let title = r["title"].as_str().unwrap_or("");
-                @match r["url"].as_str().filter(|u| u.starts_with("https://") || u.starts_with("http://")) {
+                @let id = r.id.as_deref().unwrap_or("");
+                @let title = r.title.as_deref().unwrap_or("");
+                @match r.url.as_deref().filter(|u| u.starts_with("https://") || u.starts_with("http://")) {
                     Some(url) => a href=(url) title=(title) { (id) },
                     None => span title=(title) { (id) },
                 }
@@ -32,21 +30,21 @@ fn references(v: &Value) -> Markup {
 }
 
 /// One verdict's reasons, other sources' opinions and note, as a list.
-fn reasons(v: &Value) -> Markup {
+fn reasons(v: &VerdictRecord) -> Markup {
     html! {
         ul.reasons {
-            @for r in v["reasons"].as_array().into_iter().flatten() {
-                li { (r["text"].as_str().unwrap_or("")) (references(&r["references"])) }
+            @for r in &v.reasons {
+                li { (r.text) (references(&r.references)) }
             }
-            @for o in v["opinions"].as_array().into_iter().flatten() {
+            @for o in &v.opinions {
                 li {
-                    (o["source"]["title"].as_str().or(o["source"]["id"].as_str()).unwrap_or("another source"))
-                    " rates it " (o["level"].as_str().unwrap_or("")) ": "
-                    (o["reason"]["text"].as_str().unwrap_or(""))
-                    (references(&o["reason"]["references"]))
+                    (o.source.title.as_deref().or(o.source.id.as_deref()).unwrap_or("another source"))
+                    " rates it " (o.level) ": "
+                    (o.reason.text)
+                    (references(&o.reason.references))
                 }
             }
-            @if let Some(n) = v["note"].as_str() { li { (n) } }
+            @if let Some(n) = &v.note { li { (n) } }
         }
     }
 }
@@ -68,9 +66,9 @@ pub(super) fn verdicts_section(doc: &Document) -> Markup {
                         "\n"
                         @for v in &doc.verdicts {
                             tr {
-                                td { (v["subject"]["name"].as_str().unwrap_or("?")) }
-                                td { (v["subject"]["domain"].as_str().unwrap_or("").replace(['-', '_'], " ")) }
-                                td { (level_badge(v["level"].as_str().unwrap_or("unrated"))) }
+                                td { (v.subject.name) }
+                                td { (v.subject.domain.replace(['-', '_'], " ")) }
+                                td { (level_badge(&v.level)) }
                                 td.wrap { (reasons(v)) }
                             }
                             "\n"
@@ -90,33 +88,26 @@ pub(super) fn verdicts_section(doc: &Document) -> Markup {
 }
 
 /// A ranking, fastest first, with the fastest options the policy keeps out.
-fn ranking_table(r: &Value) -> Markup {
-    let list = r["list"].as_str().unwrap_or("");
-    let metric = r["metric"].as_str().unwrap_or("");
-    let ranked = r["ranked"].as_array().cloned().unwrap_or_default();
-    if ranked.is_empty() {
+fn ranking_table(r: &RankingRecord) -> Markup {
+    if r.ranked.is_empty() {
         return html! {};
     }
-    let figure = |v: Option<&Value>| {
-        v.and_then(|v| v.as_f64())
-            .map(|v| crate::recommend::figure(metric, v))
-            .unwrap_or_default()
-    };
+    let figure = |v: f64| crate::recommend::figure(&r.metric, v);
     html! {
-        h3 { (list_heading(list)) ", fastest first" } "\n"
+        h3 { (list_heading(&r.list)) ", fastest first" } "\n"
         div.scroll {
             table {
                 "\n"
                 thead { tr { th { "rank" } th { "option" } th { "level" } th { "median" } th { "measured as" } } }
                 tbody {
                     "\n"
-                    @for x in &ranked {
+                    @for x in &r.ranked {
                         tr {
-                            td { (x["rank"].as_u64().unwrap_or(0)) @if x["tied"].as_bool() == Some(true) { "=" } }
-                            td { (x["name"].as_str().unwrap_or("")) }
-                            td { (level_badge(x["level"].as_str().unwrap_or("unrated"))) }
-                            td.num { (figure(x.get("median"))) }
-                            td { (x["basis"].as_str().unwrap_or("")) }
+                            td { (x.rank) @if x.tied { "=" } }
+                            td { (x.name) }
+                            td { (level_badge(&x.level)) }
+                            td.num { (figure(x.median)) }
+                            td { (x.basis) }
                         }
                         "\n"
                     }
@@ -124,12 +115,12 @@ fn ranking_table(r: &Value) -> Markup {
             }
         }
         "\n"
-        @for (key, label) in [("fastest_refused", "fastest refused"), ("fastest_insecure", "fastest insecure")] {
-            @if let Some(f) = r[key].as_object() {
+        @for (f, label) in [(&r.fastest_refused, "fastest refused"), (&r.fastest_insecure, "fastest insecure")] {
+            @if let Some(f) = f {
                 p.note {
-                    (label) ": " (f.get("name").and_then(|v| v.as_str()).unwrap_or(""))
-                    " (" (f.get("level").and_then(|v| v.as_str()).unwrap_or("")) ") "
-                    (figure(f.get("median")))
+                    (label) ": " (f.name)
+                    " (" (f.level) ") "
+                    (figure(f.median))
                 }
                 "\n"
             }
@@ -221,35 +212,34 @@ fn generic_table(doc: &Document) -> Table {
 }
 
 pub(super) fn tables_section(doc: &Document) -> Markup {
-    let mut seen: Vec<&str> = Vec::new();
-    let mut rankings: Vec<&Value> = Vec::new();
-    for r in &doc.recommendations {
-        for ranking in r["rankings"].as_array().into_iter().flatten() {
-            let list = ranking["list"].as_str().unwrap_or("");
-            if !seen.contains(&list) {
-                seen.push(list);
-                rankings.push(ranking);
-            }
+    let mut rankings: Vec<&RankingRecord> = Vec::new();
+    for ranking in doc.recommendations.iter().flat_map(|r| &r.rankings) {
+        if !rankings.iter().any(|x| x.list == ranking.list) {
+            rankings.push(ranking);
         }
     }
-    let mut tables: Vec<Table> = primitive_table(doc).into_iter().collect();
-    tables.extend(file_tables(doc));
-    let kdf = kdf_lines(doc);
-    let mut later: Vec<Table> = tls_tables(doc);
-    later.extend(ssh_tables(doc));
+    // Key-derivation lines in a row make one list.
+    let mut blocks: Vec<Result<Table, Vec<String>>> = Vec::new();
+    for b in tables(doc) {
+        match (b, blocks.last_mut()) {
+            (Block::Table(t), _) => blocks.push(Ok(t)),
+            (Block::Line(l), Some(Err(lines))) => lines.push(l),
+            (Block::Line(l), _) => blocks.push(Err(vec![l])),
+        }
+    }
     if !doc.results.is_empty() {
-        later.push(generic_table(doc));
+        blocks.push(Ok(generic_table(doc)));
     }
     html! {
         section #tables {
             "\n" h2 { "Detailed results" } "\n"
             @for r in &rankings { (ranking_table(r)) }
-            @for t in &tables { (table_markup(t)) }
-            @if !kdf.is_empty() {
-                ul { "\n" @for l in &kdf { li { (l) } "\n" } }
-                "\n"
+            @for b in &blocks {
+                @match b {
+                    Ok(t) => (table_markup(t)),
+                    Err(lines) => { ul { "\n" @for l in lines { li { (l) } "\n" } } "\n" },
+                }
             }
-            @for t in &later { (table_markup(t)) }
         }
         "\n"
     }

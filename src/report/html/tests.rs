@@ -44,7 +44,7 @@ fn settings_read_as_words_never_as_json() {
 
 #[test]
 fn the_answer_names_ties_and_the_cost_of_safety_in_words() {
-    let ranking = serde_json::json!({
+    let ranking: crate::model::RankingRecord = serde_json::from_value(serde_json::json!({
         "list": "tls13_suites", "metric": "bytes_per_sec", "higher_is_better": true,
         "ranked": [
             {"name": "TLS_AES_128_GCM_SHA256", "rank": 1, "tied": true, "level": "recommended", "median": 1.0e9},
@@ -52,7 +52,8 @@ fn the_answer_names_ties_and_the_cost_of_safety_in_words() {
             {"name": "TLS_AES_128_CCM_SHA256", "rank": 3, "tied": false, "level": "secure", "median": 0.5e9}
         ],
         "fastest_refused": {"name": "TLS_AES_128_CCM_8_SHA256", "level": "weak", "median": 1.2e9, "tied_with_best": false}
-    });
+    }))
+    .unwrap();
     let html = pick(&ranking).unwrap().into_string();
     assert!(html.contains(">TLS 1.3 cipher suites<"), "{html}");
     assert!(html.contains("2 tied") && html.contains("TLS_<wbr>AES_<wbr>256_<wbr>GCM"), "{html}");
@@ -140,22 +141,30 @@ fn ssh_matrix_and_tls_bars_carry_their_values_and_text_is_escaped() {
 #[test]
 fn the_gain_section_shows_a_before_and_after_when_the_run_has_one() {
     let mut d = doc(vec![]);
-    d.recommendations = vec![serde_json::json!({
+    d.recommendations = vec![serde_json::from_value(serde_json::json!({
         "protocol": "ssh", "target": "sshd", "location": "/etc/ssh/sshd_config", "policy": "intermediate",
         "choice": {"ssh_ciphers": ["aes128-gcm@openssh.com"]},
         "lines": ["Ciphers aes128-gcm@openssh.com"],
         "rankings": []
-    })];
+    }))
+    .unwrap()];
     let none = gain_section(&d).into_string();
     assert!(none.contains("id=\"gain\"") && none.contains("no before and after"), "{none}");
-    d.recommendations[0]["now"] = serde_json::json!({"ssh_ciphers": ["aes128-cbc"]});
-    d.recommendations[0]["gain"] = serde_json::json!("+38% throughput (95% CI +20% to +55%)");
-    d.recommendations[0]["diff"] = serde_json::json!([
-        "--- sshd_config",
-        "+++ sshd_config",
-        "-Ciphers aes128-cbc",
-        "+Ciphers aes128-gcm@openssh.com"
-    ]);
+    let r = &mut d.recommendations[0];
+    r.now = Some(Some(crate::model::Now::Lists(
+        [("ssh_ciphers".to_string(), vec!["aes128-cbc".to_string()])].into(),
+    )));
+    r.gain = Some("+38% throughput (95% CI +20% to +55%)".into());
+    r.diff = Some(
+        [
+            "--- sshd_config",
+            "+++ sshd_config",
+            "-Ciphers aes128-cbc",
+            "+Ciphers aes128-gcm@openssh.com",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
     d.run.settings = serde_json::json!({"installed_diff": [{"software": "sshd", "recommended":
         {"protocol": "ssh", "cipher": "aes128-gcm@openssh.com", "mac": null, "kex": "curve25519-sha256", "hostkey": "ssh-ed25519"}}]});
     let html = gain_section(&d).into_string();
@@ -189,10 +198,11 @@ fn a_file_run_answers_with_the_fastest_cipher_the_judge_accepts() {
         result(Kind::File, Metric::BytesPerSec, s, v)
     };
     let mut d = doc(vec![file("aes-256-ecb", 9.0e9), file("aes-256-ctr", 7.0e9), file("des-cbc", 0.1e9)]);
-    d.verdicts = vec![
-        serde_json::json!({"subject": {"domain": "primitive", "name": "aes-256-ecb"}, "level": "insecure", "reasons": []}),
-        serde_json::json!({"subject": {"domain": "primitive", "name": "AES-256-CTR"}, "level": "secure", "reasons": []}),
-    ];
+    d.verdicts = serde_json::from_value(serde_json::json!([
+        {"subject": {"domain": "primitive", "name": "aes-256-ecb"}, "level": "insecure", "reasons": []},
+        {"subject": {"domain": "primitive", "name": "AES-256-CTR"}, "level": "secure", "reasons": []},
+    ]))
+    .unwrap();
     let html: String = file_picks(&d).into_iter().map(|m| m.into_string()).collect();
     let choice = &html[html.find("class=\"choice\"").unwrap()..];
     assert!(choice.starts_with("class=\"choice\"><code>aes-<wbr>256-<wbr>ctr</code>"), "{html}");

@@ -1,0 +1,213 @@
+//! The TLS tables: handshakes, bulk, the interop matrix and what a server accepts.
+
+use super::{threads_of, throughput_cell, Table};
+use crate::model::{Document, Kind, Metric, ResultRecord, Status};
+use crate::units::Bytes;
+
+/// The TLS tables: handshakes (rate and latency), bulk (throughput and CPU per GB
+/// on each side) and, for `--connect`, what the server accepts and its suite order.
+pub fn tls_tables(doc: &Document) -> Vec<Table> {
+    let mut out: Vec<Table> = handshakes(doc).into_iter().collect();
+    out.extend(bulk(doc));
+    out.extend(crate::report::interop::interop_table(doc));
+    out.extend(accepted(doc));
+    out
+}
+
+fn opt(s: &Option<String>) -> String {
+    s.clone().unwrap_or_else(|| "-".into())
+}
+
+/// The record of the same subject as `r` under another kind, metric and mode (the
+/// latency of a handshake rate, the CPU per GB of a throughput).
+fn companion<'a>(doc: &'a Document, r: &ResultRecord, kind: Kind, metric: Metric, mode: &str) -> Option<&'a ResultRecord> {
+    let bare = |s: &crate::model::Subject| crate::model::Subject { mode: None, ..s.clone() };
+    doc.results
+        .iter()
+        .find(|x| x.kind == kind && x.metric == metric && x.subject.mode.as_deref() == Some(mode) && bare(&x.subject) == bare(&r.subject))
+}
+
+fn secs(r: Option<&ResultRecord>, v: Option<f64>) -> String {
+    match (r.map(|r| r.status), v) {
+        (Some(Status::Ok), Some(v)) => crate::units::Seconds(v).to_string(),
+        _ => String::new(),
+    }
+}
+
+fn handshakes(doc: &Document) -> Option<Table> {
+    let hs: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec)
+        .collect();
+    if hs.is_empty() {
+        return None;
+    }
+    let header = [
+        "protocol",
+        "kex",
+        "group",
+        "cert",
+        "suite",
+        "handshake",
+        "threads",
+        "handshakes/s",
+        "latency",
+        "p95",
+    ];
+    let rows = hs
+        .iter()
+        .map(|r| {
+            let s = &r.subject;
+            let lat = companion(doc, r, Kind::TlsHandshake, Metric::Seconds, "latency");
+            let rate = match (r.status, r.summary()) {
+                (Status::Ok, Some(x)) if x.relative_precision() >= 0.01 => {
+                    format!(
+                        "{}{:.0} ±{:.0}%",
+                        if x.is_noisy() { "~" } else { "" },
+                        x.median,
+                        x.relative_precision() * 100.0
+                    )
+                }
+                (Status::Ok, Some(x)) => format!("{:.0}", x.median),
+                _ => r.reason.clone().unwrap_or_else(|| "failed".into()),
+            };
+            vec![
+                opt(&s.protocol),
+                opt(&s.kex),
+                opt(&s.group),
+                opt(&s.cert),
+                opt(&s.suite),
+                opt(&s.op),
+                threads_of(r).to_string(),
+                rate,
+                secs(lat, lat.and_then(|l| l.median)),
+                secs(lat, lat.and_then(|l| l.p95)),
+            ]
+        })
+        .collect();
+    let (header, rows) = crate::report::interop::with_library(doc, header.map(String::from).to_vec(), rows, &hs);
+    Some(Table {
+        title: "TLS handshakes (Kx and Au: paid once per connection)".into(),
+        header,
+        rows,
+        notes: vec!["latency: median per handshake, TCP connect included; p95 over the same handshakes.".into()],
+    })
+}
+
+fn bulk(doc: &Document) -> Option<Table> {
+    let bulk: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec)
+        .collect();
+    if bulk.is_empty() {
+        return None;
+    }
+    let header = [
+        "protocol",
+        "suite",
+        "direction",
+        "write",
+        "threads",
+        "throughput",
+        "client CPU/GB",
+        "server CPU/GB",
+    ];
+    let rows = bulk
+        .iter()
+        .map(|r| {
+            let s = &r.subject;
+            let cpu = |mode: &str| match companion(doc, r, Kind::TlsBulk, Metric::Seconds, mode) {
+                Some(x) if x.status == Status::Ok => x.median.map(|m| format!("{m:.3} s")).unwrap_or_default(),
+                _ => String::new(),
+            };
+            let tp = match r.status {
+                Status::Ok => throughput_cell(r),
+                _ => r.reason.clone().unwrap_or_else(|| "failed".into()),
+            };
+            vec![
+                opt(&s.protocol),
+                opt(&s.suite),
+                match (&s.op, &s.path, s.mode.as_deref()) {
+                    (Some(op), Some(p), Some(crate::model::THROUGH_NGINX)) => format!("{op} {p} via nginx"),
+                    (Some(op), Some(p), _) => format!("{op} {p}"),
+                    (op, _, _) => opt(op),
+                },
+                s.bytes.map(|b| Bytes(b).to_string()).unwrap_or_else(|| "-".into()),
+                threads_of(r).to_string(),
+                tp,
+                cpu("client-cpu-per-gb"),
+                // Through a private nginx: the worker's CPU, under its own mode.
+                if s.mode.as_deref() == Some(crate::model::THROUGH_NGINX) {
+                    cpu(crate::model::THROUGH_NGINX_CPU)
+                } else {
+                    cpu("server-cpu-per-gb")
+                },
+            ]
+        })
+        .collect();
+    let (header, rows) = crate::report::interop::with_library(doc, header.map(String::from).to_vec(), rows, &bulk);
+    Some(Table {
+        title: "TLS bulk (Enc and Mac: paid per byte)".into(),
+        header,
+        rows,
+        notes: Vec::new(),
+    })
+}
+
+/// For `--connect`: what the server accepts, and its suite order.
+fn accepted(doc: &Document) -> Option<Table> {
+    let acc: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::TlsAccept).collect();
+    if acc.is_empty() {
+        return None;
+    }
+    let target = doc.run.settings.get("target").and_then(|v| v.as_str()).unwrap_or("the server");
+    let yes = |r: &ResultRecord| r.median == Some(1.0);
+    let mut rows = Vec::new();
+    let mut refused_suites = 0;
+    for r in &acc {
+        let s = &r.subject;
+        let (what, name) = match (&s.suite, &s.group) {
+            (Some(suite), _) => ("suite", format!("{suite} ({})", opt(&s.openssl_name))),
+            (None, Some(g)) => ("group", g.clone()),
+            (None, None) => ("protocol", String::new()),
+        };
+        if what == "suite" && !yes(r) {
+            refused_suites += 1;
+            continue;
+        }
+        rows.push(vec![
+            opt(&s.protocol),
+            what.to_string(),
+            name,
+            if yes(r) {
+                "accepted".into()
+            } else {
+                format!("refused: {}", r.reason.clone().unwrap_or_default())
+            },
+        ]);
+    }
+    let mut notes = vec![format!("{refused_suites} other suite offer(s) refused (one suite per handshake).")];
+    if let Some(orders) = doc.run.settings.get("server_order").and_then(|v| v.as_array()) {
+        for o in orders {
+            let p = o.get("protocol").and_then(|v| v.as_str()).unwrap_or("");
+            if o.get("honours_client_order").and_then(|v| v.as_bool()) == Some(true) {
+                notes.push(format!("{p}: the server follows the client's suite order."));
+            } else {
+                let order: Vec<&str> = o
+                    .get("server_preference")
+                    .and_then(|v| v.as_array())
+                    .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+                    .unwrap_or_default();
+                notes.push(format!("{p}: the server imposes its own order: {}", order.join(" > ")));
+            }
+        }
+    }
+    Some(Table {
+        title: format!("TLS: what {target} accepts"),
+        header: ["protocol", "kind", "name", "result"].map(String::from).to_vec(),
+        rows,
+        notes,
+    })
+}
