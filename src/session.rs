@@ -46,6 +46,7 @@ impl Session {
             host: discover::host::fingerprint(),
             libraries: discover::openssl::libraries(),
             settings,
+            capabilities: discover::capabilities(),
         };
         let mut store_failed = None;
         if let Some(s) = &store {

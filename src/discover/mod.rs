@@ -7,3 +7,13 @@ pub mod installed;
 pub mod openssh;
 pub mod openssl;
 pub mod ssh_list;
+
+/// What this host's TLS and SSH software can be configured with, stored with each
+/// run so that `recommend` reads the document, never the machine it runs on.
+pub fn capabilities() -> crate::model::Capabilities {
+    crate::model::Capabilities {
+        openssl: Some(openssl::capabilities()),
+        openssh: openssh::capabilities(),
+        sshd_hostkeys: openssh::server_hostkey_algorithms(),
+    }
+}

@@ -117,6 +117,18 @@ pub fn discover() -> Result<OpenSsh> {
     Ok(info)
 }
 
+/// The client's lists as a run stores them (`None` without an OpenSSH client).
+pub fn capabilities() -> Option<crate::model::OpenSshCapabilities> {
+    let o = discover().ok()?;
+    Some(crate::model::OpenSshCapabilities {
+        version: o.version,
+        ciphers: o.ciphers,
+        macs: o.macs,
+        kex: o.kex,
+        hostkey_algorithms: o.hostkey_algorithms,
+    })
+}
+
 /// The sshd configuration `server_hostkey_algorithms` reads instead of the
 /// system's (`sshd -T -f FILE`), e.g. to ask about another server's keys.
 pub const SSHD_CONFIG_ENV: &str = "CIPHERBENCH_SSHD_CONFIG";

@@ -37,6 +37,9 @@ pub struct Candidate {
     pub tier: Tier,
 }
 
+/// One protocol family's rankings, its choice and every candidate it weighed.
+pub type Planned<C> = (Vec<Ranking>, C, Vec<Candidate>);
+
 /// An option the policy accepts, in ranking order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ranked {

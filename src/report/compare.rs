@@ -498,6 +498,7 @@ mod tests {
                 },
                 libraries: Default::default(),
                 settings: serde_json::Value::Null,
+                capabilities: Default::default(),
             },
             results: vec![r],
             verdicts: vec![],
