@@ -45,6 +45,9 @@ fn ssh_audit() -> PathBuf {
 /// cipher and MAC) into `db`; the run stores the host keys the sshd that
 /// `sshd_config` names can serve (what `recommend` then reads).
 fn ssh_run(db: &Path, sshd_config: &Path) {
+    // One run at a time: the servers' runs must not share the CPU with each other.
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     cb().env("CIPHERBENCH_SSHD_CONFIG", sshd_config)
         .args(["ssh", "--ciphers", "aes128-ctr", "--macs", "hmac-sha2-256-etm@openssh.com"])
         .args(["--kex", "curve25519-sha256,sntrup761x25519-sha512", "--hostkeys", "ssh-ed25519"])
