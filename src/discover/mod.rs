@@ -10,10 +10,16 @@ pub mod ssh_list;
 
 /// What this host's TLS and SSH software can be configured with, stored with each
 /// run so that `recommend` reads the document, never the machine it runs on.
+/// The three askings run side by side: a run's budget starts before them.
 pub fn capabilities() -> crate::model::Capabilities {
-    crate::model::Capabilities {
-        openssl: Some(openssl::capabilities()),
-        openssh: openssh::capabilities(),
-        sshd_hostkeys: openssh::server_hostkey_algorithms(),
-    }
+    std::thread::scope(|s| {
+        let ssh = s.spawn(openssh::capabilities);
+        let sshd = s.spawn(openssh::server_hostkey_algorithms);
+        let openssl = openssl::capabilities();
+        crate::model::Capabilities {
+            openssl: Some(openssl),
+            openssh: ssh.join().unwrap_or(None),
+            sshd_hostkeys: sshd.join().unwrap_or(None),
+        }
+    })
 }
