@@ -102,9 +102,10 @@ pub struct RunInfo {
     /// Library name -> runtime version.
     pub libraries: BTreeMap<String, String>,
     pub settings: serde_json::Value,
-    /// What the host's TLS and SSH software offered when the run started: what
-    /// `recommend` needs about the host, so that the document gives that host's
-    /// answer on any machine. Empty in documents from before it was stored.
+    /// What the host's TLS and SSH software offered during the run (asked once
+    /// measuring is done): what `recommend` needs about the host, so that the
+    /// document gives that host's answer on any machine. Empty in documents from
+    /// before it was stored.
     #[serde(default, skip_serializing_if = "Capabilities::is_empty")]
     pub capabilities: Capabilities,
 }

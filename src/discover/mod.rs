@@ -10,7 +10,7 @@ pub mod ssh_list;
 
 /// What this host's TLS and SSH software can be configured with, stored with each
 /// run so that `recommend` reads the document, never the machine it runs on.
-/// The three askings run side by side: a run's budget starts before them.
+/// The three askings run side by side.
 pub fn capabilities() -> crate::model::Capabilities {
     std::thread::scope(|s| {
         let ssh = s.spawn(openssh::capabilities);
