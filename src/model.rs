@@ -108,6 +108,70 @@ pub struct RunInfo {
     /// Library name -> runtime version.
     pub libraries: BTreeMap<String, String>,
     pub settings: serde_json::Value,
+    /// What the host's TLS and SSH software offered during the run (asked once
+    /// measuring is done): what `recommend` needs about the host, so that the
+    /// document gives that host's answer on any machine. Empty in documents from
+    /// before it was stored.
+    #[serde(default, skip_serializing_if = "Capabilities::is_empty")]
+    pub capabilities: Capabilities,
+}
+
+/// What the host's own software can be configured with, as discovery found it.
+/// Each part is `None` when it was not known (not installed, not readable, or a
+/// document from before capabilities were stored): `recommend` then falls back
+/// on the document's own evidence, never on the machine it runs on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openssl: Option<OpenSslCapabilities>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openssh: Option<OpenSshCapabilities>,
+    /// The host-key algorithms the host's sshd can serve (`sshd -T` and its key
+    /// files); `None` when they could not be read (no sshd, not root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sshd_hostkeys: Option<Vec<String>>,
+}
+
+impl Capabilities {
+    pub fn is_empty(&self) -> bool {
+        *self == Capabilities::default()
+    }
+}
+
+/// The host's OpenSSL as a TLS server library.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenSslCapabilities {
+    /// Every TLS suite it can offer (`openssl ciphers -V -stdname`, TLS 1.3 first);
+    /// `None` when the `openssl` command could not be run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suites: Option<Vec<SuiteName>>,
+    /// The TLS group names its libssl accepts, of the spellings discovery tries
+    /// (`discover::openssl::GROUP_SPELLINGS`).
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
+
+/// One TLS suite under IANA's and OpenSSL's names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuiteName {
+    pub iana: String,
+    pub openssl: String,
+}
+
+/// The host's OpenSSH client lists (`ssh -Q`), in its own order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenSshCapabilities {
+    /// `ssh -V`.
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub ciphers: Vec<String>,
+    #[serde(default)]
+    pub macs: Vec<String>,
+    #[serde(default)]
+    pub kex: Vec<String>,
+    #[serde(default)]
+    pub hostkey_algorithms: Vec<String>,
 }
 
 /// The machine fingerprint that goes with every run.

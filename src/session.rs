@@ -24,6 +24,9 @@ pub struct Session {
     progress: Progress,
     /// The first history write that failed (nothing more is written until `finish`).
     store_failed: Option<String>,
+    /// What the host's software offers (`RunInfo::capabilities`), asked when the
+    /// document is first needed: after measuring, so that the budget measures.
+    capabilities: std::sync::OnceLock<crate::model::Capabilities>,
 }
 
 /// A sortable, unique-enough run id: `20261122T150405Z-1a2b`.
@@ -46,6 +49,7 @@ impl Session {
             host: discover::host::fingerprint(),
             libraries: discover::openssl::libraries(),
             settings,
+            capabilities: Default::default(),
         };
         let mut store_failed = None;
         if let Some(s) = &store {
@@ -62,6 +66,7 @@ impl Session {
             recommendations: Vec::new(),
             progress,
             store_failed,
+            capabilities: std::sync::OnceLock::new(),
         })
     }
 
@@ -93,7 +98,10 @@ impl Session {
     pub fn snapshot(&self) -> Document {
         Document {
             schema: SCHEMA.to_string(),
-            run: self.info.clone(),
+            run: crate::model::RunInfo {
+                capabilities: self.capabilities.get_or_init(discover::capabilities).clone(),
+                ..self.info.clone()
+            },
             results: self.results.clone(),
             verdicts: self.verdicts.clone(),
             recommendations: self.recommendations.clone(),
@@ -118,6 +126,7 @@ impl Session {
     pub fn finish(mut self, status: RunStatus) -> (Document, Option<crate::error::NotSaved>) {
         self.progress.finish();
         self.info.status = status;
+        self.info.capabilities = self.capabilities.take().unwrap_or_else(discover::capabilities);
         self.info.finished_at = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         let doc = Document {
             schema: SCHEMA.to_string(),

@@ -439,6 +439,7 @@ mod tests {
             host: crate::discover::host::fingerprint(),
             libraries: Default::default(),
             settings: serde_json::json!({"budget": 1.0}),
+            capabilities: Default::default(),
         }
     }
 

@@ -6,14 +6,13 @@
 //!   finding below OK;
 //! - no lock-out: the `HostKeyAlgorithms` line follows the server's own keys.
 //!
-//! The server whose keys `recommend` reads is the test's own sshd, named by
-//! `CIPHERBENCH_SSHD_CONFIG` (what `sshd -T -f` reads).
+//! The server whose keys a run stores (and `recommend` reads) is the test's own
+//! sshd, named by `CIPHERBENCH_SSHD_CONFIG` (what `sshd -T -f` reads) during the run.
 
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Cmd, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 mod common;
@@ -43,21 +42,19 @@ fn ssh_audit() -> PathBuf {
 }
 
 /// One small real SSH run (curve25519 and the post-quantum hybrid measured, one
-/// cipher and MAC), shared by the tests.
-fn ssh_db() -> &'static Path {
-    static DB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, p) = DB.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("h.sqlite");
-        cb().args(["ssh", "--ciphers", "aes128-ctr", "--macs", "hmac-sha2-256-etm@openssh.com"])
-            .args(["--kex", "curve25519-sha256,sntrup761x25519-sha512", "--hostkeys", "ssh-ed25519"])
-            .args(["--budget", "10s", "--quiet", "--db"])
-            .arg(&db)
-            .assert()
-            .success();
-        (dir, db)
-    });
-    p
+/// cipher and MAC) into `db`; the run stores the host keys the sshd that
+/// `sshd_config` names can serve (what `recommend` then reads).
+fn ssh_run(db: &Path, sshd_config: &Path) {
+    // One run at a time: the servers' runs must not share the CPU with each other.
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    cb().env("CIPHERBENCH_SSHD_CONFIG", sshd_config)
+        .args(["ssh", "--ciphers", "aes128-ctr", "--macs", "hmac-sha2-256-etm@openssh.com"])
+        .args(["--kex", "curve25519-sha256,sntrup761x25519-sha512", "--hostkeys", "ssh-ed25519"])
+        .args(["--budget", "10s", "--quiet", "--db"])
+        .arg(db)
+        .assert()
+        .success();
 }
 
 /// A directory with host keys of the given types (`ed25519`, `rsa`, `ecdsa`) and a
@@ -105,14 +102,22 @@ impl Server {
         self.dir.path().join("base_config")
     }
 
-    /// `recommend` for sshd under `policy`, reading this server's keys: the JSON
+    /// This server's history: one SSH run that read this server's keys.
+    fn db(&self) -> PathBuf {
+        let db = self.dir.path().join("h.sqlite");
+        if !db.exists() {
+            ssh_run(&db, &self.base());
+        }
+        db
+    }
+
+    /// `recommend` for sshd under `policy` on this server's run: the JSON
     /// recommendation and the terminal text.
     fn recommend(&self, policy: &str) -> (Value, String) {
+        let db = self.db();
         let run = |json: bool| {
             let mut c = cb();
-            c.env("CIPHERBENCH_SSHD_CONFIG", self.base())
-                .args(["recommend", "--for", "sshd", "--policy", policy, "--db"])
-                .arg(ssh_db());
+            c.args(["recommend", "--for", "sshd", "--policy", policy, "--db"]).arg(&db);
             if json {
                 c.arg("--json");
             }

@@ -295,7 +295,7 @@ fn arrows_point_down_the_pipeline() {
         ("report", &["measure"]),
         ("plan", &["measure"]),
         ("judge", &["measure", "recommend", "report"]),
-        ("recommend", &["measure", "report"]),
+        ("recommend", &["measure", "report", "discover", "backend", "session", "store"]),
         (
             "backend",
             &["measure", "report", "judge", "recommend", "diff", "app", "session", "plan", "race"],

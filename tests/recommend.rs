@@ -358,6 +358,47 @@ fn ssh_recommendation_keeps_refused_algorithms_out_and_shows_their_price() {
     assert_eq!(k["fastest_refused"]["name"], "diffie-hellman-group14-sha1");
 }
 
+/// `recommend` reads the stored run, never this machine: with no `ssh`, `sshd` or
+/// `openssl` to run (PATH and the overrides pointing nowhere), a stored run gives
+/// exactly the answer it gives with them, from what its run stored about the host.
+#[test]
+fn a_stored_run_gives_the_same_answer_without_the_local_tools() {
+    let bare = |db: &Path, targets: &str| {
+        let out = cb()
+            .env("PATH", "/nonexistent")
+            .env("CIPHERBENCH_SSH", "/nonexistent/ssh")
+            .env("CIPHERBENCH_SSHD", "/nonexistent/sshd")
+            .args(["recommend", "--json", "--for", targets, "--db"])
+            .arg(db)
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        json_of(&out.stdout)
+    };
+    // The answer: each target's choice, lines and rankings (not the installed
+    // configuration's diff, which is this machine's).
+    let answer = |doc: &Value| -> Vec<Value> {
+        let keys = ["protocol", "target", "choice", "lines", "rankings"];
+        let recs = doc["recommendations"].as_array().unwrap();
+        assert!(!recs.is_empty(), "no recommendation");
+        recs.iter().map(|r| keys.iter().map(|k| r[*k].clone()).collect()).collect()
+    };
+    let doc = ssh_doc();
+    let caps = &doc["run"]["capabilities"];
+    assert!(!strings(&caps["openssh"]["kex"]).is_empty(), "{caps:#}");
+    assert!(!strings(&caps["openssl"]["groups"]).is_empty(), "{caps:#}");
+    assert!(
+        answer(&bare(ssh_db(), "ssh,sshd")) == answer(&doc),
+        "ssh: another answer without the tools"
+    );
+    let tls = tls_doc(&["--for", "nginx,openssl"]);
+    assert!(
+        answer(&bare(primitive_db(), "nginx,openssl")) == answer(&tls),
+        "tls: another answer without the tools"
+    );
+}
+
 #[test]
 fn sshd_and_ssh_accept_the_emitted_blocks_and_resolve_to_the_choice() {
     let doc = ssh_doc();

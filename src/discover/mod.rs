@@ -8,3 +8,19 @@ pub mod openssh;
 pub mod openssl;
 pub mod primitives;
 pub mod ssh_list;
+
+/// What this host's TLS and SSH software can be configured with, stored with each
+/// run so that `recommend` reads the document, never the machine it runs on.
+/// The three askings run side by side.
+pub fn capabilities() -> crate::model::Capabilities {
+    std::thread::scope(|s| {
+        let ssh = s.spawn(openssh::capabilities);
+        let sshd = s.spawn(openssh::server_hostkey_algorithms);
+        let openssl = openssl::capabilities();
+        crate::model::Capabilities {
+            openssl: Some(openssl),
+            openssh: ssh.join().unwrap_or(None),
+            sshd_hostkeys: sshd.join().unwrap_or(None),
+        }
+    })
+}

@@ -72,6 +72,41 @@ pub fn discover() -> Result<OpenSsh> {
     Ok(info)
 }
 
+/// The client's lists as a run stores them (`None` without an OpenSSH client).
+/// Only the lists `recommend` reads, asked side by side.
+pub fn capabilities() -> Option<crate::model::OpenSshCapabilities> {
+    let ssh = ssh_binary();
+    let q = |what: &str| -> Option<Vec<String>> {
+        let out = Command::new(&ssh).args(["-Q", what]).output().ok()?;
+        Some(if out.status.success() {
+            parse_list(&String::from_utf8_lossy(&out.stdout))
+        } else {
+            Vec::new()
+        })
+    };
+    let (version, [ciphers, macs, kex, hostkey_algorithms]) = std::thread::scope(|s| {
+        let lists = ["cipher", "mac", "kex", "HostKeyAlgorithms"].map(|w| s.spawn(move || q(w)));
+        let v = Command::new(&ssh).arg("-V").output().ok();
+        (v, lists.map(|h| h.join().ok().flatten()))
+    });
+    let v = version?;
+    // `ssh -V` prints to stderr.
+    let version = String::from_utf8_lossy(if v.stderr.is_empty() { &v.stdout } else { &v.stderr })
+        .trim()
+        .to_string();
+    let (ciphers, kex) = (ciphers?, kex?);
+    if !version.starts_with("OpenSSH") || ciphers.is_empty() || kex.is_empty() {
+        return None;
+    }
+    Some(crate::model::OpenSshCapabilities {
+        version,
+        ciphers,
+        macs: macs?,
+        kex,
+        hostkey_algorithms: hostkey_algorithms?,
+    })
+}
+
 /// The sshd configuration `server_hostkey_algorithms` reads instead of the
 /// system's (`sshd -T -f FILE`), e.g. to ask about another server's keys.
 pub const SSHD_CONFIG_ENV: &str = "CIPHERBENCH_SSHD_CONFIG";
@@ -212,6 +247,10 @@ mod tests {
         assert!(o.macs.iter().any(|m| m.starts_with("hmac-sha2-256")));
         assert!(o.kex.contains(&o.default_kex()));
         assert!(o.private_hostkeys().contains(&"ssh-ed25519".to_string()));
+        // What a run stores is the same client's lists.
+        let c = capabilities().expect("the stored lists");
+        assert_eq!((c.version, c.ciphers, c.macs), (o.version, o.ciphers, o.macs));
+        assert_eq!((c.kex, c.hostkey_algorithms), (o.kex, o.hostkey_algorithms));
     }
 
     #[test]

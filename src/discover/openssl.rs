@@ -136,3 +136,103 @@ pub fn supported_group<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<S
         .find(|n| ctx.set_groups_list(n).is_ok())
         .map(str::to_string)
 }
+
+/// Every spelling of a TLS group that discovery asks libssl about: the knowledge
+/// base's names and aliases (its tests keep the two in step) and OpenSSL's other
+/// names for the same groups.
+pub const GROUP_SPELLINGS: &[&str] = &[
+    "X25519MLKEM768",
+    "X25519_MLKEM768",
+    "SecP256r1MLKEM768",
+    "P256_MLKEM768",
+    "SecP384r1MLKEM1024",
+    "P384_MLKEM1024",
+    "X448MLKEM1024",
+    "MLKEM512",
+    "MLKEM768",
+    "MLKEM1024",
+    "x25519",
+    "curve25519",
+    "ecdh_x25519",
+    "x448",
+    "curve448",
+    "ecdh_x448",
+    "secp256r1",
+    "P-256",
+    "prime256v1",
+    "nistp256",
+    "secp384r1",
+    "P-384",
+    "nistp384",
+    "secp521r1",
+    "P-521",
+    "nistp521",
+    "secp224r1",
+    "P-224",
+    "nistp224",
+    "secp192r1",
+    "P-192",
+    "prime192v1",
+    "nistp192",
+    "brainpoolP256r1",
+    "brainpoolP384r1",
+    "brainpoolP512r1",
+    "brainpoolP256r1tls13",
+    "brainpoolP384r1tls13",
+    "brainpoolP512r1tls13",
+    "GC256B",
+    "GC512A",
+    "ffdhe2048",
+    "ffdhe3072",
+    "ffdhe4096",
+    "ffdhe6144",
+    "ffdhe8192",
+];
+
+/// Those of [`GROUP_SPELLINGS`] this libssl accepts as a TLS group.
+pub fn tls_groups() -> Vec<String> {
+    GROUP_SPELLINGS
+        .iter()
+        .filter(|n| supported_group([**n]).is_some())
+        .map(|n| n.to_string())
+        .collect()
+}
+
+/// What the host's OpenSSL offers a TLS server: its suites and groups.
+pub fn capabilities() -> crate::model::OpenSslCapabilities {
+    crate::model::OpenSslCapabilities {
+        suites: tls_suites().ok().map(|v| {
+            v.into_iter()
+                .map(|s| crate::model::SuiteName {
+                    iana: s.iana,
+                    openssl: s.openssl,
+                })
+                .collect()
+        }),
+        groups: tls_groups(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every spelling the knowledge base gives a group OpenSSL could take is asked
+    /// about, so that a stored list of groups answers for each of them.
+    #[test]
+    fn every_knowledge_spelling_of_a_group_is_asked_about() {
+        let k = crate::judge::Knowledge::builtin().unwrap();
+        for g in k.groups().iter().filter(|g| g.code.is_some()) {
+            for n in std::iter::once(&g.name).chain(&g.aliases) {
+                if !n.starts_with("GROUP-") && !n.contains(' ') {
+                    assert!(GROUP_SPELLINGS.contains(&n.as_str()), "{n} ({}) is not in GROUP_SPELLINGS", g.name);
+                }
+            }
+        }
+        let groups = tls_groups();
+        assert!(
+            groups.iter().any(|g| g == "x25519") && groups.iter().any(|g| g == "secp256r1"),
+            "{groups:?}"
+        );
+    }
+}

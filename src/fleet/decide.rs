@@ -157,6 +157,8 @@ pub fn pooled(class: &ClassAcc, id: &str) -> Document {
             },
             libraries: BTreeMap::new(),
             settings: serde_json::json!({}),
+            // Not known for a class yet: recommend keeps to what its hosts measured.
+            capabilities: Default::default(),
         },
         results,
         verdicts: Vec::new(),

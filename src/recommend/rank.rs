@@ -37,6 +37,9 @@ pub struct Candidate {
     pub tier: Tier,
 }
 
+/// One protocol family's rankings, its choice and every candidate it weighed.
+pub type Planned<C> = (Vec<Ranking>, C, Vec<Candidate>);
+
 /// An option the policy accepts, in ranking order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ranked {
@@ -168,19 +171,32 @@ pub fn measurably_different(a: &Summary, b: &Summary) -> bool {
     hi > 0.0 && (hi - lo) / hi >= PRACTICAL
 }
 
-/// Ranks `candidates` (given in the policy's order, used inside ties and for the
-/// unmeasured) under `policy` by [`RULE`].
-pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Candidate], policy: &Policy) -> Ranking {
-    let better = |a: f64, b: f64| if higher_is_better { a > b } else { a < b };
-    let mut accepted: Vec<(usize, &Candidate, Vec<String>)> = Vec::new();
-    let mut unmeasured: Vec<(usize, &Candidate)> = Vec::new();
-    let mut fastest_refused: Option<Refused> = None;
-    let mut fastest_insecure: Option<Refused> = None;
+/// An accepted, measured candidate: its place in the policy's order, itself and
+/// the policy's warnings.
+type Accepted<'a> = (usize, &'a Candidate, Vec<String>);
+
+/// The candidates as the policy sorts them: accepted and measured, accepted but
+/// unmeasured (with their places in the policy's order), and the fastest measured
+/// refused and insecure ones.
+struct Sorted<'a> {
+    accepted: Vec<Accepted<'a>>,
+    unmeasured: Vec<(usize, &'a Candidate)>,
+    fastest_refused: Option<Refused>,
+    fastest_insecure: Option<Refused>,
+}
+
+fn sort_out<'a>(candidates: &'a [Candidate], policy: &Policy, better: impl Fn(f64, f64) -> bool) -> Sorted<'a> {
+    let mut out = Sorted {
+        accepted: Vec::new(),
+        unmeasured: Vec::new(),
+        fastest_refused: None,
+        fastest_insecure: None,
+    };
     for (i, c) in candidates.iter().enumerate() {
         let decision = policy.allows(&c.verdict);
         match (&c.measured, decision.allowed) {
-            (Some(_), true) => accepted.push((i, c, decision.warnings)),
-            (None, true) => unmeasured.push((i, c)),
+            (Some(_), true) => out.accepted.push((i, c, decision.warnings)),
+            (None, true) => out.unmeasured.push((i, c)),
             (Some(m), false) => {
                 let refused = Refused {
                     name: c.verdict.subject.name.clone(),
@@ -192,17 +208,29 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
                     basis: m.basis.clone(),
                     refusals: decision.refusals,
                 };
-                if c.verdict.level <= Level::Insecure && fastest_insecure.as_ref().is_none_or(|f| better(m.summary.median, f.median)) {
-                    fastest_insecure = Some(refused.clone());
+                if c.verdict.level <= Level::Insecure && out.fastest_insecure.as_ref().is_none_or(|f| better(m.summary.median, f.median)) {
+                    out.fastest_insecure = Some(refused.clone());
                 }
-                if fastest_refused.as_ref().is_none_or(|f| better(m.summary.median, f.median)) {
-                    fastest_refused = Some(refused);
+                if out.fastest_refused.as_ref().is_none_or(|f| better(m.summary.median, f.median)) {
+                    out.fastest_refused = Some(refused);
                 }
             }
             (None, false) => {}
         }
     }
-    let summary = |c: &Candidate| c.measured.as_ref().expect("measured").summary;
+    out
+}
+
+fn summary(c: &Candidate) -> Summary {
+    c.measured.as_ref().expect("measured").summary
+}
+
+/// The accepted options in tier then speed order, in groups the instrument cannot
+/// order: inside one tier, an option joins the current group unless it differs
+/// measurably from the group's leader (the fastest member). Against the leader,
+/// not any member: a chain of wide, overlapping intervals must not tie a 10×
+/// slower option with the fastest.
+fn tie_groups(mut accepted: Vec<Accepted<'_>>, higher_is_better: bool) -> Vec<Vec<Accepted<'_>>> {
     accepted.sort_by(|a, b| {
         let (x, y) = (summary(a.1).median, summary(b.1).median);
         let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
@@ -211,11 +239,7 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
             .then(if higher_is_better { o.reverse() } else { o })
             .then(a.0.cmp(&b.0))
     });
-    // Groups the instrument cannot order: inside one tier, an option joins the
-    // current group unless it differs measurably from the group's leader (the
-    // fastest member). Against the leader, not any member: a chain of wide,
-    // overlapping intervals must not tie a 10× slower option with the fastest.
-    let mut groups: Vec<Vec<(usize, &Candidate, Vec<String>)>> = Vec::new();
+    let mut groups: Vec<Vec<Accepted<'_>>> = Vec::new();
     for item in accepted {
         let s = summary(item.1);
         let joins = groups
@@ -227,12 +251,13 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
             groups.push(vec![item]);
         }
     }
-    // The fastest accepted figure, whatever its tier: what a refused option is set against.
-    let accepted_best = groups
-        .iter()
-        .flatten()
-        .map(|x| summary(x.1).for_ties())
-        .reduce(|a, b| if better(b.median, a.median) { b } else { a });
+    groups
+}
+
+/// Per tier, the measured groups (inside a group the better level, then the
+/// policy's order) and then the unmeasured: the ranked options and the configured
+/// order.
+fn in_order(groups: Vec<Vec<Accepted<'_>>>, unmeasured: &[(usize, &Candidate)]) -> (Vec<Ranked>, Vec<String>) {
     let mut ranked = Vec::new();
     let mut order = Vec::new();
     let mut tiers: Vec<Tier> = groups
@@ -271,6 +296,27 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
                 .map(|u| u.1.verdict.subject.name.clone()),
         );
     }
+    (ranked, order)
+}
+
+/// Ranks `candidates` (given in the policy's order, used inside ties and for the
+/// unmeasured) under `policy` by [`RULE`].
+pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Candidate], policy: &Policy) -> Ranking {
+    let better = |a: f64, b: f64| if higher_is_better { a > b } else { a < b };
+    let Sorted {
+        accepted,
+        unmeasured,
+        mut fastest_refused,
+        mut fastest_insecure,
+    } = sort_out(candidates, policy, better);
+    let groups = tie_groups(accepted, higher_is_better);
+    // The fastest accepted figure, whatever its tier: what a refused option is set against.
+    let accepted_best = groups
+        .iter()
+        .flatten()
+        .map(|x| summary(x.1).for_ties())
+        .reduce(|a, b| if better(b.median, a.median) { b } else { a });
+    let (ranked, order) = in_order(groups, &unmeasured);
     if fastest_insecure.as_ref().map(|f| &f.name) == fastest_refused.as_ref().map(|f| &f.name) {
         fastest_insecure = None;
     }

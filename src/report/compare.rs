@@ -504,6 +504,7 @@ mod tests {
                 },
                 libraries: Default::default(),
                 settings: serde_json::Value::Null,
+                capabilities: Default::default(),
             },
             results: vec![r],
             verdicts: vec![],

@@ -1,0 +1,184 @@
+//! SSH: ciphers and MACs ranked by `ssh-bulk` throughput, kex and host keys by CPU
+//! per login (`ssh-handshake`), among the algorithms the document's host has.
+
+use super::emit::SshChoice;
+use super::figures::{best, handshake_figure, HandshakeMetric};
+use super::host::{is_remote, server_hostkeys, ssh_client_list};
+use super::order::{ssh_ordered, tier};
+use super::rank::{rank, Candidate, Measured, Planned};
+use crate::judge::{Domain, Knowledge, Policy};
+use crate::model::{Document, Kind, Metric, ResultRecord, Status};
+
+/// The four lists, in the order of [`SshChoice`]'s fields.
+const LISTS: [(Domain, &str); 4] = [
+    (Domain::SshCipher, "ssh_ciphers"),
+    (Domain::SshMac, "ssh_macs"),
+    (Domain::SshKex, "ssh_kex"),
+    (Domain::SshHostkey, "ssh_hostkeys"),
+];
+
+/// The SSH rankings and choice, `None` when the run did not get as far as SSH.
+pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<SshChoice>> {
+    let bulk: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::SshBulk && r.metric == Metric::BytesPerSec && r.status == Status::Ok)
+        .collect();
+    let hand: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::SshHandshake && r.status == Status::Ok && r.metric == Metric::Seconds)
+        .collect();
+    // SSH was in the run when it got as far as the feature check: then even with no
+    // figure at all (a small budget), every allowed option is configured, in the
+    // policy's order, rather than no line at all.
+    let checked_any = doc.results.iter().any(|r| r.kind == Kind::SshAccept && r.status == Status::Ok);
+    if bulk.is_empty() && hand.is_empty() && !checked_any {
+        return None;
+    }
+    let by = HandshakeMetric::of(&hand);
+    let mut rankings = Vec::new();
+    let mut all = Vec::new();
+    for (domain, list) in LISTS {
+        let bulk_list = matches!(domain, Domain::SshCipher | Domain::SshMac);
+        let records = if bulk_list { &bulk } else { &hand };
+        let cands = list_candidates(k, policy, domain, &candidates(doc, k, policy, domain), records, by);
+        let (metric, higher) = if bulk_list { ("bytes_per_sec", true) } else { (by.name(), false) };
+        let mut ranking = rank(list, metric, higher, &cands, policy);
+        ranking.follow_twins(|n| k.twin(domain, n));
+        rankings.push(ranking);
+        all.extend(cands);
+    }
+    let choice = SshChoice {
+        ciphers: rankings[0].choice(),
+        macs: rankings[1].choice(),
+        kex: rankings[2].choice(),
+        hostkeys: rankings[3].choice(),
+        server_hostkeys: server_hostkeys(doc, &rankings[3].choice()),
+    };
+    Some((rankings, choice, all))
+}
+
+/// The names one list may configure: what the host's client had, in the policy's
+/// order; for a remote server, only what its feature check accepted.
+fn candidates(doc: &Document, k: &Knowledge, policy: &Policy, d: Domain) -> Vec<String> {
+    let mut v = ssh_ordered(k, policy, d, ssh_client_list(doc, k, d));
+    if let Some(ok) = remote_accepted(doc, d) {
+        v.retain(|n| ok.contains(n));
+    }
+    v
+}
+
+/// A remote server (`ssh --host`) may lack what the client has: its lists keep
+/// only what its feature check accepted (where the run checked that list at all),
+/// so that no line names an algorithm that server's sshd would refuse. `None`
+/// for the private sshd, or a list the run did not check.
+fn remote_accepted(doc: &Document, d: Domain) -> Option<Vec<String>> {
+    if !is_remote(doc) {
+        return None;
+    }
+    let single = doc.results.iter().filter(|r| r.kind == Kind::SshAccept).filter_map(|r| {
+        let s = &r.subject;
+        let name = match d {
+            Domain::SshCipher if s.mac.is_none() && s.kex.is_none() && s.hostkey.is_none() => s.cipher.clone(),
+            Domain::SshMac if s.cipher.is_none() && s.kex.is_none() && s.hostkey.is_none() => s.mac.clone(),
+            Domain::SshKex if s.cipher.is_none() && s.mac.is_none() && s.hostkey.is_none() => s.kex.clone(),
+            Domain::SshHostkey if s.cipher.is_none() && s.mac.is_none() && s.kex.is_none() => s.hostkey.clone(),
+            _ => None,
+        }?;
+        Some((name, r.status == Status::Ok && r.median == Some(1.0)))
+    });
+    let single: Vec<(String, bool)> = single.collect();
+    (!single.is_empty()).then(|| single.into_iter().filter(|x| x.1).map(|x| x.0).collect())
+}
+
+/// A record's subject in `domain`'s list and its partner (the MAC of a cipher,
+/// the host key of a kex ...).
+fn subjects(domain: Domain, r: &ResultRecord) -> (Option<String>, Option<String>) {
+    match domain {
+        Domain::SshCipher => (r.subject.cipher.clone(), r.subject.mac.clone()),
+        Domain::SshMac => (r.subject.mac.clone(), r.subject.cipher.clone()),
+        Domain::SshKex => (r.subject.kex.clone(), r.subject.hostkey.clone()),
+        _ => (r.subject.hostkey.clone(), r.subject.kex.clone()),
+    }
+}
+
+fn partner(domain: Domain) -> Domain {
+    match domain {
+        Domain::SshCipher => Domain::SshMac,
+        Domain::SshMac => Domain::SshCipher,
+        Domain::SshKex => Domain::SshHostkey,
+        _ => Domain::SshKex,
+    }
+}
+
+/// The allowed partner most of this list's records were measured with (among
+/// equals, the first seen).
+fn reference(domain: Domain, records: &[&ResultRecord], allowed: impl Fn(Domain, &str) -> bool) -> Option<String> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for r in records {
+        if let Some(p) = subjects(domain, r).1.filter(|p| allowed(partner(domain), p)) {
+            match counts.iter_mut().find(|(n, _)| *n == p) {
+                Some(c) => c.1 += 1,
+                None => counts.push((p, 1)),
+            }
+        }
+    }
+    counts.iter().rev().max_by_key(|(_, n)| *n).map(|(p, _)| p.clone())
+}
+
+/// Each name of one list with its verdict and figure.
+fn list_candidates(
+    k: &Knowledge,
+    policy: &Policy,
+    domain: Domain,
+    items: &[String],
+    records: &[&ResultRecord],
+    by: HandshakeMetric,
+) -> Vec<Candidate> {
+    let allowed = |d: Domain, n: &str| policy.allows(&k.judge(d, n)).allowed;
+    let bulk_list = matches!(domain, Domain::SshCipher | Domain::SshMac);
+    let reference = reference(domain, records, allowed);
+    items
+        .iter()
+        .map(|name| {
+            let verdict = k.judge(domain, name);
+            let own_ok = policy.allows(&verdict).allowed;
+            // An accepted option is measured with accepted partners only (an AEAD
+            // cipher has none); a refused one with any partner.
+            let mine = records.iter().copied().filter(|r| {
+                let (me, other) = subjects(domain, r);
+                me.as_deref() == Some(name.as_str()) && (!own_ok || other.as_deref().is_none_or(|p| allowed(partner(domain), p)))
+            });
+            let measured = if bulk_list {
+                best(mine, false).and_then(|r| {
+                    Some(Measured {
+                        summary: r.summary()?,
+                        basis: format!("ssh-bulk {}", crate::model::subject_label(r)),
+                    })
+                })
+            } else {
+                login_figure(domain, mine.collect(), reference.as_deref(), by)
+            };
+            Candidate {
+                tier: tier(k, &verdict),
+                verdict,
+                measured,
+            }
+        })
+        .collect()
+}
+
+/// A kex or host key's figure: paired with the reference partner, so that kex are
+/// compared under one host key and host keys under one kex; else its cheapest
+/// pairing.
+fn login_figure(domain: Domain, mine: Vec<&ResultRecord>, reference: Option<&str>, by: HandshakeMetric) -> Option<Measured> {
+    let with_ref = mine
+        .iter()
+        .find(|r| reference.is_some() && subjects(domain, r).1.as_deref() == reference);
+    with_ref.and_then(|r| handshake_figure(r, by)).or_else(|| {
+        mine.iter()
+            .filter_map(|r| handshake_figure(r, by))
+            .min_by(|a, b| a.summary.median.partial_cmp(&b.summary.median).unwrap_or(std::cmp::Ordering::Equal))
+    })
+}

@@ -1,0 +1,267 @@
+//! TLS: suites ranked by record throughput, groups by full handshakes, and the
+//! protocol versions that still have suites, for the document's host.
+
+use super::emit::{GroupNames, SuiteNames, TlsChoice};
+use super::figures::{best, suite_rate_with};
+use super::host::{has_group, host_group_names, offers_suite, suite_names};
+use super::order::{ordered, tier};
+use super::rank::{rank, Candidate, Measured, Planned, Ranking};
+use crate::judge::{Domain, Group, GroupKind, Knowledge, Policy, TlsSuite};
+use crate::model::{Document, Kind, Metric, ResultRecord};
+
+/// The document with TLS figures from OpenSSL on both ends only, when it has any:
+/// GnuTLS and mixed-library pairs (`tls --lib openssl,gnutls`) stay in the report
+/// but do not rank suites and groups for config lines (most servers link OpenSSL).
+/// A GnuTLS-only run keeps its figures.
+pub(super) fn openssl_tls(doc: &Document) -> std::borrow::Cow<'_, Document> {
+    let tls = |r: &ResultRecord| matches!(r.kind, Kind::TlsBulk | Kind::TlsHandshake);
+    let openssl = |r: &ResultRecord| {
+        let lib = |l: &Option<String>| l.as_deref().is_none_or(|l| l == "openssl");
+        lib(&r.subject.library) && lib(&r.subject.server_library)
+    };
+    let results = &doc.results;
+    if !results.iter().any(|r| tls(r) && !openssl(r)) || !results.iter().any(|r| tls(r) && openssl(r)) {
+        return std::borrow::Cow::Borrowed(doc);
+    }
+    let mut d = doc.clone();
+    d.results.retain(|r| !tls(r) || openssl(r));
+    std::borrow::Cow::Owned(d)
+}
+
+/// The TLS rankings and choice, `None` when the run measured nothing for TLS.
+pub(super) fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<TlsChoice>> {
+    let mut all = Vec::new();
+    let r13 = suite_ranking(doc, k, policy, Domain::Tls13Suite, &mut all);
+    let r12 = suite_ranking(doc, k, policy, Domain::Tls12Suite, &mut all);
+    if all.iter().all(|c| c.measured.is_none()) {
+        return None;
+    }
+    let names = |r: &Ranking| -> Vec<SuiteNames> { r.choice().iter().filter_map(|n| k.tls_suite(n)).map(suite_names).collect() };
+    let tls13 = names(&r13);
+    let tls12 = by_key_exchange(names(&r12));
+    let (rg, groups) = group_ranking(doc, k, policy, &mut all);
+    let choice = TlsChoice {
+        protocols: protocols(k, policy, !tls13.is_empty(), !tls12.is_empty()),
+        tls13,
+        tls12,
+        groups,
+    };
+    Some((vec![r13, r12, rg], choice, all))
+}
+
+/// One suite list (TLS 1.3 or ≤1.2): the suites the host's OpenSSL offers, in the
+/// policy's order, ranked by throughput. Its candidates go to `all`.
+fn suite_ranking(doc: &Document, k: &Knowledge, policy: &Policy, domain: Domain, all: &mut Vec<Candidate>) -> Ranking {
+    let list = if domain == Domain::Tls13Suite {
+        "tls13_suites"
+    } else {
+        "tls12_suites"
+    };
+    let items: Vec<&TlsSuite> = k
+        .tls_suites()
+        .iter()
+        .filter(|s| offers_suite(&doc.run.capabilities, s))
+        .filter(|s| s.is_tls13() == (domain == Domain::Tls13Suite))
+        .collect();
+    let items = ordered(items, policy, domain, |s: &TlsSuite| vec![s.iana.as_str()]);
+    let cands: Vec<Candidate> = items
+        .iter()
+        .map(|s| {
+            let verdict = k.judge(domain, &s.iana);
+            Candidate {
+                tier: tier(k, &verdict),
+                verdict,
+                measured: suite_rate_with(doc, k, s),
+            }
+        })
+        .collect();
+    let r = rank(list, "bytes_per_sec", true, &cands, policy);
+    all.extend(cands);
+    r
+}
+
+/// The certificate decides which key exchange and authentication a server can use,
+/// so the ≤1.2 list is grouped by them (in order of first appearance), each group
+/// in speed order. GnuTLS orders its suites the same way.
+fn by_key_exchange(mut tls12: Vec<SuiteNames>) -> Vec<SuiteNames> {
+    let mut kinds: Vec<(String, String)> = Vec::new();
+    for s in &tls12 {
+        if !kinds.contains(&(s.kx.clone(), s.au.clone())) {
+            kinds.push((s.kx.clone(), s.au.clone()));
+        }
+    }
+    tls12.sort_by_key(|s| kinds.iter().position(|k| *k == (s.kx.clone(), s.au.clone())));
+    tls12
+}
+
+/// Groups: measured full handshakes when the run has them, else the policy's
+/// order; only groups the host's OpenSSL accepts. Its candidates go to `all`.
+fn group_ranking(doc: &Document, k: &Knowledge, policy: &Policy, all: &mut Vec<Candidate>) -> (Ranking, Vec<GroupNames>) {
+    let groups: Vec<&Group> = k
+        .groups()
+        .iter()
+        .filter(|g| matches!(g.kind, GroupKind::Ecdhe | GroupKind::HybridPq))
+        .collect();
+    let groups = ordered(groups, policy, Domain::Group, |g: &Group| {
+        std::iter::once(g.name.as_str())
+            .chain(g.aliases.iter().map(String::as_str))
+            .collect()
+    });
+    let host_groups: Vec<(&Group, GroupNames)> = groups
+        .into_iter()
+        .map(|g| (g, host_group_names(g, &doc.run.capabilities)))
+        .filter(|(g, n)| has_group(doc, k, g, n))
+        .collect();
+    let gcands: Vec<Candidate> = host_groups
+        .iter()
+        .map(|(g, _)| Candidate {
+            tier: tier(k, &k.judge(Domain::Group, &g.name)),
+            verdict: k.judge(Domain::Group, &g.name),
+            measured: group_figure(doc, k, g),
+        })
+        .collect();
+    let rg = rank("groups", "handshakes_per_sec", true, &gcands, policy);
+    let choice: Vec<GroupNames> = rg
+        .choice()
+        .iter()
+        .filter_map(|n| host_groups.iter().find(|(g, _)| &g.name == n).map(|(_, names)| names.clone()))
+        .collect();
+    all.extend(gcands);
+    (rg, choice)
+}
+
+/// A group's best full handshake rate (resumed handshakes skip the key exchange).
+fn group_figure(doc: &Document, k: &Knowledge, g: &Group) -> Option<Measured> {
+    let r = best(
+        doc.results
+            .iter()
+            .filter(|r| r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec)
+            .filter(|r| r.subject.op.as_deref() != Some("resumed"))
+            .filter(|r| {
+                r.subject
+                    .group
+                    .as_deref()
+                    .is_some_and(|n| k.group(n).is_some_and(|x| x.name == g.name))
+            }),
+        false,
+    )?;
+    Some(Measured {
+        summary: r.summary()?,
+        basis: format!("tls-handshake {}", crate::model::subject_label(r)),
+    })
+}
+
+/// The TLS versions the policy allows that still have suites, oldest first.
+fn protocols(k: &Knowledge, policy: &Policy, tls13: bool, tls12: bool) -> Vec<String> {
+    let mut protocols = Vec::new();
+    for p in k.protocols() {
+        if !p.name.starts_with("TLSv") || !policy.allows(&k.judge(Domain::Protocol, &p.name)).allowed {
+            continue;
+        }
+        if (p.name == "TLSv1.3" && tls13) || (p.name != "TLSv1.3" && tls12) {
+            protocols.push(p.name.clone());
+        }
+    }
+    protocols.sort();
+    protocols
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recommend::figures::suite_rate_with;
+    use crate::recommend::tests::{doc, prim};
+
+    /// GnuTLS and mixed-pair figures stay out of the ranking when OpenSSL-to-OpenSSL
+    /// figures exist (the config lines are for OpenSSL servers).
+    #[test]
+    fn tls_rankings_use_openssl_figures_when_there_are_some() {
+        let k = Knowledge::builtin().unwrap();
+        let bulk = |client: &str, server: &str, median: f64| {
+            let mut r = prim("aes-128-gcm", "encrypt", 16384, median);
+            r["kind"] = "tls-bulk".into();
+            r["subject"] = serde_json::json!({"protocol": "TLSv1.3", "suite": "TLS_AES_128_GCM_SHA256", "bytes": 16384,
+                "library": client, "server_library": server});
+            r
+        };
+        let d = doc(serde_json::json!([
+            bulk("openssl", "openssl", 1.0e9),
+            bulk("gnutls", "gnutls", 3.0e9),
+            bulk("openssl", "gnutls", 2.0e9)
+        ]));
+        let view = openssl_tls(&d);
+        assert_eq!(view.results.len(), 1);
+        let s = suite_rate_with(&view, &k, k.tls_suite("TLS_AES_128_GCM_SHA256").unwrap()).unwrap();
+        assert_eq!(s.summary.median, 1.0e9);
+        // A GnuTLS-only run keeps its own figures.
+        let g = doc(serde_json::json!([bulk("gnutls", "gnutls", 3.0e9)]));
+        assert_eq!(openssl_tls(&g).results.len(), 1);
+    }
+
+    fn suites(names: &[&str]) -> Vec<crate::model::SuiteName> {
+        names
+            .iter()
+            .map(|n| crate::model::SuiteName {
+                iana: n.to_string(),
+                openssl: n.to_string(),
+            })
+            .collect()
+    }
+
+    /// The host's stored capabilities decide, not the machine that ranks: a group
+    /// and a suite this machine may lack (X25519MLKEM768 before OpenSSL 3.5, RC4
+    /// in OpenSSL 3) are kept when the host had them, and ones every OpenSSL has
+    /// (secp256r1, TLS_AES_128_GCM_SHA256) are dropped when the host had not.
+    #[test]
+    fn the_documents_capabilities_decide_not_this_machine() {
+        let k = Knowledge::builtin().unwrap();
+        let mut d = doc(serde_json::json!([prim("aes-256-gcm", "encrypt", 16384, 4.0e9)]));
+        d.run.capabilities.openssl = Some(crate::model::OpenSslCapabilities {
+            suites: Some(suites(&[
+                "TLS_AES_256_GCM_SHA384",
+                "TLS_CHACHA20_POLY1305_SHA256",
+                "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+                "TLS_RSA_WITH_RC4_128_SHA",
+            ])),
+            groups: vec!["X25519MLKEM768".into(), "x25519".into()],
+        });
+        let out = crate::recommend::recommend(&d, &k, &Policy::builtin("modern").unwrap(), &["nginx".to_string()]);
+        let r = &out.recommendations[0];
+        assert_eq!(r.choice["tls13_suites"], ["TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]);
+        assert_eq!(r.choice["groups"], ["X25519MLKEM768", "x25519"]);
+        assert!(r.lines.iter().any(|l| l.contains("X25519MLKEM768:x25519")), "{:?}", r.lines);
+        assert!(r.rankings.iter().all(|x| x.notes.iter().all(|n| !n.contains("not known"))));
+        // Under the policy that refuses nothing, the host's RC4 suite is a candidate.
+        let out = crate::recommend::recommend(&d, &k, &Policy::builtin("none").unwrap(), &["openssl".to_string()]);
+        let r12 = &out.recommendations[0].choice["tls12_suites"];
+        assert_eq!(r12.len(), 2, "{r12:?}");
+        assert!(r12.contains(&"TLS_RSA_WITH_RC4_128_SHA".to_string()), "{r12:?}");
+    }
+
+    /// A document from before capabilities were stored: every suite OpenSSL names
+    /// is a candidate, groups are the classic ones and those the run measured
+    /// (never a hybrid the host may lack), and the rankings say so.
+    #[test]
+    fn without_capabilities_nothing_is_asked_of_this_machine() {
+        let k = Knowledge::builtin().unwrap();
+        let hand = |group: &str, rate: f64| {
+            let mut r = prim("aes-128-gcm", "encrypt", 16384, rate);
+            r["kind"] = "tls-handshake".into();
+            r["metric"] = "handshakes_per_sec".into();
+            r["subject"] = serde_json::json!({"protocol": "TLSv1.3", "group": group});
+            r
+        };
+        let p = Policy::builtin("modern").unwrap();
+        let aes = prim("aes-128-gcm", "encrypt", 16384, 4.0e9);
+        let d = doc(serde_json::json!([aes, hand("x25519", 1000.0)]));
+        let out = crate::recommend::recommend(&d, &k, &p, &["nginx".to_string()]);
+        let r = &out.recommendations[0];
+        assert_eq!(r.choice["groups"], ["x25519", "secp256r1", "secp384r1"]);
+        let rg = r.rankings.iter().find(|x| x.list == "groups").unwrap();
+        assert!(rg.notes.iter().any(|n| n.contains("not known for that host")), "{:?}", rg.notes);
+        // A hybrid the run measured is the host's.
+        let d = doc(serde_json::json!([aes, hand("x25519", 1000.0), hand("X25519MLKEM768", 900.0)]));
+        let out = crate::recommend::recommend(&d, &k, &p, &["nginx".to_string()]);
+        assert_eq!(out.recommendations[0].choice["groups"][0], "X25519MLKEM768");
+    }
+}
