@@ -4,7 +4,7 @@
 CARGO ?= cargo
 BIN := target/release/cipherbench
 
-.PHONY: run test build bench deps clean install uninstall
+.PHONY: run test build bench deps clean install uninstall debian13-root
 
 run:
 	@scripts/ensure-deps.sh run
@@ -26,6 +26,11 @@ bench: build
 	@scripts/ensure-deps.sh bench
 	@scripts/ensure-venv.sh >/dev/null
 	bench/speed-vs-openssl.sh
+
+# The Debian 13 root tests/debian13.rs runs the binary in (as root; built once, cached
+# in target/: docs/debian13.md).
+debian13-root:
+	scripts/debian13-root.sh target/debian13-root
 
 # `make install PREFIX=~/.local` (default /usr/local): the binary, the man pages and
 # the bash, zsh and fish completions, all made from the binary's own definitions.

@@ -27,27 +27,59 @@ fn real(alg: &&str) -> bool {
 }
 
 /// `ssh -vv` output → (server lists, client lists, negotiated).
+///
+/// A list belongs to a side only inside the proposal its label opens: the block
+/// ends at its last field or at the first line that is not one of its fields.
+/// OpenSSH 10 prints the client's proposal a second time, unlabelled, after
+/// NEWKEYS; OpenSSH 9 does not. Only the first proposal of each side is kept (a
+/// rekey repeats them).
 pub fn parse_ssh_debug(text: &str) -> Option<(SshConfig, SshConfig, Negotiated)> {
+    /// The lines of one KEXINIT proposal as `ssh -vv` prints them, after its
+    /// "local client" or "peer server" label.
+    const PROPOSAL_FIELDS: [&str; 12] = [
+        "KEX algorithms:",
+        "host key algorithms:",
+        "ciphers ctos:",
+        "ciphers stoc:",
+        "MACs ctos:",
+        "MACs stoc:",
+        "compression ctos:",
+        "compression stoc:",
+        "languages ctos:",
+        "languages stoc:",
+        "first_kex_follows",
+        "reserved",
+    ];
     let mut client = SshConfig::default();
     let mut server = SshConfig {
         server: true,
         ..Default::default()
     };
+    // The side whose proposal is being read: Some(true) the server's.
     let mut side: Option<bool> = None;
+    let (mut seen_client, mut seen_server) = (false, false);
     let (mut kex, mut hostkey, mut cipher, mut mac) = (None, None, None, None);
     for l in text.lines() {
         let l = l.trim_end();
         if l.ends_with("local client KEXINIT proposal") {
-            side = Some(false);
+            side = (!seen_client).then_some(false);
+            seen_client = true;
             continue;
         }
         if l.ends_with("peer server KEXINIT proposal") {
-            side = Some(true);
+            side = (!seen_server).then_some(true);
+            seen_server = true;
             continue;
         }
+        let field = l.split_once("debug2: ").map(|(_, f)| f);
+        if !field.is_some_and(|f| PROPOSAL_FIELDS.iter().any(|p| f.starts_with(p))) {
+            side = None;
+        }
         let list = |p: &str| -> Option<Vec<String>> {
-            l.split_once(&format!("debug2: {p}: "))
-                .map(|(_, v)| v.split(',').filter(real).map(str::to_string).collect())
+            field
+                .and_then(|f| f.strip_prefix(p))
+                .and_then(|v| v.strip_prefix(": "))
+                .map(|v| v.split(',').filter(real).map(str::to_string).collect())
         };
         if let Some(s) = side {
             let target = if s { &mut server } else { &mut client };
@@ -59,7 +91,13 @@ pub fn parse_ssh_debug(text: &str) -> Option<(SshConfig, SshConfig, Negotiated)>
                 target.ciphers = v;
             } else if let Some(v) = list("MACs ctos") {
                 target.macs = v;
+            } else if field.is_some_and(|f| f.starts_with("reserved")) {
+                side = None;
             }
+        }
+        if kex.is_some() && hostkey.is_some() && cipher.is_some() {
+            // The first key exchange's choice is the login's; a rekey's is not asked.
+            continue;
         }
         if let Some((_, v)) = l.split_once("kex: algorithm: ") {
             kex = Some(v.trim().to_string());
@@ -333,6 +371,117 @@ debug1: kex: client->server cipher: aes128-ctr MAC: hmac-sha2-256 compression: n
         let (_, _, n) = parse_ssh_debug(&aead).unwrap();
         assert!(matches!(n, Negotiated::Ssh { mac: None, .. }));
         assert!(parse_ssh_debug("ssh: connect to host x port 22: Connection refused\n").is_none());
+    }
+
+    /// Lines of a real `ssh -vv` transcript (the others left out), OpenSSH 10.0p2
+    /// (Debian 13) against its own sshd: after NEWKEYS the client's proposal is
+    /// printed again without a label.
+    const OPENSSH_10: &str = r"debug1: SSH2_MSG_KEXINIT received
+debug2: local client KEXINIT proposal
+debug2: KEX algorithms: mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256,ext-info-c,kex-strict-c-v00@openssh.com
+debug2: host key algorithms: ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,sk-ssh-ed25519-cert-v01@openssh.com,sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,rsa-sha2-512,rsa-sha2-256
+debug2: ciphers ctos: chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr
+debug2: MACs ctos: umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1
+debug2: reserved 0
+debug2: peer server KEXINIT proposal
+debug2: KEX algorithms: mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,ext-info-s,kex-strict-s-v00@openssh.com
+debug2: host key algorithms: rsa-sha2-512,rsa-sha2-256,ecdsa-sha2-nistp256,ssh-ed25519
+debug2: ciphers ctos: chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr
+debug2: MACs ctos: umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1
+debug2: reserved 0
+debug1: kex: algorithm: mlkem768x25519-sha256
+debug1: kex: host key algorithm: ssh-ed25519
+debug1: kex: server->client cipher: chacha20-poly1305@openssh.com MAC: <implicit> compression: none
+debug1: kex: client->server cipher: chacha20-poly1305@openssh.com MAC: <implicit> compression: none
+debug1: SSH2_MSG_NEWKEYS received
+debug2: ssh_set_newkeys: mode 0
+debug2: KEX algorithms: mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256,ext-info-c,kex-strict-c-v00@openssh.com
+debug2: host key algorithms: ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,sk-ssh-ed25519-cert-v01@openssh.com,sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,rsa-sha2-512,rsa-sha2-256
+debug2: ciphers ctos: chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr
+debug2: MACs ctos: umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1
+debug2: reserved 0
+";
+
+    /// Lines of a real `ssh -vv` transcript (the others left out), OpenSSH 9.2p1
+    /// (Debian 12) against the sshd of OpenSSH 10.0p2: no second proposal.
+    const OPENSSH_9: &str = r"debug1: SSH2_MSG_KEXINIT received
+debug2: local client KEXINIT proposal
+debug2: KEX algorithms: sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256,ext-info-c,kex-strict-c-v00@openssh.com
+debug2: host key algorithms: ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,sk-ssh-ed25519-cert-v01@openssh.com,sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,rsa-sha2-512,rsa-sha2-256
+debug2: ciphers ctos: chacha20-poly1305@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr,aes128-gcm@openssh.com,aes256-gcm@openssh.com
+debug2: MACs ctos: umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1
+debug2: reserved 0
+debug2: peer server KEXINIT proposal
+debug2: KEX algorithms: mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,ext-info-s,kex-strict-s-v00@openssh.com
+debug2: host key algorithms: rsa-sha2-512,rsa-sha2-256,ecdsa-sha2-nistp256,ssh-ed25519
+debug2: ciphers ctos: chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr
+debug2: MACs ctos: umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1
+debug2: reserved 0
+debug1: kex: algorithm: sntrup761x25519-sha512
+debug1: kex: host key algorithm: ssh-ed25519
+debug1: kex: server->client cipher: chacha20-poly1305@openssh.com MAC: <implicit> compression: none
+debug1: kex: client->server cipher: chacha20-poly1305@openssh.com MAC: <implicit> compression: none
+debug1: SSH2_MSG_NEWKEYS received
+debug2: ssh_set_newkeys: mode 0
+";
+
+    /// The server's default lists of OpenSSH 10.0p2 (Debian 13), as both clients saw them.
+    fn assert_openssh_10_server(s: &SshConfig) {
+        assert_eq!(
+            s.kex,
+            [
+                "mlkem768x25519-sha256",
+                "sntrup761x25519-sha512",
+                "sntrup761x25519-sha512@openssh.com",
+                "curve25519-sha256",
+                "curve25519-sha256@libssh.org",
+                "ecdh-sha2-nistp256",
+                "ecdh-sha2-nistp384",
+                "ecdh-sha2-nistp521"
+            ]
+        );
+        assert_eq!(s.hostkeys, ["rsa-sha2-512", "rsa-sha2-256", "ecdsa-sha2-nistp256", "ssh-ed25519"]);
+        assert_eq!(
+            s.ciphers[..3],
+            ["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"]
+        );
+        assert_eq!(s.macs.len(), 10);
+        assert!(s.server);
+    }
+
+    #[test]
+    fn openssh_10_second_client_proposal_is_not_the_servers() {
+        let (s, c, n) = parse_ssh_debug(OPENSSH_10).unwrap();
+        assert_openssh_10_server(&s);
+        assert_eq!(c.kex.len(), 12);
+        assert!(c.kex.contains(&"diffie-hellman-group14-sha256".to_string()));
+        assert_eq!(c.hostkeys.len(), 16);
+        assert_eq!(
+            n,
+            Negotiated::Ssh {
+                cipher: "chacha20-poly1305@openssh.com".into(),
+                mac: None,
+                kex: "mlkem768x25519-sha256".into(),
+                hostkey: "ssh-ed25519".into()
+            }
+        );
+    }
+
+    #[test]
+    fn openssh_9_transcript() {
+        let (s, c, n) = parse_ssh_debug(OPENSSH_9).unwrap();
+        assert_openssh_10_server(&s);
+        assert_eq!(c.kex[0], "sntrup761x25519-sha512");
+        assert_eq!(c.ciphers[1], "aes128-ctr");
+        assert!(matches!(n, Negotiated::Ssh { ref kex, .. } if kex == "sntrup761x25519-sha512"));
+    }
+
+    #[test]
+    fn a_second_labelled_proposal_does_not_replace_the_first() {
+        // A rekey prints both proposals again: the login's are the first.
+        let rekey = format!("{OPENSSH_9}debug2: peer server KEXINIT proposal\ndebug2: KEX algorithms: curve25519-sha256\n");
+        let (s, _, _) = parse_ssh_debug(&rekey).unwrap();
+        assert_openssh_10_server(&s);
     }
 
     #[test]

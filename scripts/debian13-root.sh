@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# A Debian 13 (trixie) root to run cipherbench against Debian 13's OpenSSL 3.5,
+# GnuTLS, OpenSSH 10 and nginx (issue 27), built once with debootstrap and cached.
+#
+# Usage:
+#   scripts/debian13-root.sh DIR               build DIR once (idempotent), print DIR
+#   scripts/debian13-root.sh DIR -- CMD ARG..  build if needed, then run CMD inside it
+#
+# The default DIR for the project is target/debian13-root (target/ is not committed).
+# Needs root, debootstrap (installed with apt-get when missing) and a Debian mirror:
+# the one the host's apt uses, or DEBIAN13_MIRROR=http://... .
+#
+# A finished root holds DIR/.cipherbench-root (what it was built with) and
+# DIR/.versions (the installed packages and their versions). A DIR without the marker,
+# or with one from another package list, is the leftover of an interrupted or older
+# run: it is removed and built again. The root is built in DIR.partial and renamed to
+# DIR only when complete; concurrent callers wait on DIR.lock.
+#
+# Every command inside the root runs in a private mount namespace (unshare) with
+# /proc, /sys, /dev and /dev/pts mounted for it alone: they disappear when the command
+# ends, however it ends, and the host's mount table never sees them. The EXIT trap
+# unmounts them too where unshare is missing.
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 DIR [-- CMD [ARG...]]" >&2
+  exit 2
+}
+[[ $# -ge 1 ]] || usage
+dir="$1"
+shift
+run=()
+if [[ $# -gt 0 ]]; then
+  [[ "$1" == "--" ]] || usage
+  shift
+  [[ $# -gt 0 ]] || usage
+  run=("$@")
+fi
+[[ "$dir" == /* ]] || dir="$PWD/$dir"
+dir="${dir%/}"
+[[ -n "$dir" && "$dir" != "/" ]] || { echo "$0: refusing to use / as the root" >&2; exit 2; }
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "$0: building and entering a Debian root needs root (debootstrap, chroot, mount)" >&2
+  exit 1
+fi
+
+suite=trixie
+# What the tests and the manual runs use inside the root. Debian 13 names the OpenSSL
+# and GnuTLS libraries libssl3t64 and libgnutls30t64 (64-bit time_t); nginx-light is
+# gone, `nginx` is the server.
+packages=(
+  openssl libssl3t64 libssl-dev pkg-config ca-certificates
+  openssh-server openssh-client
+  gnutls-bin libgnutls30t64
+  nginx
+  cargo rustc rustfmt rust-clippy
+  procps iproute2 python3 ssh-audit testssl.sh
+)
+# Changing the list or this number rebuilds cached roots.
+recipe="cipherbench-debian13-root/1 $suite ${packages[*]}"
+marker="$dir/.cipherbench-root"
+
+log() { echo "debian13-root: $*" >&2; }
+
+# The mirror the host's apt uses (deb822 .sources or one-line .list), unless given.
+host_mirror() {
+  local f uri
+  for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [[ -r "$f" ]] || continue
+    uri=$(awk '
+      /^[[:space:]]*#/ { next }
+      /^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }
+      /^deb[[:space:]]/ { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):\/\// && $i ~ /\/debian\/?$/) { print $i; exit } }
+    ' "$f")
+    if [[ -n "$uri" ]]; then
+      echo "${uri%/}"
+      return
+    fi
+  done
+  echo "http://deb.debian.org/debian"
+}
+
+# Mounts for a command inside root $1; used only inside a private mount namespace,
+# or, without unshare, undone by the EXIT trap.
+mounted=()
+mount_root() {
+  local r="$1"
+  mkdir -p "$r/proc" "$r/sys" "$r/dev"
+  mount -t proc proc "$r/proc" && mounted+=("$r/proc")
+  mount --rbind /sys "$r/sys" && mounted+=("$r/sys")
+  mount --rbind /dev "$r/dev" && mounted+=("$r/dev")
+}
+unmount_all() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+    umount -R -l "${mounted[$i]}" 2>/dev/null || true
+  done
+  mounted=()
+}
+
+# Runs CMD inside root $1 with /proc, /sys and /dev mounted for it alone.
+in_root() {
+  local r="$1"
+  shift
+  local env=(env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+    DEBIAN_FRONTEND=noninteractive)
+  [[ -n "${CI:-}" ]] && env+=(CI="$CI")
+  [[ -n "${NO_COLOR:-}" ]] && env+=(NO_COLOR="$NO_COLOR")
+  if command -v unshare >/dev/null 2>&1; then
+    unshare --mount --propagation private --fork -- /bin/sh -euc '
+      r="$1"; shift
+      mount -t proc proc "$r/proc"
+      mount --rbind /sys "$r/sys"
+      mount --rbind /dev "$r/dev"
+      exec chroot "$r" "$@"
+    ' sh "$r" "${env[@]}" "$@"
+  else
+    mount_root "$r"
+    local rc=0
+    chroot "$r" "${env[@]}" "$@" || rc=$?
+    unmount_all
+    return "$rc"
+  fi
+}
+
+# Nothing of ours may stay mounted under a root we are about to delete.
+unmount_under() {
+  local r="$1" m
+  while read -r m; do
+    umount -R -l "$m" 2>/dev/null || true
+  done < <(awk -v r="$r/" 'index($2 "/", r) == 1 { print $2 }' /proc/self/mounts | sort -r)
+}
+
+build() {
+  local part="$dir.partial" mirror started
+  mirror="${DEBIAN13_MIRROR:-$(host_mirror)}"
+  started=$(date +%s)
+  if [[ -e "$dir" ]]; then
+    log "removing $dir: not a finished root of this recipe"
+    unmount_under "$dir"
+    rm -rf --one-file-system "$dir"
+  fi
+  if [[ -e "$part" ]]; then
+    log "removing $part, left by an interrupted build"
+    unmount_under "$part"
+    rm -rf --one-file-system "$part"
+  fi
+  if ! command -v debootstrap >/dev/null 2>&1; then
+    log "installing debootstrap"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap </dev/null >/dev/null \
+      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap </dev/null >/dev/null; }
+  fi
+  mkdir -p "$(dirname "$part")"
+  log "debootstrap --variant=minbase $suite $part $mirror"
+  nice debootstrap --variant=minbase "$suite" "$part" "$mirror" >"$part.log" 2>&1 || {
+    tail -20 "$part.log" >&2
+    return 1
+  }
+  mv "$part.log" "$part/debootstrap.log"
+  # No daemon of the root's packages may start while they install: the tests start
+  # private ones.
+  printf '#!/bin/sh\nexit 101\n' >"$part/usr/sbin/policy-rc.d"
+  chmod 755 "$part/usr/sbin/policy-rc.d"
+  cp -L /etc/resolv.conf "$part/etc/resolv.conf"
+  # Debian 13's security updates too, as a Debian 13 user has them.
+  cat >"$part/etc/apt/sources.list" <<EOF
+deb $mirror $suite main
+deb $mirror $suite-updates main
+deb ${DEBIAN13_SECURITY_MIRROR:-${mirror%/debian}/debian-security} $suite-security main
+EOF
+  log "installing ${#packages[@]} packages inside"
+  in_root "$part" apt-get update -qq >/dev/null
+  in_root "$part" nice apt-get install -y -qq --no-install-recommends "${packages[@]}" </dev/null >"$part/apt.log" 2>&1 || {
+    tail -20 "$part/apt.log" >&2
+    return 1
+  }
+  in_root "$part" apt-get clean
+  in_root "$part" dpkg-query -W -f='${Package} ${Version}\n' >"$part/.versions"
+  {
+    echo "# $(date -u +%FT%TZ) from $mirror in $(($(date +%s) - started)) s"
+    in_root "$part" /bin/sh -c 'openssl version; ssh -V 2>&1; gnutls-cli --version | head -1; nginx -v 2>&1; rustc --version; cargo --version'
+  } >>"$part/.versions"
+  echo "$recipe" >"$part/.cipherbench-root"
+  mv "$part" "$dir"
+  log "built $dir in $(($(date +%s) - started)) s"
+}
+
+trap unmount_all EXIT
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
+if [[ ! -f "$marker" || "$(cat "$marker")" != "$recipe" ]]; then
+  build
+fi
+flock -u 9
+exec 9>&-
+
+if [[ ${#run[@]} -eq 0 ]]; then
+  echo "$dir"
+  exit 0
+fi
+in_root "$dir" "${run[@]}"

@@ -1,0 +1,247 @@
+//! The binary under test inside a Debian 13 (trixie) root (issue 27): against
+//! Debian 13's OpenSSL 3.5, GnuTLS 3.8, OpenSSH 10 and nginx, as a user who
+//! upgraded would run it. The root is built once by `scripts/debian13-root.sh`
+//! (about a minute and a half from a near mirror) and cached under
+//! `target/debian13-root`; with it cached this file takes about two minutes.
+//!
+//! Needs root (debootstrap, chroot, mount): otherwise every test prints a
+//! `skipped:` line saying so. As root, a root that cannot be built skips with the
+//! script's error, and fails under `CI=true`.
+//!
+//! The host's binary runs there as it is: it links libssl.so.3 and libcrypto.so.3,
+//! which Debian 13 ships as libssl3t64 under the same soname, and loads
+//! libgnutls.so.30 at run time.
+
+#[path = "common/debian13.rs"]
+mod debian13;
+
+use debian13::{text, Root};
+use serde_json::Value;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The tests measure: one at a time, so none times the others' load.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Where the binary under test is put inside the root.
+const BIN: &str = "/usr/local/bin/cipherbench";
+
+fn root() -> Option<(Root, std::sync::MutexGuard<'static, ()>)> {
+    let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let r = Root::get()?;
+    r.install_binary(BIN);
+    Some((r, guard))
+}
+
+fn json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(out)))
+}
+
+#[test]
+fn host_binary_runs_against_debian13_libraries() {
+    let Some((r, _g)) = root() else { return };
+    let (out, _) = r.run(&[BIN, "--version"], Duration::from_secs(30));
+    assert!(out.status.success(), "{}", text(&out));
+
+    let (out, _) = r.run(&[BIN, "list", "tls"], Duration::from_secs(60));
+    assert!(out.status.success(), "{}", text(&out));
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.starts_with("OpenSSL 3.5"), "not Debian 13's OpenSSL: {}", text(&out));
+    assert!(t.contains("TLS_AES_128_GCM_SHA256"), "{t}");
+
+    let (out, _) = r.run(&[BIN, "list", "ssh"], Duration::from_secs(60));
+    assert!(out.status.success(), "{}", text(&out));
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.starts_with("OpenSSH_10."), "not Debian 13's OpenSSH: {}", text(&out));
+    assert!(t.contains("mlkem768x25519-sha256"), "OpenSSH 10's default kex not listed: {t}");
+}
+
+/// A TLS server block with Debian 13's TLS defaults (its nginx.conf sets
+/// `ssl_protocols TLSv1.2 TLSv1.3; ssl_prefer_server_ciphers off;` at the http
+/// level), or `tls` in their place; private paths under `dir` (inside the root).
+fn nginx_conf(dir: &str, port: u16, tls: &str) -> String {
+    format!(
+        "worker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log;\nevents {{ worker_connections 64; }}\n\
+         http {{\n    access_log off;\n    client_body_temp_path {dir}/body;\n    proxy_temp_path {dir}/proxy;\n    \
+         fastcgi_temp_path {dir}/fastcgi;\n    uwsgi_temp_path {dir}/uwsgi;\n    scgi_temp_path {dir}/scgi;\n    \
+         server {{\n        listen 127.0.0.1:{port} ssl;\n        ssl_certificate {dir}/cert.pem;\n        \
+         ssl_certificate_key {dir}/key.pem;\n        {tls}\n        root {dir};\n    }}\n}}\n"
+    )
+}
+
+/// A port nothing listens on now (the root shares the host's network).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn main_job_ends_within_its_budget_in_debian13() {
+    let Some((r, _g)) = root() else { return };
+    let (out, took) = r.run(&[BIN, "run", "--budget", "30s", "--no-store", "--json"], Duration::from_secs(90));
+    assert!(out.status.success(), "{}", text(&out));
+    // The budget is a hard deadline: 30 s and 10%.
+    assert!(
+        took <= Duration::from_secs(33),
+        "the main job took {took:.1?} for --budget 30s\n{}",
+        text(&out)
+    );
+    let d = json(&out);
+    let openssl = d["run"]["libraries"]["openssl"].as_str().unwrap_or_default();
+    assert!(openssl.starts_with("OpenSSL 3.5"), "{openssl}");
+    assert!(
+        d["run"]["libraries"]["gnutls"].as_str().is_some_and(|v| v.starts_with("3.8")),
+        "{}",
+        d["run"]["libraries"]
+    );
+
+    // OpenSSH 10's default key exchange, hybrid post-quantum, is measured, and comes
+    // first in the lines for sshd and ssh.
+    let measured = d["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["kind"] == "ssh-handshake" && x["subject"]["kex"] == "mlkem768x25519-sha256" && x["status"] == "ok");
+    assert!(measured, "mlkem768x25519-sha256 not measured:\n{}", text(&out));
+    for rec in d["recommendations"].as_array().unwrap() {
+        if rec["protocol"] == "ssh" {
+            assert_eq!(
+                rec["choice"]["ssh_kex"][0], "mlkem768x25519-sha256",
+                "{}: {}",
+                rec["target"], rec["lines"]
+            );
+        }
+    }
+}
+
+#[test]
+fn check_reads_debian13_sshd() {
+    let Some((r, _g)) = root() else { return };
+    let (out, took) = r.run(
+        &[BIN, "check", "--for", "sshd", "--budget", "20s", "--no-store", "--json"],
+        Duration::from_secs(60),
+    );
+    // 0: nothing to change; 1: findings (Debian 13's sshd still offers umac-64 and
+    // hmac-sha1, which policy intermediate refuses).
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    assert!(took <= Duration::from_secs(22), "check took {took:.1?} for --budget 20s");
+    let d = json(&out);
+    let diff = &d["diffs"][0];
+    assert_eq!(diff["software"], "sshd", "{diff:#}");
+    assert_eq!(diff["file"], "/etc/ssh/sshd_config", "{diff:#}");
+
+    // "now" is what Debian 13's ssh really negotiates with Debian 13's sshd.
+    let port = free_port();
+    let dir = r.tempdir();
+    let script = format!(
+        "mkdir -p /run/sshd; /usr/sbin/sshd -D -e -o ListenAddress=127.0.0.1 -o Port={port} -o PidFile={d}/sshd.pid & p=$!; \
+         for i in $(seq 50); do ss -ltn | grep -q ':{port} ' && break; sleep 0.1; done; \
+         ssh -v -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+         -o PreferredAuthentications=none -p {port} nobody@127.0.0.1 true; kill $p",
+        d = dir.inside
+    );
+    let (real, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&real.stderr);
+    let kex = err
+        .lines()
+        .find_map(|l| l.split("kex: algorithm: ").nth(1))
+        .unwrap_or_else(|| panic!("no kex in ssh -v:\n{err}"))
+        .trim();
+    let cipher = err
+        .lines()
+        .find_map(|l| l.split("kex: client->server cipher: ").nth(1))
+        .and_then(|v| v.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no cipher in ssh -v:\n{err}"));
+    assert_eq!(kex, "mlkem768x25519-sha256", "OpenSSH 10's default");
+    assert_eq!(diff["now"]["kex"], kex, "{diff:#}");
+    assert_eq!(diff["now"]["cipher"], cipher, "{diff:#}");
+
+    // The lines are accepted by Debian 13's sshd.
+    let lines: Vec<&str> = diff["lines"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(
+        lines.iter().any(|l| l.starts_with("KexAlgorithms mlkem768x25519-sha256,")),
+        "{lines:?}"
+    );
+    let installed = std::fs::read_to_string(r.path("/etc/ssh/sshd_config")).unwrap();
+    let file = dir.path().join("sshd_config");
+    // Global lines go before the first Match block: Debian's file has none active.
+    std::fs::write(&file, format!("{}\n{}\n", lines.join("\n"), installed)).unwrap();
+    let t = format!("{}/sshd_config", dir.inside);
+    let (out, _) = r.run(&["/usr/sbin/sshd", "-t", "-f", &t], Duration::from_secs(30));
+    assert!(out.status.success(), "sshd -t refused the lines {lines:?}:\n{}", text(&out));
+}
+
+#[test]
+fn check_reads_nginx_with_debian13_tls_defaults() {
+    let Some((r, _g)) = root() else { return };
+    let dir = r.tempdir();
+    let d = dir.inside.clone();
+    let port = free_port();
+    let defaults = "ssl_protocols TLSv1.2 TLSv1.3;\n        ssl_prefer_server_ciphers off;";
+    std::fs::write(dir.path().join("nginx.conf"), nginx_conf(&d, port, defaults)).unwrap();
+    let (out, _) = r.run(
+        &[
+            "openssl",
+            "req",
+            "-x509",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-keyout",
+            &format!("{d}/key.pem"),
+            "-out",
+            &format!("{d}/cert.pem"),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let conf = format!("{d}/nginx.conf");
+
+    let (out, took) = r.run(
+        &[
+            BIN,
+            "check",
+            "--for",
+            "nginx",
+            "--budget",
+            "20s",
+            "--no-store",
+            "--json",
+            "--config-from",
+            &conf,
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    assert!(took <= Duration::from_secs(22), "check took {took:.1?} for --budget 20s");
+    let j = json(&out);
+    let diff = &j["diffs"][0];
+    assert_eq!(diff["software"], "nginx", "{diff:#}");
+
+    // "now": what a default OpenSSL 3.5 client gets from the real nginx 1.26.
+    let script = format!(
+        "nginx -c {conf} && for i in $(seq 50); do [ -s {d}/nginx.pid ] && break; sleep 0.1; done; \
+         echo Q | openssl s_client -connect 127.0.0.1:{port} 2>&1; kill $(cat {d}/nginx.pid)"
+    );
+    let (real, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
+    let s = String::from_utf8_lossy(&real.stdout);
+    let suite = s
+        .lines()
+        .find_map(|l| l.split(", Cipher is ").nth(1))
+        .unwrap_or_else(|| panic!("no handshake with nginx:\n{}", text(&real)))
+        .trim();
+    assert_eq!(diff["now"]["version"], "TLSv1.3", "{diff:#}");
+    assert_eq!(diff["now"]["suite"], suite, "{diff:#}");
+
+    // The recommended lines in place of the defaults pass `nginx -t`.
+    let lines: Vec<&str> = diff["lines"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(!lines.is_empty(), "{diff:#}");
+    std::fs::write(dir.path().join("after.conf"), nginx_conf(&d, port, &lines.join("\n        "))).unwrap();
+    let (t, _) = r.run(&["nginx", "-t", "-c", &format!("{d}/after.conf")], Duration::from_secs(30));
+    assert!(t.status.success(), "nginx -t refused {lines:?}:\n{}", text(&t));
+}
