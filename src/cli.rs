@@ -136,7 +136,7 @@ pub struct CheckArgs {
     pub config_from: Option<PathBuf>,
     /// Report measured throughput left on the table beyond this gain (and beyond the
     /// 95% intervals), e.g. 10%.
-    #[arg(long, default_value = "10%", value_parser = crate::diff::check::parse_gain, value_name = "PERCENT")]
+    #[arg(long, default_value = "10%", value_parser = crate::units::parse_gain, value_name = "PERCENT")]
     pub min_gain: f64,
     /// Also write the findings and the gain left on the table in the Prometheus text
     /// format to FILE (atomically), for node_exporter's textfile collector

@@ -2,7 +2,7 @@
 
 use super::grader;
 use crate::discover::{self, cpucaps};
-use crate::measure::{self, primitive};
+use crate::measure::primitive;
 use crate::options::{CommonOptions, ListOptions, ListWhat};
 use crate::report;
 use anyhow::Result;
@@ -56,9 +56,9 @@ pub(super) fn list(c: &CommonOptions, a: &ListOptions) -> Result<()> {
             let out = format!("{}\n{t}\n", crate::backend::openssl::runtime_version());
             report::print_text(&out)
         }
-        ListWhat::Ssh => discover::ssh_list::list(c.json, &grades),
+        ListWhat::Ssh => super::list_ssh::list(c.json, &grades),
         ListWhat::Tls if a.library == primitive::Library::Gnutls || a.priority.is_some() => {
-            measure::tls::gnutls::list(c.json, a.library, a.priority.as_deref(), &grades)
+            super::list_gnutls::list(c.json, a.library, a.priority.as_deref(), &grades)
         }
         ListWhat::Tls => list_tls(c, &grades),
         ListWhat::CpuCaps => {

@@ -8,6 +8,8 @@ mod check;
 mod file;
 mod history;
 mod list;
+mod list_gnutls;
+mod list_ssh;
 mod main_job;
 mod recommend;
 mod speed;

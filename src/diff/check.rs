@@ -284,33 +284,6 @@ pub fn prometheus(report: &CheckReport, unix_time: i64) -> String {
     o
 }
 
-/// `10%`, `10 %`, `0.1` → 0.1.
-pub fn parse_gain(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| format!("'{s}' is not a gain: give a percentage such as 10%"))?;
-    if !(0.0..=100.0).contains(&v) || !v.is_finite() {
-        return Err(format!("'{s}' must be between 0% and 10000%"));
-    }
-    Ok(v)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gains_parse() {
-        assert_eq!(parse_gain("10%").unwrap(), 0.1);
-        assert_eq!(parse_gain("0.25").unwrap(), 0.25);
-        assert!(parse_gain("ten").is_err());
-        assert!(parse_gain("-5%").is_err());
-    }
-}
-
 #[cfg(test)]
 mod findings_tests {
     use super::*;

@@ -7,7 +7,6 @@ pub mod installed;
 pub mod openssh;
 pub mod openssl;
 pub mod primitives;
-pub mod ssh_list;
 
 /// What this host's TLS and SSH software can be configured with, stored with each
 /// run so that `recommend` reads the document, never the machine it runs on.

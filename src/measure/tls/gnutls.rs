@@ -15,8 +15,7 @@ pub use super::RemotePlan;
 use super::libraries::{gnutls_names, library};
 use super::probe::{durations, HandshakeProbe, Log, Refusals, Server};
 use super::wire::{handshake_records, record_or_fail};
-use crate::backend::gnutls::library::code_text;
-use crate::backend::gnutls::session::{Priority, PriorityError, SuiteInfo};
+use crate::backend::gnutls::session::{Priority, SuiteInfo};
 use crate::backend::openssl::certs::Identity;
 use crate::backend::openssl::tls::ConnectError;
 use crate::backend::tls::{Negotiated, Selection};
@@ -203,81 +202,6 @@ pub fn serve(a: &crate::options::TlsOptions, addr: &str, quiet: bool) -> Result<
 
 // ---------------------------------------------------------------------------
 // list tls --lib gnutls
-
-/// What a priority string resolves to, like `gnutls-cli --priority X -l`: suites
-/// (IANA and GnuTLS names, code, minimum protocol, Kx/Enc/Mac, grade), protocols,
-/// groups and signature algorithms.
-pub fn list(json_out: bool, lib: Library, priority: Option<&str>, grades: &crate::judge::Grader) -> Result<()> {
-    if lib == Library::Openssl {
-        return Err(
-            UsageError::Invalid("--priority is a GnuTLS priority string: use `list tls --lib gnutls --priority ...`".into()).into(),
-        );
-    }
-    let text = priority.unwrap_or("NORMAL");
-    let p = match Priority::new(text) {
-        Ok(p) => p,
-        Err(e @ PriorityError::Syntax { .. }) => return Err(UsageError::Invalid(format!("invalid --priority: {e}")).into()),
-        Err(PriorityError::Library(e)) => bail!("GnuTLS is unavailable: {e}"),
-    };
-    let names = gnutls_names()?;
-    let version = crate::backend::gnutls::version()?;
-    let domain = |s: &SuiteInfo| {
-        if s.min_version == "TLS1.3" {
-            crate::judge::Domain::Tls13Suite
-        } else {
-            crate::judge::Domain::Tls12Suite
-        }
-    };
-    let suites = p.suites();
-    if json_out {
-        let v = json!({
-            "library": "gnutls",
-            "version": version,
-            "priority": text,
-            "suites": suites.iter().map(|s| json!({
-                "code": code_text(s.code),
-                "iana": names.iana_of(s),
-                "gnutls": s.name,
-                "min_protocol": s.min_version,
-                "kx": s.kx,
-                "cipher": s.cipher,
-                "mac": s.mac,
-                "grade": grades.grade(domain(s), &names.iana_of(s)),
-            })).collect::<Vec<_>>(),
-            "protocols": p.protocols(),
-            "groups": p.groups(),
-            "signatures": p.signatures(),
-        });
-        return crate::report::print(&serde_json::to_vec_pretty(&v)?);
-    }
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-    let mut header: Vec<String> = ["code", "IANA", "GnuTLS", "min", "Kx", "Enc", "Mac"].map(String::from).to_vec();
-    header.extend(grades.headers());
-    t.set_header(header);
-    for s in &suites {
-        let iana = names.iana_of(s);
-        let mut row = vec![
-            code_text(s.code),
-            iana.clone(),
-            s.name.clone(),
-            s.min_version.clone(),
-            if s.kx.is_empty() { "any".into() } else { s.kx.clone() },
-            s.cipher.clone(),
-            s.mac.clone(),
-        ];
-        row.extend(grades.cells(domain(s), &iana));
-        t.add_row(row);
-    }
-    let out = format!(
-        "GnuTLS {version} · priority '{text}' · {} suites\n{t}\nProtocols: {}\nGroups: {}\nSignatures: {}\n",
-        suites.len(),
-        p.protocols().join(", "),
-        p.groups().join(", "),
-        p.signatures().join(", ")
-    );
-    crate::report::print_text(&out)
-}
 
 #[cfg(test)]
 mod tests {

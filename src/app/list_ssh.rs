@@ -5,7 +5,7 @@ use anyhow::Result;
 use serde_json::json;
 
 /// `list ssh`: what the local OpenSSH supports.
-pub fn list(json_out: bool, grades: &crate::judge::Grader) -> Result<()> {
+pub(super) fn list(json_out: bool, grades: &crate::judge::Grader) -> Result<()> {
     use crate::judge::Domain;
     let o = crate::discover::openssh::discover()?;
     let sshd = crate::discover::openssh::find_sshd();
