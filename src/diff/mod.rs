@@ -463,7 +463,7 @@ pub fn negotiate_recommended(c: &Current, rec: &Offer) -> Result<Negotiated, Str
     }
 }
 
-fn ok<'a>(doc: &'a Document, kind: Kind, metric: Metric) -> impl Iterator<Item = &'a ResultRecord> + 'a {
+fn ok(doc: &Document, kind: Kind, metric: Metric) -> impl Iterator<Item = &ResultRecord> + '_ {
     doc.results
         .iter()
         .filter(move |r| r.kind == kind && r.metric == metric && r.status == Status::Ok && r.median.is_some())

@@ -176,8 +176,8 @@ pub(super) fn shape(conn: &Connection) -> rusqlite::Result<Shape> {
     }
     let columns = |table: &str| -> rusqlite::Result<Vec<String>> {
         let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
-        let names = stmt.query_map([table], |r| r.get(0))?.collect::<Result<_, _>>();
-        names
+        let rows = stmt.query_map([table], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()
     };
     let (runs, results) = (columns("runs")?, columns("results")?);
     let has_owner = runs.iter().any(|c| c == "owner");
