@@ -15,6 +15,7 @@ mod measure;
 mod model;
 mod plan;
 mod privdir;
+mod proc;
 mod race;
 mod recommend;
 mod report;

@@ -404,13 +404,7 @@ fn test_config(binary: &Path, dir: &Path, config: &Path, within: Duration) -> Re
 
 /// CPU seconds (user + system) a process has used, from /proc/PID/stat.
 pub fn cpu_seconds(pid: u32) -> Option<f64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let f: Vec<&str> = s[s.rfind(')')? + 2..].split_whitespace().collect();
-    // After the command: state is field 3, utime 14 and stime 15 (1-based).
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| ticks as f64 / hz as f64)
+    Some(crate::proc::Stat::read(pid)?.own_ticks() as f64 / crate::proc::ticks_per_second())
 }
 
 /// Run by the interrupt handler on a forced exit, just before exiting.

@@ -84,37 +84,15 @@ pub fn signal(pid: u32, sig: i32) {
 
 /// True while `pid` exists and is not a zombie.
 pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => stat_fields(&s).is_some_and(|(state, _)| state != 'Z' && state != 'X'),
-        Err(_) => false,
-    }
-}
-
-/// (state, ppid) from a /proc/PID/stat line (the command may contain spaces).
-pub fn stat_fields(s: &str) -> Option<(char, u32)> {
-    let rest = &s[s.rfind(')')? + 2..];
-    let mut it = rest.split_whitespace();
-    let state = it.next()?.chars().next()?;
-    let ppid = it.next()?.parse().ok()?;
-    Some((state, ppid))
+    crate::proc::Stat::read(pid).is_some_and(|s| s.running())
 }
 
 /// Every live descendant of `root`, from /proc.
 pub fn descendants(root: u32) -> Vec<u32> {
-    let mut parent: Vec<(u32, u32)> = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/proc") {
-        for e in rd.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            if let Some((_, ppid)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| stat_fields(&s))
-            {
-                parent.push((pid, ppid));
-            }
-        }
-    }
+    let parent: Vec<(u32, u32)> = crate::proc::pids()
+        .into_iter()
+        .filter_map(|pid| Some((pid, crate::proc::Stat::read(pid)?.ppid)))
+        .collect();
     let mut out = Vec::new();
     let mut frontier = vec![root];
     while let Some(p) = frontier.pop() {
@@ -159,13 +137,9 @@ pub fn reap(child: &mut Child, kids: &[u32]) {
 /// "sshd: /usr/sbin/sshd -D -e -f CONFIG [listener]", "nginx: master process …
 /// -c CONFIG", so not argument by argument).
 pub fn processes_with_arg(arg: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(arg.len()).any(|w| w == arg.as_bytes())))
+    crate::proc::pids()
+        .into_iter()
+        .filter(|&pid| crate::proc::cmdline(pid).is_some_and(|c| c.windows(arg.len()).any(|w| w == arg.as_bytes())))
         .collect()
 }
 
@@ -203,11 +177,6 @@ pub fn sweep_orphans(dirs: Vec<std::path::PathBuf>, config: impl Fn(&std::path::
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stat_line_with_spaces_in_the_name() {
-        assert_eq!(stat_fields("123 (sshd: root [priv]) S 1 123 123 0"), Some(('S', 1)));
-    }
 
     #[test]
     fn output_by_keeps_what_was_said_and_stops_at_the_deadline() {

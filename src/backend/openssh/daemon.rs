@@ -364,8 +364,7 @@ fn join_cgroup(pid: u32) -> bool {
 /// this process or by the `cipherbench ssh serve` that started it), if it was.
 pub fn cgroup_of(pid: u32) -> Option<PathBuf> {
     let root = cgroup2_root()?;
-    let current = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    let path = current.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+    let path = crate::proc::cgroup_v2(pid)?;
     path.rsplit('/')
         .next()
         .is_some_and(|n| n.starts_with(CGROUP_PREFIX))
