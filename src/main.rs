@@ -23,6 +23,7 @@ mod session;
 mod store;
 #[cfg(test)]
 mod testing;
+mod text;
 mod units;
 mod untrusted;
 
