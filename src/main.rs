@@ -20,6 +20,7 @@ mod race;
 mod recommend;
 mod report;
 mod session;
+mod stats;
 mod store;
 #[cfg(test)]
 mod testing;
