@@ -311,8 +311,9 @@ impl Client {
         if let Some(p) = port {
             g.arg("-p").arg(p.to_string());
         }
-        let out = g.arg("--").arg(destination).stdin(Stdio::null()).output();
-        let Some(out) = out.ok().filter(|o| o.status.success()) else {
+        g.arg("--").arg(destination);
+        let out = crate::backend::process::output_within(&mut g, crate::backend::process::QUERY_LIMIT);
+        let Some(out) = out.ok().flatten().filter(|o| o.status.success()) else {
             return Ok(()); // ssh itself will say what is wrong with the destination
         };
         let text = String::from_utf8_lossy(&out.stdout);
@@ -553,18 +554,8 @@ impl Drop for Transfer {
         }
         if let Some(mut child) = self.child.take() {
             // EOF normally ends the remote `cat` and ssh within milliseconds.
-            let t0 = Instant::now();
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
-                    Ok(None) if t0.elapsed() > Duration::from_secs(2) => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        break;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                }
-            }
+            let soon = crate::deadline::Deadline::after(Duration::from_secs(2));
+            let _ = crate::deadline::wait_child_by(&mut child, true, soon);
         }
     }
 }
