@@ -209,6 +209,17 @@ pub fn wait_child_by(
     group: bool,
     deadline: Deadline,
 ) -> std::io::Result<Option<std::process::ExitStatus>> {
+    wait_child_until(child, group, deadline, crate::interrupt::requested)
+}
+
+/// [`wait_child_by`], stopping when `stop` says so instead of on
+/// [`crate::interrupt::requested`] (e.g. on Ctrl-C only, not at the run's cut).
+pub fn wait_child_until(
+    child: &mut std::process::Child,
+    group: bool,
+    deadline: Deadline,
+    stop: fn() -> bool,
+) -> std::io::Result<Option<std::process::ExitStatus>> {
     let pid = child.id();
     // SAFETY: pidfd_open(2) on our own child; -1 on kernels without it.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) } as libc::c_int;
@@ -218,7 +229,7 @@ pub fn wait_child_by(
             Ok(None) => {}
             Err(e) => break Err(e),
         }
-        if crate::interrupt::requested() || deadline.expired() {
+        if stop() || deadline.expired() {
             let target = if group { -(pid as i32) } else { pid as i32 };
             // SAFETY: kill(2) on our own, not yet reaped child (or its group).
             unsafe { libc::kill(target, libc::SIGKILL) };

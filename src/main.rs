@@ -16,14 +16,17 @@ mod model;
 mod options;
 mod plan;
 mod privdir;
+mod proc;
 mod progress;
 mod race;
 mod recommend;
 mod report;
 mod session;
+mod stats;
 mod store;
 #[cfg(test)]
 mod testing;
+mod text;
 mod units;
 mod untrusted;
 

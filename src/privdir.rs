@@ -40,10 +40,7 @@ pub fn hostname() -> String {
 }
 
 fn start_ticks(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 2..];
-    // Field 22 of stat(5) is the 20th after the command.
-    rest.split_whitespace().nth(19)?.parse().ok()
+    Some(crate::proc::Stat::read(pid)?.starttime)
 }
 
 /// Whether the owner named by `token` is certainly gone (same host, and its pid

@@ -37,23 +37,10 @@ pub fn warn(text: &str) {
 /// `text` in lines of at most `width` columns, broken at spaces (a longer word keeps
 /// a line of its own); continuation lines start with `indent` spaces.
 pub fn wrap_words(text: &str, width: usize, indent: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for para in text.lines() {
-        let mut line = String::new();
-        for word in para.split_whitespace() {
-            let used = console::measure_text_width(&line);
-            if !line.trim().is_empty() && used + 1 + console::measure_text_width(word) > width {
-                lines.push(std::mem::take(&mut line));
-                line = " ".repeat(indent);
-            }
-            if !line.trim().is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
-        }
-        lines.push(line);
-    }
-    lines
+    let pad = " ".repeat(indent);
+    text.lines()
+        .flat_map(|para| crate::text::lines("", para.split_whitespace(), &pad, width, crate::text::Count::Columns))
+        .collect()
 }
 
 pub struct Progress {

@@ -28,13 +28,13 @@
 use crate::backend::openssl::certs::Identity;
 use crate::backend::process::{self, descendants, signal, OWNER};
 use anyhow::{anyhow, bail, Context, Result};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The path of the served file.
 pub const PATH: &str = "/1m.bin";
@@ -264,7 +264,7 @@ impl PrivateNginx {
                 www: None,
                 port,
             };
-            match n.wait_ready(crate::deadline::run().cap(spec.start_within)) {
+            match n.wait_ready(crate::deadline::op(spec.start_within), &log) {
                 Ok(()) => {
                     n.dir = Some(dir);
                     n.www = Some(www);
@@ -273,7 +273,7 @@ impl PrivateNginx {
                 Err(e) => {
                     let said = std::fs::read_to_string(&log).unwrap_or_default();
                     drop(n);
-                    last_err = e.context(format!("nginx's error log: {}", said.trim()));
+                    last_err = e;
                     if !said.contains("Address already in use") {
                         break;
                     }
@@ -284,33 +284,10 @@ impl PrivateNginx {
     }
 
     /// Polls the port until nginx accepts and its worker is there, or it exits.
-    fn wait_ready(&mut self, limit: Duration) -> Result<()> {
-        let t0 = Instant::now();
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
-        let mut pause = Duration::from_millis(2);
-        loop {
-            if let Some(child) = self.child.as_mut() {
-                if let Some(status) = child.try_wait()? {
-                    self.child = None;
-                    bail!("nginx exited before it was ready ({status})");
-                }
-            }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() && self.worker().is_some() {
-                return Ok(());
-            }
-            if crate::interrupt::by_user() {
-                return Err(crate::error::Interrupted { kept: 0 }.into());
-            }
-            if t0.elapsed() > limit {
-                bail!(
-                    "nginx did not answer on 127.0.0.1:{} within {:.1} s",
-                    self.port,
-                    limit.as_secs_f64()
-                );
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(50));
-        }
+    fn wait_ready(&mut self, by: crate::deadline::Deadline, log: &Path) -> Result<()> {
+        let (pid, addr) = (self.pid(), self.addr());
+        let worker = || pid.is_some_and(|p| !descendants(p).is_empty());
+        process::wait_ready("nginx", &mut self.child, addr, log, by, |_| worker().then_some(()))
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -404,13 +381,7 @@ fn test_config(binary: &Path, dir: &Path, config: &Path, within: Duration) -> Re
 
 /// CPU seconds (user + system) a process has used, from /proc/PID/stat.
 pub fn cpu_seconds(pid: u32) -> Option<f64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let f: Vec<&str> = s[s.rfind(')')? + 2..].split_whitespace().collect();
-    // After the command: state is field 3, utime 14 and stime 15 (1-based).
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| ticks as f64 / hz as f64)
+    Some(crate::proc::Stat::read(pid)?.own_ticks() as f64 / crate::proc::ticks_per_second())
 }
 
 /// Run by the interrupt handler on a forced exit, just before exiting.
@@ -458,6 +429,7 @@ mod tests {
     use super::*;
     use crate::backend::openssl::certs::CertType;
     use crate::backend::process::{alive, processes_with_arg};
+    use std::time::Instant;
 
     fn nginx() -> Option<PathBuf> {
         ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"]

@@ -14,11 +14,39 @@ pub struct Said {
     pub stderr: Vec<u8>,
 }
 
-/// Runs `cmd` (stdin closed, its own process group) until it ends or `by`
-/// passes (or Ctrl-C), whichever is first; `Ok(None)` when it was killed. Its
-/// output goes to unnamed temporary files, so a chatty child never blocks on a
-/// full pipe while it is waited for.
-pub fn output_by(cmd: &mut Command, by: crate::deadline::Deadline) -> std::io::Result<Option<Said>> {
+/// When a child run by [`run_bounded`] is stopped before its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// On Ctrl-C and at the run's cut ([`crate::interrupt::requested`]): a child
+    /// that is part of measuring.
+    Requested,
+    /// On Ctrl-C only: a quick query of a local tool that the report may still
+    /// need after the run was cut (versions, algorithm lists, keys).
+    ByUser,
+}
+
+/// Runs `cmd` (stdin closed, its own process group) until it ends, `by` passes
+/// or `stop` says so, whichever is first; the status is `None` when it was
+/// killed, and what it said until then is kept. Its output goes to unnamed
+/// temporary files, so a chatty child never blocks on a full pipe while it is
+/// waited for.
+///
+/// The one way cipherbench runs a child to its end; [`output_by`] and
+/// [`output_within`] are its two usual forms. Children run otherwise, on
+/// purpose:
+/// - the private daemons (`PrivateSshd`, `PrivateNginx`): long-lived, stopped by
+///   [`reap`] with their descendants;
+/// - `ssh` sessions that stream (`openssh::client::Transfer`, `Client::run`):
+///   fed and read while they run, waited for by [`crate::deadline::wait_child`]
+///   or their own watchdog;
+/// - `openssh::cpu::run_timed`: reaped by `wait4` for the child's own CPU time;
+/// - `app::reexec_masked`: this same program again, for the whole run;
+/// - test code.
+pub fn run_bounded(
+    cmd: &mut Command,
+    by: crate::deadline::Deadline,
+    stop: Stop,
+) -> std::io::Result<(Option<ExitStatus>, Vec<u8>, Vec<u8>)> {
     let (mut out, mut err) = (tempfile::tempfile()?, tempfile::tempfile()?);
     let mut child = cmd
         .stdin(Stdio::null())
@@ -26,20 +54,90 @@ pub fn output_by(cmd: &mut Command, by: crate::deadline::Deadline) -> std::io::R
         .stderr(err.try_clone()?)
         .process_group(0)
         .spawn()?;
-    let Some(status) = crate::deadline::wait_child_by(&mut child, true, by)? else {
-        return Ok(None);
+    let stop = match stop {
+        Stop::Requested => crate::interrupt::requested,
+        Stop::ByUser => crate::interrupt::by_user,
     };
+    let status = crate::deadline::wait_child_until(&mut child, true, by, stop)?;
     let read = |f: &mut std::fs::File| -> std::io::Result<Vec<u8>> {
         let mut v = Vec::new();
         f.rewind()?;
         f.read_to_end(&mut v)?;
         Ok(v)
     };
-    Ok(Some(Said {
-        status,
-        stdout: read(&mut out)?,
-        stderr: read(&mut err)?,
-    }))
+    Ok((status, read(&mut out)?, read(&mut err)?))
+}
+
+/// Runs `cmd` until it ends or `by` passes (or Ctrl-C, or the run's cut),
+/// whichever is first; `Ok(None)` when it was killed. See [`run_bounded`].
+pub fn output_by(cmd: &mut Command, by: crate::deadline::Deadline) -> std::io::Result<Option<Said>> {
+    let (status, stdout, stderr) = run_bounded(cmd, by, Stop::Requested)?;
+    Ok(status.map(|status| Said { status, stdout, stderr }))
+}
+
+/// Runs a quick local tool until it ends, `limit` passes or the user presses
+/// Ctrl-C (not stopped at the run's cut); `Ok(None)` when it was killed.
+pub fn output_within(cmd: &mut Command, limit: Duration) -> std::io::Result<Option<Said>> {
+    let (status, stdout, stderr) = run_bounded(cmd, crate::deadline::Deadline::after(limit), Stop::ByUser)?;
+    Ok(status.map(|status| Said { status, stdout, stderr }))
+}
+
+/// How long a quick query of a local tool (`ssh -Q`, `openssl ciphers`,
+/// `ssh-keygen`) may take before it is stopped.
+pub const QUERY_LIMIT: Duration = Duration::from_secs(60);
+
+/// Waits until the private daemon `what` (`child`, listening on `addr`) is ready:
+/// connects to `addr` and asks `ready` of the connection, backing off from 2 ms to
+/// 50 ms between tries, until `ready` gives its value, the daemon exits (then
+/// `child` is cleared), the user presses Ctrl-C, or `by` passes (the caller's
+/// start-up limit, and the run's deadline where the daemon must keep it). Every
+/// error carries the last lines of the daemon's `log`.
+pub fn wait_ready<T>(
+    what: &str,
+    child: &mut Option<Child>,
+    addr: std::net::SocketAddr,
+    log: &std::path::Path,
+    by: crate::deadline::Deadline,
+    mut ready: impl FnMut(std::net::TcpStream) -> Option<T>,
+) -> anyhow::Result<T> {
+    let t0 = Instant::now();
+    let limit = by.left();
+    let mut pause = Duration::from_millis(2);
+    let failed = loop {
+        if let Some(c) = child.as_mut() {
+            match c.try_wait() {
+                Ok(Some(status)) => {
+                    *child = None;
+                    break anyhow::anyhow!("{what} exited before it was ready ({status})");
+                }
+                Ok(None) => {}
+                Err(e) => break e.into(),
+            }
+        }
+        let connect = by.cap(Duration::from_millis(200)).max(Duration::from_millis(1));
+        if let Some(v) = std::net::TcpStream::connect_timeout(&addr, connect).ok().and_then(&mut ready) {
+            return Ok(v);
+        }
+        if crate::interrupt::by_user() {
+            break crate::error::Interrupted { kept: 0 }.into();
+        }
+        if by.expired() {
+            break anyhow::anyhow!(
+                "{what} did not answer on {addr} within {:.1} s",
+                t0.elapsed().as_secs_f64().min(limit.as_secs_f64())
+            );
+        }
+        std::thread::sleep(by.cap(pause));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    };
+    Err(failed.context(format!("{what}'s log: {}", log_tail(log, 20))))
+}
+
+/// The last `n` lines of the text file at `path` (empty when it cannot be read).
+pub fn log_tail(path: &std::path::Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.trim().lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// "exit status 1", or "killed by signal 11 (SIGSEGV)": how a child ended, for messages.
@@ -84,37 +182,15 @@ pub fn signal(pid: u32, sig: i32) {
 
 /// True while `pid` exists and is not a zombie.
 pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => stat_fields(&s).is_some_and(|(state, _)| state != 'Z' && state != 'X'),
-        Err(_) => false,
-    }
-}
-
-/// (state, ppid) from a /proc/PID/stat line (the command may contain spaces).
-pub fn stat_fields(s: &str) -> Option<(char, u32)> {
-    let rest = &s[s.rfind(')')? + 2..];
-    let mut it = rest.split_whitespace();
-    let state = it.next()?.chars().next()?;
-    let ppid = it.next()?.parse().ok()?;
-    Some((state, ppid))
+    crate::proc::Stat::read(pid).is_some_and(|s| s.running())
 }
 
 /// Every live descendant of `root`, from /proc.
 pub fn descendants(root: u32) -> Vec<u32> {
-    let mut parent: Vec<(u32, u32)> = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/proc") {
-        for e in rd.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            if let Some((_, ppid)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| stat_fields(&s))
-            {
-                parent.push((pid, ppid));
-            }
-        }
-    }
+    let parent: Vec<(u32, u32)> = crate::proc::pids()
+        .into_iter()
+        .filter_map(|pid| Some((pid, crate::proc::Stat::read(pid)?.ppid)))
+        .collect();
     let mut out = Vec::new();
     let mut frontier = vec![root];
     while let Some(p) = frontier.pop() {
@@ -159,13 +235,9 @@ pub fn reap(child: &mut Child, kids: &[u32]) {
 /// "sshd: /usr/sbin/sshd -D -e -f CONFIG [listener]", "nginx: master process …
 /// -c CONFIG", so not argument by argument).
 pub fn processes_with_arg(arg: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(arg.len()).any(|w| w == arg.as_bytes())))
+    crate::proc::pids()
+        .into_iter()
+        .filter(|&pid| crate::proc::cmdline(pid).is_some_and(|c| c.windows(arg.len()).any(|w| w == arg.as_bytes())))
         .collect()
 }
 
@@ -205,11 +277,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stat_line_with_spaces_in_the_name() {
-        assert_eq!(stat_fields("123 (sshd: root [priv]) S 1 123 123 0"), Some(('S', 1)));
-    }
-
-    #[test]
     fn output_by_keeps_what_was_said_and_stops_at_the_deadline() {
         let far = crate::deadline::Deadline::after(Duration::from_secs(10));
         let said = output_by(Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]), far)
@@ -223,6 +290,77 @@ mod tests {
         let soon = crate::deadline::Deadline::after(Duration::from_millis(300));
         assert!(output_by(Command::new("sleep").arg("30"), soon).unwrap().is_none());
         assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        let t0 = Instant::now();
+        assert!(output_within(Command::new("sleep").arg("30"), Duration::from_millis(300))
+            .unwrap()
+            .is_none());
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        let said = output_within(Command::new("sh").args(["-c", "echo hi"]), Duration::from_secs(10))
+            .unwrap()
+            .unwrap();
+        assert_eq!((said.status.code(), &said.stdout[..]), (Some(0), &b"hi\n"[..]));
+        assert!(output_within(&mut Command::new("/nonexistent/tool"), Duration::from_secs(1)).is_err());
+    }
+
+    #[test]
+    fn a_stopped_child_keeps_what_it_said() {
+        let soon = crate::deadline::Deadline::after(Duration::from_millis(300));
+        let (status, out, err) = run_bounded(
+            Command::new("sh").args(["-c", "echo early; echo oops >&2; exec sleep 30"]),
+            soon,
+            Stop::ByUser,
+        )
+        .unwrap();
+        assert_eq!((status, &out[..], &err[..]), (None, &b"early\n"[..], &b"oops\n"[..]));
+    }
+
+    #[test]
+    fn wait_ready_sees_readiness_an_early_exit_and_the_deadline() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        std::fs::write(&log, (1..=30).map(|i| format!("line {i}\n")).collect::<String>()).unwrap();
+        let far = crate::deadline::Deadline::after(Duration::from_secs(10));
+        // Ready: a listener whose first answer is checked.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            for _ in 0..3 {
+                let (mut s, _) = l.accept().unwrap();
+                let _ = s.write_all(b"HELLO\n");
+            }
+        });
+        let mut tries = 0;
+        let mut sleeper = Some(Command::new("sleep").arg("30").spawn().unwrap());
+        let got = wait_ready("toy", &mut sleeper, addr, &log, far, |mut s| {
+            tries += 1;
+            let mut b = [0u8; 6];
+            std::io::Read::read_exact(&mut s, &mut b).ok()?;
+            (tries == 3).then_some(b)
+        })
+        .unwrap();
+        assert_eq!((&got, tries), (b"HELLO\n", 3));
+        server.join().unwrap();
+        let mut c = sleeper.take().unwrap();
+        let _ = c.kill();
+        let _ = c.wait();
+        // Nothing listens: the deadline ends it, and the log's tail is told.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let t0 = Instant::now();
+        let soon = crate::deadline::Deadline::after(Duration::from_millis(300));
+        let e = wait_ready("toy", &mut None, closed, &log, soon, |_| Some(())).unwrap_err();
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        let said = format!("{e:#}");
+        assert!(said.contains("toy did not answer on") && said.contains("line 30"), "{said}");
+        assert!(!said.contains("line 10\n") && said.contains("line 11"), "the last 20 lines: {said}");
+        // The daemon exits first: said, and the child is cleared.
+        let mut quitter = Some(Command::new("sh").args(["-c", "exit 7"]).spawn().unwrap());
+        let e = wait_ready("toy", &mut quitter, closed, &log, far, |_| Some(())).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("toy exited before it was ready (exit status: 7)"),
+            "{e:#}"
+        );
+        assert!(quitter.is_none());
     }
 
     #[test]

@@ -109,25 +109,12 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
 /// `text` broken at spaces into lines of at most `width` columns (a longer word
 /// keeps a line of its own), the first after `first`, the rest after `indent`.
 fn wrap(first: &str, text: &str, indent: &str, width: usize) -> String {
+    let words = text.split(' ').filter(|w| !w.is_empty());
     let mut out = String::new();
-    let mut line = first.to_string();
-    // Whether the line holds only its prefix: the next word needs no blank.
-    let mut bare = true;
-    for w in text.split(' ').filter(|w| !w.is_empty()) {
-        if !bare && line.chars().count() + 1 + w.chars().count() > width {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = indent.to_string();
-            bare = true;
-        }
-        if !bare {
-            line.push(' ');
-        }
-        line.push_str(w);
-        bare = false;
+    for line in crate::text::lines(first, words, indent, width, crate::text::Count::Chars) {
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
-    out.push_str(line.trim_end());
-    out.push('\n');
     out
 }
 

@@ -18,8 +18,8 @@ use crate::discover::installed::openssl::OfferedSuite;
 use crate::discover::installed::{Config, Installed, SshConfig, TlsConfig};
 use crate::measure::sink::Sink;
 use anyhow::{bail, Result};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Pseudo-algorithms that only signal extensions.
 fn real(alg: &&str) -> bool {
@@ -127,29 +127,12 @@ pub fn parse_ssh_debug(text: &str) -> Option<(SshConfig, SshConfig, Negotiated)>
 
 /// Runs a command with a hard deadline; its (stdout, stderr).
 fn run_for(mut cmd: Command, limit: Duration) -> Result<(String, String)> {
-    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut out, &mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    while child.try_wait()?.is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok((t_out.join().unwrap_or_default(), t_err.join().unwrap_or_default()))
+    use crate::backend::process::{run_bounded, Stop};
+    let (_, out, err) = run_bounded(&mut cmd, crate::deadline::Deadline::after(limit), Stop::Requested)?;
+    Ok((
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    ))
 }
 
 /// The remote sshd's offer and what this machine's client negotiates with it.

@@ -1,6 +1,7 @@
 //! What the local OpenSSH offers: `ssh -V`, the `ssh -Q` lists, which ciphers are
 //! AEAD (their MAC is implicit), and where `sshd` lives. Discovery only looks.
 
+use crate::backend::process::{output_within, QUERY_LIMIT};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,12 +33,14 @@ pub fn ssh_binary() -> PathBuf {
 /// Queries the local client. Fails with the package name when `ssh` is missing.
 pub fn discover() -> Result<OpenSsh> {
     let ssh = ssh_binary();
-    let v = Command::new(&ssh).arg("-V").output().map_err(|e| {
-        anyhow::anyhow!(
-            "cannot run the OpenSSH client '{}': {e}; install the package openssh-client (e.g. `apt-get install openssh-client`)",
-            ssh.display()
-        )
-    })?;
+    let v = output_within(Command::new(&ssh).arg("-V"), QUERY_LIMIT)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot run the OpenSSH client '{}': {e}; install the package openssh-client (e.g. `apt-get install openssh-client`)",
+                ssh.display()
+            )
+        })?
+        .ok_or_else(|| anyhow::anyhow!("'{} -V' did not finish in time and was stopped", ssh.display()))?;
     // `ssh -V` prints to stderr.
     let version = String::from_utf8_lossy(if v.stderr.is_empty() { &v.stdout } else { &v.stderr })
         .trim()
@@ -46,10 +49,9 @@ pub fn discover() -> Result<OpenSsh> {
         bail!("'{}' is not OpenSSH (ssh -V said: {version})", ssh.display());
     }
     let q = |what: &str| -> Result<Vec<String>> {
-        let out = Command::new(&ssh)
-            .args(["-Q", what])
-            .output()
-            .with_context(|| format!("ssh -Q {what}"))?;
+        let out = output_within(Command::new(&ssh).args(["-Q", what]), QUERY_LIMIT)
+            .with_context(|| format!("ssh -Q {what}"))?
+            .with_context(|| format!("ssh -Q {what} did not finish in time and was stopped"))?;
         if !out.status.success() {
             return Ok(Vec::new());
         }
@@ -122,7 +124,7 @@ pub fn server_hostkey_algorithms() -> Option<Vec<String>> {
     if let Some(f) = std::env::var_os(SSHD_CONFIG_ENV) {
         cmd.arg("-f").arg(f);
     }
-    let out = cmd.stdin(std::process::Stdio::null()).output().ok()?;
+    let out = output_within(&mut cmd, QUERY_LIMIT).ok()??;
     if !out.status.success() {
         return None;
     }
@@ -142,7 +144,7 @@ pub fn server_hostkey_algorithms() -> Option<Vec<String>> {
             let mut p = path.as_os_str().to_owned();
             p.push(".pub");
             std::fs::read_to_string(&p).ok().or_else(|| {
-                let o = Command::new("ssh-keygen").arg("-y").arg("-f").arg(path).output().ok()?;
+                let o = output_within(Command::new("ssh-keygen").arg("-y").arg("-f").arg(path), QUERY_LIMIT).ok()??;
                 o.status.success().then(|| String::from_utf8_lossy(&o.stdout).into_owned())
             })
         } else {

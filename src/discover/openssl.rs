@@ -85,17 +85,18 @@ pub struct TlsSuiteInfo {
 /// prints them.
 pub fn tls_suites() -> anyhow::Result<Vec<TlsSuiteInfo>> {
     use anyhow::Context;
-    let out = std::process::Command::new("openssl")
-        .args([
-            "ciphers",
-            "-V",
-            "-stdname",
-            "-ciphersuites",
-            &TLS13_SUITES.join(":"),
-            "ALL:COMPLEMENTOFALL:@SECLEVEL=0",
-        ])
-        .output()
-        .context("cannot run `openssl ciphers` (install the `openssl` package)")?;
+    let mut cmd = std::process::Command::new("openssl");
+    cmd.args([
+        "ciphers",
+        "-V",
+        "-stdname",
+        "-ciphersuites",
+        &TLS13_SUITES.join(":"),
+        "ALL:COMPLEMENTOFALL:@SECLEVEL=0",
+    ]);
+    let out = crate::backend::process::output_within(&mut cmd, crate::backend::process::QUERY_LIMIT)
+        .context("cannot run `openssl ciphers` (install the `openssl` package)")?
+        .context("`openssl ciphers` did not finish in time and was stopped")?;
     if !out.status.success() {
         anyhow::bail!("`openssl ciphers` failed: {}", String::from_utf8_lossy(&out.stderr).trim());
     }

@@ -20,6 +20,7 @@ use crate::model::{Document, Host, ResultRecord, RunInfo, RunStatus, SCHEMA};
 use crate::recommend::emit::{self, Choice, SshChoice, TlsChoice};
 use crate::recommend::rank::Ranking;
 use crate::recommend::{self, Outcome};
+use crate::stats::median;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -106,17 +107,6 @@ pub struct FleetWide {
 pub struct Decided {
     pub classes: Vec<ClassReport>,
     pub fleet: FleetWide,
-}
-
-/// Median of `v` (not empty).
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// The class's pooled document: one record per subject.

@@ -593,33 +593,21 @@ impl CliProbe {
     fn once(&self, dir: &str) -> Result<()> {
         let mut args = self.args.clone();
         args.insert(1, dir.to_string());
-        let mut child = std::process::Command::new("openssl")
-            .args(&args)
-            .arg("-in")
-            .arg(&self.input)
-            .arg("-out")
-            .arg(&self.output)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .context("cannot run the openssl command (is the openssl package installed?)")?;
-        let stderr = child.stderr.take().map(|mut r| {
-            std::thread::spawn(move || {
-                let mut v = String::new();
-                let _ = r.read_to_string(&mut v);
-                v
-            })
-        });
+        let mut cmd = std::process::Command::new("openssl");
+        cmd.args(&args).arg("-in").arg(&self.input).arg("-out").arg(&self.output);
         // Stopped at the run's deadline or on Ctrl-C, like every child.
-        let status = crate::deadline::wait_child(&mut child, false)?;
-        let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-        let Some(status) = status else {
+        let said = crate::backend::process::output_by(&mut cmd, crate::deadline::run())
+            .context("cannot run the openssl command (is the openssl package installed?)")?;
+        let Some(said) = said else {
             check_interrupt()?;
             bail!("openssl {} was stopped", args.join(" "));
         };
-        if !status.success() {
-            bail!("openssl {} failed: {}", args.join(" "), err.trim());
+        if !said.status.success() {
+            bail!(
+                "openssl {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&said.stderr).trim()
+            );
         }
         Ok(())
     }

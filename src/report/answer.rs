@@ -56,32 +56,13 @@ fn width() -> usize {
 /// starts after `first` columns already used, the others with `indent` spaces.
 /// A word longer than a line gets a line of its own.
 pub(crate) fn fill(words: &[String], width: usize, first: usize, indent: usize) -> Vec<String> {
-    let mut lines: Vec<String> = vec![String::new()];
-    let mut used = first;
-    for w in words {
-        let len = console::measure_text_width(w);
-        let line = lines.last_mut().expect("one line");
-        if line.is_empty() && used + len <= width || line.is_empty() && used == indent {
-            line.push_str(w);
-            used += len;
-        } else if used + 1 + len <= width {
-            line.push(' ');
-            line.push_str(w);
-            used += 1 + len;
-        } else {
-            lines.push(w.clone());
-            used = indent + len;
-        }
-    }
-    lines
+    crate::text::fill(words.iter().map(String::as_str), width, first, indent, crate::text::Count::Columns)
 }
 
 /// Text wrapped at spaces to `width`, continuation lines indented by `indent`.
 fn wrap(text: &str, width: usize, indent: usize) -> String {
-    let words: Vec<String> = text.split_whitespace().map(String::from).collect();
-    let lines = fill(&words, width, 0, indent);
     let pad = " ".repeat(indent);
-    let mut s = lines.join(&format!("\n{pad}"));
+    let mut s = crate::text::lines("", text.split_whitespace(), &pad, width, crate::text::Count::Columns).join("\n");
     s.push('\n');
     s
 }

@@ -311,8 +311,9 @@ impl Client {
         if let Some(p) = port {
             g.arg("-p").arg(p.to_string());
         }
-        let out = g.arg("--").arg(destination).stdin(Stdio::null()).output();
-        let Some(out) = out.ok().filter(|o| o.status.success()) else {
+        g.arg("--").arg(destination);
+        let out = crate::backend::process::output_within(&mut g, crate::backend::process::QUERY_LIMIT);
+        let Some(out) = out.ok().flatten().filter(|o| o.status.success()) else {
             return Ok(()); // ssh itself will say what is wrong with the destination
         };
         let text = String::from_utf8_lossy(&out.stdout);
@@ -553,18 +554,8 @@ impl Drop for Transfer {
         }
         if let Some(mut child) = self.child.take() {
             // EOF normally ends the remote `cat` and ssh within milliseconds.
-            let t0 = Instant::now();
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
-                    Ok(None) if t0.elapsed() > Duration::from_secs(2) => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        break;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                }
-            }
+            let soon = crate::deadline::Deadline::after(Duration::from_secs(2));
+            let _ = crate::deadline::wait_child_by(&mut child, true, soon);
         }
     }
 }
@@ -715,19 +706,11 @@ pub fn read_banner(host: &str, port: u16, limit: Duration) -> Result<(), SshErro
 /// CPU time (user + system) of a live process, from /proc/PID/schedstat (ns), or
 /// /proc/PID/stat (clock ticks) where schedstat is missing.
 pub fn process_cpu(pid: u32) -> Option<Seconds> {
-    if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/schedstat")) {
-        if let Some(ns) = s.split_whitespace().next().and_then(|x| x.parse::<u64>().ok()) {
-            return Some(Seconds(ns as f64 * 1e-9));
-        }
+    if let Some(ns) = crate::proc::schedstat_ns(pid) {
+        return Some(Seconds(ns as f64 * 1e-9));
     }
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // Fields 14 and 15 of stat(5) are the 12th and 13th after the command.
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Some(Seconds(ticks as f64 / hz))
+    let ticks = crate::proc::Stat::read(pid)?.own_ticks();
+    Some(Seconds(ticks as f64 / crate::proc::ticks_per_second()))
 }
 
 #[cfg(test)]

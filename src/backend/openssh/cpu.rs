@@ -24,6 +24,7 @@
 
 use super::client::{classify, Algorithms, Client, SshError, Target};
 use super::daemon;
+use crate::proc::ticks_per_second;
 use crate::units::Seconds;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -36,21 +37,11 @@ const LOGIN_LIMIT: Duration = Duration::from_secs(60);
 /// How long to wait for the listener to reap the connection's child.
 const SETTLE_LIMIT: Duration = Duration::from_secs(3);
 
-/// Clock ticks per second (`sysconf(_SC_CLK_TCK)`).
-fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64
-}
-
 /// (own, reaped children) CPU (user + system, in clock ticks) of `pid`, from
 /// /proc/PID/stat fields 14–15 and 16–17.
 fn stat_ticks(pid: u32) -> Option<(u64, u64)> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // Fields 14–17 of stat(5) are the 12th to 15th after the command.
-    let n = |i: usize| f.get(i)?.parse::<u64>().ok();
-    Some((n(11)? + n(12)?, n(13)? + n(14)?))
+    let s = crate::proc::Stat::read(pid)?;
+    Some((s.own_ticks(), s.reaped_ticks()))
 }
 
 /// Children CPU (user + system) the process `pid` has reaped so far, from

@@ -19,13 +19,13 @@ use crate::backend::process::{self, signal, OWNER};
 pub use crate::backend::process::{alive, descendants};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::Read;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Daemons alive in this process, for the forced-exit hook: (pid, directory).
 static LIVE: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
@@ -72,14 +72,11 @@ pub fn current_user() -> String {
 }
 
 fn keygen(args: &[&str], path: &Path) -> Result<()> {
-    let out = Command::new("ssh-keygen")
-        .args(["-q", "-N", "", "-C", "cipherbench"])
-        .args(args)
-        .arg("-f")
-        .arg(path)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| anyhow!("cannot run ssh-keygen: {e}; install the package openssh-client"))?;
+    let mut cmd = Command::new("ssh-keygen");
+    cmd.args(["-q", "-N", "", "-C", "cipherbench"]).args(args).arg("-f").arg(path);
+    let out = process::output_within(&mut cmd, process::QUERY_LIMIT)
+        .map_err(|e| anyhow!("cannot run ssh-keygen: {e}; install the package openssh-client"))?
+        .ok_or_else(|| anyhow!("ssh-keygen {} did not finish in time and was stopped", args.join(" ")))?;
     if !out.status.success() {
         bail!(
             "ssh-keygen {} failed: {}",
@@ -203,7 +200,7 @@ impl PrivateSshd {
             // skips its subjects and says so, and that needs the daemon (it starts
             // in a few seconds even on a busy machine; the docs give the smallest
             // budget `ssh` keeps). Ctrl-C still stops the wait.
-            match d.wait_ready(Duration::from_secs(15)) {
+            match d.wait_ready(crate::deadline::Deadline::after(Duration::from_secs(15)), &f.log) {
                 Ok(banner) => {
                     d.banner = banner;
                     d.dir = Some(dir);
@@ -212,7 +209,7 @@ impl PrivateSshd {
                 Err(e) => {
                     let log = std::fs::read_to_string(&f.log).unwrap_or_default();
                     drop(d);
-                    last_err = e.context(format!("sshd log: {}", log.trim()));
+                    last_err = e;
                     if !log.contains("Address already in use") {
                         break;
                     }
@@ -223,41 +220,21 @@ impl PrivateSshd {
     }
 
     /// Polls the port until sshd accepts and sends its `SSH-2.0-` banner, or exits.
-    fn wait_ready(&mut self, limit: Duration) -> Result<String> {
-        let t0 = Instant::now();
+    fn wait_ready(&mut self, by: crate::deadline::Deadline, log: &Path) -> Result<String> {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
-        let mut pause = Duration::from_millis(2);
-        loop {
-            if let Some(child) = self.child.as_mut() {
-                if let Some(status) = child.try_wait()? {
-                    self.child = None;
-                    bail!("sshd exited before it was ready ({status})");
+        process::wait_ready("sshd", &mut self.child, addr, log, by, |mut s| {
+            s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+            let mut buf = [0u8; 256];
+            let mut got = Vec::new();
+            while !got.contains(&b'\n') && got.len() < 255 {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
                 }
             }
-            if let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
-                s.set_read_timeout(Some(Duration::from_secs(5)))?;
-                let mut buf = [0u8; 256];
-                let mut got = Vec::new();
-                while !got.contains(&b'\n') && got.len() < 255 {
-                    match s.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => got.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let line = String::from_utf8_lossy(&got).trim().to_string();
-                if line.starts_with("SSH-2.0-") {
-                    return Ok(line);
-                }
-            }
-            if crate::interrupt::by_user() {
-                return Err(crate::error::Interrupted { kept: 0 }.into());
-            }
-            if t0.elapsed() > limit {
-                bail!("sshd did not answer on 127.0.0.1:{} within {:?}", self.port, limit);
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(50));
-        }
+            let line = String::from_utf8_lossy(&got).trim().to_string();
+            line.starts_with("SSH-2.0-").then_some(line)
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -364,8 +341,7 @@ fn join_cgroup(pid: u32) -> bool {
 /// this process or by the `cipherbench ssh serve` that started it), if it was.
 pub fn cgroup_of(pid: u32) -> Option<PathBuf> {
     let root = cgroup2_root()?;
-    let current = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    let path = current.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+    let path = crate::proc::cgroup_v2(pid)?;
     path.rsplit('/')
         .next()
         .is_some_and(|n| n.starts_with(CGROUP_PREFIX))
@@ -419,6 +395,7 @@ fn ensure_privsep_dir() -> Result<()> {
 mod tests {
     use super::*;
     use crate::backend::process::processes_with_arg;
+    use std::time::Instant;
 
     #[test]
     fn leftovers_of_dead_runs_are_swept_and_live_ones_kept() {

@@ -115,7 +115,7 @@ impl Summary {
         let mut v = values.to_vec();
         v.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
         let n = v.len();
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        let median = crate::stats::median_sorted(&v);
         let mean = v.iter().sum::<f64>() / n as f64;
         let var = if n > 1 {
             v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
