@@ -405,10 +405,17 @@ fn no_circle_between_top_level_modules() {
         .map(|c| c.iter().map(name).collect::<Vec<_>>().join(" ⇄ "))
         .collect();
     assert!(found.is_empty(), "circles between top-level modules: {}", found.join("; "));
-    // The table itself has no circle either.
-    let table: BTreeMap<Module, BTreeSet<Module>> = allowed()
-        .into_iter()
-        .map(|(k, v)| (vec![k.clone()], v.into_iter().filter(|t| *t != k).map(|t| vec![t]).collect()))
+    // The table itself has no circle either (the foundation may use itself as it
+    // likes in the table; the real imports among it are checked above).
+    let table = allowed();
+    let foundation = &table["model"];
+    let table: BTreeMap<Module, BTreeSet<Module>> = table
+        .iter()
+        .map(|(k, v)| {
+            let own = foundation.contains(k);
+            let to = v.iter().filter(|t| *t != k && !(own && foundation.contains(*t)));
+            (vec![k.clone()], to.map(|t| vec![t.clone()]).collect())
+        })
         .collect();
     assert!(circles(&table).is_empty(), "docs/layout.md allows a circle: {:?}", circles(&table));
 }
