@@ -22,6 +22,7 @@ mod recommend;
 mod report;
 mod session;
 mod store;
+mod target;
 #[cfg(test)]
 mod testing;
 mod units;
