@@ -24,6 +24,7 @@ mod report;
 mod session;
 mod stats;
 mod store;
+mod target;
 #[cfg(test)]
 mod testing;
 mod text;

@@ -386,7 +386,7 @@ fn main_reports_dir(c: &CommonOptions) -> Result<Option<std::path::PathBuf>> {
 
 /// Config targets for the answer: `--for`, else the software found installed.
 fn main_targets(c: &CommonOptions) -> Result<Vec<String>> {
-    let names = crate::recommend::emit::target_names();
+    let names = crate::target::names();
     for t in &c.targets {
         if !names.iter().any(|n| n.eq_ignore_ascii_case(t)) {
             return Err(UsageError::unknown("target", t, names.iter().copied()).into());
@@ -395,27 +395,11 @@ fn main_targets(c: &CommonOptions) -> Result<Vec<String>> {
     if !c.targets.is_empty() {
         return Ok(c.targets.clone());
     }
-    let installed = |bins: &[&str]| {
-        bins.iter().any(|b| {
-            ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/sbin", "/bin"]
-                .iter()
-                .any(|d| std::path::Path::new(d).join(b).exists())
-        })
-    };
-    let mut found: Vec<String> = [
-        ("nginx", &["nginx"][..]),
-        ("apache", &["apache2", "httpd"][..]),
-        ("haproxy", &["haproxy"][..]),
-        ("stunnel", &["stunnel4", "stunnel"][..]),
-        ("nzbget", &["nzbget"][..]),
-        ("curl", &["curl"][..]),
-        ("sshd", &["sshd"][..]),
-        ("ssh", &["ssh"][..]),
-    ]
-    .iter()
-    .filter(|(t, bins)| names.contains(t) && installed(bins))
-    .map(|(t, _)| t.to_string())
-    .collect();
+    let mut found: Vec<String> = crate::target::ALL
+        .iter()
+        .filter(|t| crate::target::installed(t.programs()))
+        .map(|t| t.name().to_string())
+        .collect();
     if found.is_empty() {
         found.push("openssl".into());
     }

@@ -86,7 +86,7 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
                 Some(p) => p.clone(),
                 None => {
                     let other = if s.server { "ssh" } else { "sshd" };
-                    crate::discover::installed::read(other, None)?
+                    crate::target::read_installed(other, None)?
                         .ok_or_else(|| anyhow::anyhow!("{other} is not installed: nothing to negotiate with"))?
                 }
             };
@@ -750,13 +750,14 @@ impl SoftwareDiff {
 pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>) -> anyhow::Result<(Vec<Installed>, Vec<String>)> {
     use crate::discover::installed as inst;
     use crate::error::UsageError;
+    use crate::target;
     for t in targets {
-        if !inst::SOFTWARE.iter().any(|s| s.eq_ignore_ascii_case(t)) {
-            return Err(UsageError::unknown("software to check", t, inst::SOFTWARE.iter().copied()).into());
+        if !target::readable().iter().any(|s| s.eq_ignore_ascii_case(t)) {
+            return Err(UsageError::unknown("software to check", t, target::readable()).into());
         }
     }
     let Some(path) = config_from else {
-        return Ok(inst::discover(targets));
+        return Ok(target::discover(targets));
     };
     let text = inst::read_config(path)?;
     let software = match targets {
@@ -766,13 +767,13 @@ pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>)
                 UsageError::Invalid(format!(
                     "cannot tell which software {} configures; add --for {}",
                     path.display(),
-                    inst::SOFTWARE.join("|")
+                    target::readable().join("|")
                 ))
             })?
             .to_string(),
         _ => return Err(UsageError::Invalid("--config-from reads one file: give one --for target".into()).into()),
     };
-    let i = inst::read(&software, Some(path))?
+    let i = target::read_installed(&software, Some(path))?
         .ok_or_else(|| UsageError::Invalid(format!("{} is not a {software} configuration", path.display())))?;
     Ok((vec![i], Vec::new()))
 }
@@ -807,7 +808,7 @@ pub fn build_all(currents: &[Current], doc: &Document, outcome: &Outcome, k: &Kn
 fn readable(targets: &[String]) -> Vec<String> {
     targets
         .iter()
-        .filter(|t| crate::discover::installed::SOFTWARE.iter().any(|s| s.eq_ignore_ascii_case(t)))
+        .filter(|t| crate::target::readable().iter().any(|s| s.eq_ignore_ascii_case(t)))
         .cloned()
         .collect()
 }
@@ -825,7 +826,7 @@ pub fn main_step(
     if wanted.is_empty() || crate::interrupt::requested() {
         return (Vec::new(), Vec::new());
     }
-    let (installed, mut notes) = crate::discover::installed::discover(&wanted);
+    let (installed, mut notes) = crate::target::discover(&wanted);
     let (currents, more) = resolve_all(installed, k);
     notes.extend(more);
     let missing = subjects::Subjects::negotiated(&currents).not_in(session);
@@ -934,7 +935,7 @@ pub fn for_stored_run(targets: &[String], k: &Knowledge) -> (Vec<Current>, Vec<S
     if !targets.is_empty() && wanted.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    let (installed, mut notes) = crate::discover::installed::discover(&wanted);
+    let (installed, mut notes) = crate::target::discover(&wanted);
     let (currents, more) = resolve_all(installed, k);
     notes.extend(more);
     (currents, notes)

@@ -7,195 +7,162 @@
 //! leading `/` dropped, so `patch -d / -p1` applies the diff where it belongs.
 
 use crate::discover::installed::{read_config, Directive, Installed};
+use crate::error::UsageError;
+use crate::target::Target;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-/// Every keyword a software's lines can start with (two-word ones first).
-fn keywords(software: &str) -> &'static [&'static str] {
-    use crate::discover::installed as i;
-    match software {
-        "nginx" => i::nginx::KEYWORDS,
-        "sshd" | "ssh" => i::sshd::KEYWORDS,
-        "apache" => i::apache::KEYWORDS,
-        "haproxy" => i::haproxy::KEYWORDS,
-        "stunnel" => i::stunnel::KEYWORDS,
-        "openssl" => &["ciphersuites", "cipherstring", "groups", "minprotocol"],
-        "gnutls" => &["default-priority-string"],
-        _ => &[],
-    }
-}
+use std::path::{Path, PathBuf};
 
 /// The keyword a line sets (lower case), as [`Directive::keyword`] spells it.
-pub fn keyword_of(software: &str, line: &str) -> String {
+pub fn keyword_of(target: &dyn Target, line: &str) -> String {
     let tokens = crate::discover::installed::leading_words(line);
     let two = tokens.join(" ");
-    let kw = keywords(software);
-    if kw.contains(&two.as_str()) {
+    if target.keywords().contains(&two.as_str()) {
         return two;
     }
     tokens.first().cloned().unwrap_or_default()
 }
 
-/// Whether keywords `a` and `b` set the same value, so that an emitted line
-/// replaces either: mod_ssl's `SSLOpenSSLConfCmd Ciphersuites` is `SSLCipherSuite
-/// TLSv1.3` given another way (and applied after it, so left in place it would
-/// win), and `Curves` is `Groups`.
-fn same_setting(software: &str, a: &str, b: &str) -> bool {
-    const APACHE: &[[&str; 2]] = &[
-        ["sslciphersuite tlsv1.3", "sslopensslconfcmd ciphersuites"],
-        ["sslopensslconfcmd curves", "sslopensslconfcmd groups"],
-    ];
-    a == b || (software == "apache" && APACHE.iter().any(|g| g.contains(&a) && g.contains(&b)))
+/// The files being edited: each one's original text and its lines as edited so far.
+#[derive(Default)]
+struct Files {
+    originals: BTreeMap<PathBuf, String>,
+    edited: BTreeMap<PathBuf, Vec<String>>,
 }
 
-/// The emitted lines in the syntax of the file they go into.
-pub fn file_lines(installed: &Installed, emitted: &[String]) -> Vec<String> {
-    match installed.software {
-        // The openssl emitter names the settings; openssl.cnf spells them this way.
-        "openssl" => emitted
-            .iter()
-            .filter_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                let key = match k.trim() {
-                    "ciphersuites" => "Ciphersuites",
-                    "cipher list" => "CipherString",
-                    "groups" => "Groups",
-                    _ => return None,
-                };
-                Some(format!("{key} = {}", v.trim()))
-            })
-            .collect(),
-        "gnutls" => emitted.iter().map(|l| format!("default-priority-string = {l}")).collect(),
-        // The Host block's lines, for the top of the client config.
-        "ssh" => emitted
-            .iter()
-            .filter(|l| !l.starts_with("Host "))
-            .map(|l| l.trim().to_string())
-            .collect(),
-        // ServerN: the server that was read.
-        "nzbget" => {
-            let key = installed
-                .directives
-                .first()
-                .and_then(|d| d.text.split('=').next())
-                .map(|k| k.trim().to_string());
-            emitted
-                .iter()
-                .map(|l| match (&key, l.split_once('=')) {
-                    (Some(k), Some((_, v))) => format!("{k}={v}"),
-                    _ => l.clone(),
-                })
-                .collect()
+impl Files {
+    /// `path`'s lines, read on first use (unreadable: an error naming it).
+    fn lines(&mut self, path: &Path) -> Result<&mut Vec<String>, UsageError> {
+        if !self.edited.contains_key(path) {
+            let text = read_config(path)?;
+            self.edited.insert(path.to_path_buf(), text.lines().map(str::to_string).collect());
+            self.originals.insert(path.to_path_buf(), text);
         }
-        _ => emitted.to_vec(),
+        Ok(self.edited.get_mut(path).expect("loaded"))
+    }
+
+    /// The unified diff of every file that changed.
+    fn diff(&self) -> String {
+        let mut out = String::new();
+        for (p, new) in &self.edited {
+            let old = &self.originals[p];
+            let mut new_text = new.join("\n");
+            if old.ends_with('\n') {
+                new_text.push('\n');
+            }
+            if *old == new_text {
+                continue;
+            }
+            let name = p.display().to_string();
+            let rel = name.trim_start_matches('/');
+            let d = similar::TextDiff::from_lines(old.as_str(), new_text.as_str());
+            out.push_str(
+                &d.unified_diff()
+                    .context_radius(3)
+                    .header(&format!("a/{rel}"), &format!("b/{rel}"))
+                    .to_string(),
+            );
+        }
+        out
     }
 }
 
-/// The unified diff (possibly over several files), or `None` when the file is unknown
-/// or nothing changes. Unreadable files are an error naming them.
-pub fn unified(installed: &Installed, emitted: &[String]) -> Result<Option<String>, crate::error::UsageError> {
-    let lines = file_lines(installed, emitted);
-    let Some(main) = installed.file.clone() else { return Ok(None) };
-    let mut files: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
-    let load = |p: &PathBuf, files: &mut BTreeMap<PathBuf, Vec<String>>| -> Result<(), crate::error::UsageError> {
-        if !files.contains_key(p) {
-            let t = read_config(p)?;
-            files.insert(p.clone(), t.lines().map(str::to_string).collect());
-        }
-        Ok(())
-    };
-    let originals: BTreeMap<PathBuf, String> = {
-        let mut m = BTreeMap::new();
-        for p in installed.directives.iter().map(|d| d.file.clone()).chain([main.clone()]) {
-            if let std::collections::btree_map::Entry::Vacant(e) = m.entry(p.clone()) {
-                e.insert(read_config(&p)?);
-            }
-        }
-        m
-    };
-    load(&main, &mut files)?;
-    // Replacements first (line numbers stay valid), then insertions from the bottom.
-    let mut missing: Vec<String> = Vec::new();
-    for l in &lines {
-        let k = keyword_of(installed.software, l);
+/// Replaces the lines that set the same keyword as each of `lines` (indentation,
+/// and a trailing comment where the target keeps them, kept); returns the lines
+/// no directive sets.
+fn replace(installed: &Installed, target: &dyn Target, lines: &[String], files: &mut Files) -> Result<Vec<String>, UsageError> {
+    let mut missing = Vec::new();
+    for l in lines {
+        let k = keyword_of(target, l);
         let hits: Vec<&Directive> = installed
             .directives
             .iter()
-            .filter(|d| same_setting(installed.software, &d.keyword, &k))
+            .filter(|d| target.same_setting(&d.keyword, &k))
             .collect();
         if hits.is_empty() {
             missing.push(l.clone());
             continue;
         }
         for d in hits {
-            load(&d.file, &mut files)?;
-            let f = files.get_mut(&d.file).expect("loaded");
-            if let Some(old) = f.get_mut(d.line - 1) {
+            if let Some(old) = files.lines(&d.file)?.get_mut(d.line - 1) {
                 let indent: String = old.chars().take_while(|c| c.is_whitespace()).collect();
                 let comment = old
                     .find(" #")
-                    .filter(|_| !matches!(installed.software, "nzbget" | "gnutls"))
+                    .filter(|_| target.keeps_comments())
                     .map(|i| old[i..].to_string())
                     .unwrap_or_default();
                 *old = format!("{indent}{}{comment}", l.trim());
             }
         }
     }
+    Ok(missing)
+}
+
+/// Where lines the file lacks go: after the last directive of the file holding
+/// most of them, else after the software's anchor in the main file; `None` when
+/// there is neither.
+fn insertion_point(installed: &Installed, main: &Path) -> Option<(PathBuf, usize)> {
+    let mut count: BTreeMap<&PathBuf, usize> = BTreeMap::new();
+    for d in &installed.directives {
+        *count.entry(&d.file).or_default() += 1;
+    }
+    let most = count.iter().max_by_key(|(_, n)| **n).map(|(p, _)| (*p).clone());
+    match (most, installed.insert_at) {
+        (Some(p), at) if p != main || at.is_none() => {
+            let after = installed
+                .directives
+                .iter()
+                .filter(|d| d.file == p)
+                .map(|d| d.line)
+                .max()
+                .unwrap_or(0);
+            Some((p, after))
+        }
+        (_, Some(at)) => Some((main.to_path_buf(), at)),
+        _ => None,
+    }
+}
+
+/// Inserts `missing` after line `after` of `file`, indented like that line.
+fn insert(files: &mut Files, file: &Path, after: usize, missing: &[String]) -> Result<(), UsageError> {
+    let f = files.lines(file)?;
+    let indent: String = match after {
+        0 => String::new(),
+        _ => f
+            .get(after - 1)
+            .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
+            .unwrap_or_default(),
+    };
+    let at = after.min(f.len());
+    for (i, l) in missing.iter().enumerate() {
+        f.insert(at + i, format!("{indent}{}", l.trim()));
+    }
+    Ok(())
+}
+
+/// The unified diff (possibly over several files), or `None` when the file is unknown
+/// or nothing changes. Unreadable files are an error naming them.
+pub fn unified(installed: &Installed, emitted: &[String]) -> Result<Option<String>, UsageError> {
+    // Every reader's software is a target.
+    let Some(target) = crate::target::find(installed.software) else {
+        return Ok(None);
+    };
+    let lines = target.file_lines(installed, emitted);
+    let Some(main) = installed.file.clone() else { return Ok(None) };
+    let mut files = Files::default();
+    // Every file read before any edit: a file that is not there is an error
+    // even when nothing in it would change.
+    for p in installed.directives.iter().map(|d| d.file.clone()).chain([main.clone()]) {
+        files.lines(&p)?;
+    }
+    // Replacements first (line numbers stay valid), then the insertions.
+    let missing = replace(installed, target, &lines, &mut files)?;
     if !missing.is_empty() {
-        // Where: after the last directive of the file holding most of them, else the anchor.
-        let mut count: BTreeMap<&PathBuf, usize> = BTreeMap::new();
-        for d in &installed.directives {
-            *count.entry(&d.file).or_default() += 1;
-        }
-        let target = count.iter().max_by_key(|(_, n)| **n).map(|(p, _)| (*p).clone());
-        let (file, after) = match (&target, installed.insert_at) {
-            (Some(p), _) if *p != main || installed.insert_at.is_none() => (
-                p.clone(),
-                installed
-                    .directives
-                    .iter()
-                    .filter(|d| d.file == *p)
-                    .map(|d| d.line)
-                    .max()
-                    .unwrap_or(0),
-            ),
-            (_, Some(at)) => (main.clone(), at),
-            _ => return Ok(None),
+        let Some((file, after)) = insertion_point(installed, &main) else {
+            return Ok(None);
         };
-        load(&file, &mut files)?;
-        let f = files.get_mut(&file).expect("loaded");
-        let indent: String = if after > 0 {
-            f.get(after - 1)
-                .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
-                .unwrap_or_default()
-        } else {
-            String::new()
-        };
-        let at = after.min(f.len());
-        for (i, l) in missing.iter().enumerate() {
-            f.insert(at + i, format!("{indent}{}", l.trim()));
-        }
+        insert(&mut files, &file, after, &missing)?;
     }
-    let mut out = String::new();
-    for (p, new) in &files {
-        let old = &originals[p];
-        let mut new_text = new.join("\n");
-        if old.ends_with('\n') {
-            new_text.push('\n');
-        }
-        if *old == new_text {
-            continue;
-        }
-        let name = p.display().to_string();
-        let rel = name.trim_start_matches('/');
-        let d = similar::TextDiff::from_lines(old.as_str(), new_text.as_str());
-        out.push_str(
-            &d.unified_diff()
-                .context_radius(3)
-                .header(&format!("a/{rel}"), &format!("b/{rel}"))
-                .to_string(),
-        );
-    }
+    let out = files.diff();
     Ok((!out.is_empty()).then_some(out))
 }
 
@@ -252,19 +219,20 @@ mod tests {
 
     #[test]
     fn keywords_and_file_syntax() {
+        let t = |n: &str| crate::target::find(n).unwrap();
         assert_eq!(
-            keyword_of("nginx", "ssl_conf_command Ciphersuites X;"),
+            keyword_of(t("nginx"), "ssl_conf_command Ciphersuites X;"),
             "ssl_conf_command ciphersuites"
         );
-        assert_eq!(keyword_of("apache", "SSLCipherSuite TLSv1.3 X"), "sslciphersuite tlsv1.3");
-        assert_eq!(keyword_of("apache", "SSLCipherSuite ECDHE"), "sslciphersuite");
-        assert_eq!(keyword_of("stunnel", "ciphers = X"), "ciphers");
-        assert!(same_setting("apache", "sslopensslconfcmd ciphersuites", "sslciphersuite tlsv1.3"));
-        assert!(!same_setting("apache", "sslciphersuite", "sslciphersuite tlsv1.3"));
-        assert!(!same_setting("nginx", "sslopensslconfcmd curves", "sslopensslconfcmd groups"));
+        assert_eq!(keyword_of(t("apache"), "SSLCipherSuite TLSv1.3 X"), "sslciphersuite tlsv1.3");
+        assert_eq!(keyword_of(t("apache"), "SSLCipherSuite ECDHE"), "sslciphersuite");
+        assert_eq!(keyword_of(t("stunnel"), "ciphers = X"), "ciphers");
+        assert!(t("apache").same_setting("sslopensslconfcmd ciphersuites", "sslciphersuite tlsv1.3"));
+        assert!(!t("apache").same_setting("sslciphersuite", "sslciphersuite tlsv1.3"));
+        assert!(!t("nginx").same_setting("sslopensslconfcmd curves", "sslopensslconfcmd groups"));
         let i = installed("openssl", std::path::Path::new("/x"), vec![], None);
         assert_eq!(
-            file_lines(
+            t("openssl").file_lines(
                 &i,
                 &["cipher list:  ECDHE-RSA-AES128-GCM-SHA256".into(), "groups:       X25519".into()]
             ),

@@ -207,9 +207,9 @@ pub fn parse_s_client(text: &str) -> Option<(String, String, Option<String>)> {
     Some((field("Protocol")?, field("Cipher")?, group))
 }
 
-/// A TLS server's offer from a `tls --connect` scan, and what a default OpenSSL
-/// client (`openssl s_client`) negotiates with it.
-pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::Scan, k: &crate::judge::Knowledge) -> Result<Current> {
+/// A TLS server's offer from a `tls --connect` scan: its protocols, suites (in
+/// its own order where the scan found it), groups and whether it enforces its order.
+fn scanned_offer(scan: &crate::measure::tls::Scan, k: &crate::judge::Knowledge) -> TlsOffer {
     let mut protocols: Vec<String> = scan
         .protocols
         .iter()
@@ -219,11 +219,10 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
     protocols.sort_by_key(|p| crate::discover::installed::TLS_VERSIONS.iter().position(|v| v == p));
     let server_order = scan.orders.iter().any(|o| !o.honours_client_order);
     let mut suites: Vec<OfferedSuite> = Vec::new();
-    for (p, s) in scan.accepted_suites() {
+    for (_, s) in scan.accepted_suites() {
         if suites.iter().any(|x| x.iana == s.iana) {
             continue;
         }
-        let _ = p;
         suites.push(OfferedSuite {
             iana: s.iana.clone(),
             openssl: s.openssl.clone(),
@@ -244,6 +243,22 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
             }
             v
         });
+    TlsOffer {
+        protocols,
+        suites,
+        groups,
+        server_order,
+    }
+}
+
+/// What a default OpenSSL client (`openssl s_client`) negotiates with `target`;
+/// `Err` with what it said when nothing.
+fn default_client(
+    target: &str,
+    sni: Option<&str>,
+    suites: &[OfferedSuite],
+    k: &crate::judge::Knowledge,
+) -> Result<Result<Negotiated, String>> {
     let mut cmd = Command::new("openssl");
     cmd.args(["s_client", "-connect", target]);
     if let Some(s) = sni {
@@ -254,7 +269,7 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
         bail!("the run's deadline left no time to ask {target} what a default client negotiates (raise --budget)");
     }
     let (out, err) = run_for(cmd, limit)?;
-    let negotiated = match parse_s_client(&out) {
+    Ok(match parse_s_client(&out) {
         Some((version, cipher, group)) => {
             let iana = suites
                 .iter()
@@ -272,16 +287,17 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
             "openssl s_client negotiated nothing: {}",
             err.lines().next().unwrap_or("").trim()
         )),
-    };
-    let offer = TlsOffer {
-        protocols,
-        suites,
-        groups,
-        server_order,
-    };
+    })
+}
+
+/// A TLS server's offer from a `tls --connect` scan, and what a default OpenSSL
+/// client (`openssl s_client`) negotiates with it.
+pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::Scan, k: &crate::judge::Knowledge) -> Result<Current> {
+    let offer = scanned_offer(scan, k);
+    let negotiated = default_client(target, sni, &offer.suites, k)?;
     let config = Config::Tls(TlsConfig {
         server: true,
-        server_order,
+        server_order: offer.server_order,
         ..Default::default()
     });
     let installed = Installed::new("nginx", None, format!("the tls --connect scan of {target}"), config).with_notes(vec![format!(

@@ -130,7 +130,7 @@ impl Subjects {
                         push(&mut s.ssh_macs, m);
                     }
                 }
-                let client = crate::discover::installed::read("ssh", None).ok().flatten();
+                let client = crate::target::read_installed("ssh", None).ok().flatten();
                 let order: Vec<String> = match client.map(|c| c.config) {
                     Some(crate::discover::installed::Config::Ssh(c)) => c.kex,
                     _ => o.kex.clone(),

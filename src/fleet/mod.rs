@@ -96,20 +96,18 @@ fn findings(merged: &merge::Merged, knowledge: &crate::judge::Knowledge, policy:
     out
 }
 
-/// Default targets: what apply.yml writes.
-const DEFAULT_TARGETS: &[&str] = &["nginx", "sshd"];
-
 pub fn command(c: &CommonOptions, a: &FleetOptions) -> Result<()> {
     let policy = crate::judge::Policy::resolve(c.policy.as_deref().unwrap_or(crate::judge::DEFAULT_POLICY))
         .map_err(|e| UsageError::Invalid(e.to_string()))?;
-    let names = crate::recommend::emit::target_names();
+    let names = crate::target::names();
     for t in &c.targets {
         if !names.iter().any(|n| n.eq_ignore_ascii_case(t)) {
             return Err(UsageError::unknown("target", t, names.iter().copied()).into());
         }
     }
     let targets: Vec<String> = if c.targets.is_empty() {
-        DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect()
+        // Default targets: what apply.yml writes.
+        crate::target::ansible().iter().map(|s| s.to_string()).collect()
     } else {
         c.targets.clone()
     };

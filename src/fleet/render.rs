@@ -239,6 +239,15 @@ fn lines_of(lines: &[Lines], target: &str) -> Value {
     Value::Array(l.iter().map(|x| unsafe_text(x)).collect())
 }
 
+/// `cipherbench_SCOPE_TARGET_lines` for every target apply.yml writes.
+fn with_lines(vars: &mut Value, scope: &str, lines: &[Lines]) {
+    if let Value::Object(m) = vars {
+        for t in crate::target::ansible() {
+            m.insert(format!("cipherbench_{scope}_{t}_lines"), lines_of(lines, t));
+        }
+    }
+}
+
 /// The vars files cipherbench writes carry this key with [`super::FLEET_SCHEMA`];
 /// only such a file is ever replaced or removed.
 const MARKER_KEY: &str = "cipherbench_fleet_schema";
@@ -294,12 +303,11 @@ pub fn ansible_vars(r: &FleetReport, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
     let mut refused = Vec::new();
-    let all = json!({
+    let mut all = json!({
         MARKER_KEY: super::FLEET_SCHEMA,
         "cipherbench_policy": r.policy,
-        "cipherbench_fleet_sshd_lines": lines_of(&r.fleet.lines, "sshd"),
-        "cipherbench_fleet_nginx_lines": lines_of(&r.fleet.lines, "nginx"),
     });
+    with_lines(&mut all, "fleet", &r.fleet.lines);
     write_vars(&gv.join("all.json"), &all, &mut refused)?;
     for c in &r.classes {
         for h in &c.hosts {
@@ -307,13 +315,12 @@ pub fn ansible_vars(r: &FleetReport, dir: &Path) -> Result<()> {
                 refused.push(format!("host {}: not a file name ({why})", shown(&bounded(h, 120))));
                 continue;
             }
-            let v = json!({
+            let mut v = json!({
                 MARKER_KEY: super::FLEET_SCHEMA,
                 "cipherbench_class": c.id,
                 "cipherbench_class_label": unsafe_text(&bounded(&c.label, 2048)),
-                "cipherbench_class_sshd_lines": lines_of(&c.lines, "sshd"),
-                "cipherbench_class_nginx_lines": lines_of(&c.lines, "nginx"),
             });
+            with_lines(&mut v, "class", &c.lines);
             write_vars(&hv.join(format!("{h}.json")), &v, &mut refused)?;
         }
     }

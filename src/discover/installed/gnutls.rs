@@ -100,14 +100,18 @@ pub fn system_priority(file: &Path, text: &str) -> Option<(String, Directive)> {
     None
 }
 
+/// The configuration file read when none is given: `$GNUTLS_SYSTEM_PRIORITY_FILE`, else [`DEFAULT_FILE`].
+pub fn default_file() -> PathBuf {
+    std::env::var_os("GNUTLS_SYSTEM_PRIORITY_FILE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_FILE))
+}
+
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     if super::find_program(&["gnutls-cli"]).is_none() && config_from.is_none() {
         return Ok(None);
     }
-    let file = config_from
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("GNUTLS_SYSTEM_PRIORITY_FILE").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
+    let file = config_from.map(Path::to_path_buf).unwrap_or_else(default_file);
     let (priority, directives, known_file, note) = if file.exists() || config_from.is_some() {
         let text = read_config(&file)?;
         match system_priority(&file, &text) {

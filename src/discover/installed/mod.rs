@@ -32,11 +32,6 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Every software this module can read, by its `--for` name.
-pub const SOFTWARE: &[&str] = &[
-    "sshd", "ssh", "nginx", "apache", "haproxy", "stunnel", "nzbget", "openssl", "gnutls",
-];
-
 /// One software's effective configuration.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Installed {
@@ -322,27 +317,6 @@ pub fn value_after<'a>(line: &'a str, keyword: &str) -> Option<&'a str> {
     Some(rest)
 }
 
-/// Reads the installed configuration of `software` (a `--for` name), or of
-/// `config_from` when given. `Ok(None)` when the software is not installed.
-pub fn read(software: &str, config_from: Option<&Path>) -> Result<Option<Installed>> {
-    if let Some(p) = config_from {
-        // Unreadable is a clear error naming the file, before any program runs.
-        read_config(p)?;
-    }
-    match software {
-        "sshd" => sshd::read(config_from),
-        "ssh" => ssh::read(config_from),
-        "nginx" => nginx::read(config_from),
-        "apache" => apache::read(config_from),
-        "haproxy" => haproxy::read(config_from),
-        "stunnel" => stunnel::read(config_from),
-        "nzbget" => nzbget::read(config_from),
-        "openssl" => openssl::read(config_from),
-        "gnutls" => gnutls::read(config_from),
-        other => Err(UsageError::unknown("software", other, SOFTWARE.iter().copied()).into()),
-    }
-}
-
 /// Guesses the software a configuration file belongs to from its name and content
 /// (for `--config-from FILE` without `--for`).
 pub fn guess(path: &Path, text: &str) -> Option<&'static str> {
@@ -385,24 +359,6 @@ pub fn guess(path: &Path, text: &str) -> Option<&'static str> {
     None
 }
 
-/// Every software of `targets` (all of [`SOFTWARE`] when empty) that is installed,
-/// and a note for each one that could not be read.
-pub fn discover(targets: &[String]) -> (Vec<Installed>, Vec<String>) {
-    let mut found = Vec::new();
-    let mut notes = Vec::new();
-    for s in SOFTWARE {
-        if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(s)) {
-            continue;
-        }
-        match read(s, None) {
-            Ok(Some(i)) => found.push(i),
-            Ok(None) => {}
-            Err(e) => notes.push(format!("{s}: {e:#}")),
-        }
-    }
-    (found, notes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,14 +382,6 @@ mod tests {
         assert_eq!((d[1].keyword.as_str(), d[1].line), ("ssl_conf_command ciphersuites", 3));
         assert_eq!(value_after("ciphers = AES:!aNULL", "ciphers"), Some("AES:!aNULL"));
         assert_eq!(value_after("ciphersuites = X", "ciphers"), None);
-    }
-
-    #[test]
-    fn unreadable_config_names_the_file() {
-        let e = read("nginx", Some(Path::new("/nonexistent/dir/nginx.conf"))).unwrap_err();
-        let msg = format!("{e:#}");
-        assert!(msg.contains("/nonexistent/dir/nginx.conf"), "{msg}");
-        assert!(e.downcast_ref::<UsageError>().is_some());
     }
 
     #[test]

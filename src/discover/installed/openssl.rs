@@ -157,11 +157,15 @@ pub fn from_text(file: &Path, text: &str) -> Parsed {
     Parsed::new(config, directives, insert_at, notes)
 }
 
+/// The configuration file read when none is given: `$OPENSSL_CONF`, else [`DEFAULT_FILE`].
+pub fn default_file() -> PathBuf {
+    std::env::var_os("OPENSSL_CONF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_FILE))
+}
+
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
-    let file = config_from
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("OPENSSL_CONF").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
+    let file = config_from.map(Path::to_path_buf).unwrap_or_else(default_file);
     if !file.exists() && config_from.is_none() {
         return Ok(Some(
             Installed::new("openssl", None, "OpenSSL's built-in defaults", Config::Tls(TlsConfig::default()))

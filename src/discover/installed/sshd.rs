@@ -68,69 +68,14 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     if text.is_some() {
         args.extend(["-f", &f]);
     }
-    let super::Ran { ok, mut out, mut err, .. } = run(&sshd_s, &args)?;
-    let keydir;
+    let super::Ran { ok, mut out, err, .. } = run(&sshd_s, &args)?;
     let mut source = format!("{} {}", sshd_s, args.join(" "));
     if !ok {
         // No loadable host key (not root, or a file under review): add a throw-away one.
-        keydir = tempfile::Builder::new().prefix("cipherbench-sshd-T-").tempdir()?;
-        let key = keydir.path().join("hostkey");
-        let k = key.display().to_string();
-        let super::Ran {
-            ok: gen_ok, err: gen_err, ..
-        } = run("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-f", &k])?;
-        if !gen_ok {
-            anyhow::bail!("ssh-keygen could not make a throw-away host key: {}", gen_err.trim());
-        }
-        let first_err = err.clone();
-        let hk = format!("HostKey={k}");
-        let mut retry = args.clone();
-        retry.extend(["-o", &hk]);
-        let again = run(&sshd_s, &retry)?;
-        if !again.ok {
-            // sshd cannot load this configuration: no findings or patch from it.
-            let why = if again.err.trim().is_empty() {
-                format!("{}: {}", again.status, crate::untrusted::shown(first_err.trim()))
-            } else {
-                again.why()
-            };
-            return Err(crate::error::UsageError::Invalid(format!(
-                "sshd cannot load {} (`{source}`: {why}); no findings or patch are made from a configuration sshd itself refuses",
-                crate::untrusted::shown(&f)
-            ))
-            .into());
-        }
-        (out, err) = (again.out, again.err);
+        let (again, again_err) = with_throwaway_key(&sshd_s, &args, &source, &f, &err)?;
+        out = again;
         source = format!("{source} (with a throw-away host key)");
-        // Name each host key that could not be read, and why.
-        // (The file's HostKey lines, else sshd's default keys.)
-        let mut keys: Vec<String> = text
-            .as_deref()
-            .unwrap_or("")
-            .lines()
-            .filter_map(|l| super::value_after(l, "hostkey"))
-            .map(str::to_string)
-            .collect();
-        if keys.is_empty() {
-            keys = ["rsa", "ecdsa", "ed25519"]
-                .iter()
-                .map(|t| format!("/etc/ssh/ssh_host_{t}_key"))
-                .collect();
-        }
-        for hk in keys.iter().filter(|p| std::path::Path::new(p).exists()) {
-            if let Err(e) = std::fs::File::open(hk) {
-                notes.push(format!("cannot read the host key {hk}: {e}"));
-            }
-        }
-        for l in first_err.lines().chain(err.lines()).map(str::trim).filter(|l| !l.is_empty()) {
-            let note = format!("sshd said: {}", crate::untrusted::shown(l));
-            if !notes.contains(&note) {
-                notes.push(note);
-            }
-        }
-        if unsafe { libc::geteuid() } != 0 {
-            notes.push("not running as root: the lists are sshd's, but its host keys were not read (HostKeyAlgorithms may list types it has no key for)".into());
-        }
+        notes.extend(hostkey_notes(text.as_deref(), &[&err, &again_err]));
     }
     let config = parse_dump(&out, true);
     if config.ciphers.is_empty() {
@@ -143,6 +88,70 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             .with_lines(directives, insert_at)
             .with_notes(notes),
     ))
+}
+
+/// `sshd ARGS` again with a throw-away host key: what it printed and said. An
+/// error when sshd refuses the configuration even so.
+fn with_throwaway_key(sshd: &str, args: &[&str], source: &str, f: &str, first_err: &str) -> Result<(String, String)> {
+    let keydir = tempfile::Builder::new().prefix("cipherbench-sshd-T-").tempdir()?;
+    let key = keydir.path().join("hostkey");
+    let k = key.display().to_string();
+    let made = run("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-f", &k])?;
+    if !made.ok {
+        anyhow::bail!("ssh-keygen could not make a throw-away host key: {}", made.err.trim());
+    }
+    let hk = format!("HostKey={k}");
+    let mut retry = args.to_vec();
+    retry.extend(["-o", &hk]);
+    let again = run(sshd, &retry)?;
+    if !again.ok {
+        // sshd cannot load this configuration: no findings or patch from it.
+        let why = if again.err.trim().is_empty() {
+            format!("{}: {}", again.status, crate::untrusted::shown(first_err.trim()))
+        } else {
+            again.why()
+        };
+        return Err(crate::error::UsageError::Invalid(format!(
+            "sshd cannot load {} (`{source}`: {why}); no findings or patch are made from a configuration sshd itself refuses",
+            crate::untrusted::shown(f)
+        ))
+        .into());
+    }
+    Ok((again.out, again.err))
+}
+
+/// Each host key that could not be read and why (the file's `HostKey` lines,
+/// else sshd's default keys), what sshd said (`said`: its stderr), and that
+/// a user who is not root reads no host keys.
+fn hostkey_notes(text: Option<&str>, said: &[&str]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut keys: Vec<String> = text
+        .unwrap_or("")
+        .lines()
+        .filter_map(|l| super::value_after(l, "hostkey"))
+        .map(str::to_string)
+        .collect();
+    if keys.is_empty() {
+        keys = ["rsa", "ecdsa", "ed25519"]
+            .iter()
+            .map(|t| format!("/etc/ssh/ssh_host_{t}_key"))
+            .collect();
+    }
+    for hk in keys.iter().filter(|p| std::path::Path::new(p).exists()) {
+        if let Err(e) = std::fs::File::open(hk) {
+            notes.push(format!("cannot read the host key {hk}: {e}"));
+        }
+    }
+    for l in said.iter().flat_map(|s| s.lines()).map(str::trim).filter(|l| !l.is_empty()) {
+        let note = format!("sshd said: {}", crate::untrusted::shown(l));
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        notes.push("not running as root: the lists are sshd's, but its host keys were not read (HostKeyAlgorithms may list types it has no key for)".into());
+    }
+    notes
 }
 
 /// The lists as written in the file (first value wins, as in sshd), without defaults.

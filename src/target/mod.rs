@@ -1,0 +1,199 @@
+//! One interface for an emitted target: the software `recommend --for` writes lines
+//! for. A [`Target`] says which protocol lists it takes, what its lines are (the
+//! pure emitter in `recommend/emit/`), where its configuration lives, how to read
+//! the installed one (`discover/installed/`), how its own parser validates lines,
+//! and what a patch and the fleet's Ansible variables need.
+//!
+//! Adding a target: its emitter (`recommend/emit/NAME.rs` and a line in
+//! `emit::all()`), its reader if it has one (`discover/installed/NAME.rs`), one file
+//! here and one line in [`ALL`].
+
+mod apache;
+mod curl;
+mod gnutls;
+mod haproxy;
+mod nginx;
+mod nzbget;
+mod openssl;
+mod ssh;
+mod sshd;
+mod stunnel;
+#[cfg_attr(not(test), allow(dead_code))]
+mod validate;
+
+use crate::discover::installed::Installed;
+use crate::error::UsageError;
+use crate::recommend::emit::{Choice, Emitter};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+pub use validate::Checked;
+
+// Validation and the descriptive methods are used by the tests so far (the
+// program reads, patches and picks targets through the rest); nothing calls them
+// at run time yet, which would change what the commands do.
+/// The protocol a target configures.
+#[cfg_attr(not(test), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Tls,
+    Ssh,
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+impl Protocol {
+    /// The ranking lists (recommend's names) a target of this protocol takes.
+    pub fn lists(self) -> &'static [&'static str] {
+        match self {
+            Protocol::Tls => &["tls13_suites", "tls12_suites", "groups"],
+            Protocol::Ssh => &["ssh_ciphers", "ssh_macs", "ssh_kex", "ssh_hostkeys"],
+        }
+    }
+}
+
+/// A target software.
+#[cfg_attr(not(test), allow(dead_code))]
+pub trait Target: Sync {
+    /// Its pure emitter: the lines from a choice (callable from recommend).
+    fn emitter(&self) -> &'static dyn Emitter;
+    fn protocol(&self) -> Protocol;
+
+    /// The `--for` name, e.g. `nginx`.
+    fn name(&self) -> &'static str {
+        self.emitter().target()
+    }
+    /// The ranking lists its lines are made from.
+    fn lists(&self) -> &'static [&'static str] {
+        self.protocol().lists()
+    }
+    /// Its lines for `choice`; `None` when it does not speak that protocol.
+    fn lines(&self, choice: &Choice) -> Option<Vec<String>> {
+        self.emitter().emit(choice)
+    }
+    /// Where the lines go, in words.
+    fn location(&self) -> &'static str {
+        self.emitter().location()
+    }
+    /// Programs whose presence means it is installed (the main job's default
+    /// targets); empty: never picked on its own.
+    fn programs(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Its main configuration file when none is given (environment overrides
+    /// applied); `None` when it has no file.
+    fn config_path(&self) -> Option<PathBuf> {
+        None
+    }
+    /// Whether [`Target::read_installed`] can read its configuration.
+    fn reads_installed(&self) -> bool {
+        true
+    }
+    /// The installed configuration, or that of `config_from`; `Ok(None)` when it
+    /// is not installed (or cannot be read at all, see [`Target::reads_installed`]).
+    fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>>;
+    /// Its lines checked by its own parser: `Ok(Checked::Parsed)` when the parser
+    /// accepted them, an error with what it said when it refused them.
+    fn validate(&self, lines: &[String]) -> Result<Checked>;
+
+    /// Patch: every keyword its lines can start with (two-word ones first).
+    fn keywords(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Patch: the emitted lines in the syntax of the file they go into.
+    fn file_lines(&self, _installed: &Installed, emitted: &[String]) -> Vec<String> {
+        emitted.to_vec()
+    }
+    /// Patch: whether keywords `a` and `b` set the same value (an emitted line
+    /// then replaces either).
+    fn same_setting(&self, a: &str, b: &str) -> bool {
+        a == b
+    }
+    /// Patch: whether a replaced line keeps its trailing ` #` comment.
+    fn keeps_comments(&self) -> bool {
+        true
+    }
+    /// Fleet: whether deploy/ansible/apply.yml writes its lines (its variables are
+    /// `cipherbench_fleet_NAME_lines` and `cipherbench_class_NAME_lines`).
+    fn ansible(&self) -> bool {
+        false
+    }
+}
+
+/// Every target, in the order installed configurations are read and diffed.
+pub static ALL: &[&dyn Target] = &[
+    &sshd::Sshd,
+    &ssh::Ssh,
+    &nginx::Nginx,
+    &apache::Apache,
+    &haproxy::Haproxy,
+    &stunnel::Stunnel,
+    &nzbget::Nzbget,
+    &openssl::OpenSsl,
+    &gnutls::GnuTls,
+    &curl::Curl,
+];
+
+/// The target named `name` (case-insensitive).
+pub fn find(name: &str) -> Option<&'static dyn Target> {
+    ALL.iter().copied().find(|t| t.name().eq_ignore_ascii_case(name))
+}
+
+/// Every `--for` name.
+pub fn names() -> Vec<&'static str> {
+    ALL.iter().map(|t| t.name()).collect()
+}
+
+/// The names of the targets whose installed configuration can be read.
+pub fn readable() -> Vec<&'static str> {
+    ALL.iter().filter(|t| t.reads_installed()).map(|t| t.name()).collect()
+}
+
+/// The targets whose lines the fleet's Ansible playbook writes.
+pub fn ansible() -> Vec<&'static str> {
+    ALL.iter().filter(|t| t.ansible()).map(|t| t.name()).collect()
+}
+
+/// Whether one of `programs` is installed (in sbin or bin; programs in sbin are
+/// not on a user's PATH).
+pub fn installed(programs: &[&str]) -> bool {
+    programs.iter().any(|b| {
+        ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/sbin", "/bin"]
+            .iter()
+            .any(|d| Path::new(d).join(b).exists())
+    })
+}
+
+/// Reads the installed configuration of `software` (a `--for` name), or of
+/// `config_from` when given. `Ok(None)` when the software is not installed.
+pub fn read_installed(software: &str, config_from: Option<&Path>) -> Result<Option<Installed>> {
+    if let Some(p) = config_from {
+        // Unreadable is a clear error naming the file, before any program runs.
+        crate::discover::installed::read_config(p)?;
+    }
+    match find(software).filter(|t| t.reads_installed()) {
+        Some(t) => t.read_installed(config_from),
+        None => Err(UsageError::unknown("software", software, readable()).into()),
+    }
+}
+
+/// Every target of `targets` (all when empty) whose configuration is installed,
+/// and a note for each one that could not be read.
+pub fn discover(targets: &[String]) -> (Vec<Installed>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut notes = Vec::new();
+    for t in ALL.iter().filter(|t| t.reads_installed()) {
+        let s = t.name();
+        if !targets.is_empty() && !targets.iter().any(|w| w.eq_ignore_ascii_case(s)) {
+            continue;
+        }
+        match t.read_installed(None) {
+            Ok(Some(i)) => found.push(i),
+            Ok(None) => {}
+            Err(e) => notes.push(format!("{s}: {e:#}")),
+        }
+    }
+    (found, notes)
+}
+
+#[cfg(test)]
+mod tests;
