@@ -186,7 +186,7 @@ fn racers_for(plan: &SshPlan, bulk: &[BulkItem], accepted: &Accepted, session: &
 fn settle(racers: &mut [Racer], session: &mut dyn Sink, clock: &Clock, skipped_hands: usize) -> Result<Vec<ResultRecord>> {
     // Figures of one or two sessions are stored widened by the spread seen on the
     // others; that spread is best known now.
-    let k = racers_slack(&racers);
+    let k = racers_slack(racers);
     for r in racers.iter_mut().filter(|r| !r.out && (1..3).contains(&r.m.samples.len())) {
         r.keep_measurement(session, k)?;
     }
