@@ -89,102 +89,125 @@ pub type Passed = Vec<String>;
 pub fn check(p: &Primitive, fetched: &Fetched) -> Result<Passed, KatError> {
     let f = file();
     let mut passed = Vec::new();
+    let named = |a: &str| a.eq_ignore_ascii_case(p.name);
     match (p.class, fetched) {
         (Class::Cipher | Class::Aead(_), Fetched::Cipher(c)) => {
-            for v in f.cipher.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
+            for v in f.cipher.iter().filter(|v| named(&v.algorithm)) {
                 check_cipher(p, c, v)?;
                 passed.push(v.source.clone());
             }
         }
         (Class::Digest, Fetched::Digest(md)) => {
-            for v in f.digest.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
-                let lib = |e| KatError::Library {
-                    source_doc: v.source.clone(),
-                    message: first_error(&e),
-                };
-                let mut engine = DigestEngine::new(md.clone()).map_err(lib)?;
-                let msg = unhex(&v.message)?;
-                // Twice: the second proves the context re-initialises per message.
-                for _ in 0..2 {
-                    let got = engine.digest(&msg).map_err(lib)?.to_vec();
-                    compare(&v.source, "digest", &unhex(&v.digest)?, &got)?;
-                }
+            for v in f.digest.iter().filter(|v| named(&v.algorithm)) {
+                check_digest(md, v)?;
                 passed.push(v.source.clone());
             }
         }
         (Class::Hmac(_) | Class::Poly1305, Fetched::Mac) => {
-            for v in f.mac.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
-                let lib = |e| KatError::Library {
-                    source_doc: v.source.clone(),
-                    message: first_error(&e),
-                };
-                let key = unhex(&v.key)?;
-                let mut ctx = match p.class {
-                    Class::Hmac(d) => MacCtx::hmac(d, &key),
-                    _ => MacCtx::poly1305(&key),
-                }
-                .map_err(lib)?;
-                let msg = unhex(&v.message)?;
-                let mut out = [0u8; 64];
-                for _ in 0..2 {
-                    let n = ctx.mac_message(&msg, &mut out).map_err(lib)?;
-                    compare(&v.source, "mac", &unhex(&v.mac)?, &out[..n])?;
-                }
+            for v in f.mac.iter().filter(|v| named(&v.algorithm)) {
+                check_mac(p, v)?;
                 passed.push(v.source.clone());
             }
         }
-        // A composite is checked part by part: its cipher's vectors and its HMAC's.
-        (Class::CbcHmac(d), fetched) => {
-            let parts = [
-                crate::measure::primitive::cipher_part(p),
-                if d == "SHA1" { "hmac-sha1" } else { "hmac-sha256" },
-            ];
-            for part in parts {
-                let pp = crate::measure::primitive::lookup(part).ok_or_else(|| KatError::NoVector(part.into()))?;
-                let f = match fetched {
-                    Fetched::Gnutls(..) => crate::measure::primitive::fetch_gnutls(pp),
-                    _ => crate::measure::primitive::fetch(pp),
-                };
-                match f {
-                    crate::measure::primitive::Availability::Available(f) => passed.extend(check(pp, &f)?),
-                    crate::measure::primitive::Availability::Unavailable(why) => {
-                        return Err(KatError::Library {
-                            source_doc: part.into(),
-                            message: why,
-                        })
-                    }
-                }
-            }
-        }
-        (_, Fetched::Gnutls(name, info)) => {
-            for v in f.cipher.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
-                let info = info.ok_or_else(|| KatError::BadData(format!("{name} has no cipher sizes")))?;
-                check_gnutls_cipher(p, &info, v)?;
-                passed.push(v.source.clone());
-            }
-            for v in f.digest.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
-                let mut h = gnutls::Hash::new(name).map_err(|e| gnutls_lib(&v.source, e))?;
-                let mut out = [0u8; 64];
-                for _ in 0..2 {
-                    let n = h.digest(&unhex(&v.message)?, &mut out).map_err(|e| gnutls_lib(&v.source, e))?;
-                    compare(&v.source, "digest", &unhex(&v.digest)?, &out[..n])?;
-                }
-                passed.push(v.source.clone());
-            }
-            for v in f.mac.iter().filter(|v| v.algorithm.eq_ignore_ascii_case(p.name)) {
-                let mut m = gnutls::Hmac::new(name, &unhex(&v.key)?).map_err(|e| gnutls_lib(&v.source, e))?;
-                let mut out = [0u8; 64];
-                for _ in 0..2 {
-                    let n = m.mac(&unhex(&v.message)?, &mut out).map_err(|e| gnutls_lib(&v.source, e))?;
-                    compare(&v.source, "mac", &unhex(&v.mac)?, &out[..n])?;
-                }
-                passed.push(v.source.clone());
-            }
-        }
+        (Class::CbcHmac(d), fetched) => passed.extend(check_composite(p, d, fetched)?),
+        (_, Fetched::Gnutls(name, info)) => passed.extend(check_gnutls(p, name, *info, f)?),
         _ => return Err(KatError::NoVector(p.name.to_string())),
     }
     if passed.is_empty() {
         return Err(KatError::NoVector(p.name.to_string()));
+    }
+    Ok(passed)
+}
+
+/// One digest vector through OpenSSL's digest engine, twice (the second proves
+/// the context re-initialises per message).
+fn check_digest(md: &std::sync::Arc<openssl::md::Md>, v: &DigestVector) -> Result<(), KatError> {
+    let lib = |e| KatError::Library {
+        source_doc: v.source.clone(),
+        message: first_error(&e),
+    };
+    let mut engine = DigestEngine::new(md.clone()).map_err(lib)?;
+    let msg = unhex(&v.message)?;
+    for _ in 0..2 {
+        let got = engine.digest(&msg).map_err(lib)?.to_vec();
+        compare(&v.source, "digest", &unhex(&v.digest)?, &got)?;
+    }
+    Ok(())
+}
+
+/// One MAC vector (HMAC or Poly1305) through OpenSSL's EVP_MAC, twice.
+fn check_mac(p: &Primitive, v: &MacVector) -> Result<(), KatError> {
+    let lib = |e| KatError::Library {
+        source_doc: v.source.clone(),
+        message: first_error(&e),
+    };
+    let key = unhex(&v.key)?;
+    let mut ctx = match p.class {
+        Class::Hmac(d) => MacCtx::hmac(d, &key),
+        _ => MacCtx::poly1305(&key),
+    }
+    .map_err(lib)?;
+    let msg = unhex(&v.message)?;
+    let mut out = [0u8; 64];
+    for _ in 0..2 {
+        let n = ctx.mac_message(&msg, &mut out).map_err(lib)?;
+        compare(&v.source, "mac", &unhex(&v.mac)?, &out[..n])?;
+    }
+    Ok(())
+}
+
+/// A composite is checked part by part: its cipher's vectors and its HMAC's.
+fn check_composite(p: &Primitive, d: &str, fetched: &Fetched) -> Result<Passed, KatError> {
+    let parts = [
+        crate::measure::primitive::cipher_part(p),
+        if d == "SHA1" { "hmac-sha1" } else { "hmac-sha256" },
+    ];
+    let mut passed = Vec::new();
+    for part in parts {
+        let pp = crate::measure::primitive::lookup(part).ok_or_else(|| KatError::NoVector(part.into()))?;
+        let f = match fetched {
+            Fetched::Gnutls(..) => crate::measure::primitive::fetch_gnutls(pp),
+            _ => crate::measure::primitive::fetch(pp),
+        };
+        match f {
+            crate::measure::primitive::Availability::Available(f) => passed.extend(check(pp, &f)?),
+            crate::measure::primitive::Availability::Unavailable(why) => {
+                return Err(KatError::Library {
+                    source_doc: part.into(),
+                    message: why,
+                })
+            }
+        }
+    }
+    Ok(passed)
+}
+
+/// Every vector named for `p` through GnuTLS (`name`): ciphers, digests, MACs.
+fn check_gnutls(p: &Primitive, name: &str, info: Option<gnutls::CipherInfo>, f: &KatFile) -> Result<Passed, KatError> {
+    let named = |a: &str| a.eq_ignore_ascii_case(p.name);
+    let mut passed = Vec::new();
+    for v in f.cipher.iter().filter(|v| named(&v.algorithm)) {
+        let info = info.ok_or_else(|| KatError::BadData(format!("{name} has no cipher sizes")))?;
+        check_gnutls_cipher(p, &info, v)?;
+        passed.push(v.source.clone());
+    }
+    for v in f.digest.iter().filter(|v| named(&v.algorithm)) {
+        let mut h = gnutls::Hash::new(name).map_err(|e| gnutls_lib(&v.source, e))?;
+        let mut out = [0u8; 64];
+        for _ in 0..2 {
+            let n = h.digest(&unhex(&v.message)?, &mut out).map_err(|e| gnutls_lib(&v.source, e))?;
+            compare(&v.source, "digest", &unhex(&v.digest)?, &out[..n])?;
+        }
+        passed.push(v.source.clone());
+    }
+    for v in f.mac.iter().filter(|v| named(&v.algorithm)) {
+        let mut m = gnutls::Hmac::new(name, &unhex(&v.key)?).map_err(|e| gnutls_lib(&v.source, e))?;
+        let mut out = [0u8; 64];
+        for _ in 0..2 {
+            let n = m.mac(&unhex(&v.message)?, &mut out).map_err(|e| gnutls_lib(&v.source, e))?;
+            compare(&v.source, "mac", &unhex(&v.mac)?, &out[..n])?;
+        }
+        passed.push(v.source.clone());
     }
     Ok(passed)
 }

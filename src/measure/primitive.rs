@@ -170,84 +170,9 @@ impl PrimitiveProbe {
     pub fn new(p: &Primitive, fetched: &Fetched, op: Op, len: usize) -> Result<PrimitiveProbe> {
         let err = |e: openssl::error::ErrorStack| anyhow!("{}: {}", p.name, first_error(&e));
         let work = match (p.class, fetched, op) {
-            (Class::Cipher, Fetched::Cipher(c), Op::Encrypt | Op::Decrypt) => {
-                if p.name.ends_with("-xts") && len < 16 {
-                    anyhow::bail!("{}: XTS needs at least 16 bytes per data unit", p.name);
-                }
-                let dir = if op == Op::Encrypt {
-                    Direction::Encrypt
-                } else {
-                    Direction::Decrypt
-                };
-                let key = random(c.key_length());
-                let iv = random(c.iv_length());
-                let engine = CipherEngine::new(c, None, dir, &key, (!iv.is_empty()).then_some(&iv[..]), 0).map_err(err)?;
-                let buf = Block::random(len + engine.slack());
-                Work::Stream { engine, buf }
-            }
-            (Class::CbcHmac(d), Fetched::Cipher(c), Op::Encrypt | Op::Decrypt) => {
-                let (key, iv) = (random(c.key_length()), random(c.iv_length()));
-                let mut mac = MacCtx::hmac(d, &random(32)).map_err(err)?;
-                let mut seal = CipherEngine::new(c, None, Direction::Encrypt, &key, Some(&iv), 0).map_err(err)?;
-                let mut buf = Block::random(len + 64 + 32);
-                let total = cbc_record(&mut buf, len, |m, out| mac.mac_message(m, out).map_err(err))?;
-                if op == Op::Encrypt {
-                    Work::CbcRecord {
-                        engine: seal,
-                        mac,
-                        iv,
-                        buf,
-                        ciphertext: Block::zeroed(0),
-                        decrypt: false,
-                    }
-                } else {
-                    seal.stream(&mut buf, total).map_err(err)?;
-                    let ciphertext = Block::copy_of(&buf[..total]);
-                    Work::CbcRecord {
-                        engine: CipherEngine::new(c, None, Direction::Decrypt, &key, Some(&iv), 0).map_err(err)?,
-                        mac,
-                        iv,
-                        buf,
-                        ciphertext,
-                        decrypt: true,
-                    }
-                }
-            }
-            (Class::Aead(kind), Fetched::Cipher(c), Op::Encrypt | Op::Decrypt) => {
-                let key = random(c.key_length());
-                let mut nonce = [0u8; NONCE_LEN];
-                nonce.copy_from_slice(&random(NONCE_LEN));
-                let mut aad = [0u8; AAD_LEN];
-                aad.copy_from_slice(&random(AAD_LEN));
-                let mut seal = CipherEngine::new(c, Some(kind), Direction::Encrypt, &key, Some(&nonce), TAG_LEN).map_err(err)?;
-                let mut buf = Block::random(len + seal.slack() + 16);
-                let mut tag = [0u8; TAG_LEN];
-                if op == Op::Encrypt {
-                    Work::Seal {
-                        engine: seal,
-                        buf,
-                        nonce,
-                        seq: 0,
-                        aad,
-                        tag,
-                    }
-                } else {
-                    // Decryption needs a valid record to verify: seal one first.
-                    let n = seal.seal(&nonce, &aad, &mut buf, len, &mut tag).map_err(err)?;
-                    buf.truncate(n);
-                    let mut engine = CipherEngine::new(c, Some(kind), Direction::Decrypt, &key, Some(&nonce), TAG_LEN).map_err(err)?;
-                    let mut out = Block::zeroed(len + 32);
-                    engine.open(&nonce, &aad, &buf, &mut out, &tag).map_err(err)?;
-                    Work::Open {
-                        engine,
-                        ciphertext: buf,
-                        out,
-                        nonce,
-                        aad,
-                        tag,
-                    }
-                }
-            }
+            (Class::Cipher, Fetched::Cipher(c), Op::Encrypt | Op::Decrypt) => Self::cipher_work(p, c, op, len)?,
+            (Class::CbcHmac(d), Fetched::Cipher(c), Op::Encrypt | Op::Decrypt) => Self::cbc_hmac_work(p, c, d, op, len)?,
+            (Class::Aead(kind), Fetched::Cipher(c), Op::Encrypt | Op::Decrypt) => Self::aead_work(p, c, kind, op, len)?,
             (Class::Digest, Fetched::Digest(md), Op::Digest) => Work::Digest {
                 engine: DigestEngine::new(md.clone()).map_err(err)?,
                 buf: Block::random(len),
@@ -266,6 +191,93 @@ impl PrimitiveProbe {
             _ => anyhow::bail!("{} has no {} operation", p.name, op.as_str()),
         };
         Ok(PrimitiveProbe { work, len })
+    }
+
+    /// A plain cipher continuing one stream.
+    fn cipher_work(p: &Primitive, c: &openssl::cipher::Cipher, op: Op, len: usize) -> Result<Work> {
+        let err = |e: openssl::error::ErrorStack| anyhow!("{}: {}", p.name, first_error(&e));
+        if p.name.ends_with("-xts") && len < 16 {
+            anyhow::bail!("{}: XTS needs at least 16 bytes per data unit", p.name);
+        }
+        let dir = if op == Op::Encrypt {
+            Direction::Encrypt
+        } else {
+            Direction::Decrypt
+        };
+        let key = random(c.key_length());
+        let iv = random(c.iv_length());
+        let engine = CipherEngine::new(c, None, dir, &key, (!iv.is_empty()).then_some(&iv[..]), 0).map_err(err)?;
+        let buf = Block::random(len + engine.slack());
+        Ok(Work::Stream { engine, buf })
+    }
+
+    /// TLS 1.2 CBC records with their HMAC; decryption gets a valid record first.
+    fn cbc_hmac_work(p: &Primitive, c: &openssl::cipher::Cipher, d: &str, op: Op, len: usize) -> Result<Work> {
+        let err = |e: openssl::error::ErrorStack| anyhow!("{}: {}", p.name, first_error(&e));
+        let (key, iv) = (random(c.key_length()), random(c.iv_length()));
+        let mut mac = MacCtx::hmac(d, &random(32)).map_err(err)?;
+        let mut seal = CipherEngine::new(c, None, Direction::Encrypt, &key, Some(&iv), 0).map_err(err)?;
+        let mut buf = Block::random(len + 64 + 32);
+        let total = cbc_record(&mut buf, len, |m, out| mac.mac_message(m, out).map_err(err))?;
+        if op == Op::Encrypt {
+            Ok(Work::CbcRecord {
+                engine: seal,
+                mac,
+                iv,
+                buf,
+                ciphertext: Block::zeroed(0),
+                decrypt: false,
+            })
+        } else {
+            seal.stream(&mut buf, total).map_err(err)?;
+            let ciphertext = Block::copy_of(&buf[..total]);
+            Ok(Work::CbcRecord {
+                engine: CipherEngine::new(c, None, Direction::Decrypt, &key, Some(&iv), 0).map_err(err)?,
+                mac,
+                iv,
+                buf,
+                ciphertext,
+                decrypt: true,
+            })
+        }
+    }
+
+    /// AEAD records as TLS seals them; opening gets a sealed record first.
+    fn aead_work(p: &Primitive, c: &openssl::cipher::Cipher, kind: AeadKind, op: Op, len: usize) -> Result<Work> {
+        let err = |e: openssl::error::ErrorStack| anyhow!("{}: {}", p.name, first_error(&e));
+        let key = random(c.key_length());
+        let mut nonce = [0u8; NONCE_LEN];
+        nonce.copy_from_slice(&random(NONCE_LEN));
+        let mut aad = [0u8; AAD_LEN];
+        aad.copy_from_slice(&random(AAD_LEN));
+        let mut seal = CipherEngine::new(c, Some(kind), Direction::Encrypt, &key, Some(&nonce), TAG_LEN).map_err(err)?;
+        let mut buf = Block::random(len + seal.slack() + 16);
+        let mut tag = [0u8; TAG_LEN];
+        if op == Op::Encrypt {
+            Ok(Work::Seal {
+                engine: seal,
+                buf,
+                nonce,
+                seq: 0,
+                aad,
+                tag,
+            })
+        } else {
+            // Decryption needs a valid record to verify: seal one first.
+            let n = seal.seal(&nonce, &aad, &mut buf, len, &mut tag).map_err(err)?;
+            buf.truncate(n);
+            let mut engine = CipherEngine::new(c, Some(kind), Direction::Decrypt, &key, Some(&nonce), TAG_LEN).map_err(err)?;
+            let mut out = Block::zeroed(len + 32);
+            engine.open(&nonce, &aad, &buf, &mut out, &tag).map_err(err)?;
+            Ok(Work::Open {
+                engine,
+                ciphertext: buf,
+                out,
+                nonce,
+                aad,
+                tag,
+            })
+        }
     }
 
     /// GnuTLS work for `op` on `len`-byte records, the same shapes as OpenSSL's.
@@ -410,7 +422,32 @@ fn check_cbc_record(buf: &[u8], len: usize, tag: &[u8]) -> Result<()> {
 impl Probe for PrimitiveProbe {
     fn run(&mut self, units: u64) -> Result<f64> {
         let len = self.len;
-        match &mut self.work {
+        if self.work.is_gnutls() {
+            self.work.run_gnutls(units, len)?;
+        } else {
+            self.work.run_openssl(units, len)?;
+        }
+        Ok((units as usize * len) as f64)
+    }
+}
+
+impl Work {
+    fn is_gnutls(&self) -> bool {
+        matches!(
+            self,
+            Work::GtCbcRecord { .. }
+                | Work::GtStream { .. }
+                | Work::GtSeal { .. }
+                | Work::GtOpen { .. }
+                | Work::GtDigest { .. }
+                | Work::GtMac { .. }
+        )
+    }
+
+    /// `units` records of OpenSSL work (the timed loop).
+    #[inline(always)]
+    fn run_openssl(&mut self, units: u64, len: usize) -> Result<()> {
+        match self {
             Work::Stream { engine, buf } => {
                 for _ in 0..units {
                     engine.stream(buf, len)?;
@@ -474,6 +511,15 @@ impl Probe for PrimitiveProbe {
                     }
                 }
             }
+            _ => unreachable!("GnuTLS work"),
+        }
+        Ok(())
+    }
+
+    /// `units` records of GnuTLS work (the timed loop).
+    #[inline(always)]
+    fn run_gnutls(&mut self, units: u64, len: usize) -> Result<()> {
+        match self {
             Work::GtCbcRecord {
                 cipher,
                 mac,
@@ -543,8 +589,9 @@ impl Probe for PrimitiveProbe {
                     hmac.mac(buf, out)?;
                 }
             }
+            _ => unreachable!("OpenSSL work"),
         }
-        Ok((units as usize * len) as f64)
+        Ok(())
     }
 }
 

@@ -101,133 +101,102 @@ pub(super) fn feature_check(
 ) -> Result<(Accepted, SshPlan)> {
     session.progress_message("ssh: which algorithms both sides accept");
     let mut acc = known;
-    let one = |f: fn(&mut Subject, &mut Algorithms, String), name: &String| {
-        let (mut s, mut a) = (Subject::default(), Algorithms::default());
-        f(&mut s, &mut a, name.clone());
-        (s, a)
-    };
-    let mut checks: Vec<(Subject, Algorithms)> = plan
-        .kex
-        .iter()
-        .map(|k| {
-            one(
-                |s, a, n| {
-                    s.kex = Some(n.clone());
-                    a.kex = Some(n)
-                },
-                k,
-            )
-        })
-        .collect();
-    checks.extend(plan.hostkeys.iter().flatten().map(|h| {
-        one(
-            |s, a, n| {
-                s.hostkey = Some(n.clone());
-                a.hostkey = Some(n)
-            },
-            h,
-        )
-    }));
+    let mut checks: Vec<(Subject, Algorithms)> = plan.kex.iter().map(|k| only_kex(k, Algorithms::default())).collect();
+    checks.extend(plan.hostkeys.iter().flatten().map(|h| only_hostkey(h)));
     run_checks(checks, client, session, &mut acc, clock)?;
-    let mut plan = plan.clone();
-    let ok = |acc: &Accepted, s: Subject| acc.accepted.contains(&s);
-    if !ok(
-        &acc,
-        Subject {
-            kex: Some(plan.bulk_kex.clone()),
-            ..Default::default()
-        },
-    ) {
-        if let Some(k) = plan.kex.iter().find(|k| {
-            ok(
-                &acc,
-                Subject {
-                    kex: Some((*k).clone()),
-                    ..Default::default()
-                },
-            )
-        }) {
-            plan.bulk_kex = k.clone();
-        }
-    }
-    if let Some(h) = plan.bulk_hostkey.clone() {
-        if !ok(
-            &acc,
-            Subject {
-                hostkey: Some(h),
-                ..Default::default()
-            },
-        ) {
-            if let Some(h) = plan.hostkeys.iter().flatten().find(|h| {
-                ok(
-                    &acc,
-                    Subject {
-                        hostkey: Some((*h).clone()),
-                        ..Default::default()
-                    },
-                )
-            }) {
-                plan.bulk_hostkey = Some(h.clone());
-            }
-        }
-    }
+    let plan = with_accepted_bulk(plan, &acc);
     let base = Algorithms {
         kex: Some(plan.bulk_kex.clone()),
         hostkey: plan.bulk_hostkey.clone(),
         ..Default::default()
     };
-    let checks = plan
-        .ciphers
-        .iter()
-        .map(|c| {
-            let s = Subject {
-                cipher: Some(c.clone()),
-                ..Default::default()
-            };
-            (
-                s,
-                Algorithms {
-                    cipher: Some(c.clone()),
-                    ..base.clone()
-                },
-            )
-        })
-        .collect();
+    let checks = plan.ciphers.iter().map(|c| only_cipher(c, &base)).collect();
     run_checks(checks, client, session, &mut acc, clock)?;
     let fixed = plan
         .ciphers
         .iter()
-        .find(|c| {
-            !plan.is_aead(c)
-                && ok(
-                    &acc,
-                    Subject {
-                        cipher: Some((*c).clone()),
-                        ..Default::default()
-                    },
-                )
-        })
-        .cloned();
+        .find(|c| !plan.is_aead(c) && acc.accepted.contains(&only_cipher(c, &base).0));
     if let Some(fc) = fixed {
-        let checks = plan
-            .macs
-            .iter()
-            .map(|m| {
-                let s = Subject {
-                    mac: Some(m.clone()),
-                    ..Default::default()
-                };
-                (
-                    s,
-                    Algorithms {
-                        cipher: Some(fc.clone()),
-                        mac: Some(m.clone()),
-                        ..base.clone()
-                    },
-                )
-            })
-            .collect();
+        let with_cipher = Algorithms {
+            cipher: Some(fc.clone()),
+            ..base.clone()
+        };
+        let checks = plan.macs.iter().map(|m| only_mac(m, &with_cipher)).collect();
         run_checks(checks, client, session, &mut acc, clock)?;
     }
     Ok((acc, plan))
+}
+
+/// The plan with its bulk key exchange and host key moved to accepted ones when
+/// the preferred ones were refused (or not checked).
+fn with_accepted_bulk(plan: &SshPlan, acc: &Accepted) -> SshPlan {
+    let mut plan = plan.clone();
+    let ok = |s: (Subject, Algorithms)| acc.accepted.contains(&s.0);
+    if !ok(only_kex(&plan.bulk_kex, Algorithms::default())) {
+        if let Some(k) = plan.kex.iter().find(|k| ok(only_kex(k, Algorithms::default()))) {
+            plan.bulk_kex = k.clone();
+        }
+    }
+    if let Some(h) = plan.bulk_hostkey.clone() {
+        if !ok(only_hostkey(&h)) {
+            if let Some(h) = plan.hostkeys.iter().flatten().find(|h| ok(only_hostkey(h))) {
+                plan.bulk_hostkey = Some(h.clone());
+            }
+        }
+    }
+    plan
+}
+
+/// The subject of one key exchange, and `base` with it forced.
+fn only_kex(k: &str, base: Algorithms) -> (Subject, Algorithms) {
+    let s = Subject {
+        kex: Some(k.to_string()),
+        ..Default::default()
+    };
+    (
+        s,
+        Algorithms {
+            kex: Some(k.to_string()),
+            ..base
+        },
+    )
+}
+
+/// The subject of one host key, and the algorithms forcing only it.
+fn only_hostkey(h: &str) -> (Subject, Algorithms) {
+    let s = Subject {
+        hostkey: Some(h.to_string()),
+        ..Default::default()
+    };
+    let a = Algorithms {
+        hostkey: Some(h.to_string()),
+        ..Default::default()
+    };
+    (s, a)
+}
+
+/// The subject of one cipher, and `base` with it forced.
+fn only_cipher(c: &str, base: &Algorithms) -> (Subject, Algorithms) {
+    let s = Subject {
+        cipher: Some(c.to_string()),
+        ..Default::default()
+    };
+    let a = Algorithms {
+        cipher: Some(c.to_string()),
+        ..base.clone()
+    };
+    (s, a)
+}
+
+/// The subject of one MAC, and `base` (with its fixed cipher) with it forced.
+fn only_mac(m: &str, base: &Algorithms) -> (Subject, Algorithms) {
+    let s = Subject {
+        mac: Some(m.to_string()),
+        ..Default::default()
+    };
+    let a = Algorithms {
+        mac: Some(m.to_string()),
+        ..base.clone()
+    };
+    (s, a)
 }

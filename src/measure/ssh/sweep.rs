@@ -63,26 +63,7 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
     let clock = Clock::new(start, plan.budget);
     // Preflight: the target answers, lets us in and has the sink command.
     let sink = if plan.verify { HASH_SINK } else { SINK };
-    let conn = match pre.conn {
-        Some((s, conn)) if s == sink => conn,
-        _ => {
-            session.progress_message("ssh: connecting");
-            // The client's defaults: this checks reachability, login and the sink command.
-            let outcome = client.run(&Algorithms::default(), sink);
-            // What one connection costs here: every session pays it before its samples.
-            let conn = start.elapsed().as_secs_f64();
-            if let Err(e) = outcome {
-                match e {
-                    SshError::Refused(_) => {}
-                    // The run's time is up: every subject below is skipped, saying so.
-                    SshError::Deadline(_) => {}
-                    e => return Err(e.into()),
-                }
-            }
-            pre.conn = Some((sink, conn));
-            conn
-        }
-    };
+    let conn = connection_cost(client, session, pre, sink, start)?;
     session.set_setting("ssh_bulk_samples", json!(BULK_SAMPLES));
     let (accepted, plan) = feature_check(plan, client, session, &clock, pre.accepted.clone())?;
     pre.accepted = accepted.clone();
@@ -93,35 +74,7 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
     let buf = Arc::new(pattern());
     session.progress_start((bulk.len() + hands.len()) as u64);
 
-    let mut racers: Vec<Racer> = Vec::new();
-    for item in &bulk {
-        let subject = bulk_subject(item, &plan.bulk_hostkey);
-        if let Some(why) = accepted.refusal(&subject) {
-            session.record(ResultRecord::not_ok(
-                Kind::SshBulk,
-                subject,
-                Metric::BytesPerSec,
-                Status::Unsupported,
-                format!("refused: {why}"),
-            ))?;
-            continue;
-        }
-        racers.push(Racer {
-            algs: Algorithms {
-                cipher: Some(item.cipher.clone()),
-                mac: item.mac.clone(),
-                kex: Some(item.kex.clone()),
-                hostkey: plan.bulk_hostkey.clone(),
-            },
-            item: item.clone(),
-            subject,
-            m: Measurement::empty(Rate::PerSecond, 1, sampler::Basis::Wall),
-            idx: None,
-            cost: 0.0,
-            out: false,
-            server: Vec::new(),
-        });
-    }
+    let mut racers = racers_for(plan, &bulk, &accepted, session)?;
     // Handshakes get what five each would take (each about one connection), at
     // most 35% of the time left; bulk's first pass three quarters of the rest;
     // the remainder races. Time a phase does not use flows on to the next.
@@ -165,9 +118,75 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
             }
         }
     }
+    settle(&mut racers, session, &clock, skipped_hands)
+}
+
+/// What one connection to the target costs (its first connection, once per
+/// sink command): it checks reachability, login and the sink command.
+fn connection_cost(client: &Client, session: &mut dyn Sink, pre: &mut Preflight, sink: &'static str, start: Instant) -> Result<f64> {
+    match pre.conn {
+        Some((s, conn)) if s == sink => Ok(conn),
+        _ => {
+            session.progress_message("ssh: connecting");
+            // The client's defaults: this checks reachability, login and the sink command.
+            let outcome = client.run(&Algorithms::default(), sink);
+            // What one connection costs here: every session pays it before its samples.
+            let conn = start.elapsed().as_secs_f64();
+            if let Err(e) = outcome {
+                match e {
+                    SshError::Refused(_) => {}
+                    // The run's time is up: every subject below is skipped, saying so.
+                    SshError::Deadline(_) => {}
+                    e => return Err(e.into()),
+                }
+            }
+            pre.conn = Some((sink, conn));
+            Ok(conn)
+        }
+    }
+}
+
+/// A racer per bulk item whose algorithms were all accepted; the others are
+/// recorded as refused.
+fn racers_for(plan: &SshPlan, bulk: &[BulkItem], accepted: &Accepted, session: &mut dyn Sink) -> Result<Vec<Racer>> {
+    let mut racers: Vec<Racer> = Vec::new();
+    for item in bulk {
+        let subject = bulk_subject(item, &plan.bulk_hostkey);
+        if let Some(why) = accepted.refusal(&subject) {
+            session.record(ResultRecord::not_ok(
+                Kind::SshBulk,
+                subject,
+                Metric::BytesPerSec,
+                Status::Unsupported,
+                format!("refused: {why}"),
+            ))?;
+            continue;
+        }
+        racers.push(Racer {
+            algs: Algorithms {
+                cipher: Some(item.cipher.clone()),
+                mac: item.mac.clone(),
+                kex: Some(item.kex.clone()),
+                hostkey: plan.bulk_hostkey.clone(),
+            },
+            item: item.clone(),
+            subject,
+            m: Measurement::empty(Rate::PerSecond, 1, sampler::Basis::Wall),
+            idx: None,
+            cost: 0.0,
+            out: false,
+            server: Vec::new(),
+        });
+    }
+    Ok(racers)
+}
+
+/// Stores the widened figures of one or two sessions, then records (and says)
+/// what the budget did not reach; returns the server CPU records.
+fn settle(racers: &mut [Racer], session: &mut dyn Sink, clock: &Clock, skipped_hands: usize) -> Result<Vec<ResultRecord>> {
     // Figures of one or two sessions are stored widened by the spread seen on the
     // others; that spread is best known now.
-    let k = racers_slack(&racers);
+    let k = racers_slack(racers);
     for r in racers.iter_mut().filter(|r| !r.out && (1..3).contains(&r.m.samples.len())) {
         r.keep_measurement(session, k)?;
     }

@@ -111,7 +111,7 @@ impl Probe for Through {
 }
 
 /// What one connection negotiated: (protocol, IANA suite, OpenSSL name, group).
-fn negotiated(p: &HttpProbe) -> Option<(String, String, String, Option<String>)> {
+fn negotiated(p: &HttpProbe) -> Option<Negotiated> {
     let s = p.stream.as_ref()?;
     let (version, suite) = ssl::negotiated(s);
     let name = s.ssl().current_cipher().map(|c| c.name().to_string()).unwrap_or_default();
@@ -120,13 +120,7 @@ fn negotiated(p: &HttpProbe) -> Option<(String, String, String, Option<String>)>
 
 /// One GET outside any timing: the body must be the served file, over the
 /// expected protocol and suite. Returns what was negotiated.
-fn verify(
-    ctx: &SslContext,
-    n: &PrivateNginx,
-    inst: &Instance,
-    want: &[u8; 32],
-    timeout: Duration,
-) -> Result<(String, String, String, Option<String>)> {
+fn verify(ctx: &SslContext, n: &PrivateNginx, inst: &Instance, want: &[u8; 32], timeout: Duration) -> Result<Negotiated> {
     let mut p = HttpProbe::new(ctx, n.addr(), None, "localhost".into(), PATH, timeout);
     p.digest = Some(openssl::sha::Sha256::new());
     let got = p.get()?;
@@ -160,28 +154,9 @@ pub fn through_nginx(plan: &ThroughPlan, session: &mut dyn Sink) -> Result<()> {
     let left = || Seconds(plan.budget.0 - t0.elapsed().as_secs_f64());
     session.progress_start(plan.instances.len() as u64);
     session.progress_message("starting private nginx instances");
-    let id = Identity::generate(plan.cert)?;
-    let mut body = vec![0u8; BODY_BYTES];
-    openssl::rand::rand_bytes(&mut body)?;
-    let want = openssl::sha::sha256(&body);
     let ctx = default_client()?;
     // Both up before anything is timed; each stops (Drop) on every way out.
-    let mut servers = Vec::new();
-    for inst in &plan.instances {
-        let n = PrivateNginx::start(&Spec {
-            binary: &plan.nginx,
-            tls_lines: &inst.lines,
-            identity: &id,
-            body: &body,
-            start_within: Duration::from_secs(10),
-        })
-        .with_context(|| format!("the private nginx with the {} TLS lines", inst.role))?;
-        let neg = verify(&ctx, &n, inst, &want, plan.timeout)?;
-        let worker = n
-            .worker()
-            .ok_or_else(|| anyhow!("the private nginx ({}) has no worker", inst.role))?;
-        servers.push((n, worker, neg));
-    }
+    let servers = start_servers(plan, &ctx)?;
     let share = left().0 * 0.9 / plan.instances.len().max(1) as f64;
     if share < 0.3 {
         bail!("no time left to measure through nginx ({:.1} s)", left().0);
@@ -190,95 +165,11 @@ pub fn through_nginx(plan: &ThroughPlan, session: &mut dyn Sink) -> Result<()> {
         max_units: 1000,
         ..crate::measure::plans::share(Seconds(share), 1)
     };
-    let cfgs = vec![cfg; servers.len()];
-    let mut server_cpu: Vec<Vec<Vec<(f64, f64)>>> = vec![Vec::new(); servers.len()];
-    let measured = {
-        let s = &*session;
-        sampler::interleave(&cfgs, |spec| {
-            let (n, worker, neg) = &servers[spec.subject];
-            let inst = &plan.instances[spec.subject];
-            s.progress_message(&format!(
-                "through nginx ({}): {} {} (slice {}/{})",
-                inst.role,
-                neg.0,
-                neg.1,
-                spec.index + 1,
-                spec.of
-            ));
-            let mut probes: Vec<Through> = (0..CONNECTIONS)
-                .map(|k| Through {
-                    http: HttpProbe::new(&ctx, n.addr(), None, "localhost".into(), PATH, plan.timeout),
-                    // One probe reads the worker's CPU over each sample (all run at once).
-                    worker: (k == 0).then_some(*worker),
-                    connections: CONNECTIONS,
-                    runs: Vec::new(),
-                })
-                .collect();
-            let m = spec.measure(&mut probes, Rate::PerSecond)?;
-            // Every slice's connections negotiated what was checked.
-            for p in &probes {
-                if let Some(got) = negotiated(&p.http) {
-                    if got != *neg {
-                        bail!(
-                            "a new connection to the private nginx ({}) negotiated {} {}",
-                            inst.role,
-                            got.0,
-                            got.1
-                        );
-                    }
-                }
-            }
-            let runs = &probes[0].runs;
-            if !m.samples.is_empty() {
-                server_cpu[spec.subject].push(runs[runs.len().saturating_sub(m.samples.len())..].to_vec());
-            }
-            Ok(m)
-        })
-    };
-    let suites: Vec<&str> = servers.iter().map(|(_, _, neg)| neg.1.as_str()).collect();
+    let (measured, server_cpu) = measure_servers(plan, &*session, &ctx, &servers, cfg);
+    let suites: Vec<&str> = servers.iter().map(|s| s.neg.1.as_str()).collect();
     let paired = paired_gain(&plan.instances, &suites, &measured);
-    for (k, ((_, _, neg), r)) in servers.iter().zip(measured).enumerate() {
-        let subject = Subject {
-            protocol: Some(neg.0.clone()),
-            suite: Some(neg.1.clone()),
-            openssl_name: Some(neg.2.clone()),
-            group: neg.3.clone(),
-            cert: Some(plan.cert.name().into()),
-            library: Some("openssl".into()),
-            threads: Some(CONNECTIONS),
-            op: Some("http-get".into()),
-            path: Some(PATH.into()),
-            bytes: Some(BODY_BYTES as u64),
-            mode: Some(MODE.into()),
-            ..Default::default()
-        };
-        let mut cpu_subject = subject.clone();
-        cpu_subject.mode = Some(CPU_MODE.into());
-        match r {
-            Ok(Some(m)) => {
-                for rec in records(subject, cpu_subject, &m, &server_cpu[k]) {
-                    session.record(rec)?;
-                }
-            }
-            Ok(None) => {}
-            Err(e) => {
-                let why = format!("{e:#}");
-                session.record(ResultRecord::not_ok(
-                    Kind::TlsBulk,
-                    subject,
-                    Metric::BytesPerSec,
-                    Status::Failed,
-                    why.clone(),
-                ))?;
-                session.record(ResultRecord::not_ok(
-                    Kind::TlsBulk,
-                    cpu_subject,
-                    Metric::Seconds,
-                    Status::Failed,
-                    why,
-                ))?;
-            }
-        }
+    for (k, (server, r)) in servers.iter().zip(measured).enumerate() {
+        record_instance(plan, session, &server.neg, r, &server_cpu[k])?;
     }
     drop(servers);
     session.set_setting(
@@ -294,6 +185,149 @@ pub fn through_nginx(plan: &ThroughPlan, session: &mut dyn Sink) -> Result<()> {
         }),
     );
     session.progress_finish();
+    Ok(())
+}
+
+/// What a default client negotiated: version, suite, OpenSSL name, group.
+type Negotiated = (String, String, String, Option<String>);
+
+/// A private nginx serving one instance's lines, checked before timing.
+struct Server {
+    nginx: PrivateNginx,
+    worker: u32,
+    neg: Negotiated,
+}
+
+/// Starts one private nginx per instance with a fresh identity and body, and
+/// checks that each serves the body and negotiates what was worked out.
+fn start_servers(plan: &ThroughPlan, ctx: &SslContext) -> Result<Vec<Server>> {
+    let id = Identity::generate(plan.cert)?;
+    let mut body = vec![0u8; BODY_BYTES];
+    openssl::rand::rand_bytes(&mut body)?;
+    let want = openssl::sha::sha256(&body);
+    let mut servers = Vec::new();
+    for inst in &plan.instances {
+        let nginx = PrivateNginx::start(&Spec {
+            binary: &plan.nginx,
+            tls_lines: &inst.lines,
+            identity: &id,
+            body: &body,
+            start_within: Duration::from_secs(10),
+        })
+        .with_context(|| format!("the private nginx with the {} TLS lines", inst.role))?;
+        let neg = verify(ctx, &nginx, inst, &want, plan.timeout)?;
+        let worker = nginx
+            .worker()
+            .ok_or_else(|| anyhow!("the private nginx ({}) has no worker", inst.role))?;
+        servers.push(Server { nginx, worker, neg });
+    }
+    Ok(servers)
+}
+
+/// The servers' slices and, per server, each slice's worker CPU readings.
+type ServersMeasured = (Vec<Result<Option<sampler::Sliced>>>, Vec<Vec<Vec<(f64, f64)>>>);
+
+/// Measures the servers in interleaved slices, each a fresh connection.
+fn measure_servers(plan: &ThroughPlan, s: &dyn Sink, ctx: &SslContext, servers: &[Server], cfg: SamplerConfig) -> ServersMeasured {
+    let cfgs = vec![cfg; servers.len()];
+    let mut server_cpu: Vec<Vec<Vec<(f64, f64)>>> = vec![Vec::new(); servers.len()];
+    let measured = sampler::interleave(&cfgs, |spec| {
+        let server = &servers[spec.subject];
+        let (inst, neg) = (&plan.instances[spec.subject], &server.neg);
+        s.progress_message(&format!(
+            "through nginx ({}): {} {} (slice {}/{})",
+            inst.role,
+            neg.0,
+            neg.1,
+            spec.index + 1,
+            spec.of
+        ));
+        let mut probes: Vec<Through> = (0..CONNECTIONS)
+            .map(|k| Through {
+                http: HttpProbe::new(ctx, server.nginx.addr(), None, "localhost".into(), PATH, plan.timeout),
+                // One probe reads the worker's CPU over each sample (all run at once).
+                worker: (k == 0).then_some(server.worker),
+                connections: CONNECTIONS,
+                runs: Vec::new(),
+            })
+            .collect();
+        let m = spec.measure(&mut probes, Rate::PerSecond)?;
+        check_negotiated(&probes, inst, neg)?;
+        let runs = &probes[0].runs;
+        if !m.samples.is_empty() {
+            server_cpu[spec.subject].push(runs[runs.len().saturating_sub(m.samples.len())..].to_vec());
+        }
+        Ok(m)
+    });
+    (measured, server_cpu)
+}
+
+/// Every slice's connections negotiated what was checked.
+fn check_negotiated(probes: &[Through], inst: &Instance, neg: &Negotiated) -> Result<()> {
+    for p in probes {
+        if let Some(got) = negotiated(&p.http) {
+            if got != *neg {
+                bail!(
+                    "a new connection to the private nginx ({}) negotiated {} {}",
+                    inst.role,
+                    got.0,
+                    got.1
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Records one instance's throughput and server CPU (or why it failed).
+fn record_instance(
+    plan: &ThroughPlan,
+    session: &mut dyn Sink,
+    neg: &Negotiated,
+    r: Result<Option<sampler::Sliced>>,
+    server_cpu: &[Vec<(f64, f64)>],
+) -> Result<()> {
+    let subject = Subject {
+        protocol: Some(neg.0.clone()),
+        suite: Some(neg.1.clone()),
+        openssl_name: Some(neg.2.clone()),
+        group: neg.3.clone(),
+        cert: Some(plan.cert.name().into()),
+        library: Some("openssl".into()),
+        threads: Some(CONNECTIONS),
+        op: Some("http-get".into()),
+        path: Some(PATH.into()),
+        bytes: Some(BODY_BYTES as u64),
+        mode: Some(MODE.into()),
+        ..Default::default()
+    };
+    let mut cpu_subject = subject.clone();
+    cpu_subject.mode = Some(CPU_MODE.into());
+    match r {
+        Ok(Some(m)) => {
+            for rec in records(subject, cpu_subject, &m, server_cpu) {
+                session.record(rec)?;
+            }
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let why = format!("{e:#}");
+            session.record(ResultRecord::not_ok(
+                Kind::TlsBulk,
+                subject,
+                Metric::BytesPerSec,
+                Status::Failed,
+                why.clone(),
+            ))?;
+            session.record(ResultRecord::not_ok(
+                Kind::TlsBulk,
+                cpu_subject,
+                Metric::Seconds,
+                Status::Failed,
+                why,
+            ))?;
+        }
+    }
     Ok(())
 }
 
