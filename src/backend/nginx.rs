@@ -183,6 +183,62 @@ fn chown(path: &Path, uid: u32, gid: u32) -> Result<()> {
     std::os::unix::fs::chown(path, Some(uid), Some(gid)).with_context(|| format!("cannot hand {} to the worker's user", path.display()))
 }
 
+/// The configuration directory, the document directory and the worker's user and group.
+type Prepared = (tempfile::TempDir, tempfile::TempDir, Option<(String, String)>);
+
+/// Makes the private configuration and document directories and writes the
+/// key, the certificate and the served file; picks the user the worker runs as
+/// (`None`: nginx's own default, when not root).
+fn prepare(spec: &Spec) -> Result<Prepared> {
+    let tmp = std::env::temp_dir();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    // As root, the worker runs as `nobody`, which must reach the served file;
+    // where no temporary directory lets it through, the worker stays root
+    // (it serves one generated file on 127.0.0.1 for the seconds measured).
+    let www_in = if root { www_parent() } else { Some(tmp.clone()) };
+    for d in std::iter::once(&tmp).chain(www_in.iter()) {
+        sweep_leftovers(d);
+    }
+    let dir = private_dir("configuration", &tmp)?;
+    let www = private_dir("document", www_in.as_deref().unwrap_or(&tmp))?;
+    std::fs::create_dir(dir.path().join("tmp"))?;
+    write_private(&dir.path().join("key.pem"), &spec.identity.key.private_key_to_pem_pkcs8()?)?;
+    write_private(&dir.path().join("cert.pem"), &spec.identity.cert.to_pem()?)?;
+    write_private(&www.path().join(PATH.trim_start_matches('/')), spec.body)?;
+    let user = match (root, &www_in) {
+        (true, Some(_)) => {
+            let (u, g, uid, gid) = unprivileged()?;
+            // The worker reads the served file and nothing else of ours.
+            chown(www.path(), uid, gid)?;
+            chown(&www.path().join(PATH.trim_start_matches('/')), uid, gid)?;
+            Some((u, g))
+        }
+        (true, None) => Some(("root".to_string(), "root".to_string())),
+        (false, _) => None,
+    };
+    Ok((dir, www, user))
+}
+
+/// Starts the nginx master in its own process group, all output to `log`.
+fn spawn_master(binary: &Path, dir: &Path, log: &Path, config: &Path) -> Result<Child> {
+    Command::new(binary)
+        .arg("-p")
+        .arg(format!("{}/", dir.display()))
+        .arg("-e")
+        .arg(log)
+        .arg("-c")
+        .arg(config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        // Its own process group: a terminal's Ctrl-C reaches cipherbench,
+        // which stops it in order, not nginx mid-sample.
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))
+}
+
 impl PrivateNginx {
     /// Writes the directories and config, checks the config with `nginx -t`,
     /// starts nginx and waits until it accepts connections. Retries on another
@@ -193,33 +249,7 @@ impl PrivateNginx {
         if !spec.binary.is_absolute() {
             bail!("nginx must be started by absolute path, got '{}'", spec.binary.display());
         }
-        let tmp = std::env::temp_dir();
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        // As root, the worker runs as `nobody`, which must reach the served file;
-        // where no temporary directory lets it through, the worker stays root
-        // (it serves one generated file on 127.0.0.1 for the seconds measured).
-        let www_in = if root { www_parent() } else { Some(tmp.clone()) };
-        for d in std::iter::once(&tmp).chain(www_in.iter()) {
-            sweep_leftovers(d);
-        }
-        let dir = private_dir("configuration", &tmp)?;
-        let www = private_dir("document", www_in.as_deref().unwrap_or(&tmp))?;
-        std::fs::create_dir(dir.path().join("tmp"))?;
-        write_private(&dir.path().join("key.pem"), &spec.identity.key.private_key_to_pem_pkcs8()?)?;
-        write_private(&dir.path().join("cert.pem"), &spec.identity.cert.to_pem()?)?;
-        write_private(&www.path().join(PATH.trim_start_matches('/')), spec.body)?;
-        let user = match (root, &www_in) {
-            (true, Some(_)) => {
-                let (u, g, uid, gid) = unprivileged()?;
-                // The worker reads the served file and nothing else of ours.
-                chown(www.path(), uid, gid)?;
-                chown(&www.path().join(PATH.trim_start_matches('/')), uid, gid)?;
-                Some((u, g))
-            }
-            (true, None) => Some(("root".to_string(), "root".to_string())),
-            (false, _) => None,
-        };
+        let (dir, www, user) = prepare(spec)?;
         let temp = temp_paths(spec.binary, spec.start_within);
         let config = dir.path().join("nginx.conf");
         let log = dir.path().join("error.log");
@@ -239,21 +269,7 @@ impl PrivateNginx {
                 test_config(spec.binary, dir.path(), &config, spec.start_within)?;
             }
             let _ = std::fs::remove_file(&log);
-            let child = Command::new(spec.binary)
-                .arg("-p")
-                .arg(format!("{}/", dir.path().display()))
-                .arg("-e")
-                .arg(&log)
-                .arg("-c")
-                .arg(&config)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                // Its own process group: a terminal's Ctrl-C reaches cipherbench,
-                // which stops it in order, not nginx mid-sample.
-                .process_group(0)
-                .spawn()
-                .with_context(|| format!("cannot start {}", spec.binary.display()))?;
+            let child = spawn_master(spec.binary, dir.path(), &log, &config)?;
             LIVE.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push((child.id(), vec![dir.path().to_path_buf(), www.path().to_path_buf()]));

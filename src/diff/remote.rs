@@ -26,6 +26,23 @@ fn real(alg: &&str) -> bool {
     !alg.starts_with("ext-info-") && !alg.starts_with("kex-strict-")
 }
 
+/// The lines of one KEXINIT proposal as `ssh -vv` prints them, after its
+/// "local client" or "peer server" label.
+const PROPOSAL_FIELDS: [&str; 12] = [
+    "KEX algorithms:",
+    "host key algorithms:",
+    "ciphers ctos:",
+    "ciphers stoc:",
+    "MACs ctos:",
+    "MACs stoc:",
+    "compression ctos:",
+    "compression stoc:",
+    "languages ctos:",
+    "languages stoc:",
+    "first_kex_follows",
+    "reserved",
+];
+
 /// `ssh -vv` output → (server lists, client lists, negotiated).
 ///
 /// A list belongs to a side only inside the proposal its label opens: the block
@@ -34,22 +51,6 @@ fn real(alg: &&str) -> bool {
 /// NEWKEYS; OpenSSH 9 does not. Only the first proposal of each side is kept (a
 /// rekey repeats them).
 pub fn parse_ssh_debug(text: &str) -> Option<(SshConfig, SshConfig, Negotiated)> {
-    /// The lines of one KEXINIT proposal as `ssh -vv` prints them, after its
-    /// "local client" or "peer server" label.
-    const PROPOSAL_FIELDS: [&str; 12] = [
-        "KEX algorithms:",
-        "host key algorithms:",
-        "ciphers ctos:",
-        "ciphers stoc:",
-        "MACs ctos:",
-        "MACs stoc:",
-        "compression ctos:",
-        "compression stoc:",
-        "languages ctos:",
-        "languages stoc:",
-        "first_kex_follows",
-        "reserved",
-    ];
     let mut client = SshConfig::default();
     let mut server = SshConfig {
         server: true,
@@ -58,7 +59,7 @@ pub fn parse_ssh_debug(text: &str) -> Option<(SshConfig, SshConfig, Negotiated)>
     // The side whose proposal is being read: Some(true) the server's.
     let mut side: Option<bool> = None;
     let (mut seen_client, mut seen_server) = (false, false);
-    let (mut kex, mut hostkey, mut cipher, mut mac) = (None, None, None, None);
+    let mut chosen = Chosen::default();
     for l in text.lines() {
         let l = l.trim_end();
         if l.ends_with("local client KEXINIT proposal") {
@@ -75,54 +76,80 @@ pub fn parse_ssh_debug(text: &str) -> Option<(SshConfig, SshConfig, Negotiated)>
         if !field.is_some_and(|f| PROPOSAL_FIELDS.iter().any(|p| f.starts_with(p))) {
             side = None;
         }
-        let list = |p: &str| -> Option<Vec<String>> {
-            field
-                .and_then(|f| f.strip_prefix(p))
-                .and_then(|v| v.strip_prefix(": "))
-                .map(|v| v.split(',').filter(real).map(str::to_string).collect())
-        };
         if let Some(s) = side {
             let target = if s { &mut server } else { &mut client };
-            if let Some(v) = list("KEX algorithms") {
-                target.kex = v;
-            } else if let Some(v) = list("host key algorithms") {
-                target.hostkeys = v;
-            } else if let Some(v) = list("ciphers ctos") {
-                target.ciphers = v;
-            } else if let Some(v) = list("MACs ctos") {
-                target.macs = v;
-            } else if field.is_some_and(|f| f.starts_with("reserved")) {
+            if read_proposal_field(target, field) {
                 side = None;
             }
         }
-        if kex.is_some() && hostkey.is_some() && cipher.is_some() {
+        chosen.read(l);
+    }
+    let n = Negotiated::Ssh {
+        cipher: chosen.cipher?,
+        mac: chosen.mac.filter(|m| m != "<implicit>"),
+        kex: chosen.kex?,
+        hostkey: chosen.hostkey?,
+    };
+    if server.ciphers.is_empty() {
+        return None;
+    }
+    Some((server, client, n))
+}
+
+/// Stores one field of a KEXINIT proposal into its side's lists; true at the
+/// proposal's last field ("reserved"), which ends the block.
+fn read_proposal_field(target: &mut SshConfig, field: Option<&str>) -> bool {
+    let list = |p: &str| -> Option<Vec<String>> {
+        field
+            .and_then(|f| f.strip_prefix(p))
+            .and_then(|v| v.strip_prefix(": "))
+            .map(|v| v.split(',').filter(real).map(str::to_string).collect())
+    };
+    if let Some(v) = list("KEX algorithms") {
+        target.kex = v;
+    } else if let Some(v) = list("host key algorithms") {
+        target.hostkeys = v;
+    } else if let Some(v) = list("ciphers ctos") {
+        target.ciphers = v;
+    } else if let Some(v) = list("MACs ctos") {
+        target.macs = v;
+    } else if field.is_some_and(|f| f.starts_with("reserved")) {
+        return true;
+    }
+    false
+}
+
+/// What the first key exchange chose, as `ssh -vv` reports it.
+#[derive(Default)]
+struct Chosen {
+    kex: Option<String>,
+    hostkey: Option<String>,
+    cipher: Option<String>,
+    mac: Option<String>,
+}
+
+impl Chosen {
+    /// Reads one line; once kex, host key and cipher are known, later lines
+    /// (a rekey's choice) are ignored.
+    fn read(&mut self, l: &str) {
+        if self.kex.is_some() && self.hostkey.is_some() && self.cipher.is_some() {
             // The first key exchange's choice is the login's; a rekey's is not asked.
-            continue;
+            return;
         }
         if let Some((_, v)) = l.split_once("kex: algorithm: ") {
-            kex = Some(v.trim().to_string());
+            self.kex = Some(v.trim().to_string());
         } else if let Some((_, v)) = l.split_once("kex: host key algorithm: ") {
-            hostkey = Some(v.trim().to_string());
+            self.hostkey = Some(v.trim().to_string());
         } else if let Some((_, v)) = l.split_once("kex: client->server cipher: ") {
             let f: Vec<&str> = v.split_whitespace().collect();
-            cipher = f.first().map(|s| s.to_string());
-            mac = f
+            self.cipher = f.first().map(|s| s.to_string());
+            self.mac = f
                 .iter()
                 .position(|x| *x == "MAC:")
                 .and_then(|i| f.get(i + 1))
                 .map(|s| s.to_string());
         }
     }
-    let n = Negotiated::Ssh {
-        cipher: cipher?,
-        mac: mac.filter(|m| m != "<implicit>"),
-        kex: kex?,
-        hostkey: hostkey?,
-    };
-    if server.ciphers.is_empty() {
-        return None;
-    }
-    Some((server, client, n))
 }
 
 /// Runs a command with a hard deadline; its (stdout, stderr).

@@ -18,7 +18,7 @@ use crate::judge::{Knowledge, Policy};
 use crate::model::Summary;
 use crate::model::{Document, Host, ResultRecord, RunInfo, RunStatus, SCHEMA};
 use crate::recommend::emit::{self, Choice, SshChoice, TlsChoice};
-use crate::recommend::rank::Ranking;
+use crate::recommend::rank::{Ranked, Ranking};
 use crate::recommend::{self, Outcome};
 use crate::stats::median;
 use serde::Serialize;
@@ -229,19 +229,9 @@ fn outliers(class: &ClassAcc, hosts: &[String]) -> (Vec<Outlier>, Option<String>
     (out, None)
 }
 
-/// The answer, lines and spread of one class.
-fn class_report(
-    class: &ClassAcc,
-    id: String,
-    hosts: &[String],
-    knowledge: &Knowledge,
-    policy: &Policy,
-    targets: &[String],
-) -> (ClassReport, Outcome) {
-    let doc = pooled(class, &id);
-    let outcome = recommend::recommend(&doc, knowledge, policy, targets);
-    let rankings: Vec<Ranking> = outcome.protocols.iter().flat_map(|(_, r, _)| r.clone()).collect();
-    let answer = rankings
+/// Each measured list's leaders and their median.
+fn leaders(rankings: &[Ranking]) -> Vec<Leaders> {
+    rankings
         .iter()
         .filter(|r| !r.ranked.is_empty())
         .map(|r| Leaders {
@@ -250,40 +240,16 @@ fn class_report(
             leaders: r.ranked.iter().filter(|x| x.rank == 1).map(|x| x.name.clone()).collect(),
             median: r.ranked[0].median,
         })
-        .collect();
-    // Lines hold only what the class measured (in the ranking's own order, which
-    // follows the grade and post-quantum rules): an option only the merging
-    // machine lists is never written to a host.
-    let lists: BTreeMap<String, Vec<String>> = rankings.iter().map(|r| (r.list.clone(), measured_choice(r))).collect();
-    let lines = emit_lines(&lists, &common_protocols(std::slice::from_ref(&outcome)), knowledge, targets);
-    // Spread of each list's leader: its basis names the subject it was measured as.
+        .collect()
+}
+
+/// Spread of each list's leader over the class's hosts.
+fn spreads(class: &ClassAcc, rankings: &[Ranking]) -> Vec<Spread> {
     let mut spread = Vec::new();
     for r in rankings.iter().filter(|r| !r.ranked.is_empty()) {
         let leader = &r.ranked[0];
-        let mut figs: Vec<f64> = Vec::new();
-        let mut hosts_n = 0;
-        for acc in class.subjects.values() {
-            let t = &acc.template;
-            let label = crate::model::subject_label(t);
-            let metric = serde_json::to_value(t.metric).ok();
-            let same_metric = metric.as_ref().and_then(|m| m.as_str()) == Some(r.metric.as_str());
-            // A figure from a primitive reads `ALG OP at N B` (recommend's basis).
-            let primitive = t.kind == crate::model::Kind::Primitive
-                && t.subject.library.as_deref().is_none_or(|l| l == "openssl")
-                && t.subject.threads.unwrap_or(1) == 1
-                && leader.basis
-                    == format!(
-                        "{} {} at {} B",
-                        t.subject.algorithm.as_deref().unwrap_or(""),
-                        t.subject.op.as_deref().unwrap_or(""),
-                        t.subject.bytes.unwrap_or(0)
-                    );
-            if (primitive || leader.basis.ends_with(&label)) && same_metric {
-                figs = acc.figs.iter().map(|f| f.median as f64).collect();
-                hosts_n = figs.len();
-                break;
-            }
-        }
+        let mut figs = leader_figures(class, r, leader);
+        let hosts_n = figs.len();
         if figs.is_empty() {
             continue;
         }
@@ -299,6 +265,54 @@ fn class_report(
             max,
         });
     }
+    spread
+}
+
+/// The per-host figures of a list's leader: its basis names the subject it was
+/// measured as. Empty when no subject of the class matches.
+fn leader_figures(class: &ClassAcc, r: &Ranking, leader: &Ranked) -> Vec<f64> {
+    for acc in class.subjects.values() {
+        let t = &acc.template;
+        let label = crate::model::subject_label(t);
+        let metric = serde_json::to_value(t.metric).ok();
+        let same_metric = metric.as_ref().and_then(|m| m.as_str()) == Some(r.metric.as_str());
+        // A figure from a primitive reads `ALG OP at N B` (recommend's basis).
+        let primitive = t.kind == crate::model::Kind::Primitive
+            && t.subject.library.as_deref().is_none_or(|l| l == "openssl")
+            && t.subject.threads.unwrap_or(1) == 1
+            && leader.basis
+                == format!(
+                    "{} {} at {} B",
+                    t.subject.algorithm.as_deref().unwrap_or(""),
+                    t.subject.op.as_deref().unwrap_or(""),
+                    t.subject.bytes.unwrap_or(0)
+                );
+        if (primitive || leader.basis.ends_with(&label)) && same_metric {
+            return acc.figs.iter().map(|f| f.median as f64).collect();
+        }
+    }
+    Vec::new()
+}
+
+/// The answer, lines and spread of one class.
+fn class_report(
+    class: &ClassAcc,
+    id: String,
+    hosts: &[String],
+    knowledge: &Knowledge,
+    policy: &Policy,
+    targets: &[String],
+) -> (ClassReport, Outcome) {
+    let doc = pooled(class, &id);
+    let outcome = recommend::recommend(&doc, knowledge, policy, targets);
+    let rankings: Vec<Ranking> = outcome.protocols.iter().flat_map(|(_, r, _)| r.clone()).collect();
+    let answer = leaders(&rankings);
+    // Lines hold only what the class measured (in the ranking's own order, which
+    // follows the grade and post-quantum rules): an option only the merging
+    // machine lists is never written to a host.
+    let lists: BTreeMap<String, Vec<String>> = rankings.iter().map(|r| (r.list.clone(), measured_choice(r))).collect();
+    let lines = emit_lines(&lists, &common_protocols(std::slice::from_ref(&outcome)), knowledge, targets);
+    let spread = spreads(class, &rankings);
     let (outliers, outlier_note) = outliers(class, hosts);
     let mut names: Vec<String> = class.hosts.iter().map(|h| hosts[*h as usize].clone()).collect();
     names.sort();
@@ -371,6 +385,27 @@ fn ratio(r: &Ranking, name: &str) -> f64 {
     }
 }
 
+/// The fleet's order of the options every class measured: for bulk speed,
+/// greedily the option with the best worst-class ratio next; within 3% of it,
+/// the reference order decides (the instrument cannot order them). Otherwise
+/// the reference order as it is.
+fn fleet_order(measured: &[&Ranking], common: Vec<String>) -> Vec<String> {
+    if measured[0].metric != "bytes_per_sec" {
+        return common;
+    }
+    let worst = |n: &String| measured.iter().map(|r| ratio(r, n)).fold(f64::INFINITY, f64::min);
+    let mut left = common;
+    let mut out = Vec::new();
+    while !left.is_empty() {
+        let top = left.iter().map(worst).fold(f64::NEG_INFINITY, f64::max);
+        let i = left.iter().position(|n| worst(n) >= top - 0.03).expect("one is the max");
+        out.push(left.remove(i));
+    }
+    out
+}
+
+/// The config every class can take, what each class gives up for it, and notes
+/// on lists left out.
 fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targets: &[String]) -> FleetWide {
     let mut fleet = FleetWide::default();
     if classes.is_empty() {
@@ -417,22 +452,7 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
             ));
             continue;
         }
-        let bulk = measured[0].metric == "bytes_per_sec";
-        let ordered = if bulk {
-            // Greedy: the option with the best worst-class ratio next; within 3% of it,
-            // the reference order decides (the instrument cannot order them).
-            let worst = |n: &String| measured.iter().map(|r| ratio(r, n)).fold(f64::INFINITY, f64::min);
-            let mut left = common.clone();
-            let mut out = Vec::new();
-            while !left.is_empty() {
-                let top = left.iter().map(worst).fold(f64::NEG_INFINITY, f64::max);
-                let i = left.iter().position(|n| worst(n) >= top - 0.03).expect("one is the max");
-                out.push(left.remove(i));
-            }
-            out
-        } else {
-            common
-        };
+        let ordered = fleet_order(&measured, common);
         let first = ordered[0].clone();
         for (c, r) in classes.iter().zip(&measured) {
             let own = r.ranked[0].name.clone();

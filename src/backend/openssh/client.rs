@@ -173,6 +173,30 @@ impl Client {
     /// The full command line for `remote` under `algs`.
     pub fn command(&self, algs: &Algorithms, remote: &str) -> Command {
         let mut c = Command::new(&self.ssh);
+        self.options(&mut c);
+        if let Some(k) = &algs.kex {
+            c.arg("-o").arg(format!("KexAlgorithms={k}"));
+        }
+        if let Some(h) = &algs.hostkey {
+            c.arg("-o").arg(format!("HostKeyAlgorithms={h}"));
+        }
+        if let Some(ci) = &algs.cipher {
+            c.arg("-c").arg(ci);
+        }
+        if let Some(m) = &algs.mac {
+            c.arg("-m").arg(m);
+        }
+        self.destination_args(&mut c);
+        c.arg(remote);
+        // Own process group: a terminal's Ctrl-C goes to cipherbench, which ends
+        // the current sample cleanly, instead of killing ssh mid-transfer.
+        c.process_group(0);
+        c
+    }
+
+    /// The `-o` options: batch mode, no multiplexing or forwarding, a connect
+    /// timeout within the run's deadline, and for the private daemon its key only.
+    fn options(&self, c: &mut Command) {
         let mut o = |opt: &str| {
             c.arg("-o").arg(opt);
         };
@@ -205,18 +229,10 @@ impl Client {
         o("ForwardAgent=no");
         o("ForwardX11=no");
         o("ClearAllForwardings=yes");
-        if let Some(k) = &algs.kex {
-            o(&format!("KexAlgorithms={k}"));
-        }
-        if let Some(h) = &algs.hostkey {
-            o(&format!("HostKeyAlgorithms={h}"));
-        }
-        if let Some(ci) = &algs.cipher {
-            c.arg("-c").arg(ci);
-        }
-        if let Some(m) = &algs.mac {
-            c.arg("-m").arg(m);
-        }
+    }
+
+    /// The destination: the private daemon on 127.0.0.1, or the user's host.
+    fn destination_args(&self, c: &mut Command) {
         match &self.target {
             Target::Private {
                 port,
@@ -225,7 +241,7 @@ impl Client {
                 known_hosts,
             } => {
                 if let Some(p) = super::placement::placement() {
-                    super::placement::pin(&mut c, &p.client);
+                    super::placement::pin(c, &p.client);
                 }
                 c.arg("-F").arg("/dev/null");
                 c.arg("-o").arg(format!("UserKnownHostsFile={}", known_hosts.display()));
@@ -252,11 +268,6 @@ impl Client {
                 c.arg("--").arg(destination);
             }
         }
-        c.arg(remote);
-        // Own process group: a terminal's Ctrl-C goes to cipherbench, which ends
-        // the current sample cleanly, instead of killing ssh mid-transfer.
-        c.process_group(0);
-        c
     }
 
     /// Runs `remote` with no input (a handshake: connect, authenticate, run).

@@ -127,6 +127,59 @@ pub fn config_text(dir: &Path, port: u16, user: &str, ssh: &OpenSsh, as_root: bo
     c
 }
 
+/// The private directory (0700, marked with our pid) with fresh host keys, a
+/// client key and its authorized_keys line; old ones left by a killed run are
+/// swept first.
+fn key_dir() -> Result<tempfile::TempDir> {
+    sweep_leftovers(&std::env::temp_dir());
+    let dir = tempfile::Builder::new()
+        .prefix(PREFIX)
+        .tempdir()
+        .context("cannot create the private sshd directory")?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+    std::fs::write(dir.path().join(OWNER), std::process::id().to_string())?;
+    let f = files(dir.path());
+    keygen(&["-t", "ed25519"], &dir.path().join("host_ed25519"))?;
+    keygen(&["-t", "ecdsa", "-b", "256"], &dir.path().join("host_ecdsa"))?;
+    keygen(&["-t", "rsa", "-b", "3072"], &dir.path().join("host_rsa"))?;
+    keygen(&["-t", "ed25519"], &f.client_key)?;
+    let client_pub = std::fs::read_to_string(f.client_key.with_extension("pub"))?;
+    std::fs::write(dir.path().join("authorized_keys"), client_pub)?;
+    Ok(dir)
+}
+
+/// known_hosts for the client: our own host keys on `port`, so checking stays on.
+fn write_known_hosts(dir: &Path, port: u16, known_hosts: &Path) -> Result<()> {
+    let mut kh = String::new();
+    for k in ["host_ed25519", "host_ecdsa", "host_rsa"] {
+        let pubkey = std::fs::read_to_string(dir.join(format!("{k}.pub")))?;
+        kh.push_str(&format!("[127.0.0.1]:{port} {}\n", pubkey.trim()));
+    }
+    std::fs::write(known_hosts, kh)?;
+    Ok(())
+}
+
+/// Starts `sshd -D -e -f CONFIG` in its own process group, its stderr to the log.
+fn spawn_daemon(sshd: &Path, f: &Files) -> Result<Child> {
+    let log = std::fs::File::create(&f.log)?;
+    let mut cmd = Command::new(sshd);
+    if let Some(p) = super::placement::placement() {
+        super::placement::pin(&mut cmd, &p.server);
+    }
+    cmd.arg("-D")
+        .arg("-e")
+        .arg("-f")
+        .arg(&f.config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        // Its own process group: a terminal's Ctrl-C reaches cipherbench,
+        // which stops it in order, not the daemon mid-sample.
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("cannot start {}", sshd.display()))
+}
+
 impl PrivateSshd {
     /// Generates keys and config, starts `sshd` and waits until it answers with its
     /// banner. Retries on another port if the chosen one was taken meanwhile.
@@ -134,20 +187,8 @@ impl PrivateSshd {
         if !sshd.is_absolute() {
             bail!("sshd must be started by absolute path, got '{}'", sshd.display());
         }
-        sweep_leftovers(&std::env::temp_dir());
-        let dir = tempfile::Builder::new()
-            .prefix(PREFIX)
-            .tempdir()
-            .context("cannot create the private sshd directory")?;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
-        std::fs::write(dir.path().join(OWNER), std::process::id().to_string())?;
+        let dir = key_dir()?;
         let f = files(dir.path());
-        keygen(&["-t", "ed25519"], &dir.path().join("host_ed25519"))?;
-        keygen(&["-t", "ecdsa", "-b", "256"], &dir.path().join("host_ecdsa"))?;
-        keygen(&["-t", "rsa", "-b", "3072"], &dir.path().join("host_rsa"))?;
-        keygen(&["-t", "ed25519"], &f.client_key)?;
-        let client_pub = std::fs::read_to_string(f.client_key.with_extension("pub"))?;
-        std::fs::write(dir.path().join("authorized_keys"), client_pub)?;
         // SAFETY: geteuid has no preconditions.
         let as_root = unsafe { libc::geteuid() } == 0;
         if as_root {
@@ -157,32 +198,9 @@ impl PrivateSshd {
         let mut last_err = anyhow!("sshd did not start");
         for _ in 0..3 {
             let port = free_port()?;
-            // known_hosts for the client: our own host keys, so checking stays on.
-            let mut kh = String::new();
-            for k in ["host_ed25519", "host_ecdsa", "host_rsa"] {
-                let pubkey = std::fs::read_to_string(dir.path().join(format!("{k}.pub")))?;
-                kh.push_str(&format!("[127.0.0.1]:{port} {}\n", pubkey.trim()));
-            }
-            std::fs::write(&f.known_hosts, kh)?;
+            write_known_hosts(dir.path(), port, &f.known_hosts)?;
             std::fs::write(&f.config, config_text(dir.path(), port, &user, ssh, as_root))?;
-            let log = std::fs::File::create(&f.log)?;
-            let mut cmd = Command::new(sshd);
-            if let Some(p) = super::placement::placement() {
-                super::placement::pin(&mut cmd, &p.server);
-            }
-            let child = cmd
-                .arg("-D")
-                .arg("-e")
-                .arg("-f")
-                .arg(&f.config)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(log)
-                // Its own process group: a terminal's Ctrl-C reaches cipherbench,
-                // which stops it in order, not the daemon mid-sample.
-                .process_group(0)
-                .spawn()
-                .with_context(|| format!("cannot start {}", sshd.display()))?;
+            let child = spawn_daemon(sshd, &f)?;
             LIVE.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push((child.id(), dir.path().to_path_buf()));

@@ -13,6 +13,16 @@ impl Knowledge {
     /// duplicate codes.
     pub(super) fn build_indices(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
+        let index = self.name_index(&mut problems);
+        let suite_codes = self.suite_code_index(&mut problems);
+        self.check_group_codes(&mut problems);
+        self.index = index;
+        self.suite_codes = suite_codes;
+        problems
+    }
+
+    /// The name index of every table; empty, padded, repeated or shared names are problems.
+    fn name_index(&self, problems: &mut Vec<String>) -> HashMap<(Table, String), usize> {
         let mut index = HashMap::new();
         for table in Table::ALL {
             let entries = self.table_entries(table);
@@ -46,7 +56,11 @@ impl Knowledge {
                 }
             }
         }
+        index
+    }
 
+    /// The code index of the cipher suites; malformed or shared codes are problems.
+    fn suite_code_index(&self, problems: &mut Vec<String>) -> HashMap<Vec<u8>, usize> {
         let mut suite_codes: HashMap<Vec<u8>, usize> = HashMap::new();
         for (i, suite) in self.suites.iter().enumerate() {
             let codes = std::iter::once((&suite.code, "code")).chain(suite.sslv2_code.iter().map(|c| (c, "sslv2_code")));
@@ -79,7 +93,11 @@ impl Knowledge {
                 }
             }
         }
+        suite_codes
+    }
 
+    /// Group codes must be well-formed and distinct.
+    fn check_group_codes(&self, problems: &mut Vec<String>) {
         let mut group_codes: HashMap<u16, &str> = HashMap::new();
         for group in &self.groups {
             let Some(code) = &group.code else { continue };
@@ -104,10 +122,6 @@ impl Knowledge {
                 )),
             }
         }
-
-        self.index = index;
-        self.suite_codes = suite_codes;
-        problems
     }
 
     /// Checks every invariant documented in data/README.md; returns the problems.
