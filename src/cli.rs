@@ -428,7 +428,9 @@ pub struct TlsArgs {
     /// this OpenSSL can offer.
     #[arg(long, aliases = ["suite", "cipher-suite", "cipher-suites"], value_delimiter = ',', value_name = "LIST")]
     pub suites: Vec<String>,
-    /// Key-exchange groups: X25519, X448, P-256, P-384, P-521, ffdhe2048, ffdhe3072 (default: all).
+    /// Key-exchange groups: X25519MLKEM768, SecP256r1MLKEM768, SecP384r1MLKEM1024, MLKEM512,
+    /// MLKEM768, MLKEM1024, X25519, X448, P-256, P-384, P-521, ffdhe2048, ffdhe3072: those this
+    /// OpenSSL has (ML-KEM from 3.5 on; `cipherbench list tls` shows them). Default: all it has.
     #[arg(long, aliases = ["group", "curve", "curves"], value_delimiter = ',', value_name = "LIST")]
     pub groups: Vec<String>,
     /// Certificate types: rsa-2048, rsa-3072, ecdsa-p256, ecdsa-p384, ed25519 (default: all;

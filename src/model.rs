@@ -302,6 +302,10 @@ pub struct ResultRecord {
     /// SSH handshakes: CPU per login on each end, beside the wall figure above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handshake_cpu: Option<HandshakeCpu>,
+    /// TLS handshakes: the bytes of the client's first flight (its ClientHello
+    /// record, header included), as the library under test sends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_hello_bytes: Option<u64>,
 }
 
 /// A CPU time per handshake: the mean over logins and its 95% interval (Student's
@@ -352,6 +356,7 @@ impl ResultRecord {
             p95: None,
             wall_median: None,
             handshake_cpu: None,
+            client_hello_bytes: None,
             values: Vec::new(),
         }
     }
@@ -387,6 +392,7 @@ impl ResultRecord {
             p95: None,
             wall_median: None,
             handshake_cpu: None,
+            client_hello_bytes: None,
             values: Vec::new(),
         }
     }
@@ -414,6 +420,7 @@ impl ResultRecord {
             p95: None,
             wall_median: None,
             handshake_cpu: None,
+            client_hello_bytes: None,
             values: Vec::new(),
         }
     }

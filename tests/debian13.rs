@@ -245,3 +245,38 @@ fn check_reads_nginx_with_debian13_tls_defaults() {
     let (t, _) = r.run(&["nginx", "-t", "-c", &format!("{d}/after.conf")], Duration::from_secs(30));
     assert!(t.status.success(), "nginx -t refused {lines:?}:\n{}", text(&t));
 }
+
+/// F1: OpenSSL 3.5 has X25519MLKEM768 and uses it by default; the loopback sweep
+/// finds it in the library and measures it (handshakes/s, CPU, the ClientHello's
+/// bytes).
+#[test]
+fn tls_measures_x25519mlkem768_in_debian13() {
+    let Some((r, _g)) = root() else { return };
+    let (out, _) = r.run(&[BIN, "tls", "--budget", "10s", "--no-store", "--json"], Duration::from_secs(60));
+    assert!(out.status.success(), "{}", text(&out));
+    let j = json(&out);
+    let results = j["results"].as_array().unwrap_or_else(|| panic!("no results: {j:#}"));
+    let hs = |group: &str| {
+        results
+            .iter()
+            .find(|x| {
+                x["kind"] == "tls-handshake"
+                    && x["metric"] == "handshakes_per_sec"
+                    && x["subject"]["group"] == group
+                    && x["subject"]["op"] != "resumed"
+            })
+            .unwrap_or_else(|| panic!("no {group} handshake measured: {}", text(&out)))
+    };
+    let pq = hs("X25519MLKEM768");
+    assert_eq!(pq["status"], "ok", "{pq:#}");
+    assert!(pq["median"].as_f64().is_some_and(|m| m > 0.0), "{pq:#}");
+    assert!(pq["cpu_median"].as_f64().is_some(), "{pq:#}");
+    let pq_hello = pq["client_hello_bytes"].as_u64().unwrap_or_else(|| panic!("{pq:#}"));
+    let classic_hello = hs("X25519")["client_hello_bytes"].as_u64().unwrap();
+    // One key share each (the group asked for): 1,216 bytes of X25519MLKEM768 key
+    // share against 32 of X25519's (1394 B against 218 B on 3.5.x).
+    assert!(
+        pq_hello > 1200 && pq_hello > classic_hello + 1000,
+        "{pq_hello} against {classic_hello}"
+    );
+}

@@ -281,6 +281,8 @@ pub enum GroupKind {
     Ffdhe,
     /// Hybrid post-quantum (ML-KEM + ECDH).
     HybridPq,
+    /// Post-quantum alone (pure ML-KEM, no classical part).
+    PurePq,
     /// Server-chosen DHE parameters of a given size (TLS 1.2 and earlier).
     DhCustom,
 }
@@ -315,6 +317,8 @@ impl Entry for Group {
         let kind = match self.kind {
             GroupKind::Ecdhe | GroupKind::HybridPq => KeyKind::EllipticCurve,
             GroupKind::Ffdhe | GroupKind::DhCustom => KeyKind::FiniteField,
+            // No classical key: no classical key-size rule applies.
+            GroupKind::PurePq => return Vec::new(),
         };
         vec![bits(kind, self.bits)]
     }

@@ -484,6 +484,7 @@ mod tests {
             p95: None,
             wall_median: None,
             handshake_cpu: None,
+            client_hello_bytes: None,
             values: Vec::new(),
         };
         Document {

@@ -81,17 +81,7 @@ impl TlsLibrary for Openssl {
     }
 
     fn groups(&self) -> Vec<String> {
-        ssl::PROBE_GROUPS
-            .iter()
-            .filter(|g| {
-                let s = Settings {
-                    groups: Some(g.to_string()),
-                    ..Default::default()
-                };
-                ssl::client_context(&s, false).is_ok()
-            })
-            .map(|g| g.to_string())
-            .collect()
+        ssl::supported_groups(&ssl::PROBE_GROUPS).into_iter().map(str::to_string).collect()
     }
 
     fn client(&self, s: &Selection, resumption: bool) -> Result<Arc<dyn ClientConfig>> {

@@ -76,11 +76,35 @@ impl Protocol {
     }
 }
 
-/// Key-exchange groups the loopback sweep covers, in OpenSSL's spelling.
-pub const GROUPS: [&str; 7] = ["X25519", "X448", "P-256", "P-384", "P-521", "ffdhe2048", "ffdhe3072"];
+/// The key-exchange groups the loopback sweep may cover, in OpenSSL's spelling:
+/// candidates only. What is swept is those of them this libssl accepts at run time
+/// ([`supported_groups`]): OpenSSL 3.5 adds the hybrid and pure ML-KEM groups,
+/// OpenSSL 3.0 has none of them.
+pub const GROUPS: [&str; 13] = [
+    "X25519MLKEM768",
+    "SecP256r1MLKEM768",
+    "SecP384r1MLKEM1024",
+    "MLKEM512",
+    "MLKEM768",
+    "MLKEM1024",
+    "X25519",
+    "X448",
+    "P-256",
+    "P-384",
+    "P-521",
+    "ffdhe2048",
+    "ffdhe3072",
+];
 
-/// Every group a remote server may be asked about.
-pub const PROBE_GROUPS: [&str; 10] = [
+/// Every group a remote server may be asked about (candidates, as [`GROUPS`]).
+pub const PROBE_GROUPS: [&str; 17] = [
+    "X25519MLKEM768",
+    "SecP256r1MLKEM768",
+    "SecP384r1MLKEM1024",
+    "X448MLKEM1024",
+    "MLKEM512",
+    "MLKEM768",
+    "MLKEM1024",
     "X25519",
     "X448",
     "P-256",
@@ -93,11 +117,35 @@ pub const PROBE_GROUPS: [&str; 10] = [
     "ffdhe8192",
 ];
 
-/// The canonical spelling of a group name (`x25519`, `secp384r1`, `prime256v1`...).
+/// Those of `candidates` this libssl accepts as a TLS group
+/// (`SSL_CTX_set1_groups_list`), in the candidates' order.
+pub fn supported_groups(candidates: &[&'static str]) -> Vec<&'static str> {
+    candidates
+        .iter()
+        .copied()
+        .filter(|g| {
+            let s = Settings {
+                groups: Some(g.to_string()),
+                ..Default::default()
+            };
+            client_context(&s, false).is_ok()
+        })
+        .collect()
+}
+
+/// The canonical spelling of a group name (`x25519`, `secp384r1`, `prime256v1`,
+/// `x25519mlkem768`, `X25519_MLKEM768`...).
 pub fn canonical_group(s: &str) -> Option<&'static str> {
     let k: String = s.to_ascii_lowercase().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     let k = k.strip_prefix("group").unwrap_or(&k).to_string();
     Some(match k.as_str() {
+        "x25519mlkem768" => "X25519MLKEM768",
+        "secp256r1mlkem768" | "p256mlkem768" => "SecP256r1MLKEM768",
+        "secp384r1mlkem1024" | "p384mlkem1024" => "SecP384r1MLKEM1024",
+        "x448mlkem1024" => "X448MLKEM1024",
+        "mlkem512" => "MLKEM512",
+        "mlkem768" => "MLKEM768",
+        "mlkem1024" => "MLKEM1024",
         "x25519" => "X25519",
         "x448" => "X448",
         "p256" | "prime256v1" | "secp256r1" | "secp256" => "P-256",
@@ -110,6 +158,11 @@ pub fn canonical_group(s: &str) -> Option<&'static str> {
         "ffdhe8192" => "ffdhe8192",
         _ => return None,
     })
+}
+
+/// Whether a group carries ML-KEM (hybrid or pure): TLS 1.3 only.
+pub fn is_mlkem(group: &str) -> bool {
+    group.to_ascii_uppercase().contains("MLKEM")
 }
 
 pub fn is_ffdhe(group: &str) -> bool {

@@ -286,7 +286,10 @@ pub(super) fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity, lib:
         .map(|_| HandshakeProbe::new(&client, server.addr, None, plan.timeout, (resumed, true), |n| item.check(n)))
         .collect::<Result<Vec<_>>>()?;
     let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-    let out = handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m);
+    let mut out = handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m);
+    if !resumed {
+        out[0].client_hello_bytes = super::probe::client_hello_bytes(&client, plan.timeout).ok();
+    }
     if let Some(e) = server.error() {
         bail!("the loopback server failed: {e}");
     }

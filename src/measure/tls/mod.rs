@@ -41,7 +41,7 @@ pub use remote::*;
 pub use wire::Direction;
 
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls::{self as ssl, is_ffdhe, ConnectError, Protocol};
+use crate::backend::openssl::tls::{self as ssl, is_ffdhe, is_mlkem, ConnectError, Protocol};
 use crate::backend::tls::{Negotiated, Selection, SuiteName};
 use crate::error::UsageError;
 use crate::model::{Kind, Metric, Subject};
@@ -84,7 +84,7 @@ impl Suite {
     pub(super) fn fits_group(&self, g: Option<&str>) -> bool {
         match (self.kx.as_str(), g) {
             ("any", Some(_)) => true,
-            ("ECDH", Some(g)) => !is_ffdhe(g),
+            ("ECDH", Some(g)) => !is_ffdhe(g) && !is_mlkem(g),
             ("DH", Some(g)) => is_ffdhe(g),
             ("RSA", None) => true,
             _ => false,
@@ -170,14 +170,20 @@ pub(crate) fn parse_protocols(names: &[String], default: &[Protocol]) -> Result<
     Ok(out)
 }
 
-pub(super) fn parse_groups(names: &[String], default: &[&'static str]) -> Result<Vec<&'static str>, UsageError> {
+/// The groups asked for, canonical; with none, those of `candidates` this libssl
+/// accepts (discovered at run time). An unknown name, or one this libssl lacks, is
+/// bad input with the closest names it has.
+pub(super) fn parse_groups(names: &[String], candidates: &[&'static str]) -> Result<Vec<&'static str>, UsageError> {
+    let supported = ssl::supported_groups(candidates);
     if names.is_empty() {
-        return Ok(default.to_vec());
+        return Ok(supported);
     }
+    let known = supported.iter().map(|g| g.to_ascii_lowercase()).collect::<Vec<_>>();
     let mut out = Vec::new();
     for n in names {
-        let known = ssl::PROBE_GROUPS.iter().map(|g| g.to_ascii_lowercase()).collect::<Vec<_>>();
-        let g = ssl::canonical_group(n).ok_or_else(|| UsageError::unknown("group", n, known.iter().map(String::as_str)))?;
+        let g = ssl::canonical_group(n)
+            .filter(|g| supported.contains(g))
+            .ok_or_else(|| UsageError::unknown("group", n, known.iter().map(String::as_str)))?;
         if !out.contains(&g) {
             out.push(g);
         }

@@ -217,6 +217,13 @@ pub fn priority_items(plan: &LoopbackPlan, a: &crate::options::TlsOptions) -> Re
 }
 
 /// Runs the loopback plan for every library pair; results go to the session.
+/// Why `lib` cannot run `group` (the groups swept are those OpenSSL has; GnuTLS
+/// may lack some, e.g. the ML-KEM groups), if it cannot.
+fn lacks_group(lib: &dyn TlsLibrary, group: Option<&str>) -> Option<String> {
+    let g = group?;
+    (!lib.groups().iter().any(|h| h == g)).then(|| format!("{} does not implement the group {g}", lib.version()))
+}
+
 pub fn loopback(plan: &LoopbackPlan, g: &GnutlsPlan, session: &mut dyn Sink) -> Result<()> {
     let np = g.pairs.len();
     let total: usize = plan.skipped.len() * np + plan.items.iter().map(|i| i.records().len()).sum::<usize>() * np;
@@ -245,7 +252,9 @@ pub fn loopback(plan: &LoopbackPlan, g: &GnutlsPlan, session: &mut dyn Sink) -> 
             let id = crate::measure::tls::identity(&mut ids, item.cert)?;
             let lacks = match g.priority {
                 Some(_) => None,
-                None => [pair.0, pair.1].iter().find_map(|l| g.libs[l].lacks(&item.suite.iana)),
+                None => [pair.0, pair.1]
+                    .iter()
+                    .find_map(|l| g.libs[l].lacks(&item.suite.iana).or_else(|| lacks_group(&*g.libs[l], item.group))),
             };
             let records = if let Some(why) = lacks {
                 Err((Status::Unsupported, why))

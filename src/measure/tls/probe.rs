@@ -206,6 +206,38 @@ impl Probe for HandshakeProbe {
     }
 }
 
+/// The size of the ClientHello record `client` sends (its 5-byte header
+/// included): a listener on loopback reads the client's first record and hangs
+/// up, so no handshake is completed and nothing is timed.
+pub(super) fn client_hello_bytes(client: &Arc<dyn ClientConfig>, timeout: Duration) -> Result<u64> {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let c = client.clone();
+    let hello = std::thread::spawn(move || {
+        // Fails when the listener hangs up: only the bytes it sent matter.
+        let _ = c.connect(addr, None, timeout, None, false);
+    });
+    let read = (|| -> Result<u64> {
+        let (mut tcp, _) = listener.accept()?;
+        tcp.set_read_timeout(Some(timeout))?;
+        let mut header = [0u8; 5];
+        tcp.read_exact(&mut header)?;
+        if header[0] != 22 {
+            bail!("the client's first record is not a handshake record (type {})", header[0]);
+        }
+        let len = u16::from_be_bytes([header[3], header[4]]) as usize;
+        let mut body = vec![0u8; len];
+        tcp.read_exact(&mut body)?;
+        if body.first() != Some(&1) {
+            bail!("the client's first handshake message is not a ClientHello");
+        }
+        Ok(5 + len as u64)
+    })();
+    let _ = hello.join();
+    read
+}
+
 /// Each probe's handshake latencies, for `handshake_records`.
 pub(super) fn durations(probes: &[HandshakeProbe]) -> Vec<&[f64]> {
     probes.iter().map(|p| p.durations.as_slice()).collect()

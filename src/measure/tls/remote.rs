@@ -252,7 +252,11 @@ fn scan_groups(
     }
     // Only what the client's library has.
     let has = plan.lib.groups();
-    for &g in plan.groups.iter().filter(|g| p == Protocol::Tls13 || !is_ffdhe(g)) {
+    for &g in plan
+        .groups
+        .iter()
+        .filter(|g| p == Protocol::Tls13 || !(is_ffdhe(g) || ssl::is_mlkem(g)))
+    {
         if !has.iter().any(|h| h == g) {
             continue;
         }
