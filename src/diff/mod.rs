@@ -10,16 +10,21 @@
 //! the same diff into findings and an exit code for CI and monitoring.
 
 pub mod check;
+mod figures;
 pub mod negotiate;
 pub mod patch;
 pub mod remote;
 pub mod render;
+mod steps;
 pub mod subjects;
+
+pub use figures::{figures, same_alg, through_cpu_figure, through_figure};
+pub use steps::*;
 
 use crate::discover::installed::{Config, Installed, SshConfig};
 use crate::judge::{Domain, Knowledge, Level, Policy};
 use crate::measure::sink::Sink;
-use crate::model::{Document, Kind, Metric, Now, RecommendationRecord, ResultRecord, Status};
+use crate::model::{Document, Now, RecommendationRecord, ResultRecord};
 use crate::recommend::{Outcome, Recommendation};
 use negotiate::{Negotiated, TlsOffer};
 use serde::Serialize;
@@ -463,130 +468,6 @@ pub fn negotiate_recommended(c: &Current, rec: &Offer) -> Result<Negotiated, Str
     }
 }
 
-fn ok(doc: &Document, kind: Kind, metric: Metric) -> impl Iterator<Item = &ResultRecord> + '_ {
-    doc.results
-        .iter()
-        .filter(move |r| r.kind == kind && r.metric == metric && r.status == Status::Ok && r.median.is_some())
-}
-
-/// The record with the most samples among `it`.
-fn most<'a>(it: impl Iterator<Item = &'a ResultRecord>) -> Option<&'a ResultRecord> {
-    it.max_by_key(|r| r.samples.unwrap_or(0))
-}
-
-/// The figures of a negotiated choice in `doc`: (metric, unit, higher is better, figure).
-pub fn figures(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static str, &'static str, bool, Option<Figure>)> {
-    let lib = |r: &&ResultRecord| {
-        r.subject.library.as_deref().is_none_or(|l| l == "openssl") && r.subject.server_library.as_deref().is_none_or(|l| l == "openssl")
-    };
-    match n {
-        Negotiated::Tls { version, suite, group, .. } => {
-            let is = |r: &&ResultRecord| {
-                r.subject.suite.as_deref() == Some(suite.as_str()) && r.subject.protocol.as_deref().is_none_or(|p| p == version)
-            };
-            // Loopback (or a remote server's downloads): not the figures measured
-            // through a private nginx, which `through_figure` reads.
-            let bulk = most(
-                ok(doc, Kind::TlsBulk, Metric::BytesPerSec)
-                    .filter(is)
-                    .filter(lib)
-                    .filter(|r| r.subject.threads.unwrap_or(1) == 1 && r.subject.mode.is_none()),
-            );
-            let cpu = most(
-                ok(doc, Kind::TlsBulk, Metric::Seconds)
-                    .filter(is)
-                    .filter(lib)
-                    .filter(|r| r.subject.mode.as_deref() == Some("server-cpu-per-gb")),
-            );
-            let hs_all: Vec<&ResultRecord> = ok(doc, Kind::TlsHandshake, Metric::HandshakesPerSec)
-                .filter(lib)
-                .filter(|r| r.subject.protocol.as_deref() == Some(version.as_str()))
-                .filter(|r| r.subject.op.as_deref() != Some("resumed"))
-                .filter(|r| {
-                    let g = r.subject.group.as_deref().unwrap_or("");
-                    match group {
-                        Some(want) => k
-                            .group(g)
-                            .map_or(g.eq_ignore_ascii_case(want), |x| x.name.eq_ignore_ascii_case(want)),
-                        None => g.is_empty(),
-                    }
-                })
-                .collect();
-            let hs = most(hs_all.iter().copied().filter(is)).or_else(|| most(hs_all.iter().copied()));
-            vec![
-                ("throughput", "bytes_per_sec", true, bulk.and_then(Figure::of)),
-                ("server CPU per GB", "seconds", false, cpu.and_then(Figure::of)),
-                ("handshakes", "handshakes_per_sec", true, hs.and_then(Figure::of)),
-            ]
-        }
-        Negotiated::Ssh { cipher, mac, kex, .. } => {
-            let pair =
-                |r: &&ResultRecord| r.subject.cipher.as_deref() == Some(cipher.as_str()) && r.subject.mac.as_deref() == mac.as_deref();
-            let bulk = most(ok(doc, Kind::SshBulk, Metric::BytesPerSec).filter(pair));
-            // The private sshd's CPU per GB, per session, as TLS's server figure.
-            let server = most(
-                ok(doc, Kind::SshBulk, Metric::Seconds)
-                    .filter(pair)
-                    .filter(|r| r.subject.mode.as_deref() == Some("server-cpu-per-gb")),
-            );
-            // The ssh client's CPU per GB: the ratio of medians, so no interval.
-            let cpu = bulk.and_then(|r| {
-                let c = r.cpu_median?;
-                (c > 0.0).then(|| {
-                    let v = 1e9 / c;
-                    Figure {
-                        median: v,
-                        ci95_low: v,
-                        ci95_high: v,
-                    }
-                })
-            });
-            let hs =
-                most(ok(doc, Kind::SshHandshake, Metric::Seconds).filter(|r| r.subject.kex.as_deref().is_some_and(|k| same_alg(k, kex))));
-            vec![
-                ("throughput", "bytes_per_sec", true, bulk.and_then(Figure::of)),
-                ("server CPU per GB", "seconds", false, server.and_then(Figure::of)),
-                ("client CPU per GB", "seconds", false, cpu),
-                ("handshake", "seconds", false, hs.and_then(Figure::of)),
-            ]
-        }
-    }
-}
-
-/// The throughput of a negotiated TLS choice measured through a private nginx
-/// (`measure::tls::through`), when the run has it.
-pub fn through_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
-    let Negotiated::Tls { version, suite, .. } = n else {
-        return None;
-    };
-    most(ok(doc, Kind::TlsBulk, Metric::BytesPerSec).filter(|r| {
-        r.subject.mode.as_deref() == Some(crate::measure::tls::through::MODE)
-            && r.subject.suite.as_deref() == Some(suite.as_str())
-            && r.subject.protocol.as_deref() == Some(version.as_str())
-    }))
-    .and_then(Figure::of)
-}
-
-/// The nginx worker's CPU per GB for a negotiated TLS choice, measured through a
-/// private nginx (`measure::tls::through`), when the run has it.
-pub fn through_cpu_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
-    let Negotiated::Tls { version, suite, .. } = n else {
-        return None;
-    };
-    most(ok(doc, Kind::TlsBulk, Metric::Seconds).filter(|r| {
-        r.subject.mode.as_deref() == Some(crate::model::THROUGH_NGINX_CPU)
-            && r.subject.suite.as_deref() == Some(suite.as_str())
-            && r.subject.protocol.as_deref() == Some(version.as_str())
-    }))
-    .and_then(Figure::of)
-}
-
-/// The same SSH algorithm under its two names (`sntrup761x25519-sha512` and
-/// `sntrup761x25519-sha512@openssh.com`, `curve25519-sha256@libssh.org` ...).
-pub fn same_alg(a: &str, b: &str) -> bool {
-    a == b || a.split('@').next() == b.split('@').next()
-}
-
 /// Policy findings of an offer: the options the policy refuses.
 fn findings(graded: &[Graded]) -> Vec<Finding> {
     graded
@@ -614,25 +495,7 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         .iter()
         .find(|r| r.protocol == protocol && r.target == i.software);
     let mut notes = i.notes.clone();
-    let (recommended, rec_offer) = match rec {
-        Some(r) => {
-            let mut o = recommended_offer(r, &c.offer, k);
-            if c.within_offer {
-                o = within(&o, &c.offer);
-            }
-            match negotiate_recommended(c, &o) {
-                Ok(n) => (Some(n), Some(o)),
-                Err(e) => {
-                    notes.push(format!("the recommended lines negotiate nothing with {}: {e}", c.peer));
-                    (None, Some(o))
-                }
-            }
-        }
-        None => {
-            notes.push(format!("no {protocol} recommendation for {} in this run", i.software));
-            (None, None)
-        }
-    };
+    let (recommended, rec_offer) = recommended_side(c, rec, protocol, k, &mut notes);
     let rec_graded = rec_offer.as_ref().map(|o| grade_offer(o, k, policy)).unwrap_or_default();
     let now_findings = findings(&offered);
     let introduced = findings(&rec_graded);
@@ -643,60 +506,29 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
             .collect(),
         None => Vec::new(),
     };
-    let mut changes = Vec::new();
-    if let (Ok(now), Some(r)) = (&c.negotiated, &recommended) {
-        let same = now == r;
-        // nginx's throughput through two private instances, when both were measured
-        // (never one side through nginx and the other on loopback).
-        let nginx = i.software == "nginx" && !same;
-        let through = match (nginx, through_figure(doc, now), through_figure(doc, r)) {
-            (true, Some(n), Some(rf)) => Some((n, rf)),
-            _ => None,
-        };
-        // The worker's CPU per GB through the same instances: nginx's own cost per
-        // byte served, per-request work included, as the load generator sees it.
-        let through_cpu = match (nginx, through_cpu_figure(doc, now), through_cpu_figure(doc, r)) {
-            (true, Some(n), Some(rf)) => Some((n, rf)),
-            _ => None,
-        };
-        for ((metric, unit, higher, n), (_, _, _, rf)) in figures(doc, now, k).into_iter().zip(figures(doc, r, k)) {
-            changes.push(match (through, through_cpu) {
-                (Some((tn, tr)), _) if metric == "throughput" => {
-                    Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(paired_through_gain(doc, now, r))
-                }
-                (_, Some((cn, cr))) if metric == "server CPU per GB" => Change {
-                    how: Some(format!("{}; the nginx worker's CPU", crate::measure::tls::through::HOW)),
-                    ..Change::new(metric, unit, higher, Some(cn), Some(cr), same)
-                },
-                _ => Change::new(metric, unit, higher, n, rf, same),
-            });
-        }
-    }
-    let lines = rec.map(|r| r.lines.clone()).unwrap_or_default();
-    let patch = match rec {
-        Some(r) => match patch::unified(i, &r.lines) {
-            Ok(p) => p,
-            Err(e) => {
-                notes.push(format!("no diff: {e}"));
-                None
-            }
-        },
-        None => None,
+    let changes = match (&c.negotiated, &recommended) {
+        (Ok(now), Some(r)) => changes(i.software, doc, now, r, k),
+        _ => Vec::new(),
     };
-    let gain = changes
-        .iter()
-        .any(|ch| ch.measurable && ch.gain.unwrap_or(0.0) > 0.0 && ch.metric == "throughput");
-    if changes
-        .iter()
-        .any(|ch| ch.measurable && ch.gain.unwrap_or(0.0) < 0.0 && ch.metric == "throughput")
-    {
-        if let Some(r) = &recommended {
-            notes.push(format!(
-                "slower with {}: it picks {} from the recommended lines; where the client chooses, its own list decides (see its diff)",
-                c.peer,
-                r.label()
-            ));
-        }
+    let lines = rec.map(|r| r.lines.clone()).unwrap_or_default();
+    let patch = rec.and_then(|r| {
+        patch::unified(i, &r.lines).unwrap_or_else(|e| {
+            notes.push(format!("no diff: {e}"));
+            None
+        })
+    });
+    let throughput = |sign: f64| {
+        changes
+            .iter()
+            .any(|ch| ch.measurable && ch.gain.unwrap_or(0.0) * sign > 0.0 && ch.metric == "throughput")
+    };
+    let gain = throughput(1.0);
+    if let (true, Some(r)) = (throughput(-1.0), &recommended) {
+        notes.push(format!(
+            "slower with {}: it picks {} from the recommended lines; where the client chooses, its own list decides (see its diff)",
+            c.peer,
+            r.label()
+        ));
     }
     let nothing_to_change = rec.is_some() && fixed.is_empty() && !gain;
     SoftwareDiff {
@@ -717,6 +549,62 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         nothing_to_change,
         policy: policy.name.clone(),
     }
+}
+
+/// What the recommended lines negotiate with the current peer, and the offer they
+/// make (the recommendation kept within what the server offers where it must be).
+fn recommended_side(
+    c: &Current,
+    rec: Option<&Recommendation>,
+    protocol: &str,
+    k: &Knowledge,
+    notes: &mut Vec<String>,
+) -> (Option<Negotiated>, Option<Offer>) {
+    let Some(r) = rec else {
+        notes.push(format!("no {protocol} recommendation for {} in this run", c.installed.software));
+        return (None, None);
+    };
+    let mut o = recommended_offer(r, &c.offer, k);
+    if c.within_offer {
+        o = within(&o, &c.offer);
+    }
+    match negotiate_recommended(c, &o) {
+        Ok(n) => (Some(n), Some(o)),
+        Err(e) => {
+            notes.push(format!("the recommended lines negotiate nothing with {}: {e}", c.peer));
+            (None, Some(o))
+        }
+    }
+}
+
+/// Each measured figure now and with the recommendation. nginx's throughput and
+/// worker CPU come from the two private instances when both were measured (never
+/// one side through nginx and the other on loopback).
+fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: &Knowledge) -> Vec<Change> {
+    let same = now == r;
+    let nginx = software == "nginx" && !same;
+    let pair = |f: fn(&Document, &Negotiated) -> Option<Figure>| match (nginx, f(doc, now), f(doc, r)) {
+        (true, Some(n), Some(rf)) => Some((n, rf)),
+        _ => None,
+    };
+    let through = pair(through_figure);
+    // The worker's CPU per GB through the same instances: nginx's own cost per
+    // byte served, per-request work included, as the load generator sees it.
+    let through_cpu = pair(through_cpu_figure);
+    let mut changes = Vec::new();
+    for ((metric, unit, higher, n), (_, _, _, rf)) in figures(doc, now, k).into_iter().zip(figures(doc, r, k)) {
+        changes.push(match (through, through_cpu) {
+            (Some((tn, tr)), _) if metric == "throughput" => {
+                Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(paired_through_gain(doc, now, r))
+            }
+            (_, Some((cn, cr))) if metric == "server CPU per GB" => Change {
+                how: Some(format!("{}; the nginx worker's CPU", crate::measure::tls::through::HOW)),
+                ..Change::new(metric, unit, higher, Some(cn), Some(cr), same)
+            },
+            _ => Change::new(metric, unit, higher, n, rf, same),
+        });
+    }
+    changes
 }
 
 #[cfg(test)]
@@ -744,206 +632,10 @@ impl SoftwareDiff {
     }
 }
 
-/// The configurations to diff: `config_from` (its software from `--for` or its
-/// content), else every installed software of `targets` (all when empty). Notes
-/// name what could not be read.
-pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>) -> anyhow::Result<(Vec<Installed>, Vec<String>)> {
-    use crate::discover::installed as inst;
-    use crate::error::UsageError;
-    use crate::target;
-    for t in targets {
-        if !target::readable().iter().any(|s| s.eq_ignore_ascii_case(t)) {
-            return Err(UsageError::unknown("software to check", t, target::readable()).into());
-        }
-    }
-    let Some(path) = config_from else {
-        return Ok(target::discover(targets));
-    };
-    let text = inst::read_config(path)?;
-    let software = match targets {
-        [one] => one.to_ascii_lowercase(),
-        [] => inst::guess(path, &text)
-            .ok_or_else(|| {
-                UsageError::Invalid(format!(
-                    "cannot tell which software {} configures; add --for {}",
-                    path.display(),
-                    target::readable().join("|")
-                ))
-            })?
-            .to_string(),
-        _ => return Err(UsageError::Invalid("--config-from reads one file: give one --for target".into()).into()),
-    };
-    let i = target::read_installed(&software, Some(path))?
-        .ok_or_else(|| UsageError::Invalid(format!("{} is not a {software} configuration", path.display())))?;
-    Ok((vec![i], Vec::new()))
-}
-
-/// Resolves and negotiates each configuration; the ones that fail become notes.
-pub fn resolve_all(installed: Vec<Installed>, k: &Knowledge) -> (Vec<Current>, Vec<String>) {
-    let mut out = Vec::new();
-    let mut notes = Vec::new();
-    // sshd and ssh negotiate with each other: read each once.
-    let ssh_peer = |want: &str| installed.iter().find(|i| i.software == want).cloned();
-    for i in installed.iter().cloned() {
-        let peer = match i.software {
-            "sshd" => ssh_peer("ssh"),
-            "ssh" => ssh_peer("sshd"),
-            _ => None,
-        };
-        let name = i.software;
-        match current(i, k, peer.as_ref()) {
-            Ok(c) => out.push(c),
-            Err(e) => notes.push(format!("{name}: {e:#}")),
-        }
-    }
-    (out, notes)
-}
-
-/// Every diff of `currents` against a run and its recommendation.
-pub fn build_all(currents: &[Current], doc: &Document, outcome: &Outcome, k: &Knowledge, policy: &Policy) -> Vec<SoftwareDiff> {
-    currents.iter().map(|c| build(c, doc, outcome, k, policy)).collect()
-}
-
-/// The software names of `targets` this module can read (all when empty).
-fn readable(targets: &[String]) -> Vec<String> {
-    targets
-        .iter()
-        .filter(|t| crate::target::readable().iter().any(|s| s.eq_ignore_ascii_case(t)))
-        .cloned()
-        .collect()
-}
-
-/// The main job's step before ranking: read what is installed among `targets`,
-/// work out what it negotiates, and measure those choices when the run has not
-/// measured them yet (within `budget`), so that "now" is a subject of the run.
-pub fn main_step(
-    session: &mut crate::session::Session,
-    k: &Knowledge,
-    targets: &[String],
-    budget: crate::units::Seconds,
-) -> (Vec<Current>, Vec<String>) {
-    let wanted = readable(targets);
-    if wanted.is_empty() || crate::interrupt::requested() {
-        return (Vec::new(), Vec::new());
-    }
-    let (installed, mut notes) = crate::target::discover(&wanted);
-    let (currents, more) = resolve_all(installed, k);
-    notes.extend(more);
-    let missing = subjects::Subjects::negotiated(&currents).not_in(session);
-    if !missing.is_empty() && budget.0 >= 2.0 {
-        if let Err(e) = subjects::measure(&missing, session, budget) {
-            notes.push(format!("the installed choice could not be measured: {e:#}"));
-        }
-    }
-    (currents, notes)
-}
-
-/// `recommend`'s and the remote subcommands' closing section: the diffs, and them
-/// as text.
-pub fn section(
-    currents: &[Current],
-    notes: &[String],
-    doc: &Document,
-    outcome: &Outcome,
-    k: &Knowledge,
-    policy: &Policy,
-) -> (Vec<SoftwareDiff>, String) {
-    let diffs = build_all(currents, doc, outcome, k, policy);
-    let text = render::section(&diffs, notes);
-    (diffs, text)
-}
-
-/// Annotates a document's `recommendations[]` with the diffs (`now`, `gain`,
-/// `diff`: what the HTML report shows under "What changing would gain").
-pub fn annotate(recommendations: &mut [RecommendationRecord], diffs: &[SoftwareDiff]) {
-    for d in diffs {
-        let protocol = match &d.now {
-            Some(Negotiated::Ssh { .. }) => "ssh",
-            _ if d.offered.iter().any(|g| g.list.starts_with("ssh_")) => "ssh",
-            _ => "tls",
-        };
-        let Some(r) = recommendations
-            .iter_mut()
-            .find(|r| r.target == d.software && r.protocol == protocol)
-        else {
-            continue;
-        };
-        r.now = Some(d.now.as_ref().map(|n| n.label()).or(d.now_error.clone()).map(Now::Label));
-        let gains: Vec<String> = d
-            .changes
-            .iter()
-            .filter(|c| c.gain.is_some())
-            .map(|c| format!("{}: {}", c.metric, c.verdict))
-            .collect();
-        r.gain = Some(if d.nothing_to_change {
-            "nothing to change".to_string()
-        } else {
-            gains.join("; ")
-        });
-        if let Some(p) = &d.patch {
-            r.diff = Some(p.lines().map(str::to_string).collect());
-        }
-    }
-}
-
-/// Whether the main job measures a throughput change through private nginx
-/// instances once it has its recommendation (and so keeps time for it).
-pub fn through_applies(currents: &[Current]) -> bool {
-    currents.iter().any(|c| subjects::through_nginx_binary(c).is_some())
-}
-
-/// The main job's step after ranking, before [`attach`]: each local nginx's
-/// throughput now and with the recommended lines, through two private nginx
-/// instances within `budget` ([`subjects::measure_through`]); what could not be
-/// measured goes to `installed`'s notes.
-pub fn through_step(
-    session: &mut crate::session::Session,
-    installed: &mut (Vec<Current>, Vec<String>),
-    outcome: &Outcome,
-    k: &Knowledge,
-    policy: &Policy,
-    budget: crate::units::Seconds,
-) {
-    if !through_applies(&installed.0) || budget.0 < 1.5 || crate::interrupt::requested() {
-        return;
-    }
-    let diffs = build_all(&installed.0, &session.snapshot(), outcome, k, policy);
-    let notes = subjects::measure_through(&installed.0, &diffs, session, budget);
-    installed.1.extend(notes);
-}
-
-/// The main job's closing step: the diffs against the run and its outcome, kept in
-/// the run's settings (`installed_diff`) and recommendations; the text to print.
-pub fn attach(
-    session: &mut crate::session::Session,
-    installed: &(Vec<Current>, Vec<String>),
-    outcome: &Outcome,
-    k: &Knowledge,
-    policy: &Policy,
-) -> String {
-    let doc = session.snapshot();
-    let diffs = build_all(&installed.0, &doc, outcome, k, policy);
-    session.set_setting("installed_diff", serde_json::to_value(&diffs).unwrap_or_default());
-    annotate(session.recommendations_mut(), &diffs);
-    render::section(&diffs, &installed.1)
-}
-
-/// For `recommend`: the installed configurations of `targets` (all when empty), read
-/// now and diffed against a stored run.
-pub fn for_stored_run(targets: &[String], k: &Knowledge) -> (Vec<Current>, Vec<String>) {
-    let wanted = readable(targets);
-    if !targets.is_empty() && wanted.is_empty() {
-        return (Vec::new(), Vec::new());
-    }
-    let (installed, mut notes) = crate::target::discover(&wanted);
-    let (currents, more) = resolve_all(installed, k);
-    notes.extend(more);
-    (currents, notes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Kind, Metric};
 
     fn f(median: f64, lo: f64, hi: f64) -> Option<Figure> {
         Some(Figure {

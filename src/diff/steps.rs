@@ -1,0 +1,201 @@
+//! The installed-configuration diff as steps of the commands that use it: read
+//! what is installed, resolve it, build the diffs, and attach them to the run.
+
+use super::*;
+
+/// The configurations to diff: `config_from` (its software from `--for` or its
+/// content), else every installed software of `targets` (all when empty). Notes
+/// name what could not be read.
+pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>) -> anyhow::Result<(Vec<Installed>, Vec<String>)> {
+    use crate::discover::installed as inst;
+    use crate::error::UsageError;
+    use crate::target;
+    for t in targets {
+        if !target::readable().iter().any(|s| s.eq_ignore_ascii_case(t)) {
+            return Err(UsageError::unknown("software to check", t, target::readable()).into());
+        }
+    }
+    let Some(path) = config_from else {
+        return Ok(target::discover(targets));
+    };
+    let text = inst::read_config(path)?;
+    let software = match targets {
+        [one] => one.to_ascii_lowercase(),
+        [] => inst::guess(path, &text)
+            .ok_or_else(|| {
+                UsageError::Invalid(format!(
+                    "cannot tell which software {} configures; add --for {}",
+                    path.display(),
+                    target::readable().join("|")
+                ))
+            })?
+            .to_string(),
+        _ => return Err(UsageError::Invalid("--config-from reads one file: give one --for target".into()).into()),
+    };
+    let i = target::read_installed(&software, Some(path))?
+        .ok_or_else(|| UsageError::Invalid(format!("{} is not a {software} configuration", path.display())))?;
+    Ok((vec![i], Vec::new()))
+}
+
+/// Resolves and negotiates each configuration; the ones that fail become notes.
+pub fn resolve_all(installed: Vec<Installed>, k: &Knowledge) -> (Vec<Current>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    // sshd and ssh negotiate with each other: read each once.
+    let ssh_peer = |want: &str| installed.iter().find(|i| i.software == want).cloned();
+    for i in installed.iter().cloned() {
+        let peer = match i.software {
+            "sshd" => ssh_peer("ssh"),
+            "ssh" => ssh_peer("sshd"),
+            _ => None,
+        };
+        let name = i.software;
+        match current(i, k, peer.as_ref()) {
+            Ok(c) => out.push(c),
+            Err(e) => notes.push(format!("{name}: {e:#}")),
+        }
+    }
+    (out, notes)
+}
+
+/// Every diff of `currents` against a run and its recommendation.
+pub fn build_all(currents: &[Current], doc: &Document, outcome: &Outcome, k: &Knowledge, policy: &Policy) -> Vec<SoftwareDiff> {
+    currents.iter().map(|c| build(c, doc, outcome, k, policy)).collect()
+}
+
+/// The software names of `targets` this module can read (all when empty).
+fn readable(targets: &[String]) -> Vec<String> {
+    targets
+        .iter()
+        .filter(|t| crate::target::readable().iter().any(|s| s.eq_ignore_ascii_case(t)))
+        .cloned()
+        .collect()
+}
+
+/// The main job's step before ranking: read what is installed among `targets`,
+/// work out what it negotiates, and measure those choices when the run has not
+/// measured them yet (within `budget`), so that "now" is a subject of the run.
+pub fn main_step(
+    session: &mut crate::session::Session,
+    k: &Knowledge,
+    targets: &[String],
+    budget: crate::units::Seconds,
+) -> (Vec<Current>, Vec<String>) {
+    let wanted = readable(targets);
+    if wanted.is_empty() || crate::interrupt::requested() {
+        return (Vec::new(), Vec::new());
+    }
+    let (installed, mut notes) = crate::target::discover(&wanted);
+    let (currents, more) = resolve_all(installed, k);
+    notes.extend(more);
+    let missing = subjects::Subjects::negotiated(&currents).not_in(session);
+    if !missing.is_empty() && budget.0 >= 2.0 {
+        if let Err(e) = subjects::measure(&missing, session, budget) {
+            notes.push(format!("the installed choice could not be measured: {e:#}"));
+        }
+    }
+    (currents, notes)
+}
+
+/// `recommend`'s and the remote subcommands' closing section: the diffs, and them
+/// as text.
+pub fn section(
+    currents: &[Current],
+    notes: &[String],
+    doc: &Document,
+    outcome: &Outcome,
+    k: &Knowledge,
+    policy: &Policy,
+) -> (Vec<SoftwareDiff>, String) {
+    let diffs = build_all(currents, doc, outcome, k, policy);
+    let text = render::section(&diffs, notes);
+    (diffs, text)
+}
+
+/// Annotates a document's `recommendations[]` with the diffs (`now`, `gain`,
+/// `diff`: what the HTML report shows under "What changing would gain").
+pub fn annotate(recommendations: &mut [RecommendationRecord], diffs: &[SoftwareDiff]) {
+    for d in diffs {
+        let protocol = match &d.now {
+            Some(Negotiated::Ssh { .. }) => "ssh",
+            _ if d.offered.iter().any(|g| g.list.starts_with("ssh_")) => "ssh",
+            _ => "tls",
+        };
+        let Some(r) = recommendations
+            .iter_mut()
+            .find(|r| r.target == d.software && r.protocol == protocol)
+        else {
+            continue;
+        };
+        r.now = Some(d.now.as_ref().map(|n| n.label()).or(d.now_error.clone()).map(Now::Label));
+        let gains: Vec<String> = d
+            .changes
+            .iter()
+            .filter(|c| c.gain.is_some())
+            .map(|c| format!("{}: {}", c.metric, c.verdict))
+            .collect();
+        r.gain = Some(if d.nothing_to_change {
+            "nothing to change".to_string()
+        } else {
+            gains.join("; ")
+        });
+        if let Some(p) = &d.patch {
+            r.diff = Some(p.lines().map(str::to_string).collect());
+        }
+    }
+}
+
+/// Whether the main job measures a throughput change through private nginx
+/// instances once it has its recommendation (and so keeps time for it).
+pub fn through_applies(currents: &[Current]) -> bool {
+    currents.iter().any(|c| subjects::through_nginx_binary(c).is_some())
+}
+
+/// The main job's step after ranking, before [`attach`]: each local nginx's
+/// throughput now and with the recommended lines, through two private nginx
+/// instances within `budget` ([`subjects::measure_through`]); what could not be
+/// measured goes to `installed`'s notes.
+pub fn through_step(
+    session: &mut crate::session::Session,
+    installed: &mut (Vec<Current>, Vec<String>),
+    outcome: &Outcome,
+    k: &Knowledge,
+    policy: &Policy,
+    budget: crate::units::Seconds,
+) {
+    if !through_applies(&installed.0) || budget.0 < 1.5 || crate::interrupt::requested() {
+        return;
+    }
+    let diffs = build_all(&installed.0, &session.snapshot(), outcome, k, policy);
+    let notes = subjects::measure_through(&installed.0, &diffs, session, budget);
+    installed.1.extend(notes);
+}
+
+/// The main job's closing step: the diffs against the run and its outcome, kept in
+/// the run's settings (`installed_diff`) and recommendations; the text to print.
+pub fn attach(
+    session: &mut crate::session::Session,
+    installed: &(Vec<Current>, Vec<String>),
+    outcome: &Outcome,
+    k: &Knowledge,
+    policy: &Policy,
+) -> String {
+    let doc = session.snapshot();
+    let diffs = build_all(&installed.0, &doc, outcome, k, policy);
+    session.set_setting("installed_diff", serde_json::to_value(&diffs).unwrap_or_default());
+    annotate(session.recommendations_mut(), &diffs);
+    render::section(&diffs, &installed.1)
+}
+
+/// For `recommend`: the installed configurations of `targets` (all when empty), read
+/// now and diffed against a stored run.
+pub fn for_stored_run(targets: &[String], k: &Knowledge) -> (Vec<Current>, Vec<String>) {
+    let wanted = readable(targets);
+    if !targets.is_empty() && wanted.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let (installed, mut notes) = crate::target::discover(&wanted);
+    let (currents, more) = resolve_all(installed, k);
+    notes.extend(more);
+    (currents, notes)
+}
