@@ -1,5 +1,6 @@
 //! cipherbench: discover → plan → measure → judge → recommend → report/store.
 
+mod aliases;
 mod app;
 mod backend;
 mod catalog;

@@ -285,6 +285,41 @@ mod tests {
         assert!(!c.ties_with(&a));
     }
 
+    /// The ratio interval made from two medians' order-statistic intervals (what a
+    /// stored run keeps) covers the true ratio of two known distributions in at
+    /// least 90 % of 1,000 simulated pairs, at a width that still orders a 25 %
+    /// difference; dividing the intervals' ends instead is much wider.
+    #[test]
+    fn ratio_of_two_medians_intervals_covers_the_true_ratio() {
+        let mut s = 0x9e37_79b9_u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut normal = move || {
+            let (u, v) = (next().max(1e-12), next());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        };
+        let (mut covered, mut widths, mut ends) = (0, Vec::new(), Vec::new());
+        for i in 0..1000 {
+            // Log-normal sessions (medians 300 and 240: ratio 1.25), 8 to 12 a side.
+            let n = 8 + i % 5;
+            let a: Vec<f64> = (0..n).map(|_| 300.0 * (0.1 * normal()).exp()).collect();
+            let b: Vec<f64> = (0..n).map(|_| 240.0 * (0.1 * normal()).exp()).collect();
+            let (x, y) = (Summary::of(&a).unwrap(), Summary::of(&b).unwrap());
+            let r = crate::stats::ratio_of_intervals((x.median, x.ci95_low, x.ci95_high), (y.median, y.ci95_low, y.ci95_high))
+                .unwrap();
+            covered += usize::from(r.low <= 1.25 && 1.25 <= r.high);
+            widths.push(r.high / r.low);
+            ends.push((x.ci95_high / y.ci95_low) / (x.ci95_low / y.ci95_high));
+        }
+        let (width, old) = (crate::stats::median(&mut widths), crate::stats::median(&mut ends));
+        assert!(covered >= 900, "covered {covered} of 1000");
+        assert!(width < 1.5 && width < old, "median width ×{width:.3} (ends divided: ×{old:.3})");
+    }
+
     #[test]
     fn noise_is_flagged() {
         let quiet = Summary::of(&[100.0, 101.0, 99.0, 100.5, 99.5, 100.0]).unwrap();
