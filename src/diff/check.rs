@@ -1,8 +1,10 @@
 //! `cipherbench check`: the diff turned into findings, one line each, for CI and
 //! monitoring. A finding is an option the installed configuration offers that the
 //! policy refuses, a configuration that negotiates nothing with its usual peer, or
-//! measured throughput left on the table beyond `--min-gain` (and beyond the
-//! intervals: a gain inside the noise is never a finding).
+//! measured throughput left on the table beyond `--min-gain`: the low end of the
+//! gain's 95 % interval above it (a gain inside the noise, or one the
+//! recommendation's own ranking ties, is never a finding; a reordering within a
+//! tie is not one either).
 //!
 //! The terminal groups them ([`grouped`]): a system OpenSSL default alone offers
 //! over a hundred suites a strict policy refuses, and a hundred lines that say the
@@ -87,8 +89,10 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
             });
         }
         for c in d.changes.iter().filter(|c| c.metric == "throughput") {
-            let (Some(gain), true) = (c.gain, c.measurable) else { continue };
-            if gain > min_gain {
+            // The whole interval above --min-gain, not only its median: a gain
+            // that may be smaller than the threshold is not a finding.
+            let (Some(low), true) = (c.gain_low, c.measurable) else { continue };
+            if low > min_gain {
                 let now = d.now.as_ref().map(|n| n.label()).unwrap_or_default();
                 let rec = d.recommended.as_ref().map(|n| n.label()).unwrap_or_default();
                 out.push(f(

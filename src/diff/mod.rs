@@ -18,7 +18,9 @@ pub mod render;
 mod steps;
 pub mod subjects;
 
-pub use figures::{figures, same_alg, through_cpu_figure, through_figure};
+#[cfg(test)]
+use figures::figures;
+pub use figures::{same_alg, same_choice, through_cpu_figure, through_figure};
 pub use steps::*;
 
 use crate::discover::installed::{Config, Installed, SshConfig};
@@ -190,35 +192,20 @@ impl Change {
         };
         if same {
             c.gain = Some(0.0);
-            c.verdict = "unchanged (the same choice)".into();
+            c.verdict = "the same choice".into();
             return c;
         }
         let (Some(n), Some(r)) = (now, rec) else {
             c.verdict = "not measured".into();
             return c;
         };
-        // An interval reaching zero or below (a noisy run) bounds nothing on that side.
-        let z = |x: f64| x.max(0.0);
-        let div = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::INFINITY };
-        let (g, lo, hi) = if higher {
-            (
-                div(r.median, n.median),
-                div(z(r.ci95_low), n.ci95_high),
-                div(r.ci95_high, z(n.ci95_low)),
-            )
-        } else {
-            (
-                div(n.median, r.median),
-                div(z(n.ci95_low), r.ci95_high),
-                div(n.ci95_high, z(r.ci95_low)),
-            )
-        };
         if n.ci95_low == n.ci95_high && r.ci95_low == r.ci95_high {
+            let g = if higher { r.median / n.median } else { n.median / r.median };
             c.gain = Some(g - 1.0);
             c.verdict = format!("{} (medians only: no interval, so not called a gain)", pct(g - 1.0));
             return c;
         }
-        c.set_gain(g - 1.0, lo - 1.0, hi - 1.0, "the intervals overlap");
+        c.gain_from_intervals(n, r);
         c
     }
 
@@ -506,10 +493,15 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
             .collect(),
         None => Vec::new(),
     };
-    let changes = match (&c.negotiated, &recommended) {
+    let mut changes = match (&c.negotiated, &recommended) {
         (Ok(now), Some(r)) => changes(i.software, doc, now, r, k),
         _ => Vec::new(),
     };
+    if let (Some(r), Ok(now), Some(rn)) = (rec, &c.negotiated, &recommended) {
+        if figures::tied_in_ranking(r, now, rn) {
+            changes.iter_mut().filter(|x| x.metric == "throughput").for_each(Change::within_tie);
+        }
+    }
     let lines = rec.map(|r| r.lines.clone()).unwrap_or_default();
     let patch = rec.and_then(|r| {
         patch::unified(i, &r.lines).unwrap_or_else(|e| {
@@ -581,7 +573,7 @@ fn recommended_side(
 /// worker CPU come from the two private instances when both were measured (never
 /// one side through nginx and the other on loopback).
 fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: &Knowledge) -> Vec<Change> {
-    let same = now == r;
+    let same = same_choice(now, r);
     let nginx = software == "nginx" && !same;
     let pair = |f: fn(&Document, &Negotiated) -> Option<Figure>| match (nginx, f(doc, now), f(doc, r)) {
         (true, Some(n), Some(rf)) => Some((n, rf)),
@@ -592,7 +584,7 @@ fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: 
     // byte served, per-request work included, as the load generator sees it.
     let through_cpu = pair(through_cpu_figure);
     let mut changes = Vec::new();
-    for ((metric, unit, higher, n), (_, _, _, rf)) in figures(doc, now, k).into_iter().zip(figures(doc, r, k)) {
+    for ((metric, unit, higher, n), (_, _, _, rf)) in figures::figures_at(doc, now, k).into_iter().zip(figures::figures_at(doc, r, k)) {
         changes.push(match (through, through_cpu) {
             (Some((tn, tr)), _) if metric == "throughput" => {
                 Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(paired_through_gain(doc, now, r))
@@ -601,7 +593,7 @@ fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: 
                 how: Some(format!("{}; the nginx worker's CPU", crate::measure::tls::through::HOW)),
                 ..Change::new(metric, unit, higher, Some(cn), Some(cr), same)
             },
-            _ => Change::new(metric, unit, higher, n, rf, same),
+            _ => Change::between(metric, unit, higher, (n, rf), same, doc),
         });
     }
     changes
@@ -658,7 +650,11 @@ mod tests {
         );
         assert!(c.measurable);
         assert!((c.gain.unwrap() - 1.0).abs() < 1e-9);
-        assert!((c.gain_low.unwrap() - (190.0 / 105.0 - 1.0)).abs() < 1e-9);
+        // The ratio's own interval (the two errors in quadrature): tighter than
+        // dividing the ends (190/105), yet around the true +100 %.
+        let ratio = crate::stats::ratio_of_intervals((200.0, 190.0, 210.0), (100.0, 95.0, 105.0)).unwrap();
+        assert!((c.gain_low.unwrap() - (ratio.low - 1.0)).abs() < 1e-9);
+        assert!(c.gain_low.unwrap() > 190.0 / 105.0 - 1.0 && c.gain_low.unwrap() < 1.0, "{c:?}");
         assert!(c.verdict.starts_with("+100 %"), "{}", c.verdict);
         // Overlapping intervals: no measurable gain, whatever the medians say.
         let c = Change::new(
@@ -687,11 +683,25 @@ mod tests {
             false,
         );
         assert!(!c.measurable);
-        assert!(c.verdict.contains("unbounded"), "{}", c.verdict);
+        assert!(c.verdict.starts_with("cannot tell"), "{}", c.verdict);
+        // An interval of a ratio wider than ×2 either way: cannot tell, no figures.
+        let c = Change::new(
+            "throughput",
+            "bytes_per_sec",
+            true,
+            f(278.4, 30.0, 900.0),
+            f(278.0, 40.0, 800.0),
+            false,
+        );
+        assert!(
+            !c.measurable && c.verdict.starts_with("cannot tell (median ") && c.verdict.contains("wider than ×2"),
+            "{}",
+            c.verdict
+        );
         // The same choice: unchanged; nothing measured: not measured.
         assert_eq!(
             Change::new("throughput", "bytes_per_sec", true, None, None, true).verdict,
-            "unchanged (the same choice)"
+            "the same choice"
         );
         assert_eq!(
             Change::new("throughput", "bytes_per_sec", true, f(1.0, 1.0, 1.0), None, false).verdict,
@@ -783,7 +793,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(paired_through_gain(&doc, &now, &rec), Some((1.95, 1.9, 2.0, 6)));
-        // The figures alone would give [+100 %, +400 %]: the pairs are much tighter.
+        // The figures alone would give about [+125 %, +278 %]: the pairs are much tighter.
         let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
             .through(paired_through_gain(&doc, &now, &rec));
         assert_eq!(
@@ -797,8 +807,9 @@ mod tests {
         let other = tls("TLSv1.3", "TLS_AES_256_GCM_SHA384");
         assert_eq!(paired_through_gain(&doc, &now, &other), None);
         let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false).through(None);
+        let ratio = crate::stats::ratio_of_intervals((1.5e9, 1.2e9, 1.6e9), (5e8, 4e8, 6e8)).unwrap();
         assert!(
-            (c.gain_low.unwrap() - 1.0).abs() < 1e-9 && (c.gain_high.unwrap() - 3.0).abs() < 1e-9,
+            (c.gain_low.unwrap() - (ratio.low - 1.0)).abs() < 1e-9 && (c.gain_high.unwrap() - (ratio.high - 1.0)).abs() < 1e-9,
             "{c:?}"
         );
         // A pair interval reaching zero is no measurable gain.

@@ -29,10 +29,12 @@ pub fn one(d: &SoftwareDiff) -> String {
             let _ = writeln!(s, "  now:          negotiates nothing: {}", e.as_deref().unwrap_or("unknown"));
         }
     }
+    let same = matches!((&d.now, &d.recommended), (Some(n), Some(r)) if super::same_choice(n, r));
     let _ = writeln!(
         s,
-        "  recommended:  {}",
-        d.recommended.as_ref().map(|n| n.label()).unwrap_or_else(|| "—".into())
+        "  recommended:  {}{}",
+        d.recommended.as_ref().map(|n| n.label()).unwrap_or_else(|| "—".into()),
+        if same { "  (the same choice)" } else { "" }
     );
     s.push_str(&offered_now(d));
     if d.recommended.is_none() && d.lines.is_empty() {
@@ -101,6 +103,11 @@ fn measured(d: &SoftwareDiff) -> String {
     if !d.changes.is_empty() {
         let _ = writeln!(s, "  measured change (95 % intervals):");
         for c in &d.changes {
+            if c.verdict == "the same choice" {
+                // One measurement: its figure once, no interval.
+                let _ = writeln!(s, "    {:<20} {:>12}   the same choice", c.metric, fig(c, c.now));
+                continue;
+            }
             let _ = writeln!(
                 s,
                 "    {:<20} {:>12} → {:<12} {}",

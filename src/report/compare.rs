@@ -15,6 +15,8 @@
 //! machine moves figures by a few percent more (a build on the other core, the
 //! clock), which the 5% covers. Everything else is `same`, whatever the ratio says.
 
+mod sight;
+
 use crate::model::{Document, Kind, Metric, ResultRecord, Status, Subject, Summary, SCHEMA};
 use crate::units::{BytesPerSec, Seconds};
 use anyhow::{bail, Context, Result};
@@ -109,6 +111,9 @@ pub struct Row {
     pub change: Change,
     /// B is slower than A, beyond both intervals and the threshold.
     pub regression: bool,
+    /// The smallest change (percent, either way) that would have parted the two
+    /// intervals: what this pair could see (`None`: it can order nothing).
+    pub detectable_pct: Option<f64>,
 }
 
 /// Where a side comes from.
@@ -123,6 +128,9 @@ pub struct Side {
     pub libraries: std::collections::BTreeMap<String, String>,
     /// The run's noise as stored with it (the largest over its kinds), if any.
     pub noise: Option<f64>,
+    /// The run's --budget in seconds, when it stored one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<f64>,
 }
 
 impl Side {
@@ -135,6 +143,7 @@ impl Side {
             hostname: doc.run.host.hostname.clone(),
             libraries: doc.run.libraries.clone(),
             noise: crate::model::largest_noise(&doc.run.settings),
+            budget: doc.run.settings.get("budget_seconds").and_then(|v| v.as_f64()),
         }
     }
 }
@@ -156,6 +165,9 @@ pub struct Comparison {
     pub differences: Vec<String>,
     /// Kinds whose rows all moved together (see [`Shift`]).
     pub shifts: Vec<Shift>,
+    /// The change these runs can see, in percent: the median over the rows of
+    /// what each pair could see (`None`: no row can order anything).
+    pub can_see_pct: Option<f64>,
 }
 
 /// Every row of a kind moved the same way by about the same amount: that is the
@@ -280,7 +292,7 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
         let rb = b
             .results
             .iter()
-            .find(|r| r.kind == ra.kind && r.metric == ra.metric && r.subject == ra.subject);
+            .find(|r| r.kind == ra.kind && r.metric == ra.metric && sight::same_subject(&r.subject, &ra.subject));
         let (Some((sa, fa)), Some((sb, fb))) = (figure(ra), rb.and_then(figure)) else {
             unmatched += 1;
             continue;
@@ -305,6 +317,7 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
             change_pct: (ratio - 1.0) * 100.0,
             beyond_intervals,
             clears_threshold,
+            detectable_pct: sight::detectable(&fa, &fb).map(|x| x * 100.0),
             a: fa,
             b: fb,
             change,
@@ -318,10 +331,10 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
         .filter(|rb| {
             !a.results
                 .iter()
-                .any(|r| r.kind == rb.kind && r.metric == rb.metric && r.subject == rb.subject)
+                .any(|r| r.kind == rb.kind && r.metric == rb.metric && sight::same_subject(&r.subject, &rb.subject))
         })
         .count();
-    Comparison {
+    let mut c = Comparison {
         a: side_a,
         b: side_b,
         threshold,
@@ -332,7 +345,10 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
         improvements: rows.iter().filter(|r| r.change == Change::Faster).count(),
         rows,
         unmatched,
-    }
+        can_see_pct: None,
+    };
+    c.can_see_pct = sight::can_see(&c).map(|x| x.0);
+    c
 }
 
 fn value(metric: Metric, v: f64) -> String {
@@ -367,7 +383,7 @@ fn side_line(name: &str, s: &Side) -> String {
 fn rows_table(c: &Comparison) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-    t.set_header(["kind", "subject", "A", "B", "change", "clears threshold", "verdict"]);
+    t.set_header(["kind", "subject", "A", "B", "change", "clears threshold", "can see", "verdict"]);
     for r in &c.rows {
         let verdict = match r.change {
             Change::Slower => "SLOWER (regression)".to_string(),
@@ -381,6 +397,7 @@ fn rows_table(c: &Comparison) -> comfy_table::Table {
             value(r.metric, r.b.median),
             format!("{:+.1}%", r.change_pct),
             if r.clears_threshold { "yes" } else { "no" }.to_string(),
+            r.detectable_pct.map_or("nothing".to_string(), |x| format!("≥{x:.0}%")),
             verdict,
         ]);
     }
@@ -416,6 +433,11 @@ pub fn render(c: &Comparison) -> String {
         c.regressions,
         c.unmatched
     );
+    if !c.rows.is_empty() {
+        for l in sight::lines(c, c.b.budget) {
+            let _ = writeln!(s, "{l}");
+        }
+    }
     for sh in &c.shifts {
         let _ = writeln!(
             s,

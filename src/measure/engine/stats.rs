@@ -309,8 +309,7 @@ mod tests {
             let a: Vec<f64> = (0..n).map(|_| 300.0 * (0.1 * normal()).exp()).collect();
             let b: Vec<f64> = (0..n).map(|_| 240.0 * (0.1 * normal()).exp()).collect();
             let (x, y) = (Summary::of(&a).unwrap(), Summary::of(&b).unwrap());
-            let r = crate::stats::ratio_of_intervals((x.median, x.ci95_low, x.ci95_high), (y.median, y.ci95_low, y.ci95_high))
-                .unwrap();
+            let r = crate::stats::ratio_of_intervals((x.median, x.ci95_low, x.ci95_high), (y.median, y.ci95_low, y.ci95_high)).unwrap();
             covered += usize::from(r.low <= 1.25 && 1.25 <= r.high);
             widths.push(r.high / r.low);
             ends.push((x.ci95_high / y.ci95_low) / (x.ci95_low / y.ci95_high));
