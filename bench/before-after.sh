@@ -24,9 +24,21 @@
 #    CPU per login on the 2-core VM, 0.4 s per GB at 256 MiB, 1.5 s at 64 MiB; so
 #    read the two as changes, not as equal figures.
 #
+# Each part ends with one line setting the prediction beside the measurement: the
+#    predicted throughput change (median and 95 % interval) and whether the
+#    measured median change lies inside that interval.
+# 3. `check` agrees with `recommend` (issue 28): one main job for nginx and sshd
+#    into a private history, then `recommend`'s own lines for each (the sshd_config
+#    and nginx.conf above with them instead of the legacy lists), checked AGREE
+#    times each against the same history, every other check with a competing load
+#    on one core (`openssl speed -multi 1` in a loop). Target: exit 0, no finding,
+#    every time.
+#
 # Environment: CB (binary), ROUNDS (alternating rounds, 5), REQUESTS (per ab run,
 # 400), CONC (ab concurrency, 2), VOLUME (MiB per ssh pipe, 256), BUDGET (check's
-# budget, 40s). The machine may be shared: read the figures with their ranges.
+# budget, 40s), AGREE (checks per software in part 3, 10; 0 skips it),
+# AGREE_BUDGET (the main job's and each check's budget in part 3, 30s). The
+# machine may be shared: read the figures with their ranges.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +48,8 @@ REQUESTS=${REQUESTS:-400}
 CONC=${CONC:-2}
 VOLUME=${VOLUME:-256}
 BUDGET=${BUDGET:-40s}
+AGREE=${AGREE:-10}
+AGREE_BUDGET=${AGREE_BUDGET:-30s}
 [[ -x $CB ]] || { echo "build first: cargo build --release" >&2; exit 1; }
 for t in nginx ab patch python3 ssh ssh-keygen; do
   command -v "$t" >/dev/null || { echo "needs $t (apt-get install nginx-light apache2-utils patch openssh-client)" >&2; exit 1; }
@@ -62,6 +76,21 @@ print(t/os.sysconf("SC_CLK_TCK"))' "$1" "$2"; }
 summary() { python3 -c 'import sys,statistics as s
 v=[float(x) for x in sys.stdin.read().split()]
 print(f"{s.median(v):.3g} [{min(v):.3g} .. {max(v):.3g}]")'; }
+# The predicted throughput change of a check JSON ($1) beside the measured per-round
+# ratios on stdin: does the measured median fall inside the predicted interval?
+versus() { python3 -c 'import json,sys,statistics as s
+d=json.load(open(sys.argv[1]))["diffs"][0]
+c=[c for c in d["changes"] if c["metric"]=="throughput"]
+v=[float(x) for x in sys.stdin.read().split()]
+m=s.median(v)-1
+if not c or c[0].get("gain") is None:
+    print(f"  predicted vs measured: nothing predicted; measured {m*100:+.0f} %"); sys.exit()
+c=c[0]
+lo,hi=c.get("gain_low"),c.get("gain_high")
+inside="n/a (no interval)" if lo is None else ("yes" if lo<=m<=hi else "no")
+rng="" if lo is None else f" ({lo*100:+.0f} % to {hi*100:+.0f} %)"
+g=c["gain"]
+print(f"  predicted vs measured throughput: predicted {g*100:+.0f} %{rng}, measured {m*100:+.0f} %; measured inside the predicted interval: {inside}")' "$1"; }
 pct() { python3 -c 'import sys,statistics as s
 v=[float(x) for x in sys.stdin.read().split()]
 f=lambda x: f"{(x-1)*100:+.0f} %"
@@ -170,6 +199,7 @@ echo "  ab -k -n $REQUESTS -c $CONC, 1 MiB responses, $ROUNDS alternating rounds
 echo "    before ($(awk '{print $3}' "$DIR/ab.txt" | head -1)): $(awk '{print $1}' "$DIR/ab.txt" | summary) requests/s, $(awk '{print $2}' "$DIR/ab.txt" | summary) ms nginx CPU per request"
 echo "    after  ($(awk '{print $6}' "$DIR/ab.txt" | head -1)): $(awk '{print $4}' "$DIR/ab.txt" | summary) requests/s, $(awk '{print $5}' "$DIR/ab.txt" | summary) ms nginx CPU per request"
 echo "  measured requests/s change (per-round ratios): $(awk '{print $4/$1}' "$DIR/ab.txt" | pct)"
+awk '{print $4/$1}' "$DIR/ab.txt" | versus "$DIR/check-nginx.json"
 echo "  measured nginx CPU per request change: $(awk '{ if ($5 > 0) print $2/$5 }' "$DIR/ab.txt" | pct) (positive: cheaper)"
 
 # --- sshd ---------------------------------------------------------------------------
@@ -247,3 +277,52 @@ echo "    after  ($(awk '{print $8}' "$DIR/pipe.txt" | head -1)): $(awk '{print 
 echo "  measured throughput change (per-round ratios): $(awk '{print $5/$1}' "$DIR/pipe.txt" | pct)"
 echo "  measured sshd CPU per GB change: $(awk '{ if ($6 > 0) print $2/$6 }' "$DIR/pipe.txt" | pct) (positive: cheaper)"
 echo "  predicted sshd CPU per GB change (check, server CPU per GB): $(predicted_server_cpu < "$DIR/check-sshd.json")"
+awk '{print $5/$1}' "$DIR/pipe.txt" | versus "$DIR/check-sshd.json"
+
+# --- check agrees with recommend ------------------------------------------------------
+[[ $AGREE -gt 0 ]] || exit 0
+echo
+echo "check on recommend's own lines: a main job (--for nginx,sshd, $AGREE_BUDGET) into a private history, then $AGREE checks each (every other one with a competing load)"
+DB=$DIR/agree.sqlite
+"$CB" --db "$DB" --for nginx,sshd --budget "$AGREE_BUDGET" -q
+"$CB" --db "$DB" recommend --json --for nginx,sshd > "$DIR/rec.json"
+lines_of() { python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1]))["recommendations"]:
+    if r["target"] == sys.argv[2]: print("\n".join(r["lines"]))' "$DIR/rec.json" "$1"; }
+# The configurations above with recommend's lines instead of the legacy lists.
+grep -v -E '^(Ciphers|MACs|KexAlgorithms|HostKeyAlgorithms) ' "$DIR/sshd_before" > "$DIR/sshd_agree"
+lines_of sshd >> "$DIR/sshd_agree"
+"$SSHD" -t -f "$DIR/sshd_agree"
+python3 - "$DIR/before.conf" "$DIR/nginx_agree.conf" "$(lines_of nginx)" <<'PY'
+import sys
+keep = [l for l in open(sys.argv[1]) if not l.strip().startswith(("ssl_protocols", "ssl_ciphers", "ssl_prefer_server_ciphers", "ssl_ecdh_curve", "ssl_conf_command"))]
+out = "".join(keep).replace("        ssl_certificate_key", "\n".join("        " + l for l in sys.argv[3].splitlines()) + "\n        ssl_certificate_key", 1)
+open(sys.argv[2], "w").write(out)
+PY
+nginx -t -q -p "$DIR" -e "$DIR/error.log" -c "$DIR/nginx_agree.conf"
+load_on() { ( while :; do openssl speed -multi 1 -seconds 2 aes-128-gcm >/dev/null 2>&1; done ) & LOAD=$!; PIDS+=("$LOAD"); }
+load_off() { # the loop first (no new child), then the child it was running
+  local kids; kids=$(pgrep -P "$LOAD" || true)
+  kill "$LOAD" 2>/dev/null || true; wait "$LOAD" 2>/dev/null || true
+  [[ -z $kids ]] || kill $kids 2>/dev/null || true
+}
+for sw in sshd nginx; do
+  conf=$DIR/sshd_agree; [[ $sw == nginx ]] && conf=$DIR/nginx_agree.conf
+  ok=0; quiet_ok=0; loaded_ok=0; notes=""
+  for i in $(seq "$AGREE"); do
+    loaded=$(( i % 2 == 0 ))
+    [[ $loaded == 1 ]] && load_on
+    set +e
+    "$CB" --db "$DB" check --json --for "$sw" --budget "$AGREE_BUDGET" --config-from "$conf" > "$DIR/agree-$sw-$i.json"
+    rc=$?
+    set -e
+    [[ $loaded == 1 ]] && load_off
+    if [[ $rc == 0 ]]; then
+      ok=$((ok + 1)); [[ $loaded == 1 ]] && loaded_ok=$((loaded_ok + 1)) || quiet_ok=$((quiet_ok + 1))
+    else
+      notes+="    check $i (load: $loaded) exit $rc: $(python3 -c 'import json,sys; print("; ".join(f["message"] for f in json.load(open(sys.argv[1]))["findings"])[:400])' "$DIR/agree-$sw-$i.json")"$'\n'
+    fi
+  done
+  echo "  $sw: exit 0 in $ok of $AGREE checks ($quiet_ok of $(( (AGREE + 1) / 2 )) quiet, $loaded_ok of $(( AGREE / 2 )) with load; target: every one)"
+  printf '%s' "$notes"
+done

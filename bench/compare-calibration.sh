@@ -15,7 +15,10 @@
 #    because back-to-back runs here moved by up to 5.5%.)
 # 4. Coverage: how often a later run's median lies inside an earlier run's 95%
 #    interval, over every pair and row. Target: at least 90%.
-# 5. The median interval width (full width, % of the median) and the median time
+# 5. What each pair could see: `compare`'s `can_see_pct` (the median over a pair's
+#    rows of the smallest change that would have parted its two intervals), over
+#    the pairs (median, best, worst), and for the detection comparisons of 3.
+# 6. The median interval width (full width, % of the median) and the median time
 #    of one default `speed` run; with BEFORE=path/to/an/older/cipherbench the same
 #    figures (and its false alarms, coverage) for that binary, side by side.
 #
@@ -89,6 +92,9 @@ ok = [{key(r): r for r in d["results"] if r["status"] == "ok"} for d in docs]
 widths = [(r["ci95_high"] - r["ci95_low"]) / r["median"] * 100 for d in ok for r in d.values()]
 cover = [ok[i][k]["ci95_low"] <= ok[j][k]["median"] <= ok[i][k]["ci95_high"]
          for i in range(n) for j in range(i + 1, n) for k in ok[i] if k in ok[j]]
+import glob
+see = [c.get("can_see_pct") for c in (json.load(open(f)) for f in glob.glob(f"{work}/{label}-c*-*.json"))]
+see = [x for x in see if x is not None]
 rows = notsame = passed = pairs = 0
 for line in open(f"{work}/{label}-pairs"):
     r, s, code = map(int, line.split())
@@ -98,6 +104,10 @@ noise = [d["run"]["settings"].get("noise", {}).get("primitive") for d in docs]
 print(f"  false alarms: {notsame} of {rows} rows not 'same' ({100 * notsame / max(rows, 1):.1f}%; target <= 5%)")
 print(f"  --fail-on-regression passed: {passed} of {pairs} pairs (target >= {pairs - 1})")
 print(f"  coverage: {sum(cover)} of {len(cover)} later medians inside the earlier interval ({100 * sum(cover) / max(len(cover), 1):.1f}%; target >= 90%)")
+if see:
+    print(f"  smallest change the pairs could see: median {statistics.median(see):.1f}% (best pair {min(see):.1f}%, worst {max(see):.1f}%; {len(see)} pairs)")
+else:
+    print("  smallest change the pairs could see: not reported (a binary before `can_see_pct`)")
 print(f"  median interval width: {statistics.median(widths):.2f}% of the median (full width)")
 print(f"  default speed run: median {statistics.median(times):.1f} s (min {min(times):.1f}, max {max(times):.1f})")
 if any(x is not None for x in noise):
@@ -120,6 +130,8 @@ slower = sum(r["change"] == "slower" for r in rows)
 want = "every row" if sys.argv[2] == "0.90" else ">= 95% of rows"
 thr = c.get("threshold")
 thr = f", threshold {100 * thr:.1f}%" if thr is not None else ""
+see = c.get("can_see_pct")
+thr += f", could see changes above {see:.1f}%" if see is not None else ""
 print(f"  x{sys.argv[2]} ({round((1 - float(sys.argv[2])) * 100)}% slower): flagged in {slower} of {len(rows)} rows "
       f"({100 * slower / max(len(rows), 1):.1f}%; target {want}){thr}; --fail-on-regression exit {sys.argv[3]}")
 EOF

@@ -1,0 +1,140 @@
+//! `check` agrees with `recommend`: a configuration holding exactly the lines
+//! `recommend` emitted from a history, checked against the same history, has no
+//! finding, run after run (each `check` measures afresh on a noisy machine: a
+//! reordering within a tie, or a gain inside the intervals, is never a finding).
+//! Real programs: the private sshd and nginx the runs start, `sshd -t` and
+//! `nginx -t` on the configurations; tiny budgets (the bench side,
+//! bench/before-after.sh, repeats it more).
+
+mod common;
+
+use common::json_of;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// Checks in a row on the same lines.
+const REPEATS: usize = 3;
+
+/// One test at a time: two measuring runs side by side on a small machine would
+/// leave each too little to recommend anything within its budget.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cb(db: &Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("cipherbench").unwrap();
+    c.env("NO_COLOR", "1").arg("--db").arg(db).timeout(Duration::from_secs(240));
+    c
+}
+
+/// A measuring run (`ssh`, or the main job for nginx) into `db`, then `recommend --for
+/// target` from that history: the lines it emits.
+fn recommended_lines(db: &Path, measure: &[&str], target: &str) -> Vec<String> {
+    let out = cb(db).args(measure).arg("-q").output().unwrap();
+    assert!(out.status.success(), "{measure:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = cb(db).args(["recommend", "--json", "--for", target]).output().unwrap();
+    assert!(out.status.success(), "recommend: {}", String::from_utf8_lossy(&out.stderr));
+    let doc = json_of(&out.stdout);
+    let rec = doc["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["target"] == target)
+        .unwrap_or_else(|| panic!("no {target} recommendation: {doc:#}"))
+        .clone();
+    let lines: Vec<String> = rec["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect();
+    assert!(!lines.is_empty(), "{rec:#}");
+    lines
+}
+
+/// `check --json` of `file` against the history `db`, [`REPEATS`] times: every
+/// one exits 0 with no finding.
+fn checks_agree(db: &Path, file: &Path, target: &str, budget: &str) {
+    for i in 0..REPEATS {
+        let out = cb(db)
+            .args(["check", "--json", "--for", target, "--budget", budget, "--config-from"])
+            .arg(file)
+            .output()
+            .unwrap();
+        let r: Value = json_of(&out.stdout);
+        assert_eq!(
+            (out.status.code(), r["findings"].as_array().map(Vec::len)),
+            (Some(0), Some(0)),
+            "check {i} of {REPEATS} on {target}'s recommended lines:\n{}\nfindings: {:#}\nchanges: {:#}\n{}",
+            std::fs::read_to_string(file).unwrap(),
+            r["findings"],
+            r["diffs"][0]["changes"],
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn check_on_recommends_own_sshd_lines_has_no_finding() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("h.sqlite"));
+    let lines = recommended_lines(&db, &["ssh", "--budget", "10s"], "sshd");
+    let key = d.join("host_ed25519");
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let file = d.join("sshd_config");
+    let conf = format!(
+        "ListenAddress 127.0.0.1\nHostKey {}\nPidFile {}/sshd.pid\nUsePAM no\n{}\n",
+        key.display(),
+        d.display(),
+        lines.join("\n")
+    );
+    std::fs::write(&file, conf).unwrap();
+    let sshd = ["/usr/sbin/sshd", "/usr/local/sbin/sshd"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("sshd");
+    let t = Command::new(sshd).arg("-t").arg("-f").arg(&file).output().unwrap();
+    assert!(t.status.success(), "sshd -t: {}", String::from_utf8_lossy(&t.stderr));
+    checks_agree(&db, &file, "sshd", "8s");
+}
+
+#[test]
+fn check_on_recommends_own_nginx_lines_has_no_finding() {
+    if Command::new("nginx").arg("-v").output().is_err() {
+        return common::missing("nginx");
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("h.sqlite"));
+    for sub in ["body", "proxy"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    common::self_signed(d, &["-newkey", "rsa:2048"]);
+    let lines = recommended_lines(&db, &["--for", "nginx", "--budget", "20s"], "nginx");
+    let tls: String = lines.iter().map(|l| format!("        {l}\n")).collect();
+    let conf = format!(
+        "pid {d}/nginx.pid;\nerror_log {d}/error.log;\ndaemon off;\nevents {{}}\nhttp {{\n    access_log off;\n    client_body_temp_path {d}/body;\n    proxy_temp_path {d}/proxy;\n    server {{\n        listen 127.0.0.1:{port} ssl;\n        ssl_certificate {d}/cert.pem;\n        ssl_certificate_key {d}/key.pem;\n{tls}    }}\n}}\n",
+        d = d.display(),
+        port = common::free_port()
+    );
+    let file = d.join("nginx.conf");
+    std::fs::write(&file, conf).unwrap();
+    let t = Command::new("nginx")
+        .arg("-p")
+        .arg(d)
+        .arg("-e")
+        .arg(d.join("error.log"))
+        .arg("-c")
+        .arg(&file)
+        .arg("-t")
+        .output()
+        .unwrap();
+    assert!(t.status.success(), "nginx -t: {}", String::from_utf8_lossy(&t.stderr));
+    checks_agree(&db, &file, "nginx", "8s");
+}
