@@ -395,5 +395,14 @@ mod findings_tests {
         assert!(text.contains(&format!("FINDING {}\n", f[1].message)), "{text}");
         // Below --min-gain: no speed finding.
         assert_eq!(findings(&[diff((0.05, 0.03, 0.07))], 0.1).len(), 1);
+        // A median above --min-gain whose interval reaches below it: no finding
+        // (it may be a smaller gain than the threshold).
+        let d = diff((0.15, 0.04, 0.27));
+        assert!(d.changes[0].measurable);
+        assert_eq!(findings(&[d], 0.1).len(), 1);
+        // Within a tie of the ranking: no finding, whatever the figures.
+        let mut d = diff((0.5, 0.4, 0.6));
+        d.changes[0].within_tie();
+        assert_eq!(findings(&[d], 0.1).len(), 1);
     }
 }

@@ -151,7 +151,7 @@ pub(super) fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
         [&r.subject.suite, &r.subject.openssl_name]
             .into_iter()
             .flatten()
-            .any(|n| n.eq_ignore_ascii_case(&s.iana) || s.openssl.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(n)))
+            .any(|n| crate::aliases::same(n, &s.iana) || s.openssl.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(n)))
     };
     let bulk = doc.results.iter().filter(|r| ranked_bulk(r));
     if let Some(r) = best(bulk.filter(named), false) {

@@ -148,7 +148,9 @@ fn list_candidates(
             // cipher has none); a refused one with any partner.
             let mine = records.iter().copied().filter(|r| {
                 let (me, other) = subjects(domain, r);
-                me.as_deref() == Some(name.as_str()) && (!own_ok || other.as_deref().is_none_or(|p| allowed(partner(domain), p)))
+                // One algorithm under two names is one subject (`crate::aliases`).
+                me.as_deref().is_some_and(|m| crate::aliases::same(m, name))
+                    && (!own_ok || other.as_deref().is_none_or(|p| allowed(partner(domain), p)))
             });
             let measured = if bulk_list {
                 best(mine, false).and_then(|r| {

@@ -122,6 +122,47 @@ mod tests {
         assert!((samples_factor(0.21, 0.1) - 4.0).abs() < 0.05);
     }
 
+    fn run(id: &str, median: f64, spread: f64, kex: &str) -> crate::model::Document {
+        serde_json::from_value(serde_json::json!({
+            "schema": "cipherbench/1",
+            "run": {"id": id, "started_at": "t", "status": "complete", "command": "speed",
+                    "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                    "libraries": {}, "settings": {"budget_seconds": 3.0, "noise": {"primitive": spread / median}}},
+            "results": [{"kind": "ssh-handshake", "subject": {"kex": kex}, "metric": "seconds", "status": "ok",
+                         "median": median, "mean": median, "min": median - spread, "max": median + spread,
+                         "ci95_low": median - spread, "ci95_high": median + spread, "samples": 10, "cv": 0.01}]
+        }))
+        .unwrap()
+    }
+
+    /// A run scaled by 0.9 with ±23 % intervals is `same`, and the comparison says
+    /// what it could see and what would see the threshold; the rows match across
+    /// the two names of one key exchange.
+    #[test]
+    fn a_comparison_says_what_it_could_see() {
+        let a = run("a", 1.0, 0.23, "curve25519-sha256@libssh.org");
+        let b = run("b", 0.9, 0.207, "curve25519-sha256");
+        let c = super::super::compare("a", &a, "b", &b, None);
+        assert_eq!((c.rows.len(), c.unmatched), (1, 0), "aliases are one subject");
+        assert_eq!(c.rows[0].change, super::super::Change::Same);
+        let see = c.can_see_pct.unwrap();
+        assert!((see - 59.7).abs() < 0.5, "{see}");
+        let text = super::super::render(&c);
+        assert!(text.contains("these runs can see changes above 60%"), "{text}");
+        assert!(
+            text.contains("to see a 5% change (the threshold)") && text.contains("--budget"),
+            "{text}"
+        );
+        assert!(text.contains("≥60%"), "{text}");
+        // Tight runs see the threshold: no advice.
+        let (a, b) = (run("a", 1.0, 0.005, "x"), run("b", 0.9, 0.0045, "x"));
+        let text = super::super::render(&super::super::compare("a", &a, "b", &b, None));
+        assert!(
+            text.contains("these runs can see changes above 1%") && !text.contains("to see a"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn aliases_are_one_subject() {
         let s = |kex: &str, suite: Option<&str>| Subject {
