@@ -262,11 +262,17 @@ impl Change {
                 pct(hi)
             );
         }
-        if r.cannot_tell() {
+        self.unless_too_wide(r.ratio, r.low, r.high);
+    }
+
+    /// "cannot tell" instead of figures when the ratio's interval is wider than
+    /// [`crate::stats::CANNOT_TELL`] either way.
+    pub(super) fn unless_too_wide(&mut self, ratio: f64, low: f64, high: f64) {
+        if (Ratio { ratio, low, high }).cannot_tell() {
             self.measurable = false;
             self.verdict = format!(
                 "cannot tell (median {}, but the 95 % interval of the ratio is wider than ×{} either way; a longer --budget or a quieter machine would tell)",
-                super::pct(r.ratio - 1.0),
+                super::pct(ratio - 1.0),
                 crate::stats::CANNOT_TELL
             );
         }

@@ -233,6 +233,7 @@ impl Change {
         self.how = Some(crate::measure::tls::through::HOW.to_string());
         if let Some((g, lo, hi, pairs)) = paired {
             self.set_gain(g, lo, hi, &format!("the interval of {pairs} paired slices reaches zero"));
+            self.unless_too_wide(1.0 + g, 1.0 + lo, 1.0 + hi);
             self.how = Some(format!("{}; gain from {pairs} paired slices", crate::measure::tls::through::HOW));
         }
         self
@@ -812,10 +813,18 @@ mod tests {
             (c.gain_low.unwrap() - (ratio.low - 1.0)).abs() < 1e-9 && (c.gain_high.unwrap() - (ratio.high - 1.0)).abs() < 1e-9,
             "{c:?}"
         );
-        // A pair interval reaching zero is no measurable gain.
+        // A pair interval reaching zero is no measurable gain; one wider than ×2
+        // either way (-1 % to +200 % around +195 %) cannot tell.
         doc.run.settings["through_nginx"]["paired_gain"]["gain_low"] = serde_json::json!(-0.01);
-        let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
-            .through(paired_through_gain(&doc, &now, &rec));
+        let through = |doc: &Document| {
+            Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
+                .through(paired_through_gain(doc, &now, &rec))
+        };
+        let c = through(&doc);
+        assert!(!c.measurable && c.verdict.starts_with("cannot tell"), "{}", c.verdict);
+        doc.run.settings["through_nginx"]["paired_gain"]["gain"] = serde_json::json!(0.3);
+        doc.run.settings["through_nginx"]["paired_gain"]["gain_high"] = serde_json::json!(0.5);
+        let c = through(&doc);
         assert!(!c.measurable && c.verdict.starts_with("no measurable gain"), "{}", c.verdict);
     }
 
