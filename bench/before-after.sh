@@ -27,8 +27,9 @@
 # Each part ends with one line setting the prediction beside the measurement: the
 #    predicted throughput change (median and 95 % interval) and whether the
 #    measured median change lies inside that interval.
-# 3. `check` agrees with `recommend` (issue 28): one main job for nginx and sshd
-#    into a private history, then `recommend`'s own lines for each (the sshd_config
+# 3. `check` agrees with `recommend` (issue 28): `ssh` (for sshd) and the main job
+#    (for nginx) into private histories, then `recommend`'s own lines from each
+#    history (the sshd_config
 #    and nginx.conf above with them instead of the legacy lists), checked AGREE
 #    times each against the same history, every other check with a competing load
 #    on one core (`openssl speed -multi 1` in a loop). Target: exit 0, no finding,
@@ -37,7 +38,7 @@
 # Environment: CB (binary), ROUNDS (alternating rounds, 5), REQUESTS (per ab run,
 # 400), CONC (ab concurrency, 2), VOLUME (MiB per ssh pipe, 256), BUDGET (check's
 # budget, 40s), AGREE (checks per software in part 3, 10; 0 skips it),
-# AGREE_BUDGET (the main job's and each check's budget in part 3, 30s). The
+# AGREE_BUDGET (the measuring runs' and each check's budget in part 3, 30s). The
 # machine may be shared: read the figures with their ranges.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -282,13 +283,16 @@ awk '{print $5/$1}' "$DIR/pipe.txt" | versus "$DIR/check-sshd.json"
 # --- check agrees with recommend ------------------------------------------------------
 [[ $AGREE -gt 0 ]] || exit 0
 echo
-echo "check on recommend's own lines: a main job (--for nginx,sshd, $AGREE_BUDGET) into a private history, then $AGREE checks each (every other one with a competing load)"
-DB=$DIR/agree.sqlite
-"$CB" --db "$DB" --for nginx,sshd --budget "$AGREE_BUDGET" -q
-"$CB" --db "$DB" recommend --json --for nginx,sshd > "$DIR/rec.json"
-lines_of() { python3 -c 'import json,sys
-for r in json.load(open(sys.argv[1]))["recommendations"]:
-    if r["target"] == sys.argv[2]: print("\n".join(r["lines"]))' "$DIR/rec.json" "$1"; }
+echo "check on recommend's own lines: \`ssh\` (sshd) and the main job (--for nginx) at $AGREE_BUDGET into private histories, \`recommend\`'s lines from each, then $AGREE checks each against the same history (every other one with a competing load)"
+# `ssh` for sshd: the main job at a small budget may measure no SSH at all.
+"$CB" --db "$DIR/agree-sshd.sqlite" ssh --budget "$AGREE_BUDGET" -q
+"$CB" --db "$DIR/agree-nginx.sqlite" --for nginx --budget "$AGREE_BUDGET" -q
+lines_of() { "$CB" --db "$DIR/agree-$1.sqlite" recommend --json --for "$1" | python3 -c 'import json,sys
+for r in json.load(sys.stdin)["recommendations"]:
+    if r["target"] == sys.argv[1]: print("\n".join(r["lines"]))' "$1"; }
+for sw in sshd nginx; do
+  [[ -n $(lines_of "$sw") ]] || { echo "  no $sw recommendation from a $AGREE_BUDGET run: raise AGREE_BUDGET" >&2; exit 1; }
+done
 # The configurations above with recommend's lines instead of the legacy lists.
 grep -v -E '^(Ciphers|MACs|KexAlgorithms|HostKeyAlgorithms) ' "$DIR/sshd_before" > "$DIR/sshd_agree"
 lines_of sshd >> "$DIR/sshd_agree"
@@ -313,7 +317,7 @@ for sw in sshd nginx; do
     loaded=$(( i % 2 == 0 ))
     [[ $loaded == 1 ]] && load_on
     set +e
-    "$CB" --db "$DB" check --json --for "$sw" --budget "$AGREE_BUDGET" --config-from "$conf" > "$DIR/agree-$sw-$i.json"
+    "$CB" --db "$DIR/agree-$sw.sqlite" check --json --for "$sw" --budget "$AGREE_BUDGET" --config-from "$conf" > "$DIR/agree-$sw-$i.json"
     rc=$?
     set -e
     [[ $loaded == 1 ]] && load_off
