@@ -83,6 +83,17 @@ fn back_to_back_runs_are_the_same_and_a_copy_scaled_past_its_intervals_is_a_regr
     assert!(rows
         .iter()
         .all(|r| r["change_pct"].is_number() && r["clears_threshold"].is_boolean()));
+    // What each pair could see, from its two intervals: at least the two runs'
+    // noise apart (each interval is at least its run's noise wide), and the
+    // comparison's figure is the median over the rows; the terminal says it.
+    let seen: Vec<f64> = rows.iter().map(|r| r["detectable_pct"].as_f64().expect("detectable_pct")).collect();
+    assert!(seen.iter().all(|x| *x >= noise * 100.0), "{seen:?} against noise {noise}");
+    let can_see = c["can_see_pct"].as_f64().expect("can_see_pct");
+    let (lo, hi) = seen.iter().fold((f64::MAX, 0.0f64), |(l, h), x| (l.min(*x), h.max(*x)));
+    assert!(lo <= can_see && can_see <= hi, "{can_see} outside {seen:?}");
+    let out = cb().arg("compare").arg(&a).arg(&b).assert().success().get_output().stdout.clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains(&format!("these runs can see changes above {can_see:.0}%")), "{text}");
 
     // Every figure scaled by 0.9, or by less where a noisy run's intervals are
     // wider than 10%, so that each scaled interval lies below its original: flagged,
