@@ -91,7 +91,8 @@ lo,hi=c.get("gain_low"),c.get("gain_high")
 inside="n/a (no interval)" if lo is None else ("yes" if lo<=m<=hi else "no")
 rng="" if lo is None else f" ({lo*100:+.0f} % to {hi*100:+.0f} %)"
 g=c["gain"]
-print(f"  predicted vs measured throughput: predicted {g*100:+.0f} %{rng}, measured {m*100:+.0f} %; measured inside the predicted interval: {inside}")' "$1"; }
+ct=" (check says: cannot tell)" if c["verdict"].startswith("cannot tell") else ""
+print(f"  predicted vs measured throughput: predicted {g*100:+.0f} %{rng}{ct}, measured {m*100:+.0f} %; measured inside the predicted interval: {inside}")' "$1"; }
 pct() { python3 -c 'import sys,statistics as s
 v=[float(x) for x in sys.stdin.read().split()]
 f=lambda x: f"{(x-1)*100:+.0f} %"
