@@ -490,7 +490,7 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
     let fixed: Vec<Finding> = match &rec_offer {
         Some(_) => now_findings
             .into_iter()
-            .filter(|f| !rec_graded.iter().any(|g| g.list == f.list && g.name == f.name))
+            .filter(|f| !rec_graded.iter().any(|g| g.list == f.list && same_alg(&g.name, &f.name)))
             .collect(),
         None => Vec::new(),
     };
