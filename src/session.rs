@@ -1,5 +1,8 @@
-//! One run in progress: its identity, the host it ran on, the results so far, the
-//! history database they are written to as they come, and the progress bar.
+//! The store's writer for one run: its identity, the host it ran on, the results
+//! so far (the measuring stages' `Sink`), the history database they are written to
+//! as they come, and the progress bar. It carries nothing between the stages: the
+//! judge's verdicts and recommend's outcome are values the app passes along, handed
+//! to the session ([`Judged`]) when the run is closed and written.
 //!
 //! The results live in memory first. The history database is a copy: when a
 //! write fails (a full disk, another process holding the lock), the session
@@ -15,12 +18,28 @@ use crate::progress::Progress;
 use crate::store::Store;
 use anyhow::Result;
 
+/// What the judge and recommend stages made of a run, as the document keeps it:
+/// handed to the session when the run is closed (`Session::finish`).
+#[derive(Debug, Default)]
+pub struct Judged {
+    pub verdicts: Vec<VerdictRecord>,
+    pub recommendations: Vec<RecommendationRecord>,
+}
+
+impl Judged {
+    /// The judge's verdicts of the run's primitives alone (no recommendation).
+    pub fn from_verdicts(verdicts: Vec<VerdictRecord>) -> Judged {
+        Judged {
+            verdicts,
+            recommendations: Vec::new(),
+        }
+    }
+}
+
 pub struct Session {
     info: RunInfo,
     store: Option<Store>,
     results: Vec<ResultRecord>,
-    verdicts: Vec<VerdictRecord>,
-    recommendations: Vec<RecommendationRecord>,
     progress: Progress,
     /// The first history write that failed (nothing more is written until `finish`).
     store_failed: Option<String>,
@@ -62,8 +81,6 @@ impl Session {
             info,
             store,
             results: Vec::new(),
-            verdicts: Vec::new(),
-            recommendations: Vec::new(),
             progress,
             store_failed,
             capabilities: std::sync::OnceLock::new(),
@@ -83,19 +100,9 @@ impl Session {
         }
     }
 
-    /// A pass for re-measuring: the run's settings, no history database (its
-    /// results are pooled into this run's with `race::pool_into`).
-    pub fn scratch(&self, progress: Progress) -> crate::measure::sink::Measurements {
-        crate::measure::sink::Measurements::pass(self.info.settings.clone(), progress)
-    }
-
-    /// Keeps verdicts the judge made of this run's results (`judge::primitive_verdicts`).
-    pub fn add_verdicts(&mut self, verdicts: Vec<VerdictRecord>) {
-        self.verdicts.extend(verdicts);
-    }
-
-    /// The document as it stands, for the judge and recommend stages.
-    pub fn snapshot(&self) -> Document {
+    /// The measured document as it stands (no verdicts or recommendations yet):
+    /// what the judge and recommend stages read.
+    pub fn document(&self) -> Document {
         Document {
             schema: SCHEMA.to_string(),
             run: crate::model::RunInfo {
@@ -103,27 +110,16 @@ impl Session {
                 ..self.info.clone()
             },
             results: self.results.clone(),
-            verdicts: self.verdicts.clone(),
-            recommendations: self.recommendations.clone(),
+            verdicts: Vec::new(),
+            recommendations: Vec::new(),
         }
     }
 
-    /// The document's `recommendations[]` and `verdicts[]`, for `recommend::attach`
-    /// to keep what the recommend stage made of the run.
-    pub fn records_mut(&mut self) -> (&mut Vec<RecommendationRecord>, &mut Vec<VerdictRecord>) {
-        (&mut self.recommendations, &mut self.verdicts)
-    }
-
-    /// The document's `recommendations[]`, for steps that annotate them (the
-    /// installed-configuration diff adds `now`, `gain` and `diff`).
-    pub fn recommendations_mut(&mut self) -> &mut Vec<RecommendationRecord> {
-        &mut self.recommendations
-    }
-
-    /// Closes the run with `status` and returns the document, and separately what
-    /// went wrong with the history database (the document is whole either way).
-    /// After a failure during the run, everything is written again now.
-    pub fn finish(mut self, status: RunStatus) -> (Document, Option<crate::error::NotSaved>) {
+    /// Closes the run with `status` and what was made of it (`judged`), and returns
+    /// the document, and separately what went wrong with the history database (the
+    /// document is whole either way). After a failure during the run, everything is
+    /// written again now.
+    pub fn finish(mut self, status: RunStatus, judged: Judged) -> (Document, Option<crate::error::NotSaved>) {
         self.progress.finish();
         self.info.status = status;
         self.info.capabilities = self.capabilities.take().unwrap_or_else(discover::capabilities);
@@ -132,8 +128,8 @@ impl Session {
             schema: SCHEMA.to_string(),
             run: self.info,
             results: self.results,
-            verdicts: self.verdicts,
-            recommendations: self.recommendations,
+            verdicts: judged.verdicts,
+            recommendations: judged.recommendations,
         };
         let Some(s) = &self.store else {
             return (doc, None);

@@ -102,6 +102,7 @@ impl From<Common> for CommonOptions {
             quiet: c.quiet,
             policy: c.policy,
             targets: c.targets,
+            no_validate: c.no_validate,
         }
     }
 }
