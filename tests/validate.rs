@@ -93,3 +93,30 @@ fn recommend_says_which_parser_accepted_its_lines() {
     let text = String::from_utf8(recommend(&db, &["--no-validate"]).stdout).unwrap();
     assert!(!text.contains("own parser"), "{text}");
 }
+
+/// The main job checks its lines too (or says that its budget left no time for
+/// it), and keeps what the parser said in the document.
+#[test]
+fn the_main_job_keeps_each_parsers_word() {
+    if !installed("nginx") {
+        return missing("nginx is not installed");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = cb()
+        .env("XDG_DATA_HOME", dir.path())
+        .args(["--for", "nginx,openssl", "--budget", "10s", "--no-store", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let doc: Value = json_of(&out.stdout);
+    let recs = doc["recommendations"].as_array().unwrap();
+    let nginx = recs
+        .iter()
+        .find(|r| r["target"] == "nginx" && !r["lines"].as_array().unwrap().is_empty())
+        .unwrap_or_else(|| panic!("no nginx lines: {recs:#?}"));
+    let v = &nginx["validated"];
+    let ok = (v["status"] == "accepted" && v["detail"] == "nginx -t")
+        || (v["status"] == "not checked" && v["detail"].as_str().unwrap_or("").contains("budget was spent"));
+    assert!(ok, "{v:#}");
+}

@@ -41,25 +41,35 @@ pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> 
     let verdicts = crate::judge::primitive_verdicts(session.results());
     let outcome = crate::recommend::recommend(&session.document(), &job.knowledge, &job.policy, &job.targets);
     measure_through(&job, &plan, &outcome, &mut measured, &mut session);
-    let (diffs, closing) = crate::diff::section(
-        &measured.installed.0,
-        &measured.installed.1,
-        &session.document(),
-        &outcome,
-        &job.knowledge,
-        &job.policy,
-    );
+    let (judged, closing) = answer_main(c, &job, verdicts, &outcome, &measured, &mut session);
+    let note = measured.ssh_skipped.take().or(found.ssh_note);
+    report_and_store(c, session, judged, &job, &outcome, note.as_deref(), measured.status, &closing)
+}
+
+/// What the run's document keeps of the judge and recommend stages, with the
+/// installed configurations' diffs (their `installed_diff` setting, and `now`,
+/// `gain`, `diff` in the recommendations) and each target's own parser's word on
+/// its lines; and the closing text (the diffs, the parsers).
+fn answer_main(
+    c: &CommonOptions,
+    job: &MainJob,
+    verdicts: Vec<crate::model::VerdictRecord>,
+    outcome: &crate::recommend::Outcome,
+    measured: &Measured,
+    session: &mut Session,
+) -> (crate::session::Judged, String) {
+    let (currents, notes) = &measured.installed;
+    let (diffs, closing) = crate::diff::section(currents, notes, &session.document(), outcome, &job.knowledge, &job.policy);
     session.set_setting("installed_diff", serde_json::to_value(&diffs).unwrap_or_default());
-    let mut judged = super::judged(verdicts, &outcome);
+    let mut judged = super::judged(verdicts, outcome);
     crate::diff::annotate(&mut judged.recommendations, &diffs);
     let checked = super::validate::validate(&mut judged.recommendations, c.no_validate);
-    let note = measured.ssh_skipped.take().or(found.ssh_note);
     let closing = match (closing.is_empty(), checked.is_empty()) {
         (_, true) => closing,
         (true, false) => checked,
         (false, false) => format!("{}\n\n{checked}", closing.trim_end()),
     };
-    report_and_store(c, session, judged, &job, &outcome, note.as_deref(), measured.status, &closing)
+    (judged, closing)
 }
 
 /// The main job's plan. It shares out what start-up (discovery, the knowledge

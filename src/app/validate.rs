@@ -10,6 +10,9 @@ pub(super) const ACCEPTED: &str = "accepted";
 pub(super) const REJECTED: &str = "rejected";
 pub(super) const NOT_CHECKED: &str = "not checked";
 
+/// Why nothing was checked when the deadline was too close.
+const SPENT: &str = "the run's budget was spent measuring (`cipherbench recommend` checks them)";
+
 /// What the parsers need of the run's deadline (they take about 0.3 s together,
 /// side by side, on a loaded machine).
 const LEAST: std::time::Duration = std::time::Duration::from_secs(1);
@@ -25,9 +28,13 @@ pub(super) fn validate(recs: &mut [RecommendationRecord], skip: bool) -> String 
         return String::new();
     }
     if crate::deadline::run().left() < LEAST {
-        return "Config lines not checked by each software's own parser: the run's budget was spent measuring \
-                (`cipherbench recommend` checks them)\n"
-            .to_string();
+        for r in recs.iter_mut().filter(|r| !r.lines.is_empty()) {
+            r.validated = Some(Validated {
+                status: NOT_CHECKED.to_string(),
+                detail: SPENT.to_string(),
+            });
+        }
+        return format!("Config lines not checked by each software's own parser: {SPENT}\n");
     }
     let checked: Vec<Option<Validated>> = std::thread::scope(|s| {
         let running: Vec<_> = recs.iter().map(|r| s.spawn(move || check(r))).collect();
