@@ -12,7 +12,7 @@
 //! and, separately, what went wrong with the store.
 
 use crate::discover;
-use crate::measure::sink::Sink;
+use crate::measure::sink::{Measurements, Sink};
 use crate::model::{Document, RecommendationRecord, ResultRecord, RunInfo, RunStatus, VerdictRecord, SCHEMA};
 use crate::progress::Progress;
 use crate::store::Store;
@@ -37,10 +37,11 @@ impl Judged {
 }
 
 pub struct Session {
+    /// The run row; its settings are `measured`'s until the run is written.
     info: RunInfo,
     store: Option<Store>,
-    results: Vec<ResultRecord>,
-    progress: Progress,
+    /// The measuring stages' output, as it comes (results, settings, progress).
+    measured: Measurements,
     /// The first history write that failed (nothing more is written until `finish`).
     store_failed: Option<String>,
     /// What the host's software offers (`RunInfo::capabilities`), asked when the
@@ -67,7 +68,7 @@ impl Session {
             command: command.to_string(),
             host: discover::host::fingerprint(),
             libraries: discover::openssl::libraries(),
-            settings,
+            settings: settings.clone(),
             capabilities: Default::default(),
         };
         let mut store_failed = None;
@@ -80,8 +81,7 @@ impl Session {
         Ok(Session {
             info,
             store,
-            results: Vec::new(),
-            progress,
+            measured: Measurements::pass(settings, progress),
             store_failed,
             capabilities: std::sync::OnceLock::new(),
         })
@@ -94,7 +94,7 @@ impl Session {
         }
         if let Some(s) = &self.store {
             if let Err(e) = s.put_result(&self.info.id, idx, r) {
-                self.progress.message("history database failed: results kept in memory");
+                self.measured.progress_message("history database failed: results kept in memory");
                 self.store_failed = Some(format!("{e:#}"));
             }
         }
@@ -107,9 +107,10 @@ impl Session {
             schema: SCHEMA.to_string(),
             run: crate::model::RunInfo {
                 capabilities: self.capabilities.get_or_init(discover::capabilities).clone(),
+                settings: self.measured.settings.clone(),
                 ..self.info.clone()
             },
-            results: self.results.clone(),
+            results: self.measured.results.clone(),
             verdicts: Vec::new(),
             recommendations: Vec::new(),
         }
@@ -120,14 +121,15 @@ impl Session {
     /// document is whole either way). After a failure during the run, everything is
     /// written again now.
     pub fn finish(mut self, status: RunStatus, judged: Judged) -> (Document, Option<crate::error::NotSaved>) {
-        self.progress.finish();
+        self.measured.progress_finish();
         self.info.status = status;
+        self.info.settings = std::mem::take(&mut self.measured.settings);
         self.info.capabilities = self.capabilities.take().unwrap_or_else(discover::capabilities);
         self.info.finished_at = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         let doc = Document {
             schema: SCHEMA.to_string(),
             run: self.info,
-            results: self.results,
+            results: self.measured.results,
             verdicts: judged.verdicts,
             recommendations: judged.recommendations,
         };
@@ -163,40 +165,36 @@ impl Session {
     }
 }
 
+/// The session is the measuring stages' sink: each result is kept in its
+/// [`Measurements`] and written to the history at once.
 impl Sink for Session {
     /// Keeps a result and writes it to the history at once. Returns its index.
     fn record(&mut self, r: ResultRecord) -> Result<usize> {
-        let idx = self.results.len();
-        self.store_result(idx, &r);
-        self.results.push(r);
-        self.progress.inc();
-        Ok(idx)
+        self.store_result(self.measured.results.len(), &r);
+        self.measured.record(r)
     }
     /// Replaces a result after more samples were taken.
     fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
         self.store_result(idx, &r);
-        self.results[idx] = r;
-        Ok(())
+        self.measured.replace(idx, r)
     }
     fn results(&self) -> &[ResultRecord] {
-        &self.results
+        &self.measured.results
     }
     fn settings(&self) -> &serde_json::Value {
-        &self.info.settings
+        &self.measured.settings
     }
     /// Adds or overwrites one key of the run's settings (stored when the run ends).
     fn set_setting(&mut self, key: &str, value: serde_json::Value) {
-        if let Some(m) = self.info.settings.as_object_mut() {
-            m.insert(key.to_string(), value);
-        }
+        self.measured.set_setting(key, value);
     }
     fn progress_start(&mut self, len: u64) {
-        self.progress.start(len);
+        self.measured.progress_start(len);
     }
     fn progress_message(&self, msg: &str) {
-        self.progress.message(msg);
+        self.measured.progress_message(msg);
     }
     fn progress_finish(&mut self) {
-        self.progress.finish();
+        self.measured.progress_finish();
     }
 }
