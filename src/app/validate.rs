@@ -11,7 +11,7 @@ pub(super) const REJECTED: &str = "rejected";
 pub(super) const NOT_CHECKED: &str = "not checked";
 
 /// Why nothing was checked when the deadline was too close.
-const SPENT: &str = "the run's budget was spent measuring (`cipherbench recommend` checks them)";
+const SPENT: &str = "the run's budget was spent (`cipherbench recommend` of the stored run checks them)";
 
 /// What the parsers need of the run's deadline (they take about 0.3 s together,
 /// side by side, on a loaded machine).
