@@ -13,9 +13,10 @@ pub(super) const NOT_CHECKED: &str = "not checked";
 /// Why nothing was checked when the deadline was too close.
 const SPENT: &str = "the run's budget was spent (`cipherbench recommend` of the stored run checks them)";
 
-/// What the parsers need of the run's deadline (they take about 0.3 s together,
-/// side by side, on a loaded machine).
-const LEAST: std::time::Duration = std::time::Duration::from_secs(1);
+/// What the parsers need of the run's deadline: they take about 0.3 s together,
+/// side by side, on a loaded machine, and a check still running when the run is
+/// cut would make a whole run `partial`.
+const LEAST: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// Checks each recommendation's lines with its target's own parser (the parsers
 /// run side by side, each a child process within the run's deadline), keeps what
