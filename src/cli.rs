@@ -76,6 +76,10 @@ pub struct Common {
     /// curl, nzbget, ssh, sshd (comma-separated; default: all).
     #[arg(long = "for", aliases = ["target", "targets"], global = true, value_delimiter = ',', value_name = "TARGET,...")]
     pub targets: Vec<String>,
+    /// Do not check the emitted config lines with each software's own parser
+    /// (sshd -t, nginx -t, haproxy -c, ssh -G, openssl ciphers, gnutls-cli).
+    #[arg(long, global = true)]
+    pub no_validate: bool,
 }
 
 fn duration_arg(s: &str) -> Result<Seconds, String> {

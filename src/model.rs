@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 mod records;
 pub use records::{
     KeyBitsRecord, Now, OpinionRecord, RankedRecord, RankingRecord, ReasonRecord, RecommendationRecord, RefusedRecord, SourceRecord,
-    VerdictRecord, VerdictSubject,
+    Validated, VerdictRecord, VerdictSubject,
 };
 
 pub const SCHEMA: &str = "cipherbench/1";

@@ -26,6 +26,8 @@ pub struct CommonOptions {
     pub policy: Option<String>,
     /// Config targets (default: all, or what is installed).
     pub targets: Vec<String>,
+    /// Do not check the emitted lines with each software's own parser.
+    pub no_validate: bool,
 }
 
 /// `run`: the main job.

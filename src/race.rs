@@ -15,7 +15,6 @@ use crate::measure::{engine, ssh, tls};
 use crate::model::{Kind, ResultRecord, Status};
 use crate::progress::Progress;
 use crate::recommend::Outcome;
-use crate::session::Session;
 use crate::units::Seconds;
 use anyhow::Result;
 use std::collections::BTreeSet;
@@ -82,7 +81,7 @@ pub struct Racers<'a> {
 
 /// Measures the contenders of `contests` again within `budget` and pools the new
 /// samples with their quick figures. Returns how many results were re-measured.
-pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget: Seconds, quiet: bool) -> Result<usize> {
+pub fn race(session: &mut dyn Sink, contests: &[Contest], racers: &Racers, budget: Seconds, quiet: bool) -> Result<usize> {
     let wanted: BTreeSet<usize> = contests.iter().flat_map(|c| c.records.iter().copied()).collect();
     let wanted: Vec<&ResultRecord> = wanted.iter().map(|&i| &session.results()[i]).collect();
     let is_tls = |r: &&&ResultRecord| matches!(r.kind, Kind::TlsBulk | Kind::TlsHandshake);
@@ -104,7 +103,7 @@ pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget
     if total == 0.0 {
         return Ok(0);
     }
-    let mut scratch = session.scratch(Progress::new(quiet));
+    let mut scratch = crate::measure::sink::Measurements::pass(session.settings().clone(), Progress::new(quiet));
     let mut measured: Result<()> = Ok(());
     if let Some(mut p) = tls_plan {
         p.budget = Seconds(budget.0 * tls_weight / total);
@@ -125,7 +124,7 @@ pub fn race(session: &mut Session, contests: &[Contest], racers: &Racers, budget
 /// figure's samples join the same subject's first ones, floored by the run's
 /// noise for its kind; a subject the first pass did not have is added; one that
 /// failed now keeps its first figure. Returns how many results were pooled.
-pub fn pool_into(session: &mut Session, scratch: &crate::measure::sink::Measurements) -> Result<usize> {
+pub fn pool_into(session: &mut dyn Sink, scratch: &crate::measure::sink::Measurements) -> Result<usize> {
     let mut replaced = 0;
     let settings = session.settings().clone();
     for r in scratch.results.iter().filter(|r| r.status == Status::Ok) {

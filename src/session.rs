@@ -1,5 +1,8 @@
-//! One run in progress: its identity, the host it ran on, the results so far, the
-//! history database they are written to as they come, and the progress bar.
+//! The store's writer for one run: its identity, the host it ran on, the results
+//! so far (the measuring stages' `Sink`), the history database they are written to
+//! as they come, and the progress bar. It carries nothing between the stages: the
+//! judge's verdicts and recommend's outcome are values the app passes along, handed
+//! to the session ([`Judged`]) when the run is closed and written.
 //!
 //! The results live in memory first. The history database is a copy: when a
 //! write fails (a full disk, another process holding the lock), the session
@@ -9,19 +12,36 @@
 //! and, separately, what went wrong with the store.
 
 use crate::discover;
-use crate::measure::sink::Sink;
+use crate::measure::sink::{Measurements, Sink};
 use crate::model::{Document, RecommendationRecord, ResultRecord, RunInfo, RunStatus, VerdictRecord, SCHEMA};
 use crate::progress::Progress;
 use crate::store::Store;
 use anyhow::Result;
 
+/// What the judge and recommend stages made of a run, as the document keeps it:
+/// handed to the session when the run is closed (`Session::finish`).
+#[derive(Debug, Default)]
+pub struct Judged {
+    pub verdicts: Vec<VerdictRecord>,
+    pub recommendations: Vec<RecommendationRecord>,
+}
+
+impl Judged {
+    /// The judge's verdicts of the run's primitives alone (no recommendation).
+    pub fn from_verdicts(verdicts: Vec<VerdictRecord>) -> Judged {
+        Judged {
+            verdicts,
+            recommendations: Vec::new(),
+        }
+    }
+}
+
 pub struct Session {
+    /// The run row; its settings are `measured`'s until the run is written.
     info: RunInfo,
     store: Option<Store>,
-    results: Vec<ResultRecord>,
-    verdicts: Vec<VerdictRecord>,
-    recommendations: Vec<RecommendationRecord>,
-    progress: Progress,
+    /// The measuring stages' output, as it comes (results, settings, progress).
+    measured: Measurements,
     /// The first history write that failed (nothing more is written until `finish`).
     store_failed: Option<String>,
     /// What the host's software offers (`RunInfo::capabilities`), asked when the
@@ -48,7 +68,7 @@ impl Session {
             command: command.to_string(),
             host: discover::host::fingerprint(),
             libraries: discover::openssl::libraries(),
-            settings,
+            settings: settings.clone(),
             capabilities: Default::default(),
         };
         let mut store_failed = None;
@@ -61,10 +81,7 @@ impl Session {
         Ok(Session {
             info,
             store,
-            results: Vec::new(),
-            verdicts: Vec::new(),
-            recommendations: Vec::new(),
-            progress,
+            measured: Measurements::pass(settings, progress),
             store_failed,
             capabilities: std::sync::OnceLock::new(),
         })
@@ -77,63 +94,44 @@ impl Session {
         }
         if let Some(s) = &self.store {
             if let Err(e) = s.put_result(&self.info.id, idx, r) {
-                self.progress.message("history database failed: results kept in memory");
+                self.measured.progress_message("history database failed: results kept in memory");
                 self.store_failed = Some(format!("{e:#}"));
             }
         }
     }
 
-    /// A pass for re-measuring: the run's settings, no history database (its
-    /// results are pooled into this run's with `race::pool_into`).
-    pub fn scratch(&self, progress: Progress) -> crate::measure::sink::Measurements {
-        crate::measure::sink::Measurements::pass(self.info.settings.clone(), progress)
-    }
-
-    /// Keeps verdicts the judge made of this run's results (`judge::primitive_verdicts`).
-    pub fn add_verdicts(&mut self, verdicts: Vec<VerdictRecord>) {
-        self.verdicts.extend(verdicts);
-    }
-
-    /// The document as it stands, for the judge and recommend stages.
-    pub fn snapshot(&self) -> Document {
+    /// The measured document as it stands (no verdicts or recommendations yet):
+    /// what the judge and recommend stages read.
+    pub fn document(&self) -> Document {
         Document {
             schema: SCHEMA.to_string(),
             run: crate::model::RunInfo {
                 capabilities: self.capabilities.get_or_init(discover::capabilities).clone(),
+                settings: self.measured.settings.clone(),
                 ..self.info.clone()
             },
-            results: self.results.clone(),
-            verdicts: self.verdicts.clone(),
-            recommendations: self.recommendations.clone(),
+            results: self.measured.results.clone(),
+            verdicts: Vec::new(),
+            recommendations: Vec::new(),
         }
     }
 
-    /// The document's `recommendations[]` and `verdicts[]`, for `recommend::attach`
-    /// to keep what the recommend stage made of the run.
-    pub fn records_mut(&mut self) -> (&mut Vec<RecommendationRecord>, &mut Vec<VerdictRecord>) {
-        (&mut self.recommendations, &mut self.verdicts)
-    }
-
-    /// The document's `recommendations[]`, for steps that annotate them (the
-    /// installed-configuration diff adds `now`, `gain` and `diff`).
-    pub fn recommendations_mut(&mut self) -> &mut Vec<RecommendationRecord> {
-        &mut self.recommendations
-    }
-
-    /// Closes the run with `status` and returns the document, and separately what
-    /// went wrong with the history database (the document is whole either way).
-    /// After a failure during the run, everything is written again now.
-    pub fn finish(mut self, status: RunStatus) -> (Document, Option<crate::error::NotSaved>) {
-        self.progress.finish();
+    /// Closes the run with `status` and what was made of it (`judged`), and returns
+    /// the document, and separately what went wrong with the history database (the
+    /// document is whole either way). After a failure during the run, everything is
+    /// written again now.
+    pub fn finish(mut self, status: RunStatus, judged: Judged) -> (Document, Option<crate::error::NotSaved>) {
+        self.measured.progress_finish();
         self.info.status = status;
+        self.info.settings = std::mem::take(&mut self.measured.settings);
         self.info.capabilities = self.capabilities.take().unwrap_or_else(discover::capabilities);
         self.info.finished_at = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         let doc = Document {
             schema: SCHEMA.to_string(),
             run: self.info,
-            results: self.results,
-            verdicts: self.verdicts,
-            recommendations: self.recommendations,
+            results: self.measured.results,
+            verdicts: judged.verdicts,
+            recommendations: judged.recommendations,
         };
         let Some(s) = &self.store else {
             return (doc, None);
@@ -167,40 +165,36 @@ impl Session {
     }
 }
 
+/// The session is the measuring stages' sink: each result is kept in its
+/// [`Measurements`] and written to the history at once.
 impl Sink for Session {
     /// Keeps a result and writes it to the history at once. Returns its index.
     fn record(&mut self, r: ResultRecord) -> Result<usize> {
-        let idx = self.results.len();
-        self.store_result(idx, &r);
-        self.results.push(r);
-        self.progress.inc();
-        Ok(idx)
+        self.store_result(self.measured.results.len(), &r);
+        self.measured.record(r)
     }
     /// Replaces a result after more samples were taken.
     fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
         self.store_result(idx, &r);
-        self.results[idx] = r;
-        Ok(())
+        self.measured.replace(idx, r)
     }
     fn results(&self) -> &[ResultRecord] {
-        &self.results
+        &self.measured.results
     }
     fn settings(&self) -> &serde_json::Value {
-        &self.info.settings
+        &self.measured.settings
     }
     /// Adds or overwrites one key of the run's settings (stored when the run ends).
     fn set_setting(&mut self, key: &str, value: serde_json::Value) {
-        if let Some(m) = self.info.settings.as_object_mut() {
-            m.insert(key.to_string(), value);
-        }
+        self.measured.set_setting(key, value);
     }
     fn progress_start(&mut self, len: u64) {
-        self.progress.start(len);
+        self.measured.progress_start(len);
     }
     fn progress_message(&self, msg: &str) {
-        self.progress.message(msg);
+        self.measured.progress_message(msg);
     }
     fn progress_finish(&mut self) {
-        self.progress.finish();
+        self.measured.progress_finish();
     }
 }

@@ -1,6 +1,6 @@
 //! `check`: the installed configuration against the policy and the measured best.
 
-use super::{close, conclude, open_store, outputs, policy, progress};
+use super::{close, conclude, judged, open_store, outputs, policy, progress};
 use crate::diff::{self, check::CheckReport, subjects::Subjects};
 use crate::error::UsageError;
 use crate::measure::sink::Sink;
@@ -52,11 +52,10 @@ pub(super) fn check(c: &CommonOptions, a: &CheckOptions) -> Result<()> {
     });
     let mut session = Session::start("check", settings, open_store(c)?, progress(c))?;
     let Passes { measured, outcome, diffs } = measure_passes(c, &mut job, &mut session, budget)?;
-    let (recommendations, verdicts) = session.records_mut();
-    crate::recommend::attach(&outcome, recommendations, verdicts);
+    let mut judged = judged(Vec::new(), &outcome);
     session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
-    diff::annotate(session.recommendations_mut(), &diffs);
-    let (doc, status, stored) = close(session, &measured);
+    diff::annotate(&mut judged.recommendations, &diffs);
+    let (doc, status, stored) = close(session, judged, &measured);
     let findings = diff::check::findings(&diffs, a.min_gain);
     let report = CheckReport {
         schema: "cipherbench-check/1",
@@ -132,13 +131,13 @@ fn measure_passes(c: &CommonOptions, job: &mut Checked, session: &mut Session, b
     let first = if through { CHECK_FIRST_PASS_THROUGH } else { CHECK_FIRST_PASS };
     let measured = diff::subjects::measure(&subjects, session, Seconds(budget.0 * first));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
-    let snapshot = session.snapshot();
+    let snapshot = session.document();
     let outcome = crate::recommend::recommend(&snapshot, knowledge, policy, &targets);
     let mut diffs = diff::build_all(currents, &snapshot, &outcome, knowledge, policy);
     let left = (budget.0 - t0.elapsed().as_secs_f64()).min(budget.0 * CHECK_THROUGH);
     if through && measured.is_ok() && left >= 1.5 && !crate::interrupt::requested() {
         notes.extend(diff::subjects::measure_through(currents, &diffs, session, Seconds(left)));
-        diffs = diff::build_all(currents, &session.snapshot(), &outcome, knowledge, policy);
+        diffs = diff::build_all(currents, &session.document(), &outcome, knowledge, policy);
     }
     let passes = Passes { measured, outcome, diffs };
     let left = budget.0 - t0.elapsed().as_secs_f64();
@@ -160,7 +159,7 @@ fn second_pass(
     if !(open && first.measured.is_ok() && left.0 >= 2.0 && !crate::interrupt::requested()) {
         return Ok(first);
     }
-    let mut scratch = session.scratch(progress(c));
+    let mut scratch = crate::measure::sink::Measurements::pass(session.settings().clone(), progress(c));
     let measured = diff::subjects::measure(&again, &mut scratch, left);
     let pooled = crate::race::pool_into(session, &scratch)?;
     session.set_setting(
@@ -168,7 +167,7 @@ fn second_pass(
         json!({"tls_suites": again.tls_suites, "ssh_ciphers": again.ssh_ciphers, "ssh_macs": again.ssh_macs,
                "seconds": left.0, "pooled": pooled}),
     );
-    let snapshot = session.snapshot();
+    let snapshot = session.document();
     let outcome = crate::recommend::recommend(&snapshot, &job.knowledge, &job.policy, targets);
     let diffs = diff::build_all(&job.currents, &snapshot, &outcome, &job.knowledge, &job.policy);
     Ok(Passes { measured, outcome, diffs })

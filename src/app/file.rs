@@ -6,7 +6,7 @@ use crate::measure::plans as plan;
 use crate::measure::sink::Sink;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, FileOptions};
-use crate::session::Session;
+use crate::session::{Judged, Session};
 use crate::units::Bytes;
 use anyhow::Result;
 use serde_json::json;
@@ -64,8 +64,8 @@ pub(super) fn file(c: &CommonOptions, a: &FileOptions) -> Result<()> {
         budget: c.budget,
     };
     let measured = measure::files(&plan, &mut session);
-    session.add_verdicts(crate::judge::primitive_verdicts(session.results()));
-    let outcome = finish(session, measured, &outputs(c));
+    let verdicts = crate::judge::primitive_verdicts(session.results());
+    let outcome = finish(session, Judged::from_verdicts(verdicts), measured, &outputs(c));
     // Outputs and generated inputs go now, whatever happened.
     crate::interrupt::forget_dir(workdir.path());
     drop(workdir);

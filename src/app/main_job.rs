@@ -26,60 +26,133 @@ pub(super) fn run(c: &CommonOptions, a: &RunOptions) -> Result<()> {
 }
 
 /// The main job: profile this machine within `--budget` (default 90 s) and answer
-/// which cipher it should use. discover → primitives → TLS on loopback → SSH on a
-/// private sshd (when installed) → judge → recommend → the answer, history and an
-/// HTML report.
+/// which cipher it should use. discover → plan → measure (primitives, TLS on
+/// loopback, SSH on a private sshd when installed, the installed choice, the race)
+/// → judge → recommend → the installed diff → the answer, history and an HTML
+/// report. Each stage takes the values of the ones before it; the session only
+/// keeps and writes what was measured (results as they come, so Ctrl-C keeps them).
 pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> Result<()> {
     let job = validate_main(c)?;
     crate::deadline::set_run(std::time::Instant::now(), job.budget);
     let found = discover_main();
     let mut session = start_main(c, &job, &found, extra_settings)?;
-    // The plan shares out what start-up (discovery, the knowledge base, the
-    // history) left of the budget: the deadline counts from the process's start.
-    // Kept back from the plan for what follows measuring (reading the installed
-    // configuration, judging, the report): a plan that spends the whole budget
-    // runs into the deadline on a loaded machine.
+    let plan = plan_main(&job, &found);
+    let mut measured = measure_main(c, &job, &found, &plan, &mut session);
+    let verdicts = crate::judge::primitive_verdicts(session.results());
+    let outcome = crate::recommend::recommend(&session.document(), &job.knowledge, &job.policy, &job.targets);
+    measure_through(&job, &plan, &outcome, &mut measured, &mut session);
+    let (judged, closing) = answer_main(c, &job, verdicts, &outcome, &measured, &mut session);
+    let note = measured.ssh_skipped.take().or(found.ssh_note);
+    report_and_store(c, session, judged, &job, &outcome, note.as_deref(), measured.status, &closing)
+}
+
+/// What the run's document keeps of the judge and recommend stages, with the
+/// installed configurations' diffs (their `installed_diff` setting, and `now`,
+/// `gain`, `diff` in the recommendations) and each target's own parser's word on
+/// its lines; and the closing text (the diffs, the parsers).
+fn answer_main(
+    c: &CommonOptions,
+    job: &MainJob,
+    verdicts: Vec<crate::model::VerdictRecord>,
+    outcome: &crate::recommend::Outcome,
+    measured: &Measured,
+    session: &mut Session,
+) -> (crate::session::Judged, String) {
+    let (currents, notes) = &measured.installed;
+    let (diffs, closing) = crate::diff::section(currents, notes, &session.document(), outcome, &job.knowledge, &job.policy);
+    session.set_setting("installed_diff", serde_json::to_value(&diffs).unwrap_or_default());
+    let mut judged = super::judged(verdicts, outcome);
+    crate::diff::annotate(&mut judged.recommendations, &diffs);
+    let checked = super::validate::validate(&mut judged.recommendations, c.no_validate);
+    let closing = match (closing.is_empty(), checked.is_empty()) {
+        (_, true) => closing,
+        (true, false) => checked,
+        (false, false) => format!("{}\n\n{checked}", closing.trim_end()),
+    };
+    (judged, closing)
+}
+
+/// The main job's plan. It shares out what start-up (discovery, the knowledge
+/// base, the history) left of the budget: the deadline counts from the process's
+/// start. Kept back from the plan for what follows measuring (reading the
+/// installed configuration, judging, the report): a plan that spends the whole
+/// budget runs into the deadline on a loaded machine.
+fn plan_main(job: &MainJob, found: &Found) -> crate::plan::MainPlan {
     let budget = crate::deadline::budget_left().map_or(job.budget, |l| Seconds(l.0.min(job.budget.0)));
     let reserve = 0.5 + 0.05 * job.budget.0;
-    let plan = crate::plan::main_job(Seconds((budget.0 - reserve).max(budget.0 * 0.5)), found.usable());
+    crate::plan::main_job(Seconds((budget.0 - reserve).max(budget.0 * 0.5)), found.usable())
+}
+
+/// What the main job measured (the results themselves are in the session, written
+/// as they came): how measuring ended, the installed configurations and what was
+/// kept back for the throughput through private nginx instances.
+struct Measured {
+    status: Result<()>,
+    /// Why SSH was left out although it is installed (too little budget left).
+    ssh_skipped: Option<String>,
+    /// The installed configurations read, and notes on what could not be.
+    installed: (Vec<crate::diff::Current>, Vec<String>),
+    /// Seconds kept for measuring a local nginx's throughput through private instances.
+    through: f64,
+    t0: std::time::Instant,
+}
+
+/// The measuring stage: the first pass, the installed choice when the run has not
+/// measured it yet (so that "now" is a subject of the run), then the race over
+/// what is still tied.
+fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::plan::MainPlan, session: &mut Session) -> Measured {
     let t0 = std::time::Instant::now();
-    let mut first = measure_first_pass(&plan, &job, &found, &mut session, t0);
+    let mut first = measure_first_pass(plan, job, found, session, t0);
     let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0;
-    let mut installed = crate::diff::main_step(&mut session, &job.knowledge, &job.targets, Seconds(left.min(job.budget.0 * 0.1)));
-    // Kept for measuring a local nginx's throughput through private instances.
+    let mut installed = crate::diff::installed(&job.knowledge, &job.targets);
+    let missing = crate::diff::unmeasured(&installed.0, session.results());
+    let budget = Seconds(left.min(job.budget.0 * 0.1));
+    if !missing.is_empty() && budget.0 >= 2.0 {
+        if let Err(e) = crate::diff::subjects::measure(&missing, session, budget) {
+            installed.1.push(format!("the installed choice could not be measured: {e:#}"));
+        }
+    }
     let through = if crate::diff::through_applies(&installed.0) {
         job.budget.0 * 0.1
     } else {
         0.0
     };
     if first.measured.is_ok() && !crate::interrupt::requested() {
-        first.measured = race_ties(
-            c,
-            &job,
-            &first,
-            &mut session,
-            plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0 - through,
-        );
+        let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0 - through;
+        first.measured = race_ties(c, job, &first, session, left);
     }
-    let FirstPass {
-        measured,
-        ssh_run,
-        ssh_skipped,
-        ..
-    } = first;
-    let first_ok = measured.is_ok();
-    drop(ssh_run);
-    session.add_verdicts(crate::judge::primitive_verdicts(session.results()));
-    let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
-    let (recommendations, verdicts) = session.records_mut();
-    crate::recommend::attach(&outcome, recommendations, verdicts);
-    if first_ok && through > 0.0 {
-        let spare = (plan.budget.0 - t0.elapsed().as_secs_f64() - 1.0).min(through * 1.5);
-        crate::diff::through_step(&mut session, &mut installed, &outcome, &job.knowledge, &job.policy, Seconds(spare));
+    // The race is over: the private sshd stops now.
+    drop(first.ssh_run);
+    Measured {
+        status: first.measured,
+        ssh_skipped: first.ssh_skipped,
+        installed,
+        through,
+        t0,
     }
-    let closing = crate::diff::attach(&mut session, &installed, &outcome, &job.knowledge, &job.policy);
-    let note = ssh_skipped.or(found.ssh_note);
-    report_and_store(c, session, &job, &outcome, note.as_deref(), measured, &closing)
+}
+
+/// Once the answer is known: each local nginx's throughput now and with the
+/// recommended lines, through two private nginx instances, within the time kept
+/// for it; what could not be measured goes to the installed notes.
+fn measure_through(
+    job: &MainJob,
+    plan: &crate::plan::MainPlan,
+    outcome: &crate::recommend::Outcome,
+    measured: &mut Measured,
+    session: &mut Session,
+) {
+    if measured.status.is_err() || measured.through <= 0.0 || crate::interrupt::requested() {
+        return;
+    }
+    let spare = (plan.budget.0 - measured.t0.elapsed().as_secs_f64() - 1.0).min(measured.through * 1.5);
+    if spare < 1.5 {
+        return;
+    }
+    let currents = &measured.installed.0;
+    let diffs = crate::diff::through_diffs(currents, &session.document(), outcome, &job.knowledge, &job.policy);
+    let notes = crate::diff::subjects::measure_through(currents, &diffs, session, Seconds(spare));
+    measured.installed.1.extend(notes);
 }
 
 /// What the main job was asked, checked before anything runs.
@@ -295,7 +368,7 @@ fn measure_ssh(
 /// The race: the rest of the budget (`left`, a reserve for judging and the report
 /// kept back) goes to the lists whose leaders are still tied.
 fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, session: &mut Session, left: f64) -> Result<()> {
-    let outcome = crate::recommend::recommend(&session.snapshot(), &job.knowledge, &job.policy, &job.targets);
+    let outcome = crate::recommend::recommend(&session.document(), &job.knowledge, &job.policy, &job.targets);
     let contests = crate::race::contests(&outcome, session.results());
     if contests.is_empty() || left < 3.0 {
         return Ok(());
@@ -317,16 +390,18 @@ fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, session: &mut 
 
 /// The answer on the terminal (or the JSON document), the exports, the history
 /// and the HTML report; then the run's own outcome.
+#[allow(clippy::too_many_arguments)]
 fn report_and_store(
     c: &CommonOptions,
     session: Session,
+    judged: crate::session::Judged,
     job: &MainJob,
     outcome: &crate::recommend::Outcome,
     ssh_note: Option<&str>,
     measured: Result<()>,
     closing: &str,
 ) -> Result<()> {
-    let (doc, status, stored) = close(session, &measured);
+    let (doc, status, stored) = close(session, judged, &measured);
     let report_path = match job.reports {
         true => report::html::write_report(&doc).map(Some),
         false => Ok(None),

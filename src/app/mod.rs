@@ -15,6 +15,7 @@ mod recommend;
 mod speed;
 mod ssh;
 mod tls;
+mod validate;
 
 use crate::cli::{Cli, Command};
 use crate::discover::{self, cpucaps};
@@ -24,7 +25,7 @@ use crate::model::RunStatus;
 use crate::options::CommonOptions;
 use crate::progress::Progress;
 use crate::report::{self, Outputs};
-use crate::session::Session;
+use crate::session::{Judged, Session};
 use crate::store::{self, Store};
 use crate::units::Seconds;
 use anyhow::Result;
@@ -126,16 +127,24 @@ fn grader(c: &CommonOptions) -> Result<crate::judge::Grader> {
     Ok(crate::judge::Grader::new(p)?)
 }
 
-/// Closes the session in every case, reports what was kept, and maps the outcome.
-fn finish(session: Session, measured: Result<()>, out: &Outputs) -> Result<()> {
-    let (doc, status, stored) = close(session, &measured);
+/// Closes the session with what was made of it (`judged`) in every case, reports
+/// what was kept, and maps the outcome.
+fn finish(session: Session, judged: Judged, measured: Result<()>, out: &Outputs) -> Result<()> {
+    let (doc, status, stored) = close(session, judged, &measured);
     let emitted = report::emit(&doc, out);
     conclude(&doc, status, measured, stored, emitted)
 }
 
-/// Closes the run's row with the status `measured` implies; the document is
-/// whole even when the history database failed.
-fn close(session: Session, measured: &Result<()>) -> (crate::model::Document, RunStatus, Option<crate::error::NotSaved>) {
+/// The judge's verdicts and recommend's outcome as the document keeps them.
+fn judged(verdicts: Vec<crate::model::VerdictRecord>, outcome: &crate::recommend::Outcome) -> Judged {
+    let mut j = Judged::from_verdicts(verdicts);
+    crate::recommend::attach(outcome, &mut j.recommendations, &mut j.verdicts);
+    j
+}
+
+/// Closes the run's row with the status `measured` implies and what was made of
+/// it (`judged`); the document is whole even when the history database failed.
+fn close(session: Session, judged: Judged, measured: &Result<()>) -> (crate::model::Document, RunStatus, Option<crate::error::NotSaved>) {
     // Cut at the deadline (the watchdog, or a probe that ran into it) with results
     // kept: partial, not failed, and not interrupted either (a probe that saw the
     // cut stops as it would on Ctrl-C).
@@ -153,7 +162,7 @@ fn close(session: Session, measured: &Result<()>) -> (crate::model::Document, Ru
         (Err(_), false) => RunStatus::Failed,
         (Ok(()), false) => RunStatus::Complete,
     };
-    let (doc, stored) = session.finish(status);
+    let (doc, stored) = session.finish(status, judged);
     (doc, status, stored)
 }
 

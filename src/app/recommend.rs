@@ -30,12 +30,16 @@ pub(super) fn recommend(c: &CommonOptions, a: &RecommendOptions) -> Result<()> {
     let (diffs, diff_text) = crate::diff::section(&installed, &installed_notes, &doc, &outcome, &knowledge, &policy);
     doc.run.settings["installed_diff"] = serde_json::to_value(&diffs)?;
     crate::diff::annotate(&mut doc.recommendations, &diffs);
+    let checked = super::validate::validate(&mut doc.recommendations, c.no_validate);
     if c.json {
         report::print(&report::json::render(&doc)?)?;
     } else if !c.quiet {
         let text = crate::report::rankings::render(&doc, &policy, &knowledge, &outcome);
         report::print_text(&text)?;
         report::print_text(&report::terminal::fit(&diff_text))?;
+        if !checked.is_empty() {
+            report::print_text(&report::terminal::fit(&format!("\n{checked}")))?;
+        }
     }
     let exports = Outputs {
         json: false,

@@ -7,7 +7,7 @@ use crate::measure::plans::{self as plan, DEFAULT_SIZES};
 use crate::measure::sink::Sink;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, SpeedOptions};
-use crate::session::Session;
+use crate::session::{Judged, Session};
 use crate::units::{Bytes, Seconds};
 use anyhow::Result;
 use serde_json::json;
@@ -46,8 +46,8 @@ pub(super) fn speed(c: &CommonOptions, a: &SpeedOptions, command: &str, default_
     let mut session = Session::start(command, settings, store, progress(c))?;
     let plan = plan::primitives(&prims, &a.libraries, &sizes, threads, crate::deadline::plan_budget(budget));
     let measured = measure::primitives(&plan, &mut session);
-    session.add_verdicts(crate::judge::primitive_verdicts(session.results()));
-    finish(session, measured, &outputs(c))
+    let verdicts = crate::judge::primitive_verdicts(session.results());
+    finish(session, Judged::from_verdicts(verdicts), measured, &outputs(c))
 }
 
 /// Resolves typed names to catalogue entries, with suggestions for typos.

@@ -4,9 +4,10 @@ use super::{finish, masked, open_store, outputs, policy, progress};
 use crate::backend::openssh::{Client, PrivateSshd, Target};
 use crate::discover;
 use crate::measure;
+use crate::measure::sink::Sink;
 use crate::options::{CommonOptions, SshOptions};
 use crate::report;
-use crate::session::Session;
+use crate::session::{Judged, Session};
 use crate::units::Seconds;
 use anyhow::Result;
 use serde_json::json;
@@ -67,10 +68,14 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
     drop(daemon);
     // A remote server: what to change there, against this run's figures.
     let remote_diff = match (&a.host, remote_policy) {
-        (Some(h), Some(p)) if !crate::interrupt::requested() => Some(remote_diff(a, h, &openssh, &mut session, &p)?),
+        (Some(h), Some(p)) if !crate::interrupt::requested() => {
+            let (diffs, text) = remote_diff(a, h, &openssh, &session.document(), &p)?;
+            session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
+            Some(text)
+        }
         _ => None,
     };
-    let done = finish(session, measured, &outputs(c));
+    let done = finish(session, Judged::default(), measured, &outputs(c));
     if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
         report::print_text(&text)?;
     }
@@ -105,9 +110,9 @@ fn remote_diff(
     a: &SshOptions,
     host: &str,
     openssh: &discover::openssh::OpenSsh,
-    session: &mut Session,
+    doc: &crate::model::Document,
     policy: &crate::judge::Policy,
-) -> Result<String> {
+) -> Result<(Vec<crate::diff::SoftwareDiff>, String)> {
     let current = crate::diff::remote::ssh_server(&openssh.ssh, host, a.port, a.identity.as_deref(), &a.ssh_options);
-    crate::diff::remote::section(current, session, "sshd", policy)
+    crate::diff::remote::section(current, doc, "sshd", policy)
 }

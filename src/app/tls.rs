@@ -3,9 +3,10 @@
 use super::{finish, open_store, outputs, policy, progress};
 use crate::error::UsageError;
 use crate::measure::primitive;
+use crate::measure::sink::Sink;
 use crate::options::{CommonOptions, TlsOptions};
 use crate::report;
-use crate::session::Session;
+use crate::session::{Judged, Session};
 use crate::units::Seconds;
 use anyhow::Result;
 
@@ -49,9 +50,11 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
         } else {
             let k = crate::judge::Knowledge::builtin()?;
             let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
-            Some(crate::diff::remote::section(current, &mut session, "nginx", &remote_policy)?)
+            let (diffs, text) = crate::diff::remote::section(current, &session.document(), "nginx", &remote_policy)?;
+            session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
+            Some(text)
         };
-        let done = finish(session, measured, &outputs(c));
+        let done = finish(session, Judged::default(), measured, &outputs(c));
         if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
             report::print_text(&text)?;
         }
@@ -60,7 +63,7 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
     let plan = tls::LoopbackPlan::new(a, budget)?;
     let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
     let measured = tls::loopback(&plan, &mut session);
-    finish(session, measured, &outputs(c))
+    finish(session, Judged::default(), measured, &outputs(c))
 }
 
 /// `tls --lib gnutls` or `--lib openssl,gnutls` (every client→server pair), `--priority`,
@@ -84,7 +87,7 @@ fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<(
                 eprintln!("{}", crate::untrusted::for_terminal(m));
             }
         });
-        return finish(session, measured, &outputs(c));
+        return finish(session, Judged::default(), measured, &outputs(c));
     }
     let g = tls_gnutls::GnutlsPlan::new(&a.libraries, a.priority.as_deref())?;
     let mut plan = tls::LoopbackPlan::new(a, budget)?;
@@ -94,5 +97,5 @@ fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<(
     }
     let mut session = Session::start("tls", g.settings(&plan), open_store(c)?, progress(c))?;
     let measured = tls_gnutls::loopback(&plan, &g, &mut session);
-    finish(session, measured, &outputs(c))
+    finish(session, Judged::default(), measured, &outputs(c))
 }

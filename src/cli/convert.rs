@@ -9,6 +9,35 @@ use crate::options::{
     ReportOptions, RunOptions, SpeedOptions, SshOptions, TlsOptions,
 };
 
+/// `From<$arg> for $plain` for a value enum and the plain enum with the same
+/// variants.
+macro_rules! variants_from {
+    ($arg:ty => $plain:ty { $($v:ident),+ $(,)? }) => {
+        impl From<$arg> for $plain {
+            fn from(x: $arg) -> $plain {
+                match x {
+                    $(<$arg>::$v => <$plain>::$v,)+
+                }
+            }
+        }
+    };
+}
+
+/// `From<$args> for $options`, field by field: each field as it was parsed, or
+/// through the function after its colon. Every field of the options is named (one
+/// added to them and not here stops the build).
+macro_rules! options_from {
+    ($args:ty => $options:ident { $($field:ident $(: $convert:expr)?),+ $(,)? }) => {
+        impl From<$args> for $options {
+            fn from(parsed: $args) -> Self {
+                $options { $($field: options_from!(@value parsed.$field $(, $convert)?)),+ }
+            }
+        }
+    };
+    (@value $v:expr) => { $v };
+    (@value $v:expr, $convert:expr) => { ($convert)($v) };
+}
+
 /// A library, as `--lib` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LibraryArg {
@@ -18,14 +47,7 @@ pub enum LibraryArg {
     Gnutls,
 }
 
-impl From<LibraryArg> for Library {
-    fn from(l: LibraryArg) -> Library {
-        match l {
-            LibraryArg::Openssl => Library::Openssl,
-            LibraryArg::Gnutls => Library::Gnutls,
-        }
-    }
-}
+variants_from!(LibraryArg => Library { Openssl, Gnutls });
 
 /// A whole-document format, as `report --format` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -44,17 +66,7 @@ pub enum FormatArg {
     Text,
 }
 
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Format {
-        match f {
-            FormatArg::Html => Format::Html,
-            FormatArg::Md => Format::Md,
-            FormatArg::Json => Format::Json,
-            FormatArg::Csv => Format::Csv,
-            FormatArg::Text => Format::Text,
-        }
-    }
-}
+variants_from!(FormatArg => Format { Html, Md, Json, Csv, Text });
 
 /// Where the timed region ends, as `file --mode` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -65,196 +77,49 @@ pub enum IoModeArg {
     Disk,
 }
 
-impl From<IoModeArg> for IoMode {
-    fn from(m: IoModeArg) -> IoMode {
-        match m {
-            IoModeArg::Memory => IoMode::Memory,
-            IoModeArg::Disk => IoMode::Disk,
-        }
-    }
-}
+variants_from!(IoModeArg => IoMode { Memory, Disk });
 
-impl From<ListWhat> for crate::options::ListWhat {
-    fn from(w: ListWhat) -> Self {
-        match w {
-            ListWhat::Primitives => Self::Primitives,
-            ListWhat::CpuCaps => Self::CpuCaps,
-            ListWhat::Ssh => Self::Ssh,
-            ListWhat::Tls => Self::Tls,
-        }
-    }
-}
+variants_from!(ListWhat => crate::options::ListWhat { Primitives, CpuCaps, Ssh, Tls });
 
 fn libraries(l: Vec<LibraryArg>) -> Vec<Library> {
     l.into_iter().map(Library::from).collect()
 }
 
-impl From<Common> for CommonOptions {
-    fn from(c: Common) -> Self {
-        CommonOptions {
-            json: c.json,
-            export_json: c.export_json,
-            export_csv: c.export_csv,
-            export_markdown: c.export_markdown,
-            db: c.db,
-            no_store: c.no_store,
-            budget: c.budget,
-            quiet: c.quiet,
-            policy: c.policy,
-            targets: c.targets,
-        }
-    }
-}
+options_from!(Common => CommonOptions {
+    json, export_json, export_csv, export_markdown, db, no_store, budget, quiet, policy, targets, no_validate,
+});
 
-impl From<RunArgs> for RunOptions {
-    fn from(a: RunArgs) -> Self {
-        RunOptions { cpu_caps: a.cpu_caps }
-    }
-}
+options_from!(RunArgs => RunOptions { cpu_caps });
 
-impl From<SpeedArgs> for SpeedOptions {
-    fn from(a: SpeedArgs) -> Self {
-        SpeedOptions {
-            algorithms: a.algorithms,
-            bytes: a.bytes,
-            threads: a.threads,
-            cpu_caps: a.cpu_caps,
-            all: a.all,
-            libraries: libraries(a.libraries),
-        }
-    }
-}
+options_from!(SpeedArgs => SpeedOptions { algorithms, bytes, threads, cpu_caps, all, libraries: libraries });
 
-impl From<ListArgs> for ListOptions {
-    fn from(a: ListArgs) -> Self {
-        ListOptions {
-            what: a.what.into(),
-            library: a.library.into(),
-            priority: a.priority,
-        }
-    }
-}
+options_from!(ListArgs => ListOptions { what: Into::into, library: Into::into, priority });
 
-impl From<HistoryArgs> for HistoryOptions {
-    fn from(a: HistoryArgs) -> Self {
-        HistoryOptions { limit: a.limit }
-    }
-}
+options_from!(HistoryArgs => HistoryOptions { limit });
 
-impl From<ReportArgs> for ReportOptions {
-    fn from(a: ReportArgs) -> Self {
-        ReportOptions {
-            run: a.run,
-            format: a.format.map(Format::from),
-            output: a.output,
-        }
-    }
-}
+options_from!(ReportArgs => ReportOptions { run, format: |f: Option<FormatArg>| f.map(Format::from), output });
 
-impl From<CompareArgs> for CompareOptions {
-    fn from(a: CompareArgs) -> Self {
-        CompareOptions {
-            a: a.a,
-            b: a.b,
-            fail_on_regression: a.fail_on_regression,
-            threshold: a.threshold,
-        }
-    }
-}
+options_from!(CompareArgs => CompareOptions { a, b, fail_on_regression, threshold });
 
-impl From<SshArgs> for SshOptions {
-    fn from(a: SshArgs) -> Self {
-        SshOptions {
-            ciphers: a.ciphers,
-            macs: a.macs,
-            kex: a.kex,
-            hostkeys: a.hostkeys,
-            bytes: a.bytes,
-            full_matrix: a.full_matrix,
-            no_handshakes: a.no_handshakes,
-            verify: a.verify,
-            host: a.host,
-            port: a.port,
-            identity: a.identity,
-            ssh_options: a.ssh_options,
-            cpu_caps: a.cpu_caps,
-            serve: a.serve,
-            compare_sweeps: a.compare_sweeps,
-        }
-    }
-}
+options_from!(SshArgs => SshOptions {
+    ciphers, macs, kex, hostkeys, bytes, full_matrix, no_handshakes, verify, host, port, identity, ssh_options, cpu_caps,
+    serve, compare_sweeps,
+});
 
-impl From<FileArgs> for FileOptions {
-    fn from(a: FileArgs) -> Self {
-        FileOptions {
-            paths: a.paths,
-            size: a.size,
-            ciphers: a.ciphers,
-            all: a.all,
-            mode: a.mode.into(),
-            reps: a.reps,
-            password: a.password,
-            pbkdf2_iter: a.pbkdf2_iter,
-            via_openssl_cli: a.via_openssl_cli,
-            output_dir: a.output_dir,
-            chunk: a.chunk,
-        }
-    }
-}
+options_from!(FileArgs => FileOptions {
+    paths, size, ciphers, all, mode: IoMode::from, reps, password, pbkdf2_iter, via_openssl_cli, output_dir, chunk,
+});
 
-impl From<RecommendArgs> for RecommendOptions {
-    fn from(a: RecommendArgs) -> Self {
-        RecommendOptions { run: a.run }
-    }
-}
+options_from!(RecommendArgs => RecommendOptions { run });
 
-impl From<TlsArgs> for TlsOptions {
-    fn from(a: TlsArgs) -> Self {
-        TlsOptions {
-            suites: a.suites,
-            groups: a.groups,
-            certs: a.certs,
-            protocols: a.protocols,
-            write_size: a.write_size,
-            bytes: a.bytes,
-            threads: a.threads,
-            full_matrix: a.full_matrix,
-            both_directions: a.both_directions,
-            no_handshakes: a.no_handshakes,
-            no_bulk: a.no_bulk,
-            verify: a.verify,
-            connect: a.connect,
-            sni: a.sni,
-            http_get: a.http_get,
-            timeout: a.timeout,
-            libraries: libraries(a.libraries),
-            priority: a.priority,
-            serve: a.serve,
-        }
-    }
-}
+options_from!(TlsArgs => TlsOptions {
+    suites, groups, certs, protocols, write_size, bytes, threads, full_matrix, both_directions, no_handshakes, no_bulk,
+    verify, connect, sni, http_get, timeout, libraries: libraries, priority, serve,
+});
 
-impl From<FleetArgs> for FleetOptions {
-    fn from(a: FleetArgs) -> Self {
-        FleetOptions {
-            paths: a.paths,
-            ansible_vars: a.ansible_vars,
-            export_html: a.export_html,
-            max_export_size: a.max_export_size,
-        }
-    }
-}
+options_from!(FleetArgs => FleetOptions { paths, ansible_vars, export_html, max_export_size });
 
-impl From<CheckArgs> for CheckOptions {
-    fn from(a: CheckArgs) -> Self {
-        CheckOptions {
-            config_from: a.config_from,
-            min_gain: a.min_gain,
-            export_prom: a.export_prom,
-            verbose: a.verbose,
-        }
-    }
-}
+options_from!(CheckArgs => CheckOptions { config_from, min_gain, export_prom, verbose });
 
 #[cfg(test)]
 mod tests {

@@ -25,7 +25,6 @@ pub use steps::*;
 
 use crate::discover::installed::{Config, Installed, SshConfig};
 use crate::judge::{Domain, Knowledge, Level, Policy};
-use crate::measure::sink::Sink;
 use crate::model::{Document, Now, RecommendationRecord, ResultRecord};
 use crate::recommend::{Outcome, Recommendation};
 use negotiate::{Negotiated, TlsOffer};

@@ -16,7 +16,6 @@ use super::negotiate::{Negotiated, TlsOffer};
 use super::{Current, Offer};
 use crate::discover::installed::openssl::OfferedSuite;
 use crate::discover::installed::{Config, Installed, SshConfig, TlsConfig};
-use crate::measure::sink::Sink;
 use anyhow::{bail, Result};
 use std::process::Command;
 use std::time::Duration;
@@ -340,24 +339,21 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
     })
 }
 
-/// The remote diff against the run in `session` (kept in its settings as
-/// `installed_diff`), as text for the terminal.
+/// The remote diff against the run's measured document `doc` (the caller keeps it
+/// in the run's settings as `installed_diff`), and it as text for the terminal.
 pub fn section(
     current: Result<Current>,
-    session: &mut crate::session::Session,
+    doc: &crate::model::Document,
     target: &str,
     policy: &crate::judge::Policy,
-) -> Result<String> {
+) -> Result<(Vec<super::SoftwareDiff>, String)> {
     let k = crate::judge::Knowledge::builtin()?;
-    let doc = session.snapshot();
-    let outcome = crate::recommend::recommend(&doc, &k, policy, &[target.to_string()]);
+    let outcome = crate::recommend::recommend(doc, &k, policy, &[target.to_string()]);
     let (currents, notes) = match current {
         Ok(c) => (vec![c], Vec::new()),
         Err(e) => (Vec::new(), vec![format!("{e:#}")]),
     };
-    let (diffs, text) = super::section(&currents, &notes, &doc, &outcome, &k, policy);
-    session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
-    Ok(text)
+    Ok(super::section(&currents, &notes, doc, &outcome, &k, policy))
 }
 
 #[cfg(test)]

@@ -72,15 +72,9 @@ fn readable(targets: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The main job's step before ranking: read what is installed among `targets`,
-/// work out what it negotiates, and measure those choices when the run has not
-/// measured them yet (within `budget`), so that "now" is a subject of the run.
-pub fn main_step(
-    session: &mut crate::session::Session,
-    k: &Knowledge,
-    targets: &[String],
-    budget: crate::units::Seconds,
-) -> (Vec<Current>, Vec<String>) {
+/// The main job's step before ranking: what is installed among `targets`, and
+/// what it negotiates (the configurations that could not be read become notes).
+pub fn installed(k: &Knowledge, targets: &[String]) -> (Vec<Current>, Vec<String>) {
     let wanted = readable(targets);
     if wanted.is_empty() || crate::interrupt::requested() {
         return (Vec::new(), Vec::new());
@@ -88,13 +82,13 @@ pub fn main_step(
     let (installed, mut notes) = crate::target::discover(&wanted);
     let (currents, more) = resolve_all(installed, k);
     notes.extend(more);
-    let missing = subjects::Subjects::negotiated(&currents).not_in(session);
-    if !missing.is_empty() && budget.0 >= 2.0 {
-        if let Err(e) = subjects::measure(&missing, session, budget) {
-            notes.push(format!("the installed choice could not be measured: {e:#}"));
-        }
-    }
     (currents, notes)
+}
+
+/// What the installed configurations negotiate that the run has not measured yet
+/// (`results`): the subjects that make "now" a subject of the run.
+pub fn unmeasured(currents: &[Current], results: &[crate::model::ResultRecord]) -> subjects::Subjects {
+    subjects::Subjects::negotiated(currents).not_in(results)
 }
 
 /// `recommend`'s and the remote subcommands' closing section: the diffs, and them
@@ -151,40 +145,14 @@ pub fn through_applies(currents: &[Current]) -> bool {
     currents.iter().any(|c| subjects::through_nginx_binary(c).is_some())
 }
 
-/// The main job's step after ranking, before [`attach`]: each local nginx's
-/// throughput now and with the recommended lines, through two private nginx
-/// instances within `budget` ([`subjects::measure_through`]); what could not be
-/// measured goes to `installed`'s notes.
-pub fn through_step(
-    session: &mut crate::session::Session,
-    installed: &mut (Vec<Current>, Vec<String>),
-    outcome: &Outcome,
-    k: &Knowledge,
-    policy: &Policy,
-    budget: crate::units::Seconds,
-) {
-    if !through_applies(&installed.0) || budget.0 < 1.5 || crate::interrupt::requested() {
-        return;
+/// The main job's step after ranking: the diffs of `currents` against the measured
+/// document `doc` and its `outcome`, for [`subjects::measure_through`] to measure
+/// each local nginx's throughput now and with the recommended lines.
+pub fn through_diffs(currents: &[Current], doc: &Document, outcome: &Outcome, k: &Knowledge, policy: &Policy) -> Vec<SoftwareDiff> {
+    if !through_applies(currents) {
+        return Vec::new();
     }
-    let diffs = build_all(&installed.0, &session.snapshot(), outcome, k, policy);
-    let notes = subjects::measure_through(&installed.0, &diffs, session, budget);
-    installed.1.extend(notes);
-}
-
-/// The main job's closing step: the diffs against the run and its outcome, kept in
-/// the run's settings (`installed_diff`) and recommendations; the text to print.
-pub fn attach(
-    session: &mut crate::session::Session,
-    installed: &(Vec<Current>, Vec<String>),
-    outcome: &Outcome,
-    k: &Knowledge,
-    policy: &Policy,
-) -> String {
-    let doc = session.snapshot();
-    let diffs = build_all(&installed.0, &doc, outcome, k, policy);
-    session.set_setting("installed_diff", serde_json::to_value(&diffs).unwrap_or_default());
-    annotate(session.recommendations_mut(), &diffs);
-    render::section(&diffs, &installed.1)
+    build_all(currents, doc, outcome, k, policy)
 }
 
 /// For `recommend`: the installed configurations of `targets` (all when empty), read

@@ -143,9 +143,8 @@ impl Subjects {
         s
     }
 
-    /// These subjects less what `session` already measured (for the main job).
-    pub fn not_in(&self, session: &dyn Sink) -> Subjects {
-        let r = session.results();
+    /// These subjects less what the run already measured (`r`, for the main job).
+    pub fn not_in(&self, r: &[crate::model::ResultRecord]) -> Subjects {
         let ok = |kind: Kind, f: &dyn Fn(&crate::model::Subject) -> bool| {
             r.iter()
                 .any(|x| x.kind == kind && x.status == Status::Ok && x.metric != Metric::Accepted && f(&x.subject))

@@ -115,12 +115,7 @@ impl<'a> FilesRun<'a> {
         keys: Option<&file::Keys>,
     ) -> anyhow::Result<bool> {
         let plan = self.plan;
-        for op in [primitive::Op::Encrypt, primitive::Op::Decrypt] {
-            if crate::interrupt::requested() {
-                return Ok(false);
-            }
-            session.progress_message(&format!("{} {} {}", p.name, op.as_str(), input.label));
-            let subject = file_subject(p.name, op.as_str(), input, plan.mode, "openssl");
+        self.passes(session, input, p, ("openssl", ""), |op| {
             let (Ok(fetched), Some(keys)) = (fetched, keys) else {
                 let why = fetched.clone().err().unwrap_or_default();
                 let status = if why.contains("known-answer") {
@@ -128,14 +123,12 @@ impl<'a> FilesRun<'a> {
                 } else {
                     Status::Unsupported
                 };
-                session.record(ResultRecord::not_ok(Kind::File, subject, Metric::BytesPerSec, status, why))?;
-                continue;
+                return Err((status, why));
             };
             if input.size == 0 {
-                unsupported(session, subject, "empty file: nothing to time")?;
-                continue;
+                return Err((Status::Unsupported, "empty file: nothing to time".into()));
             }
-            let probe = file::FileProbe::new(
+            Ok(file::FileProbe::new(
                 p,
                 fetched,
                 op,
@@ -145,12 +138,8 @@ impl<'a> FilesRun<'a> {
                 keys,
                 &plan.workdir,
                 plan.chunk,
-            );
-            if !self.measure(session, subject, probe)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+            ))
+        })
     }
 
     /// Encrypt and decrypt with `openssl enc` processes. `false` when the run must stop.
@@ -162,23 +151,46 @@ impl<'a> FilesRun<'a> {
         keys: Option<&file::Keys>,
     ) -> anyhow::Result<bool> {
         let plan = self.plan;
+        self.passes(session, input, p, ("openssl-cli", "openssl enc "), |op| {
+            let Some(keys) = keys else {
+                return Err((Status::Unsupported, "not available in this OpenSSL".into()));
+            };
+            if !file::cli_supports(p) {
+                return Err((Status::Unsupported, "openssl enc does not support AEAD or XTS ciphers".into()));
+            }
+            Ok(file::CliProbe::new(p, op, plan.mode, &input.path, keys, &plan.workdir))
+        })
+    }
+
+    /// Encrypt, then decrypt, `input` with `p` through one way of running it
+    /// (`how`: the subject's library and the progress line's prefix). `probe` makes
+    /// the operation's probe, or says why the subject is recorded unmeasured (its
+    /// status and why). The probe's own type is measured: nothing is added inside
+    /// the timed region. `false` when the run must stop.
+    fn passes<P: sampler::Probe>(
+        &mut self,
+        session: &mut dyn Sink,
+        input: &FileInput,
+        p: &'static Primitive,
+        how: (&str, &str),
+        probe: impl Fn(primitive::Op) -> Result<anyhow::Result<P>, (Status, String)>,
+    ) -> anyhow::Result<bool> {
+        let (library, prefix) = how;
         for op in [primitive::Op::Encrypt, primitive::Op::Decrypt] {
             if crate::interrupt::requested() {
                 return Ok(false);
             }
-            session.progress_message(&format!("openssl enc {} {} {}", p.name, op.as_str(), input.label));
-            let subject = file_subject(p.name, op.as_str(), input, plan.mode, "openssl-cli");
-            let Some(keys) = keys else {
-                unsupported(session, subject, "not available in this OpenSSL")?;
-                continue;
-            };
-            if !file::cli_supports(p) {
-                unsupported(session, subject, "openssl enc does not support AEAD or XTS ciphers")?;
-                continue;
-            }
-            let probe = file::CliProbe::new(p, op, plan.mode, &input.path, keys, &plan.workdir);
-            if !self.measure(session, subject, probe)? {
-                return Ok(false);
+            session.progress_message(&format!("{prefix}{} {} {}", p.name, op.as_str(), input.label));
+            let subject = file_subject(p.name, op.as_str(), input, self.plan.mode, library);
+            match probe(op) {
+                Err((status, why)) => {
+                    session.record(ResultRecord::not_ok(Kind::File, subject, Metric::BytesPerSec, status, why))?;
+                }
+                Ok(probe) => {
+                    if !self.measure(session, subject, probe)? {
+                        return Ok(false);
+                    }
+                }
             }
         }
         Ok(true)
@@ -190,17 +202,6 @@ impl<'a> FilesRun<'a> {
         let share = file_share(self.plan, self.left + 1);
         measure_file_subject(session, subject, &self.cfg, probe, share, &mut self.cut)
     }
-}
-
-fn unsupported(session: &mut dyn Sink, subject: Subject, why: &str) -> anyhow::Result<()> {
-    session.record(ResultRecord::not_ok(
-        Kind::File,
-        subject,
-        Metric::BytesPerSec,
-        Status::Unsupported,
-        why,
-    ))?;
-    Ok(())
 }
 
 /// With `--budget`, warns about (and stores) the subjects it cut short; fails

@@ -2,9 +2,10 @@
 //!
 //! Measuring writes each result the moment it exists, so that Ctrl-C, a deadline
 //! or a crash keeps everything measured so far. The stage therefore does not
-//! return one value at the end; it pushes its results into a `Sink`. The run's
-//! `Session` (the history's writer) is one sink; `Measurements` is the plain
-//! in-memory one (tests, re-measuring passes).
+//! return one value at the end; it pushes its results into a `Sink`, and what it
+//! measured is that sink's `Measurements`: the plain in-memory value (tests,
+//! re-measuring passes), which the run's `Session` (the history's writer) also
+//! keeps, writing each result to the history as it comes.
 
 use crate::model::ResultRecord;
 use crate::progress::Progress;
@@ -29,8 +30,9 @@ pub trait Sink {
     fn progress_finish(&mut self) {}
 }
 
-/// Results in memory only, with no history (a re-measuring pass whose results
-/// are pooled into the run's afterwards, tests).
+/// What a measuring stage measured: results in memory, the run's settings and
+/// the progress shown (a re-measuring pass whose results are pooled into the
+/// run's afterwards, tests; the run's `Session` keeps one and adds the history).
 #[derive(Default)]
 pub struct Measurements {
     pub results: Vec<ResultRecord>,
@@ -47,8 +49,8 @@ impl Measurements {
         }
     }
 
-    /// An empty pass that starts from the run's `settings` (its noise floors) and
-    /// shows `progress`.
+    /// An empty pass that starts from the run's `settings` (its noise floors, for a
+    /// re-measuring pass) and shows `progress`.
     pub fn pass(settings: serde_json::Value, progress: Progress) -> Measurements {
         Measurements {
             results: Vec::new(),

@@ -148,8 +148,22 @@ pub struct RecommendationRecord {
     /// The change as a unified diff, one line each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<Vec<String>>,
+    /// What the target's own parser made of `lines` (absent: not asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validated: Option<Validated>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A recommendation's lines checked by the target software's own parser
+/// (`sshd -t`, `nginx -t`, `openssl ciphers` ...).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Validated {
+    /// `accepted`, `rejected` or `not checked`.
+    pub status: String,
+    /// The parser as run (`sshd -t`); what it said when it refused the lines; or
+    /// why nothing checked them (`haproxy is not installed`).
+    pub detail: String,
 }
 
 impl RecommendationRecord {

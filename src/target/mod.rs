@@ -27,11 +27,10 @@ use crate::recommend::emit::{Choice, Emitter};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-pub use validate::Checked;
+pub use validate::{Checked, Refused};
 
-// Validation and the descriptive methods are used by the tests so far (the
-// program reads, patches and picks targets through the rest); nothing calls them
-// at run time yet, which would change what the commands do.
+// Validation runs after `recommend` and the main job (app/validate.rs); some
+// descriptive methods are used by the tests only so far.
 /// The protocol a target configures.
 #[cfg_attr(not(test), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,6 +15,19 @@ pub enum Checked {
     Unchecked(String),
 }
 
+/// The parser ran and refused the lines: what it said (escaped), as an error a
+/// caller can tell apart from a parser that could not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
 /// A private temporary directory holding `file` with `text`.
 pub(super) struct Scratch {
     pub dir: tempfile::TempDir,
@@ -45,7 +58,7 @@ pub(super) fn parse_with(program: &[&str], args: &[&str]) -> Result<Checked> {
     if ran.ok {
         Ok(Checked::Parsed(how))
     } else {
-        anyhow::bail!("`{how}` refused the lines ({})", ran.why())
+        Err(Refused(format!("`{how}` refused the lines ({})", ran.why())).into())
     }
 }
 

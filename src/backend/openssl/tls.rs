@@ -76,46 +76,52 @@ impl Protocol {
     }
 }
 
-/// The key-exchange groups the loopback sweep may cover, in OpenSSL's spelling:
-/// candidates only. What is swept is those of them this libssl accepts at run time
+/// Every group a remote server may be asked about, in OpenSSL's spelling and in
+/// the order asked; `true` where the loopback sweep covers it too. Candidates
+/// only: what is swept or asked is those of them this libssl accepts at run time
 /// ([`supported_groups`]): OpenSSL 3.5 adds the hybrid and pure ML-KEM groups,
 /// OpenSSL 3.0 has none of them.
-pub const GROUPS: [&str; 13] = [
-    "X25519MLKEM768",
-    "SecP256r1MLKEM768",
-    "SecP384r1MLKEM1024",
-    "MLKEM512",
-    "MLKEM768",
-    "MLKEM1024",
-    "X25519",
-    "X448",
-    "P-256",
-    "P-384",
-    "P-521",
-    "ffdhe2048",
-    "ffdhe3072",
+const CANDIDATE_GROUPS: [(&str, bool); 17] = [
+    ("X25519MLKEM768", true),
+    ("SecP256r1MLKEM768", true),
+    ("SecP384r1MLKEM1024", true),
+    ("X448MLKEM1024", false),
+    ("MLKEM512", true),
+    ("MLKEM768", true),
+    ("MLKEM1024", true),
+    ("X25519", true),
+    ("X448", true),
+    ("P-256", true),
+    ("P-384", true),
+    ("P-521", true),
+    ("ffdhe2048", true),
+    ("ffdhe3072", true),
+    ("ffdhe4096", false),
+    ("ffdhe6144", false),
+    ("ffdhe8192", false),
 ];
 
-/// Every group a remote server may be asked about (candidates, as [`GROUPS`]).
-pub const PROBE_GROUPS: [&str; 17] = [
-    "X25519MLKEM768",
-    "SecP256r1MLKEM768",
-    "SecP384r1MLKEM1024",
-    "X448MLKEM1024",
-    "MLKEM512",
-    "MLKEM768",
-    "MLKEM1024",
-    "X25519",
-    "X448",
-    "P-256",
-    "P-384",
-    "P-521",
-    "ffdhe2048",
-    "ffdhe3072",
-    "ffdhe4096",
-    "ffdhe6144",
-    "ffdhe8192",
-];
+/// The key-exchange groups the loopback sweep may cover (of [`CANDIDATE_GROUPS`]).
+pub const GROUPS: [&str; 13] = group_names(true);
+
+/// Every group a remote server may be asked about (all of [`CANDIDATE_GROUPS`]).
+pub const PROBE_GROUPS: [&str; 17] = group_names(false);
+
+/// The names of [`CANDIDATE_GROUPS`], in order: only the loopback ones when
+/// `loopback`. A length that does not match stops the build.
+const fn group_names<const N: usize>(loopback: bool) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut n) = (0, 0);
+    while i < CANDIDATE_GROUPS.len() {
+        if !loopback || CANDIDATE_GROUPS[i].1 {
+            out[n] = CANDIDATE_GROUPS[i].0;
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "the group list's length");
+    out
+}
 
 /// Those of `candidates` this libssl accepts as a TLS group
 /// (`SSL_CTX_set1_groups_list`), in the candidates' order.

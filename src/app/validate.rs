@@ -1,0 +1,159 @@
+//! The emitted lines checked by each target software's own parser where it is
+//! installed (`Target::validate`: `sshd -t`, `nginx -t`, `haproxy -c`, `ssh -G`,
+//! `openssl ciphers`, `gnutls-cli --priority`): what `recommend` and the main job
+//! say under their answer, and keep per recommendation (`validated`).
+
+use crate::model::{RecommendationRecord, Validated};
+use crate::target::{self, Checked, Refused};
+
+pub(super) const ACCEPTED: &str = "accepted";
+pub(super) const REJECTED: &str = "rejected";
+pub(super) const NOT_CHECKED: &str = "not checked";
+
+/// Why nothing was checked when the deadline was too close.
+const SPENT: &str = "the run's budget was spent (`cipherbench recommend` of the stored run checks them)";
+
+/// What the parsers need of the run's deadline: they take about 0.3 s together,
+/// side by side, on a loaded machine, and a check still running when the run is
+/// cut would make a whole run `partial`.
+const LEAST: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Checks each recommendation's lines with its target's own parser (the parsers
+/// run side by side, each a child process within the run's deadline), keeps what
+/// each said in the recommendation, and returns one line per target for the
+/// terminal. A refusal is also a warning naming what the parser said (escaped).
+/// `skip` (`--no-validate`): nothing runs, nothing is said. With less than
+/// [`LEAST`] left of the run's deadline nothing runs either, and that is said.
+pub(super) fn validate(recs: &mut [RecommendationRecord], skip: bool) -> String {
+    if skip || recs.iter().all(|r| r.lines.is_empty()) {
+        return String::new();
+    }
+    if crate::deadline::run().left() < LEAST {
+        for r in recs.iter_mut().filter(|r| !r.lines.is_empty()) {
+            r.validated = Some(Validated {
+                status: NOT_CHECKED.to_string(),
+                detail: SPENT.to_string(),
+            });
+        }
+        return format!("Config lines not checked by each software's own parser: {SPENT}\n");
+    }
+    let checked: Vec<Option<Validated>> = std::thread::scope(|s| {
+        let running: Vec<_> = recs.iter().map(|r| s.spawn(move || check(r))).collect();
+        running.into_iter().map(|h| h.join().ok().flatten()).collect()
+    });
+    let mut text = String::new();
+    for (r, v) in recs.iter_mut().zip(checked) {
+        let Some(v) = v else { continue };
+        let said = match v.status.as_str() {
+            ACCEPTED => format!("checked: {} accepts these lines", v.detail),
+            REJECTED => {
+                crate::progress::warn(&format!("{}: its own parser refused the emitted lines: {}", r.target, v.detail));
+                format!("REJECTED: {}", v.detail)
+            }
+            _ => format!("not checked: {}", v.detail),
+        };
+        text.push_str(&format!("  {:<8} {said}\n", r.target));
+        r.validated = Some(v);
+    }
+    if text.is_empty() {
+        return text;
+    }
+    format!("Config lines checked by each software's own parser (--no-validate skips this):\n{text}")
+}
+
+/// What `r`'s target's parser makes of its lines; `None` without lines or target.
+fn check(r: &RecommendationRecord) -> Option<Validated> {
+    if r.lines.is_empty() {
+        return None;
+    }
+    let t = target::find(&r.target)?;
+    let (status, detail) = match t.validate(&r.lines) {
+        Ok(Checked::Parsed(how)) => (ACCEPTED, short(&how)),
+        Ok(Checked::Unchecked(why)) => (NOT_CHECKED, why),
+        Err(e) => match e.downcast_ref::<Refused>() {
+            Some(refused) => (REJECTED, refused.0.clone()),
+            // The parser could not run (the deadline, a missing helper): nothing was
+            // checked, which is not a refusal.
+            None => (NOT_CHECKED, crate::untrusted::shown(&format!("{e:#}")).to_string()),
+        },
+    };
+    Some(Validated {
+        status: status.to_string(),
+        detail,
+    })
+}
+
+/// The parser as a reader knows it: the program's name and its first argument
+/// (`/usr/sbin/sshd -t -f /tmp/…/sshd_config` → `sshd -t`).
+fn short(how: &str) -> String {
+    let mut words = how.split_whitespace();
+    let program = words.next().unwrap_or_default();
+    let name = program.rsplit('/').next().unwrap_or(program);
+    match words.next() {
+        Some(first) => format!("{name} {first}"),
+        None => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(target: &str, lines: &[&str]) -> RecommendationRecord {
+        RecommendationRecord {
+            target: target.into(),
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_parser_is_named_without_its_scratch_files() {
+        assert_eq!(short("/usr/sbin/sshd -t -f /tmp/x/sshd_config"), "sshd -t");
+        assert_eq!(short("openssl ciphers -s"), "openssl ciphers");
+        assert_eq!(short("gnutls-cli"), "gnutls-cli");
+    }
+
+    /// The real parsers: sshd, nginx and openssl accept good lines and refuse a
+    /// bad one; a target without lines is not checked; --no-validate runs nothing.
+    #[test]
+    fn real_parsers_accept_and_refuse() {
+        let mut recs = vec![
+            rec("sshd", &["Ciphers aes128-gcm@openssh.com,chacha20-poly1305@openssh.com"]),
+            rec("sshd", &["Ciphers no-such-cipher"]),
+            rec("nginx", &["ssl_protocols TLSv1.3;"]),
+            rec("nginx", &["ssl_protocols TLSv9;"]),
+            rec("openssl", &["ciphersuites: TLS_AES_128_GCM_SHA256"]),
+            rec("openssl", &["cipher list: NO-SUCH-CIPHER"]),
+            rec("sshd", &[]),
+        ];
+        for need in ["sshd", "nginx", "openssl"] {
+            if !target::installed(&[need]) {
+                crate::testing::missing(&format!("{need} is not installed"));
+                return;
+            }
+        }
+        let text = validate(&mut recs, false);
+        let status: Vec<Option<&str>> = recs.iter().map(|r| r.validated.as_ref().map(|v| v.status.as_str())).collect();
+        assert_eq!(
+            status,
+            [
+                Some(ACCEPTED),
+                Some(REJECTED),
+                Some(ACCEPTED),
+                Some(REJECTED),
+                Some(ACCEPTED),
+                Some(REJECTED),
+                None
+            ],
+            "{text}"
+        );
+        assert!(text.contains("checked: sshd -t accepts these lines"), "{text}");
+        assert!(text.contains("checked: nginx -t accepts these lines"), "{text}");
+        let refused = recs[1].validated.as_ref().unwrap();
+        assert!(refused.detail.contains("no-such-cipher"), "{refused:?}");
+        let mut again = vec![rec("sshd", &["Ciphers no-such-cipher"])];
+        assert_eq!(validate(&mut again, true), "");
+        assert!(again[0].validated.is_none());
+    }
+}
