@@ -21,6 +21,18 @@ struct KatFile {
     digest: Vec<DigestVector>,
     #[serde(default)]
     mac: Vec<MacVector>,
+    #[serde(default)]
+    kem: Vec<KemVector>,
+}
+
+/// ML-KEM key generation from a seed: the encapsulation key it must give.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KemVector {
+    algorithm: String,
+    source: String,
+    seed: String,
+    public_key: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,6 +136,19 @@ fn check_kem(alg: &str) -> Result<String, KatError> {
     Ok(source)
 }
 
+/// A published ML-KEM key generation vector: the seed must give its public key.
+fn check_kem_seed(alg: &str, v: &KemVector) -> Result<(), KatError> {
+    use crate::backend::openssl::pq::KeyGen;
+    let lib = |e| KatError::Library {
+        source_doc: v.source.clone(),
+        message: first_error(&e),
+    };
+    let key = KeyGen::with_seed(alg, &unhex(&v.seed)?)
+        .and_then(|mut g| g.generate())
+        .map_err(lib)?;
+    compare(&v.source, "keygen", &unhex(&v.public_key)?, &key.public_key().map_err(lib)?)
+}
+
 /// An ML-DSA round trip through the engines the probe uses: a signature
 /// verifies, twice; a flipped signature byte or message byte fails.
 fn check_signature(alg: &str) -> Result<String, KatError> {
@@ -185,7 +210,13 @@ pub fn check(p: &Primitive, fetched: &Fetched) -> Result<Passed, KatError> {
         }
         (Class::CbcHmac(d), fetched) => passed.extend(check_composite(p, d, fetched)?),
         (_, Fetched::Gnutls(name, info)) => passed.extend(check_gnutls(p, name, *info, f)?),
-        (Class::Kem(alg), Fetched::Pkey(_)) => passed.push(check_kem(alg)?),
+        (Class::Kem(alg), Fetched::Pkey(_)) => {
+            passed.push(check_kem(alg)?);
+            for v in f.kem.iter().filter(|v| named(&v.algorithm)) {
+                check_kem_seed(alg, v)?;
+                passed.push(v.source.clone());
+            }
+        }
         (Class::Signature(alg), Fetched::Pkey(_)) => passed.push(check_signature(alg)?),
         _ => return Err(KatError::NoVector(p.name.to_string())),
     }
@@ -419,7 +450,8 @@ mod tests {
             .iter()
             .map(|v| &v.algorithm)
             .chain(f.digest.iter().map(|v| &v.algorithm))
-            .chain(f.mac.iter().map(|v| &v.algorithm));
+            .chain(f.mac.iter().map(|v| &v.algorithm))
+            .chain(f.kem.iter().map(|v| &v.algorithm));
         for n in names {
             assert!(crate::measure::primitive::lookup(n).is_some(), "vector for unknown algorithm {n}");
         }
@@ -455,6 +487,28 @@ mod tests {
         let (checked, failures) = sweep(crate::measure::primitive::fetch_gnutls);
         assert!(checked >= 15, "only {checked} GnuTLS primitives available");
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    /// The published ML-KEM seed vector passes, and the same vector with one
+    /// seed byte changed fails (OpenSSL 3.5 and later; skipped before).
+    #[test]
+    fn the_ml_kem_seed_vector_passes_and_a_changed_seed_fails() {
+        if let Err(why) = crate::backend::openssl::pq::available("ML-KEM-768") {
+            eprintln!("skipped: {why}");
+            assert!(why.contains("needs 3.5"), "{why}");
+            return;
+        }
+        let v = &file().kem[0];
+        assert_eq!(check_kem_seed("ML-KEM-768", v), Ok(()));
+        let mut seed = unhex(&v.seed).unwrap();
+        seed[0] ^= 1;
+        let changed = KemVector {
+            algorithm: v.algorithm.clone(),
+            source: v.source.clone(),
+            seed: hex::encode(seed),
+            public_key: v.public_key.clone(),
+        };
+        assert!(matches!(check_kem_seed("ML-KEM-768", &changed), Err(KatError::Mismatch { .. })));
     }
 
     /// A wrong expected value is caught: the check can fail.

@@ -342,7 +342,9 @@ pub(super) fn measure_hrr(plan: &LoopbackPlan, item: &Item, first: &str, id: &Id
     }
     let mut subject = item.subject(plan);
     subject.op = Some(HRR_OP.into());
-    let cfg = plan.sampler(item.work, plan.items.len() + hrr_items(plan).len());
+    // Half a handshake subject's share: the retry is priced, not raced.
+    let mut cfg = plan.sampler(item.work, plan.items.len());
+    cfg.budget = Seconds(cfg.budget.0 / 2.0);
     let mut probes = (0..plan.threads)
         .map(|_| HandshakeProbe::new(&client, server.addr, None, plan.timeout, (false, true), |n| item.check(n)))
         .collect::<Result<Vec<_>>>()?;
@@ -353,6 +355,47 @@ pub(super) fn measure_hrr(plan: &LoopbackPlan, item: &Item, first: &str, id: &Id
         bail!("the loopback server failed: {e}");
     }
     Ok(out)
+}
+
+/// Measures the HelloRetryRequest cost of every hybrid group's full TLS 1.3
+/// handshake in `plan` ([`measure_hrr`], the client's first key share
+/// [`HRR_FIRST_SHARE`]), after [`loopback`]: `tls` and the main job call it;
+/// races and `check` do not (their subjects are the plan's own).
+pub fn hello_retries(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
+    let hrr = hrr_items(plan);
+    if hrr.is_empty() {
+        return Ok(());
+    }
+    let lib = super::libraries::library(crate::catalog::Library::Openssl)?;
+    let mut ids = BTreeMap::new();
+    session.progress_start(hrr.iter().map(|i| i.records().len()).sum::<usize>() as u64);
+    for item in hrr {
+        if crate::interrupt::requested() || crate::deadline::run_expired() {
+            break;
+        }
+        session.progress_message(&format!("{} after a HelloRetryRequest ({HRR_FIRST_SHARE} first)", item.label()));
+        let id = identity(&mut ids, item.cert)?;
+        match measure_hrr(plan, item, HRR_FIRST_SHARE, id, &*lib) {
+            Ok(records) => {
+                for r in records {
+                    session.record(r)?;
+                }
+            }
+            Err(e) => {
+                let mut s = item.subject(plan);
+                s.op = Some(HRR_OP.into());
+                session.record(ResultRecord::not_ok(
+                    Kind::TlsHandshake,
+                    s,
+                    Metric::HandshakesPerSec,
+                    Status::Failed,
+                    format!("{e:#}"),
+                ))?;
+            }
+        }
+    }
+    session.progress_finish();
+    Ok(())
 }
 
 /// What the run's settings say about how bulk is measured (`bulk_slices`).
@@ -500,31 +543,6 @@ fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
         let id = identity(&mut ids, item.cert)?;
         let r = measure_item(plan, item, id, &*lib);
         record_item(session, plan, item, r)?;
-    }
-    for item in hrr {
-        if crate::interrupt::requested() || crate::deadline::run_expired() {
-            break;
-        }
-        session.progress_message(&format!("{} after a HelloRetryRequest ({HRR_FIRST_SHARE} first)", item.label()));
-        let id = identity(&mut ids, item.cert)?;
-        match measure_hrr(plan, item, HRR_FIRST_SHARE, id, &*lib) {
-            Ok(records) => {
-                for r in records {
-                    session.record(r)?;
-                }
-            }
-            Err(e) => {
-                let mut s = item.subject(plan);
-                s.op = Some(HRR_OP.into());
-                session.record(ResultRecord::not_ok(
-                    Kind::TlsHandshake,
-                    s,
-                    Metric::HandshakesPerSec,
-                    Status::Failed,
-                    format!("{e:#}"),
-                ))?;
-            }
-        }
     }
     if !bulk.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
         session.set_setting("bulk_slices", json!(BULK_SLICES));
