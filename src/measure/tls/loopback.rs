@@ -252,6 +252,8 @@ impl LoopbackPlan {
 
     /// The sampler for one subject's work, the budget shared among `n` runs.
     pub(crate) fn sampler(&self, work: Work, n: usize) -> SamplerConfig {
+        // Each HelloRetryRequest subject (`hello_retries`) takes half a share.
+        let n = n + hrr_items(self).len().div_ceil(2);
         let mut cfg = crate::measure::plans::share(Seconds(self.budget.0 * 0.9), n);
         match work {
             Work::Handshake { .. } => cfg.max_units = 100_000,

@@ -124,6 +124,17 @@ pub fn pq_table(doc: &Document) -> Option<Table> {
         last = label;
         rows.push(vec![shown, r.subject.op.clone().unwrap_or_default(), rate, per]);
     }
+    if rows.is_empty() {
+        // Nothing measured (before OpenSSL 3.5): one row per algorithm and why.
+        let why = notes.iter().filter_map(|n| n.strip_prefix("not measured: ")?.split_once(": "));
+        let rows = why.map(|(a, w)| vec![a.to_string(), w.to_string()]).collect();
+        return Some(Table {
+            title: "Post-quantum primitives".into(),
+            header: vec!["algorithm".into(), "not measured".into()],
+            rows,
+            notes: Vec::new(),
+        });
+    }
     notes.insert(
         0,
         "Operations per CPU second of the measuring thread (as openssl speed), the median of batches; every decapsulation and verification is checked. Signing and verifying: a 32-byte message.".to_string(),
@@ -238,4 +249,54 @@ pub fn fastest(doc: &Document) -> Vec<Fastest> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(results: serde_json::Value) -> Document {
+        serde_json::from_value(serde_json::json!({
+            "schema": "cipherbench/1",
+            "run": {"id": "t", "started_at": "2026-01-01T00:00:00Z", "status": "complete", "command": "speed",
+                    "host": {"cpu_model": "x", "cores": 1, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                    "libraries": {}, "settings": {}},
+            "results": results,
+        }))
+        .unwrap()
+    }
+
+    /// ML-KEM rows give operations per second and the time of one; they stay out
+    /// of the by-size table; what this OpenSSL lacks is listed with the reason.
+    #[test]
+    fn per_operation_rows_and_unavailable_algorithms() {
+        let op = |alg: &str, op: &str, median: f64| {
+            serde_json::json!({"kind": "primitive", "metric": "ops_per_sec", "status": "ok",
+                "subject": {"algorithm": alg, "op": op, "library": "openssl", "threads": 1},
+                "median": median, "mean": median, "min": median, "max": median,
+                "ci95_low": median, "ci95_high": median, "samples": 10, "cv": 0.0})
+        };
+        let missing = serde_json::json!({"kind": "primitive", "metric": "ops_per_sec", "status": "unsupported",
+            "subject": {"algorithm": "ml-dsa-65", "op": "sign", "library": "openssl", "threads": 1},
+            "reason": "not in this OpenSSL (3.0.19); ML-DSA needs 3.5"});
+        let d = doc(serde_json::json!([
+            op("ml-kem-768", "encaps", 25000.0),
+            op("ml-kem-768", "decaps", 20000.0),
+            missing.clone()
+        ]));
+        assert!(primitive_table(&d).is_none(), "no by-size rows for per-operation primitives");
+        let t = pq_table(&d).unwrap();
+        assert_eq!(t.rows[0], ["ml-kem-768", "encaps", "25000", "40.0 µs"]);
+        assert_eq!(t.rows[1], ["", "decaps", "20000", "50.0 µs"]);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("ml-dsa-65: not in this OpenSSL (3.0.19); ML-DSA needs 3.5")),
+            "{:?}",
+            t.notes
+        );
+        let none = pq_table(&doc(serde_json::json!([missing]))).unwrap();
+        assert_eq!(none.header, ["algorithm", "not measured"]);
+        assert_eq!(none.rows, [["ml-dsa-65", "not in this OpenSSL (3.0.19); ML-DSA needs 3.5"]]);
+    }
 }

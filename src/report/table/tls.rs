@@ -292,3 +292,35 @@ fn accepted(doc: &Document) -> Option<Table> {
         notes,
     })
 }
+
+#[cfg(test)]
+mod hrr_tests {
+    use super::*;
+
+    /// A retried handshake's cost is its figures less the plain handshake's of the
+    /// same subject: time, CPU and bytes.
+    #[test]
+    fn the_retry_is_priced_against_the_same_subject() {
+        let rec = |op: &str, group: &str, rate: f64, cpu: f64, hello: u64| -> ResultRecord {
+            serde_json::from_value(
+                serde_json::json!({"kind": "tls-handshake", "metric": "handshakes_per_sec", "status": "ok",
+                "subject": {"protocol": "TLSv1.3", "group": group, "cert": "ecdsa-p256", "op": op, "threads": 1},
+                "median": rate, "mean": rate, "min": rate, "max": rate, "ci95_low": rate, "ci95_high": rate,
+                "samples": 5, "cv": 0.0, "cpu_median": cpu, "client_hello_bytes": hello}),
+            )
+            .unwrap()
+        };
+        let full = rec("full", "X25519MLKEM768", 1000.0, 1250.0, 1394);
+        let hrr = rec("hrr", "X25519MLKEM768", 800.0, 1000.0, 1624);
+        let other = rec("full", "X25519", 2000.0, 2500.0, 218);
+        let notes = hrr_notes(&[&other, &full, &hrr]);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("X25519MLKEM768"), "{}", notes[0]);
+        assert!(notes[0].contains("+0.25 ms per handshake, +0.20 ms of CPU"), "{}", notes[0]);
+        assert!(notes[0].contains("1624 B of ClientHellos instead of 1394 B"), "{}", notes[0]);
+        assert!(
+            hrr_notes(&[&other, &hrr]).is_empty(),
+            "no plain handshake of the same subject: no price"
+        );
+    }
+}
