@@ -153,12 +153,12 @@ echo "== SSH CPU per login: mlkem768x25519-sha256 against curve25519-sha256 (cip
 if ssh -Q kex | grep -qx mlkem768x25519-sha256; then
   "$CB" ssh --kex mlkem768x25519-sha256,curve25519-sha256 --ciphers aes128-gcm@openssh.com \
     --budget "${SSH_BUDGET:-40}s" --no-store --json --quiet | python3 -c 'import json,sys
-print("%-26s %12s %12s %12s %10s" % ("kex", "client ms", "server ms", "total ms", "login ms"))
+print("%-24s %-22s %10s %10s %10s %9s" % ("kex", "host key", "client ms", "server ms", "total ms", "login ms"))
 for r in json.load(sys.stdin)["results"]:
     s=r["subject"]; c=r.get("handshake_cpu")
     if r["status"]=="ok" and r["kind"].startswith("ssh") and "handshake" in r["kind"] and c and s.get("kex"):
         ms=lambda f: "%.2f" % (f["mean"]*1000) if f else "-"
-        print("%-26s %12s %12s %12s %10.2f" % (s["kex"], ms(c.get("client")), ms(c.get("server")), ms(c.get("total")), r["median"]*1000))'
+        print("%-24s %-22s %10s %10s %10s %9.2f" % (s["kex"], s.get("hostkey", "-"), ms(c.get("client")), ms(c.get("server")), ms(c.get("total")), r["median"]*1000))'
   echo "CPU: mean per login (client: the ssh process; server: the sshd processes of the connection);"
   echo "login ms: median wall time of one login."
 else
