@@ -121,11 +121,15 @@ fn batches(
         sampler::interleave(&cfgs, |spec| {
             let r = &runnable[which[spec.subject]];
             let (p, item) = (r.item.primitive, r.item);
+            let size = if p.class.per_operation() {
+                String::new()
+            } else {
+                format!(" {}", item.bytes)
+            };
             session.progress_message(&format!(
-                "{} {} {} (batch {} of {})",
+                "{} {}{size} (batch {} of {})",
                 p.name,
                 item.op.as_str(),
-                item.bytes,
                 spec.index + 1,
                 spec.of
             ));
