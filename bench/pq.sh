@@ -10,11 +10,16 @@
 # interleaved (s_time, cipherbench, s_time, ...; medians of REPS runs); the server's
 # CPU per handshake is read from /proc over each run. The client offers the one group
 # (s_time through an OpenSSL config with Groups = G), so no run pays a
-# HelloRetryRequest. Then the ClientHello's bytes for each group, as cipherbench's
-# loopback sweep records them (client_hello_bytes).
+# HelloRetryRequest. Then, from cipherbench's loopback sweep, each group's ClientHello
+# bytes and, for X25519MLKEM768, the same handshake after a HelloRetryRequest (the
+# client's first key share X25519): rate, CPU per handshake, both ClientHellos.
+# Then ML-KEM-768 and ML-DSA-65 operations per second, `cipherbench speed` against
+# `openssl speed` (interleaved, medians of REPS; the target is at least 0.95x).
+# Last, SSH CPU per login (client + private sshd) for mlkem768x25519-sha256 against
+# curve25519-sha256, from `cipherbench ssh` (skipped when this OpenSSH lacks ML-KEM).
 #
 # Environment: CB (binary, target/release/cipherbench), SECS (seconds per figure, 5),
-# REPS (3).
+# REPS (3), SSH_BUDGET (seconds for the SSH run, 40).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -102,12 +107,60 @@ echo "cipherbench's run spends about half its budget on resumed handshakes, so i
 echo "an estimate."
 echo
 
-echo "== ClientHello bytes (cipherbench's loopback sweep; one TCP segment is 1460 B on a 1500-byte path)"
+echo "== ClientHello bytes and the HelloRetryRequest (cipherbench's loopback sweep, both ends in one"
+echo "   process; one TCP segment is 1460 B on a 1500-byte path)"
 "$CB" tls --protocols 1.3 --suites TLS_AES_128_GCM_SHA256 --certs ecdsa-p256 --no-bulk \
-  --groups "$(IFS=,; echo "${GROUPS_[*]}")" --budget 3s --no-store --json --quiet | python3 -c 'import json,sys
+  --groups "$(IFS=,; echo "${GROUPS_[*]}")" --budget "$((2 * SECS))s" --no-store --json --quiet | python3 -c 'import json,sys
 d=json.load(sys.stdin)
+print("%-16s %-6s %10s %12s %s" % ("group", "op", "hs/s", "CPU ms/hs", "ClientHello"))
 for r in d["results"]:
     s=r["subject"]
-    if r["metric"]=="handshakes_per_sec" and s.get("op")=="full" and r.get("client_hello_bytes"):
-        b=r["client_hello_bytes"]
-        print("%-16s %6d B%s" % (s["group"], b, "  (two TCP segments)" if b > 1460 else ""))'
+    if r["metric"]=="handshakes_per_sec" and s.get("op") in ("full", "hrr"):
+        if r["status"] != "ok":
+            print("%-16s %-6s %s" % (s["group"], s["op"], r.get("reason"))); continue
+        b=r.get("client_hello_bytes") or 0
+        note="  (both ClientHellos)" if s["op"]=="hrr" else ("  (two TCP segments)" if b > 1460 else "")
+        cpu=1000/r["cpu_median"] if r.get("cpu_median") else 0
+        print("%-16s %-6s %10.1f %12.3f %6d B%s" % (s["group"], s["op"], r["median"], cpu, b, note))'
+echo "hrr: the client offers X25519 then the group, with an X25519 key share only; the server takes"
+echo "only the group, so it answers with a HelloRetryRequest (one more round trip on a real network)."
+echo
+
+echo "== ML-KEM-768 and ML-DSA-65: cipherbench speed against openssl speed (ops/s; ${SECS}s per run, medians of $REPS interleaved runs)"
+for ((i = 0; i < REPS; i++)); do
+  openssl speed -seconds "$SECS" ML-KEM-768 ML-DSA-65 2>/dev/null |
+    awk '$1 == "ML-KEM-768" { print "openssl ml-kem-768 keygen", $5; print "openssl ml-kem-768 encaps", $6; print "openssl ml-kem-768 decaps", $7 }
+         $1 == "ML-DSA-65" { print "openssl ml-dsa-65 keygen", $5; print "openssl ml-dsa-65 sign", $6; print "openssl ml-dsa-65 verify", $7 }' >>"$DIR/speed"
+  # openssl speed spends SECS per operation: six operations, so the same time in all.
+  "$CB" speed ml-kem-768 ml-dsa-65 --budget "$((6 * SECS))s" --no-store --json --quiet | python3 -c 'import json,sys
+for r in json.load(sys.stdin)["results"]:
+    if r["status"]=="ok" and r["metric"]=="ops_per_sec":
+        print("cipherbench", r["subject"]["algorithm"], r["subject"]["op"], r["median"])' >>"$DIR/speed"
+done
+printf "%-12s %-7s %14s %14s %7s\n" algorithm op "openssl ops/s" "cb ops/s" "cb/ossl"
+for a in ml-kem-768:keygen ml-kem-768:encaps ml-kem-768:decaps ml-dsa-65:keygen ml-dsa-65:sign ml-dsa-65:verify; do
+  alg=${a%%:*}; op=${a##*:}
+  o=$(awk -v a="$alg" -v o="$op" '$1 == "openssl" && $2 == a && $3 == o { print $4 }' "$DIR/speed" | median)
+  c=$(awk -v a="$alg" -v o="$op" '$1 == "cipherbench" && $2 == a && $3 == o { print $4 }' "$DIR/speed" | median)
+  printf "%-12s %-7s %14.1f %14.1f %7s\n" "$alg" "$op" "${o:-0}" "${c:-0}" \
+    "$(awk -v o="${o:-0}" -v c="${c:-0}" 'BEGIN { if (o > 0) printf "%.2f%s", c / o, (c / o < 0.95 ? " below the 0.95 target" : ""); else print "-" }')"
+done
+echo "Both per CPU second of the measuring thread (openssl speed: user time; cipherbench: user and"
+echo "system time of its thread). Signing and verifying: a 32-byte message in both."
+echo
+
+echo "== SSH CPU per login: mlkem768x25519-sha256 against curve25519-sha256 (cipherbench ssh, private sshd)"
+if ssh -Q kex | grep -qx mlkem768x25519-sha256; then
+  "$CB" ssh --kex mlkem768x25519-sha256,curve25519-sha256 --ciphers aes128-gcm@openssh.com \
+    --budget "${SSH_BUDGET:-40}s" --no-store --json --quiet | python3 -c 'import json,sys
+print("%-24s %-22s %10s %10s %10s %9s" % ("kex", "host key", "client ms", "server ms", "total ms", "login ms"))
+for r in json.load(sys.stdin)["results"]:
+    s=r["subject"]; c=r.get("handshake_cpu")
+    if r["status"]=="ok" and r["kind"].startswith("ssh") and "handshake" in r["kind"] and c and s.get("kex"):
+        ms=lambda f: "%.2f" % (f["mean"]*1000) if f else "-"
+        print("%-24s %-22s %10s %10s %10s %9.2f" % (s["kex"], s.get("hostkey", "-"), ms(c.get("client")), ms(c.get("server")), ms(c.get("total")), r["median"]*1000))'
+  echo "CPU: mean per login (client: the ssh process; server: the sshd processes of the connection);"
+  echo "login ms: median wall time of one login."
+else
+  echo "skipped: $(ssh -V 2>&1) has no mlkem768x25519-sha256"
+fi

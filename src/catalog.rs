@@ -26,6 +26,12 @@ pub enum Class {
     /// data || MAC || padding with a fresh IV (MAC-then-encrypt, as in AES128-SHA).
     CbcHmac(&'static str),
     Poly1305,
+    /// A key-encapsulation mechanism (ML-KEM), by OpenSSL's key type name:
+    /// per-operation figures (keygen, encaps, decaps), no block sizes.
+    Kem(&'static str),
+    /// A signature scheme (ML-DSA), by OpenSSL's key type name: keygen, sign,
+    /// verify per operation.
+    Signature(&'static str),
 }
 
 impl Class {
@@ -36,7 +42,13 @@ impl Class {
             Class::Digest => "digest",
             Class::Hmac(_) | Class::Poly1305 => "mac",
             Class::CbcHmac(_) => "cipher+mac",
+            Class::Kem(_) => "kem",
+            Class::Signature(_) => "signature",
         }
+    }
+    /// Measured per operation (operations per second), not per byte.
+    pub fn per_operation(self) -> bool {
+        matches!(self, Class::Kem(_) | Class::Signature(_))
     }
     /// The operations measured for this class.
     pub fn ops(self) -> &'static [Op] {
@@ -44,6 +56,8 @@ impl Class {
             Class::Cipher | Class::Aead(_) | Class::CbcHmac(_) => &[Op::Encrypt, Op::Decrypt],
             Class::Digest => &[Op::Digest],
             Class::Hmac(_) | Class::Poly1305 => &[Op::Mac],
+            Class::Kem(_) => &[Op::Keygen, Op::Encaps, Op::Decaps],
+            Class::Signature(_) => &[Op::Keygen, Op::Sign, Op::Verify],
         }
     }
 }
@@ -55,6 +69,11 @@ pub enum Op {
     Decrypt,
     Digest,
     Mac,
+    Keygen,
+    Encaps,
+    Decaps,
+    Sign,
+    Verify,
 }
 
 impl Op {
@@ -64,6 +83,11 @@ impl Op {
             Op::Decrypt => "decrypt",
             Op::Digest => "digest",
             Op::Mac => "mac",
+            Op::Keygen => "keygen",
+            Op::Encaps => "encaps",
+            Op::Decaps => "decaps",
+            Op::Sign => "sign",
+            Op::Verify => "verify",
         }
     }
 }
@@ -209,6 +233,13 @@ pub const CATALOG: &[Primitive] = &[
     p("poly1305", Poly1305, false, true),
     p("aes-128-cbc-hmac-sha1", CbcHmac("SHA1"), false, false),
     p("aes-128-cbc-hmac-sha256", CbcHmac("SHA256"), false, false),
+    // Post-quantum (OpenSSL 3.5 and later): FIPS 203 and FIPS 204.
+    p("ml-kem-512", Kem("ML-KEM-512"), false, false),
+    p("ml-kem-768", Kem("ML-KEM-768"), false, true),
+    p("ml-kem-1024", Kem("ML-KEM-1024"), false, false),
+    p("ml-dsa-44", Signature("ML-DSA-44"), false, false),
+    p("ml-dsa-65", Signature("ML-DSA-65"), false, true),
+    p("ml-dsa-87", Signature("ML-DSA-87"), false, false),
 ];
 
 /// The cipher inside a composite primitive (`aes-128-cbc-hmac-sha1` → `aes-128-cbc`).
@@ -245,6 +276,12 @@ const ALIASES: &[(&str, &str)] = &[
     ("hmac(sha1)", "hmac-sha1"),
     ("hmac(sha256)", "hmac-sha256"),
     ("chacha20-poly1305@openssh.com", "chacha20-poly1305"),
+    ("mlkem512", "ml-kem-512"),
+    ("mlkem768", "ml-kem-768"),
+    ("mlkem1024", "ml-kem-1024"),
+    ("mldsa44", "ml-dsa-44"),
+    ("mldsa65", "ml-dsa-65"),
+    ("mldsa87", "ml-dsa-87"),
 ];
 
 /// Looks a name up, case-insensitively, through the aliases.

@@ -203,6 +203,8 @@ pub enum Kind {
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     BytesPerSec,
+    /// Operations per second (ML-KEM, ML-DSA primitives).
+    OpsPerSec,
     HandshakesPerSec,
     Seconds,
     Accepted,

@@ -294,7 +294,7 @@ fn measure_primitives_and_tls(
         }
         tls_kind::Work::Bulk(_) => true,
     });
-    let r = tls_kind::loopback(&tls, session);
+    let r = tls_kind::loopback(&tls, session).and_then(|_| tls_kind::hello_retries(&tls, session));
     *tls_plan = Some(tls);
     r
 }

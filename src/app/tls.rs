@@ -62,7 +62,7 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
     }
     let plan = tls::LoopbackPlan::new(a, budget)?;
     let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
-    let measured = tls::loopback(&plan, &mut session);
+    let measured = tls::loopback(&plan, &mut session).and_then(|_| tls::hello_retries(&plan, &mut session));
     finish(session, Judged::default(), measured, &outputs(c))
 }
 

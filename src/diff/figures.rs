@@ -74,7 +74,7 @@ pub fn figures_at(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'stati
             let hs_all: Vec<&ResultRecord> = ok(doc, Kind::TlsHandshake, Metric::HandshakesPerSec)
                 .filter(lib)
                 .filter(|r| r.subject.protocol.as_deref() == Some(version.as_str()))
-                .filter(|r| r.subject.op.as_deref() != Some("resumed"))
+                .filter(|r| !matches!(r.subject.op.as_deref(), Some("resumed" | "hrr")))
                 .filter(|r| {
                     let g = r.subject.group.as_deref().unwrap_or("");
                     match group {

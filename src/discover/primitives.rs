@@ -20,6 +20,8 @@ pub enum Fetched {
     Mac,
     /// A GnuTLS algorithm by its GnuTLS name, with cipher sizes for ciphers.
     Gnutls(&'static str, Option<gnutls::CipherInfo>),
+    /// An OpenSSL key type (ML-KEM, ML-DSA) by name: its keys can be generated here.
+    Pkey(&'static str),
 }
 
 /// Whether this OpenSSL can run a primitive, and why not.
@@ -36,6 +38,12 @@ pub fn fetch(p: &Primitive) -> Availability {
         legacy_provider();
     }
     let fetched = match p.class {
+        Class::Kem(alg) | Class::Signature(alg) => {
+            return match crate::backend::openssl::pq::available(alg) {
+                Ok(()) => Availability::Available(Fetched::Pkey(alg)),
+                Err(why) => Availability::Unavailable(why),
+            }
+        }
         Class::Cipher | Class::Aead(_) => fetch_cipher(p.name).map(|c| Fetched::Cipher(Arc::new(c))),
         Class::CbcHmac(d) => MacCtx::hmac(d, b"k")
             .and_then(|_| fetch_cipher(cipher_part(p)))
@@ -64,7 +72,7 @@ pub fn fetch_gnutls(p: &Primitive) -> Availability {
         Class::CbcHmac(d) => gnutls::Hmac::new(d, b"k").and_then(|_| gnutls::cipher_info(name)).map(Some),
         Class::Digest => gnutls::Hash::new(name).map(|_| None),
         Class::Hmac(_) => gnutls::Hmac::new(name, b"k").map(|_| None),
-        Class::Poly1305 => return Availability::Unavailable("not offered by GnuTLS".into()),
+        Class::Poly1305 | Class::Kem(_) | Class::Signature(_) => return Availability::Unavailable("not offered by GnuTLS".into()),
     };
     match made {
         Ok(info) => Availability::Available(Fetched::Gnutls(name, info)),

@@ -539,6 +539,9 @@ pub enum PrimitiveKind {
     Aead,
     Digest,
     Mac,
+    /// Key encapsulation (ML-KEM).
+    Kem,
+    Signature,
 }
 
 /// OpenSSL 3 provider that implements a primitive.
@@ -585,7 +588,7 @@ impl Entry for Primitive {
     fn key_bits(&self) -> Vec<KeyBits> {
         match self.kind {
             PrimitiveKind::Cipher | PrimitiveKind::Aead => self.key_bits.map(|b| bits(KeyKind::Symmetric, b)).into_iter().collect(),
-            PrimitiveKind::Digest | PrimitiveKind::Mac => Vec::new(),
+            PrimitiveKind::Digest | PrimitiveKind::Mac | PrimitiveKind::Kem | PrimitiveKind::Signature => Vec::new(),
         }
     }
 }

@@ -21,6 +21,18 @@ struct KatFile {
     digest: Vec<DigestVector>,
     #[serde(default)]
     mac: Vec<MacVector>,
+    #[serde(default)]
+    kem: Vec<KemVector>,
+}
+
+/// ML-KEM key generation from a seed: the encapsulation key it must give.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KemVector {
+    algorithm: String,
+    source: String,
+    seed: String,
+    public_key: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -82,6 +94,93 @@ fn unhex(s: &str) -> Result<Vec<u8>, KatError> {
     hex::decode(&clean).map_err(|e| KatError::BadData(format!("'{s}': {e}")))
 }
 
+/// An ML-KEM round trip through the engines the probe uses: decapsulation
+/// recovers the encapsulated secret, twice; a tampered ciphertext gives another
+/// secret (FIPS 203's implicit rejection), the same one each time; a ciphertext
+/// of the wrong length is refused.
+fn check_kem(alg: &str) -> Result<String, KatError> {
+    use crate::backend::openssl::pq::{Decapsulator, Encapsulator, KeyGen};
+    let source = format!("FIPS 203 round trip ({alg})");
+    let lib = |e| KatError::Library {
+        source_doc: source.clone(),
+        message: first_error(&e),
+    };
+    let key = KeyGen::new(alg).and_then(|mut g| g.generate()).map_err(lib)?;
+    let (mut ct, ss) = crate::measure::pq::encapsulation(&mut Encapsulator::new(&key).map_err(lib)?).map_err(lib)?;
+    let mut dec = Decapsulator::new(&key).map_err(lib)?;
+    let mut got = vec![0u8; ss.len()];
+    for _ in 0..2 {
+        let n = dec.decapsulate(&ct, &mut got).map_err(lib)?;
+        compare(&source, "decaps", &ss, &got[..n])?;
+    }
+    ct[0] ^= 1;
+    let n = dec.decapsulate(&ct, &mut got).map_err(lib)?;
+    let rejected = got[..n].to_vec();
+    let again = dec.decapsulate(&ct, &mut got).map_err(lib)?;
+    if rejected == ss || got[..again] != rejected[..] {
+        return Err(KatError::Mismatch {
+            source_doc: source,
+            op: "implicit rejection",
+            expected: "another secret, the same each time".into(),
+            got: hex::encode(&rejected),
+        });
+    }
+    if dec.decapsulate(&ct[1..], &mut got).is_ok() {
+        return Err(KatError::Mismatch {
+            source_doc: source,
+            op: "decaps",
+            expected: "a short ciphertext refused".into(),
+            got: "accepted".into(),
+        });
+    }
+    Ok(source)
+}
+
+/// A published ML-KEM key generation vector: the seed must give its public key.
+fn check_kem_seed(alg: &str, v: &KemVector) -> Result<(), KatError> {
+    use crate::backend::openssl::pq::KeyGen;
+    let lib = |e| KatError::Library {
+        source_doc: v.source.clone(),
+        message: first_error(&e),
+    };
+    let key = KeyGen::with_seed(alg, &unhex(&v.seed)?)
+        .and_then(|mut g| g.generate())
+        .map_err(lib)?;
+    compare(&v.source, "keygen", &unhex(&v.public_key)?, &key.public_key().map_err(lib)?)
+}
+
+/// An ML-DSA round trip through the engines the probe uses: a signature
+/// verifies, twice; a flipped signature byte or message byte fails.
+fn check_signature(alg: &str) -> Result<String, KatError> {
+    use crate::backend::openssl::pq::{KeyGen, SigCtx};
+    let source = format!("FIPS 204 round trip ({alg})");
+    let lib = |e| KatError::Library {
+        source_doc: source.clone(),
+        message: first_error(&e),
+    };
+    let key = KeyGen::new(alg).and_then(|mut g| g.generate()).map_err(lib)?;
+    let mut ctx = SigCtx::new(key).map_err(lib)?;
+    let mut msg = b"cipherbench known-answer message".to_vec();
+    let mut sig = vec![0u8; ctx.max_len];
+    let n = ctx.sign(&msg, &mut sig).map_err(lib)?;
+    sig.truncate(n);
+    let mut outcomes = vec![ctx.verify(&msg, &sig).map_err(lib)?, ctx.verify(&msg, &sig).map_err(lib)?];
+    sig[n / 2] ^= 0x10;
+    outcomes.push(ctx.verify(&msg, &sig).map_err(lib)?);
+    sig[n / 2] ^= 0x10;
+    msg[0] ^= 1;
+    outcomes.push(ctx.verify(&msg, &sig).map_err(lib)?);
+    if outcomes != [true, true, false, false] {
+        return Err(KatError::Mismatch {
+            source_doc: source,
+            op: "verify (good, good, flipped signature, flipped message)",
+            expected: "[true, true, false, false]".into(),
+            got: format!("{outcomes:?}"),
+        });
+    }
+    Ok(source)
+}
+
 /// The sources of the vectors that a passing check used.
 pub type Passed = Vec<String>;
 
@@ -111,6 +210,14 @@ pub fn check(p: &Primitive, fetched: &Fetched) -> Result<Passed, KatError> {
         }
         (Class::CbcHmac(d), fetched) => passed.extend(check_composite(p, d, fetched)?),
         (_, Fetched::Gnutls(name, info)) => passed.extend(check_gnutls(p, name, *info, f)?),
+        (Class::Kem(alg), Fetched::Pkey(_)) => {
+            passed.push(check_kem(alg)?);
+            for v in f.kem.iter().filter(|v| named(&v.algorithm)) {
+                check_kem_seed(alg, v)?;
+                passed.push(v.source.clone());
+            }
+        }
+        (Class::Signature(alg), Fetched::Pkey(_)) => passed.push(check_signature(alg)?),
         _ => return Err(KatError::NoVector(p.name.to_string())),
     }
     if passed.is_empty() {
@@ -343,7 +450,8 @@ mod tests {
             .iter()
             .map(|v| &v.algorithm)
             .chain(f.digest.iter().map(|v| &v.algorithm))
-            .chain(f.mac.iter().map(|v| &v.algorithm));
+            .chain(f.mac.iter().map(|v| &v.algorithm))
+            .chain(f.kem.iter().map(|v| &v.algorithm));
         for n in names {
             assert!(crate::measure::primitive::lookup(n).is_some(), "vector for unknown algorithm {n}");
         }
@@ -379,6 +487,28 @@ mod tests {
         let (checked, failures) = sweep(crate::measure::primitive::fetch_gnutls);
         assert!(checked >= 15, "only {checked} GnuTLS primitives available");
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    /// The published ML-KEM seed vector passes, and the same vector with one
+    /// seed byte changed fails (OpenSSL 3.5 and later; skipped before).
+    #[test]
+    fn the_ml_kem_seed_vector_passes_and_a_changed_seed_fails() {
+        if let Err(why) = crate::backend::openssl::pq::available("ML-KEM-768") {
+            eprintln!("skipped: {why}");
+            assert!(why.contains("needs 3.5"), "{why}");
+            return;
+        }
+        let v = &file().kem[0];
+        assert_eq!(check_kem_seed("ML-KEM-768", v), Ok(()));
+        let mut seed = unhex(&v.seed).unwrap();
+        seed[0] ^= 1;
+        let changed = KemVector {
+            algorithm: v.algorithm.clone(),
+            source: v.source.clone(),
+            seed: hex::encode(seed),
+            public_key: v.public_key.clone(),
+        };
+        assert!(matches!(check_kem_seed("ML-KEM-768", &changed), Err(KatError::Mismatch { .. })));
     }
 
     /// A wrong expected value is caught: the check can fail.

@@ -55,6 +55,8 @@ pub fn primitives(prims: &[&'static Primitive], libraries: &[Library], sizes: &[
     for &p in prims {
         for &library in libraries {
             for &op in p.class.ops() {
+                // Per-operation primitives (ML-KEM, ML-DSA) have no block size.
+                let sizes = if p.class.per_operation() { &[Bytes(0)][..] } else { sizes };
                 for &bytes in sizes {
                     items.push(PrimitiveItem {
                         primitive: p,
@@ -170,6 +172,24 @@ mod tests {
         assert!((plan.sampler.budget.0 * 6.0) <= 6.0 * 0.8 + 1e-9);
         assert_eq!(plan.items[0].op, Op::Encrypt);
         assert_eq!(plan.items[5].op, Op::Digest);
+    }
+
+    /// ML-KEM and ML-DSA get one item per operation, whatever the sizes.
+    #[test]
+    fn per_operation_primitives_ignore_sizes() {
+        let prims = [
+            lookup("ml-kem-768").unwrap(),
+            lookup("ml-dsa-65").unwrap(),
+            lookup("sha256").unwrap(),
+        ];
+        let sizes = [Bytes(16), Bytes(1024), Bytes(16384)];
+        let plan = primitives(&prims, &[Library::Openssl], &sizes, 1, Seconds(6.0));
+        let ops: Vec<&str> = plan.items.iter().map(|i| i.op.as_str()).collect();
+        assert_eq!(
+            ops,
+            ["keygen", "encaps", "decaps", "keygen", "sign", "verify", "digest", "digest", "digest"]
+        );
+        assert!(plan.items[..6].iter().all(|i| i.bytes == Bytes(0)));
     }
 
     #[test]

@@ -15,11 +15,20 @@ use std::time::Instant;
 /// with, or why it cannot run.
 pub(super) type Verified = HashMap<(&'static str, primitive::Library), Result<Fetched, String>>;
 
+/// Bytes per second, or operations per second for ML-KEM and ML-DSA.
+fn metric(item: &crate::measure::plans::PrimitiveItem) -> Metric {
+    if item.primitive.class.per_operation() {
+        Metric::OpsPerSec
+    } else {
+        Metric::BytesPerSec
+    }
+}
+
 fn subject(item: &crate::measure::plans::PrimitiveItem, threads: usize) -> Subject {
     Subject {
         algorithm: Some(item.primitive.name.to_string()),
         op: Some(item.op.as_str().to_string()),
-        bytes: Some(item.bytes.0),
+        bytes: (!item.primitive.class.per_operation()).then_some(item.bytes.0),
         library: Some(item.library.as_str().to_string()),
         threads: Some(threads),
         ..Default::default()
@@ -28,17 +37,16 @@ fn subject(item: &crate::measure::plans::PrimitiveItem, threads: usize) -> Subje
 
 /// The record of a subject measured in batches: the figure over the batches'
 /// medians (`Sliced::from_batches`), its values kept for pooling.
-fn record(m: &Sliced, subject: Subject) -> ResultRecord {
+fn record(m: &Sliced, subject: Subject, metric: Metric) -> ResultRecord {
     match m.headline() {
         Some(h) => {
-            let mut r =
-                ResultRecord::ok(Kind::Primitive, subject, Metric::BytesPerSec, &h, m.cpu().as_ref()).with_values(m.headline_values());
+            let mut r = ResultRecord::ok(Kind::Primitive, subject, metric, &h, m.cpu().as_ref()).with_values(m.headline_values());
             if m.combined.basis == sampler::Basis::Cpu {
                 r.wall_median = m.wall().map(|w| w.median);
             }
             r
         }
-        None => ResultRecord::not_ok(Kind::Primitive, subject, Metric::BytesPerSec, Status::Failed, "no samples"),
+        None => ResultRecord::not_ok(Kind::Primitive, subject, metric, Status::Failed, "no samples"),
     }
 }
 
@@ -81,7 +89,7 @@ pub fn primitives(plan: &PrimitivePlan, session: &mut dyn Sink) -> anyhow::Resul
             Err(why) if why.contains("known-answer") => (Status::Failed, why),
             Err(why) => (Status::Unsupported, why),
         };
-        session.record(ResultRecord::not_ok(Kind::Primitive, subj, Metric::BytesPerSec, why.0, why.1))?;
+        session.record(ResultRecord::not_ok(Kind::Primitive, subj, metric(item), why.0, why.1))?;
     }
     let all: Vec<usize> = (0..runnable.len()).collect();
     batches(plan, session, &mut runnable, &all, plan.sampler)?;
@@ -113,11 +121,15 @@ fn batches(
         sampler::interleave(&cfgs, |spec| {
             let r = &runnable[which[spec.subject]];
             let (p, item) = (r.item.primitive, r.item);
+            let size = if p.class.per_operation() {
+                String::new()
+            } else {
+                format!(" {}", item.bytes)
+            };
             session.progress_message(&format!(
-                "{} {} {} (batch {} of {})",
+                "{} {}{size} (batch {} of {})",
                 p.name,
                 item.op.as_str(),
-                item.bytes,
                 spec.index + 1,
                 spec.of
             ));
@@ -131,11 +143,12 @@ fn batches(
     for (k, result) in which.iter().zip(out) {
         let r = &mut runnable[*k];
         let subj = subject(r.item, plan.threads);
+        let metric = metric(r.item);
         let rec = match result {
             Ok(Some(sliced)) => {
                 r.batches.extend(sliced.slices);
                 match Sliced::from_batches(r.batches.clone()) {
-                    Some(all) => record(&all, subj),
+                    Some(all) => record(&all, subj, metric),
                     None => continue,
                 }
             }
@@ -144,12 +157,12 @@ fn batches(
             Ok(None) => ResultRecord::not_ok(
                 Kind::Primitive,
                 subj,
-                Metric::BytesPerSec,
+                metric,
                 Status::Failed,
                 "skipped: the budget was spent first (raise --budget)",
             ),
             Err(_) if r.idx.is_some() => continue,
-            Err(e) => ResultRecord::not_ok(Kind::Primitive, subj, Metric::BytesPerSec, Status::Failed, format!("{e:#}")),
+            Err(e) => ResultRecord::not_ok(Kind::Primitive, subj, metric, Status::Failed, format!("{e:#}")),
         };
         match r.idx {
             Some(i) => session.replace(i, rec)?,

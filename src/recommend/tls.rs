@@ -136,7 +136,7 @@ fn group_figure(doc: &Document, k: &Knowledge, g: &Group) -> Option<Measured> {
         doc.results
             .iter()
             .filter(|r| r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec)
-            .filter(|r| r.subject.op.as_deref() != Some("resumed"))
+            .filter(|r| !matches!(r.subject.op.as_deref(), Some("resumed" | "hrr")))
             .filter(|r| {
                 r.subject
                     .group

@@ -354,7 +354,7 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
 fn value(metric: Metric, v: f64) -> String {
     match metric {
         Metric::BytesPerSec => BytesPerSec(v).to_string(),
-        Metric::HandshakesPerSec => format!("{v:.0}/s"),
+        Metric::HandshakesPerSec | Metric::OpsPerSec => format!("{v:.0}/s"),
         Metric::Seconds => Seconds(v).to_string(),
         Metric::Accepted => format!("{v}"),
     }

@@ -720,7 +720,7 @@ fn machine_section(doc: &Document) -> Markup {
 fn metric_text(metric: Metric, v: f64) -> String {
     match metric {
         Metric::BytesPerSec => BytesPerSec(v).to_string(),
-        Metric::HandshakesPerSec => format!("{v:.0}/s"),
+        Metric::HandshakesPerSec | Metric::OpsPerSec => format!("{v:.0}/s"),
         Metric::Seconds => Seconds(v).to_string(),
         Metric::Accepted => (if v >= 1.0 { "accepted" } else { "refused" }).to_string(),
     }

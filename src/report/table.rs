@@ -22,6 +22,7 @@ pub enum Block {
 /// primitives, the file study, key derivation, TLS, SSH.
 pub fn tables(doc: &Document) -> Vec<Block> {
     let mut out: Vec<Block> = primitive::primitive_table(doc).into_iter().map(Block::Table).collect();
+    out.extend(primitive::pq_table(doc).into_iter().map(Block::Table));
     out.extend(file::file_tables(doc).into_iter().map(Block::Table));
     out.extend(kdf_lines(doc).into_iter().map(Block::Line));
     out.extend(tls::tls_tables(doc).into_iter().chain(ssh::ssh_tables(doc)).map(Block::Table));

@@ -5,6 +5,7 @@ pub mod engine;
 mod ffi;
 pub mod library;
 pub mod mac;
+pub mod pq;
 pub mod tls;
 pub mod transport;
 

@@ -252,6 +252,8 @@ impl LoopbackPlan {
 
     /// The sampler for one subject's work, the budget shared among `n` runs.
     pub(crate) fn sampler(&self, work: Work, n: usize) -> SamplerConfig {
+        // Each HelloRetryRequest subject (`hello_retries`) takes half a share.
+        let n = n + hrr_items(self).len().div_ceil(2);
         let mut cfg = crate::measure::plans::share(Seconds(self.budget.0 * 0.9), n);
         match work {
             Work::Handshake { .. } => cfg.max_units = 100_000,
@@ -294,6 +296,108 @@ pub(super) fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity, lib:
         bail!("the loopback server failed: {e}");
     }
     Ok(out)
+}
+
+/// The first key share of the HelloRetryRequest subjects: what most clients
+/// send first today.
+pub(super) const HRR_FIRST_SHARE: &str = "X25519";
+
+/// The subject op of a full handshake that needs a HelloRetryRequest.
+pub const HRR_OP: &str = "hrr";
+
+/// A hybrid post-quantum group (ML-KEM with a classic curve): the groups whose
+/// HelloRetryRequest cost is measured.
+pub(super) fn is_hybrid(group: &str) -> bool {
+    let g = group.to_ascii_uppercase();
+    g.contains("MLKEM") && !g.starts_with("MLKEM")
+}
+
+/// The items whose HelloRetryRequest cost is measured: the full TLS 1.3
+/// handshakes over a hybrid group.
+pub(super) fn hrr_items(plan: &LoopbackPlan) -> Vec<&Item> {
+    plan.items
+        .iter()
+        .filter(|i| i.work == Work::Handshake { resumed: false } && i.protocol == Protocol::Tls13)
+        .filter(|i| i.group.is_some_and(is_hybrid))
+        .collect()
+}
+
+/// Full handshakes of `item` when the client's first key share is `first` and
+/// the server accepts only the item's group: the server answers with a
+/// HelloRetryRequest, and the client sends a second ClientHello with the group's
+/// share. The records are the item's under op `hrr`; their ClientHello figure is
+/// both ClientHellos, counted by a relay, which also proves the retry happened.
+pub(super) fn measure_hrr(plan: &LoopbackPlan, item: &Item, first: &str, id: &Identity, lib: &dyn TlsLibrary) -> Result<Vec<ResultRecord>> {
+    let server_side = item.selection();
+    let mut client_side = item.selection();
+    if item.group != Some(first) {
+        client_side.groups.insert(0, first.to_string());
+    }
+    let server = Server::loopback(lib.server(&server_side, id)?, plan.threads, plan.timeout, false, Refusals::Fail)?;
+    let client = lib.client(&client_side, false)?;
+    let (hellos, bytes) = super::probe::client_hellos(&client, server.addr, plan.timeout)?;
+    if hellos != 2 {
+        bail!(
+            "no HelloRetryRequest: the client sent {hellos} ClientHello(s) with {first} first against a server that accepts only {}",
+            item.group.unwrap_or("-")
+        );
+    }
+    let mut subject = item.subject(plan);
+    subject.op = Some(HRR_OP.into());
+    // Half a handshake subject's share: the retry is priced, not raced.
+    let mut cfg = plan.sampler(item.work, plan.items.len());
+    cfg.budget = Seconds(cfg.budget.0 / 2.0);
+    let mut probes = (0..plan.threads)
+        .map(|_| HandshakeProbe::new(&client, server.addr, None, plan.timeout, (false, true), |n| item.check(n)))
+        .collect::<Result<Vec<_>>>()?;
+    let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+    let mut out = handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m);
+    out[0].client_hello_bytes = Some(bytes);
+    if let Some(e) = server.error() {
+        bail!("the loopback server failed: {e}");
+    }
+    Ok(out)
+}
+
+/// Measures the HelloRetryRequest cost of every hybrid group's full TLS 1.3
+/// handshake in `plan` ([`measure_hrr`], the client's first key share
+/// [`HRR_FIRST_SHARE`]), after [`loopback`]: `tls` and the main job call it;
+/// races and `check` do not (their subjects are the plan's own).
+pub fn hello_retries(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
+    let hrr = hrr_items(plan);
+    if hrr.is_empty() {
+        return Ok(());
+    }
+    let lib = super::libraries::library(crate::catalog::Library::Openssl)?;
+    let mut ids = BTreeMap::new();
+    session.progress_start(hrr.iter().map(|i| i.records().len()).sum::<usize>() as u64);
+    for item in hrr {
+        if crate::interrupt::requested() || crate::deadline::run_expired() {
+            break;
+        }
+        session.progress_message(&format!("{} after a HelloRetryRequest ({HRR_FIRST_SHARE} first)", item.label()));
+        let id = identity(&mut ids, item.cert)?;
+        match measure_hrr(plan, item, HRR_FIRST_SHARE, id, &*lib) {
+            Ok(records) => {
+                for r in records {
+                    session.record(r)?;
+                }
+            }
+            Err(e) => {
+                let mut s = item.subject(plan);
+                s.op = Some(HRR_OP.into());
+                session.record(ResultRecord::not_ok(
+                    Kind::TlsHandshake,
+                    s,
+                    Metric::HandshakesPerSec,
+                    Status::Failed,
+                    format!("{e:#}"),
+                ))?;
+            }
+        }
+    }
+    session.progress_finish();
+    Ok(())
 }
 
 /// What the run's settings say about how bulk is measured (`bulk_slices`).
@@ -407,7 +511,14 @@ pub fn loopback(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
 
 /// [`loopback`] before the run's noise is settled.
 fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
-    let total: usize = plan.skipped.len() + plan.items.iter().map(|i| i.records().len()).sum::<usize>();
+    let hrr = hrr_items(plan);
+    let total: usize = plan.skipped.len()
+        + plan
+            .items
+            .iter()
+            .chain(hrr.iter().copied())
+            .map(|i| i.records().len())
+            .sum::<usize>();
     session.progress_start(total as u64);
     for (kind, subject, why) in &plan.skipped {
         let metric = if *kind == Kind::TlsBulk {
@@ -451,4 +562,59 @@ fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
     }
     session.progress_finish();
     Ok(())
+}
+
+#[cfg(test)]
+mod hrr_tests {
+    use super::*;
+
+    fn plan_with(item: Item) -> LoopbackPlan {
+        LoopbackPlan {
+            items: vec![item],
+            skipped: Vec::new(),
+            threads: 1,
+            write_size: 4096,
+            volume: None,
+            verify: true,
+            timeout: Duration::from_secs(5),
+            budget: Seconds(0.4),
+            certs: vec![CertType::EcdsaP256],
+        }
+    }
+
+    /// A client whose first key share the server does not accept gets a
+    /// HelloRetryRequest: two ClientHellos on the wire, the server's group in the
+    /// end, and records under op `hrr`. Runs with classic groups (any OpenSSL 3);
+    /// the hybrids take the same path in OpenSSL 3.5. A first share the server
+    /// does accept sends one ClientHello, which fails the subject.
+    #[test]
+    fn a_hello_retry_request_is_measured_and_proven() {
+        let local = local_suites().unwrap();
+        let suite = local.iter().find(|s| s.iana == "TLS_AES_128_GCM_SHA256").unwrap().clone();
+        let item = Item {
+            protocol: Protocol::Tls13,
+            suite,
+            group: Some("P-256"),
+            cert: CertType::EcdsaP256,
+            work: Work::Handshake { resumed: false },
+        };
+        let plan = plan_with(item.clone());
+        let id = Identity::generate(CertType::EcdsaP256).unwrap();
+        let lib = crate::backend::openssl::library::Openssl;
+        let full = measure_item(&plan, &item, &id, &lib).unwrap();
+        let full_hello = full[0].client_hello_bytes.unwrap();
+        let records = measure_hrr(&plan, &item, "X25519", &id, &lib).unwrap();
+        assert_eq!(records[0].status, Status::Ok, "{:?}", records[0]);
+        assert_eq!(records[0].subject.op.as_deref(), Some(HRR_OP));
+        assert_eq!(records[0].subject.group.as_deref(), Some("P-256"));
+        assert!(records[0].median.unwrap() > 0.0);
+        // Both ClientHellos: more than the one of a plain handshake.
+        let both = records[0].client_hello_bytes.unwrap();
+        assert!(both > full_hello + 100, "{both} B against {full_hello} B");
+        let e = measure_hrr(&plan, &item, "P-256", &id, &lib).unwrap_err().to_string();
+        assert!(e.contains("no HelloRetryRequest"), "{e}");
+        assert!(is_hybrid("X25519MLKEM768") && is_hybrid("SecP384r1MLKEM1024"));
+        assert!(!is_hybrid("MLKEM768") && !is_hybrid("X25519"));
+        assert!(hrr_items(&plan).is_empty(), "P-256 is not a hybrid group");
+    }
 }

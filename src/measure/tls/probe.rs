@@ -238,6 +238,57 @@ pub(super) fn client_hello_bytes(client: &Arc<dyn ClientConfig>, timeout: Durati
     read
 }
 
+/// The ClientHello records a client sends in one full handshake with `server`:
+/// how many (two after a HelloRetryRequest) and their bytes, headers included.
+/// A relay on loopback passes every byte both ways and reads the client's
+/// records up to its first encrypted one; the handshake is not timed.
+pub(super) fn client_hellos(client: &Arc<dyn ClientConfig>, server: SocketAddr, timeout: Duration) -> Result<(u32, u64)> {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let c = client.clone();
+    let handshake = std::thread::spawn(move || -> Result<()> {
+        let mut conn = c.connect(addr, None, timeout, None, false).map_err(|e| anyhow!("{e}"))?;
+        conn.close();
+        Ok(())
+    });
+    let counted = (|| -> Result<(u32, u64)> {
+        let (mut from_client, _) = listener.accept()?;
+        let mut to_server = TcpStream::connect_timeout(&server, timeout)?;
+        from_client.set_read_timeout(Some(timeout))?;
+        to_server.set_read_timeout(Some(timeout))?;
+        let (mut back_from, mut back_to) = (to_server.try_clone()?, from_client.try_clone()?);
+        let back = std::thread::spawn(move || {
+            let _ = std::io::copy(&mut back_from, &mut back_to);
+            let _ = back_to.shutdown(Shutdown::Write);
+        });
+        let (mut count, mut bytes) = (0u32, 0u64);
+        let mut header = [0u8; 5];
+        while from_client.read_exact(&mut header).is_ok() {
+            let mut body = vec![0u8; u16::from_be_bytes([header[3], header[4]]) as usize];
+            from_client.read_exact(&mut body)?;
+            to_server.write_all(&header)?;
+            to_server.write_all(&body)?;
+            if header[0] == 22 && body.first() == Some(&1) {
+                count += 1;
+                bytes += 5 + body.len() as u64;
+            }
+            if header[0] == 23 {
+                break;
+            }
+        }
+        let _ = std::io::copy(&mut from_client, &mut to_server);
+        let _ = to_server.shutdown(Shutdown::Write);
+        let _ = back.join();
+        Ok((count, bytes))
+    })();
+    let done = handshake.join().map_err(|_| anyhow!("the relayed client panicked"))?;
+    let counted = counted?;
+    done.map_err(|e| anyhow!("the relayed handshake failed: {e:#}"))?;
+    Ok(counted)
+}
+
 /// Each probe's handshake latencies, for `handshake_records`.
 pub(super) fn durations(probes: &[HandshakeProbe]) -> Vec<&[f64]> {
     probes.iter().map(|p| p.durations.as_slice()).collect()

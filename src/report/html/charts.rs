@@ -438,6 +438,7 @@ fn kind_metric_words(kind: Kind, metric: Metric) -> String {
     let (metric, better) = match metric {
         Metric::BytesPerSec => ("throughput", "higher is faster"),
         Metric::HandshakesPerSec => ("handshakes per second", "higher is faster"),
+        Metric::OpsPerSec => ("operations per second", "higher is faster"),
         Metric::Seconds => ("time", "lower is faster"),
         Metric::Accepted => ("accepted", "1 is accepted"),
     };

@@ -2,14 +2,18 @@
 
 use super::{library_of, threads_of, throughput_cell, Table};
 use crate::catalog::{lookup, Class};
-use crate::model::{Document, Kind, ResultRecord, Status};
-use crate::units::Bytes;
+use crate::model::{Document, Kind, Metric, ResultRecord, Status};
+use crate::units::{Bytes, Seconds};
 
 /// The `openssl speed`-style table: one line per algorithm and operation, one
 /// column per block size, and the encrypt/decrypt time ratio under each cipher.
 /// With several libraries their rows stand side by side.
 pub fn primitive_table(doc: &Document) -> Option<Table> {
-    let rs: Vec<&ResultRecord> = doc.results.iter().filter(|r| r.kind == Kind::Primitive).collect();
+    let rs: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::Primitive && r.metric != Metric::OpsPerSec)
+        .collect();
     if rs.is_empty() {
         return None;
     }
@@ -69,6 +73,80 @@ pub fn primitive_table(doc: &Document) -> Option<Table> {
     })
 }
 
+/// The per-operation table (ML-KEM, ML-DSA): operations per second and the
+/// time of one operation, one row per algorithm and operation; the algorithms
+/// this OpenSSL lacks in one note each, with the reason.
+pub fn pq_table(doc: &Document) -> Option<Table> {
+    let rs: Vec<&ResultRecord> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::Primitive && r.metric == Metric::OpsPerSec)
+        .collect();
+    if rs.is_empty() {
+        return None;
+    }
+    let header = ["algorithm", "op", "ops/s", "per op"].map(String::from).to_vec();
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    let mut last = String::new();
+    for r in &rs {
+        let alg = r.subject.algorithm.clone().unwrap_or_default();
+        let mut label = alg.clone();
+        if library_of(r) != "openssl" {
+            label = format!("{label} ({})", library_of(r));
+        }
+        if threads_of(r) > 1 {
+            label = format!("{label} ×{}", threads_of(r));
+        }
+        if r.status == Status::Unsupported {
+            let note = format!("not measured: {label}: {}", r.reason.clone().unwrap_or_default());
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            continue;
+        }
+        let (rate, per) = match (r.status, r.summary()) {
+            (Status::Ok, Some(s)) if s.median > 0.0 => {
+                let rel = s.relative_precision();
+                let noisy = if s.is_noisy() { "~" } else { "" };
+                let pm = if rel >= 0.01 {
+                    format!(" ±{:.0}%", rel * 100.0)
+                } else {
+                    String::new()
+                };
+                (
+                    format!("{noisy}{:.0}{pm}", s.median),
+                    Seconds(threads_of(r) as f64 / s.median).to_string(),
+                )
+            }
+            _ => (throughput_cell(r), String::new()),
+        };
+        let shown = if label == last { String::new() } else { label.clone() };
+        last = label;
+        rows.push(vec![shown, r.subject.op.clone().unwrap_or_default(), rate, per]);
+    }
+    if rows.is_empty() {
+        // Nothing measured (before OpenSSL 3.5): one row per algorithm and why.
+        let why = notes.iter().filter_map(|n| n.strip_prefix("not measured: ")?.split_once(": "));
+        let rows = why.map(|(a, w)| vec![a.to_string(), w.to_string()]).collect();
+        return Some(Table {
+            title: "Post-quantum primitives".into(),
+            header: vec!["algorithm".into(), "not measured".into()],
+            rows,
+            notes: Vec::new(),
+        });
+    }
+    notes.insert(
+        0,
+        "Operations per CPU second of the measuring thread (as openssl speed), the median of batches; every decapsulation and verification is checked. Signing and verifying: a 32-byte message.".to_string(),
+    );
+    Some(Table {
+        title: "Post-quantum primitives".into(),
+        header,
+        rows,
+        notes,
+    })
+}
+
 /// One algorithm's rows (`of`: its records): one per operation, a cell per size,
 /// and the encrypt/decrypt time ratio when it has both.
 fn algorithm_rows(label: &str, of: &[&ResultRecord], sizes: &[u64]) -> Vec<Vec<String>> {
@@ -119,6 +197,8 @@ fn category(c: Class) -> &'static str {
         Class::Hmac(_) | Class::Poly1305 => "MAC",
         Class::CbcHmac(_) => "cipher+MAC",
         Class::Digest => "digest",
+        Class::Kem(_) => "KEM",
+        Class::Signature(_) => "signature",
     }
 }
 
@@ -169,4 +249,54 @@ pub fn fastest(doc: &Document) -> Vec<Fastest> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(results: serde_json::Value) -> Document {
+        serde_json::from_value(serde_json::json!({
+            "schema": "cipherbench/1",
+            "run": {"id": "t", "started_at": "2026-01-01T00:00:00Z", "status": "complete", "command": "speed",
+                    "host": {"cpu_model": "x", "cores": 1, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                    "libraries": {}, "settings": {}},
+            "results": results,
+        }))
+        .unwrap()
+    }
+
+    /// ML-KEM rows give operations per second and the time of one; they stay out
+    /// of the by-size table; what this OpenSSL lacks is listed with the reason.
+    #[test]
+    fn per_operation_rows_and_unavailable_algorithms() {
+        let op = |alg: &str, op: &str, median: f64| {
+            serde_json::json!({"kind": "primitive", "metric": "ops_per_sec", "status": "ok",
+                "subject": {"algorithm": alg, "op": op, "library": "openssl", "threads": 1},
+                "median": median, "mean": median, "min": median, "max": median,
+                "ci95_low": median, "ci95_high": median, "samples": 10, "cv": 0.0})
+        };
+        let missing = serde_json::json!({"kind": "primitive", "metric": "ops_per_sec", "status": "unsupported",
+            "subject": {"algorithm": "ml-dsa-65", "op": "sign", "library": "openssl", "threads": 1},
+            "reason": "not in this OpenSSL (3.0.19); ML-DSA needs 3.5"});
+        let d = doc(serde_json::json!([
+            op("ml-kem-768", "encaps", 25000.0),
+            op("ml-kem-768", "decaps", 20000.0),
+            missing.clone()
+        ]));
+        assert!(primitive_table(&d).is_none(), "no by-size rows for per-operation primitives");
+        let t = pq_table(&d).unwrap();
+        assert_eq!(t.rows[0], ["ml-kem-768", "encaps", "25000", "40.0 µs"]);
+        assert_eq!(t.rows[1], ["", "decaps", "20000", "50.0 µs"]);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("ml-dsa-65: not in this OpenSSL (3.0.19); ML-DSA needs 3.5")),
+            "{:?}",
+            t.notes
+        );
+        let none = pq_table(&doc(serde_json::json!([missing]))).unwrap();
+        assert_eq!(none.header, ["algorithm", "not measured"]);
+        assert_eq!(none.rows, [["ml-dsa-65", "not in this OpenSSL (3.0.19); ML-DSA needs 3.5"]]);
+    }
 }

@@ -66,6 +66,7 @@ fn handshakes(doc: &Document) -> Option<Table> {
         "handshakes/s",
         "latency",
         "p95",
+        "CPU/hs",
         "ClientHello",
     ];
     let rows = hs
@@ -96,7 +97,15 @@ fn handshakes(doc: &Document) -> Option<Table> {
                 rate,
                 secs(lat, lat.and_then(|l| l.median)),
                 secs(lat, lat.and_then(|l| l.p95)),
-                hello_cell(r.client_hello_bytes),
+                cpu_per_handshake(r)
+                    .map(|c| crate::units::Seconds(c).to_string())
+                    .unwrap_or_default(),
+                if s.op.as_deref() == Some(HRR) {
+                    // Both ClientHellos of a retried handshake.
+                    r.client_hello_bytes.map(|b| format!("{b} B in 2")).unwrap_or_else(|| "-".into())
+                } else {
+                    hello_cell(r.client_hello_bytes)
+                },
             ]
         })
         .collect();
@@ -105,11 +114,66 @@ fn handshakes(doc: &Document) -> Option<Table> {
         title: "TLS handshakes (Kx and Au: paid once per connection)".into(),
         header,
         rows,
-        notes: vec![
-            "latency: median per handshake, TCP connect included; p95 over the same handshakes.".into(),
-            format!("ClientHello: the bytes of the client's first record; over {ONE_SEGMENT} B (one TCP segment on a 1500-byte path) it takes two segments (\"2 seg\")."),
-        ],
+        notes: {
+            let mut notes = vec![
+                "latency: median per handshake, TCP connect included; p95 over the same handshakes.".into(),
+                "CPU/hs: CPU time per handshake (loopback: both ends, one process).".into(),
+                format!("ClientHello: the bytes of the client's first record; over {ONE_SEGMENT} B (one TCP segment on a 1500-byte path) it takes two segments (\"2 seg\")."),
+            ];
+            notes.extend(hrr_notes(&hs));
+            notes
+        },
     })
+}
+
+/// The subject op of a handshake that needed a HelloRetryRequest
+/// (`measure::tls::HRR_OP`, spelled here: reports read the document only).
+const HRR: &str = "hrr";
+
+/// CPU seconds per handshake: the inverse of handshakes per CPU second.
+fn cpu_per_handshake(r: &ResultRecord) -> Option<f64> {
+    r.cpu_median.filter(|c| *c > 0.0 && r.status == Status::Ok).map(|c| 1.0 / c)
+}
+
+/// What a HelloRetryRequest costs, per group with both a plain full handshake
+/// and a retried one of the same subject: time and CPU per handshake, the round
+/// trip, the bytes.
+pub(crate) fn hrr_notes(hs: &[&ResultRecord]) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in hs.iter().filter(|r| r.subject.op.as_deref() == Some(HRR) && r.status == Status::Ok) {
+        let plain = hs.iter().find(|r| {
+            r.status == Status::Ok
+                && r.subject.op.as_deref() == Some("full")
+                && crate::model::Subject {
+                    op: None,
+                    ..r.subject.clone()
+                } == crate::model::Subject {
+                    op: None,
+                    ..h.subject.clone()
+                }
+        });
+        let (Some(p), Some(hm), Some(pm)) = (plain, h.median, plain.and_then(|p| p.median)) else {
+            continue;
+        };
+        if hm <= 0.0 || pm <= 0.0 {
+            continue;
+        }
+        let ms = |v: f64| format!("{:+.2} ms", v * 1e3);
+        let cpu = match (cpu_per_handshake(h), cpu_per_handshake(p)) {
+            (Some(a), Some(b)) => format!(", {} of CPU", ms(a - b)),
+            _ => String::new(),
+        };
+        let bytes = match (h.client_hello_bytes, p.client_hello_bytes) {
+            (Some(a), Some(b)) => format!("; the client sends {a} B of ClientHellos instead of {b} B"),
+            _ => String::new(),
+        };
+        out.push(format!(
+            "HelloRetryRequest for {} (the client's first key share X25519, which the server does not take): {} per handshake{cpu} here, and one more round trip on a real network{bytes}.",
+            h.subject.group.as_deref().unwrap_or("-"),
+            ms(1.0 / hm - 1.0 / pm),
+        ));
+    }
+    out
 }
 
 fn bulk(doc: &Document) -> Option<Table> {
@@ -227,4 +291,36 @@ fn accepted(doc: &Document) -> Option<Table> {
         rows,
         notes,
     })
+}
+
+#[cfg(test)]
+mod hrr_tests {
+    use super::*;
+
+    /// A retried handshake's cost is its figures less the plain handshake's of the
+    /// same subject: time, CPU and bytes.
+    #[test]
+    fn the_retry_is_priced_against_the_same_subject() {
+        let rec = |op: &str, group: &str, rate: f64, cpu: f64, hello: u64| -> ResultRecord {
+            serde_json::from_value(
+                serde_json::json!({"kind": "tls-handshake", "metric": "handshakes_per_sec", "status": "ok",
+                "subject": {"protocol": "TLSv1.3", "group": group, "cert": "ecdsa-p256", "op": op, "threads": 1},
+                "median": rate, "mean": rate, "min": rate, "max": rate, "ci95_low": rate, "ci95_high": rate,
+                "samples": 5, "cv": 0.0, "cpu_median": cpu, "client_hello_bytes": hello}),
+            )
+            .unwrap()
+        };
+        let full = rec("full", "X25519MLKEM768", 1000.0, 1250.0, 1394);
+        let hrr = rec("hrr", "X25519MLKEM768", 800.0, 1000.0, 1624);
+        let other = rec("full", "X25519", 2000.0, 2500.0, 218);
+        let notes = hrr_notes(&[&other, &full, &hrr]);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("X25519MLKEM768"), "{}", notes[0]);
+        assert!(notes[0].contains("+0.25 ms per handshake, +0.20 ms of CPU"), "{}", notes[0]);
+        assert!(notes[0].contains("1624 B of ClientHellos instead of 1394 B"), "{}", notes[0]);
+        assert!(
+            hrr_notes(&[&other, &hrr]).is_empty(),
+            "no plain handshake of the same subject: no price"
+        );
+    }
 }
