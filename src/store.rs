@@ -408,6 +408,63 @@ impl Store {
     }
 }
 
+/// Whether two runs were measured on the same machine as far as speed goes: the
+/// same host (name, CPU model, cores, architecture and the crypto-relevant CPU
+/// flags), the same version of every library both name (OpenSSL in both or in
+/// neither) and the same target (`settings.target`: a remote server, or the
+/// private one). The kernel may differ. A change of any of these starts afresh.
+pub fn same_machine(a: &RunInfo, b: &RunInfo) -> bool {
+    let (x, y) = (&a.host, &b.host);
+    let flags = |h: &crate::model::Host| {
+        let mut f = h.cpu_flags.clone();
+        f.sort();
+        f
+    };
+    let libs = a.libraries.iter().all(|(k, v)| b.libraries.get(k).is_none_or(|w| w == v))
+        && a.libraries.contains_key("openssl") == b.libraries.contains_key("openssl");
+    x.hostname == y.hostname
+        && x.cpu_model == y.cpu_model
+        && x.cores == y.cores
+        && x.arch == y.arch
+        && flags(x) == flags(y)
+        && libs
+        && a.settings.get("target") == b.settings.get("target")
+}
+
+impl Store {
+    /// The stored runs comparable with `run` ([`same_machine`]), finished
+    /// (complete or partial), started no later than it, other than itself: at most
+    /// `limit`, newest first, as documents. A stored run that cannot be read is
+    /// left out.
+    pub fn comparable(&self, run: &RunInfo, limit: usize) -> Result<Vec<Document>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, info FROM runs WHERE id != ?1 AND status IN ('complete', 'partial') AND started_at <= ?2
+             ORDER BY started_at DESC, rowid DESC LIMIT 500",
+        )?;
+        let rows: Vec<(String, String)> = stmt
+            .query_map(params![run.id, run.started_at], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut out = Vec::new();
+        for (id, info) in rows {
+            if out.len() >= limit {
+                break;
+            }
+            let Ok(other) = serde_json::from_str::<RunInfo>(&info) else {
+                continue;
+            };
+            if !same_machine(run, &other) {
+                continue;
+            }
+            if let Ok(d) = self.load(&id) {
+                if d.run.id == id {
+                    out.push(d);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// A run's status as shown: `running` whose owner is gone reads `abandoned`, as
 /// the next run will mark it (a reader does not write it).
 fn shown_status(status: String, owner: Option<String>) -> String {

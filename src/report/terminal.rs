@@ -309,6 +309,22 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
         None => header(doc),
     };
     s.push('\n');
+    // The noise that left a run's leaders tied, said before the figures.
+    let notes = doc
+        .recommendations
+        .iter()
+        .flat_map(|r| r.rankings.iter())
+        .flat_map(|r| r.notes.iter().cloned());
+    for n in crate::recommend::evidence::headline(notes)
+        .iter()
+        .filter(|n| n.starts_with(crate::recommend::evidence::NOISY))
+    {
+        let line = format!("warning: {}", shown(n));
+        for l in crate::progress::wrap_words(&line, width.unwrap_or(usize::MAX), 2) {
+            s.push_str(&l);
+            s.push('\n');
+        }
+    }
     for b in tables(doc) {
         match b {
             Block::Table(t) => {
