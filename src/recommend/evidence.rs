@@ -108,8 +108,8 @@ fn contradicted(subs: &[Vec<Accepted<'_>>], higher: bool) -> bool {
 
 /// The note for leaders the noise left tied: the first group of more than one
 /// member whose medians lie 5% or more apart (a smaller difference is a tie in
-/// any case). The figure is the run's noise for the kind, or without one the
-/// widest of the leaders' own intervals.
+/// any case). The figure is the run's noise for the kind, or the widest of the
+/// leaders' own intervals where that is wider.
 pub(super) fn too_noisy(groups: &[Vec<Accepted<'_>>], metric: &str, noise: f64) -> Option<String> {
     let g = groups.first().filter(|g| g.len() > 1)?;
     let higher = metric == "bytes_per_sec" || metric == "handshakes_per_sec";
@@ -137,14 +137,13 @@ pub(super) fn too_noisy(groups: &[Vec<Accepted<'_>>], metric: &str, noise: f64) 
     if far.is_empty() {
         return None;
     }
-    let varied = if noise > 0.0 {
-        noise
-    } else {
-        g.iter()
-            .map(|a| summary(a.1).relative_precision())
-            .filter(|x| x.is_finite())
-            .fold(0.0, f64::max)
-    };
+    // The run's noise, or the leaders' own intervals where they are wider (pooled
+    // runs that disagree, a subject of few samples): what kept them tied.
+    let varied = g
+        .iter()
+        .map(|a| summary(a.1).relative_precision())
+        .filter(|x| x.is_finite())
+        .fold(noise, f64::max);
     let mut names = vec![lead.1.verdict.subject.name.clone()];
     names.extend(far.iter().map(|a| a.1.verdict.subject.name.clone()));
     let last = names.pop().expect("two names");
