@@ -15,14 +15,16 @@
 //! handshakes are ranked by CPU per login (a mean per run), which is not pooled.
 //!
 //! **How**: per run, one figure (its median) with its own 95% interval, which
-//! the run's noise already widened to what moves between runs. Runs differ in
-//! the machine's state, so they are not pooled as one set of samples: the pooled
-//! figure is the geometric mean of the runs' medians, and its interval, in logs,
-//! is the wider of
-//! - the runs' own intervals combined (`1.96 · √(Σ seᵢ²) / k`, with `seᵢ` each
-//!   run's half-width / 1.96): what pooling k independent runs gains, and
-//! - the spread between the runs' medians (`t(k−1) · s / √k`, Student's t): where
-//!   the runs disagree more than their intervals said, that disagreement counts.
+//! the run's noise already widened to what usually moves between runs. Runs
+//! differ in the machine's state, so they are not pooled as one set of samples
+//! but as k measurements of one figure, the way a random-effects meta-analysis
+//! pools studies (DerSimonian–Laird, in logs: the figures are rates and times):
+//! each run weighs `1 / (seᵢ² + τ²)`, with `seᵢ` its interval's half-width / 1.96
+//! and `τ²` the between-run variance, estimated from how far the runs' medians
+//! disagree beyond what their own intervals allow (Cochran's Q; zero when they
+//! agree). The pooled figure is the weighted mean, its interval ±1.96 / √Σw. So
+//! k runs that agree narrow the interval by about √k, and runs that disagree
+//! widen it again: between-run variation counts whenever it is there.
 //!
 //! The pooled noise per kind is the largest of the runs' noises over √k. The
 //! ordering rule is unchanged (`rank::apart`).
@@ -31,17 +33,6 @@ use crate::model::{Document, Kind, Metric, ResultRecord, Status};
 
 /// The least samples a run's figure needs to be pooled.
 const MIN_SAMPLES: usize = 3;
-
-/// Two-sided 97.5% quantile of Student's t for `df` degrees of freedom.
-fn t975(df: usize) -> f64 {
-    const T: [f64; 9] = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262];
-    match df {
-        0 => f64::INFINITY,
-        1..=9 => T[df - 1],
-        10..=20 => 2.2,
-        _ => 2.0,
-    }
-}
 
 /// A record that may be pooled: ok, positive, finite, enough samples, not a
 /// per-login CPU figure.
@@ -64,18 +55,23 @@ pub fn pooled_record(records: &[&ResultRecord]) -> Option<ResultRecord> {
     }
     let k = records.len() as f64;
     let x: Vec<f64> = records.iter().map(|r| r.median.unwrap_or(1.0).ln()).collect();
-    let mean = x.iter().sum::<f64>() / k;
-    let se2: f64 = records
+    let se2: Vec<f64> = records
         .iter()
         .map(|r| {
             let se = (r.ci95_high.unwrap_or(1.0).ln() - r.ci95_low.unwrap_or(1.0).ln()) / 2.0 / 1.96;
-            se * se
+            se.max(1e-6).powi(2)
         })
-        .sum();
-    let within = 1.96 * se2.sqrt() / k;
-    let s = (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt();
-    let between = t975(records.len() - 1) * s / k.sqrt();
-    let half = within.max(between);
+        .collect();
+    let w: Vec<f64> = se2.iter().map(|v| 1.0 / v).collect();
+    let sw: f64 = w.iter().sum();
+    let fixed = w.iter().zip(&x).map(|(w, x)| w * x).sum::<f64>() / sw;
+    let q: f64 = w.iter().zip(&x).map(|(w, x)| w * (x - fixed).powi(2)).sum();
+    let c = sw - w.iter().map(|w| w * w).sum::<f64>() / sw;
+    let tau2 = if c > 0.0 { ((q - (k - 1.0)) / c).max(0.0) } else { 0.0 };
+    let ws: Vec<f64> = se2.iter().map(|v| 1.0 / (v + tau2)).collect();
+    let sws: f64 = ws.iter().sum();
+    let mean = ws.iter().zip(&x).map(|(w, x)| w * x).sum::<f64>() / sws;
+    let half = 1.96 / sws.sqrt();
     let mut out = first.clone();
     out.median = Some(mean.exp());
     out.ci95_low = Some((mean - half).exp());
@@ -181,4 +177,49 @@ pub fn said(doc: &Document, notes: Vec<String>, measured: bool) -> Vec<String> {
         }
     }));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Subject, Summary};
+
+    fn rec(median: f64, noise: f64) -> ResultRecord {
+        let s = Summary {
+            median,
+            mean: median,
+            min: median,
+            max: median,
+            ci95_low: median / (1.0 + noise),
+            ci95_high: median * (1.0 + noise),
+            samples: 10,
+            cv: 0.0,
+        };
+        ResultRecord::ok(Kind::SshBulk, Subject::default(), Metric::BytesPerSec, &s, None)
+    }
+
+    fn half(r: &ResultRecord) -> f64 {
+        (r.ci95_high.unwrap() / r.ci95_low.unwrap()).ln() / 2.0
+    }
+
+    /// Runs that agree narrow the interval by about √k; runs that disagree beyond
+    /// their own intervals widen it (the between-run variance counts); one run, or
+    /// a run of too few samples, is not pooled.
+    #[test]
+    fn agreeing_runs_narrow_and_disagreeing_runs_widen() {
+        let one = rec(100.0, 0.12);
+        let agree = [rec(100.0, 0.12), rec(101.0, 0.12), rec(99.0, 0.12)];
+        let p = pooled_record(&agree.iter().collect::<Vec<_>>()).unwrap();
+        assert!((half(&p) - half(&one) / 3f64.sqrt()).abs() < 0.002, "{} {}", half(&p), half(&one));
+        assert!((p.median.unwrap() - 100.0).abs() < 0.5);
+        assert_eq!(p.samples, Some(30));
+        let disagree = [rec(100.0, 0.03), rec(150.0, 0.03), rec(220.0, 0.03)];
+        let p = pooled_record(&disagree.iter().collect::<Vec<_>>()).unwrap();
+        assert!(half(&p) > 0.2, "{}", half(&p));
+        assert!(p.ci95_low.unwrap() < 120.0 && p.ci95_high.unwrap() > 180.0, "{p:?}");
+        assert!(pooled_record(&[&one]).is_none());
+        let mut few = rec(100.0, 0.12);
+        few.samples = Some(1);
+        assert!(pooled_record(&[&one, &few]).is_none());
+    }
 }
