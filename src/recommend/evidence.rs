@@ -21,6 +21,9 @@ use crate::model::{Summary, PRACTICAL};
 /// How a note about the run's noise begins; the answer shows such notes first.
 pub const NOISY: &str = "this machine's speed varied";
 
+/// How a note about leaders measured too few times begins; shown first too.
+pub const FEW: &str = "too few samples to order";
+
 /// How a note about pooled runs begins; the answer shows such notes first.
 pub const POOLED: &str = "pooled ";
 
@@ -137,16 +140,26 @@ pub(super) fn too_noisy(groups: &[Vec<Accepted<'_>>], metric: &str, noise: f64) 
     if far.is_empty() {
         return None;
     }
+    let mut names = vec![lead.1.verdict.subject.name.clone()];
+    names.extend(far.iter().map(|a| a.1.verdict.subject.name.clone()));
+    let last = names.pop().expect("two names");
+    if std::iter::once(lead)
+        .chain(far.iter().copied())
+        .any(|a| !summary(a.1).can_be_ordered())
+    {
+        // Not the machine: a figure of one or two samples ties with everything.
+        return Some(format!(
+            "{FEW} {} and {last} (a figure of fewer than 3 samples ties with everything); a longer --budget would.",
+            names.join(", ")
+        ));
+    }
     // The run's noise, or the leaders' own intervals where they are wider (pooled
-    // runs that disagree, a subject of few samples): what kept them tied.
+    // runs that disagree): what kept them tied.
     let varied = g
         .iter()
         .map(|a| summary(a.1).relative_precision())
         .filter(|x| x.is_finite())
         .fold(noise, f64::max);
-    let mut names = vec![lead.1.verdict.subject.name.clone()];
-    names.extend(far.iter().map(|a| a.1.verdict.subject.name.clone()));
-    let last = names.pop().expect("two names");
     Some(format!(
         "{NOISY} ±{:.0}% during the run: too noisy to order {} and {last}; a longer --budget or a quieter machine would.",
         varied * 100.0,
@@ -154,12 +167,12 @@ pub(super) fn too_noisy(groups: &[Vec<Accepted<'_>>], metric: &str, noise: f64) 
     ))
 }
 
-/// The notes of `rankings` that belong at the top of an answer (the run's noise,
-/// pooled runs), each once, in order.
+/// The notes that belong at the top of an answer (the run's noise, leaders
+/// measured too few times, pooled runs), each once, in order.
 pub fn headline(notes: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for n in notes {
-        if (n.starts_with(NOISY) || n.starts_with(POOLED)) && !out.contains(&n) {
+        if [NOISY, FEW, POOLED].iter().any(|p| n.starts_with(p)) && !out.contains(&n) {
             out.push(n);
         }
     }
@@ -278,6 +291,11 @@ mod tests {
         );
         let d = ssh_doc(vec![bulk(AES128, 233e6, 0.24, 12), bulk(AES256, 228e6, 0.24, 12)], Some(0.24));
         assert!(ciphers(&d).notes.iter().all(|n| !n.starts_with(NOISY)));
+        // One session each: not the machine's noise, too few samples, said so.
+        let d = ssh_doc(vec![bulk(AES128, 233e6, 0.75, 1), bulk(CHACHA, 173e6, 0.75, 1)], None);
+        let notes = ciphers(&d).notes;
+        assert!(notes.iter().any(|n| n.starts_with(FEW) && n.contains(CHACHA)), "{notes:?}");
+        assert!(notes.iter().all(|n| !n.starts_with(NOISY)), "{notes:?}");
     }
 
     /// A noise stored for the run is a floor on the difference too: intervals
