@@ -411,8 +411,9 @@ impl Store {
 /// Whether two runs were measured on the same machine as far as speed goes: the
 /// same host (name, CPU model, cores, architecture and the crypto-relevant CPU
 /// flags), the same version of every library both name (OpenSSL in both or in
-/// neither) and the same target (`settings.target`: a remote server, or the
-/// private one). The kernel may differ. A change of any of these starts afresh.
+/// neither), the same target (`settings.target`: a remote server, or the
+/// private one) and the same masked CPU features (`settings.cpu_caps`). The
+/// kernel may differ. A change of any of these starts afresh.
 pub fn same_machine(a: &RunInfo, b: &RunInfo) -> bool {
     let (x, y) = (&a.host, &b.host);
     let flags = |h: &crate::model::Host| {
@@ -428,7 +429,7 @@ pub fn same_machine(a: &RunInfo, b: &RunInfo) -> bool {
         && x.arch == y.arch
         && flags(x) == flags(y)
         && libs
-        && a.settings.get("target") == b.settings.get("target")
+        && ["target", "cpu_caps"].iter().all(|k| a.settings.get(k) == b.settings.get(k))
 }
 
 impl Store {
@@ -726,5 +727,8 @@ mod tests {
         let mut remote = runs[1].run.clone();
         remote.settings["target"] = "me@server".into();
         assert!(!same_machine(&runs[2].run, &remote));
+        let mut masked = runs[1].run.clone();
+        masked.settings["cpu_caps"] = "no-aesni".into();
+        assert!(!same_machine(&runs[2].run, &masked));
     }
 }

@@ -3,7 +3,7 @@
 //! accumulate instead of following whichever kind of second a run hit.
 //!
 //! Which runs: the caller's choice (`store::Store::comparable`: the same host,
-//! CPU model and flags and library versions, and the same target; a change of
+//! CPU model and flags and library versions, the same target and masked CPU features; a change of
 //! any of them starts afresh). This module stays pure: it gets the documents.
 //!
 //! **Same subject**: the same kind, metric and the whole subject (sizes,
