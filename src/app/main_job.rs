@@ -40,7 +40,7 @@ pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> 
     let mut measured = measure_main(c, &job, &found, &plan, &mut session);
     let verdicts = crate::judge::primitive_verdicts(session.results());
     // The history is evidence: this run pooled with the same machine's earlier runs.
-    let evidence = super::recommend::pooled(c, &session.document());
+    let evidence = super::pool::pooled(c, &session.document());
     let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
     measure_through(&job, &plan, &outcome, &mut measured, &mut session);
     let (judged, closing) = answer_main(c, &job, verdicts, &outcome, &measured, &mut session);

@@ -23,7 +23,7 @@ pub(super) fn recommend(c: &CommonOptions, a: &RecommendOptions) -> Result<()> {
         progress::warn(&format!("policy {}: {problem}", policy.name));
     }
     let mut doc = recommend_source(c, a)?;
-    let evidence = if a.no_pool { doc.clone() } else { pooled(c, &doc) };
+    let evidence = if a.no_pool { doc.clone() } else { super::pool::pooled(c, &doc) };
     let outcome = crate::recommend::recommend(&evidence, &knowledge, &policy, &c.targets);
     crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts);
     // What to change in the installed configuration, against this run's figures.
@@ -79,23 +79,4 @@ fn recommend_source(c: &CommonOptions, a: &RecommendOptions) -> Result<crate::mo
     };
     super::main_job::run_main(&measure, json!({}))?;
     Store::open(&db)?.load("latest")
-}
-
-/// How many earlier runs of the same machine a recommendation pools at most.
-pub(super) const POOL_RUNS: usize = 9;
-
-/// `doc` with its figures pooled with the history's comparable runs (the same
-/// machine, CPU flags and library versions: `store::same_machine`;
-/// `recommend::pool` says how), so that one machine gets one answer that firms
-/// up as runs accumulate. `doc` itself with `--no-store`, or when the history
-/// cannot be read.
-pub(super) fn pooled(c: &CommonOptions, doc: &crate::model::Document) -> crate::model::Document {
-    if c.no_store {
-        return doc.clone();
-    }
-    let db = c.db.clone().unwrap_or_else(store::default_path);
-    match Store::open_read(&db).and_then(|s| s.comparable(&doc.run, POOL_RUNS)) {
-        Ok(earlier) => crate::recommend::pool::pool(doc, &earlier),
-        Err(_) => doc.clone(),
-    }
 }

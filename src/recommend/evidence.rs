@@ -15,7 +15,7 @@
 //!   medians are 5% or more apart is a group the machine's noise left tied: the
 //!   answer says so, with the figure ([`NOISY`]).
 
-use super::rank::{apart, summary, Accepted};
+use super::candidate::{apart, summary, Accepted};
 use crate::model::{Summary, PRACTICAL};
 
 /// How a note about the run's noise begins; the answer shows such notes first.

@@ -18,6 +18,7 @@
 //! measurable, else grade then the policy's order, options an auditor fails last,
 //! and every allowed option kept (the unmeasured after the measured).
 
+mod candidate;
 pub mod emit;
 pub mod evidence;
 mod figures;

@@ -1,47 +1,13 @@
 //! Ranking: the options a policy accepts, fastest first, with statistical ties kept
 //! as ties, and the fastest refused option beside them (what safety costs).
 
-use crate::judge::{Level, Policy, Verdict};
+#[cfg(test)]
+pub use super::candidate::measurably_different;
+pub use super::candidate::{apart, Candidate, Measured, Tier};
+use super::candidate::{summary, Accepted};
+use crate::judge::{Level, Policy};
 use crate::model::Summary;
 use serde::{Deserialize, Serialize};
-
-/// One measured figure for an option, and where it came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measured {
-    pub summary: Summary,
-    /// How the figure was obtained, e.g. `primitive aes-128-gcm encrypt, 16384 B`.
-    pub basis: String,
-}
-
-/// Where an option goes before speed is looked at. The order of the variants is
-/// the order in a config line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Tier {
-    /// Hybrid post-quantum key exchange: first wherever the policy allows it and the
-    /// software has it. Its cost is shown, never traded away.
-    PostQuantum,
-    /// Everything else the policy allows.
-    #[default]
-    Normal,
-    /// Allowed by the policy, but a current auditor (ssh-audit) fails it, e.g. the
-    /// NIST curves: kept for old peers, after every other option.
-    Disputed,
-}
-
-/// A candidate: its verdict and, when the run measured it, its figure.
-#[derive(Debug, Clone)]
-pub struct Candidate {
-    pub verdict: Verdict,
-    pub measured: Option<Measured>,
-    pub tier: Tier,
-    /// The same option's cost per byte from the primitives measured in the same
-    /// run (a cipher, or a cipher then its MAC), when its own figure is a bulk
-    /// figure over the wire: what may order it where the wire figures tie (see
-    /// `evidence::by_physics`). `None` for handshakes, or when its figure already is
-    /// the primitives'.
-    pub physics: Option<Measured>,
-}
 
 /// One protocol family's rankings, its choice and every candidate it weighed.
 pub type Planned<C> = (Vec<Ranking>, C, Vec<Candidate>);
@@ -165,41 +131,6 @@ byte); otherwise the better grade, then the policy's order; options a current au
 under ssh-audit) last. Options the policy allows but this run did not measure are kept, after the \
 measured ones, in the policy's order.";
 
-/// Whether `a` and `b` differ measurably: intervals apart and beyond [`PRACTICAL`].
-#[cfg(test)]
-pub fn measurably_different(a: &Summary, b: &Summary) -> bool {
-    apart(a, b, 0.0)
-}
-
-/// The one ordering rule (no reversals): `a` and `b` are ordered only when a
-/// second run on the same machine would not order them the other way, that is
-/// when
-/// 1. their 95% intervals do not overlap (a figure of fewer than
-///    `MIN_SAMPLES` samples overlaps everything), where every interval of a run is
-///    already at least its noise wide either side (`measure::engine::noise::floor`),
-///    so a run that hit a busy second has wide intervals rather than a wrong
-///    order; and
-/// 2. the difference, relative to the better figure, is at least [`PRACTICAL`]
-///    and at least `noise`, the run's (or the pooled runs') noise for the kind:
-///    intervals that happen to be narrower than what the machine does between
-///    runs do not decide an order.
-pub fn apart(a: &Summary, b: &Summary, noise: f64) -> bool {
-    let (a, b) = (a.for_ties(), b.for_ties());
-    if a.ties_with(&b) {
-        return false;
-    }
-    let (lo, hi) = if a.median < b.median {
-        (a.median, b.median)
-    } else {
-        (b.median, a.median)
-    };
-    hi > 0.0 && (hi - lo) / hi >= PRACTICAL.max(noise)
-}
-
-/// An accepted, measured candidate: its place in the policy's order, itself and
-/// the policy's warnings.
-pub(super) type Accepted<'a> = (usize, &'a Candidate, Vec<String>);
-
 /// The candidates as the policy sorts them: accepted and measured, accepted but
 /// unmeasured (with their places in the policy's order), and the fastest measured
 /// refused and insecure ones.
@@ -244,10 +175,6 @@ fn sort_out<'a>(candidates: &'a [Candidate], policy: &Policy, better: impl Fn(f6
         }
     }
     out
-}
-
-pub(super) fn summary(c: &Candidate) -> Summary {
-    c.measured.as_ref().expect("measured").summary
 }
 
 /// The accepted options in tier then speed order, in groups the instrument cannot
