@@ -298,6 +298,29 @@ mod tests {
         assert!(notes.iter().all(|n| !n.starts_with(NOISY)), "{notes:?}");
     }
 
+    /// The main job's answer says the noise first, before the choices, and the
+    /// order the primitives made under its ranking's row.
+    #[test]
+    fn the_answer_says_the_noise_first_and_the_primitives_under_the_row() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let mut d = ssh_doc(vec![bulk(AES128, 233e6, 0.24, 12), bulk(CHACHA, 173e6, 0.24, 12)], Some(0.24));
+        d.run.command = "run".into();
+        let out = crate::recommend::recommend(&d, &k, &p, &["sshd".to_string()]);
+        let text = crate::report::answer::render(&d, &out, &["sshd".to_string()], None, None, false);
+        let (noise, choices) = (text.find("speed varied ±24%").expect("said"), text.find("Fastest secure").unwrap());
+        assert!(noise < choices, "{text}");
+        d.results
+            .push(serde_json::from_value(prim("aes-128-gcm", "encrypt", 16384, 4.1e9)).unwrap());
+        d.results
+            .push(serde_json::from_value(prim("chacha20-poly1305", "encrypt", 16384, 1.9e9)).unwrap());
+        let out = crate::recommend::recommend(&d, &k, &p, &["sshd".to_string()]);
+        let text = crate::report::answer::render(&d, &out, &["sshd".to_string()], None, None, false);
+        assert!(!text.contains("speed varied"), "{text}");
+        let said = text.find("ordered by the primitives").expect("the order is said");
+        assert!(said > text.find("SSH ciphers").unwrap(), "{text}");
+    }
+
     /// A noise stored for the run is a floor on the difference too: intervals
     /// that happen to be apart do not order a gap smaller than the noise.
     #[test]
