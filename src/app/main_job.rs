@@ -370,7 +370,9 @@ fn measure_ssh(
 /// The race: the rest of the budget (`left`, a reserve for judging and the report
 /// kept back) goes to the lists whose leaders are still tied.
 fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, session: &mut Session, left: f64) -> Result<()> {
-    let outcome = crate::recommend::recommend(&session.document(), &job.knowledge, &job.policy, &job.targets);
+    // Only what the history has not ordered yet is raced (see `pool`).
+    let evidence = super::pool::pooled(c, &session.document());
+    let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
     let contests = crate::race::contests(&outcome, session.results());
     if contests.is_empty() || left < 3.0 {
         return Ok(());
