@@ -408,6 +408,7 @@ mod tests {
     #[test]
     fn twenty_runs_quiet_and_noisy_never_reverse_a_pair() {
         let mut ordered: Vec<(String, String)> = Vec::new();
+        let mut counted = [0; 2];
         for run in 0..20u64 {
             let noisy = run % 2 == 1;
             let d = synthetic_run(run, if noisy { 0.25 } else { 0.02 });
@@ -421,6 +422,14 @@ mod tests {
             }
             let (aes, chacha) = (rank_of(&r, AES128), rank_of(&r, CHACHA));
             assert_eq!(rank_of(&r, AES128), rank_of(&r, AES256), "run {run}: {:?}", r.ranked);
+            // A loaded machine may leave a subject fewer than 3 slices (its sleeps
+            // overrun): then it ties with everything, said as too few samples. Such
+            // a run still counts for reversals, not for what quiet runs order.
+            if d.results.iter().any(|x| x.samples.unwrap_or(0) < 3) {
+                assert_eq!(aes, chacha, "run {run} (few samples) ordered: {:?}", r.ranked);
+                continue;
+            }
+            counted[noisy as usize] += 1;
             if noisy {
                 assert_eq!(aes, chacha, "run {run} (noisy) ordered: {:?}", r.ranked);
                 assert!(r.notes.iter().any(|n| n.starts_with(NOISY)), "run {run}: {:?}", r.notes);
@@ -433,5 +442,9 @@ mod tests {
             assert!(!ordered.contains(&(b.clone(), a.clone())), "{a} and {b} reversed between runs");
         }
         assert!(!ordered.is_empty());
+        assert!(
+            counted[0] >= 5 && counted[1] >= 5,
+            "runs with 3+ slices each, quiet and noisy: {counted:?}"
+        );
     }
 }
