@@ -10,8 +10,17 @@
 # 3. Against a long run: one run with LONG x the budget. Target: every default
 #    run's top choice is inside the long run's tie group (its rank-1 options).
 #
-# Environment: CB (binary), BUDGET (90s), RUNS (5), LONG (10), SKIP_LONG=1.
-# Each run uses a throw-away history database; reports go to a temp dir.
+# 4. No reversals (issue 28): across all runs (the long one too), the pairs one
+#    run orders A before B and another B before A (target 0); the lists whose
+#    configured algorithm set differs between runs (target 0); and per run, how
+#    many lists could order their leaders (a rank-1 group of one), with pooling
+#    (the answer as printed: the runs share one history, so each pools the
+#    earlier ones) and without (`recommend --run ID --no-pool`).
+#
+# Environment: CB (binary), BUDGET (90s), RUNS (5), LONG (10), SKIP_LONG=1,
+# COMPETE=1 (a competing load, `openssl speed -multi 1` in a loop, during the
+# even-numbered runs and the long run: half of them).
+# The runs share one throw-away history database; reports go to a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +32,6 @@ LONG=${LONG:-10}
 command -v jq >/dev/null || { echo "needs jq" >&2; exit 1; }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 export XDG_DATA_HOME=$work/data
 
 LISTS=(tls13_suites tls12_suites groups ssh_ciphers ssh_macs ssh_kex)
@@ -35,18 +43,54 @@ tops() {
     | "\(.ranked[0].name)|\($t | join(","))"' "$1"
 }
 
-run() { # $1 budget seconds, $2 output json -> prints elapsed seconds
+load=
+compete_start() {
+  [[ -n ${COMPETE:-} ]] || return 0
+  (while :; do openssl speed -multi 1 -seconds 1 -evp aes-128-gcm; done) >/dev/null 2>&1 &
+  load=$!
+}
+compete_stop() {
+  [[ -n $load ]] || return 0
+  kill "$load" 2>/dev/null || true
+  wait "$load" 2>/dev/null || true
+  load=
+}
+trap 'compete_stop; rm -rf "$work"' EXIT
+
+run() { # $1 budget seconds, $2 output json, $3 compete (1/0) -> prints elapsed seconds
   local t0 t1
+  [[ ${3:-0} == 1 ]] && compete_start
   t0=$(date +%s.%N)
   NO_COLOR=1 "$CB" --budget "${1}s" --db "$work/h.sqlite" --export-json "$2" >"$2.txt"
   t1=$(date +%s.%N)
+  compete_stop
+  # The same run ranked alone, for the count without pooling.
+  "$CB" recommend --run "$(jq -r .run.id "$2")" --no-pool --json --db "$work/h.sqlite" >"${2%.json}.alone.json" 2>/dev/null
   bc -l <<<"$t1 - $t0"
+}
+
+# Per list of the first recommendation per protocol: "list<TAB>A<TAB>B" for each
+# pair the run orders A before B (ranks differ).
+pairs() {
+  jq -r '[.recommendations[] | {protocol, rankings}] | unique_by(.protocol)[] | .rankings[]
+    | .list as $l | .ranked as $r
+    | $r[] as $a | $r[] as $b | select($a.rank < $b.rank) | "\($l)\t\($a.name)\t\($b.name)"' "$1"
+}
+# "list<TAB>sorted configured names" per list.
+sets() {
+  jq -r '[.recommendations[] | {protocol, rankings}] | unique_by(.protocol)[] | .rankings[]
+    | "\(.list)\t\((.order // []) | sort | join(","))"' "$1"
+}
+# How many lists with two or more measured options have a rank-1 group of one.
+ordered_leaders() {
+  jq -r '[[.recommendations[] | {protocol, rankings}] | unique_by(.protocol)[] | .rankings[]
+    | select((.ranked | length) >= 2) | select([.ranked[] | select(.rank == 1)] | length == 1)] | length' "$1"
 }
 
 echo "== $RUNS default runs, budget ${BUDGET}s (target: each <= $(bc -l <<<"$BUDGET * 1.1" | xargs printf '%.0f') s)"
 over=0
 for ((i = 1; i <= RUNS; i++)); do
-  t=$(run "$BUDGET" "$work/run$i.json")
+  t=$(run "$BUDGET" "$work/run$i.json" $((i % 2 == 0)))
   ok=yes
   (($(bc -l <<<"$t > $BUDGET * 1.1"))) && { ok=NO; over=$((over + 1)); }
   race=$(jq -c '.run.settings.race // {} | {contests: [.contests[]?.list], seconds: (.seconds // 0 | floor)}' "$work/run$i.json")
@@ -85,7 +129,7 @@ if [[ -z ${SKIP_LONG:-} ]]; then
   echo
   long=$((BUDGET * LONG))
   echo "== One long run, budget ${long}s"
-  t=$(run "$long" "$work/long.json")
+  t=$(run "$long" "$work/long.json" 1)
   printf 'long run: %.1f s\n' "$t"
   outside=0
   for l in "${LISTS[@]}"; do
@@ -104,4 +148,31 @@ if [[ -z ${SKIP_LONG:-} ]]; then
   echo "lists where a default top choice falls outside the long run's tie group: $outside"
 fi
 echo
-echo "runs over budget+10%: $over of $RUNS; unstable lists: $unstable"
+echo "== No reversals (the long run included when made)"
+docs=("$work"/run*.json)
+[[ -f $work/long.json ]] && docs+=("$work/long.json")
+answers=() alone=()
+for f in "${docs[@]}"; do
+  [[ $f == *.alone.json ]] && continue
+  answers+=("$f")
+  alone+=("${f%.json}.alone.json")
+done
+reversed() { # files... -> the reversed pairs, one per line
+  local all
+  all=$(for f in "$@"; do pairs "$f"; done | sort -u)
+  awk -F'\t' '{ seen[$1 FS $2 FS $3] = 1 } END { for (k in seen) { split(k, p, FS); if ((p[1] FS p[3] FS p[2]) in seen && p[2] < p[3]) print p[1] ": " p[2] " <-> " p[3] } }' <<<"$all"
+}
+rev=$(reversed "${answers[@]}")
+rev_alone=$(reversed "${alone[@]}")
+printf 'reversed pairs across runs, as answered (pooled): %d (target 0)\n' "$(grep -c . <<<"$rev" || true)"
+[[ -n $rev ]] && sed 's/^/  /' <<<"$rev"
+printf 'reversed pairs across runs, each run alone:      %d\n' "$(grep -c . <<<"$rev_alone" || true)"
+[[ -n $rev_alone ]] && sed 's/^/  /' <<<"$rev_alone"
+differ=$(for f in "${answers[@]}"; do sets "$f"; done | sort -u | cut -f1 | uniq -d)
+printf 'lists whose algorithm set differs between runs: %d (target 0)%s\n' "$(grep -c . <<<"$differ" || true)" "${differ:+: $(paste -sd' ' <<<"$differ")}"
+echo "lists whose leaders could be ordered (rank-1 group of one), per run: pooled / alone"
+for i in "${!answers[@]}"; do
+  printf '  %-10s %s / %s\n' "$(basename "${answers[$i]}" .json)" "$(ordered_leaders "${answers[$i]}")" "$(ordered_leaders "${alone[$i]}")"
+done
+echo
+echo "runs over budget+10%: $over of $RUNS; unstable lists: $unstable; reversed pairs: $(grep -c . <<<"$rev" || true)"

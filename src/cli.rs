@@ -191,6 +191,9 @@ pub struct RecommendArgs {
     /// Run id (or unique prefix), or `latest`. Default: the latest run, measured now if none is stored.
     #[arg(long)]
     pub run: Option<String>,
+    /// Rank this run's figures alone, without pooling them with the comparable runs of the history.
+    #[arg(long)]
+    pub no_pool: bool,
 }
 
 #[derive(Debug, Clone, Args, Default)]

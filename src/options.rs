@@ -256,6 +256,8 @@ impl Default for FileOptions {
 pub struct RecommendOptions {
     /// Run id (or unique prefix), or `latest`; default: the latest, measured now if none.
     pub run: Option<String>,
+    /// Rank the run's figures alone (no pooling with the history's comparable runs).
+    pub no_pool: bool,
 }
 
 /// `tls`: TLS handshakes and bulk transfers per suite, group and certificate.

@@ -408,6 +408,64 @@ impl Store {
     }
 }
 
+/// Whether two runs were measured on the same machine as far as speed goes: the
+/// same host (name, CPU model, cores, architecture and the crypto-relevant CPU
+/// flags), the same version of every library both name (OpenSSL in both or in
+/// neither), the same target (`settings.target`: a remote server, or the
+/// private one) and the same masked CPU features (`settings.cpu_caps`). The
+/// kernel may differ. A change of any of these starts afresh.
+pub fn same_machine(a: &RunInfo, b: &RunInfo) -> bool {
+    let (x, y) = (&a.host, &b.host);
+    let flags = |h: &crate::model::Host| {
+        let mut f = h.cpu_flags.clone();
+        f.sort();
+        f
+    };
+    let libs = a.libraries.iter().all(|(k, v)| b.libraries.get(k).is_none_or(|w| w == v))
+        && a.libraries.contains_key("openssl") == b.libraries.contains_key("openssl");
+    x.hostname == y.hostname
+        && x.cpu_model == y.cpu_model
+        && x.cores == y.cores
+        && x.arch == y.arch
+        && flags(x) == flags(y)
+        && libs
+        && ["target", "cpu_caps"].iter().all(|k| a.settings.get(k) == b.settings.get(k))
+}
+
+impl Store {
+    /// The stored runs comparable with `run` ([`same_machine`]), finished
+    /// (complete or partial), started no later than it, other than itself: at most
+    /// `limit`, newest first, as documents. A stored run that cannot be read is
+    /// left out.
+    pub fn comparable(&self, run: &RunInfo, limit: usize) -> Result<Vec<Document>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, info FROM runs WHERE id != ?1 AND status IN ('complete', 'partial') AND started_at <= ?2
+             ORDER BY started_at DESC, rowid DESC LIMIT 500",
+        )?;
+        let rows: Vec<(String, String)> = stmt
+            .query_map(params![run.id, run.started_at], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut out = Vec::new();
+        for (id, info) in rows {
+            if out.len() >= limit {
+                break;
+            }
+            let Ok(other) = serde_json::from_str::<RunInfo>(&info) else {
+                continue;
+            };
+            if !same_machine(run, &other) {
+                continue;
+            }
+            if let Ok(d) = self.load(&id) {
+                if d.run.id == id {
+                    out.push(d);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// A run's status as shown: `running` whose owner is gone reads `abandoned`, as
 /// the next run will mark it (a reader does not write it).
 fn shown_status(status: String, owner: Option<String>) -> String {
@@ -584,5 +642,93 @@ mod tests {
         assert!(s.runs(10).unwrap().is_empty());
         assert!(s.load("latest").unwrap_err().to_string().contains("no runs stored"));
         assert!(!dir.path().join("sub").exists());
+    }
+
+    /// A run of the same machine measuring aes128-gcm and chacha20-poly1305 over
+    /// SSH at ±12% noise, its figures written to the history.
+    fn ssh_run(s: &Store, id: &str, day: u32, openssl: &str, aes: f64, chacha: f64) -> Document {
+        let mut info = run(id, &format!("2026-11-{day:02}T10:00:00Z"));
+        info.status = RunStatus::Complete;
+        info.libraries.insert("openssl".into(), openssl.into());
+        info.settings = serde_json::json!({"noise": {"ssh-bulk": 0.12}});
+        info.capabilities.openssh = Some(crate::model::OpenSshCapabilities {
+            version: "OpenSSH_10.0p2".into(),
+            ciphers: vec!["chacha20-poly1305@openssh.com".into(), "aes128-gcm@openssh.com".into()],
+            ..Default::default()
+        });
+        s.begin_run(&info).unwrap();
+        for (i, (cipher, m)) in [("chacha20-poly1305@openssh.com", chacha), ("aes128-gcm@openssh.com", aes)]
+            .into_iter()
+            .enumerate()
+        {
+            let sum = Summary::of(&[m * 0.97, m * 0.99, m, m * 1.01, m * 1.03, m, m, m]).unwrap();
+            let subject = Subject {
+                cipher: Some(cipher.into()),
+                ..Default::default()
+            };
+            let r = crate::measure::engine::noise::floor(ResultRecord::ok(Kind::SshBulk, subject, Metric::BytesPerSec, &sum, None), 0.12);
+            s.put_result(id, i, &r).unwrap();
+        }
+        let d = s.load(id).unwrap();
+        s.finish_run(&d).unwrap();
+        s.load(id).unwrap()
+    }
+
+    fn ssh_ciphers(d: &Document) -> Vec<(String, usize)> {
+        let k = crate::judge::Knowledge::builtin().unwrap();
+        let p = crate::judge::Policy::builtin("intermediate").unwrap();
+        let out = crate::recommend::recommend(d, &k, &p, &["sshd".to_string()]);
+        let r = out.recommendations[0].rankings.iter().find(|r| r.list == "ssh_ciphers").unwrap();
+        r.ranked.iter().map(|x| (x.name.clone(), x.rank)).collect()
+    }
+
+    /// Three runs of one machine, each leaving AES-GCM and ChaCha20 (17% apart)
+    /// tied at ±12% noise, order them once pooled, and say so; an earlier run with
+    /// another OpenSSL (where ChaCha20 was faster) is not pooled.
+    #[test]
+    fn three_comparable_runs_order_what_each_leaves_tied_and_another_openssl_starts_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("h.sqlite")).unwrap();
+        let old = ssh_run(&s, "r0", 19, "OpenSSL 3.0.17", 200e6, 400e6);
+        let runs = [
+            ssh_run(&s, "r1", 20, "OpenSSL 3.5.1", 240e6, 200e6),
+            ssh_run(&s, "r2", 21, "OpenSSL 3.5.1", 236e6, 204e6),
+            ssh_run(&s, "r3", 22, "OpenSSL 3.5.1", 244e6, 198e6),
+        ];
+        for d in &runs {
+            let r = ssh_ciphers(d);
+            assert!(r.iter().all(|x| x.1 == 1), "{} alone orders: {r:?}", d.run.id);
+        }
+        let earlier = s.comparable(&runs[2].run, 9).unwrap();
+        let ids: Vec<&str> = earlier.iter().map(|d| d.run.id.as_str()).collect();
+        assert_eq!(ids, ["r2", "r1"], "newest first, not itself, not another OpenSSL");
+        assert!(!same_machine(&runs[2].run, &old.run));
+        let pooled = crate::recommend::pool::pool(&runs[2], &earlier);
+        let r = ssh_ciphers(&pooled);
+        assert_eq!(r[0], ("aes128-gcm@openssh.com".to_string(), 1), "{r:?}");
+        assert_eq!(r[1], ("chacha20-poly1305@openssh.com".to_string(), 2), "{r:?}");
+        let k = crate::judge::Knowledge::builtin().unwrap();
+        let p = crate::judge::Policy::builtin("intermediate").unwrap();
+        let out = crate::recommend::recommend(&pooled, &k, &p, &[]);
+        let notes: Vec<String> = out
+            .protocols
+            .iter()
+            .flat_map(|x| x.1.iter())
+            .flat_map(|r| r.notes.clone())
+            .collect();
+        assert!(notes.iter().any(|n| n.starts_with("pooled 3 runs since 2026-11-20")), "{notes:?}");
+        // With the other OpenSSL's run pooled too, the figures would not order them.
+        let all = crate::recommend::pool::pool(&runs[2], &[earlier[0].clone(), earlier[1].clone(), old]);
+        assert!(ssh_ciphers(&all).iter().all(|x| x.1 == 1), "{:?}", ssh_ciphers(&all));
+        // Another host, or another target, is not the same machine either.
+        let mut other = runs[1].run.clone();
+        other.host.cpu_flags.push("no-such-flag".into());
+        assert!(!same_machine(&runs[2].run, &other));
+        let mut remote = runs[1].run.clone();
+        remote.settings["target"] = "me@server".into();
+        assert!(!same_machine(&runs[2].run, &remote));
+        let mut masked = runs[1].run.clone();
+        masked.settings["cpu_caps"] = "no-aesni".into();
+        assert!(!same_machine(&runs[2].run, &masked));
     }
 }

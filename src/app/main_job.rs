@@ -39,7 +39,9 @@ pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> 
     let plan = plan_main(&job, &found);
     let mut measured = measure_main(c, &job, &found, &plan, &mut session);
     let verdicts = crate::judge::primitive_verdicts(session.results());
-    let outcome = crate::recommend::recommend(&session.document(), &job.knowledge, &job.policy, &job.targets);
+    // The history is evidence: this run pooled with the same machine's earlier runs.
+    let evidence = super::pool::pooled(c, &session.document());
+    let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
     measure_through(&job, &plan, &outcome, &mut measured, &mut session);
     let (judged, closing) = answer_main(c, &job, verdicts, &outcome, &measured, &mut session);
     let note = measured.ssh_skipped.take().or(found.ssh_note);
@@ -368,7 +370,9 @@ fn measure_ssh(
 /// The race: the rest of the budget (`left`, a reserve for judging and the report
 /// kept back) goes to the lists whose leaders are still tied.
 fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, session: &mut Session, left: f64) -> Result<()> {
-    let outcome = crate::recommend::recommend(&session.document(), &job.knowledge, &job.policy, &job.targets);
+    // Only what the history has not ordered yet is raced (see `pool`).
+    let evidence = super::pool::pooled(c, &session.document());
+    let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
     let contests = crate::race::contests(&outcome, session.results());
     if contests.is_empty() || left < 3.0 {
         return Ok(());

@@ -11,6 +11,7 @@ mod list;
 mod list_gnutls;
 mod list_ssh;
 mod main_job;
+mod pool;
 mod recommend;
 mod speed;
 mod ssh;

@@ -23,7 +23,8 @@ pub(super) fn recommend(c: &CommonOptions, a: &RecommendOptions) -> Result<()> {
         progress::warn(&format!("policy {}: {problem}", policy.name));
     }
     let mut doc = recommend_source(c, a)?;
-    let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
+    let evidence = if a.no_pool { doc.clone() } else { super::pool::pooled(c, &doc) };
+    let outcome = crate::recommend::recommend(&evidence, &knowledge, &policy, &c.targets);
     crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts);
     // What to change in the installed configuration, against this run's figures.
     let (installed, installed_notes) = crate::diff::for_stored_run(&c.targets, &knowledge);

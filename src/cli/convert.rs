@@ -110,7 +110,7 @@ options_from!(FileArgs => FileOptions {
     paths, size, ciphers, all, mode: IoMode::from, reps, password, pbkdf2_iter, via_openssl_cli, output_dir, chunk,
 });
 
-options_from!(RecommendArgs => RecommendOptions { run });
+options_from!(RecommendArgs => RecommendOptions { run, no_pool });
 
 options_from!(TlsArgs => TlsOptions {
     suites, groups, certs, protocols, write_size, bytes, threads, full_matrix, both_directions, no_handshakes, no_bulk,

@@ -40,7 +40,7 @@ pub fn suite_primitives(s: &TlsSuite) -> Option<(String, Option<String>)> {
 /// The throughput of one primitive in `doc`: `primitive` results (encrypt, or the
 /// MAC/digest op) at the TLS record size when measured, else the largest size below
 /// it, else the largest; failing that, `file` encryption.
-fn primitive_rate(doc: &Document, name: &str) -> Option<Measured> {
+pub(super) fn primitive_rate(doc: &Document, name: &str) -> Option<Measured> {
     let ok = |r: &&ResultRecord| r.status == Status::Ok && r.subject.algorithm.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(name));
     let single = |r: &&ResultRecord| r.subject.threads.unwrap_or(1) == 1;
     let op = |r: &&ResultRecord| matches!(r.subject.op.as_deref(), Some("encrypt" | "mac" | "digest") | None);
@@ -160,6 +160,11 @@ pub(super) fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
             basis: format!("tls-bulk {}", crate::model::subject_label(r)),
         });
     }
+    suite_primitive_rate(doc, s)
+}
+
+/// The figure for a TLS suite from its primitives alone.
+fn suite_primitive_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
     let (cipher, mac) = suite_primitives(s)?;
     let c = primitive_rate(doc, &cipher)?;
     match mac {
@@ -174,6 +179,66 @@ pub(super) fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
             Some(Measured {
                 summary: serial(&c.summary, &m.summary),
                 basis: format!("{} then {}", c.basis, m.basis),
+            })
+        }
+    }
+}
+
+/// A suite's cost per byte from the primitives of the same run, named by them
+/// (`aes-128-gcm`, `aes-128-cbc then hmac-sha1`), beside a figure over the wire
+/// (see `evidence`): `None` when its own figure is not a wire figure, or its
+/// primitives were not measured.
+pub(super) fn suite_physics(doc: &Document, s: &TlsSuite, own: Option<&Measured>) -> Option<Measured> {
+    if !own.is_some_and(|m| m.basis.starts_with("tls-bulk")) {
+        return None;
+    }
+    let (cipher, mac) = suite_primitives(s)?;
+    let m = suite_primitive_rate(doc, s)?;
+    Some(Measured {
+        summary: m.summary,
+        basis: mac.map(|m| format!("{cipher} then {m}")).unwrap_or(cipher),
+    })
+}
+
+/// The primitives behind an SSH cipher and MAC (`aes128-gcm@openssh.com` →
+/// `aes-128-gcm`; a CTR or CBC cipher with `hmac-sha2-256-etm@openssh.com` →
+/// `aes-128-ctr` then `hmac-sha256`). `None` for what the catalogue does not
+/// measure (UMAC, HMAC-SHA-512) or an AEAD's absent MAC when one is needed.
+pub(super) fn ssh_primitives(cipher: &str, mac: Option<&str>) -> Option<(String, Option<String>)> {
+    let c = match cipher {
+        "aes128-gcm@openssh.com" => return Some(("aes-128-gcm".into(), None)),
+        "aes256-gcm@openssh.com" => return Some(("aes-256-gcm".into(), None)),
+        "chacha20-poly1305@openssh.com" => return Some(("chacha20-poly1305".into(), None)),
+        "aes128-ctr" | "aes192-ctr" | "aes256-ctr" | "aes128-cbc" | "aes192-cbc" | "aes256-cbc" => {
+            format!("aes-{}-{}", &cipher[3..6], &cipher[7..])
+        }
+        "3des-cbc" => "des-ede3-cbc".to_string(),
+        _ => return None,
+    };
+    let m = match mac?.trim_end_matches("-etm@openssh.com") {
+        "hmac-sha1" => "hmac-sha1",
+        "hmac-sha2-256" => "hmac-sha256",
+        "hmac-md5" => "hmac-md5",
+        _ => return None,
+    };
+    Some((c, Some(m.to_string())))
+}
+
+/// An SSH cipher-and-MAC pair's cost per byte from the primitives of the same
+/// run, named by them; `None` when one of them was not measured.
+pub(super) fn ssh_physics(doc: &Document, cipher: &str, mac: Option<&str>) -> Option<Measured> {
+    let (c, m) = ssh_primitives(cipher, mac)?;
+    let cr = primitive_rate(doc, &c)?;
+    match m {
+        None => Some(Measured {
+            summary: cr.summary,
+            basis: c,
+        }),
+        Some(m) => {
+            let mr = primitive_rate(doc, &m)?;
+            Some(Measured {
+                summary: serial(&cr.summary, &mr.summary),
+                basis: format!("{c} then {m}"),
             })
         }
     }

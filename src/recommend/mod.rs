@@ -18,10 +18,13 @@
 //! measurable, else grade then the policy's order, options an auditor fails last,
 //! and every allowed option kept (the unmeasured after the measured).
 
+mod candidate;
 pub mod emit;
+pub mod evidence;
 mod figures;
 mod host;
 mod order;
+pub mod pool;
 pub mod rank;
 mod ssh;
 mod tls;
@@ -152,8 +155,15 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
     }
     for (_, rankings, _) in protocols.iter_mut() {
         for r in rankings.iter_mut() {
-            r.notes = security_notes(knowledge, policy, r, doc.run.libraries.get("openssl").map(String::as_str));
-            r.notes.extend(host::unknown_note(doc, &r.list));
+            let mut notes = std::mem::take(&mut r.notes);
+            notes.extend(security_notes(
+                knowledge,
+                policy,
+                r,
+                doc.run.libraries.get("openssl").map(String::as_str),
+            ));
+            notes.extend(host::unknown_note(doc, &r.list));
+            r.notes = pool::said(doc, notes, !r.ranked.is_empty());
         }
     }
     let mut recommendations = Vec::new();

@@ -1,41 +1,13 @@
 //! Ranking: the options a policy accepts, fastest first, with statistical ties kept
 //! as ties, and the fastest refused option beside them (what safety costs).
 
-use crate::judge::{Level, Policy, Verdict};
+#[cfg(test)]
+pub use super::candidate::measurably_different;
+pub use super::candidate::{apart, Candidate, Measured, Tier};
+use super::candidate::{summary, Accepted};
+use crate::judge::{Level, Policy};
 use crate::model::Summary;
 use serde::{Deserialize, Serialize};
-
-/// One measured figure for an option, and where it came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measured {
-    pub summary: Summary,
-    /// How the figure was obtained, e.g. `primitive aes-128-gcm encrypt, 16384 B`.
-    pub basis: String,
-}
-
-/// Where an option goes before speed is looked at. The order of the variants is
-/// the order in a config line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Tier {
-    /// Hybrid post-quantum key exchange: first wherever the policy allows it and the
-    /// software has it. Its cost is shown, never traded away.
-    PostQuantum,
-    /// Everything else the policy allows.
-    #[default]
-    Normal,
-    /// Allowed by the policy, but a current auditor (ssh-audit) fails it, e.g. the
-    /// NIST curves: kept for old peers, after every other option.
-    Disputed,
-}
-
-/// A candidate: its verdict and, when the run measured it, its figure.
-#[derive(Debug, Clone)]
-pub struct Candidate {
-    pub verdict: Verdict,
-    pub measured: Option<Measured>,
-    pub tier: Tier,
-}
 
 /// One protocol family's rankings, its choice and every candidate it weighed.
 pub type Planned<C> = (Vec<Ranking>, C, Vec<Candidate>);
@@ -152,28 +124,12 @@ pub use crate::model::PRACTICAL;
 
 /// The ordering rule, as the report and the README state it.
 pub const RULE: &str = "Order: hybrid post-quantum key exchange first wherever the policy allows it; \
-then speed, but only where the difference is measurable (95% intervals apart and at least 5%); \
-otherwise the better grade, then the policy's order; options a current auditor fails (NIST curves \
+then speed, but only where a second run would not order the pair the other way: 95% intervals apart \
+(each at least as wide as the run's noise) and the difference at least 5% and beyond that noise; \
+where the figures over the wire tie, the primitives measured in the same run may order them (cost per \
+byte); otherwise the better grade, then the policy's order; options a current auditor fails (NIST curves \
 under ssh-audit) last. Options the policy allows but this run did not measure are kept, after the \
 measured ones, in the policy's order.";
-
-/// Whether `a` and `b` differ measurably: intervals apart and beyond [`PRACTICAL`].
-pub fn measurably_different(a: &Summary, b: &Summary) -> bool {
-    let (a, b) = (a.for_ties(), b.for_ties());
-    if a.ties_with(&b) {
-        return false;
-    }
-    let (lo, hi) = if a.median < b.median {
-        (a.median, b.median)
-    } else {
-        (b.median, a.median)
-    };
-    hi > 0.0 && (hi - lo) / hi >= PRACTICAL
-}
-
-/// An accepted, measured candidate: its place in the policy's order, itself and
-/// the policy's warnings.
-type Accepted<'a> = (usize, &'a Candidate, Vec<String>);
 
 /// The candidates as the policy sorts them: accepted and measured, accepted but
 /// unmeasured (with their places in the policy's order), and the fastest measured
@@ -221,16 +177,12 @@ fn sort_out<'a>(candidates: &'a [Candidate], policy: &Policy, better: impl Fn(f6
     out
 }
 
-fn summary(c: &Candidate) -> Summary {
-    c.measured.as_ref().expect("measured").summary
-}
-
 /// The accepted options in tier then speed order, in groups the instrument cannot
 /// order: inside one tier, an option joins the current group unless it differs
 /// measurably from the group's leader (the fastest member). Against the leader,
 /// not any member: a chain of wide, overlapping intervals must not tie a 10×
 /// slower option with the fastest.
-fn tie_groups(mut accepted: Vec<Accepted<'_>>, higher_is_better: bool) -> Vec<Vec<Accepted<'_>>> {
+fn tie_groups(mut accepted: Vec<Accepted<'_>>, higher_is_better: bool, noise: f64) -> Vec<Vec<Accepted<'_>>> {
     accepted.sort_by(|a, b| {
         let (x, y) = (summary(a.1).median, summary(b.1).median);
         let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
@@ -244,7 +196,7 @@ fn tie_groups(mut accepted: Vec<Accepted<'_>>, higher_is_better: bool) -> Vec<Ve
         let s = summary(item.1);
         let joins = groups
             .last()
-            .is_some_and(|g| g[0].1.tier == item.1.tier && !measurably_different(&summary(g[0].1), &s));
+            .is_some_and(|g| g[0].1.tier == item.1.tier && !apart(&summary(g[0].1), &s, noise));
         if joins {
             groups.last_mut().expect("group").push(item);
         } else {
@@ -300,8 +252,17 @@ fn in_order(groups: Vec<Vec<Accepted<'_>>>, unmeasured: &[(usize, &Candidate)]) 
 }
 
 /// Ranks `candidates` (given in the policy's order, used inside ties and for the
-/// unmeasured) under `policy` by [`RULE`].
+/// unmeasured) under `policy` by [`RULE`], without a stored noise (see [`rank_with`]).
+#[cfg(test)]
 pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Candidate], policy: &Policy) -> Ranking {
+    rank_with(list, metric, higher_is_better, candidates, policy, 0.0)
+}
+
+/// Ranks `candidates` by [`RULE`] with `noise` (the run's, or the pooled runs',
+/// noise for the figures' kind, a fraction): ties split by the primitives where
+/// they can be (`evidence::by_physics`), and a note where the noise left the
+/// leaders tied (`evidence::too_noisy`).
+pub fn rank_with(list: &str, metric: &str, higher_is_better: bool, candidates: &[Candidate], policy: &Policy, noise: f64) -> Ranking {
     let better = |a: f64, b: f64| if higher_is_better { a > b } else { a < b };
     let Sorted {
         accepted,
@@ -309,7 +270,9 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
         mut fastest_refused,
         mut fastest_insecure,
     } = sort_out(candidates, policy, better);
-    let groups = tie_groups(accepted, higher_is_better);
+    let groups = tie_groups(accepted, higher_is_better, noise);
+    let (groups, mut notes) = super::evidence::by_physics(groups, higher_is_better);
+    notes.extend(super::evidence::too_noisy(&groups, metric, noise));
     // The fastest accepted figure, whatever its tier: what a refused option is set against.
     let accepted_best = groups
         .iter()
@@ -341,7 +304,7 @@ pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Cand
         ranked,
         unmeasured: unmeasured.into_iter().map(|u| u.1.verdict.subject.name.clone()).collect(),
         order,
-        notes: Vec::new(),
+        notes,
         fastest_refused,
         safety_cost,
         fastest_insecure,
@@ -391,6 +354,7 @@ mod tests {
                 basis: "test".into(),
             }),
             tier: Tier::Normal,
+            physics: None,
         }
     }
 
@@ -444,6 +408,7 @@ mod tests {
                 summary,
                 basis: "test".into(),
             }),
+            physics: None,
         }
     }
 

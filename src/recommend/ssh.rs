@@ -2,10 +2,10 @@
 //! per login (`ssh-handshake`), among the algorithms the document's host has.
 
 use super::emit::SshChoice;
-use super::figures::{best, handshake_figure, HandshakeMetric};
+use super::figures::{best, handshake_figure, ssh_physics, HandshakeMetric};
 use super::host::{is_remote, server_hostkeys, ssh_client_list};
 use super::order::{ssh_ordered, tier};
-use super::rank::{rank, Candidate, Measured, Planned};
+use super::rank::{rank_with, Candidate, Measured, Planned};
 use crate::judge::{Domain, Knowledge, Policy};
 use crate::model::{Document, Kind, Metric, ResultRecord, Status};
 
@@ -42,9 +42,11 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
     for (domain, list) in LISTS {
         let bulk_list = matches!(domain, Domain::SshCipher | Domain::SshMac);
         let records = if bulk_list { &bulk } else { &hand };
-        let cands = list_candidates(k, policy, domain, &candidates(doc, k, policy, domain), records, by);
+        let cands = list_candidates(doc, k, policy, domain, &candidates(doc, k, policy, domain), records, by);
         let (metric, higher) = if bulk_list { ("bytes_per_sec", true) } else { (by.name(), false) };
-        let mut ranking = rank(list, metric, higher, &cands, policy);
+        let kind = if bulk_list { Kind::SshBulk } else { Kind::SshHandshake };
+        let noise = crate::model::stored_noise(&doc.run.settings, kind).unwrap_or(0.0);
+        let mut ranking = rank_with(list, metric, higher, &cands, policy, noise);
         ranking.follow_twins(|n| k.twin(domain, n));
         rankings.push(ranking);
         all.extend(cands);
@@ -129,6 +131,7 @@ fn reference(domain: Domain, records: &[&ResultRecord], allowed: impl Fn(Domain,
 
 /// Each name of one list with its verdict and figure.
 fn list_candidates(
+    doc: &Document,
     k: &Knowledge,
     policy: &Policy,
     domain: Domain,
@@ -152,20 +155,24 @@ fn list_candidates(
                 me.as_deref().is_some_and(|m| crate::aliases::same(m, name))
                     && (!own_ok || other.as_deref().is_none_or(|p| allowed(partner(domain), p)))
             });
-            let measured = if bulk_list {
-                best(mine, false).and_then(|r| {
+            let (measured, physics) = if bulk_list {
+                let r = best(mine, false);
+                let measured = r.and_then(|r| {
                     Some(Measured {
                         summary: r.summary()?,
                         basis: format!("ssh-bulk {}", crate::model::subject_label(r)),
                     })
-                })
+                });
+                let physics = r.and_then(|r| ssh_physics(doc, r.subject.cipher.as_deref()?, r.subject.mac.as_deref()));
+                (measured, physics)
             } else {
-                login_figure(domain, mine.collect(), reference.as_deref(), by)
+                (login_figure(domain, mine.collect(), reference.as_deref(), by), None)
             };
             Candidate {
                 tier: tier(k, &verdict),
                 verdict,
                 measured,
+                physics,
             }
         })
         .collect()

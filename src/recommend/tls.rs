@@ -2,10 +2,10 @@
 //! protocol versions that still have suites, for the document's host.
 
 use super::emit::{GroupNames, SuiteNames, TlsChoice};
-use super::figures::{best, suite_rate_with};
+use super::figures::{best, suite_physics, suite_rate_with};
 use super::host::{has_group, host_group_names, offers_suite, suite_names};
 use super::order::{ordered, tier};
-use super::rank::{rank, Candidate, Measured, Planned, Ranking};
+use super::rank::{rank_with, Candidate, Measured, Planned, Ranking};
 use crate::judge::{Domain, Group, GroupKind, Knowledge, Policy, TlsSuite};
 use crate::model::{Document, Kind, Metric, ResultRecord};
 
@@ -68,14 +68,22 @@ fn suite_ranking(doc: &Document, k: &Knowledge, policy: &Policy, domain: Domain,
         .iter()
         .map(|s| {
             let verdict = k.judge(domain, &s.iana);
+            let measured = suite_rate_with(doc, k, s);
             Candidate {
                 tier: tier(k, &verdict),
                 verdict,
-                measured: suite_rate_with(doc, k, s),
+                physics: suite_physics(doc, s, measured.as_ref()),
+                measured,
             }
         })
         .collect();
-    let r = rank(list, "bytes_per_sec", true, &cands, policy);
+    // Wire figures when the run has any, else primitives: that kind's noise.
+    let wire = cands
+        .iter()
+        .any(|c| c.physics.is_some() || c.measured.as_ref().is_some_and(|m| m.basis.starts_with("tls-bulk")));
+    let kind = if wire { Kind::TlsBulk } else { Kind::Primitive };
+    let noise = crate::model::stored_noise(&doc.run.settings, kind).unwrap_or(0.0);
+    let r = rank_with(list, "bytes_per_sec", true, &cands, policy, noise);
     all.extend(cands);
     r
 }
@@ -118,9 +126,11 @@ fn group_ranking(doc: &Document, k: &Knowledge, policy: &Policy, all: &mut Vec<C
             tier: tier(k, &k.judge(Domain::Group, &g.name)),
             verdict: k.judge(Domain::Group, &g.name),
             measured: group_figure(doc, k, g),
+            physics: None,
         })
         .collect();
-    let rg = rank("groups", "handshakes_per_sec", true, &gcands, policy);
+    let noise = crate::model::stored_noise(&doc.run.settings, Kind::TlsHandshake).unwrap_or(0.0);
+    let rg = rank_with("groups", "handshakes_per_sec", true, &gcands, policy, noise);
     let choice: Vec<GroupNames> = rg
         .choice()
         .iter()

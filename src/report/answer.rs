@@ -108,6 +108,9 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
     let width = width();
     let mut s = machine(doc, width);
     let policy = doc.run.settings.get("policy").and_then(|v| v.as_str()).unwrap_or("intermediate");
+    for n in headline(outcome) {
+        s.push_str(&wrap(&n, width, 2));
+    }
     s.push_str(&bold(&format!("Fastest secure choices (policy: {policy})")));
     s.push('\n');
     s.push_str(&choices(outcome, width));
@@ -131,6 +134,20 @@ pub fn render(doc: &Document, outcome: &Outcome, targets: &[String], note: Optio
         ));
     }
     s
+}
+
+/// What the answer says first: the noise that left leaders tied, and the runs
+/// the figures were pooled from (the rankings' notes that say so, each once).
+fn headline(outcome: &Outcome) -> Vec<String> {
+    let notes = outcome
+        .protocols
+        .iter()
+        .flat_map(|(_, rankings, _)| rankings)
+        .flat_map(|r| r.notes.iter().cloned());
+    let mut out = crate::recommend::evidence::headline(notes);
+    // The pooled runs first, then the noise.
+    out.sort_by_key(|n| !n.starts_with(crate::recommend::evidence::POOLED));
+    out.into_iter().map(|n| crate::untrusted::shown(&n).to_string()).collect()
 }
 
 /// The machine in one (wrapped) line: CPU, cores, crypto instructions, libraries.
@@ -178,7 +195,9 @@ fn choices(outcome: &Outcome, width: usize) -> String {
         let tie = if best.len() > 1 { "(tied)" } else { "" };
         s.push_str(&row(list_title(&r.list), &figure(&r.metric, first.median), &names, tie, width));
         // The ordering rule keeps post-quantum first: what that costs here, said.
-        for n in r.notes.iter().filter(|n| n.starts_with("post-quantum")) {
+        // ... and what ordered tied figures: the primitives of the same run.
+        let said = |n: &&String| n.starts_with("post-quantum") || n.starts_with(crate::recommend::evidence::PHYSICS);
+        for n in r.notes.iter().filter(said) {
             let words: Vec<String> = n.split_whitespace().map(String::from).collect();
             for l in fill(&words, width, CONT, CONT) {
                 s.push_str(&format!("{}{l}\n", " ".repeat(CONT)));

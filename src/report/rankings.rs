@@ -3,6 +3,7 @@
 
 use crate::judge::{Knowledge, Level, Policy};
 use crate::model::Document;
+use crate::recommend::evidence::{FEW, NOISY, POOLED};
 use crate::recommend::rank::{self, Ranking, Tier};
 use crate::recommend::{disputed_by, figure, list_domain, list_title, tier, Outcome};
 
@@ -31,6 +32,15 @@ pub fn render(doc: &Document, policy: &Policy, knowledge: &Knowledge, outcome: &
         return s;
     }
     s.push_str(&format!("{}\n", rank::RULE));
+    // The runs pooled and the noise that left leaders tied, first (hyperfine-style).
+    let notes = outcome
+        .protocols
+        .iter()
+        .flat_map(|(_, rs, _)| rs)
+        .flat_map(|r| r.notes.iter().cloned());
+    for n in crate::recommend::evidence::headline(notes) {
+        s.push_str(&format!("{}{}\n", if n.starts_with(POOLED) { "" } else { "warning: " }, n));
+    }
     for (_, rankings, _) in &outcome.protocols {
         for r in rankings {
             s.push_str(&ranking(r, policy, knowledge));
@@ -72,7 +82,7 @@ fn ranking(r: &Ranking, policy: &Policy, knowledge: &Knowledge) -> String {
     } else {
         s.push_str(&ranked(r, knowledge));
     }
-    for note in &r.notes {
+    for note in r.notes.iter().filter(|n| ![NOISY, FEW, POOLED].iter().any(|p| n.starts_with(p))) {
         s.push_str(&format!("  {note}\n"));
     }
     s.push_str(&refused(r));

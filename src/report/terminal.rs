@@ -309,6 +309,22 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
         None => header(doc),
     };
     s.push('\n');
+    // The noise that left a run's leaders tied, said before the figures.
+    let notes = doc
+        .recommendations
+        .iter()
+        .flat_map(|r| r.rankings.iter())
+        .flat_map(|r| r.notes.iter().cloned());
+    for n in crate::recommend::evidence::headline(notes)
+        .iter()
+        .filter(|n| !n.starts_with(crate::recommend::evidence::POOLED))
+    {
+        let line = format!("warning: {}", shown(n));
+        for l in crate::progress::wrap_words(&line, width.unwrap_or(usize::MAX), 2) {
+            s.push_str(&l);
+            s.push('\n');
+        }
+    }
     for b in tables(doc) {
         match b {
             Block::Table(t) => {
@@ -363,6 +379,39 @@ pub fn render_for(doc: &Document, width: Option<usize>) -> String {
 #[cfg(test)]
 mod tests {
     use super::{fit_to, render_table, Table};
+
+    /// A stored run whose leaders the noise left tied says so before its tables,
+    /// once however many recommendations carry the note; the pooled note is not
+    /// a warning.
+    #[test]
+    fn the_noise_that_left_leaders_tied_is_a_warning_before_the_tables() {
+        use crate::model::{RankingRecord, RecommendationRecord};
+        let mut doc: crate::model::Document = serde_json::from_value(serde_json::json!({
+            "schema": "cipherbench/1",
+            "run": {"id": "t", "started_at": "2026-01-01T00:00:00Z", "status": "complete", "command": "ssh",
+                    "host": {"cpu_model": "x", "cores": 1, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                    "libraries": {}, "settings": {}},
+            "results": [],
+        }))
+        .unwrap();
+        let noisy =
+            "this machine's speed varied ±24% during the run: too noisy to order a and b; a longer --budget or a quieter machine would.";
+        let ranking = RankingRecord {
+            list: "ssh_ciphers".into(),
+            notes: vec!["pooled 3 runs since 2026-11-20 (x)".into(), noisy.into()],
+            ..Default::default()
+        };
+        let rec = RecommendationRecord {
+            rankings: vec![ranking],
+            ..Default::default()
+        };
+        doc.recommendations = vec![rec.clone(), rec];
+        let text = super::render_for(&doc, None);
+        assert_eq!(text.matches("warning: this machine's speed varied ±24%").count(), 1, "{text}");
+        assert!(!text.contains("warning: pooled"), "{text}");
+        doc.recommendations.clear();
+        assert!(!super::render_for(&doc, None).contains("speed varied"));
+    }
 
     #[test]
     fn fit_keeps_the_value_column_and_never_breaks_lines_to_paste() {
