@@ -521,6 +521,8 @@ fn emit_lines(lists: &BTreeMap<String, Vec<String>>, protocols: &[String], k: &K
             tls13: names(&tls13),
             tls12: t12,
             groups,
+            tiers: false,
+            gnutls_groups: None,
         }));
     }
     let ssh = SshChoice {
@@ -531,6 +533,8 @@ fn emit_lines(lists: &BTreeMap<String, Vec<String>>, protocols: &[String], k: &K
         // The hosts' own keys are not in the merge: sshd keeps its default host-key
         // list (every key it has), and apply.yml checks any such line per host.
         server_hostkeys: None,
+        server_defaults: None,
+        beyond_defaults: false,
     };
     if ssh != SshChoice::default() {
         choices.push(Choice::Ssh(ssh));

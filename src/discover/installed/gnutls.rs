@@ -145,6 +145,27 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     ))
 }
 
+/// The TLS groups the host's GnuTLS accepts, as its priority strings name them
+/// (`GROUP-X25519` ...): the `Groups:` line of `gnutls-cli --list`. `None` when
+/// gnutls-cli cannot be run.
+pub fn accepted_groups() -> Option<Vec<String>> {
+    super::find_program(&["gnutls-cli"])?;
+    let said = run("gnutls-cli", &["--list"]).ok().filter(|r| r.ok)?;
+    parse_groups(&said.out)
+}
+
+/// The `Groups:` line of `gnutls-cli --list`, each name with its `GROUP-` prefix.
+pub fn parse_groups(text: &str) -> Option<Vec<String>> {
+    let line = text.lines().find_map(|l| l.strip_prefix("Groups: "))?;
+    let groups: Vec<String> = line
+        .split(',')
+        .map(str::trim)
+        .filter(|g| g.starts_with("GROUP-") && g.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        .map(str::to_string)
+        .collect();
+    (!groups.is_empty()).then_some(groups)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

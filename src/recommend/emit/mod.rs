@@ -13,6 +13,7 @@ pub mod openssl;
 pub mod sshd;
 pub mod stunnel;
 
+pub use crate::model::SshLists;
 use serde::{Deserialize, Serialize};
 
 /// A TLS suite under every name the targets use.
@@ -35,6 +36,10 @@ pub struct GroupNames {
     pub name: String,
     pub openssl: Option<String>,
     pub gnutls: Option<String>,
+    /// A post-quantum hybrid (X25519MLKEM768 ...): written in a tier of its own,
+    /// before the classic groups, where the library takes tiers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub post_quantum: bool,
 }
 
 /// What to configure for TLS, best first.
@@ -46,6 +51,14 @@ pub struct TlsChoice {
     /// Suites of TLS 1.2 and earlier, in configuration order.
     pub tls12: Vec<SuiteNames>,
     pub groups: Vec<GroupNames>,
+    /// The host's OpenSSL takes tiered group lists (3.5's `/` and `*`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tiers: bool,
+    /// The groups the host's GnuTLS accepts (`GROUP-…`); `None` when not known,
+    /// and then the GnuTLS string names no post-quantum group (an older GnuTLS
+    /// refuses the whole string for one name it does not know).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gnutls_groups: Option<Vec<String>>,
 }
 
 impl TlsChoice {
@@ -57,9 +70,36 @@ impl TlsChoice {
     pub fn openssl_tls13(&self) -> String {
         self.tls13.iter().map(|s| s.iana.clone()).collect::<Vec<_>>().join(":")
     }
-    /// Groups as OpenSSL spells them, colon-separated.
+    /// Groups as OpenSSL spells them, colon-separated. Where the library takes
+    /// tiers (OpenSSL 3.5), the post-quantum hybrids form the first tier and the
+    /// classic groups the second, each tier's first group with a key share (`*`):
+    /// a server then picks a hybrid whenever the client has one, even when the
+    /// client's first key share is X25519 (a HelloRetryRequest), as OpenSSL 3.5's
+    /// own default does; a flat list would settle for X25519.
     pub fn openssl_groups(&self) -> String {
-        self.groups.iter().filter_map(|g| g.openssl.clone()).collect::<Vec<_>>().join(":")
+        let names = |pq: Option<bool>| -> Vec<String> {
+            self.groups
+                .iter()
+                .filter(|g| pq.is_none_or(|pq| g.post_quantum == pq))
+                .filter_map(|g| g.openssl.clone())
+                .collect()
+        };
+        let (pq, classic) = (names(Some(true)), names(Some(false)));
+        if !self.tiers || pq.is_empty() || classic.is_empty() {
+            return names(None).join(":");
+        }
+        format!("*{}/*{}", pq.join(":"), classic.join(":"))
+    }
+    /// Groups as GnuTLS names them, post-quantum hybrids first, only those the
+    /// host's GnuTLS accepts (no hybrid when that is not known).
+    pub fn gnutls_groups(&self) -> Vec<String> {
+        let accepted = |g: &GroupNames, n: &String| match &self.gnutls_groups {
+            Some(l) => l.iter().any(|x| x.eq_ignore_ascii_case(n)),
+            None => !g.post_quantum,
+        };
+        let mut v: Vec<&GroupNames> = self.groups.iter().collect();
+        v.sort_by_key(|g| !g.post_quantum);
+        v.into_iter().filter_map(|g| g.gnutls.clone().filter(|n| accepted(g, n))).collect()
     }
     pub fn has(&self, protocol: &str) -> bool {
         self.protocols.iter().any(|p| p == protocol)
@@ -82,6 +122,14 @@ pub struct SshChoice {
     /// recommend): what sshd may offer. `None` when its keys could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_hostkeys: Option<Vec<String>>,
+    /// The host's sshd's own defaults (`sshd -T`, empty configuration): the sshd
+    /// block keeps to them; `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_defaults: Option<SshLists>,
+    /// The policy asks for algorithms sshd disables by default (legacy): the sshd
+    /// block may then go beyond its defaults.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub beyond_defaults: bool,
 }
 
 impl SshChoice {
@@ -89,13 +137,37 @@ impl SshChoice {
     /// has, and is left out (sshd keeps its default, which uses every key it has)
     /// when that would be empty or the keys are unknown: a config line must never
     /// leave sshd without a usable host key.
+    ///
+    /// Never beyond sshd's own defaults (unless the policy asks, `beyond_defaults`):
+    /// each list keeps only what the installed sshd offers by default, so that no
+    /// line brings back what OpenSSH dropped (OpenSSH 10's finite-field
+    /// Diffie-Hellman). A list with nothing left is left out, with a comment.
     pub fn server_lines(&self) -> Vec<String> {
-        let mut out = SshChoice {
+        let d = self.server_defaults.as_ref().filter(|_| !self.beyond_defaults);
+        let keep = |v: &[String], dv: Option<&Vec<String>>| -> Vec<String> {
+            v.iter().filter(|a| dv.is_none_or(|dv| dv.contains(a))).cloned().collect()
+        };
+        let within = SshChoice {
+            ciphers: keep(&self.ciphers, d.map(|d| &d.ciphers)),
+            macs: keep(&self.macs, d.map(|d| &d.macs)),
+            kex: keep(&self.kex, d.map(|d| &d.kex)),
             hostkeys: Vec::new(),
             ..self.clone()
+        };
+        let mut out = within.lines("");
+        for (name, mine, all) in [
+            ("Ciphers", &within.ciphers, &self.ciphers),
+            ("MACs", &within.macs, &self.macs),
+            ("KexAlgorithms", &within.kex, &self.kex),
+        ] {
+            if mine.is_empty() && !all.is_empty() {
+                out.push(format!(
+                    "# {name} left out: none of the policy's is among this sshd's defaults; sshd keeps its own"
+                ));
+            }
         }
-        .lines("");
-        match &self.server_hostkeys {
+        let server_hostkeys = self.server_hostkeys.as_ref().map(|h| keep(h, d.map(|d| &d.hostkeys)));
+        match &server_hostkeys {
             Some(h) if !h.is_empty() => out.push(format!("HostKeyAlgorithms {}", h.join(","))),
             Some(_) => out.push(
                 "# HostKeyAlgorithms left out: none of this server's host keys is allowed by the policy; add one (ssh-keygen -t ed25519 -f /etc/ssh/ssh_host_ed25519_key) and run recommend again".to_string(),
@@ -191,6 +263,8 @@ pub(crate) mod testdata {
                 .iter()
                 .map(|g| super::super::group_names(k.group(g).unwrap()))
                 .collect(),
+            tiers: false,
+            gnutls_groups: None,
         }
     }
 
@@ -205,6 +279,8 @@ pub(crate) mod testdata {
             kex: vec!["curve25519-sha256".into(), "diffie-hellman-group16-sha512".into()],
             hostkeys: vec!["ssh-ed25519".into(), "rsa-sha2-512".into()],
             server_hostkeys: Some(vec!["ssh-ed25519".into()]),
+            server_defaults: None,
+            beyond_defaults: false,
         }
     }
 }
