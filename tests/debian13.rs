@@ -2,7 +2,7 @@
 //! Debian 13's OpenSSL 3.5, GnuTLS 3.8, OpenSSH 10 and nginx, as a user who
 //! upgraded would run it. The root is built once by `scripts/debian13-root.sh`
 //! (about a minute and a half from a near mirror) and cached under
-//! `target/debian13-root`; with it cached this file takes about two minutes.
+//! `/var/cache/cipherbench/debian13-root`; with it cached this file takes about two minutes.
 //!
 //! Needs root (debootstrap, chroot, mount): otherwise every test prints a
 //! `skipped:` line saying so. As root, a root that cannot be built skips with the
