@@ -280,3 +280,189 @@ fn tls_measures_x25519mlkem768_in_debian13() {
         "{pq_hello} against {classic_hello}"
     );
 }
+
+/// The names of `list` in a built-in policy's `only` list (data/policies/).
+fn policy_list(policy: &str, list: &str) -> Vec<String> {
+    let path = format!("{}/data/policies/{policy}.toml", env!("CARGO_MANIFEST_DIR"));
+    let v: toml::Value = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v[list]["only"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The comma-separated value of the line that starts with `keyword `.
+fn ssh_list(lines: &[String], keyword: &str) -> Vec<String> {
+    let l = lines
+        .iter()
+        .find_map(|l| l.strip_prefix(keyword).and_then(|v| v.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("no {keyword} in {lines:?}"));
+    l.split(',').map(str::to_string).collect()
+}
+
+/// The group `openssl s_client ARGS` ends on against 127.0.0.1:`port`.
+fn negotiated_group(r: &Root, port: u16, args: &str) -> String {
+    let script = format!("echo Q | openssl s_client {args} -connect 127.0.0.1:{port} 2>&1");
+    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
+    let s = String::from_utf8_lossy(&out.stdout);
+    // A hybrid group is printed as such; a classic one as the peer's temporary key.
+    let group = s.lines().find_map(|l| l.strip_prefix("Negotiated TLS1.3 group: ")).or_else(|| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Peer Temp Key: "))
+            .and_then(|v| v.split(',').next())
+    });
+    group
+        .unwrap_or_else(|| panic!("no TLS 1.3 group from s_client {args}:\n{s}"))
+        .trim()
+        .to_string()
+}
+
+/// Issue 27, "never below the installed defaults", with Debian 13's own software:
+/// the lines `run --policy modern` emits for sshd, nginx and GnuTLS load there, keep
+/// every default the policy accepts and add nothing those defaults leave out.
+#[test]
+fn emitted_lines_hold_against_debian13s_own_software() {
+    let Some((r, _g)) = root() else { return };
+    let dir = r.tempdir();
+    let d = dir.inside.clone();
+    let doc = format!("{d}/doc.json");
+    let (out, _) = r.run(
+        &[BIN, "run", "--budget", "25s", "--policy", "modern", "--for", "sshd,nginx,gnutls"]
+            .into_iter()
+            .chain(["--no-store", "--quiet", "--export-json", &doc])
+            .collect::<Vec<_>>(),
+        Duration::from_secs(90),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("doc.json")).unwrap()).unwrap();
+    let lines = |target: &str| -> Vec<String> {
+        let rec = doc["recommendations"].as_array().unwrap().iter().find(|x| x["target"] == target);
+        let rec = rec.unwrap_or_else(|| panic!("no lines for {target}: {:#}", doc["recommendations"]));
+        rec["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect()
+    };
+    sshd_lines_hold(&r, &d, &lines("sshd"));
+    nginx_lines_hold(&r, &dir, &lines("nginx"));
+
+    // GnuTLS 3.8.9 has no ML-KEM group: its own parser takes the string.
+    let gnutls = lines("gnutls");
+    let (out, _) = r.run(&["gnutls-cli", "--priority", &gnutls[0], "-l"], Duration::from_secs(30));
+    assert!(
+        out.status.success() && text(&out).contains("Cipher suites"),
+        "{gnutls:?}: {}",
+        text(&out)
+    );
+}
+
+/// sshd: within `sshd -T`'s defaults, all of the defaults modern accepts, hybrid
+/// post-quantum kex first; `sshd -t` takes them and ssh-audit finds no FAIL.
+fn sshd_lines_hold(r: &Root, d: &str, lines: &[String]) {
+    let (out, _) = r.run(
+        &["/usr/sbin/sshd", "-T", "-f", "/dev/null", "-h", "/etc/ssh/ssh_host_ed25519_key"],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let defaults = String::from_utf8_lossy(&out.stdout).into_owned();
+    let default_list = |word: &str| -> Vec<String> {
+        let l = defaults.lines().find_map(|l| l.strip_prefix(word)).unwrap();
+        l.trim().split(',').map(str::to_string).collect()
+    };
+    for (keyword, word, list) in [
+        ("KexAlgorithms", "kexalgorithms ", "ssh_kex"),
+        ("Ciphers", "ciphers ", "ssh_ciphers"),
+        ("MACs", "macs ", "ssh_macs"),
+    ] {
+        let (emitted, default, allowed) = (ssh_list(lines, keyword), default_list(word), policy_list("modern", list));
+        for a in &emitted {
+            assert!(default.contains(a), "{keyword}: {a} is not among sshd's defaults {default:?}");
+        }
+        for a in default.iter().filter(|a| allowed.contains(a)) {
+            assert!(
+                emitted.contains(a),
+                "{keyword}: the default {a} that modern accepts is missing: {emitted:?}"
+            );
+        }
+    }
+    assert_eq!(ssh_list(lines, "KexAlgorithms")[0], "mlkem768x25519-sha256", "{lines:?}");
+
+    let conf = format!(
+        "{}\nHostKey /etc/ssh/ssh_host_ed25519_key\nHostKey /etc/ssh/ssh_host_rsa_key\nPidFile {d}/sshd.pid\n",
+        lines.join("\n")
+    );
+    std::fs::write(r.path(&format!("{d}/sshd_config")), conf).unwrap();
+    let (out, _) = r.run(
+        &["/usr/sbin/sshd", "-t", "-f", &format!("{d}/sshd_config")],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "sshd -t refused {lines:?}:\n{}", text(&out));
+    let port = free_port();
+    let script = format!(
+        "mkdir -p /run/sshd; /usr/sbin/sshd -D -e -f {d}/sshd_config -o Port={port} -o ListenAddress=127.0.0.1 2>/dev/null & p=$!; \
+         for i in $(seq 50); do ss -ltn | grep -q ':{port} ' && break; sleep 0.1; done; \
+         ssh-audit -n -p {port} 127.0.0.1; kill $p"
+    );
+    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(60));
+    let audit = String::from_utf8_lossy(&out.stdout);
+    let kex: Vec<&str> = audit.lines().filter_map(|l| l.strip_prefix("(kex) ")).collect();
+    assert!(
+        kex.first().is_some_and(|k| k.starts_with("mlkem768x25519-sha256 ")),
+        "first kex:\n{audit}"
+    );
+    let fails: Vec<&str> = audit.lines().filter(|l| l.contains("[fail]")).collect();
+    assert!(fails.is_empty(), "ssh-audit 3.3 fails:\n{}", fails.join("\n"));
+}
+
+/// nginx: `nginx -t` takes the lines; a default OpenSSL 3.5 client and one whose
+/// first key share is X25519 both end on X25519MLKEM768 (the flat list the lines
+/// replaced leaves the second on X25519: the control that this can fail);
+/// testssl.sh 3.2 lists the KEM as offered.
+fn nginx_lines_hold(r: &Root, dir: &debian13::InsideDir, lines: &[String]) {
+    let d = dir.inside.clone();
+    let (out, _) = r.run(
+        &[
+            "/bin/sh",
+            "-c",
+            &format!(
+                "openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+             -keyout {d}/key.pem -out {d}/cert.pem"
+            ),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let x25519_first = "-groups X25519:X25519MLKEM768";
+    let serve = |tls: &str, then: &dyn Fn(u16)| {
+        let port = free_port();
+        std::fs::write(dir.path().join("nginx.conf"), nginx_conf(&d, port, tls)).unwrap();
+        let conf = format!("{d}/nginx.conf");
+        let (t, _) = r.run(&["nginx", "-t", "-c", &conf], Duration::from_secs(30));
+        assert!(t.status.success(), "nginx -t refused {tls}:\n{}", text(&t));
+        let script = format!("nginx -c {conf} && for i in $(seq 50); do [ -s {d}/nginx.pid ] && break; sleep 0.1; done");
+        let (up, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
+        assert!(up.status.success(), "{}", text(&up));
+        then(port);
+        r.run(
+            &["/bin/sh", "-c", &format!("kill $(cat {d}/nginx.pid); rm -f {d}/nginx.pid")],
+            Duration::from_secs(10),
+        );
+    };
+    let flat = "ssl_protocols TLSv1.3;\n        ssl_ecdh_curve X25519MLKEM768:x25519:secp256r1:secp384r1;";
+    serve(flat, &|port| assert_eq!(negotiated_group(r, port, x25519_first), "X25519"));
+    serve(&lines.join("\n        "), &|port| {
+        assert_eq!(negotiated_group(r, port, ""), "X25519MLKEM768", "{lines:?}");
+        assert_eq!(negotiated_group(r, port, x25519_first), "X25519MLKEM768", "{lines:?}");
+        let (out, _) = r.run(
+            &["testssl", "--quiet", "--color", "0", "--fs", &format!("127.0.0.1:{port}")],
+            Duration::from_secs(180),
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        let kems = said.lines().find(|l| l.trim_start().starts_with("KEMs offered"));
+        assert!(kems.is_some_and(|l| l.contains("X25519MLKEM768")), "testssl --fs:\n{said}");
+    });
+}

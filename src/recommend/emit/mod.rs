@@ -139,13 +139,20 @@ impl SshChoice {
     /// leave sshd without a usable host key.
     ///
     /// Never beyond sshd's own defaults (unless the policy asks, `beyond_defaults`):
-    /// each list keeps only what the installed sshd offers by default, so that no
+    /// each list keeps only what the installed sshd offers by default (in its
+    /// order), so that no
     /// line brings back what OpenSSH dropped (OpenSSH 10's finite-field
     /// Diffie-Hellman). A list with nothing left is left out, with a comment.
     pub fn server_lines(&self) -> Vec<String> {
         let d = self.server_defaults.as_ref().filter(|_| !self.beyond_defaults);
+        // In the defaults' own order: a server's order decides nothing in SSH (the
+        // client's first algorithm the server has is taken), so sshd's lines read as
+        // OpenSSH orders them (mlkem768x25519-sha256 first on OpenSSH 10).
         let keep = |v: &[String], dv: Option<&Vec<String>>| -> Vec<String> {
-            v.iter().filter(|a| dv.is_none_or(|dv| dv.contains(a))).cloned().collect()
+            match dv {
+                Some(dv) => dv.iter().filter(|a| v.contains(a)).cloned().collect(),
+                None => v.to_vec(),
+            }
         };
         let within = SshChoice {
             ciphers: keep(&self.ciphers, d.map(|d| &d.ciphers)),
@@ -400,5 +407,110 @@ mod tests {
             assert!(!server.iter().any(|l| l.starts_with("HostKeyAlgorithms")), "{server:?}");
             assert!(server.iter().any(|l| l.starts_with("# HostKeyAlgorithms left out")), "{server:?}");
         }
+    }
+
+    /// OpenSSH 10.0's sshd defaults (`sshd -T -f /dev/null` on Debian 13).
+    fn openssh10() -> SshLists {
+        let l = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
+        SshLists {
+            ciphers: l("chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr"),
+            macs: l("umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1"),
+            kex: l("mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521"),
+            hostkeys: l("ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256"),
+        }
+    }
+
+    /// sshd's lines bring back nothing its defaults dropped (OpenSSH 10's
+    /// finite-field Diffie-Hellman), in the defaults' order; a legacy policy may.
+    #[test]
+    fn sshd_lines_stay_within_the_installed_defaults() {
+        let choice = SshChoice {
+            kex: vec![
+                "curve25519-sha256".into(),
+                "diffie-hellman-group16-sha512".into(),
+                "mlkem768x25519-sha256".into(),
+                "diffie-hellman-group-exchange-sha256".into(),
+            ],
+            server_defaults: Some(openssh10()),
+            ..testdata::ssh()
+        };
+        let server = lines("sshd", &Choice::Ssh(choice.clone())).unwrap();
+        assert!(
+            server.contains(&"KexAlgorithms mlkem768x25519-sha256,curve25519-sha256".to_string()),
+            "{server:?}"
+        );
+        assert_eq!(server[0], "Ciphers chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-ctr");
+        // The client keeps its list: OpenSSH's client still offers those by default.
+        let client = lines("ssh", &Choice::Ssh(choice.clone())).unwrap();
+        assert!(client.iter().any(|l| l.contains("diffie-hellman-group16-sha512")), "{client:?}");
+        let legacy = SshChoice {
+            beyond_defaults: true,
+            ..choice.clone()
+        };
+        let server = lines("sshd", &Choice::Ssh(legacy)).unwrap();
+        assert!(
+            server.iter().any(|l| l.starts_with("KexAlgorithms") && l.contains("group16")),
+            "{server:?}"
+        );
+        // Nothing of the policy's among the defaults: no line (sshd keeps its own), said so.
+        let none = SshChoice {
+            kex: vec!["diffie-hellman-group14-sha256".into()],
+            ..choice
+        };
+        let server = lines("sshd", &Choice::Ssh(none)).unwrap();
+        assert!(!server.iter().any(|l| l.starts_with("KexAlgorithms")), "{server:?}");
+        assert!(server.iter().any(|l| l.starts_with("# KexAlgorithms left out")), "{server:?}");
+    }
+
+    fn with_hybrid(tiers: bool, gnutls_groups: Option<Vec<String>>) -> TlsChoice {
+        let k = crate::judge::Knowledge::builtin().unwrap();
+        let mut t = testdata::tls();
+        t.groups.push(super::super::group_names(k.group("X25519MLKEM768").unwrap()));
+        TlsChoice { tiers, gnutls_groups, ..t }
+    }
+
+    /// Where OpenSSL takes tiers (3.5), the hybrid is a tier of its own, first:
+    /// a client whose first key share is X25519 still lands on it.
+    #[test]
+    fn openssl_groups_put_hybrids_in_a_first_tier_where_the_library_takes_tiers() {
+        assert_eq!(
+            with_hybrid(true, None).openssl_groups(),
+            "*X25519MLKEM768/*x25519:secp256r1:secp384r1"
+        );
+        assert_eq!(
+            with_hybrid(false, None).openssl_groups(),
+            "x25519:secp256r1:secp384r1:X25519MLKEM768"
+        );
+        assert_eq!(testdata::tls().openssl_groups(), "x25519:secp256r1:secp384r1");
+        let nginx = lines("nginx", &Choice::Tls(with_hybrid(true, None))).unwrap();
+        assert!(
+            nginx.contains(&"ssl_ecdh_curve *X25519MLKEM768/*x25519:secp256r1:secp384r1;".to_string()),
+            "{nginx:?}"
+        );
+    }
+
+    /// The GnuTLS string names only groups that GnuTLS accepts: the host's own
+    /// list (from `gnutls-cli --list`), checked by its own parser; no hybrid when
+    /// that list is not known.
+    #[test]
+    fn gnutls_names_only_groups_its_gnutls_accepts() {
+        let unknown = gnutls::priority(&with_hybrid(true, None));
+        assert!(!unknown.contains("MLKEM"), "{unknown}");
+        let Some(host) = crate::discover::installed::gnutls::accepted_groups() else {
+            return crate::testing::missing("gnutls-cli (gnutls-bin)");
+        };
+        let p = gnutls::priority(&with_hybrid(true, Some(host.clone())));
+        let has_mlkem = host.iter().any(|g| g.contains("MLKEM"));
+        assert_eq!(p.contains("MLKEM"), has_mlkem, "{p}");
+        let out = std::process::Command::new("gnutls-cli")
+            .args(["--priority", &p, "-l"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{p}: {}", String::from_utf8_lossy(&out.stderr));
+        let named = gnutls::priority(&with_hybrid(
+            true,
+            Some(vec!["GROUP-X25519-MLKEM768".into(), "GROUP-X25519".into()]),
+        ));
+        assert!(named.contains("+GROUP-X25519-MLKEM768:+GROUP-X25519:"), "{named}");
     }
 }
