@@ -237,6 +237,10 @@ fn check_reads_nginx_with_debian13_tls_defaults() {
         .trim();
     assert_eq!(diff["now"]["version"], "TLSv1.3", "{diff:#}");
     assert_eq!(diff["now"]["suite"], suite, "{diff:#}");
+    // and its group: OpenSSL 3.5's default client and server settle on the hybrid.
+    let group = s.lines().find_map(|l| l.strip_prefix("Negotiated TLS1.3 group: "));
+    assert_eq!(group, Some("X25519MLKEM768"), "{s}");
+    assert_eq!(diff["now"]["group"], "X25519MLKEM768", "{diff:#}");
 
     // The recommended lines in place of the defaults pass `nginx -t`.
     let lines: Vec<&str> = diff["lines"].as_array().unwrap().iter().filter_map(Value::as_str).collect();

@@ -395,8 +395,10 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
             Offer::Tls(TlsOffer {
                 protocols: list("protocols"),
                 suites,
+                group_tiers: negotiate::emitted_tiers(k, &groups),
                 groups: if groups.is_empty() { now.groups.clone() } else { groups },
                 server_order: true,
+                key_shares: Vec::new(),
             })
         }
         Offer::Ssh(now) => Offer::Ssh(SshConfig {
@@ -431,6 +433,13 @@ pub fn within(rec: &Offer, server: &Offer) -> Offer {
                 .cloned()
                 .collect(),
             server_order: r.server_order,
+            group_tiers: r
+                .group_tiers
+                .iter()
+                .map(|t| t.iter().filter(|g| s.groups.is_empty() || s.groups.contains(g)).cloned().collect())
+                .filter(|t: &Vec<String>| !t.is_empty())
+                .collect(),
+            key_shares: r.key_shares.clone(),
         }),
         (Offer::Ssh(r), Offer::Ssh(s)) => {
             let keep = |a: &[String], b: &[String]| a.iter().filter(|x| b.contains(x)).cloned().collect();
