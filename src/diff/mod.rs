@@ -304,6 +304,10 @@ pub struct SoftwareDiff {
     pub changes: Vec<Change>,
     pub fixed: Vec<Finding>,
     pub introduced: Vec<Finding>,
+    /// Every option the change adds to what is offered now, and every one it takes
+    /// away (allowed or not): `list name`.
+    pub adds: Vec<String>,
+    pub removes: Vec<String>,
     pub lines: Vec<String>,
     pub patch: Option<String>,
     pub nothing_to_change: bool,
@@ -403,9 +407,10 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
         }
         Offer::Ssh(now) => Offer::Ssh(SshConfig {
             server: now.server,
-            ciphers: list("ssh_ciphers"),
-            macs: list("ssh_macs"),
-            kex: list("ssh_kex"),
+            // sshd's lines: within its defaults (`ssh_server_*` where they differ).
+            ciphers: server_list(r, now.server, "ciphers"),
+            macs: server_list(r, now.server, "macs"),
+            kex: server_list(r, now.server, "kex"),
             hostkeys: if list("ssh_hostkeys").is_empty() {
                 now.hostkeys.clone()
             } else {
@@ -413,6 +418,13 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
             },
         }),
     }
+}
+
+/// One SSH list of a recommendation: for sshd, what its lines list.
+fn server_list(r: &Recommendation, server: bool, list: &str) -> Vec<String> {
+    let get = |n: String| r.choice.get(&n).cloned();
+    let server_side = if server { get(format!("ssh_server_{list}")) } else { None };
+    server_side.or_else(|| get(format!("ssh_{list}"))).unwrap_or_default()
 }
 
 /// `rec` narrowed to what the server offers (a remote server: what it accepts).
@@ -508,6 +520,14 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
     let rec_graded = rec_offer.as_ref().map(|o| grade_offer(o, k, policy)).unwrap_or_default();
     let now_findings = findings(&offered);
     let introduced = findings(&rec_graded);
+    let missing = |a: &[Graded], b: &[Graded]| -> Vec<String> {
+        let gone = a.iter().filter(|x| !b.iter().any(|y| y.list == x.list && y.name == x.name));
+        gone.map(|x| format!("{} {}", x.list, x.name)).collect()
+    };
+    let (adds, removes) = match &rec_offer {
+        Some(_) => (missing(&rec_graded, &offered), missing(&offered, &rec_graded)),
+        None => (Vec::new(), Vec::new()),
+    };
     let fixed: Vec<Finding> = match &rec_offer {
         Some(_) => now_findings
             .into_iter()
@@ -553,6 +573,8 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         changes,
         fixed,
         introduced,
+        adds,
+        removes,
         lines,
         patch,
         nothing_to_change,
@@ -633,6 +655,8 @@ impl SoftwareDiff {
             changes: vec![],
             fixed: vec![],
             introduced: vec![],
+            adds: vec![],
+            removes: vec![],
             lines: vec![],
             patch: None,
             nothing_to_change: false,

@@ -176,6 +176,17 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
                     // What sshd's HostKeyAlgorithms lists: the server's own keys only.
                     m.insert("ssh_server_hostkeys".to_string(), h.clone());
                 }
+                // What sshd's lines list where it differs: within sshd's defaults.
+                let sl = s.server_lists();
+                for (key, v, all) in [
+                    ("ciphers", sl.ciphers, &s.ciphers),
+                    ("macs", sl.macs, &s.macs),
+                    ("kex", sl.kex, &s.kex),
+                ] {
+                    if v != *all {
+                        m.insert(format!("ssh_server_{key}"), v);
+                    }
+                }
                 m
             }
         };

@@ -133,35 +133,46 @@ pub struct SshChoice {
 }
 
 impl SshChoice {
-    /// The sshd block: `HostKeyAlgorithms` lists only algorithms of keys the server
-    /// has, and is left out (sshd keeps its default, which uses every key it has)
-    /// when that would be empty or the keys are unknown: a config line must never
-    /// leave sshd without a usable host key.
-    ///
-    /// Never beyond sshd's own defaults (unless the policy asks, `beyond_defaults`):
-    /// each list keeps only what the installed sshd offers by default (in its
-    /// order), so that no
-    /// line brings back what OpenSSH dropped (OpenSSH 10's finite-field
-    /// Diffie-Hellman). A list with nothing left is left out, with a comment.
-    pub fn server_lines(&self) -> Vec<String> {
+    /// The lists the sshd block configures: the choice's, kept within sshd's own
+    /// defaults and in their order (unless the policy asks for more,
+    /// `beyond_defaults`); `hostkeys` from `server_hostkeys` (empty when unknown).
+    /// A server's order decides nothing in SSH (the client's first algorithm the
+    /// server has is taken), so sshd's lines read as OpenSSH orders them
+    /// (mlkem768x25519-sha256 first on OpenSSH 10).
+    pub fn server_lists(&self) -> SshLists {
         let d = self.server_defaults.as_ref().filter(|_| !self.beyond_defaults);
-        // In the defaults' own order: a server's order decides nothing in SSH (the
-        // client's first algorithm the server has is taken), so sshd's lines read as
-        // OpenSSH orders them (mlkem768x25519-sha256 first on OpenSSH 10).
         let keep = |v: &[String], dv: Option<&Vec<String>>| -> Vec<String> {
             match dv {
                 Some(dv) => dv.iter().filter(|a| v.contains(a)).cloned().collect(),
                 None => v.to_vec(),
             }
         };
-        let within = SshChoice {
+        SshLists {
             ciphers: keep(&self.ciphers, d.map(|d| &d.ciphers)),
             macs: keep(&self.macs, d.map(|d| &d.macs)),
             kex: keep(&self.kex, d.map(|d| &d.kex)),
+            hostkeys: keep(self.server_hostkeys.as_deref().unwrap_or_default(), d.map(|d| &d.hostkeys)),
+        }
+    }
+
+    /// The sshd block: `HostKeyAlgorithms` lists only algorithms of keys the server
+    /// has, and is left out (sshd keeps its default, which uses every key it has)
+    /// when that would be empty or the keys are unknown: a config line must never
+    /// leave sshd without a usable host key.
+    ///
+    /// Never beyond sshd's own defaults ([`SshChoice::server_lists`]): no line
+    /// brings back what OpenSSH dropped (OpenSSH 10's finite-field Diffie-Hellman).
+    /// A list with nothing left is left out, with a comment.
+    pub fn server_lines(&self) -> Vec<String> {
+        let within = self.server_lists();
+        let mut out = SshChoice {
+            ciphers: within.ciphers.clone(),
+            macs: within.macs.clone(),
+            kex: within.kex.clone(),
             hostkeys: Vec::new(),
             ..self.clone()
-        };
-        let mut out = within.lines("");
+        }
+        .lines("");
         for (name, mine, all) in [
             ("Ciphers", &within.ciphers, &self.ciphers),
             ("MACs", &within.macs, &self.macs),
@@ -173,7 +184,7 @@ impl SshChoice {
                 ));
             }
         }
-        let server_hostkeys = self.server_hostkeys.as_ref().map(|h| keep(h, d.map(|d| &d.hostkeys)));
+        let server_hostkeys = self.server_hostkeys.as_ref().map(|_| within.hostkeys.clone());
         match &server_hostkeys {
             Some(h) if !h.is_empty() => out.push(format!("HostKeyAlgorithms {}", h.join(","))),
             Some(_) => out.push(
