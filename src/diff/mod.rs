@@ -408,9 +408,9 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
         Offer::Ssh(now) => Offer::Ssh(SshConfig {
             server: now.server,
             // sshd's lines: within its defaults (`ssh_server_*` where they differ).
-            ciphers: server_list(r, now.server, "ciphers"),
-            macs: server_list(r, now.server, "macs"),
-            kex: server_list(r, now.server, "kex"),
+            ciphers: negotiate::server_list(&r.choice, now.server, "ciphers"),
+            macs: negotiate::server_list(&r.choice, now.server, "macs"),
+            kex: negotiate::server_list(&r.choice, now.server, "kex"),
             hostkeys: if list("ssh_hostkeys").is_empty() {
                 now.hostkeys.clone()
             } else {
@@ -418,13 +418,6 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
             },
         }),
     }
-}
-
-/// One SSH list of a recommendation: for sshd, what its lines list.
-fn server_list(r: &Recommendation, server: bool, list: &str) -> Vec<String> {
-    let get = |n: String| r.choice.get(&n).cloned();
-    let server_side = if server { get(format!("ssh_server_{list}")) } else { None };
-    server_side.or_else(|| get(format!("ssh_{list}"))).unwrap_or_default()
 }
 
 /// `rec` narrowed to what the server offers (a remote server: what it accepts).

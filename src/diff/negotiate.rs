@@ -277,6 +277,14 @@ fn tls13_group(server: &TlsOffer, client: &TlsOffer) -> Option<String> {
     })
 }
 
+/// One SSH list of a recommendation's choice: for sshd, what its lines list
+/// (`ssh_server_*`, within its defaults, where that differs).
+pub fn server_list(choice: &std::collections::BTreeMap<String, Vec<String>>, server: bool, list: &str) -> Vec<String> {
+    let get = |n: String| choice.get(&n).cloned();
+    let server_side = if server { get(format!("ssh_server_{list}")) } else { None };
+    server_side.or_else(|| get(format!("ssh_{list}"))).unwrap_or_default()
+}
+
 /// What an ssh client and an sshd negotiate (the client's first that the server has).
 pub fn ssh(server: &SshConfig, client: &SshConfig, aead: &[String]) -> Result<Negotiated, String> {
     let pick = |what: &str, c: &[String], s: &[String]| -> Result<String, String> {
