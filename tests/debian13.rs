@@ -365,6 +365,40 @@ fn emitted_lines_hold_against_debian13s_own_software() {
         "{gnutls:?}: {}",
         text(&out)
     );
+    assert!(!gnutls[0].contains("MLKEM"), "{gnutls:?}");
+
+    fleet_on_this_host_keeps_the_debian13_class(&dir.path().join("doc.json"));
+}
+
+/// The Debian 13 export merged by `fleet` on this machine (the host: Debian 12,
+/// OpenSSL 3.0, no X25519MLKEM768): the class's answer is that host's, from the
+/// capabilities its export stored, not this machine's.
+fn fleet_on_this_host_keeps_the_debian13_class(export: &std::path::Path) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(export, dir.path().join("trixie.json")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cipherbench"))
+        .args(["fleet", "--policy", "modern", "--for", "nginx,sshd,gnutls", "--no-store", "--json"])
+        .arg(dir.path().join("trixie.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let f = json(&out);
+    let class = &f["classes"][0];
+    let lines = |target: &str| -> Vec<String> {
+        let l = class["lines"].as_array().unwrap().iter().find(|x| x["target"] == target);
+        let l = l.unwrap_or_else(|| panic!("no {target} lines: {class:#}"));
+        l["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    let nginx = lines("nginx");
+    assert!(nginx.iter().any(|l| l.starts_with("ssl_ecdh_curve *X25519MLKEM768/")), "{nginx:?}");
+    assert!(!lines("gnutls")[0].contains("MLKEM"), "{:?}", lines("gnutls"));
+    let sshd = lines("sshd");
+    assert!(!sshd.iter().any(|l| l.contains("diffie-hellman")), "{sshd:?}");
 }
 
 /// sshd: within `sshd -T`'s defaults, all of the defaults modern accepts, hybrid
