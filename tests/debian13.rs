@@ -507,3 +507,49 @@ fn nginx_lines_hold(r: &Root, dir: &debian13::InsideDir, lines: &[String]) {
         assert!(kems.is_some_and(|l| l.contains("X25519MLKEM768")), "testssl --fs:\n{said}");
     });
 }
+
+/// `cargo build --locked` works with Debian 13's own cargo (Rust 1.85): the
+/// sources are copied into the root and built there, with the crates and the
+/// compiled dependencies kept in the root (`/root/.cargo`, `/build/target`), so
+/// only the first build downloads and compiles them all.
+#[test]
+fn builds_with_debian13s_own_cargo() {
+    let Some((r, _g)) = root() else { return };
+    let src = r.path("/src/cipherbench");
+    let _ = std::fs::remove_dir_all(&src);
+    std::fs::create_dir_all(&src).unwrap();
+    let project = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cp = std::process::Command::new("cp")
+        .arg("-a")
+        .args(["Cargo.toml", "Cargo.lock", "rustfmt.toml", "src", "data"].map(|p| project.join(p)))
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    // Behind a TLS-intercepting proxy cargo needs the host's CA bundle (the root
+    // trusts only Debian's ca-certificates).
+    let ca = std::path::Path::new("/etc/ssl/certs/ca-certificates.crt");
+    let cainfo = if ca.exists() {
+        std::fs::copy(ca, r.path("/src/host-ca.crt")).unwrap();
+        "CARGO_HTTP_CAINFO=/src/host-ca.crt"
+    } else {
+        "CARGO_TERM_COLOR=never"
+    };
+    let (out, took) = r.run(
+        &[
+            "env",
+            "CARGO_HOME=/root/.cargo",
+            "CARGO_TARGET_DIR=/build/target",
+            cainfo,
+            "sh",
+            "-c",
+            "cd /src/cipherbench && cargo --version && nice cargo build --locked 2>&1",
+        ],
+        Duration::from_secs(3600),
+    );
+    let said = text(&out);
+    assert!(out.status.success(), "Debian 13's cargo did not build it:\n{said}");
+    assert!(said.contains("cargo 1.85"), "not Debian 13's cargo: {said}");
+    assert!(!said.contains("warning:"), "{said}");
+    eprintln!("built with Debian 13's cargo in {took:.0?}");
+}
