@@ -304,6 +304,18 @@ mod tests {
         assert!(p.is_absolute());
     }
 
+    #[test]
+    fn sshd_t_lists_are_parsed_and_a_missing_one_is_none() {
+        let text = "port 22\nciphers chacha20-poly1305@openssh.com,aes128-ctr\nmacs hmac-sha2-256\n\
+                    kexalgorithms mlkem768x25519-sha256,curve25519-sha256\nhostkeyalgorithms ssh-ed25519\n\
+                    casignaturealgorithms ssh-ed25519\n";
+        let l = parse_sshd_lists(text).unwrap();
+        assert_eq!(l.kex, ["mlkem768x25519-sha256", "curve25519-sha256"]);
+        assert_eq!(l.ciphers, ["chacha20-poly1305@openssh.com", "aes128-ctr"]);
+        assert_eq!(l.hostkeys, ["ssh-ed25519"]);
+        assert!(parse_sshd_lists("ciphers aes128-ctr\nmacs hmac-sha2-256\n").is_none());
+    }
+
     /// The host's own sshd: its defaults are read without root, and on OpenSSH 9.2
     /// and 10.0 they never list a key exchange with SHA-1.
     #[test]

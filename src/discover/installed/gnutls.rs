@@ -170,6 +170,19 @@ pub fn parse_groups(text: &str) -> Option<Vec<String>> {
 mod tests {
     use super::*;
 
+    /// GnuTLS 3.8.9's (Debian 13) `Groups:` line: no ML-KEM group; a hostile name
+    /// (not `GROUP-` and letters, digits, dashes) is dropped.
+    #[test]
+    fn groups_line_of_gnutls_cli_list() {
+        let text = "Protocols: VERS-TLS1.3\nGroups: GROUP-SECP256R1, GROUP-X25519, GROUP-X448, GROUP-FFDHE2048, \u{1b}[31mX\nPK-signatures: SIGN-RSA-SHA256\n";
+        assert_eq!(
+            parse_groups(text).unwrap(),
+            ["GROUP-SECP256R1", "GROUP-X25519", "GROUP-X448", "GROUP-FFDHE2048"]
+        );
+        assert_eq!(parse_groups("Groups: \n"), None);
+        assert_eq!(parse_groups("Protocols: VERS-TLS1.3\n"), None);
+    }
+
     #[test]
     fn reads_the_override() {
         let text = "[global]\noverride-mode = blocklist\n\n[overrides]\ndefault-priority-string = SECURE256:-VERS-TLS1.2\n";
