@@ -28,9 +28,10 @@ bench: build
 	bench/speed-vs-openssl.sh
 
 # The Debian 13 root tests/debian13.rs runs the binary in (as root; built once, cached
-# in target/: docs/debian13.md).
+# outside the clone so that every clone reuses it: docs/debian13.md).
+DEBIAN13_ROOT ?= $(or $(CIPHERBENCH_DEBIAN13_ROOT),/var/cache/cipherbench/debian13-root)
 debian13-root:
-	scripts/debian13-root.sh target/debian13-root
+	scripts/debian13-root.sh $(DEBIAN13_ROOT)
 
 # `make install PREFIX=~/.local` (default /usr/local): the binary, the man pages and
 # the bash, zsh and fish completions, all made from the binary's own definitions.

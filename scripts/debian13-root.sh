@@ -6,7 +6,8 @@
 #   scripts/debian13-root.sh DIR               build DIR once (idempotent), print DIR
 #   scripts/debian13-root.sh DIR -- CMD ARG..  build if needed, then run CMD inside it
 #
-# The default DIR for the project is target/debian13-root (target/ is not committed).
+# The default DIR for the project is /var/cache/cipherbench/debian13-root, outside any
+# clone, so that a fresh clone (CI) reuses it; CIPHERBENCH_DEBIAN13_ROOT overrides it.
 # Needs root, debootstrap (installed with apt-get when missing) and a Debian mirror:
 # the one the host's apt uses, or DEBIAN13_MIRROR=http://... .
 #

@@ -29,6 +29,24 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# `make test` runs `cargo fmt` and `cargo clippy`: Debian's cargo (the package,
+# /usr/bin/cargo) has them only with the packages rustfmt and rust-clippy; a rustup
+# toolchain adds them with rustup.
+if [[ "$profile" == test ]]; then
+  cargo_path=$(command -v cargo)
+  debian_cargo=no
+  if dpkg-query -S "$(readlink -f "$cargo_path")" >/dev/null 2>&1; then debian_cargo=yes; fi
+  for tool in fmt clippy; do
+    cargo "$tool" --version >/dev/null 2>&1 && continue
+    if [[ $debian_cargo == yes ]]; then
+      [[ $tool == fmt ]] && missing+=(rustfmt) || missing+=(rust-clippy)
+    else
+      echo "cargo $tool is missing: add it with \`rustup component add ${tool/fmt/rustfmt}\`" >&2
+      exit 1
+    fi
+  done
+fi
+
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi

@@ -130,6 +130,27 @@ pub struct Capabilities {
     /// files); `None` when they could not be read (no sshd, not root).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sshd_hostkeys: Option<Vec<String>>,
+    /// The host's sshd's own defaults (`sshd -T` with an empty configuration):
+    /// what its lines must not undercut nor go beyond; `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sshd_defaults: Option<SshLists>,
+    /// The TLS groups the host's GnuTLS accepts (`GROUP-…`, `gnutls-cli --list`);
+    /// `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gnutls_groups: Option<Vec<String>>,
+}
+
+/// An OpenSSH configuration's four algorithm lists, in its own order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SshLists {
+    #[serde(default)]
+    pub ciphers: Vec<String>,
+    #[serde(default)]
+    pub macs: Vec<String>,
+    #[serde(default)]
+    pub kex: Vec<String>,
+    #[serde(default)]
+    pub hostkeys: Vec<String>,
 }
 
 impl Capabilities {
@@ -149,6 +170,10 @@ pub struct OpenSslCapabilities {
     /// (`discover::openssl::GROUP_SPELLINGS`).
     #[serde(default)]
     pub groups: Vec<String>,
+    /// Whether its group lists take preference tiers (`/`) and key-share marks
+    /// (`*`), as OpenSSL 3.5's do.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tiers: bool,
 }
 
 /// One TLS suite under IANA's and OpenSSL's names.

@@ -2,7 +2,7 @@
 //! Debian 13's OpenSSL 3.5, GnuTLS 3.8, OpenSSH 10 and nginx, as a user who
 //! upgraded would run it. The root is built once by `scripts/debian13-root.sh`
 //! (about a minute and a half from a near mirror) and cached under
-//! `target/debian13-root`; with it cached this file takes about two minutes.
+//! `/var/cache/cipherbench/debian13-root`; with it cached this file takes about two minutes.
 //!
 //! Needs root (debootstrap, chroot, mount): otherwise every test prints a
 //! `skipped:` line saying so. As root, a root that cannot be built skips with the
@@ -128,6 +128,9 @@ fn check_reads_debian13_sshd() {
     let diff = &d["diffs"][0];
     assert_eq!(diff["software"], "sshd", "{diff:#}");
     assert_eq!(diff["file"], "/etc/ssh/sshd_config", "{diff:#}");
+    // Nothing OpenSSH 10 dropped comes back (its finite-field Diffie-Hellman).
+    let adds = diff["adds"].as_array().unwrap_or_else(|| panic!("{diff:#}"));
+    assert!(!adds.iter().any(|a| a.as_str().unwrap().contains("diffie-hellman")), "{adds:?}");
 
     // "now" is what Debian 13's ssh really negotiates with Debian 13's sshd.
     let port = free_port();
@@ -237,6 +240,10 @@ fn check_reads_nginx_with_debian13_tls_defaults() {
         .trim();
     assert_eq!(diff["now"]["version"], "TLSv1.3", "{diff:#}");
     assert_eq!(diff["now"]["suite"], suite, "{diff:#}");
+    // and its group: OpenSSL 3.5's default client and server settle on the hybrid.
+    let group = s.lines().find_map(|l| l.strip_prefix("Negotiated TLS1.3 group: "));
+    assert_eq!(group, Some("X25519MLKEM768"), "{s}");
+    assert_eq!(diff["now"]["group"], "X25519MLKEM768", "{diff:#}");
 
     // The recommended lines in place of the defaults pass `nginx -t`.
     let lines: Vec<&str> = diff["lines"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
@@ -279,4 +286,270 @@ fn tls_measures_x25519mlkem768_in_debian13() {
         pq_hello > 1200 && pq_hello > classic_hello + 1000,
         "{pq_hello} against {classic_hello}"
     );
+}
+
+/// The names of `list` in a built-in policy's `only` list (data/policies/).
+fn policy_list(policy: &str, list: &str) -> Vec<String> {
+    let path = format!("{}/data/policies/{policy}.toml", env!("CARGO_MANIFEST_DIR"));
+    let v: toml::Value = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v[list]["only"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The comma-separated value of the line that starts with `keyword `.
+fn ssh_list(lines: &[String], keyword: &str) -> Vec<String> {
+    let l = lines
+        .iter()
+        .find_map(|l| l.strip_prefix(keyword).and_then(|v| v.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("no {keyword} in {lines:?}"));
+    l.split(',').map(str::to_string).collect()
+}
+
+/// The group `openssl s_client ARGS` ends on against 127.0.0.1:`port`.
+fn negotiated_group(r: &Root, port: u16, args: &str) -> String {
+    let script = format!("echo Q | openssl s_client {args} -connect 127.0.0.1:{port} 2>&1");
+    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
+    let s = String::from_utf8_lossy(&out.stdout);
+    // A hybrid group is printed as such; a classic one as the peer's temporary key.
+    let group = s.lines().find_map(|l| l.strip_prefix("Negotiated TLS1.3 group: ")).or_else(|| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Peer Temp Key: "))
+            .and_then(|v| v.split(',').next())
+    });
+    group
+        .unwrap_or_else(|| panic!("no TLS 1.3 group from s_client {args}:\n{s}"))
+        .trim()
+        .to_string()
+}
+
+/// Issue 27, "never below the installed defaults", with Debian 13's own software:
+/// the lines `run --policy modern` emits for sshd, nginx and GnuTLS load there, keep
+/// every default the policy accepts and add nothing those defaults leave out.
+#[test]
+fn emitted_lines_hold_against_debian13s_own_software() {
+    let Some((r, _g)) = root() else { return };
+    let dir = r.tempdir();
+    let d = dir.inside.clone();
+    let doc = format!("{d}/doc.json");
+    let (out, _) = r.run(
+        &[BIN, "run", "--budget", "25s", "--policy", "modern", "--for", "sshd,nginx,gnutls"]
+            .into_iter()
+            .chain(["--no-store", "--quiet", "--export-json", &doc])
+            .collect::<Vec<_>>(),
+        Duration::from_secs(90),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("doc.json")).unwrap()).unwrap();
+    let lines = |target: &str| -> Vec<String> {
+        let rec = doc["recommendations"].as_array().unwrap().iter().find(|x| x["target"] == target);
+        let rec = rec.unwrap_or_else(|| panic!("no lines for {target}: {:#}", doc["recommendations"]));
+        rec["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect()
+    };
+    sshd_lines_hold(&r, &d, &lines("sshd"));
+    nginx_lines_hold(&r, &dir, &lines("nginx"));
+
+    // GnuTLS 3.8.9 has no ML-KEM group: its own parser takes the string.
+    let gnutls = lines("gnutls");
+    let (out, _) = r.run(&["gnutls-cli", "--priority", &gnutls[0], "-l"], Duration::from_secs(30));
+    assert!(
+        out.status.success() && text(&out).contains("Cipher suites"),
+        "{gnutls:?}: {}",
+        text(&out)
+    );
+    assert!(!gnutls[0].contains("MLKEM"), "{gnutls:?}");
+
+    fleet_on_this_host_keeps_the_debian13_class(&dir.path().join("doc.json"));
+}
+
+/// The Debian 13 export merged by `fleet` on this machine (the host: Debian 12,
+/// OpenSSL 3.0, no X25519MLKEM768): the class's answer is that host's, from the
+/// capabilities its export stored, not this machine's.
+fn fleet_on_this_host_keeps_the_debian13_class(export: &std::path::Path) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(export, dir.path().join("trixie.json")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cipherbench"))
+        .args(["fleet", "--policy", "modern", "--for", "nginx,sshd,gnutls", "--no-store", "--json"])
+        .arg(dir.path().join("trixie.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let f = json(&out);
+    let class = &f["classes"][0];
+    let lines = |target: &str| -> Vec<String> {
+        let l = class["lines"].as_array().unwrap().iter().find(|x| x["target"] == target);
+        let l = l.unwrap_or_else(|| panic!("no {target} lines: {class:#}"));
+        l["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    let nginx = lines("nginx");
+    assert!(nginx.iter().any(|l| l.starts_with("ssl_ecdh_curve *X25519MLKEM768/")), "{nginx:?}");
+    assert!(!lines("gnutls")[0].contains("MLKEM"), "{:?}", lines("gnutls"));
+    let sshd = lines("sshd");
+    assert!(!sshd.iter().any(|l| l.contains("diffie-hellman")), "{sshd:?}");
+}
+
+/// sshd: within `sshd -T`'s defaults, all of the defaults modern accepts, hybrid
+/// post-quantum kex first; `sshd -t` takes them and ssh-audit finds no FAIL.
+fn sshd_lines_hold(r: &Root, d: &str, lines: &[String]) {
+    let (out, _) = r.run(
+        &["/usr/sbin/sshd", "-T", "-f", "/dev/null", "-h", "/etc/ssh/ssh_host_ed25519_key"],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let defaults = String::from_utf8_lossy(&out.stdout).into_owned();
+    let default_list = |word: &str| -> Vec<String> {
+        let l = defaults.lines().find_map(|l| l.strip_prefix(word)).unwrap();
+        l.trim().split(',').map(str::to_string).collect()
+    };
+    for (keyword, word, list) in [
+        ("KexAlgorithms", "kexalgorithms ", "ssh_kex"),
+        ("Ciphers", "ciphers ", "ssh_ciphers"),
+        ("MACs", "macs ", "ssh_macs"),
+    ] {
+        let (emitted, default, allowed) = (ssh_list(lines, keyword), default_list(word), policy_list("modern", list));
+        for a in &emitted {
+            assert!(default.contains(a), "{keyword}: {a} is not among sshd's defaults {default:?}");
+        }
+        for a in default.iter().filter(|a| allowed.contains(a)) {
+            assert!(
+                emitted.contains(a),
+                "{keyword}: the default {a} that modern accepts is missing: {emitted:?}"
+            );
+        }
+    }
+    assert_eq!(ssh_list(lines, "KexAlgorithms")[0], "mlkem768x25519-sha256", "{lines:?}");
+
+    let conf = format!(
+        "{}\nHostKey /etc/ssh/ssh_host_ed25519_key\nHostKey /etc/ssh/ssh_host_rsa_key\nPidFile {d}/sshd.pid\n",
+        lines.join("\n")
+    );
+    std::fs::write(r.path(&format!("{d}/sshd_config")), conf).unwrap();
+    let (out, _) = r.run(
+        &["/usr/sbin/sshd", "-t", "-f", &format!("{d}/sshd_config")],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "sshd -t refused {lines:?}:\n{}", text(&out));
+    let port = free_port();
+    let script = format!(
+        "mkdir -p /run/sshd; /usr/sbin/sshd -D -e -f {d}/sshd_config -o Port={port} -o ListenAddress=127.0.0.1 2>/dev/null & p=$!; \
+         for i in $(seq 50); do ss -ltn | grep -q ':{port} ' && break; sleep 0.1; done; \
+         ssh-audit -n -p {port} 127.0.0.1; kill $p"
+    );
+    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(60));
+    let audit = String::from_utf8_lossy(&out.stdout);
+    let kex: Vec<&str> = audit.lines().filter_map(|l| l.strip_prefix("(kex) ")).collect();
+    assert!(
+        kex.first().is_some_and(|k| k.starts_with("mlkem768x25519-sha256 ")),
+        "first kex:\n{audit}"
+    );
+    let fails: Vec<&str> = audit.lines().filter(|l| l.contains("[fail]")).collect();
+    assert!(fails.is_empty(), "ssh-audit 3.3 fails:\n{}", fails.join("\n"));
+}
+
+/// nginx: `nginx -t` takes the lines; a default OpenSSL 3.5 client and one whose
+/// first key share is X25519 both end on X25519MLKEM768 (the flat list the lines
+/// replaced leaves the second on X25519: the control that this can fail);
+/// testssl.sh 3.2 lists the KEM as offered.
+fn nginx_lines_hold(r: &Root, dir: &debian13::InsideDir, lines: &[String]) {
+    let d = dir.inside.clone();
+    let (out, _) = r.run(
+        &[
+            "/bin/sh",
+            "-c",
+            &format!(
+                "openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+             -keyout {d}/key.pem -out {d}/cert.pem"
+            ),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let x25519_first = "-groups X25519:X25519MLKEM768";
+    let serve = |tls: &str, then: &dyn Fn(u16)| {
+        let port = free_port();
+        std::fs::write(dir.path().join("nginx.conf"), nginx_conf(&d, port, tls)).unwrap();
+        let conf = format!("{d}/nginx.conf");
+        let (t, _) = r.run(&["nginx", "-t", "-c", &conf], Duration::from_secs(30));
+        assert!(t.status.success(), "nginx -t refused {tls}:\n{}", text(&t));
+        let script = format!("nginx -c {conf} && for i in $(seq 50); do [ -s {d}/nginx.pid ] && break; sleep 0.1; done");
+        let (up, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
+        assert!(up.status.success(), "{}", text(&up));
+        then(port);
+        r.run(
+            &["/bin/sh", "-c", &format!("kill $(cat {d}/nginx.pid); rm -f {d}/nginx.pid")],
+            Duration::from_secs(10),
+        );
+    };
+    let flat = "ssl_protocols TLSv1.3;\n        ssl_ecdh_curve X25519MLKEM768:x25519:secp256r1:secp384r1;";
+    serve(flat, &|port| assert_eq!(negotiated_group(r, port, x25519_first), "X25519"));
+    serve(&lines.join("\n        "), &|port| {
+        assert_eq!(negotiated_group(r, port, ""), "X25519MLKEM768", "{lines:?}");
+        assert_eq!(negotiated_group(r, port, x25519_first), "X25519MLKEM768", "{lines:?}");
+        let (out, _) = r.run(
+            &["testssl", "--quiet", "--color", "0", "--fs", &format!("127.0.0.1:{port}")],
+            Duration::from_secs(180),
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        let kems = said.lines().find(|l| l.trim_start().starts_with("KEMs offered"));
+        assert!(kems.is_some_and(|l| l.contains("X25519MLKEM768")), "testssl --fs:\n{said}");
+    });
+}
+
+/// `cargo build --locked` works with Debian 13's own cargo (Rust 1.85): the
+/// sources are copied into the root and built there, with the crates and the
+/// compiled dependencies kept in the root (`/root/.cargo`, `/build/target`), so
+/// only the first build downloads and compiles them all.
+#[test]
+fn builds_with_debian13s_own_cargo() {
+    let Some((r, _g)) = root() else { return };
+    let src = r.path("/src/cipherbench");
+    let _ = std::fs::remove_dir_all(&src);
+    std::fs::create_dir_all(&src).unwrap();
+    let project = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cp = std::process::Command::new("cp")
+        .arg("-a")
+        .args(["Cargo.toml", "Cargo.lock", "rustfmt.toml", "src", "data"].map(|p| project.join(p)))
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    // Behind a TLS-intercepting proxy cargo needs the host's CA bundle (the root
+    // trusts only Debian's ca-certificates).
+    let ca = std::path::Path::new("/etc/ssl/certs/ca-certificates.crt");
+    let cainfo = if ca.exists() {
+        std::fs::copy(ca, r.path("/src/host-ca.crt")).unwrap();
+        "CARGO_HTTP_CAINFO=/src/host-ca.crt"
+    } else {
+        "CARGO_TERM_COLOR=never"
+    };
+    let (out, took) = r.run(
+        &[
+            "env",
+            "CARGO_HOME=/root/.cargo",
+            "CARGO_TARGET_DIR=/build/target",
+            cainfo,
+            "sh",
+            "-c",
+            "cd /src/cipherbench && cargo --version && nice cargo build --locked 2>&1",
+        ],
+        Duration::from_secs(3600),
+    );
+    let said = text(&out);
+    assert!(out.status.success(), "Debian 13's cargo did not build it:\n{said}");
+    assert!(said.contains("cargo 1.85"), "not Debian 13's cargo: {said}");
+    assert!(!said.contains("warning:"), "{said}");
+    eprintln!("built with Debian 13's cargo in {took:.0?}");
 }

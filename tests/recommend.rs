@@ -445,6 +445,9 @@ fn sshd_and_ssh_accept_the_emitted_blocks_and_resolve_to_the_choice() {
         if server["choice"][list].as_array().is_none_or(|a| a.is_empty()) {
             continue; // HostKeyAlgorithms left out: sshd keeps its own default
         }
+        // sshd's own lists where they differ (within its defaults, in their order).
+        let own = format!("ssh_server_{}", &list[4..]);
+        let list = if server["choice"][&own].is_array() { own.as_str() } else { list };
         let want = strings(&server["choice"][list]);
         assert_eq!(effective(&big_t.stdout, key), want, "sshd {key}");
     }

@@ -291,6 +291,10 @@ pub struct SoftwareDiff {
     pub changes: Vec<Change>,
     pub fixed: Vec<Finding>,
     pub introduced: Vec<Finding>,
+    /// Every option the change adds to what is offered now, and every one it takes
+    /// away (allowed or not): `list name`.
+    pub adds: Vec<String>,
+    pub removes: Vec<String>,
     pub lines: Vec<String>,
     pub patch: Option<String>,
     pub nothing_to_change: bool,
@@ -382,15 +386,18 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
             Offer::Tls(TlsOffer {
                 protocols: list("protocols"),
                 suites,
+                group_tiers: negotiate::emitted_tiers(k, &groups),
                 groups: if groups.is_empty() { now.groups.clone() } else { groups },
                 server_order: true,
+                key_shares: Vec::new(),
             })
         }
         Offer::Ssh(now) => Offer::Ssh(SshConfig {
             server: now.server,
-            ciphers: list("ssh_ciphers"),
-            macs: list("ssh_macs"),
-            kex: list("ssh_kex"),
+            // sshd's lines: within its defaults (`ssh_server_*` where they differ).
+            ciphers: negotiate::server_list(&r.choice, now.server, "ciphers"),
+            macs: negotiate::server_list(&r.choice, now.server, "macs"),
+            kex: negotiate::server_list(&r.choice, now.server, "kex"),
             hostkeys: if list("ssh_hostkeys").is_empty() {
                 now.hostkeys.clone()
             } else {
@@ -418,6 +425,13 @@ pub fn within(rec: &Offer, server: &Offer) -> Offer {
                 .cloned()
                 .collect(),
             server_order: r.server_order,
+            group_tiers: r
+                .group_tiers
+                .iter()
+                .map(|t| t.iter().filter(|g| s.groups.is_empty() || s.groups.contains(g)).cloned().collect())
+                .filter(|t: &Vec<String>| !t.is_empty())
+                .collect(),
+            key_shares: r.key_shares.clone(),
         }),
         (Offer::Ssh(r), Offer::Ssh(s)) => {
             let keep = |a: &[String], b: &[String]| a.iter().filter(|x| b.contains(x)).cloned().collect();
@@ -486,6 +500,14 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
     let rec_graded = rec_offer.as_ref().map(|o| grade_offer(o, k, policy)).unwrap_or_default();
     let now_findings = findings(&offered);
     let introduced = findings(&rec_graded);
+    let missing = |a: &[Graded], b: &[Graded]| -> Vec<String> {
+        let gone = a.iter().filter(|x| !b.iter().any(|y| y.list == x.list && y.name == x.name));
+        gone.map(|x| format!("{} {}", x.list, x.name)).collect()
+    };
+    let (adds, removes) = match &rec_offer {
+        Some(_) => (missing(&rec_graded, &offered), missing(&offered, &rec_graded)),
+        None => (Vec::new(), Vec::new()),
+    };
     let fixed: Vec<Finding> = match &rec_offer {
         Some(_) => now_findings
             .into_iter()
@@ -536,6 +558,8 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         changes,
         fixed,
         introduced,
+        adds,
+        removes,
         lines,
         patch,
         nothing_to_change,
@@ -616,6 +640,8 @@ impl SoftwareDiff {
             changes: vec![],
             fixed: vec![],
             introduced: vec![],
+            adds: vec![],
+            removes: vec![],
             lines: vec![],
             patch: None,
             nothing_to_change: false,

@@ -21,6 +21,80 @@ use serde::Serialize;
 /// OpenSSL 3's default groups, in its order.
 pub const OPENSSL_DEFAULT_GROUPS: &[&str] = &["x25519", "secp256r1", "x448", "secp521r1", "secp384r1"];
 
+/// OpenSSL 3.5's default group list (`DEFAULT_GROUP_LIST` of its ssl/t1_lib.c:
+/// `?*X25519MLKEM768 / ?*X25519:?secp256r1 / ?X448:?secp384r1:?secp521r1 /
+/// ?ffdhe2048:?ffdhe3072`): its tiers, for a libssl that takes tiers. Its first
+/// ClientHello carries the key shares marked `*`.
+const OPENSSL35_DEFAULT_TIERS: &[&[&str]] = &[
+    &["X25519MLKEM768"],
+    &["x25519", "secp256r1"],
+    &["x448", "secp384r1", "secp521r1"],
+    &["ffdhe2048", "ffdhe3072"],
+];
+const OPENSSL35_DEFAULT_KEY_SHARES: &[&str] = &["X25519MLKEM768", "x25519"];
+
+/// This machine's libssl's default groups as tiers (canonical names) and the key
+/// shares of its first ClientHello: OpenSSL 3.5's tiered default where libssl
+/// takes tiers (asked of libssl, with only the groups it has), else OpenSSL 3's
+/// flat one with one key share.
+fn local_default_groups(k: &Knowledge) -> (Vec<Vec<String>>, Vec<String>) {
+    if !crate::discover::openssl::takes_tiers() {
+        let flat: Vec<String> = OPENSSL_DEFAULT_GROUPS.iter().map(|s| s.to_string()).collect();
+        return (vec![flat.clone()], flat[..1].to_vec());
+    }
+    let has = crate::discover::openssl::tls_groups();
+    let have = |g: &&&str| has.iter().any(|h| h.eq_ignore_ascii_case(g));
+    let tiers: Vec<Vec<String>> = OPENSSL35_DEFAULT_TIERS
+        .iter()
+        .map(|t| t.iter().filter(have).map(|g| canonical_group(k, g)).collect::<Vec<_>>())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let shares = OPENSSL35_DEFAULT_KEY_SHARES
+        .iter()
+        .filter(have)
+        .map(|g| canonical_group(k, g))
+        .collect();
+    (tiers, shares)
+}
+
+/// The tiers the emitted lines give `groups` (recommend's emitters): where this
+/// machine's libssl takes tiers, the post-quantum hybrids first and the others
+/// second; else none (one flat list).
+pub fn emitted_tiers(k: &Knowledge, groups: &[String]) -> Vec<Vec<String>> {
+    if !crate::discover::openssl::takes_tiers() {
+        return Vec::new();
+    }
+    let pq = |g: &&String| k.group(g).is_some_and(|x| x.kind == crate::judge::GroupKind::HybridPq);
+    let first: Vec<String> = groups.iter().filter(pq).cloned().collect();
+    let rest: Vec<String> = groups.iter().filter(|g| !pq(g)).cloned().collect();
+    [first, rest].into_iter().filter(|t| !t.is_empty()).collect()
+}
+
+/// An OpenSSL group list (`*X25519MLKEM768/*x25519:secp256r1`, `?`, `*` and `/` of
+/// OpenSSL 3.5 included) as tiers of canonical names, and the groups marked `*`.
+pub fn parse_group_list(k: &Knowledge, list: &str) -> (Vec<Vec<String>>, Vec<String>) {
+    let mut shares = Vec::new();
+    let tiers = list
+        .split('/')
+        .map(|tier| {
+            tier.split([':', ','])
+                .map(str::trim)
+                .filter(|g| !g.is_empty() && !g.starts_with('-'))
+                .map(|g| {
+                    let share = g.trim_start_matches('?').starts_with('*');
+                    let name = canonical_group(k, g.trim_start_matches(['?', '*']));
+                    if share {
+                        shares.push(name.clone());
+                    }
+                    name
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|t| !t.is_empty())
+        .collect();
+    (tiers, shares)
+}
+
 /// One end of TLS, resolved to lists.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct TlsOffer {
@@ -29,6 +103,12 @@ pub struct TlsOffer {
     /// Knowledge-base group names, in order.
     pub groups: Vec<String>,
     pub server_order: bool,
+    /// A server's groups as OpenSSL 3.5 preference tiers (empty: `groups` is one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub group_tiers: Vec<Vec<String>>,
+    /// A client's key shares in its first ClientHello (empty: its first group).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub key_shares: Vec<String>,
 }
 
 /// What is negotiated.
@@ -79,15 +159,17 @@ pub fn tls_offer(c: &TlsConfig, k: &Knowledge) -> Result<TlsOffer> {
         TlsLibrary::Openssl => {
             let suites = inst_openssl::resolve(c.cipher_string.as_deref(), c.ciphersuites.as_deref())?;
             let protocols = c.protocols.clone().unwrap_or(all);
-            let groups = match &c.groups {
-                Some(g) => g.split([':', ',']).map(|x| canonical_group(k, x.trim())).collect(),
-                None => OPENSSL_DEFAULT_GROUPS.iter().map(|s| s.to_string()).collect(),
+            let (group_tiers, key_shares) = match &c.groups {
+                Some(g) => parse_group_list(k, g),
+                None => local_default_groups(k),
             };
             Ok(TlsOffer {
                 suites: suites.into_iter().filter(|s| usable(s, &protocols)).collect(),
                 protocols,
-                groups,
+                groups: group_tiers.concat(),
                 server_order: c.server_order,
+                group_tiers,
+                key_shares,
             })
         }
         TlsLibrary::Gnutls => {
@@ -97,6 +179,8 @@ pub fn tls_offer(c: &TlsConfig, k: &Knowledge) -> Result<TlsOffer> {
                 protocols: r.protocols,
                 groups: r.groups.iter().map(|g| canonical_group(k, g)).collect(),
                 server_order: c.server_order,
+                group_tiers: Vec::new(),
+                key_shares: Vec::new(),
             })
         }
     }
@@ -112,8 +196,11 @@ fn usable(s: &OfferedSuite, protocols: &[String]) -> bool {
     }
 }
 
-/// The usual peer of a TLS end: a default OpenSSL client or server.
+/// The usual peer of a TLS end: a default OpenSSL client or server of this
+/// machine's libssl (OpenSSL 3.5's: X25519MLKEM768 and X25519 key shares).
 pub fn default_openssl_peer(server_order: bool) -> Result<TlsOffer> {
+    let k = Knowledge::builtin()?;
+    let (group_tiers, key_shares) = local_default_groups(&k);
     let suites = inst_openssl::resolve(None, None)?;
     let system = crate::discover::installed::openssl::read(None)?
         .and_then(|i| match i.config {
@@ -129,8 +216,10 @@ pub fn default_openssl_peer(server_order: bool) -> Result<TlsOffer> {
     Ok(TlsOffer {
         suites: suites.into_iter().filter(|s| usable(s, &system)).collect(),
         protocols: system,
-        groups: OPENSSL_DEFAULT_GROUPS.iter().map(|s| s.to_string()).collect(),
+        groups: group_tiers.concat(),
         server_order,
+        group_tiers,
+        key_shares,
     })
 }
 
@@ -155,15 +244,45 @@ pub fn tls(server: &TlsOffer, client: &TlsOffer) -> Result<Negotiated, String> {
         .find(|s| second.suites.iter().any(|o| o.iana == s.iana))
         .ok_or_else(|| format!("no {version} suite in common"))?;
     let needs_group = suite.tls13() || suite.openssl.starts_with("ECDHE") || suite.iana.contains("_ECDHE_");
-    let group = needs_group
-        .then(|| first.groups.iter().find(|g| second.groups.contains(g)).cloned())
-        .flatten();
+    let group = if *version == "TLSv1.3" {
+        tls13_group(server, client)
+    } else {
+        needs_group
+            .then(|| first.groups.iter().find(|g| second.groups.contains(g)).cloned())
+            .flatten()
+    };
     Ok(Negotiated::Tls {
         version: version.to_string(),
         suite: suite.iana.clone(),
         openssl_name: suite.openssl.clone(),
         group,
     })
+}
+
+/// The TLS 1.3 group: the server's first tier the client has any group of; in
+/// it, the first (server's order) the client sent a key share for, else the first
+/// the client has (a HelloRetryRequest). OpenSSL 3.5's rule; with one tier and
+/// one key share it is also OpenSSL 3.0's outcome.
+fn tls13_group(server: &TlsOffer, client: &TlsOffer) -> Option<String> {
+    let one = [server.groups.clone()];
+    let tiers: &[Vec<String>] = if server.group_tiers.is_empty() { &one } else { &server.group_tiers };
+    let shares: &[String] = if client.key_shares.is_empty() {
+        &client.groups[..client.groups.len().min(1)]
+    } else {
+        &client.key_shares
+    };
+    tiers.iter().find_map(|t| {
+        let both: Vec<&String> = t.iter().filter(|g| client.groups.contains(g)).collect();
+        both.iter().find(|g| shares.contains(g)).or(both.first()).map(|g| g.to_string())
+    })
+}
+
+/// One SSH list of a recommendation's choice: for sshd, what its lines list
+/// (`ssh_server_*`, within its defaults, where that differs).
+pub fn server_list(choice: &std::collections::BTreeMap<String, Vec<String>>, server: bool, list: &str) -> Vec<String> {
+    let get = |n: String| choice.get(&n).cloned();
+    let server_side = if server { get(format!("ssh_server_{list}")) } else { None };
+    server_side.or_else(|| get(format!("ssh_{list}"))).unwrap_or_default()
 }
 
 /// What an ssh client and an sshd negotiate (the client's first that the server has).
@@ -220,12 +339,16 @@ mod tests {
             suites: vec![cbc.clone(), gcm.clone()],
             groups: vec!["secp256r1".into(), "x25519".into()],
             server_order: true,
+            group_tiers: Vec::new(),
+            key_shares: Vec::new(),
         };
         let client = TlsOffer {
             protocols: vec!["TLSv1.2".into(), "TLSv1.3".into()],
             suites: vec![t13.clone(), gcm.clone(), cbc.clone()],
             groups: vec!["x25519".into(), "secp256r1".into()],
             server_order: false,
+            group_tiers: Vec::new(),
+            key_shares: Vec::new(),
         };
         let n = tls(&server, &client).unwrap();
         assert_eq!(
@@ -318,5 +441,48 @@ mod tests {
         };
         assert_eq!(suite, "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA");
         assert_eq!(group.as_deref(), Some("x25519"));
+    }
+
+    fn t13(groups: &str, server: bool) -> TlsOffer {
+        let k = Knowledge::builtin().unwrap();
+        let (group_tiers, key_shares) = parse_group_list(&k, groups);
+        TlsOffer {
+            protocols: vec!["TLSv1.3".into()],
+            suites: vec![s("TLS_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256", "TLSv1.3")],
+            groups: group_tiers.concat(),
+            server_order: server,
+            group_tiers: if server { group_tiers } else { Vec::new() },
+            key_shares,
+        }
+    }
+
+    fn group(server: &TlsOffer, client: &TlsOffer) -> String {
+        match tls(server, client).unwrap() {
+            Negotiated::Tls { group, .. } => group.unwrap(),
+            n => panic!("{n:?}"),
+        }
+    }
+
+    /// OpenSSL 3.5's tiers: a client whose first key share is X25519 but that has
+    /// X25519MLKEM768 lands on the hybrid with the tiered list (a HelloRetryRequest),
+    /// on X25519 with the flat one; a default 3.5 client (both key shares) on the
+    /// hybrid with either.
+    #[test]
+    fn tls13_groups_follow_tiers_and_key_shares() {
+        let k = Knowledge::builtin().unwrap();
+        let pq = canonical_group(&k, "X25519MLKEM768");
+        let x = canonical_group(&k, "x25519");
+        let tiered = t13("*X25519MLKEM768/*x25519:secp256r1:secp384r1", true);
+        let flat = t13("X25519MLKEM768:x25519:secp256r1:secp384r1", true);
+        assert_eq!(tiered.group_tiers.len(), 2);
+        let x25519_first = t13("*x25519:X25519MLKEM768", false);
+        assert_eq!(group(&tiered, &x25519_first), pq);
+        assert_eq!(group(&flat, &x25519_first), x);
+        let default35 = t13("?*X25519MLKEM768/?*x25519:?secp256r1/?x448:?secp384r1:?secp521r1", false);
+        assert_eq!(default35.key_shares, [pq.clone(), x.clone()]);
+        assert_eq!(group(&tiered, &default35), pq);
+        assert_eq!(group(&flat, &default35), pq);
+        // A server without the hybrid: X25519, from the client's key share.
+        assert_eq!(group(&t13("secp256r1:x25519", true), &default35), x);
     }
 }

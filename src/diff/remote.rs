@@ -274,6 +274,8 @@ fn scanned_offer(scan: &crate::measure::tls::Scan, k: &crate::judge::Knowledge) 
         suites,
         groups,
         server_order,
+        group_tiers: Vec::new(),
+        key_shares: Vec::new(),
     }
 }
 

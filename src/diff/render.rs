@@ -161,6 +161,9 @@ fn findings(d: &SoftwareDiff) -> String {
                 .join(", ")
         }
     );
+    for (what, v) in [("adds", &d.adds), ("removes", &d.removes)] {
+        let _ = writeln!(s, "  {what}: {}", if v.is_empty() { "nothing".to_string() } else { v.join(", ") });
+    }
     s
 }
 

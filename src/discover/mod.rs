@@ -15,11 +15,15 @@ pub fn capabilities() -> crate::model::Capabilities {
     std::thread::scope(|s| {
         let ssh = s.spawn(openssh::capabilities);
         let sshd = s.spawn(openssh::server_hostkey_algorithms);
+        let defaults = s.spawn(openssh::sshd_defaults);
+        let gnutls = s.spawn(installed::gnutls::accepted_groups);
         let openssl = openssl::capabilities();
         crate::model::Capabilities {
             openssl: Some(openssl),
             openssh: ssh.join().unwrap_or(None),
             sshd_hostkeys: sshd.join().unwrap_or(None),
+            sshd_defaults: defaults.join().unwrap_or(None),
+            gnutls_groups: gnutls.join().unwrap_or(None),
         }
     })
 }

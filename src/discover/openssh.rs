@@ -225,6 +225,49 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// The host's sshd's own defaults: `sshd -T` with an empty configuration and a
+/// throw-away host key (so that it needs no root). `None` when sshd cannot run.
+pub fn sshd_defaults() -> Option<crate::model::SshLists> {
+    let sshd = find_sshd().ok()?;
+    let dir = tempfile::tempdir().ok()?;
+    let key = dir.path().join("hostkey");
+    let made = output_within(
+        Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key),
+        QUERY_LIMIT,
+    )
+    .ok()??;
+    if !made.status.success() {
+        return None;
+    }
+    let mut cmd = Command::new(&sshd);
+    cmd.args(["-T", "-f", "/dev/null", "-h"]).arg(&key);
+    let out = output_within(&mut cmd, QUERY_LIMIT).ok()??;
+    out.status
+        .success()
+        .then(|| parse_sshd_lists(&String::from_utf8_lossy(&out.stdout)))?
+}
+
+/// The four lists of `sshd -T` output; `None` when one is missing.
+pub fn parse_sshd_lists(text: &str) -> Option<crate::model::SshLists> {
+    let list = |word: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(word).and_then(|v| v.strip_prefix(' ')))
+            .map(|v| {
+                v.trim()
+                    .split(',')
+                    .filter(|x| !x.is_empty())
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+    };
+    Some(crate::model::SshLists {
+        ciphers: list("ciphers")?,
+        macs: list("macs")?,
+        kex: list("kexalgorithms")?,
+        hostkeys: list("hostkeyalgorithms")?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,5 +302,30 @@ mod tests {
     fn sshd_is_found_by_absolute_path() {
         let p = find_sshd().expect("openssh-server is installed here");
         assert!(p.is_absolute());
+    }
+
+    #[test]
+    fn sshd_t_lists_are_parsed_and_a_missing_one_is_none() {
+        let text = "port 22\nciphers chacha20-poly1305@openssh.com,aes128-ctr\nmacs hmac-sha2-256\n\
+                    kexalgorithms mlkem768x25519-sha256,curve25519-sha256\nhostkeyalgorithms ssh-ed25519\n\
+                    casignaturealgorithms ssh-ed25519\n";
+        let l = parse_sshd_lists(text).unwrap();
+        assert_eq!(l.kex, ["mlkem768x25519-sha256", "curve25519-sha256"]);
+        assert_eq!(l.ciphers, ["chacha20-poly1305@openssh.com", "aes128-ctr"]);
+        assert_eq!(l.hostkeys, ["ssh-ed25519"]);
+        assert!(parse_sshd_lists("ciphers aes128-ctr\nmacs hmac-sha2-256\n").is_none());
+    }
+
+    /// The host's own sshd: its defaults are read without root, and on OpenSSH 9.2
+    /// and 10.0 they never list a key exchange with SHA-1.
+    #[test]
+    fn sshd_defaults_are_read_from_the_installed_sshd() {
+        let Some(d) = sshd_defaults() else {
+            return crate::testing::missing("sshd (openssh-server), to read its defaults");
+        };
+        assert!(d.kex.iter().any(|k| k == "curve25519-sha256"), "{d:?}");
+        assert!(!d.kex.iter().any(|k| k.contains("sha1")), "{d:?}");
+        assert!(d.ciphers.iter().any(|c| c == "aes128-gcm@openssh.com"), "{d:?}");
+        assert!(!d.macs.is_empty() && !d.hostkeys.is_empty(), "{d:?}");
     }
 }

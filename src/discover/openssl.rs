@@ -211,7 +211,14 @@ pub fn capabilities() -> crate::model::OpenSslCapabilities {
                 .collect()
         }),
         groups: tls_groups(),
+        tiers: takes_tiers(),
     }
+}
+
+/// Whether this libssl's group lists take preference tiers and key-share marks
+/// (`*x25519/secp256r1`, OpenSSL 3.5): asked, not inferred from a version.
+pub fn takes_tiers() -> bool {
+    openssl::ssl::SslContext::builder(openssl::ssl::SslMethod::tls()).is_ok_and(|mut c| c.set_groups_list("*x25519/secp256r1").is_ok())
 }
 
 #[cfg(test)]

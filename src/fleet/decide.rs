@@ -147,8 +147,9 @@ pub fn pooled(class: &ClassAcc, id: &str) -> Document {
             },
             libraries: BTreeMap::new(),
             settings: serde_json::json!({}),
-            // Not known for a class yet: recommend keeps to what its hosts measured.
-            capabilities: Default::default(),
+            // What every host of the class has: its answer keeps what they offer
+            // (post-quantum groups) whatever machine merges.
+            capabilities: class.capabilities.clone().unwrap_or_default(),
         },
         results,
         verdicts: Vec::new(),
@@ -311,7 +312,8 @@ fn class_report(
     // follows the grade and post-quantum rules): an option only the merging
     // machine lists is never written to a host.
     let lists: BTreeMap<String, Vec<String>> = rankings.iter().map(|r| (r.list.clone(), measured_choice(r))).collect();
-    let lines = emit_lines(&lists, &common_protocols(std::slice::from_ref(&outcome)), knowledge, targets);
+    let one = std::slice::from_ref(&outcome);
+    let lines = emit_lines(&lists, &common_protocols(one), &host_facts(one), knowledge, targets);
     let spread = spreads(class, &rankings);
     let (outliers, outlier_note) = outliers(class, hosts);
     let mut names: Vec<String> = class.hosts.iter().map(|h| hosts[*h as usize].clone()).collect();
@@ -469,7 +471,7 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
         fleet.choice.insert(list.to_string(), ordered);
     }
     let protocols = common_protocols(outcomes);
-    fleet.lines = emit_lines(&fleet.choice, &protocols, k, targets);
+    fleet.lines = emit_lines(&fleet.choice, &protocols, &host_facts(outcomes), k, targets);
     fleet
 }
 
@@ -489,10 +491,69 @@ fn common_protocols(outcomes: &[Outcome]) -> Vec<String> {
     protocols.unwrap_or_default()
 }
 
+/// What the emitters need about the hosts besides the lists, common to every
+/// class's choice: tiered groups only where every OpenSSL takes them, GnuTLS
+/// groups and sshd defaults every host has (not known when one class's are not).
+#[derive(Default)]
+struct HostFacts {
+    tiers: bool,
+    gnutls_groups: Option<Vec<String>>,
+    sshd_defaults: Option<emit::SshLists>,
+    beyond_defaults: bool,
+}
+
+fn host_facts(outcomes: &[Outcome]) -> HostFacts {
+    let both = |a: Vec<String>, b: &[String]| -> Vec<String> { a.into_iter().filter(|x| b.contains(x)).collect() };
+    let (mut tls, mut ssh) = (Vec::new(), Vec::new());
+    for (_, _, c) in outcomes.iter().flat_map(|o| o.protocols.iter()) {
+        match c {
+            Choice::Tls(t) => tls.push(t),
+            Choice::Ssh(s) => ssh.push(s),
+        }
+    }
+    let gnutls_groups = tls
+        .iter()
+        .try_fold(None, |acc: Option<Vec<String>>, t| {
+            let g = t.gnutls_groups.clone()?;
+            Some(Some(match acc {
+                None => g,
+                Some(a) => both(a, &g),
+            }))
+        })
+        .flatten();
+    let sshd_defaults = ssh
+        .iter()
+        .try_fold(None, |acc: Option<emit::SshLists>, s| {
+            let d = s.server_defaults.clone()?;
+            Some(Some(match acc {
+                None => d,
+                Some(a) => emit::SshLists {
+                    ciphers: both(a.ciphers, &d.ciphers),
+                    macs: both(a.macs, &d.macs),
+                    kex: both(a.kex, &d.kex),
+                    hostkeys: both(a.hostkeys, &d.hostkeys),
+                },
+            }))
+        })
+        .flatten();
+    HostFacts {
+        tiers: !tls.is_empty() && tls.iter().all(|t| t.tiers),
+        gnutls_groups,
+        sshd_defaults,
+        beyond_defaults: ssh.iter().any(|s| s.beyond_defaults),
+    }
+}
+
 /// Config lines from per-list choices, through the same emitters as a single run.
 /// A list that is empty is left out of the lines (the software keeps its default);
 /// a TLS protocol without suites is left out too.
-fn emit_lines(lists: &BTreeMap<String, Vec<String>>, protocols: &[String], k: &Knowledge, targets: &[String]) -> Vec<Lines> {
+fn emit_lines(
+    lists: &BTreeMap<String, Vec<String>>,
+    protocols: &[String],
+    facts: &HostFacts,
+    k: &Knowledge,
+    targets: &[String],
+) -> Vec<Lines> {
     let get = |l: &str| lists.get(l).cloned().unwrap_or_default();
     let mut choices = Vec::new();
     let tls13 = get("tls13_suites");
@@ -521,6 +582,8 @@ fn emit_lines(lists: &BTreeMap<String, Vec<String>>, protocols: &[String], k: &K
             tls13: names(&tls13),
             tls12: t12,
             groups,
+            tiers: facts.tiers,
+            gnutls_groups: facts.gnutls_groups.clone(),
         }));
     }
     let ssh = SshChoice {
@@ -531,6 +594,8 @@ fn emit_lines(lists: &BTreeMap<String, Vec<String>>, protocols: &[String], k: &K
         // The hosts' own keys are not in the merge: sshd keeps its default host-key
         // list (every key it has), and apply.yml checks any such line per host.
         server_hostkeys: None,
+        server_defaults: facts.sshd_defaults.clone(),
+        beyond_defaults: facts.beyond_defaults,
     };
     if ssh != SshChoice::default() {
         choices.push(Choice::Ssh(ssh));
@@ -617,6 +682,7 @@ mod tests {
             },
             hosts: (first..first + hosts).collect(),
             subjects,
+            capabilities: None,
         }
     }
 

@@ -96,6 +96,9 @@ pub struct RunLite {
     pub libraries: BTreeMap<String, String>,
     #[serde(default)]
     pub settings: SettingsLite,
+    /// What the host's software could be configured with (`run.capabilities`).
+    #[serde(default)]
+    pub capabilities: crate::model::Capabilities,
 }
 
 #[derive(Deserialize, Default)]
@@ -279,6 +282,8 @@ pub struct ClassAcc {
     pub hosts: Vec<u32>,
     /// Subject key → figures.
     pub subjects: HashMap<String, SubjectAcc>,
+    /// What every host of the class can be configured with (fleet/caps.rs).
+    pub capabilities: Option<crate::model::Capabilities>,
 }
 
 /// Everything merged.
@@ -337,6 +342,7 @@ struct Parsed {
     key: ClassKey,
     results: Vec<ResultRecord>,
     offers: Vec<Offer>,
+    capabilities: crate::model::Capabilities,
 }
 
 /// The identity of a result across hosts: kind, subject fields and metric.
@@ -385,6 +391,7 @@ impl Merged {
                     key: p.key,
                     hosts: Vec::new(),
                     subjects: HashMap::new(),
+                    capabilities: None,
                 });
                 self.classes.len() - 1
             }
@@ -392,6 +399,7 @@ impl Merged {
         self.class_of.push(ci);
         let class = &mut self.classes[ci];
         class.hosts.push(h);
+        class.capabilities = Some(super::caps::fold(class.capabilities.take(), p.capabilities));
         for r in p.results {
             let (Status::Ok, Some(m)) = (r.status, r.median) else { continue };
             let low = r.ci95_low.unwrap_or(m);
@@ -580,6 +588,7 @@ mod tests {
                 key: class_key(&run(flags, serde_json::json!({}))),
                 results: vec![rec(Some(1.0e9)), rec(None)],
                 offers: vec![],
+                capabilities: Default::default(),
             });
         }
         m.fold(Parsed {
@@ -589,6 +598,7 @@ mod tests {
             key: class_key(&run(&[], serde_json::json!({}))),
             results: vec![],
             offers: vec![],
+            capabilities: Default::default(),
         });
         assert_eq!(m.classes.len(), 2);
         assert_eq!(m.classes[0].hosts, [0, 1]);

@@ -16,6 +16,7 @@
 //! for people goes through [`crate::untrusted::shown`], and the machine-read
 //! outputs (`--json`, the Ansible variables) are written by serde_json.
 
+pub mod caps;
 pub mod decide;
 pub mod merge;
 pub mod render;

@@ -44,6 +44,7 @@ pub fn group_names(g: &Group) -> GroupNames {
         name: g.name.clone(),
         openssl: openssl_spellings(g).next().map(str::to_string),
         gnutls: gnutls_name(g),
+        post_quantum: g.kind == GroupKind::HybridPq,
     }
 }
 
@@ -57,6 +58,7 @@ pub fn host_group_names(g: &Group, caps: &Capabilities) -> GroupNames {
             .find(|n| o.groups.iter().any(|x| x.eq_ignore_ascii_case(n)))
             .map(str::to_string),
         gnutls: gnutls_name(g),
+        post_quantum: g.kind == GroupKind::HybridPq,
     }
 }
 

@@ -182,9 +182,20 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
                     ("ssh_kex".to_string(), s.kex.clone()),
                     ("ssh_hostkeys".to_string(), s.hostkeys.clone()),
                 ]);
-                if let Some(h) = &s.server_hostkeys {
+                // What sshd's lines list where it differs: within sshd's defaults.
+                let sl = s.server_lists();
+                if s.server_hostkeys.is_some() {
                     // What sshd's HostKeyAlgorithms lists: the server's own keys only.
-                    m.insert("ssh_server_hostkeys".to_string(), h.clone());
+                    m.insert("ssh_server_hostkeys".to_string(), sl.hostkeys.clone());
+                }
+                for (key, v, all) in [
+                    ("ciphers", sl.ciphers, &s.ciphers),
+                    ("macs", sl.macs, &s.macs),
+                    ("kex", sl.kex, &s.kex),
+                ] {
+                    if v != *all {
+                        m.insert(format!("ssh_server_{key}"), v);
+                    }
                 }
                 m
             }

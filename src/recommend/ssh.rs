@@ -57,6 +57,8 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         kex: rankings[2].choice(),
         hostkeys: rankings[3].choice(),
         server_hostkeys: server_hostkeys(doc, &rankings[3].choice()),
+        server_defaults: doc.run.capabilities.sshd_defaults.clone(),
+        beyond_defaults: policy.min_level < crate::judge::Level::Secure,
     };
     Some((rankings, choice, all))
 }

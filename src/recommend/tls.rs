@@ -45,6 +45,8 @@ pub(super) fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         tls13,
         tls12,
         groups,
+        tiers: doc.run.capabilities.openssl.as_ref().is_some_and(|o| o.tiers),
+        gnutls_groups: doc.run.capabilities.gnutls_groups.clone(),
     };
     Some((vec![r13, r12, rg], choice, all))
 }
@@ -234,6 +236,7 @@ mod tests {
                 "TLS_RSA_WITH_RC4_128_SHA",
             ])),
             groups: vec!["X25519MLKEM768".into(), "x25519".into()],
+            tiers: false,
         });
         let out = crate::recommend::recommend(&d, &k, &Policy::builtin("modern").unwrap(), &["nginx".to_string()]);
         let r = &out.recommendations[0];

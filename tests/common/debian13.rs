@@ -1,7 +1,8 @@
 //! A cached Debian 13 (trixie) root for the tests that run cipherbench against
 //! Debian 13's OpenSSL 3.5, GnuTLS 3.8, OpenSSH 10 and nginx (issue 27). It is built
-//! once by `scripts/debian13-root.sh` under `target/debian13-root` (or
-//! `CIPHERBENCH_DEBIAN13_ROOT`) and reused; every command runs inside it through the
+//! once by `scripts/debian13-root.sh` under [`DEFAULT_DIR`] (or
+//! `CIPHERBENCH_DEBIAN13_ROOT`), outside the clone so that every clone and CI run
+//! reuses it, and reused; every command runs inside it through the
 //! same script, in a private mount namespace.
 
 // Each test crate uses its own part of this module.
@@ -19,6 +20,10 @@ fn project() -> PathBuf {
 fn script() -> PathBuf {
     project().join("scripts/debian13-root.sh")
 }
+
+/// Where the root is cached when `CIPHERBENCH_DEBIAN13_ROOT` is not set (only root
+/// builds it, so a system cache directory; the Makefile's `debian13-root` agrees).
+pub const DEFAULT_DIR: &str = "/var/cache/cipherbench/debian13-root";
 
 /// A finished Debian 13 root.
 pub struct Root {
@@ -43,7 +48,7 @@ impl Root {
         }
         let dir = std::env::var_os("CIPHERBENCH_DEBIAN13_ROOT")
             .map(PathBuf::from)
-            .unwrap_or_else(|| project().join("target/debian13-root"));
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
         let t = Instant::now();
         let out = Command::new(script())
             .arg(&dir)

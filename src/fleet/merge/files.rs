@@ -250,6 +250,7 @@ pub(super) fn read_one(path: &Path, limit: u64) -> Result<Parsed, Problem> {
         Ok(e) if e.schema == SCHEMA => Ok(Parsed {
             key: class_key(&e.run),
             offers: offers(&e.run),
+            capabilities: e.run.capabilities,
             run_id: e.run.id,
             host,
             file,

@@ -82,7 +82,7 @@ pub fn priority(t: &super::TlsChoice) -> String {
     parts.extend(ciphers.into_iter().map(|c| format!("+{c}")));
     parts.extend(macs.into_iter().map(|m| format!("+{m}")));
     parts.extend(kxs.into_iter().map(|k| format!("+{k}")));
-    parts.extend(t.groups.iter().filter_map(|g| g.gnutls.clone()).map(|g| format!("+{g}")));
+    parts.extend(t.gnutls_groups().into_iter().map(|g| format!("+{g}")));
     parts.push("+SIGN-ALL".into());
     parts.push("+COMP-NULL".into());
     parts.push("+CTYPE-X509".into());

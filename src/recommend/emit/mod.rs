@@ -13,6 +13,7 @@ pub mod openssl;
 pub mod sshd;
 pub mod stunnel;
 
+pub use crate::model::SshLists;
 use serde::{Deserialize, Serialize};
 
 /// A TLS suite under every name the targets use.
@@ -35,6 +36,10 @@ pub struct GroupNames {
     pub name: String,
     pub openssl: Option<String>,
     pub gnutls: Option<String>,
+    /// A post-quantum hybrid (X25519MLKEM768 ...): written in a tier of its own,
+    /// before the classic groups, where the library takes tiers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub post_quantum: bool,
 }
 
 /// What to configure for TLS, best first.
@@ -46,6 +51,14 @@ pub struct TlsChoice {
     /// Suites of TLS 1.2 and earlier, in configuration order.
     pub tls12: Vec<SuiteNames>,
     pub groups: Vec<GroupNames>,
+    /// The host's OpenSSL takes tiered group lists (3.5's `/` and `*`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tiers: bool,
+    /// The groups the host's GnuTLS accepts (`GROUP-…`); `None` when not known,
+    /// and then the GnuTLS string names no post-quantum group (an older GnuTLS
+    /// refuses the whole string for one name it does not know).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gnutls_groups: Option<Vec<String>>,
 }
 
 impl TlsChoice {
@@ -57,9 +70,36 @@ impl TlsChoice {
     pub fn openssl_tls13(&self) -> String {
         self.tls13.iter().map(|s| s.iana.clone()).collect::<Vec<_>>().join(":")
     }
-    /// Groups as OpenSSL spells them, colon-separated.
+    /// Groups as OpenSSL spells them, colon-separated. Where the library takes
+    /// tiers (OpenSSL 3.5), the post-quantum hybrids form the first tier and the
+    /// classic groups the second, each tier's first group with a key share (`*`):
+    /// a server then picks a hybrid whenever the client has one, even when the
+    /// client's first key share is X25519 (a HelloRetryRequest), as OpenSSL 3.5's
+    /// own default does; a flat list would settle for X25519.
     pub fn openssl_groups(&self) -> String {
-        self.groups.iter().filter_map(|g| g.openssl.clone()).collect::<Vec<_>>().join(":")
+        let names = |pq: Option<bool>| -> Vec<String> {
+            self.groups
+                .iter()
+                .filter(|g| pq.is_none_or(|pq| g.post_quantum == pq))
+                .filter_map(|g| g.openssl.clone())
+                .collect()
+        };
+        let (pq, classic) = (names(Some(true)), names(Some(false)));
+        if !self.tiers || pq.is_empty() || classic.is_empty() {
+            return names(None).join(":");
+        }
+        format!("*{}/*{}", pq.join(":"), classic.join(":"))
+    }
+    /// Groups as GnuTLS names them, post-quantum hybrids first, only those the
+    /// host's GnuTLS accepts (no hybrid when that is not known).
+    pub fn gnutls_groups(&self) -> Vec<String> {
+        let accepted = |g: &GroupNames, n: &String| match &self.gnutls_groups {
+            Some(l) => l.iter().any(|x| x.eq_ignore_ascii_case(n)),
+            None => !g.post_quantum,
+        };
+        let mut v: Vec<&GroupNames> = self.groups.iter().collect();
+        v.sort_by_key(|g| !g.post_quantum);
+        v.into_iter().filter_map(|g| g.gnutls.clone().filter(|n| accepted(g, n))).collect()
     }
     pub fn has(&self, protocol: &str) -> bool {
         self.protocols.iter().any(|p| p == protocol)
@@ -82,20 +122,70 @@ pub struct SshChoice {
     /// recommend): what sshd may offer. `None` when its keys could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_hostkeys: Option<Vec<String>>,
+    /// The host's sshd's own defaults (`sshd -T`, empty configuration): the sshd
+    /// block keeps to them; `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_defaults: Option<SshLists>,
+    /// The policy asks for algorithms sshd disables by default (legacy): the sshd
+    /// block may then go beyond its defaults.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub beyond_defaults: bool,
 }
 
 impl SshChoice {
+    /// The lists the sshd block configures: the choice's, kept within sshd's own
+    /// defaults and in their order (unless the policy asks for more,
+    /// `beyond_defaults`); `hostkeys` from `server_hostkeys` (empty when unknown).
+    /// A server's order decides nothing in SSH (the client's first algorithm the
+    /// server has is taken), so sshd's lines read as OpenSSH orders them
+    /// (mlkem768x25519-sha256 first on OpenSSH 10).
+    pub fn server_lists(&self) -> SshLists {
+        let d = self.server_defaults.as_ref().filter(|_| !self.beyond_defaults);
+        let keep = |v: &[String], dv: Option<&Vec<String>>| -> Vec<String> {
+            match dv {
+                Some(dv) => dv.iter().filter(|a| v.contains(a)).cloned().collect(),
+                None => v.to_vec(),
+            }
+        };
+        SshLists {
+            ciphers: keep(&self.ciphers, d.map(|d| &d.ciphers)),
+            macs: keep(&self.macs, d.map(|d| &d.macs)),
+            kex: keep(&self.kex, d.map(|d| &d.kex)),
+            hostkeys: keep(self.server_hostkeys.as_deref().unwrap_or_default(), d.map(|d| &d.hostkeys)),
+        }
+    }
+
     /// The sshd block: `HostKeyAlgorithms` lists only algorithms of keys the server
     /// has, and is left out (sshd keeps its default, which uses every key it has)
     /// when that would be empty or the keys are unknown: a config line must never
     /// leave sshd without a usable host key.
+    ///
+    /// Never beyond sshd's own defaults ([`SshChoice::server_lists`]): no line
+    /// brings back what OpenSSH dropped (OpenSSH 10's finite-field Diffie-Hellman).
+    /// A list with nothing left is left out, with a comment.
     pub fn server_lines(&self) -> Vec<String> {
+        let within = self.server_lists();
         let mut out = SshChoice {
+            ciphers: within.ciphers.clone(),
+            macs: within.macs.clone(),
+            kex: within.kex.clone(),
             hostkeys: Vec::new(),
             ..self.clone()
         }
         .lines("");
-        match &self.server_hostkeys {
+        for (name, mine, all) in [
+            ("Ciphers", &within.ciphers, &self.ciphers),
+            ("MACs", &within.macs, &self.macs),
+            ("KexAlgorithms", &within.kex, &self.kex),
+        ] {
+            if mine.is_empty() && !all.is_empty() {
+                out.push(format!(
+                    "# {name} left out: none of the policy's is among this sshd's defaults; sshd keeps its own"
+                ));
+            }
+        }
+        let server_hostkeys = self.server_hostkeys.as_ref().map(|_| within.hostkeys.clone());
+        match &server_hostkeys {
             Some(h) if !h.is_empty() => out.push(format!("HostKeyAlgorithms {}", h.join(","))),
             Some(_) => out.push(
                 "# HostKeyAlgorithms left out: none of this server's host keys is allowed by the policy; add one (ssh-keygen -t ed25519 -f /etc/ssh/ssh_host_ed25519_key) and run recommend again".to_string(),
@@ -191,6 +281,8 @@ pub(crate) mod testdata {
                 .iter()
                 .map(|g| super::super::group_names(k.group(g).unwrap()))
                 .collect(),
+            tiers: false,
+            gnutls_groups: None,
         }
     }
 
@@ -205,6 +297,8 @@ pub(crate) mod testdata {
             kex: vec!["curve25519-sha256".into(), "diffie-hellman-group16-sha512".into()],
             hostkeys: vec!["ssh-ed25519".into(), "rsa-sha2-512".into()],
             server_hostkeys: Some(vec!["ssh-ed25519".into()]),
+            server_defaults: None,
+            beyond_defaults: false,
         }
     }
 }
@@ -324,5 +418,110 @@ mod tests {
             assert!(!server.iter().any(|l| l.starts_with("HostKeyAlgorithms")), "{server:?}");
             assert!(server.iter().any(|l| l.starts_with("# HostKeyAlgorithms left out")), "{server:?}");
         }
+    }
+
+    /// OpenSSH 10.0's sshd defaults (`sshd -T -f /dev/null` on Debian 13).
+    fn openssh10() -> SshLists {
+        let l = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
+        SshLists {
+            ciphers: l("chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr"),
+            macs: l("umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1"),
+            kex: l("mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521"),
+            hostkeys: l("ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256"),
+        }
+    }
+
+    /// sshd's lines bring back nothing its defaults dropped (OpenSSH 10's
+    /// finite-field Diffie-Hellman), in the defaults' order; a legacy policy may.
+    #[test]
+    fn sshd_lines_stay_within_the_installed_defaults() {
+        let choice = SshChoice {
+            kex: vec![
+                "curve25519-sha256".into(),
+                "diffie-hellman-group16-sha512".into(),
+                "mlkem768x25519-sha256".into(),
+                "diffie-hellman-group-exchange-sha256".into(),
+            ],
+            server_defaults: Some(openssh10()),
+            ..testdata::ssh()
+        };
+        let server = lines("sshd", &Choice::Ssh(choice.clone())).unwrap();
+        assert!(
+            server.contains(&"KexAlgorithms mlkem768x25519-sha256,curve25519-sha256".to_string()),
+            "{server:?}"
+        );
+        assert_eq!(server[0], "Ciphers chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-ctr");
+        // The client keeps its list: OpenSSH's client still offers those by default.
+        let client = lines("ssh", &Choice::Ssh(choice.clone())).unwrap();
+        assert!(client.iter().any(|l| l.contains("diffie-hellman-group16-sha512")), "{client:?}");
+        let legacy = SshChoice {
+            beyond_defaults: true,
+            ..choice.clone()
+        };
+        let server = lines("sshd", &Choice::Ssh(legacy)).unwrap();
+        assert!(
+            server.iter().any(|l| l.starts_with("KexAlgorithms") && l.contains("group16")),
+            "{server:?}"
+        );
+        // Nothing of the policy's among the defaults: no line (sshd keeps its own), said so.
+        let none = SshChoice {
+            kex: vec!["diffie-hellman-group14-sha256".into()],
+            ..choice
+        };
+        let server = lines("sshd", &Choice::Ssh(none)).unwrap();
+        assert!(!server.iter().any(|l| l.starts_with("KexAlgorithms")), "{server:?}");
+        assert!(server.iter().any(|l| l.starts_with("# KexAlgorithms left out")), "{server:?}");
+    }
+
+    fn with_hybrid(tiers: bool, gnutls_groups: Option<Vec<String>>) -> TlsChoice {
+        let k = crate::judge::Knowledge::builtin().unwrap();
+        let mut t = testdata::tls();
+        t.groups.push(super::super::group_names(k.group("X25519MLKEM768").unwrap()));
+        TlsChoice { tiers, gnutls_groups, ..t }
+    }
+
+    /// Where OpenSSL takes tiers (3.5), the hybrid is a tier of its own, first:
+    /// a client whose first key share is X25519 still lands on it.
+    #[test]
+    fn openssl_groups_put_hybrids_in_a_first_tier_where_the_library_takes_tiers() {
+        assert_eq!(
+            with_hybrid(true, None).openssl_groups(),
+            "*X25519MLKEM768/*x25519:secp256r1:secp384r1"
+        );
+        assert_eq!(
+            with_hybrid(false, None).openssl_groups(),
+            "x25519:secp256r1:secp384r1:X25519MLKEM768"
+        );
+        assert_eq!(testdata::tls().openssl_groups(), "x25519:secp256r1:secp384r1");
+        let nginx = lines("nginx", &Choice::Tls(with_hybrid(true, None))).unwrap();
+        assert!(
+            nginx.contains(&"ssl_ecdh_curve *X25519MLKEM768/*x25519:secp256r1:secp384r1;".to_string()),
+            "{nginx:?}"
+        );
+    }
+
+    /// The GnuTLS string names only groups that GnuTLS accepts: the host's own
+    /// list (from `gnutls-cli --list`), checked by its own parser; no hybrid when
+    /// that list is not known.
+    #[test]
+    fn gnutls_names_only_groups_its_gnutls_accepts() {
+        let unknown = gnutls::priority(&with_hybrid(true, None));
+        assert!(!unknown.contains("MLKEM"), "{unknown}");
+        let Some(host) = crate::discover::installed::gnutls::accepted_groups() else {
+            return crate::testing::missing("gnutls-cli (gnutls-bin)");
+        };
+        let p = gnutls::priority(&with_hybrid(true, Some(host.clone())));
+        let has_mlkem = host.iter().any(|g| g.contains("MLKEM"));
+        assert_eq!(p.contains("MLKEM"), has_mlkem, "{p}");
+        let out = std::process::Command::new("gnutls-cli")
+            .args(["--priority", &p, "-l"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{p}: {}", String::from_utf8_lossy(&out.stderr));
+        let named = gnutls::priority(&with_hybrid(
+            true,
+            Some(vec!["GROUP-X25519-MLKEM768".into(), "GROUP-X25519".into()]),
+        ));
+        assert!(named.contains("+GROUP-X25519-MLKEM768:+GROUP-X25519:"), "{named}");
     }
 }

@@ -1,0 +1,197 @@
+//! Issue 27's "never below the installed defaults" on this machine (Debian 12:
+//! OpenSSH 9.2, OpenSSL 3.0, nginx 1.22; tests/debian13.rs does the same against
+//! Debian 13's): the lines `run --policy modern` emits for sshd and nginx keep every
+//! default of the installed software that the policy accepts, and sshd's add
+//! nothing its defaults leave out; a default OpenSSL client gets from nginx with
+//! the lines a group at least as good as with nginx's own default.
+
+mod common;
+
+use common::check::{serve, server_port};
+use common::json_of;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn policy_list(list: &str) -> Vec<String> {
+    let path = format!("{}/data/policies/modern.toml", env!("CARGO_MANIFEST_DIR"));
+    let v: toml::Value = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v[list]["only"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn value_list(lines: &[String], keyword: &str) -> Vec<String> {
+    let l = lines
+        .iter()
+        .find_map(|l| l.strip_prefix(keyword).and_then(|v| v.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("no {keyword} in {lines:?}"));
+    l.trim_end_matches(';')
+        .split([',', ':', '/'])
+        .map(|x| x.trim_start_matches(['*', '?']).to_string())
+        .collect()
+}
+
+/// The group a default `openssl s_client` ends on with 127.0.0.1:`port`.
+fn group(port: u16) -> String {
+    for _ in 0..10 {
+        let out = Command::new("openssl")
+            .args(["s_client", "-connect", &format!("127.0.0.1:{port}")])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        let g = text.lines().find_map(|l| {
+            l.strip_prefix("Negotiated TLS1.3 group: ")
+                .or_else(|| l.strip_prefix("Server Temp Key: ").and_then(|v| v.split(',').next()))
+                .or_else(|| l.strip_prefix("Peer Temp Key: ").and_then(|v| v.split(',').next()))
+        });
+        if let Some(g) = g {
+            return g.trim().to_string();
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!("no handshake with nginx on {port}");
+}
+
+fn nginx_conf(d: &Path, port: u16, tls: &str) -> String {
+    format!(
+        "pid {d}/nginx.pid;\nerror_log {d}/error.log;\ndaemon off;\nevents {{}}\nhttp {{\n    access_log off;\n    \
+         client_body_temp_path {d}/body;\n    proxy_temp_path {d}/proxy;\n    server {{\n        \
+         listen 127.0.0.1:{port} ssl;\n        ssl_certificate {d}/cert.pem;\n        ssl_certificate_key {d}/key.pem;\n\
+         {tls}\n    }}\n}}\n",
+        d = d.display()
+    )
+}
+
+/// The group a default client gets from a real nginx with `tls` (after `nginx -t`).
+fn nginx_group(d: &Path, tls: &str) -> String {
+    let port = server_port();
+    let file = d.join("nginx.conf");
+    std::fs::write(&file, nginx_conf(d, port, tls)).unwrap();
+    let nginx = || {
+        let mut c = Command::new("nginx");
+        c.arg("-p").arg(d).arg("-e").arg(d.join("error.log")).arg("-c").arg(&file);
+        c
+    };
+    let t = nginx().arg("-t").output().unwrap();
+    assert!(t.status.success(), "nginx -t refused {tls}: {}", String::from_utf8_lossy(&t.stderr));
+    let _n = serve(&mut nginx(), port, "nginx");
+    group(port)
+}
+
+#[test]
+fn emitted_lines_never_undercut_this_machines_defaults() {
+    for tool in ["sshd", "nginx", "ssh-keygen"] {
+        let found = ["/usr/sbin/", "/usr/bin/"]
+            .iter()
+            .any(|p| Path::new(&format!("{p}{tool}")).exists());
+        if !found {
+            return common::missing(&format!("{tool}, for the installed defaults"));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Each protocol measured on its own (a shared budget may leave one out), then
+    // `recommend` on that run, as a user would.
+    let lines = |sub: &[&str], target: &str| -> Vec<String> {
+        let db = d.join(format!("{target}.sqlite"));
+        let cb = || {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_cipherbench"));
+            c.arg("--db").arg(&db);
+            c
+        };
+        let run = cb().args(sub).args(["--budget", "20s", "--quiet"]).output().unwrap();
+        let said = String::from_utf8_lossy(&run.stderr).into_owned();
+        assert!(run.status.success(), "{said}");
+        let out = cb()
+            .args(["recommend", "--policy", "modern", "--for", target, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc = json_of(&out.stdout);
+        let r = doc["recommendations"].as_array().unwrap().iter().find(|r| r["target"] == target);
+        let r = r.unwrap_or_else(|| panic!("no {target} lines: {:#}\n{said}", doc["recommendations"]));
+        r["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+
+    // sshd: `sshd -T` with an empty configuration is what it offers by default.
+    let key = d.join("hostkey");
+    let k = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(k.status.success());
+    let t = Command::new("/usr/sbin/sshd")
+        .args(["-T", "-f", "/dev/null", "-h"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+    let defaults = String::from_utf8_lossy(&t.stdout).into_owned();
+    // A small measurement (the lists are every allowed option of the host's either way).
+    let ssh = [
+        "ssh",
+        "--ciphers",
+        "aes128-ctr",
+        "--macs",
+        "hmac-sha2-256-etm@openssh.com",
+        "--kex",
+        "curve25519-sha256",
+    ];
+    let sshd = lines(&ssh, "sshd");
+    for (keyword, word, list) in [
+        ("KexAlgorithms", "kexalgorithms ", "ssh_kex"),
+        ("Ciphers", "ciphers ", "ssh_ciphers"),
+        ("MACs", "macs ", "ssh_macs"),
+    ] {
+        let default: Vec<&str> = defaults.lines().find_map(|l| l.strip_prefix(word)).unwrap().split(',').collect();
+        let emitted = value_list(&sshd, keyword);
+        for a in &emitted {
+            assert!(
+                default.contains(&a.as_str()),
+                "{keyword}: {a} is not among sshd's defaults {default:?}"
+            );
+        }
+        for a in default.iter().filter(|a| policy_list(list).iter().any(|p| p == *a)) {
+            assert!(
+                emitted.iter().any(|e| e == a),
+                "{keyword}: the default {a} modern accepts is missing: {emitted:?}"
+            );
+        }
+    }
+    let conf = d.join("sshd_config");
+    std::fs::write(&conf, format!("HostKey {}\n{}\n", key.display(), sshd.join("\n"))).unwrap();
+    let t = Command::new("/usr/sbin/sshd").arg("-t").arg("-f").arg(&conf).output().unwrap();
+    assert!(
+        t.status.success(),
+        "sshd -t refused {sshd:?}: {}",
+        String::from_utf8_lossy(&t.stderr)
+    );
+
+    // nginx: the lines load, and a default client gets what it gets with nginx's
+    // own default (`ssl_ecdh_curve auto`).
+    let nginx = lines(&["tls", "--suites", "TLS_AES_128_GCM_SHA256", "--groups", "x25519"], "nginx");
+    // OpenSSL 3.0's default groups (x25519:secp256r1:x448:secp521r1:secp384r1) that modern accepts.
+    for g in ["x25519", "secp256r1", "secp384r1"] {
+        let emitted = value_list(&nginx, "ssl_ecdh_curve");
+        assert!(emitted.iter().any(|e| e.eq_ignore_ascii_case(g)), "{g} missing: {nginx:?}");
+    }
+    let tls = |body: &str| format!("        {body}");
+    let (cert, pkey) = common::p256_cert(d);
+    assert_eq!((cert, pkey), (d.join("cert.pem"), d.join("key.pem")));
+    let by_default = nginx_group(d, &tls("ssl_protocols TLSv1.2 TLSv1.3;"));
+    let with_lines = nginx_group(d, &tls(&nginx.join("\n        ")));
+    assert_eq!(with_lines, by_default, "{nginx:?}");
+}
