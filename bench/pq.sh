@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Post-quantum TLS handshakes (issue 27), run inside the Debian 13 root (OpenSSL 3.5):
 #
-#   scripts/debian13-root.sh target/debian13-root -- /bin/bash /work/bench/pq.sh
+#   scripts/debian13-root.sh /var/cache/cipherbench/debian13-root -- /bin/bash /work/bench/pq.sh
 #   (with the project and the release binary visible inside; CB names the binary)
 #
 # For X25519MLKEM768, X25519 and P-256 (TLS 1.3, TLS_AES_128_GCM_SHA256, ECDSA P-256):

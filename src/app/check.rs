@@ -131,13 +131,14 @@ fn measure_passes(c: &CommonOptions, job: &mut Checked, session: &mut Session, b
     let first = if through { CHECK_FIRST_PASS_THROUGH } else { CHECK_FIRST_PASS };
     let measured = diff::subjects::measure(&subjects, session, Seconds(budget.0 * first));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
-    let snapshot = session.document();
+    // Pooled with the history as `recommend` pools it, so both give one answer.
+    let snapshot = super::pool::pooled(c, &session.document());
     let outcome = crate::recommend::recommend(&snapshot, knowledge, policy, &targets);
     let mut diffs = diff::build_all(currents, &snapshot, &outcome, knowledge, policy);
     let left = (budget.0 - t0.elapsed().as_secs_f64()).min(budget.0 * CHECK_THROUGH);
     if through && measured.is_ok() && left >= 1.5 && !crate::interrupt::requested() {
         notes.extend(diff::subjects::measure_through(currents, &diffs, session, Seconds(left)));
-        diffs = diff::build_all(currents, &session.document(), &outcome, knowledge, policy);
+        diffs = diff::build_all(currents, &super::pool::pooled(c, &session.document()), &outcome, knowledge, policy);
     }
     let passes = Passes { measured, outcome, diffs };
     let left = budget.0 - t0.elapsed().as_secs_f64();
@@ -167,7 +168,7 @@ fn second_pass(
         json!({"tls_suites": again.tls_suites, "ssh_ciphers": again.ssh_ciphers, "ssh_macs": again.ssh_macs,
                "seconds": left.0, "pooled": pooled}),
     );
-    let snapshot = session.document();
+    let snapshot = super::pool::pooled(c, &session.document());
     let outcome = crate::recommend::recommend(&snapshot, &job.knowledge, &job.policy, targets);
     let diffs = diff::build_all(&job.currents, &snapshot, &outcome, &job.knowledge, &job.policy);
     Ok(Passes { measured, outcome, diffs })

@@ -49,90 +49,99 @@ fn at(doc: &Document, r: Option<&ResultRecord>) -> Option<Sourced> {
 
 /// [`figures`], each with its record.
 pub fn figures_at(doc: &Document, n: &Negotiated, k: &Knowledge) -> Vec<(&'static str, &'static str, bool, Option<Sourced>)> {
+    match n {
+        Negotiated::Tls { version, suite, group, .. } => tls_figures(doc, version, suite, group.as_deref(), k),
+        Negotiated::Ssh { cipher, mac, kex, .. } => ssh_figures(doc, cipher, mac.as_deref(), kex),
+    }
+}
+
+/// [`figures_at`] for a negotiated TLS choice.
+fn tls_figures(
+    doc: &Document,
+    version: &str,
+    suite: &str,
+    group: Option<&str>,
+    k: &Knowledge,
+) -> Vec<(&'static str, &'static str, bool, Option<Sourced>)> {
     let lib = |r: &&ResultRecord| {
         r.subject.library.as_deref().is_none_or(|l| l == "openssl") && r.subject.server_library.as_deref().is_none_or(|l| l == "openssl")
     };
-    match n {
-        Negotiated::Tls { version, suite, group, .. } => {
-            let is = |r: &&ResultRecord| {
-                r.subject.suite.as_deref() == Some(suite.as_str()) && r.subject.protocol.as_deref().is_none_or(|p| p == version)
-            };
-            // Loopback (or a remote server's downloads): not the figures measured
-            // through a private nginx, which `through_figure` reads.
-            let bulk = most(
-                ok(doc, Kind::TlsBulk, Metric::BytesPerSec)
-                    .filter(is)
-                    .filter(lib)
-                    .filter(|r| r.subject.threads.unwrap_or(1) == 1 && r.subject.mode.is_none()),
-            );
-            let cpu = most(
-                ok(doc, Kind::TlsBulk, Metric::Seconds)
-                    .filter(is)
-                    .filter(lib)
-                    .filter(|r| r.subject.mode.as_deref() == Some("server-cpu-per-gb")),
-            );
-            let hs_all: Vec<&ResultRecord> = ok(doc, Kind::TlsHandshake, Metric::HandshakesPerSec)
-                .filter(lib)
-                .filter(|r| r.subject.protocol.as_deref() == Some(version.as_str()))
-                .filter(|r| !matches!(r.subject.op.as_deref(), Some("resumed" | "hrr")))
-                .filter(|r| {
-                    let g = r.subject.group.as_deref().unwrap_or("");
-                    match group {
-                        Some(want) => k
-                            .group(g)
-                            .map_or(g.eq_ignore_ascii_case(want), |x| x.name.eq_ignore_ascii_case(want)),
-                        None => g.is_empty(),
-                    }
-                })
-                .collect();
-            let hs = most(hs_all.iter().copied().filter(is)).or_else(|| most(hs_all.iter().copied()));
-            vec![
-                ("throughput", "bytes_per_sec", true, at(doc, bulk)),
-                ("server CPU per GB", "seconds", false, at(doc, cpu)),
-                ("handshakes", "handshakes_per_sec", true, at(doc, hs)),
-            ]
-        }
-        Negotiated::Ssh { cipher, mac, kex, .. } => {
-            let pair = |r: &&ResultRecord| {
-                r.subject.cipher.as_deref().is_some_and(|c| crate::aliases::same(c, cipher))
-                    && match (r.subject.mac.as_deref(), mac.as_deref()) {
-                        (Some(a), Some(b)) => crate::aliases::same(a, b),
-                        (a, b) => a == b,
-                    }
-            };
-            let bulk = most(ok(doc, Kind::SshBulk, Metric::BytesPerSec).filter(pair));
-            // The private sshd's CPU per GB, per session, as TLS's server figure.
-            let server = most(
-                ok(doc, Kind::SshBulk, Metric::Seconds)
-                    .filter(pair)
-                    .filter(|r| r.subject.mode.as_deref() == Some("server-cpu-per-gb")),
-            );
-            // The ssh client's CPU per GB: the ratio of medians, so no interval.
-            let cpu = at(doc, bulk).and_then(|s| {
-                let c = bulk?.cpu_median?;
-                (c > 0.0).then(|| {
-                    let v = 1e9 / c;
-                    Sourced {
-                        figure: Figure {
-                            median: v,
-                            ci95_low: v,
-                            ci95_high: v,
-                        },
-                        own: false,
-                        ..s
-                    }
-                })
-            });
-            let hs =
-                most(ok(doc, Kind::SshHandshake, Metric::Seconds).filter(|r| r.subject.kex.as_deref().is_some_and(|k| same_alg(k, kex))));
-            vec![
-                ("throughput", "bytes_per_sec", true, at(doc, bulk)),
-                ("server CPU per GB", "seconds", false, at(doc, server)),
-                ("client CPU per GB", "seconds", false, cpu),
-                ("handshake", "seconds", false, at(doc, hs)),
-            ]
-        }
-    }
+    let is = |r: &&ResultRecord| r.subject.suite.as_deref() == Some(suite) && r.subject.protocol.as_deref().is_none_or(|p| p == version);
+    // Loopback (or a remote server's downloads): not the figures measured
+    // through a private nginx, which `through_figure` reads.
+    let bulk = most(
+        ok(doc, Kind::TlsBulk, Metric::BytesPerSec)
+            .filter(is)
+            .filter(lib)
+            .filter(|r| r.subject.threads.unwrap_or(1) == 1 && r.subject.mode.is_none()),
+    );
+    let cpu = most(
+        ok(doc, Kind::TlsBulk, Metric::Seconds)
+            .filter(is)
+            .filter(lib)
+            .filter(|r| r.subject.mode.as_deref() == Some("server-cpu-per-gb")),
+    );
+    let hs_all: Vec<&ResultRecord> = ok(doc, Kind::TlsHandshake, Metric::HandshakesPerSec)
+        .filter(lib)
+        .filter(|r| r.subject.protocol.as_deref() == Some(version))
+        .filter(|r| !matches!(r.subject.op.as_deref(), Some("resumed" | "hrr")))
+        .filter(|r| {
+            let g = r.subject.group.as_deref().unwrap_or("");
+            match group {
+                Some(want) => k
+                    .group(g)
+                    .map_or(g.eq_ignore_ascii_case(want), |x| x.name.eq_ignore_ascii_case(want)),
+                None => g.is_empty(),
+            }
+        })
+        .collect();
+    let hs = most(hs_all.iter().copied().filter(is)).or_else(|| most(hs_all.iter().copied()));
+    vec![
+        ("throughput", "bytes_per_sec", true, at(doc, bulk)),
+        ("server CPU per GB", "seconds", false, at(doc, cpu)),
+        ("handshakes", "handshakes_per_sec", true, at(doc, hs)),
+    ]
+}
+
+/// [`figures_at`] for a negotiated SSH choice.
+fn ssh_figures(doc: &Document, cipher: &str, mac: Option<&str>, kex: &str) -> Vec<(&'static str, &'static str, bool, Option<Sourced>)> {
+    let pair = |r: &&ResultRecord| {
+        r.subject.cipher.as_deref().is_some_and(|c| crate::aliases::same(c, cipher))
+            && match (r.subject.mac.as_deref(), mac) {
+                (Some(a), Some(b)) => crate::aliases::same(a, b),
+                (a, b) => a == b,
+            }
+    };
+    let bulk = most(ok(doc, Kind::SshBulk, Metric::BytesPerSec).filter(pair));
+    // The private sshd's CPU per GB, per session, as TLS's server figure.
+    let server = most(
+        ok(doc, Kind::SshBulk, Metric::Seconds)
+            .filter(pair)
+            .filter(|r| r.subject.mode.as_deref() == Some("server-cpu-per-gb")),
+    );
+    // The ssh client's CPU per GB: the ratio of medians, so no interval.
+    let cpu = at(doc, bulk).and_then(|s| {
+        let c = bulk?.cpu_median?;
+        (c > 0.0).then(|| {
+            let v = 1e9 / c;
+            Sourced {
+                figure: Figure {
+                    median: v,
+                    ci95_low: v,
+                    ci95_high: v,
+                },
+                own: false,
+                ..s
+            }
+        })
+    });
+    let hs = most(ok(doc, Kind::SshHandshake, Metric::Seconds).filter(|r| r.subject.kex.as_deref().is_some_and(|k| same_alg(k, kex))));
+    vec![
+        ("throughput", "bytes_per_sec", true, at(doc, bulk)),
+        ("server CPU per GB", "seconds", false, at(doc, server)),
+        ("client CPU per GB", "seconds", false, cpu),
+        ("handshake", "seconds", false, at(doc, hs)),
+    ]
 }
 
 /// The throughput of a negotiated TLS choice measured through a private nginx
@@ -143,8 +152,8 @@ pub fn through_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
     };
     most(ok(doc, Kind::TlsBulk, Metric::BytesPerSec).filter(|r| {
         r.subject.mode.as_deref() == Some(crate::measure::tls::through::MODE)
-            && r.subject.suite.as_deref() == Some(suite.as_str())
-            && r.subject.protocol.as_deref() == Some(version.as_str())
+            && r.subject.suite.as_deref() == Some(suite)
+            && r.subject.protocol.as_deref() == Some(version)
     }))
     .and_then(Figure::of)
 }
@@ -157,8 +166,8 @@ pub fn through_cpu_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
     };
     most(ok(doc, Kind::TlsBulk, Metric::Seconds).filter(|r| {
         r.subject.mode.as_deref() == Some(crate::model::THROUGH_NGINX_CPU)
-            && r.subject.suite.as_deref() == Some(suite.as_str())
-            && r.subject.protocol.as_deref() == Some(version.as_str())
+            && r.subject.suite.as_deref() == Some(suite)
+            && r.subject.protocol.as_deref() == Some(version)
     }))
     .and_then(Figure::of)
 }

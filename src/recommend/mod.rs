@@ -168,38 +168,7 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
     }
     let mut recommendations = Vec::new();
     for (protocol, rankings, choice) in &protocols {
-        let lists: BTreeMap<String, Vec<String>> = match choice {
-            Choice::Tls(t) => BTreeMap::from([
-                ("protocols".to_string(), t.protocols.clone()),
-                ("tls13_suites".to_string(), t.tls13.iter().map(|s| s.iana.clone()).collect()),
-                ("tls12_suites".to_string(), t.tls12.iter().map(|s| s.iana.clone()).collect()),
-                ("groups".to_string(), t.groups.iter().map(|g| g.name.clone()).collect()),
-            ]),
-            Choice::Ssh(s) => {
-                let mut m = BTreeMap::from([
-                    ("ssh_ciphers".to_string(), s.ciphers.clone()),
-                    ("ssh_macs".to_string(), s.macs.clone()),
-                    ("ssh_kex".to_string(), s.kex.clone()),
-                    ("ssh_hostkeys".to_string(), s.hostkeys.clone()),
-                ]);
-                // What sshd's lines list where it differs: within sshd's defaults.
-                let sl = s.server_lists();
-                if s.server_hostkeys.is_some() {
-                    // What sshd's HostKeyAlgorithms lists: the server's own keys only.
-                    m.insert("ssh_server_hostkeys".to_string(), sl.hostkeys.clone());
-                }
-                for (key, v, all) in [
-                    ("ciphers", sl.ciphers, &s.ciphers),
-                    ("macs", sl.macs, &s.macs),
-                    ("kex", sl.kex, &s.kex),
-                ] {
-                    if v != *all {
-                        m.insert(format!("ssh_server_{key}"), v);
-                    }
-                }
-                m
-            }
-        };
+        let lists = choice_lists(choice);
         for e in emit::all() {
             if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(e.target())) {
                 continue;
@@ -221,6 +190,43 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
         protocols,
         recommendations,
         verdicts,
+    }
+}
+
+/// The choice's lists as a recommendation names them (`tls13_suites`, `ssh_kex` ...);
+/// for sshd, `ssh_server_*` where its lines list less (within sshd's defaults).
+fn choice_lists(choice: &Choice) -> BTreeMap<String, Vec<String>> {
+    match choice {
+        Choice::Tls(t) => BTreeMap::from([
+            ("protocols".to_string(), t.protocols.clone()),
+            ("tls13_suites".to_string(), t.tls13.iter().map(|s| s.iana.clone()).collect()),
+            ("tls12_suites".to_string(), t.tls12.iter().map(|s| s.iana.clone()).collect()),
+            ("groups".to_string(), t.groups.iter().map(|g| g.name.clone()).collect()),
+        ]),
+        Choice::Ssh(s) => {
+            let mut m = BTreeMap::from([
+                ("ssh_ciphers".to_string(), s.ciphers.clone()),
+                ("ssh_macs".to_string(), s.macs.clone()),
+                ("ssh_kex".to_string(), s.kex.clone()),
+                ("ssh_hostkeys".to_string(), s.hostkeys.clone()),
+            ]);
+            // What sshd's lines list where it differs: within sshd's defaults.
+            let sl = s.server_lists();
+            if s.server_hostkeys.is_some() {
+                // What sshd's HostKeyAlgorithms lists: the server's own keys only.
+                m.insert("ssh_server_hostkeys".to_string(), sl.hostkeys.clone());
+            }
+            for (key, v, all) in [
+                ("ciphers", sl.ciphers, &s.ciphers),
+                ("macs", sl.macs, &s.macs),
+                ("kex", sl.kex, &s.kex),
+            ] {
+                if v != *all {
+                    m.insert(format!("ssh_server_{key}"), v);
+                }
+            }
+            m
+        }
     }
 }
 

@@ -1,0 +1,279 @@
+//! Unit tests of the diff (mod.rs).
+
+use super::*;
+use crate::model::{Kind, Metric};
+
+fn f(median: f64, lo: f64, hi: f64) -> Option<Figure> {
+    Some(Figure {
+        median,
+        ci95_low: lo,
+        ci95_high: hi,
+    })
+}
+
+#[test]
+fn gains_with_intervals_or_no_measurable_gain() {
+    // Throughput 100 → 200 with tight intervals: +100 %, measurable.
+    let c = Change::new(
+        "throughput",
+        "bytes_per_sec",
+        true,
+        f(100.0, 95.0, 105.0),
+        f(200.0, 190.0, 210.0),
+        false,
+    );
+    assert!(c.measurable);
+    assert!((c.gain.unwrap() - 1.0).abs() < 1e-9);
+    // The ratio's own interval (the two errors in quadrature): tighter than
+    // dividing the ends (190/105), yet around the true +100 %.
+    let ratio = crate::stats::ratio_of_intervals((200.0, 190.0, 210.0), (100.0, 95.0, 105.0)).unwrap();
+    assert!((c.gain_low.unwrap() - (ratio.low - 1.0)).abs() < 1e-9);
+    assert!(c.gain_low.unwrap() > 190.0 / 105.0 - 1.0 && c.gain_low.unwrap() < 1.0, "{c:?}");
+    assert!(c.verdict.starts_with("+100 %"), "{}", c.verdict);
+    // Overlapping intervals: no measurable gain, whatever the medians say.
+    let c = Change::new(
+        "throughput",
+        "bytes_per_sec",
+        true,
+        f(100.0, 80.0, 120.0),
+        f(110.0, 90.0, 130.0),
+        false,
+    );
+    assert!(!c.measurable);
+    assert!(c.verdict.starts_with("no measurable gain"), "{}", c.verdict);
+    // Lower is better (CPU per GB): 2 s → 1 s is +100 %.
+    let c = Change::new("server CPU per GB", "seconds", false, f(2.0, 1.9, 2.1), f(1.0, 0.95, 1.05), false);
+    assert!(c.measurable && (c.gain.unwrap() - 1.0).abs() < 1e-9);
+    // Medians only: never called a gain.
+    let c = Change::new("client CPU per GB", "seconds", false, f(2.0, 2.0, 2.0), f(1.0, 1.0, 1.0), false);
+    assert!(!c.measurable);
+    // An interval through zero (a noisy run) bounds nothing: never measurable.
+    let c = Change::new(
+        "handshakes",
+        "handshakes_per_sec",
+        true,
+        f(245.0, -239.0, 731.0),
+        f(204.0, -199.0, 607.0),
+        false,
+    );
+    assert!(!c.measurable);
+    assert!(c.verdict.starts_with("cannot tell"), "{}", c.verdict);
+    // An interval of a ratio wider than ×2 either way: cannot tell, no figures.
+    let c = Change::new(
+        "throughput",
+        "bytes_per_sec",
+        true,
+        f(278.4, 30.0, 900.0),
+        f(278.0, 40.0, 800.0),
+        false,
+    );
+    assert!(
+        !c.measurable && c.verdict.starts_with("cannot tell (median ") && c.verdict.contains("wider than ×2"),
+        "{}",
+        c.verdict
+    );
+    // The same choice: unchanged; nothing measured: not measured.
+    assert_eq!(
+        Change::new("throughput", "bytes_per_sec", true, None, None, true).verdict,
+        "the same choice"
+    );
+    assert_eq!(
+        Change::new("throughput", "bytes_per_sec", true, f(1.0, 1.0, 1.0), None, false).verdict,
+        "not measured"
+    );
+}
+
+/// The sshd diff reads the server's CPU per GB from the `server-cpu-per-gb`
+/// records of the negotiated pair (not another pair's, not the throughput).
+#[test]
+fn ssh_figures_carry_the_server_cpu_per_gb_of_the_pair() {
+    use crate::model::Subject;
+    let mut doc: Document = serde_json::from_value(serde_json::json!({
+        "schema": "cipherbench/1",
+        "run": {"id": "r", "started_at": "t", "status": "complete", "command": "ssh",
+                "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                "libraries": {}, "settings": null},
+        "results": []
+    }))
+    .unwrap();
+    let rec = |cipher: &str, mode: Option<&str>, metric: Metric, v: &[f64]| {
+        let subject = Subject {
+            cipher: Some(cipher.into()),
+            mac: Some("hmac-sha2-256".into()),
+            kex: Some("curve25519-sha256".into()),
+            mode: mode.map(str::to_string),
+            ..Default::default()
+        };
+        ResultRecord::ok(Kind::SshBulk, subject, metric, &crate::model::Summary::of(v).unwrap(), None)
+    };
+    doc.results = vec![
+        rec("aes128-ctr", None, Metric::BytesPerSec, &[4e8, 5e8, 6e8]),
+        rec("aes128-ctr", Some("server-cpu-per-gb"), Metric::Seconds, &[1.0, 1.2, 1.4]),
+        rec("3des-cbc", None, Metric::BytesPerSec, &[2e7, 2.5e7, 3e7]),
+        rec("3des-cbc", Some("server-cpu-per-gb"), Metric::Seconds, &[30.0, 40.0, 50.0]),
+    ];
+    let k = Knowledge::builtin().unwrap();
+    let n = |cipher: &str| Negotiated::Ssh {
+        cipher: cipher.into(),
+        mac: Some("hmac-sha2-256".into()),
+        kex: "curve25519-sha256".into(),
+        hostkey: "ssh-ed25519".into(),
+    };
+    let server = |cipher: &str| {
+        figures(&doc, &n(cipher), &k)
+            .into_iter()
+            .find(|x| x.0 == "server CPU per GB")
+            .and_then(|x| x.3)
+    };
+    assert_eq!(server("aes128-ctr"), f(1.2, 1.0, 1.4));
+    assert_eq!(server("3des-cbc"), f(40.0, 30.0, 50.0));
+    assert_eq!(server("aes256-ctr"), None);
+    let thr = figures(&doc, &n("aes128-ctr"), &k).remove(0);
+    assert_eq!((thr.0, thr.3.unwrap().median), ("throughput", 5e8));
+    // 3DES now, AES recommended: the server's CPU per GB falls, beyond the intervals.
+    let c = Change::new(
+        "server CPU per GB",
+        "seconds",
+        false,
+        server("3des-cbc"),
+        server("aes128-ctr"),
+        false,
+    );
+    assert!(c.measurable && c.gain.unwrap() > 10.0, "{c:?}");
+}
+
+/// The through-nginx throughput change takes its gain from the paired slices
+/// when they compared these two suites, and keeps each side's own figure.
+#[test]
+fn a_through_change_takes_the_paired_gain_of_its_two_suites() {
+    let tls = |v: &str, s: &str| Negotiated::Tls {
+        version: v.into(),
+        suite: s.into(),
+        openssl_name: String::new(),
+        group: None,
+    };
+    let (now, rec) = (
+        tls("TLSv1.2", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"),
+        tls("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+    );
+    let mut doc: Document = serde_json::from_value(serde_json::json!({
+        "schema": "cipherbench/1",
+        "run": {"id": "r", "started_at": "t", "status": "complete", "command": "check",
+                "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                "libraries": {}, "settings": {"through_nginx": {"paired_gain": {
+                    "now": "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "recommended": "TLS_AES_128_GCM_SHA256",
+                    "pairs": 6, "gain": 1.95, "gain_low": 1.9, "gain_high": 2.0}}}},
+        "results": []
+    }))
+    .unwrap();
+    assert_eq!(paired_through_gain(&doc, &now, &rec), Some((1.95, 1.9, 2.0, 6)));
+    // The figures alone would give about [+125 %, +278 %]: the pairs are much tighter.
+    let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
+        .through(paired_through_gain(&doc, &now, &rec));
+    assert_eq!(
+        (c.gain, c.gain_low, c.gain_high, c.measurable),
+        (Some(1.95), Some(1.9), Some(2.0), true)
+    );
+    assert_eq!(c.verdict, "+195 % (+190 % to +200 %)");
+    assert!(c.how.as_deref().unwrap().ends_with("gain from 6 paired slices"), "{:?}", c.how);
+    assert_eq!(c.now.unwrap().median, 5e8);
+    // Other suites: the pairs do not apply, the figures' interval stands.
+    let other = tls("TLSv1.3", "TLS_AES_256_GCM_SHA384");
+    assert_eq!(paired_through_gain(&doc, &now, &other), None);
+    let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false).through(None);
+    let ratio = crate::stats::ratio_of_intervals((1.5e9, 1.2e9, 1.6e9), (5e8, 4e8, 6e8)).unwrap();
+    assert!(
+        (c.gain_low.unwrap() - (ratio.low - 1.0)).abs() < 1e-9 && (c.gain_high.unwrap() - (ratio.high - 1.0)).abs() < 1e-9,
+        "{c:?}"
+    );
+    // A pair interval reaching zero is no measurable gain; one wider than ×2
+    // either way (-1 % to +200 % around +195 %) cannot tell.
+    doc.run.settings["through_nginx"]["paired_gain"]["gain_low"] = serde_json::json!(-0.01);
+    let through = |doc: &Document| {
+        Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
+            .through(paired_through_gain(doc, &now, &rec))
+    };
+    let c = through(&doc);
+    assert!(!c.measurable && c.verdict.starts_with("cannot tell"), "{}", c.verdict);
+    doc.run.settings["through_nginx"]["paired_gain"]["gain"] = serde_json::json!(0.3);
+    doc.run.settings["through_nginx"]["paired_gain"]["gain_high"] = serde_json::json!(0.5);
+    let c = through(&doc);
+    assert!(!c.measurable && c.verdict.starts_with("no measurable gain"), "{}", c.verdict);
+}
+
+/// Loopback and through-nginx records of one suite never mix: `figures` reads
+/// the loopback one, `through_figure` the one measured through nginx.
+#[test]
+fn through_nginx_records_stay_apart_from_loopback() {
+    use crate::model::Subject;
+    let mut doc: Document = serde_json::from_value(serde_json::json!({
+        "schema": "cipherbench/1",
+        "run": {"id": "r", "started_at": "t", "status": "complete", "command": "check",
+                "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                "libraries": {}, "settings": null},
+        "results": []
+    }))
+    .unwrap();
+    let rec = |mode: Option<&str>, v: &[f64]| {
+        let subject = Subject {
+            protocol: Some("TLSv1.2".into()),
+            suite: Some("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into()),
+            library: Some("openssl".into()),
+            threads: Some(1),
+            mode: mode.map(str::to_string),
+            ..Default::default()
+        };
+        ResultRecord::ok(
+            Kind::TlsBulk,
+            subject,
+            Metric::BytesPerSec,
+            &crate::model::Summary::of(v).unwrap(),
+            None,
+        )
+    };
+    let n = Negotiated::Tls {
+        version: "TLSv1.2".into(),
+        suite: "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into(),
+        openssl_name: "ECDHE-RSA-AES128-SHA".into(),
+        group: None,
+    };
+    let k = Knowledge::builtin().unwrap();
+    doc.results = vec![rec(Some(crate::measure::tls::through::MODE), &[4e8, 5e8, 6e8, 7e8])];
+    assert_eq!(figures(&doc, &n, &k)[0].3, None, "a through-nginx record is not a loopback figure");
+    assert_eq!(through_figure(&doc, &n).map(|f| f.median), Some(5.5e8));
+    doc.results.push(rec(None, &[9e8, 1e9, 1.1e9]));
+    assert_eq!(figures(&doc, &n, &k)[0].3.map(|f| f.median), Some(1e9));
+    assert_eq!(through_figure(&doc, &n).map(|f| f.median), Some(5.5e8));
+    // Another protocol's record is not this choice's.
+    let n13 = Negotiated::Tls {
+        version: "TLSv1.3".into(),
+        suite: "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into(),
+        openssl_name: String::new(),
+        group: None,
+    };
+    assert_eq!(through_figure(&doc, &n13), None);
+}
+
+#[test]
+fn grades_name_the_reason_and_the_policy() {
+    let k = Knowledge::builtin().unwrap();
+    let p = Policy::builtin("intermediate").unwrap();
+    let offer = Offer::Ssh(SshConfig {
+        server: true,
+        ciphers: vec!["aes128-cbc".into(), "aes128-gcm@openssh.com".into()],
+        macs: vec!["hmac-sha1".into()],
+        kex: vec!["curve25519-sha256".into()],
+        hostkeys: vec!["ssh-ed25519".into()],
+    });
+    let g = grade_offer(&offer, &k, &p);
+    let cbc = g.iter().find(|x| x.name == "aes128-cbc").unwrap();
+    assert!(!cbc.allowed);
+    assert_eq!(cbc.level, Level::Weak);
+    assert!(cbc.reasons[0].contains('['), "{:?}", cbc.reasons);
+    assert!(g.iter().find(|x| x.name == "aes128-gcm@openssh.com").unwrap().allowed);
+    let fs = findings(&g);
+    assert_eq!(
+        fs.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        vec!["aes128-cbc", "hmac-sha1"]
+    );
+}
