@@ -32,6 +32,8 @@ pub struct SshPicks {
     pub hostkeys: Vec<String>,
     /// The cipher the MACs are measured with (when installed).
     pub mac_cipher: Vec<String>,
+    /// What the policy allows (app fills it in): measured first.
+    pub admitted: Option<Admitted>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +50,30 @@ impl MainPlan {
     /// Seconds of `budget` for a share.
     pub fn share(&self, f: f64) -> Seconds {
         Seconds(self.budget.0 * f)
+    }
+}
+
+/// What the policy allows, as plain names in the policy's order: app makes it
+/// from judge (measure may not import judge) and hands it down, so that every
+/// command measures first what the policy allows. A name not listed is refused.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Admitted {
+    pub ssh_ciphers: Vec<String>,
+    pub ssh_macs: Vec<String>,
+    pub ssh_kex: Vec<String>,
+    /// TLS suites (TLS 1.3 and 1.2; OpenSSL or IANA names) and groups.
+    pub tls_suites: Vec<String>,
+    pub groups: Vec<String>,
+    /// Most refused options measured per list, after every allowed one: what the
+    /// "fastest refused, for comparison" line needs. `None`: every refused option
+    /// the user named is measured (still after the allowed ones).
+    pub refused_cap: Option<usize>,
+}
+
+impl Admitted {
+    /// Where `name` stands in `list` (case-insensitive), `None` when refused.
+    pub fn rank(list: &[String], name: &str) -> Option<usize> {
+        list.iter().position(|a| a.eq_ignore_ascii_case(name))
     }
 }
 
@@ -90,6 +116,7 @@ pub fn main_job(budget: Seconds, openssh: Option<&OpenSsh>) -> MainPlan {
             hostkeys: pick(&["ssh-ed25519"], &o.hostkey_algorithms),
             ciphers,
             mac_cipher,
+            admitted: None,
         }
     });
     let shares = if ssh.is_some() {

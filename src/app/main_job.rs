@@ -261,7 +261,11 @@ fn measure_first_pass(
     }
     if first.measured.is_ok() && !crate::interrupt::requested() {
         if let (Some(picks), Some(openssh), Ok(sshd)) = (&plan.ssh, &found.openssh, &found.sshd) {
-            first.measured = measure_ssh(plan, picks, openssh, sshd, session, t0, &mut first.ssh_run);
+            let picks = crate::plan::SshPicks {
+                admitted: Some(super::admitted::ssh(&job.policy, &job.knowledge, openssh, false)),
+                ..picks.clone()
+            };
+            first.measured = measure_ssh(plan, &picks, openssh, sshd, session, t0, &mut first.ssh_run);
         }
     }
     first
@@ -301,8 +305,8 @@ fn measure_primitives_and_tls(
     r
 }
 
-/// The SSH quick pass: the ciphers with one MAC and the kex by handshakes, then
-/// the MACs with one cipher, on a private sshd.
+/// The SSH quick pass on a private sshd: the allowed ciphers with one MAC, the
+/// kex by handshakes, the allowed MACs with one cipher, the refused last.
 fn measure_ssh(
     plan: &crate::plan::MainPlan,
     picks: &crate::plan::SshPicks,
@@ -330,23 +334,17 @@ fn measure_ssh(
             plan.share(plan.shares.ssh * f),
         )
     };
-    let (ciphers, macs, kex) = (&picks.ciphers, &picks.macs, &picks.kex);
-    let mut bulk = ssh_plan(ciphers, &macs[..macs.len().min(1)], kex, true, 0.65)?;
-    let mut mac_plan = ssh_plan(
-        &picks.mac_cipher,
-        macs.get(1..).unwrap_or(&[]),
-        &kex[..kex.len().min(1)],
-        false,
-        0.35,
-    )?;
+    // One sweep in the order of spending: the allowed ciphers with one MAC, the
+    // allowed MACs with one cipher, the refused last (measure/ssh/stages.rs).
+    let mut bulk = ssh_plan(&picks.ciphers, &picks.macs, &picks.kex, true, 1.0)?;
+    bulk.admitted = picks.admitted.clone();
     let daemon = PrivateSshd::start(sshd, openssh)?;
     // The share counts from here: what the first passes overran and the daemon's
     // start-up (host keys) come out of it.
     let left = (plan.budget.0 * plan.shares.first_pass() - t0.elapsed().as_secs_f64())
         .min(plan.budget.0 * plan.shares.ssh)
         .max(1.0);
-    bulk.budget = Seconds(left * 0.65);
-    mac_plan.budget = Seconds(left * 0.35);
+    bulk.budget = Seconds(left);
     let client = Client {
         ssh: openssh.ssh.clone(),
         target: Target::Private {
@@ -359,10 +357,7 @@ fn measure_ssh(
     // One preflight (first connection, feature check) for every sweep of the run:
     // the MAC pass and the race check only what is new to them.
     let mut pre = ssh_kind::Preflight::default();
-    let mut r = ssh_kind::sweep_with(&bulk, &client, session, &mut pre);
-    if r.is_ok() && !picks.mac_cipher.is_empty() && macs.len() > 1 && !crate::interrupt::requested() {
-        r = ssh_kind::sweep_with(&mac_plan, &client, session, &mut pre);
-    }
+    let r = ssh_kind::sweep_with(&bulk, &client, session, &mut pre);
     *ssh_run = Some((bulk, client, daemon, pre));
     r
 }

@@ -28,7 +28,10 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
     let remote_policy = a.host.as_ref().map(|_| policy(c)).transpose()?;
     let openssh = discover::openssh::discover()?;
     let servable = a.host.is_none().then(|| openssh.private_hostkeys());
-    let plan = measure::ssh::SshPlan::new(
+    // What the policy allows is measured first (the order of spending).
+    let named = !(a.ciphers.is_empty() && a.macs.is_empty());
+    let admitted = super::admitted::ssh(&policy(c)?, &crate::judge::Knowledge::builtin()?, &openssh, named);
+    let mut plan = measure::ssh::SshPlan::new(
         &openssh,
         &a.ciphers,
         &a.macs,
@@ -41,6 +44,7 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
         !a.no_handshakes,
         c.budget.unwrap_or(Seconds(180.0)),
     )?;
+    plan.admitted = Some(admitted);
     let store = if a.serve { None } else { open_store(c)? };
     let daemon = match &a.host {
         Some(_) => None,

@@ -44,6 +44,7 @@ mod features;
 mod handshake;
 mod racer;
 mod serve;
+mod stages;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -53,6 +54,7 @@ use features::*;
 pub use handshake::*;
 use racer::*;
 pub use serve::*;
+pub use stages::Stage;
 pub use sweep::*;
 
 /// The far side of a bulk transfer, as in the write-up.
@@ -94,6 +96,9 @@ pub struct SshPlan {
     pub verify: bool,
     pub handshakes: bool,
     pub budget: Seconds,
+    /// What the policy allows (from app): measured first, one axis at a time
+    /// (`stages.rs`); `None` sweeps cipher × MAC as asked.
+    pub admitted: Option<crate::plan::Admitted>,
 }
 
 /// One bulk subject.
@@ -191,6 +196,7 @@ impl SshPlan {
             verify,
             handshakes,
             budget,
+            admitted: None,
         })
     }
 
@@ -209,8 +215,17 @@ impl SshPlan {
         self.aead.iter().any(|a| a == c)
     }
 
-    /// Bulk subjects: cipher × MAC (AEAD once), times every kex with `--full-matrix`.
+    /// Bulk subjects in the order they are measured: with what the policy
+    /// allows known, its ciphers with one MAC, then its MACs with one cipher, then
+    /// the refused ones the comparison needs ([`SshPlan::staged_items`]);
+    /// otherwise cipher × MAC (AEAD once), times every kex with `--full-matrix`.
     pub fn bulk_items(&self) -> Vec<BulkItem> {
+        self.staged_items().into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// Cipher × MAC (AEAD once), times every kex with `--full-matrix`, in a
+    /// fixed shuffled order.
+    pub(super) fn matrix_items(&self) -> Vec<BulkItem> {
         let kexes: Vec<String> = if self.full_matrix {
             self.kex.clone()
         } else {
@@ -245,6 +260,11 @@ impl SshPlan {
         }
         let mut kex: Vec<&String> = self.kex.iter().collect();
         kex.sort_by_key(|k| measure_first(k));
+        // What the policy allows first, in its order; of the refused, only what
+        // the comparison needs.
+        if let Some(a) = &self.admitted {
+            kex = stages::policy_first(kex, &a.ssh_kex, a.refused_cap.map(|c| c.min(1)));
+        }
         let mut out = Vec::new();
         for k in kex {
             for h in &self.hostkeys {

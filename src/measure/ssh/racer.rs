@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 /// One bulk subject of the sweep and what was measured of it.
 pub(super) struct Racer {
     pub(super) item: BulkItem,
+    /// Where it comes in the order of spending.
+    pub(super) stage: Stage,
     pub(super) subject: Subject,
     pub(super) algs: Algorithms,
     pub(super) m: Measurement,

@@ -58,6 +58,11 @@ pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: 
 
 /// [`sweep_with`] before the run's noise is settled; returns the server CPU per
 /// GB records (one per bulk subject measured, none for a remote server).
+///
+/// The order of spending (`stages.rs`): the first passes of the allowed ciphers,
+/// then of the allowed MACs, in rounds (A B C, A B C …); the handshakes; then,
+/// stage by stage, the top-ups and the race of each stage's leaders; the refused
+/// subjects last, with the time kept for them, and only if it is left.
 fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut Preflight) -> Result<Vec<ResultRecord>> {
     let start = Instant::now();
     let clock = Clock::new(start, plan.budget);
@@ -65,37 +70,49 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
     let sink = if plan.verify { HASH_SINK } else { SINK };
     let conn = connection_cost(client, session, pre, sink, start)?;
     session.set_setting("ssh_bulk_samples", json!(BULK_SAMPLES));
-    let (accepted, plan) = feature_check(plan, client, session, &clock, pre.accepted.clone())?;
+    let (accepted, plan) = feature_check(&plan.narrowed(), client, session, &clock, pre.accepted.clone())?;
     pre.accepted = accepted.clone();
     let plan = &plan;
 
-    let bulk = plan.bulk_items();
+    let staged = plan.staged_items();
     let hands = plan.handshake_items();
-    let buf = Arc::new(pattern());
-    session.progress_start((bulk.len() + hands.len()) as u64);
-
-    let mut racers = racers_for(plan, &bulk, &accepted, session)?;
+    session.progress_start((staged.len() + hands.len()) as u64);
+    let mut racers = racers_for(plan, &staged, &accepted, session)?;
     // Handshakes get what five each would take (each about one connection), at
-    // most 35% of the time left; bulk's first pass three quarters of the rest;
-    // the remainder races. Time a phase does not use flows on to the next.
+    // most 35% of the time left; the refused subjects what one session each
+    // takes, at most 15% of the rest; the allowed stages the remainder, the
+    // ciphers twice a MAC's weight. First passes take three quarters of it; time
+    // a phase does not use flows on to the next.
     let left = clock.left();
     let reserve = (hands.len() as f64 * HANDSHAKE_SAMPLES as f64 * conn).min(0.35 * left);
-    let bulk_stop = Instant::now() + Duration::from_secs_f64(((left - reserve) * 0.75).max(0.0));
-    let mut fixed_probe = plan
-        .bytes
-        .map(|b| BulkProbe::open(client, Algorithms::default(), buf.clone(), Some(b), plan.verify))
-        .transpose()?;
-    // An untried session: the handshake and priming plus the volume at a modest 50 MB/s.
-    let mut guess = first_overhead(conn) + plan.bytes.unwrap_or(0) as f64 / 50e6;
-    // Adaptive sessions: their cost beyond warm-up and span, learnt as they run.
-    let mut over = first_overhead(conn);
-    // The brute-force full matrix at a fixed volume is the write-up's method: one
-    // session per combination, nothing dropped, no racing.
-    let brute = plan.full_matrix && plan.bytes.is_some();
-    match fixed_probe.as_mut() {
-        Some(p) if brute => fixed_once(&mut racers, p, session, clock.end, &mut guess)?,
-        Some(p) => fixed_rounds(&mut racers, p, session, bulk_stop, &mut guess, FIRST_PASS_SESSIONS)?,
-        None => adaptive_pass(&mut racers, plan, client, session, &buf, bulk_stop, &mut over)?,
+    let spend = Spending::new(&racers, (left - reserve).max(0.0), conn);
+    let buf = Arc::new(pattern());
+    let mut bulk = Bulk {
+        plan,
+        client,
+        buf: buf.clone(),
+        fixed: plan
+            .bytes
+            .map(|b| BulkProbe::open(client, Algorithms::default(), buf, Some(b), plan.verify))
+            .transpose()?,
+        // An untried session: the handshake and priming plus the volume at a modest 50 MB/s.
+        guess: first_overhead(conn) + plan.bytes.unwrap_or(0) as f64 / 50e6,
+        // Adaptive sessions: their cost beyond warm-up and span, learnt as they run.
+        over: first_overhead(conn),
+        // The brute-force full matrix at a fixed volume is the write-up's method: one
+        // session per combination, nothing dropped, no racing.
+        brute: plan.full_matrix && plan.bytes.is_some(),
+    };
+    let first_end = Instant::now() + Duration::from_secs_f64(0.75 * spend.allowed);
+    for stage in [Stage::Ciphers, Stage::Macs] {
+        let stop = match stage {
+            Stage::Ciphers => Instant::now() + Duration::from_secs_f64(0.75 * spend.allowed * spend.part(stage)),
+            _ => first_end,
+        };
+        if !bulk.earlier_first(&mut racers, &spend, stage, session, stop)? {
+            break;
+        }
+        bulk.first_pass(&mut racers[spend.range(stage)], session, stop)?;
     }
     let skipped_hands = if crate::interrupt::requested() {
         0
@@ -103,22 +120,141 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
         let hand_stop = Instant::now() + Duration::from_secs_f64(reserve.min(clock.left()));
         handshakes(&hands, client, session, &accepted, &clock, hand_stop, conn)?
     };
-    if !crate::interrupt::requested() {
-        match fixed_probe.as_mut() {
-            Some(_) if brute => {}
+    let allowed_end = clock.end.checked_sub(Duration::from_secs_f64(spend.refused)).unwrap_or(clock.end);
+    for stage in [Stage::Ciphers, Stage::Macs, Stage::Refused] {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let stop = match stage {
+            Stage::Ciphers => Instant::now() + Duration::from_secs_f64(until(allowed_end) * spend.part(stage)),
+            Stage::Macs => allowed_end,
+            Stage::Refused => clock.end,
+        };
+        if !bulk.earlier_first(&mut racers, &spend, stage, session, stop)? {
+            break;
+        }
+        bulk.rest(&mut racers[spend.range(stage)], session, stop, stage != Stage::Refused)?;
+    }
+    settle(&mut racers, session, &clock, skipped_hands)
+}
+
+/// How the bulk time is shared between the stages (the racers are in stage order).
+struct Spending {
+    /// The racers of each stage: (stage, first index, end index).
+    ranges: Vec<(Stage, usize, usize)>,
+    /// Seconds for the allowed stages, and kept back for the refused.
+    allowed: f64,
+    refused: f64,
+}
+
+impl Spending {
+    fn new(racers: &[Racer], bulk: f64, conn: f64) -> Spending {
+        let mut ranges: Vec<(Stage, usize, usize)> = Vec::new();
+        for (i, r) in racers.iter().enumerate() {
+            match ranges.last_mut() {
+                Some((s, _, end)) if *s == r.stage => *end = i + 1,
+                _ => ranges.push((r.stage, i, i + 1)),
+            }
+        }
+        let n = |st: Stage| ranges.iter().filter(|(s, _, _)| *s == st).map(|(_, a, b)| b - a).sum::<usize>();
+        let one = first_overhead(conn) + warmup_for(MIN_BULK_SECONDS) + 2.0 * MIN_BULK_SECONDS;
+        let refused = (n(Stage::Refused) as f64 * one).min(0.15 * bulk);
+        Spending {
+            ranges,
+            allowed: bulk - refused,
+            refused,
+        }
+    }
+    /// The first stage before `stage` with a subject that has no session yet
+    /// (and has not failed).
+    fn unmeasured_before(&self, racers: &[Racer], stage: Stage) -> Option<Stage> {
+        self.ranges
+            .iter()
+            .filter(|(s, _, _)| *s < stage)
+            .find(|(_, a, b)| racers[*a..*b].iter().any(|r| !r.out && r.m.samples.is_empty()))
+            .map(|(s, _, _)| *s)
+    }
+    /// The racers of `stage` (an empty range when it has none).
+    fn range(&self, stage: Stage) -> std::ops::Range<usize> {
+        self.ranges.iter().find(|(s, _, _)| *s == stage).map_or(0..0, |(_, a, b)| *a..*b)
+    }
+    /// The share of the allowed stages' time that `stage` gets.
+    fn part(&self, stage: Stage) -> f64 {
+        let w = |s: Stage| self.range(s).len() as f64 * if s == Stage::Ciphers { 2.0 } else { 1.0 };
+        let total = w(Stage::Ciphers) + w(Stage::Macs);
+        if total == 0.0 {
+            0.0
+        } else {
+            w(stage) / total
+        }
+    }
+}
+
+/// The bulk side of a sweep: how its sessions are run, and what they learnt.
+struct Bulk<'a> {
+    plan: &'a SshPlan,
+    client: &'a Client,
+    buf: Arc<Vec<u8>>,
+    /// The fixed-volume probe (`--bytes`).
+    fixed: Option<BulkProbe>,
+    guess: f64,
+    over: f64,
+    brute: bool,
+}
+
+impl Bulk<'_> {
+    /// A stage's first pass, until `stop_at`.
+    fn first_pass(&mut self, racers: &mut [Racer], session: &mut dyn Sink, stop_at: Instant) -> Result<()> {
+        match self.fixed.as_mut() {
+            Some(p) if self.brute => fixed_once(racers, p, session, stop_at, &mut self.guess),
+            Some(p) => fixed_rounds(racers, p, session, stop_at, &mut self.guess, FIRST_PASS_SESSIONS),
+            None => adaptive_pass(racers, self.plan, self.client, session, &self.buf, stop_at, &mut self.over),
+        }
+    }
+    /// A stage starts only once every subject of the stages before it has a
+    /// session: those left without one get the stage's time first (until
+    /// `stop_at`). Whether `stage` may start.
+    fn earlier_first(
+        &mut self,
+        racers: &mut [Racer],
+        spend: &Spending,
+        stage: Stage,
+        session: &mut dyn Sink,
+        stop_at: Instant,
+    ) -> Result<bool> {
+        while let Some(before) = spend.unmeasured_before(racers, stage) {
+            let waiting = |r: &[Racer]| r.iter().filter(|r| !r.out && r.m.samples.is_empty()).count();
+            let range = spend.range(before);
+            let was = waiting(&racers[range.clone()]);
+            self.first_pass(&mut racers[range.clone()], session, stop_at)?;
+            if crate::interrupt::requested() || waiting(&racers[range]) >= was {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+    /// A stage's pairs the first pass did not reach, then (`race`) the race of
+    /// its leaders, until `stop_at`.
+    fn rest(&mut self, racers: &mut [Racer], session: &mut dyn Sink, stop_at: Instant, race: bool) -> Result<()> {
+        let clock = Clock { end: stop_at };
+        match self.fixed.as_mut() {
+            Some(p) if self.brute => fixed_once(racers, p, session, stop_at, &mut self.guess),
             Some(p) => {
-                // Pairs the first pass did not reach, then the race.
-                fixed_rounds(&mut racers, p, session, clock.end, &mut guess, FIRST_PASS_SESSIONS)?;
-                fixed_race(&mut racers, p, session, clock.end)?;
+                fixed_rounds(racers, p, session, stop_at, &mut self.guess, FIRST_PASS_SESSIONS)?;
+                if race {
+                    fixed_race(racers, p, session, stop_at)?;
+                }
+                Ok(())
             }
             None => {
-                // Pairs the first pass did not reach, then the race.
-                adaptive_pass(&mut racers, plan, client, session, &buf, clock.end, &mut over)?;
-                adaptive_race(&mut racers, plan, client, session, &buf, &clock, &mut over)?;
+                adaptive_pass(racers, self.plan, self.client, session, &self.buf, stop_at, &mut self.over)?;
+                if race {
+                    adaptive_race(racers, self.plan, self.client, session, &self.buf, &clock, &mut self.over)?;
+                }
+                Ok(())
             }
         }
     }
-    settle(&mut racers, session, &clock, skipped_hands)
 }
 
 /// What one connection to the target costs (its first connection, once per
@@ -148,9 +284,9 @@ fn connection_cost(client: &Client, session: &mut dyn Sink, pre: &mut Preflight,
 
 /// A racer per bulk item whose algorithms were all accepted; the others are
 /// recorded as refused.
-fn racers_for(plan: &SshPlan, bulk: &[BulkItem], accepted: &Accepted, session: &mut dyn Sink) -> Result<Vec<Racer>> {
+fn racers_for(plan: &SshPlan, bulk: &[(Stage, BulkItem)], accepted: &Accepted, session: &mut dyn Sink) -> Result<Vec<Racer>> {
     let mut racers: Vec<Racer> = Vec::new();
-    for item in bulk {
+    for (stage, item) in bulk {
         let subject = bulk_subject(item, &plan.bulk_hostkey);
         if let Some(why) = accepted.refusal(&subject) {
             session.record(ResultRecord::not_ok(
@@ -170,6 +306,7 @@ fn racers_for(plan: &SshPlan, bulk: &[BulkItem], accepted: &Accepted, session: &
                 hostkey: plan.bulk_hostkey.clone(),
             },
             item: item.clone(),
+            stage: *stage,
             subject,
             m: Measurement::empty(Rate::PerSecond, 1, sampler::Basis::Wall),
             idx: None,

@@ -426,6 +426,7 @@ fn first_rounds_take_everyone_fastest_first_then_clear_losers_are_passed_over() 
                 mac: None,
                 kex: "k".into(),
             },
+            stage: Stage::Ciphers,
             subject: Subject::default(),
             algs: Algorithms::default(),
             m: m(&[]),
