@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Is the first cipher cipherbench emits for sshd the fastest one the policy
+# allows, by the SSH write-up's own method?
+#
+# Per run: `cipherbench ssh --budget $BUDGET` (and, with MAIN=1, the default main
+# job) with a fresh history, then `cipherbench recommend --for sshd`: the first
+# name of its `Ciphers` line. Right after, the write-up's pipe against one
+# private sshd this script starts itself (127.0.0.1, a throw-away host key and
+# authorized key, nothing of cipherbench's):
+#   head -c $SIZE /dev/zero | ssh -c X -p PORT 127.0.0.1 'cat >/dev/null'
+# timed whole, in $ROUNDS alternating rounds (A B C, A B C …) over the allowed
+# AEAD ciphers (aes128-gcm, aes256-gcm, chacha20-poly1305) and aes128/256-ctr
+# when the policy allows them; each cipher's figure is its median MB/s. Printed
+# per run: the first emitted cipher, the fastest by the pipe, and the ratio of
+# the first's pipe figure to the fastest's. Target: >= 0.95 in every run.
+#
+# Environment: CB (target/release/cipherbench), RUNS (5), BUDGET (40s), MAIN=1
+# (also the default main job, 90 s each), MAIN_BUDGET (its --budget; default
+# none), SIZE (256M), ROUNDS (3), POLICY (intermediate), LOAD=1 (a competing
+# load on one core, `openssl speed` in a loop, in every second run, during both
+# cipherbench and the pipe), ONLY_MAIN=1 (skip the `ssh` runs).
+# Time: RUNS × (BUDGET + ROUNDS × 5 × about 1.5 s), plus RUNS × 90 s with MAIN=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CB=${CB:-target/release/cipherbench}
+RUNS=${RUNS:-5}
+BUDGET=${BUDGET:-40s}
+SIZE=${SIZE:-256M}
+ROUNDS=${ROUNDS:-3}
+POLICY=${POLICY:-intermediate}
+
+[[ -x $CB ]] || { echo "build first: cargo build --release" >&2; exit 1; }
+for t in jq ssh ssh-keygen python3 bc numfmt; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
+sshd=$(command -v sshd || true)
+[[ -n $sshd ]] || sshd=/usr/sbin/sshd
+[[ -x $sshd ]] || { echo "needs sshd (openssh-server)" >&2; exit 1; }
+
+work=$(mktemp -d)
+daemon=""
+load=""
+stop_load() {
+  if [[ -n $load ]]; then kill "$load" 2>/dev/null || true; wait "$load" 2>/dev/null || true; load=""; fi
+}
+cleanup() {
+  stop_load
+  if [[ -n $daemon ]]; then kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The private sshd: its own host key, one authorized key, this user only.
+ssh-keygen -q -N '' -t ed25519 -C cipherbench-bench-host -f "$work/host" </dev/null
+ssh-keygen -q -N '' -t ed25519 -C cipherbench-bench-client -f "$work/client" </dev/null
+cp "$work/client.pub" "$work/authorized_keys"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+user=$(id -un)
+cat >"$work/sshd_config" <<EOF
+ListenAddress 127.0.0.1
+Port $port
+AddressFamily inet
+HostKey $work/host
+PidFile $work/sshd.pid
+AuthorizedKeysFile $work/authorized_keys
+AllowUsers $user
+StrictModes no
+UsePAM no
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UseDNS no
+PrintMotd no
+LogLevel ERROR
+MaxStartups 100:30:200
+$([[ $(id -u) == 0 ]] && echo "PermitRootLogin prohibit-password")
+EOF
+"$sshd" -D -e -f "$work/sshd_config" 2>"$work/sshd.err" &
+daemon=$!
+echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$work/host.pub")" >"$work/known_hosts"
+sshargs=(-F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=yes -o "UserKnownHostsFile=$work/known_hosts"
+  -o IdentitiesOnly=yes -i "$work/client" -p "$port")
+for ((i = 0; i < 50; i++)); do
+  ssh "${sshargs[@]}" "$user@127.0.0.1" true 2>/dev/null && break
+  sleep 0.1
+done
+ssh "${sshargs[@]}" "$user@127.0.0.1" true || { cat "$work/sshd.err" >&2; echo "the private sshd does not let us in" >&2; exit 1; }
+
+# The candidates: the write-up's AEAD ciphers and AES-CTR, as far as the policy
+# allows them and this OpenSSH has them.
+"$CB" list ssh --json --policy "$POLICY" >"$work/list.json"
+cands=()
+for c in aes128-gcm@openssh.com aes256-gcm@openssh.com chacha20-poly1305@openssh.com aes128-ctr aes256-ctr; do
+  ok=$(jq -r --arg c "$c" '[.grades[] | select(.domain == "ssh-cipher" and .name == $c) | .grade.passes][0] // false' "$work/list.json")
+  have=$(jq -r --arg c "$c" '[.ciphers[] | select(.name == $c)] | length' "$work/list.json")
+  [[ $ok == true && $have -gt 0 ]] && cands+=("$c")
+done
+[[ ${#cands[@]} -ge 2 ]] || { echo "fewer than two candidate ciphers allowed: ${cands[*]}" >&2; exit 1; }
+bytes=$(numfmt --from=iec "$SIZE")
+
+# The write-up's pipe, ROUNDS alternating rounds: prints "cipher median-MB/s" lines.
+pipe() {
+  local c r t0 t1
+  : >"$work/pipe.txt"
+  for ((r = 0; r < ROUNDS; r++)); do
+    for c in "${cands[@]}"; do
+      t0=$(date +%s.%N)
+      head -c "$SIZE" /dev/zero | ssh "${sshargs[@]}" -c "$c" "$user@127.0.0.1" 'cat >/dev/null'
+      t1=$(date +%s.%N)
+      echo "$c $(bc -l <<<"$bytes / ($t1 - $t0) / 1000000")" >>"$work/pipe.txt"
+    done
+  done
+  for c in "${cands[@]}"; do
+    awk -v c="$c" '$1 == c { print $2 }' "$work/pipe.txt" | sort -g |
+      awk -v c="$c" '{ v[NR] = $1 } END { printf "%s %.1f\n", c, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+  done
+}
+
+# The first cipher `recommend` emits for sshd from the history in $1.
+first_cipher() {
+  "$CB" recommend --db "$1" --for sshd --policy "$POLICY" --json --quiet |
+    jq -r '[.recommendations[] | select(.target == "sshd") | .choice.ssh_ciphers[0]][0] // "none"'
+}
+
+# One run of `what` (ssh or main): cipherbench, then the pipe; prints its row.
+one() {
+  local what=$1 n=$2 db="$work/h-$1-$2.sqlite" first loaded=no
+  if [[ -n ${LOAD:-} ]] && ((n % 2 == 0)); then
+    (while :; do openssl speed -seconds 1 aes-128-gcm >/dev/null 2>&1; done) &
+    load=$!
+    loaded=yes
+  fi
+  case $what in
+    ssh) "$CB" ssh --budget "$BUDGET" --policy "$POLICY" --db "$db" --json --quiet >"$work/run.json" 2>"$work/run.err" || { cat "$work/run.err" >&2; exit 1; } ;;
+    main) NO_COLOR=1 "$CB" ${MAIN_BUDGET:+--budget "$MAIN_BUDGET"} --policy "$POLICY" --db "$db" --quiet >"$work/run.txt" 2>"$work/run.err" || { cat "$work/run.err" >&2; exit 1; } ;;
+  esac
+  first=$(first_cipher "$db")
+  pipe >"$work/medians.txt"
+  stop_load
+  python3 - "$what" "$n" "$first" "$loaded" "$work/medians.txt" <<'EOF'
+import sys
+what, n, first, loaded, path = sys.argv[1:]
+med = dict((l.split()[0], float(l.split()[1])) for l in open(path) if l.strip())
+best = max(med, key=med.get)
+ratio = med.get(first, 0.0) / med[best] if med[best] > 0 else 0.0
+short = lambda c: c.replace("@openssh.com", "")
+cells = " ".join(f"{short(c)}={v:.0f}" for c, v in med.items())
+mark = "ok" if ratio >= 0.95 else "BELOW 0.95"
+print(f"{what:<5} {n:>3} {loaded:>6}  first {short(first):<22} fastest {short(best):<22} ratio {ratio:.3f} {mark:<10}  pipe MB/s: {cells}")
+EOF
+}
+
+echo "== first emitted sshd cipher vs the write-up's pipe ($SIZE per transfer, $ROUNDS alternating rounds, policy $POLICY)"
+echo "   private sshd on 127.0.0.1:$port; candidates: ${cands[*]}"
+echo "kind  run loaded  ..."
+results=()
+if [[ -z ${ONLY_MAIN:-} ]]; then
+  for ((n = 1; n <= RUNS; n++)); do
+    row=$(one ssh "$n")
+    echo "$row"
+    results+=("$row")
+  done
+fi
+if [[ -n ${MAIN:-} ]]; then
+  for ((n = 1; n <= RUNS; n++)); do
+    row=$(one main "$n")
+    echo "$row"
+    results+=("$row")
+  done
+fi
+total=${#results[@]}
+good=$(printf '%s\n' "${results[@]}" | grep -c ' ok ' || true)
+echo "ratio >= 0.95 in $good of $total runs (target: all; ssh at --budget $BUDGET${MAIN:+, main job ${MAIN_BUDGET:-at its default budget}})"
