@@ -101,8 +101,20 @@ pub(super) fn feature_check(
 ) -> Result<(Accepted, SshPlan)> {
     session.progress_message("ssh: which algorithms both sides accept");
     let mut acc = known;
-    let mut checks: Vec<(Subject, Algorithms)> = plan.kex.iter().map(|k| only_kex(k, Algorithms::default())).collect();
-    checks.extend(plan.hostkeys.iter().flatten().map(|h| only_hostkey(h)));
+    // The private sshd offers everything the client has: its handshakes check
+    // their own key exchanges and host keys (a refusal is recorded as one), so
+    // the feature check spends connections only on what bulk needs first.
+    let private = matches!(client.target, crate::backend::openssh::client::Target::Private { .. }) && plan.admitted.is_some();
+    let kex: Vec<&String> = match private {
+        true => plan.kex.iter().filter(|k| **k == plan.bulk_kex).collect(),
+        false => plan.kex.iter().collect(),
+    };
+    let hostkeys: Vec<&String> = match private {
+        true => plan.bulk_hostkey.iter().collect(),
+        false => plan.hostkeys.iter().flatten().collect(),
+    };
+    let mut checks: Vec<(Subject, Algorithms)> = kex.iter().map(|k| only_kex(k, Algorithms::default())).collect();
+    checks.extend(hostkeys.iter().map(|h| only_hostkey(h)));
     run_checks(checks, client, session, &mut acc, clock)?;
     let plan = with_accepted_bulk(plan, &acc);
     let base = Algorithms {

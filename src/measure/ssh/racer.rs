@@ -70,14 +70,14 @@ pub(super) fn racers_slack(racers: &[Racer]) -> f64 {
 }
 
 /// Indices of the racers still in the running: not out, and either unmeasured
-/// or able to place among the `TOP`.
-pub(super) fn in_the_running(racers: &[Racer]) -> (Vec<Option<race::Interval>>, Vec<usize>) {
+/// or able to place among the `top`.
+pub(super) fn in_the_running(racers: &[Racer], top: usize) -> (Vec<Option<race::Interval>>, Vec<usize>) {
     let k = racers_slack(racers);
     let iv: Vec<_> = racers
         .iter()
         .map(|r| if r.out { None } else { race::interval(&r.m.values_wall(), k) })
         .collect();
-    let mut alive = race::could_place(&iv, TOP);
+    let mut alive = race::could_place(&iv, top);
     alive.extend((0..racers.len()).filter(|&i| !racers[i].out && racers[i].m.samples.is_empty()));
     alive.sort_unstable();
     (iv, alive)
@@ -190,7 +190,7 @@ pub(super) fn in_rounds(racers: &mut [Racer], sessions: usize, mut sample: impl 
                 if racers[i].out || racers[i].m.samples.len() >= want {
                     break;
                 }
-                if round > 2 && !in_the_running(racers).1.contains(&i) {
+                if round > 2 && !in_the_running(racers, TOP).1.contains(&i) {
                     break;
                 }
                 if crate::interrupt::requested() || !sample(racers, i)? {
@@ -202,20 +202,20 @@ pub(super) fn in_rounds(racers: &mut [Racer], sessions: usize, mut sample: impl 
     Ok(())
 }
 
-/// Fixed-volume mode, racing: more sessions for the pairs that decide the top
+/// Fixed-volume mode, racing: more sessions for the pairs that decide the `top`
 /// places ([`critical`]), two at a time, until those places are settled, the
 /// pairs reach [`MAX_FIXED_SAMPLES`] or the next session would not end by
 /// `stop_at`. Pairs that cannot place are never sampled again.
-pub(super) fn fixed_race(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut dyn Sink, stop_at: Instant) -> Result<()> {
+pub(super) fn fixed_race(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut dyn Sink, stop_at: Instant, top: usize) -> Result<()> {
     let mut guess = 0.0;
     loop {
         if crate::interrupt::requested() {
             return Ok(());
         }
-        let (iv, alive) = in_the_running(racers);
+        let (iv, alive) = in_the_running(racers, top);
         let med: Vec<f64> = racers.iter().map(|r| r.m.wall().map_or(0.0, |s| s.median)).collect();
         let n: Vec<usize> = racers.iter().map(|r| r.m.samples.len()).collect();
-        let pick = race::critical(&iv, &med, &n, &alive, TOP, MAX_FIXED_SAMPLES);
+        let pick = race::critical(&iv, &med, &n, &alive, top, MAX_FIXED_SAMPLES);
         if pick.is_empty() {
             return Ok(());
         }
@@ -364,7 +364,7 @@ pub(super) fn adaptive_pass(
 }
 
 /// Adaptive mode, racing: round after round, every pair that could still place
-/// among the `TOP` gets one more session (one more sample), until the race is
+/// among the `top` gets one more session (one more sample), until the race is
 /// settled, the pairs reach [`MAX_SESSIONS`] or the budget is spent. Spans aim
 /// at a few more rounds in the time left.
 #[allow(clippy::too_many_arguments)]
@@ -376,14 +376,15 @@ pub(super) fn adaptive_race(
     buf: &Arc<Vec<u8>>,
     clock: &Clock,
     over: &mut f64,
+    top: usize,
 ) -> Result<()> {
     for _ in 0..MAX_RACE_ROUNDS {
-        let (iv, alive) = in_the_running(racers);
+        let (iv, alive) = in_the_running(racers, top);
         let alive: Vec<usize> = alive
             .into_iter()
             .filter(|&i| !racers[i].m.samples.is_empty() && racers[i].m.samples.len() < MAX_SESSIONS)
             .collect();
-        if alive.is_empty() || race::settled(&iv, &alive, TOP) {
+        if alive.is_empty() || race::settled(&iv, &alive, top) {
             return Ok(());
         }
         let per = clock.left() / alive.len() as f64 / RACE_ROUNDS_AHEAD;

@@ -79,12 +79,13 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
     session.progress_start((staged.len() + hands.len()) as u64);
     let mut racers = racers_for(plan, &staged, &accepted, session)?;
     // Handshakes get what five each would take (each about one connection), at
-    // most 35% of the time left; the refused subjects what one session each
-    // takes, at most 15% of the rest; the allowed stages the remainder, the
-    // ciphers twice a MAC's weight. First passes take three quarters of it; time
+    // most 25% of the time left; the refused subjects what one session each
+    // takes, at most 15% of the rest; the allowed stages the remainder, a
+    // cipher three times a MAC's weight (the ciphers decide what the answer
+    // leads with). First passes take three quarters of it; time
     // a phase does not use flows on to the next.
     let left = clock.left();
-    let reserve = (hands.len() as f64 * HANDSHAKE_SAMPLES as f64 * conn).min(0.35 * left);
+    let reserve = (hands.len() as f64 * HANDSHAKE_SAMPLES as f64 * conn).min(0.25 * left);
     let spend = Spending::new(&racers, (left - reserve).max(0.0), conn);
     let buf = Arc::new(pattern());
     let mut bulk = Bulk {
@@ -133,7 +134,14 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
         if !bulk.earlier_first(&mut racers, &spend, stage, session, stop)? {
             break;
         }
-        bulk.rest(&mut racers[spend.range(stage)], session, stop, stage != Stage::Refused)?;
+        // The ciphers race for first place (what the answer leads with), the
+        // rest for the `TOP` places; the refused do not race.
+        let top = match stage {
+            Stage::Ciphers if plan.admitted.is_some() && !plan.full_matrix => Some(1),
+            Stage::Refused => None,
+            _ => Some(TOP),
+        };
+        bulk.rest(&mut racers[spend.range(stage)], session, stop, top)?;
     }
     settle(&mut racers, session, &clock, skipped_hands)
 }
@@ -180,7 +188,7 @@ impl Spending {
     }
     /// The share of the allowed stages' time that `stage` gets.
     fn part(&self, stage: Stage) -> f64 {
-        let w = |s: Stage| self.range(s).len() as f64 * if s == Stage::Ciphers { 2.0 } else { 1.0 };
+        let w = |s: Stage| self.range(s).len() as f64 * if s == Stage::Ciphers { 3.0 } else { 1.0 };
         let total = w(Stage::Ciphers) + w(Stage::Macs);
         if total == 0.0 {
             0.0
@@ -233,23 +241,23 @@ impl Bulk<'_> {
         }
         Ok(true)
     }
-    /// A stage's pairs the first pass did not reach, then (`race`) the race of
-    /// its leaders, until `stop_at`.
-    fn rest(&mut self, racers: &mut [Racer], session: &mut dyn Sink, stop_at: Instant, race: bool) -> Result<()> {
+    /// A stage's pairs the first pass did not reach, then the race for its
+    /// `race` first places (none: no race), until `stop_at`.
+    fn rest(&mut self, racers: &mut [Racer], session: &mut dyn Sink, stop_at: Instant, race: Option<usize>) -> Result<()> {
         let clock = Clock { end: stop_at };
         match self.fixed.as_mut() {
             Some(p) if self.brute => fixed_once(racers, p, session, stop_at, &mut self.guess),
             Some(p) => {
                 fixed_rounds(racers, p, session, stop_at, &mut self.guess, FIRST_PASS_SESSIONS)?;
-                if race {
-                    fixed_race(racers, p, session, stop_at)?;
+                if let Some(top) = race {
+                    fixed_race(racers, p, session, stop_at, top)?;
                 }
                 Ok(())
             }
             None => {
                 adaptive_pass(racers, self.plan, self.client, session, &self.buf, stop_at, &mut self.over)?;
-                if race {
-                    adaptive_race(racers, self.plan, self.client, session, &self.buf, &clock, &mut self.over)?;
+                if let Some(top) = race {
+                    adaptive_race(racers, self.plan, self.client, session, &self.buf, &clock, &mut self.over, top)?;
                 }
                 Ok(())
             }
