@@ -61,9 +61,11 @@ pub struct Admitted {
     pub ssh_ciphers: Vec<String>,
     pub ssh_macs: Vec<String>,
     pub ssh_kex: Vec<String>,
-    /// TLS suites (TLS 1.3 and 1.2; OpenSSL or IANA names) and groups.
+    /// TLS suites (TLS 1.3 and 1.2; OpenSSL or IANA names), groups and
+    /// certificate types.
     pub tls_suites: Vec<String>,
     pub groups: Vec<String>,
+    pub certs: Vec<String>,
     /// Most refused options measured per list, after every allowed one: what the
     /// "fastest refused, for comparison" line needs. `None`: every refused option
     /// the user named is measured (still after the allowed ones).

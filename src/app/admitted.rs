@@ -35,3 +35,16 @@ pub(super) fn ssh(policy: &Policy, knowledge: &Knowledge, o: &crate::discover::o
         ..Admitted::default()
     }
 }
+
+/// What `policy` allows of the suites and groups a TLS loopback plan uses
+/// (`named`: as for [`ssh`]).
+pub(super) fn tls(policy: &Policy, knowledge: &Knowledge, plan: &crate::measure::tls::LoopbackPlan, named: bool) -> Admitted {
+    let (suites, groups, certs) = plan.names();
+    Admitted {
+        tls_suites: allowed(policy, knowledge, Domain::Tls13Suite, &suites),
+        groups: allowed(policy, knowledge, Domain::Group, &groups),
+        certs: allowed(policy, knowledge, Domain::Cert, &certs),
+        refused_cap: if named { None } else { Some(1) },
+        ..Admitted::default()
+    }
+}

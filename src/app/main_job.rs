@@ -300,7 +300,8 @@ fn measure_primitives_and_tls(
         }
         tls_kind::Work::Bulk(_) => true,
     });
-    let r = tls_kind::loopback(&tls, session).and_then(|_| tls_kind::hello_retries(&tls, session));
+    let admitted = super::admitted::tls(&job.policy, &job.knowledge, &tls, false);
+    let r = tls_kind::loopback_policy_first(&tls, Some(&admitted), session).and_then(|_| tls_kind::hello_retries(&tls, session));
     *tls_plan = Some(tls);
     r
 }

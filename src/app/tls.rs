@@ -61,8 +61,11 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
         return done;
     }
     let plan = tls::LoopbackPlan::new(a, budget)?;
+    // What the policy allows is measured first (the order of spending).
+    let named = !(a.suites.is_empty() && a.groups.is_empty());
+    let admitted = super::admitted::tls(&policy(c)?, &crate::judge::Knowledge::builtin()?, &plan, named);
     let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
-    let measured = tls::loopback(&plan, &mut session).and_then(|_| tls::hello_retries(&plan, &mut session));
+    let measured = tls::loopback_policy_first(&plan, Some(&admitted), &mut session).and_then(|_| tls::hello_retries(&plan, &mut session));
     finish(session, Judged::default(), measured, &outputs(c))
 }
 

@@ -510,7 +510,7 @@ pub fn loopback(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
 }
 
 /// [`loopback`] before the run's noise is settled.
-fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
+pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
     let hrr = hrr_items(plan);
     let total: usize = plan.skipped.len()
         + plan

@@ -379,3 +379,111 @@ pub(crate) fn handshakes<H: OneHandshake>(h: &mut H, units: u64) -> Result<f64> 
     }
     Ok(units as f64)
 }
+
+// ---------------------------------------------------------------------------
+// The order of spending
+
+/// Where a refused suite or group comes among the refused (lower first): the
+/// likeliest fastest, which is what the "fastest refused, for comparison" line
+/// shows. A guess from the name; it orders measuring, never a figure.
+fn likely_fast(name: &str) -> u8 {
+    let n = name.to_ascii_uppercase().replace('-', "_");
+    if n.contains("AES_128_GCM") || n.contains("X448") {
+        0
+    } else if n.contains("AES_256_GCM") || n.starts_with("P_") || n.starts_with("SECP") {
+        1
+    } else if n.contains("AES") || n.contains("CHACHA") {
+        2
+    } else {
+        3
+    }
+}
+
+impl LoopbackPlan {
+    /// The suites (IANA names), groups and certificate types this plan's items
+    /// use: what app asks the policy about (`plan::Admitted`).
+    pub fn names(&self) -> (Vec<String>, Vec<String>, Vec<String>) {
+        let (mut suites, mut groups, mut certs) = (Vec::new(), Vec::new(), Vec::new());
+        let add = |v: &mut Vec<String>, n: &str| {
+            if !v.iter().any(|x| x == n) {
+                v.push(n.to_string());
+            }
+        };
+        for i in &self.items {
+            add(&mut suites, &i.suite.iana);
+            if let Some(g) = i.group {
+                add(&mut groups, g);
+            }
+            add(&mut certs, i.cert.name());
+        }
+        (suites, groups, certs)
+    }
+
+    /// The plan split by what the policy allows: its items whose suite, group
+    /// and certificate it allows (in the plan's order), and of the others, per
+    /// protocol, kind of work and what is refused, only the likeliest fastest,
+    /// which the "fastest refused, for comparison" line needs. The budget is
+    /// split by items, as the sampler shares it.
+    pub fn by_policy(&self, a: &crate::plan::Admitted) -> (LoopbackPlan, LoopbackPlan) {
+        use crate::plan::Admitted;
+        // What an item's policy refuses: 0 nothing, 1 its suite, 2 its group, 3 its certificate.
+        let refused = |i: &Item| -> u8 {
+            if Admitted::rank(&a.tls_suites, &i.suite.iana).is_none() && Admitted::rank(&a.tls_suites, &i.suite.openssl).is_none() {
+                1
+            } else if i.group.is_some_and(|g| Admitted::rank(&a.groups, g).is_none()) {
+                2
+            } else if Admitted::rank(&a.certs, i.cert.name()).is_none() {
+                3
+            } else {
+                0
+            }
+        };
+        let (ok, mut out): (Vec<Item>, Vec<Item>) = self.items.iter().cloned().partition(|i| refused(i) == 0);
+        out.sort_by_key(|i| likely_fast(&format!("{} {}", i.group.unwrap_or(""), i.suite.iana)));
+        let cap = a.refused_cap.unwrap_or(usize::MAX);
+        let mut kept: Vec<Item> = Vec::new();
+        for i in out {
+            let same = |k: &&Item| {
+                k.protocol == i.protocol && std::mem::discriminant(&k.work) == std::mem::discriminant(&i.work) && refused(k) == refused(&i)
+            };
+            if kept.iter().filter(same).count() < cap {
+                kept.push(i);
+            }
+        }
+        let total = (ok.len() + kept.len()).max(1) as f64;
+        let part = |items: Vec<Item>, skipped: Vec<(Kind, Subject, String)>| LoopbackPlan {
+            budget: crate::units::Seconds(self.budget.0 * items.len() as f64 / total),
+            items,
+            skipped,
+            threads: self.threads,
+            write_size: self.write_size,
+            volume: self.volume,
+            verify: self.verify,
+            timeout: self.timeout,
+            certs: self.certs.clone(),
+        };
+        (part(ok, self.skipped.clone()), part(kept, Vec::new()))
+    }
+}
+
+/// [`loopback`] in the order of spending: with what the policy allows known,
+/// its subjects first, then the refused ones the comparison needs, while the
+/// run's time lasts; the run's noise is settled over both.
+pub fn loopback_policy_first(
+    plan: &LoopbackPlan,
+    admitted: Option<&crate::plan::Admitted>,
+    session: &mut dyn crate::measure::sink::Sink,
+) -> Result<()> {
+    let Some(a) = admitted else {
+        return loopback(plan, session);
+    };
+    let from = session.results().len();
+    let (ok, refused) = plan.by_policy(a);
+    if !ok.items.is_empty() || !ok.skipped.is_empty() {
+        loopback_pass(&ok, session)?;
+    }
+    if !refused.items.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
+        loopback_pass(&refused, session)?;
+    }
+    crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
+}
