@@ -87,23 +87,7 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
     let left = clock.left();
     let reserve = (hands.len() as f64 * HANDSHAKE_SAMPLES as f64 * conn).min(0.25 * left);
     let spend = Spending::new(&racers, (left - reserve).max(0.0), conn);
-    let buf = Arc::new(pattern());
-    let mut bulk = Bulk {
-        plan,
-        client,
-        buf: buf.clone(),
-        fixed: plan
-            .bytes
-            .map(|b| BulkProbe::open(client, Algorithms::default(), buf, Some(b), plan.verify))
-            .transpose()?,
-        // An untried session: the handshake and priming plus the volume at a modest 50 MB/s.
-        guess: first_overhead(conn) + plan.bytes.unwrap_or(0) as f64 / 50e6,
-        // Adaptive sessions: their cost beyond warm-up and span, learnt as they run.
-        over: first_overhead(conn),
-        // The brute-force full matrix at a fixed volume is the write-up's method: one
-        // session per combination, nothing dropped, no racing.
-        brute: plan.full_matrix && plan.bytes.is_some(),
-    };
+    let mut bulk = Bulk::new(plan, client, conn)?;
     let first_end = Instant::now() + Duration::from_secs_f64(0.75 * spend.allowed);
     for stage in [Stage::Ciphers, Stage::Macs] {
         let stop = match stage {
@@ -210,7 +194,26 @@ struct Bulk<'a> {
     brute: bool,
 }
 
-impl Bulk<'_> {
+impl<'a> Bulk<'a> {
+    fn new(plan: &'a SshPlan, client: &'a Client, conn: f64) -> Result<Bulk<'a>> {
+        let buf = Arc::new(pattern());
+        Ok(Bulk {
+            plan,
+            client,
+            buf: buf.clone(),
+            fixed: plan
+                .bytes
+                .map(|b| BulkProbe::open(client, Algorithms::default(), buf, Some(b), plan.verify))
+                .transpose()?,
+            // An untried session: the handshake and priming plus the volume at a modest 50 MB/s.
+            guess: first_overhead(conn) + plan.bytes.unwrap_or(0) as f64 / 50e6,
+            // Adaptive sessions: their cost beyond warm-up and span, learnt as they run.
+            over: first_overhead(conn),
+            // The brute-force full matrix at a fixed volume is the write-up's method: one
+            // session per combination, nothing dropped, no racing.
+            brute: plan.full_matrix && plan.bytes.is_some(),
+        })
+    }
     /// A stage's first pass, until `stop_at`.
     fn first_pass(&mut self, racers: &mut [Racer], session: &mut dyn Sink, stop_at: Instant) -> Result<()> {
         match self.fixed.as_mut() {
