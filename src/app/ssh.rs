@@ -20,6 +20,8 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
         return measure::ssh::compare_sweep_files(dec, full);
     }
     let caps = masked(a.cpu_caps.as_deref())?;
+    // The policy and knowledge that order the sweep's spending.
+    let judge = (policy(c)?, crate::judge::Knowledge::builtin()?);
     // The budget covers the whole command: starting the private sshd counts too.
     let t_run = std::time::Instant::now();
     if !a.serve {
@@ -30,7 +32,7 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
     let servable = a.host.is_none().then(|| openssh.private_hostkeys());
     // What the policy allows is measured first (the order of spending).
     let named = !(a.ciphers.is_empty() && a.macs.is_empty());
-    let admitted = super::admitted::ssh(&policy(c)?, &crate::judge::Knowledge::builtin()?, &openssh, named);
+    let admitted = super::admitted::ssh(&judge.0, &judge.1, &openssh, named);
     let mut plan = measure::ssh::SshPlan::new(
         &openssh,
         &a.ciphers,
