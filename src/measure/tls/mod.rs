@@ -423,7 +423,7 @@ impl LoopbackPlan {
     /// and certificate it allows (in the plan's order), and of the others, per
     /// protocol, kind of work and what is refused, only the likeliest fastest,
     /// which the "fastest refused, for comparison" line needs. The budget is
-    /// split by items, as the sampler shares it.
+    /// split by items, as the sampler shares it, the refused part at most 15%.
     pub fn by_policy(&self, a: &crate::plan::Admitted) -> (LoopbackPlan, LoopbackPlan) {
         use crate::plan::Admitted;
         // What an item's policy refuses: 0 nothing, 1 its suite, 2 its group, 3 its certificate.
@@ -450,9 +450,11 @@ impl LoopbackPlan {
                 kept.push(i);
             }
         }
+        // The refused get an item's share each, at most 15% of the budget (as SSH's).
         let total = (ok.len() + kept.len()).max(1) as f64;
-        let part = |items: Vec<Item>, skipped: Vec<(Kind, Subject, String)>| LoopbackPlan {
-            budget: crate::units::Seconds(self.budget.0 * items.len() as f64 / total),
+        let refused_share = (kept.len() as f64 / total).min(if ok.is_empty() { 1.0 } else { 0.15 });
+        let part = |items: Vec<Item>, skipped: Vec<(Kind, Subject, String)>, share: f64| LoopbackPlan {
+            budget: crate::units::Seconds(self.budget.0 * share),
             items,
             skipped,
             threads: self.threads,
@@ -462,7 +464,10 @@ impl LoopbackPlan {
             timeout: self.timeout,
             certs: self.certs.clone(),
         };
-        (part(ok, self.skipped.clone()), part(kept, Vec::new()))
+        (
+            part(ok, self.skipped.clone(), 1.0 - refused_share),
+            part(kept, Vec::new(), refused_share),
+        )
     }
 }
 
@@ -486,4 +491,69 @@ pub fn loopback_policy_first(
         loopback_pass(&refused, session)?;
     }
     crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
+}
+
+#[cfg(test)]
+mod spending_tests {
+    use super::*;
+    use crate::plan::Admitted;
+    use crate::units::Seconds;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Allowed subjects first with their share of the budget; of the refused,
+    /// one per protocol, kind of work and refused axis, the likeliest fastest.
+    #[test]
+    fn allowed_first_and_one_refused_of_each_kind() {
+        let plan = LoopbackPlan::new(&crate::options::TlsOptions::default(), Seconds(10.0)).unwrap();
+        let (suites, groups, certs) = plan.names();
+        assert!(suites.iter().any(|s| s == "TLS_AES_128_GCM_SHA256"), "{suites:?}");
+        assert!(!groups.is_empty() && !certs.is_empty());
+        let a = Admitted {
+            tls_suites: strings(&["TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]),
+            groups: strings(&["X25519"]),
+            certs: strings(&["ecdsa-p256", "rsa-2048"]),
+            refused_cap: Some(1),
+            ..Admitted::default()
+        };
+        let (ok, refused) = plan.by_policy(&a);
+        assert!(!ok.items.is_empty() && !refused.items.is_empty());
+        for i in &ok.items {
+            assert!(a.tls_suites.contains(&i.suite.iana), "{}", i.label());
+            assert!(i.group.is_none_or(|g| g == "X25519"), "{}", i.label());
+            assert!(a.certs.iter().any(|c| c == i.cert.name()), "{}", i.label());
+        }
+        let key = |i: &Item| (i.protocol, std::mem::discriminant(&i.work));
+        for i in &refused.items {
+            let what = |k: &Item| {
+                let suite = !a.tls_suites.contains(&k.suite.iana);
+                let group = k.group.is_some_and(|g| g != "X25519");
+                (suite, !suite && group)
+            };
+            let same = refused.items.iter().filter(|k| key(k) == key(i) && what(k) == what(i)).count();
+            assert_eq!(same, 1, "{}", i.label());
+        }
+        // The refused TLS 1.3 bulk suite is the likeliest fastest: AES-128-GCM.
+        let bulk13 = refused
+            .items
+            .iter()
+            .find(|i| i.protocol == Protocol::Tls13 && matches!(i.work, Work::Bulk(_)))
+            .unwrap();
+        assert_eq!(bulk13.suite.iana, "TLS_AES_128_GCM_SHA256");
+        assert!((ok.budget.0 + refused.budget.0 - 10.0).abs() < 1e-9);
+        assert!(refused.budget.0 <= 1.5 + 1e-9 && refused.budget.0 > 0.0, "{:?}", refused.budget);
+        // Nothing refused: one plan, the whole budget.
+        let (s, g, c) = plan.names();
+        let all = Admitted {
+            tls_suites: s,
+            groups: g,
+            certs: c,
+            ..Admitted::default()
+        };
+        let (ok, refused) = plan.by_policy(&all);
+        assert_eq!((ok.items.len(), refused.items.len()), (plan.items.len(), 0));
+        assert_eq!(ok.budget, Seconds(10.0));
+    }
 }
