@@ -24,9 +24,12 @@
 //! - **Handshake** (`ssh-handshake`): connect, authenticate and run `true`, per kex
 //!   × host-key algorithm, one handshake per sample.
 //!
-//! By default bulk is swept over cipher × MAC with one kex, and handshakes over
+//! By default bulk is swept one axis at a time with one kex, what the policy
+//! allows first (`stages.rs`: its ciphers with one MAC, then its MACs with one
+//! cipher, then the refused ones the comparison needs), and handshakes over
 //! kex × host key (DESIGN.md: Enc/MAC cost is paid per byte, Kx/Au once per
-//! connection). `--full-matrix` runs the write-up's cipher × MAC × kex sweep.
+//! connection). Without the policy's lists the bulk sweep is cipher × MAC.
+//! `--full-matrix` runs the write-up's cipher × MAC × kex sweep.
 
 use crate::backend::openssh::client::{Client, SshError, Target};
 use crate::backend::openssh::PrivateSshd;

@@ -1,5 +1,6 @@
-//! The sweep: decomposed (cipher × MAC with one kex, handshakes over kex × host
-//! key) or the full matrix, and the comparison of two sweeps.
+//! The sweep: decomposed (the policy's ciphers with one MAC, then its MACs with
+//! one cipher, refused last, all with one kex; handshakes over kex × host key) or
+//! the full matrix, and the comparison of two sweeps.
 
 use super::*;
 use crate::backend::openssh::client::{Algorithms, Client, SshError};
