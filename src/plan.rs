@@ -121,11 +121,14 @@ pub fn main_job(budget: Seconds, openssh: Option<&OpenSsh>) -> MainPlan {
             admitted: None,
         }
     });
+    // SSH pays a handshake per session (a TLS slice's connection is cheaper), and
+    // its leaders need several sessions each to separate; TLS's refused suites
+    // are no longer swept, so its share goes further.
     let shares = if ssh.is_some() {
         Shares {
             primitives: 0.15,
-            tls: 0.35,
-            ssh: 0.3,
+            tls: 0.3,
+            ssh: 0.35,
         }
     } else {
         Shares {
