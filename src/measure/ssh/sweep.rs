@@ -82,18 +82,20 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
     // Handshakes get what five each would take (each about one connection), at
     // most 25% of the time left; the refused subjects what one session each
     // takes, at most 15% of the rest; the allowed stages the remainder, a
-    // cipher three times a MAC's weight (the ciphers decide what the answer
-    // leads with). First passes take three quarters of it; time
-    // a phase does not use flows on to the next.
+    // cipher three times a MAC's weight in the first passes and six times in the
+    // races (the ciphers decide what the answer leads with). First passes take
+    // three quarters of it; time a phase does not use flows on to the next.
     let left = clock.left();
     let reserve = (hands.len() as f64 * HANDSHAKE_SAMPLES as f64 * conn).min(0.25 * left);
     let spend = Spending::new(&racers, (left - reserve).max(0.0), conn);
     let mut bulk = Bulk::new(plan, client, conn)?;
     let first_end = Instant::now() + Duration::from_secs_f64(0.75 * spend.allowed);
     for stage in [Stage::Ciphers, Stage::Macs] {
+        // The MACs' first pass keeps to its share too: what the ciphers leave
+        // goes on to the ciphers' race, not to more MAC sessions.
         let stop = match stage {
-            Stage::Ciphers => Instant::now() + Duration::from_secs_f64(0.75 * spend.allowed * spend.part(stage)),
-            _ => first_end,
+            Stage::Ciphers => Instant::now() + Duration::from_secs_f64(0.75 * spend.allowed * spend.part(stage, 3.0)),
+            _ => (Instant::now() + Duration::from_secs_f64(0.75 * spend.allowed * spend.part(stage, 3.0))).min(first_end),
         };
         if !bulk.earlier_first(&mut racers, &spend, stage, session, stop)? {
             break;
@@ -112,7 +114,8 @@ fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut
             break;
         }
         let stop = match stage {
-            Stage::Ciphers => Instant::now() + Duration::from_secs_f64(until(allowed_end) * spend.part(stage)),
+            // The race for first place weighs a cipher six times a MAC.
+            Stage::Ciphers => Instant::now() + Duration::from_secs_f64(until(allowed_end) * spend.part(stage, 6.0)),
             Stage::Macs => allowed_end,
             Stage::Refused => clock.end,
         };
@@ -171,9 +174,10 @@ impl Spending {
     fn range(&self, stage: Stage) -> std::ops::Range<usize> {
         self.ranges.iter().find(|(s, _, _)| *s == stage).map_or(0..0, |(_, a, b)| *a..*b)
     }
-    /// The share of the allowed stages' time that `stage` gets.
-    fn part(&self, stage: Stage) -> f64 {
-        let w = |s: Stage| self.range(s).len() as f64 * if s == Stage::Ciphers { 3.0 } else { 1.0 };
+    /// The share of the allowed stages' time that `stage` gets, a cipher
+    /// weighing `cipher` MACs.
+    fn part(&self, stage: Stage, cipher: f64) -> f64 {
+        let w = |s: Stage| self.range(s).len() as f64 * if s == Stage::Ciphers { cipher } else { 1.0 };
         let total = w(Stage::Ciphers) + w(Stage::Macs);
         if total == 0.0 {
             0.0
