@@ -66,6 +66,9 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
         m.insert("openssh".into(), json!(openssh.version));
     }
     let mut session = Session::start("ssh", settings, store, progress(c))?;
+    if daemon.is_some() {
+        physics(&plan, &mut session)?;
+    }
     let plan = measure::ssh::SshPlan {
         budget: Seconds((plan.budget.0 - t_run.elapsed().as_secs_f64()).max(0.0)),
         ..plan
@@ -121,4 +124,37 @@ fn remote_diff(
 ) -> Result<(Vec<crate::diff::SoftwareDiff>, String)> {
     let current = crate::diff::remote::ssh_server(&openssh.ssh, host, a.port, a.identity.as_deref(), &a.ssh_options);
     crate::diff::remote::section(current, doc, "sshd", policy)
+}
+
+/// Share of the budget for the primitives behind the allowed ciphers and MACs,
+/// and its bounds in seconds.
+const PHYSICS_SHARE: f64 = 0.06;
+const PHYSICS_MIN: f64 = 1.0;
+const PHYSICS_MAX: f64 = 3.0;
+
+/// On this machine's private sshd, the primitives behind the allowed ciphers and
+/// MACs (`aes128-gcm@openssh.com` → aes-128-gcm, a CTR cipher → aes-128-ctr, an
+/// HMAC → hmac-sha256 ...) at 16 KiB, with a small share of the budget: much
+/// tighter than SSH sessions, they may order what the transfers leave tied (the
+/// primitives as evidence, said as such in the answer). Nothing for a remote
+/// host, whose CPU is another machine's.
+fn physics(plan: &measure::ssh::SshPlan, session: &mut Session) -> Result<()> {
+    let Some(admitted) = &plan.admitted else { return Ok(()) };
+    let mut names: Vec<String> = Vec::new();
+    let mac = admitted.ssh_macs.first().map(String::as_str);
+    for cipher in &admitted.ssh_ciphers {
+        if let Some((c, m)) = crate::recommend::ssh_primitives(cipher, mac) {
+            names.extend(std::iter::once(c).chain(m));
+        }
+    }
+    names.sort();
+    names.dedup();
+    let prims: Vec<_> = names.iter().filter_map(|n| crate::catalog::lookup(n)).collect();
+    if prims.is_empty() {
+        return Ok(());
+    }
+    let budget = Seconds((plan.budget.0 * PHYSICS_SHARE).clamp(PHYSICS_MIN, PHYSICS_MAX));
+    let lib = [crate::measure::primitive::Library::Openssl];
+    let primitives = measure::plans::primitives(&prims, &lib, &[crate::units::Bytes(16384)], 1, budget);
+    measure::primitives(&primitives, session)
 }

@@ -204,7 +204,7 @@ pub(super) fn suite_physics(doc: &Document, s: &TlsSuite, own: Option<&Measured>
 /// `aes-128-gcm`; a CTR or CBC cipher with `hmac-sha2-256-etm@openssh.com` →
 /// `aes-128-ctr` then `hmac-sha256`). `None` for what the catalogue does not
 /// measure (UMAC, HMAC-SHA-512) or an AEAD's absent MAC when one is needed.
-pub(super) fn ssh_primitives(cipher: &str, mac: Option<&str>) -> Option<(String, Option<String>)> {
+pub fn ssh_primitives(cipher: &str, mac: Option<&str>) -> Option<(String, Option<String>)> {
     let c = match cipher {
         "aes128-gcm@openssh.com" => return Some(("aes-128-gcm".into(), None)),
         "aes256-gcm@openssh.com" => return Some(("aes-256-gcm".into(), None)),
