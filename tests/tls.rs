@@ -407,7 +407,7 @@ fn loopback_bulk_is_verified_by_the_far_side() {
         "--write-size",
         "4k",
         "--budget",
-        "1s",
+        "3s",
         "--json",
     ];
     let doc = json_of(&cb().args(args).assert().success().get_output().stdout);
@@ -495,7 +495,7 @@ fn loopback_handshakes_sweep_kx_group_and_cert() {
                 "--certs",
                 "rsa-2048,ecdsa-p256",
             ])
-            .args(["--no-bulk", "--budget", "4s", "--threads", "2", "--json"])
+            .args(["--no-bulk", "--budget", "8s", "--threads", "2", "--json"])
             .assert()
             .success()
             .get_output()

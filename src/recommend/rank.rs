@@ -206,6 +206,44 @@ fn tie_groups(mut accepted: Vec<Accepted<'_>>, higher_is_better: bool, noise: f6
     groups
 }
 
+/// The key size in a name (`aes256-gcm@openssh.com` → 256) and the name with it
+/// blanked: options that differ only in it are one construction with more or
+/// fewer rounds.
+fn key_size(name: &str) -> Option<(String, u32)> {
+    ["128", "192", "256"].iter().find_map(|k| {
+        let at = name.find(k)?;
+        let family = format!("{}#{}", &name[..at], &name[at + 3..]).to_ascii_lowercase();
+        Some((family, k.parse().ok()?))
+    })
+}
+
+/// Inside a tie, of options of one construction and one level that differ only
+/// in key size (AES-128 and AES-256 GCM or CTR, TLS_AES_128/256_GCM), the smaller
+/// key first: fewer rounds over the same work per byte, so it is never the slower
+/// on one machine (the pipe method agrees: aes128-gcm ≥ aes256-gcm). The others
+/// keep their places; this orders nothing between tie groups, so it can reverse
+/// nothing a second run would see.
+fn smaller_key_first(g: &mut [Accepted<'_>]) {
+    let keys: Vec<Option<(String, u32)>> = g.iter().map(|a| key_size(&a.1.verdict.subject.name)).collect();
+    let mut done = vec![false; g.len()];
+    for i in 0..g.len() {
+        let Some((family, _)) = keys[i].clone().filter(|_| !done[i]) else {
+            continue;
+        };
+        let level = g[i].1.verdict.level;
+        let at: Vec<usize> = (i..g.len())
+            .filter(|&j| keys[j].as_ref().is_some_and(|(f, _)| *f == family) && g[j].1.verdict.level == level)
+            .collect();
+        let mut by_size = at.clone();
+        by_size.sort_by_key(|&j| keys[j].as_ref().map(|k| k.1));
+        let moved: Vec<Accepted<'_>> = by_size.iter().map(|&j| g[j].clone()).collect();
+        for (&slot, item) in at.iter().zip(moved) {
+            g[slot] = item;
+            done[slot] = true;
+        }
+    }
+}
+
 /// Per tier, the measured groups (inside a group the better level, then the
 /// policy's order) and then the unmeasured: the ranked options and the configured
 /// order.
@@ -223,6 +261,7 @@ fn in_order(groups: Vec<Vec<Accepted<'_>>>, unmeasured: &[(usize, &Candidate)]) 
     for tier in tiers {
         while let Some(mut g) = groups.next_if(|g| g[0].1.tier == tier) {
             g.sort_by(|a, b| b.1.verdict.level.cmp(&a.1.verdict.level).then(a.0.cmp(&b.0)));
+            smaller_key_first(&mut g);
             let rank = ranked.len() + 1;
             let tied = g.len() > 1;
             for (_, c, warnings) in g {
@@ -331,6 +370,16 @@ pub fn serial(a: &Summary, b: &Summary) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Inside a tie, the smaller key of one construction comes first and the
+    /// others keep their places; names without a key size are untouched.
+    #[test]
+    fn key_size_orders_only_one_construction() {
+        assert_eq!(key_size("aes256-gcm@openssh.com"), Some(("aes#-gcm@openssh.com".to_string(), 256)));
+        assert_eq!(key_size("TLS_AES_128_GCM_SHA256"), Some(("tls_aes_#_gcm_sha256".to_string(), 128)));
+        assert_eq!(key_size("chacha20-poly1305@openssh.com"), None);
+        assert_ne!(key_size("aes128-ctr").unwrap().0, key_size("aes256-gcm@openssh.com").unwrap().0);
+    }
     use crate::judge::{Domain, Knowledge};
 
     fn s(median: f64, half: f64) -> Summary {
@@ -375,6 +424,9 @@ mod tests {
         assert_eq!((names[0].1, names[1].1), (1, 1), "the two GCMs overlap: {names:?}");
         assert!(names[0].2 && names[1].2);
         assert_eq!(names[2], ("aes128-ctr", 3, false));
+        // Tied, one construction: the smaller key first, whatever the policy's order
+        // or the medians (here aes256-gcm's is the lower).
+        assert_eq!(names[0].0, "aes128-gcm@openssh.com", "{names:?}");
         assert_eq!(r.unmeasured, vec!["aes192-ctr".to_string()]);
         let f = r.fastest_refused.as_ref().expect("3des is refused");
         assert_eq!(f.name, "3des-cbc");
