@@ -133,17 +133,19 @@ pub struct SshChoice {
 }
 
 impl SshChoice {
-    /// The lists the sshd block configures: the choice's, kept within sshd's own
-    /// defaults and in their order (unless the policy asks for more,
-    /// `beyond_defaults`); `hostkeys` from `server_hostkeys` (empty when unknown).
-    /// A server's order decides nothing in SSH (the client's first algorithm the
-    /// server has is taken), so sshd's lines read as OpenSSH orders them
-    /// (mlkem768x25519-sha256 first on OpenSSH 10).
+    /// The lists the sshd block configures: the choice's, in its ranked order
+    /// (post-quantum key exchange first, then the fastest), kept within sshd's own
+    /// defaults (unless the policy asks for more, `beyond_defaults`); `hostkeys`
+    /// from `server_hostkeys` (empty when unknown). The client's order decides what
+    /// SSH negotiates, but the server's first entry is what a reader takes for the
+    /// answer, so it is the fastest.
     pub fn server_lists(&self) -> SshLists {
         let d = self.server_defaults.as_ref().filter(|_| !self.beyond_defaults);
         let keep = |v: &[String], dv: Option<&Vec<String>>| -> Vec<String> {
             match dv {
-                Some(dv) => dv.iter().filter(|a| v.contains(a)).cloned().collect(),
+                // The ranked order (the fastest first, as `ssh` and `ssh -G` show it),
+                // only what sshd offers by default.
+                Some(dv) => v.iter().filter(|a| dv.contains(a)).cloned().collect(),
                 None => v.to_vec(),
             }
         };
@@ -432,14 +434,14 @@ mod tests {
     }
 
     /// sshd's lines bring back nothing its defaults dropped (OpenSSH 10's
-    /// finite-field Diffie-Hellman), in the defaults' order; a legacy policy may.
+    /// finite-field Diffie-Hellman), in the ranked order; a legacy policy may.
     #[test]
     fn sshd_lines_stay_within_the_installed_defaults() {
         let choice = SshChoice {
             kex: vec![
+                "mlkem768x25519-sha256".into(),
                 "curve25519-sha256".into(),
                 "diffie-hellman-group16-sha512".into(),
-                "mlkem768x25519-sha256".into(),
                 "diffie-hellman-group-exchange-sha256".into(),
             ],
             server_defaults: Some(openssh10()),
@@ -450,7 +452,8 @@ mod tests {
             server.contains(&"KexAlgorithms mlkem768x25519-sha256,curve25519-sha256".to_string()),
             "{server:?}"
         );
-        assert_eq!(server[0], "Ciphers chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-ctr");
+        // The ranked order, not the defaults' (chacha20-poly1305 first on OpenSSH).
+        assert_eq!(server[0], "Ciphers aes128-gcm@openssh.com,chacha20-poly1305@openssh.com,aes256-ctr");
         // The client keeps its list: OpenSSH's client still offers those by default.
         let client = lines("ssh", &Choice::Ssh(choice.clone())).unwrap();
         assert!(client.iter().any(|l| l.contains("diffie-hellman-group16-sha512")), "{client:?}");
