@@ -357,18 +357,7 @@ mod tests {
     use super::*;
     use crate::model::Subject;
 
-    fn doc(results: Vec<ResultRecord>) -> Document {
-        let mut d: Document = serde_json::from_value(serde_json::json!({
-            "schema": "cipherbench/1",
-            "run": {"id": "r", "started_at": "t", "status": "complete", "command": "ssh",
-                    "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
-                    "libraries": {}, "settings": null},
-            "results": []
-        }))
-        .unwrap();
-        d.results = results;
-        d
-    }
+    use crate::testing::doc_of as doc;
 
     fn bulk(cipher: &str, v: &[f64]) -> ResultRecord {
         let subject = Subject {

@@ -88,14 +88,7 @@ fn gains_with_intervals_or_no_measurable_gain() {
 #[test]
 fn ssh_figures_carry_the_server_cpu_per_gb_of_the_pair() {
     use crate::model::Subject;
-    let mut doc: Document = serde_json::from_value(serde_json::json!({
-        "schema": "cipherbench/1",
-        "run": {"id": "r", "started_at": "t", "status": "complete", "command": "ssh",
-                "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
-                "libraries": {}, "settings": null},
-        "results": []
-    }))
-    .unwrap();
+    let mut doc = crate::testing::doc(serde_json::json!([]));
     let rec = |cipher: &str, mode: Option<&str>, metric: Metric, v: &[f64]| {
         let subject = Subject {
             cipher: Some(cipher.into()),

@@ -345,16 +345,7 @@ pub fn security_notes(k: &Knowledge, policy: &Policy, r: &Ranking, openssl: Opti
 mod tests {
     use super::*;
 
-    pub(super) fn doc(results: serde_json::Value) -> Document {
-        serde_json::from_value(serde_json::json!({
-            "schema": "cipherbench/1",
-            "run": {"id": "t", "started_at": "2026-01-01T00:00:00Z", "status": "complete", "command": "speed",
-                    "host": {"cpu_model": "x", "cores": 1, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
-                    "libraries": {}, "settings": {}},
-            "results": results,
-        }))
-        .unwrap()
-    }
+    pub(super) use crate::testing::doc;
 
     /// `ssh --host`: every list keeps what the remote server accepted, sshd's
     /// HostKeyAlgorithms follows what it offered

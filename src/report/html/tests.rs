@@ -74,16 +74,12 @@ fn result(kind: Kind, metric: Metric, subject: crate::model::Subject, median: f6
     r
 }
 
+/// The shared fixture with markup in the run id and host names (the page escapes them).
 fn doc(results: Vec<ResultRecord>) -> Document {
-    let mut d: Document = serde_json::from_value(serde_json::json!({
-        "schema": "cipherbench/1",
-        "run": {"id": "r<1>", "started_at": "t", "status": "complete", "command": "ssh",
-                "host": {"cpu_model": "CPU \"<b>\"", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h&h"},
-                "libraries": {}, "settings": null},
-        "results": []
-    }))
-    .unwrap();
-    d.results = results;
+    let mut d = crate::testing::doc_of(results);
+    d.run.id = "r<1>".into();
+    d.run.host.cpu_model = "CPU \"<b>\"".into();
+    d.run.host.hostname = "h&h".into();
     d
 }
 

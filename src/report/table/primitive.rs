@@ -255,16 +255,7 @@ pub fn fastest(doc: &Document) -> Vec<Fastest> {
 mod tests {
     use super::*;
 
-    fn doc(results: serde_json::Value) -> Document {
-        serde_json::from_value(serde_json::json!({
-            "schema": "cipherbench/1",
-            "run": {"id": "t", "started_at": "2026-01-01T00:00:00Z", "status": "complete", "command": "speed",
-                    "host": {"cpu_model": "x", "cores": 1, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
-                    "libraries": {}, "settings": {}},
-            "results": results,
-        }))
-        .unwrap()
-    }
+    use crate::testing::doc;
 
     /// ML-KEM rows give operations per second and the time of one; they stay out
     /// of the by-size table; what this OpenSSL lacks is listed with the reason.
