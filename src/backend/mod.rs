@@ -6,4 +6,5 @@ pub mod nginx;
 pub mod openssh;
 pub mod openssl;
 pub mod process;
+pub mod record;
 pub mod tls;

@@ -4,6 +4,7 @@
 mod ffi;
 pub mod library;
 pub mod priority;
+pub mod record;
 pub mod session;
 
 use ffi::{Api, Datum, Handle};
