@@ -1,8 +1,11 @@
-//! The store's writer for one run: its identity, the host it ran on, the results
-//! so far (the measuring stages' `Sink`), the history database they are written to
-//! as they come, and the progress bar. It carries nothing between the stages: the
-//! judge's verdicts and recommend's outcome are values the app passes along, handed
-//! to the session ([`Judged`]) when the run is closed and written.
+//! The store's writer for one run: its identity, the host it ran on and the
+//! history database. It carries nothing between the stages: the measuring stages
+//! fill a [`Measurements`] value that the app owns and passes on (judge and
+//! recommend read the document made from it, [`Session::document`]); the session
+//! only watches each result go by, as that value's [`Checkpoint`], writing it to
+//! the history at once, so that Ctrl-C or the deadline keeps what was measured.
+//! The judge's verdicts and recommend's outcome are handed to it ([`Judged`])
+//! with the measurements when the run is closed and written.
 //!
 //! The results live in memory first. The history database is a copy: when a
 //! write fails (a full disk, another process holding the lock), the session
@@ -12,11 +15,12 @@
 //! and, separately, what went wrong with the store.
 
 use crate::discover;
-use crate::measure::sink::{Measurements, Sink};
+use crate::measure::sink::{Checkpoint, Measurements, Sink};
 use crate::model::{Document, RecommendationRecord, ResultRecord, RunInfo, RunStatus, VerdictRecord, SCHEMA};
 use crate::progress::Progress;
 use crate::store::Store;
 use anyhow::Result;
+use std::sync::{Arc, Mutex};
 
 /// What the judge and recommend stages made of a run, as the document keeps it:
 /// handed to the session when the run is closed (`Session::finish`).
@@ -37,16 +41,37 @@ impl Judged {
 }
 
 pub struct Session {
-    /// The run row; its settings are `measured`'s until the run is written.
+    /// The run row; its settings are the measurements' until the run is written.
     info: RunInfo,
-    store: Option<Store>,
-    /// The measuring stages' output, as it comes (results, settings, progress).
-    measured: Measurements,
-    /// The first history write that failed (nothing more is written until `finish`).
-    store_failed: Option<String>,
+    /// The history database, shared with the checkpoint that writes each result.
+    writer: Arc<Mutex<Writer>>,
     /// What the host's software offers (`RunInfo::capabilities`), asked when the
     /// document is first needed: after measuring, so that the budget measures.
     capabilities: std::sync::OnceLock<crate::model::Capabilities>,
+}
+
+/// The history database during the run, and its first write that failed
+/// (nothing more is written until the run is closed).
+struct Writer {
+    store: Option<Store>,
+    run_id: String,
+    failed: Option<String>,
+}
+
+/// The session's eye on the measurements: each result written as it is kept.
+struct StoreCheckpoint(Arc<Mutex<Writer>>);
+
+impl Checkpoint for StoreCheckpoint {
+    /// Writes result `idx` to the history unless an earlier write failed.
+    fn kept(&mut self, idx: usize, r: &ResultRecord) -> Option<String> {
+        let mut w = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if w.failed.is_some() {
+            return None;
+        }
+        let e = w.store.as_ref()?.put_result(&w.run_id, idx, r).err()?;
+        w.failed = Some(format!("{e:#}"));
+        Some("history database failed: results kept in memory".into())
+    }
 }
 
 /// A sortable, unique-enough run id: `20261122T150405Z-1a2b`.
@@ -57,8 +82,9 @@ fn new_id(now: &chrono::DateTime<chrono::Utc>) -> String {
 }
 
 impl Session {
-    /// Fingerprints the host and writes the run row before anything is measured.
-    pub fn start(command: &str, settings: serde_json::Value, store: Option<Store>, progress: Progress) -> Result<Session> {
+    /// Fingerprints the host and writes the run row before anything is measured;
+    /// returns the session and the run's (empty) measurements, checkpointed by it.
+    pub fn start(command: &str, settings: serde_json::Value, store: Option<Store>, progress: Progress) -> Result<(Session, Measurements)> {
         let now = chrono::Utc::now();
         let info = RunInfo {
             id: new_id(&now),
@@ -78,39 +104,34 @@ impl Session {
                 store_failed = Some(format!("{e:#}"));
             }
         }
-        Ok(Session {
-            info,
+        let writer = Arc::new(Mutex::new(Writer {
             store,
-            measured: Measurements::pass(settings, progress),
-            store_failed,
+            run_id: info.id.clone(),
+            failed: store_failed,
+        }));
+        let measurements = Measurements {
+            checkpoint: Some(Box::new(StoreCheckpoint(writer.clone()))),
+            ..Measurements::pass(settings, progress)
+        };
+        let session = Session {
+            info,
+            writer,
             capabilities: std::sync::OnceLock::new(),
-        })
-    }
-
-    /// Writes result `idx` to the history unless an earlier write failed.
-    fn store_result(&mut self, idx: usize, r: &ResultRecord) {
-        if self.store_failed.is_some() {
-            return;
-        }
-        if let Some(s) = &self.store {
-            if let Err(e) = s.put_result(&self.info.id, idx, r) {
-                self.measured.progress_message("history database failed: results kept in memory");
-                self.store_failed = Some(format!("{e:#}"));
-            }
-        }
+        };
+        Ok((session, measurements))
     }
 
     /// The measured document as it stands (no verdicts or recommendations yet):
     /// what the judge and recommend stages read.
-    pub fn document(&self) -> Document {
+    pub fn document(&self, measured: &Measurements) -> Document {
         Document {
             schema: SCHEMA.to_string(),
             run: crate::model::RunInfo {
                 capabilities: self.capabilities.get_or_init(discover::capabilities).clone(),
-                settings: self.measured.settings.clone(),
+                settings: measured.settings.clone(),
                 ..self.info.clone()
             },
-            results: self.measured.results.clone(),
+            results: measured.results.clone(),
             verdicts: Vec::new(),
             recommendations: Vec::new(),
         }
@@ -120,20 +141,26 @@ impl Session {
     /// the document, and separately what went wrong with the history database (the
     /// document is whole either way). After a failure during the run, everything is
     /// written again now.
-    pub fn finish(mut self, status: RunStatus, judged: Judged) -> (Document, Option<crate::error::NotSaved>) {
-        self.measured.progress_finish();
+    pub fn finish(mut self, status: RunStatus, mut measured: Measurements, judged: Judged) -> (Document, Option<crate::error::NotSaved>) {
+        measured.progress_finish();
+        // The checkpoint (and with it its hold on the writer) goes first.
+        measured.checkpoint = None;
+        let (store, during) = {
+            let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+            (w.store.take(), w.failed.take())
+        };
         self.info.status = status;
-        self.info.settings = std::mem::take(&mut self.measured.settings);
+        self.info.settings = std::mem::take(&mut measured.settings);
         self.info.capabilities = self.capabilities.take().unwrap_or_else(discover::capabilities);
         self.info.finished_at = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         let doc = Document {
             schema: SCHEMA.to_string(),
             run: self.info,
-            results: self.measured.results,
+            results: measured.results,
             verdicts: judged.verdicts,
             recommendations: judged.recommendations,
         };
-        let Some(s) = &self.store else {
+        let Some(s) = &store else {
             return (doc, None);
         };
         s.set_busy_timeout(crate::store::FINISH_BUSY);
@@ -144,7 +171,6 @@ impl Session {
             }
             Ok(())
         };
-        let during = self.store_failed.take();
         let at_end = match &during {
             Some(_) => write_all().and_then(|()| s.finish_run(&doc)),
             None => s.finish_run(&doc),
@@ -162,39 +188,5 @@ impl Session {
             )),
         };
         (doc, problem.map(crate::error::NotSaved))
-    }
-}
-
-/// The session is the measuring stages' sink: each result is kept in its
-/// [`Measurements`] and written to the history at once.
-impl Sink for Session {
-    /// Keeps a result and writes it to the history at once. Returns its index.
-    fn record(&mut self, r: ResultRecord) -> Result<usize> {
-        self.store_result(self.measured.results.len(), &r);
-        self.measured.record(r)
-    }
-    /// Replaces a result after more samples were taken.
-    fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
-        self.store_result(idx, &r);
-        self.measured.replace(idx, r)
-    }
-    fn results(&self) -> &[ResultRecord] {
-        &self.measured.results
-    }
-    fn settings(&self) -> &serde_json::Value {
-        &self.measured.settings
-    }
-    /// Adds or overwrites one key of the run's settings (stored when the run ends).
-    fn set_setting(&mut self, key: &str, value: serde_json::Value) {
-        self.measured.set_setting(key, value);
-    }
-    fn progress_start(&mut self, len: u64) {
-        self.measured.progress_start(len);
-    }
-    fn progress_message(&self, msg: &str) {
-        self.measured.progress_message(msg);
-    }
-    fn progress_finish(&mut self) {
-        self.measured.progress_finish();
     }
 }

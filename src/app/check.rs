@@ -3,6 +3,7 @@
 use super::{close, conclude, judged, open_store, outputs, policy, progress};
 use crate::diff::{self, check::CheckReport, subjects::Subjects};
 use crate::error::UsageError;
+use crate::measure::sink::Measurements;
 use crate::measure::sink::Sink;
 use crate::options::{CheckOptions, CommonOptions};
 use crate::report::{self, Outputs};
@@ -50,12 +51,12 @@ pub(super) fn check(c: &CommonOptions, a: &CheckOptions) -> Result<()> {
         "config_from": a.config_from,
         "software": job.currents.iter().map(|x| x.installed.software).collect::<Vec<_>>(),
     });
-    let mut session = Session::start("check", settings, open_store(c)?, progress(c))?;
-    let Passes { measured, outcome, diffs } = measure_passes(c, &mut job, &mut session, budget)?;
+    let (session, mut measurements) = Session::start("check", settings, open_store(c)?, progress(c))?;
+    let Passes { measured, outcome, diffs } = measure_passes(c, &mut job, &session, &mut measurements, budget)?;
     let mut judged = judged(Vec::new(), &outcome);
-    session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
+    measurements.set_setting("installed_diff", serde_json::to_value(&diffs)?);
     diff::annotate(&mut judged.recommendations, &diffs);
-    let (doc, status, stored) = close(session, judged, &measured);
+    let (doc, status, stored) = close(session, measurements, judged, &measured);
     let findings = diff::check::findings(&diffs, a.min_gain);
     let report = CheckReport {
         schema: "cipherbench-check/1",
@@ -118,7 +119,13 @@ fn validate(c: &CommonOptions, a: &CheckOptions) -> Result<Checked> {
 /// pass could not call. A local nginx: its throughput change is measured through
 /// two private nginx instances once the recommendation is known (the second pass
 /// leaves it out).
-fn measure_passes(c: &CommonOptions, job: &mut Checked, session: &mut Session, budget: Seconds) -> Result<Passes> {
+fn measure_passes(
+    c: &CommonOptions,
+    job: &mut Checked,
+    session: &Session,
+    measurements: &mut Measurements,
+    budget: Seconds,
+) -> Result<Passes> {
     let Checked {
         policy,
         knowledge,
@@ -129,20 +136,26 @@ fn measure_passes(c: &CommonOptions, job: &mut Checked, session: &mut Session, b
     let t0 = std::time::Instant::now();
     let through = currents.iter().any(|x| diff::subjects::through_nginx_binary(x).is_some());
     let first = if through { CHECK_FIRST_PASS_THROUGH } else { CHECK_FIRST_PASS };
-    let measured = diff::subjects::measure(&subjects, session, Seconds(budget.0 * first));
+    let measured = diff::subjects::measure(&subjects, measurements, Seconds(budget.0 * first));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
     // Pooled with the history as `recommend` pools it, so both give one answer.
-    let snapshot = super::pool::pooled(c, &session.document());
+    let snapshot = super::pool::pooled(c, &session.document(measurements));
     let outcome = crate::recommend::recommend(&snapshot, knowledge, policy, &targets);
     let mut diffs = diff::build_all(currents, &snapshot, &outcome, knowledge, policy);
     let left = (budget.0 - t0.elapsed().as_secs_f64()).min(budget.0 * CHECK_THROUGH);
     if through && measured.is_ok() && left >= 1.5 && !crate::interrupt::requested() {
-        notes.extend(diff::subjects::measure_through(currents, &diffs, session, Seconds(left)));
-        diffs = diff::build_all(currents, &super::pool::pooled(c, &session.document()), &outcome, knowledge, policy);
+        notes.extend(diff::subjects::measure_through(currents, &diffs, measurements, Seconds(left)));
+        diffs = diff::build_all(
+            currents,
+            &super::pool::pooled(c, &session.document(measurements)),
+            &outcome,
+            knowledge,
+            policy,
+        );
     }
     let passes = Passes { measured, outcome, diffs };
     let left = budget.0 - t0.elapsed().as_secs_f64();
-    second_pass(c, job, &targets, session, passes, Seconds(left))
+    second_pass(c, job, &targets, session, measurements, passes, Seconds(left))
 }
 
 /// The comparisons the first pass left open, measured again with what is `left`
@@ -151,7 +164,8 @@ fn second_pass(
     c: &CommonOptions,
     job: &Checked,
     targets: &[String],
-    session: &mut Session,
+    session: &Session,
+    measurements: &mut Measurements,
     first: Passes,
     left: Seconds,
 ) -> Result<Passes> {
@@ -160,15 +174,15 @@ fn second_pass(
     if !(open && first.measured.is_ok() && left.0 >= 2.0 && !crate::interrupt::requested()) {
         return Ok(first);
     }
-    let mut scratch = crate::measure::sink::Measurements::pass(session.settings().clone(), progress(c));
+    let mut scratch = crate::measure::sink::Measurements::pass(measurements.settings.clone(), progress(c));
     let measured = diff::subjects::measure(&again, &mut scratch, left);
-    let pooled = crate::race::pool_into(session, &scratch)?;
-    session.set_setting(
+    let pooled = crate::race::pool_into(measurements, &scratch)?;
+    measurements.set_setting(
         "second_pass",
         json!({"tls_suites": again.tls_suites, "ssh_ciphers": again.ssh_ciphers, "ssh_macs": again.ssh_macs,
                "seconds": left.0, "pooled": pooled}),
     );
-    let snapshot = super::pool::pooled(c, &session.document());
+    let snapshot = super::pool::pooled(c, &session.document(measurements));
     let outcome = crate::recommend::recommend(&snapshot, &job.knowledge, &job.policy, targets);
     let diffs = diff::build_all(&job.currents, &snapshot, &outcome, &job.knowledge, &job.policy);
     Ok(Passes { measured, outcome, diffs })

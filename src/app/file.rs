@@ -3,7 +3,6 @@
 use super::{finish, open_store, outputs, progress};
 use crate::error::UsageError;
 use crate::measure::plans as plan;
-use crate::measure::sink::Sink;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, FileOptions};
 use crate::session::{Judged, Session};
@@ -50,7 +49,7 @@ pub(super) fn file(c: &CommonOptions, a: &FileOptions) -> Result<()> {
         eprintln!("note: {} empty: nothing to time there", empties.join(", "));
     }
 
-    let mut session = Session::start("file", settings, store, progress(c))?;
+    let (session, mut measurements) = Session::start("file", settings, store, progress(c))?;
     let plan = plan::FilePlan {
         inputs,
         primitives: prims,
@@ -63,9 +62,9 @@ pub(super) fn file(c: &CommonOptions, a: &FileOptions) -> Result<()> {
         workdir: workdir.path().to_path_buf(),
         budget: c.budget,
     };
-    let measured = measure::files(&plan, &mut session);
-    let verdicts = crate::judge::primitive_verdicts(session.results());
-    let outcome = finish(session, Judged::from_verdicts(verdicts), measured, &outputs(c));
+    let measured = measure::files(&plan, &mut measurements);
+    let verdicts = crate::judge::primitive_verdicts(&measurements.results);
+    let outcome = finish(session, measurements, Judged::from_verdicts(verdicts), measured, &outputs(c));
     // Outputs and generated inputs go now, whatever happened.
     crate::interrupt::forget_dir(workdir.path());
     drop(workdir);

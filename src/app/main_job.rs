@@ -5,7 +5,7 @@ use super::{close, conclude, masked, open_store, outputs, policy, progress};
 use crate::discover;
 use crate::error::UsageError;
 use crate::measure::plans as plan;
-use crate::measure::sink::Sink;
+use crate::measure::sink::{Measurements, Sink};
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, RunOptions, TlsOptions};
 use crate::report::{self, Outputs};
@@ -29,23 +29,25 @@ pub(super) fn run(c: &CommonOptions, a: &RunOptions) -> Result<()> {
 /// which cipher it should use. discover → plan → measure (primitives, TLS on
 /// loopback, SSH on a private sshd when installed, the installed choice, the race)
 /// → judge → recommend → the installed diff → the answer, history and an HTML
-/// report. Each stage takes the values of the ones before it; the session only
-/// keeps and writes what was measured (results as they come, so Ctrl-C keeps them).
+/// report. Each stage takes the values of the ones before it; measuring fills the
+/// run's `Measurements`, which the session only watches, writing each result to
+/// the history as it comes (so Ctrl-C keeps them).
 pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> Result<()> {
     let job = validate_main(c)?;
     crate::deadline::set_run(std::time::Instant::now(), job.budget);
     let found = discover_main();
-    let mut session = start_main(c, &job, &found, extra_settings)?;
+    let (session, mut measurements) = start_main(c, &job, &found, extra_settings)?;
     let plan = plan_main(&job, &found);
-    let mut measured = measure_main(c, &job, &found, &plan, &mut session);
-    let verdicts = crate::judge::primitive_verdicts(session.results());
+    let mut measured = measure_main(c, &job, &found, &plan, (&session, &mut measurements));
+    let verdicts = crate::judge::primitive_verdicts(&measurements.results);
     // The history is evidence: this run pooled with the same machine's earlier runs.
-    let evidence = super::pool::pooled(c, &session.document());
+    let evidence = super::pool::pooled(c, &session.document(&measurements));
     let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
-    measure_through(&job, &plan, &outcome, &mut measured, &mut session);
-    let (judged, closing) = answer_main(c, &job, verdicts, &outcome, &measured, &mut session);
+    measure_through(&job, &plan, &outcome, &mut measured, (&session, &mut measurements));
+    let (judged, closing) = answer_main(c, &job, verdicts, &outcome, &measured, (&session, &mut measurements));
     let note = measured.ssh_skipped.take().or(found.ssh_note);
-    report_and_store(c, session, judged, &job, &outcome, note.as_deref(), measured.status, &closing)
+    let run = (session, measurements);
+    report_and_store(c, run, judged, &job, &outcome, note.as_deref(), measured.status, &closing)
 }
 
 /// What the run's document keeps of the judge and recommend stages, with the
@@ -58,11 +60,12 @@ fn answer_main(
     verdicts: Vec<crate::model::VerdictRecord>,
     outcome: &crate::recommend::Outcome,
     measured: &Measured,
-    session: &mut Session,
+    (session, measurements): (&Session, &mut Measurements),
 ) -> (crate::session::Judged, String) {
     let (currents, notes) = &measured.installed;
-    let (diffs, closing) = crate::diff::section(currents, notes, &session.document(), outcome, &job.knowledge, &job.policy);
-    session.set_setting("installed_diff", serde_json::to_value(&diffs).unwrap_or_default());
+    let doc = session.document(measurements);
+    let (diffs, closing) = crate::diff::section(currents, notes, &doc, outcome, &job.knowledge, &job.policy);
+    measurements.set_setting("installed_diff", serde_json::to_value(&diffs).unwrap_or_default());
     let mut judged = super::judged(verdicts, outcome);
     crate::diff::annotate(&mut judged.recommendations, &diffs);
     let checked = super::validate::validate(&mut judged.recommendations, c.no_validate);
@@ -85,8 +88,8 @@ fn plan_main(job: &MainJob, found: &Found) -> crate::plan::MainPlan {
     crate::plan::main_job(Seconds((budget.0 - reserve).max(budget.0 * 0.5)), found.usable())
 }
 
-/// What the main job measured (the results themselves are in the session, written
-/// as they came): how measuring ended, the installed configurations and what was
+/// What the main job measured besides its results (those are in the run's
+/// `Measurements`, written to the history as they came): how measuring ended, the installed configurations and what was
 /// kept back for the throughput through private nginx instances.
 struct Measured {
     status: Result<()>,
@@ -102,15 +105,16 @@ struct Measured {
 /// The measuring stage: the first pass, the installed choice when the run has not
 /// measured it yet (so that "now" is a subject of the run), then the race over
 /// what is still tied.
-fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::plan::MainPlan, session: &mut Session) -> Measured {
+fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::plan::MainPlan, run: Run) -> Measured {
+    let (session, measurements) = run;
     let t0 = std::time::Instant::now();
-    let mut first = measure_first_pass(plan, job, found, session, t0);
+    let mut first = measure_first_pass(plan, job, found, measurements, t0);
     let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0;
     let mut installed = crate::diff::installed(&job.knowledge, &job.targets);
-    let missing = crate::diff::unmeasured(&installed.0, session.results());
+    let missing = crate::diff::unmeasured(&installed.0, &measurements.results);
     let budget = Seconds(left.min(job.budget.0 * 0.1));
     if !missing.is_empty() && budget.0 >= 2.0 {
-        if let Err(e) = crate::diff::subjects::measure(&missing, session, budget) {
+        if let Err(e) = crate::diff::subjects::measure(&missing, measurements, budget) {
             installed.1.push(format!("the installed choice could not be measured: {e:#}"));
         }
     }
@@ -121,7 +125,7 @@ fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::p
     };
     if first.measured.is_ok() && !crate::interrupt::requested() {
         let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0 - through;
-        first.measured = race_ties(c, job, &first, session, left);
+        first.measured = race_ties(c, job, &first, (session, measurements), left);
     }
     // The race is over: the private sshd stops now.
     drop(first.ssh_run);
@@ -142,7 +146,7 @@ fn measure_through(
     plan: &crate::plan::MainPlan,
     outcome: &crate::recommend::Outcome,
     measured: &mut Measured,
-    session: &mut Session,
+    (session, measurements): Run,
 ) {
     if measured.status.is_err() || measured.through <= 0.0 || crate::interrupt::requested() {
         return;
@@ -152,8 +156,8 @@ fn measure_through(
         return;
     }
     let currents = &measured.installed.0;
-    let diffs = crate::diff::through_diffs(currents, &session.document(), outcome, &job.knowledge, &job.policy);
-    let notes = crate::diff::subjects::measure_through(currents, &diffs, session, Seconds(spare));
+    let diffs = crate::diff::through_diffs(currents, &session.document(measurements), outcome, &job.knowledge, &job.policy);
+    let notes = crate::diff::subjects::measure_through(currents, &diffs, measurements, Seconds(spare));
     measured.installed.1.extend(notes);
 }
 
@@ -204,7 +208,7 @@ fn discover_main() -> Found {
 }
 
 /// `extra` settings come from `run` (`--cpu-caps`, the OpenSSH version) for `fleet`.
-fn start_main(c: &CommonOptions, job: &MainJob, found: &Found, extra: serde_json::Value) -> Result<Session> {
+fn start_main(c: &CommonOptions, job: &MainJob, found: &Found, extra: serde_json::Value) -> Result<(Session, Measurements)> {
     let mut settings = json!({ "budget_seconds": job.budget.0, "policy": job.policy.name, "targets": job.targets });
     if let (Some(m), Some(x)) = (settings.as_object_mut(), extra.as_object()) {
         m.extend(x.clone());
@@ -212,6 +216,10 @@ fn start_main(c: &CommonOptions, job: &MainJob, found: &Found, extra: serde_json
     settings["ssh"] = json!(found.ssh_note.clone().unwrap_or_else(|| "private sshd on 127.0.0.1".into()));
     Session::start("run", settings, open_store(c)?, progress(c))
 }
+
+/// The run's session (the store's writer, for the document) and its measurements
+/// (what measuring fills).
+type Run<'a> = (&'a Session, &'a mut Measurements);
 
 /// What the quick pass ran (so that a race measures contenders the same way) and
 /// how it ended.
@@ -237,7 +245,7 @@ fn measure_first_pass(
     plan: &crate::plan::MainPlan,
     job: &MainJob,
     found: &Found,
-    session: &mut Session,
+    measurements: &mut Measurements,
     t0: std::time::Instant,
 ) -> FirstPass {
     let mut first = FirstPass {
@@ -246,7 +254,7 @@ fn measure_first_pass(
         ssh_run: None,
         ssh_skipped: None,
     };
-    first.measured = measure_primitives_and_tls(plan, job, session, &mut first.tls_plan);
+    first.measured = measure_primitives_and_tls(plan, job, measurements, &mut first.tls_plan);
     // The private sshd takes a few seconds to start (host keys): with less than
     // that left of the budget, SSH is skipped and said so, not started late.
     let left = plan.budget.0 - t0.elapsed().as_secs_f64();
@@ -255,7 +263,7 @@ fn measure_first_pass(
             "SSH skipped: {:.1} s of the budget was left, and the private sshd needs about 3 s to start (--budget 20s or more includes SSH)",
             left.max(0.0)
         );
-        session.set_setting("ssh", json!(note));
+        measurements.set_setting("ssh", json!(note));
         first.ssh_skipped = Some(note);
         return first;
     }
@@ -265,7 +273,7 @@ fn measure_first_pass(
                 admitted: Some(super::admitted::ssh(&job.policy, &job.knowledge, openssh, false)),
                 ..picks.clone()
             };
-            first.measured = measure_ssh(plan, &picks, openssh, sshd, session, t0, &mut first.ssh_run);
+            first.measured = measure_ssh(plan, &picks, openssh, sshd, measurements, t0, &mut first.ssh_run);
         }
     }
     first
@@ -274,7 +282,7 @@ fn measure_first_pass(
 fn measure_primitives_and_tls(
     plan: &crate::plan::MainPlan,
     job: &MainJob,
-    session: &mut Session,
+    measurements: &mut Measurements,
     tls_plan: &mut Option<measure::tls::LoopbackPlan>,
 ) -> Result<()> {
     use crate::backend::openssl::{certs::CertType, tls::Protocol};
@@ -287,7 +295,7 @@ fn measure_primitives_and_tls(
         1,
         plan.share(plan.shares.primitives),
     );
-    measure::primitives(&primitives, session)?;
+    measure::primitives(&primitives, measurements)?;
     if crate::interrupt::requested() {
         return Ok(());
     }
@@ -301,7 +309,7 @@ fn measure_primitives_and_tls(
         tls_kind::Work::Bulk(_) => true,
     });
     let admitted = super::admitted::tls(&job.policy, &job.knowledge, &tls, false);
-    let r = tls_kind::loopback_policy_first(&tls, Some(&admitted), session).and_then(|_| tls_kind::hello_retries(&tls, session));
+    let r = tls_kind::loopback_policy_first(&tls, Some(&admitted), measurements).and_then(|_| tls_kind::hello_retries(&tls, measurements));
     *tls_plan = Some(tls);
     r
 }
@@ -313,7 +321,7 @@ fn measure_ssh(
     picks: &crate::plan::SshPicks,
     openssh: &discover::openssh::OpenSsh,
     sshd: &std::path::Path,
-    session: &mut Session,
+    measurements: &mut Measurements,
     t0: std::time::Instant,
     ssh_run: &mut Option<SshRun>,
 ) -> Result<()> {
@@ -358,18 +366,18 @@ fn measure_ssh(
     // One preflight (first connection, feature check) for every sweep of the run:
     // the MAC pass and the race check only what is new to them.
     let mut pre = ssh_kind::Preflight::default();
-    let r = ssh_kind::sweep_with(&bulk, &client, session, &mut pre);
+    let r = ssh_kind::sweep_with(&bulk, &client, measurements, &mut pre);
     *ssh_run = Some((bulk, client, daemon, pre));
     r
 }
 
 /// The race: the rest of the budget (`left`, a reserve for judging and the report
 /// kept back) goes to the lists whose leaders are still tied.
-fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, session: &mut Session, left: f64) -> Result<()> {
+fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, (session, measurements): Run, left: f64) -> Result<()> {
     // Only what the history has not ordered yet is raced (see `pool`).
-    let evidence = super::pool::pooled(c, &session.document());
+    let evidence = super::pool::pooled(c, &session.document(measurements));
     let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
-    let contests = crate::race::contests(&outcome, session.results());
+    let contests = crate::race::contests(&outcome, &measurements.results);
     if contests.is_empty() || left < 3.0 {
         return Ok(());
     }
@@ -378,10 +386,10 @@ fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, session: &mut 
         ssh: first.ssh_run.as_ref().map(|(p, c, _, pre)| (p, c, pre)),
     };
     let started = std::time::Instant::now();
-    let r = crate::race::race(session, &contests, &racers, Seconds(left), c.quiet || c.json);
+    let r = crate::race::race(measurements, &contests, &racers, Seconds(left), c.quiet || c.json);
     let lists: Vec<_> = contests.iter().map(|k| json!({ "list": k.list, "contenders": k.names })).collect();
     let remeasured = r.as_ref().ok().copied();
-    session.set_setting(
+    measurements.set_setting(
         "race",
         json!({ "contests": lists, "seconds": started.elapsed().as_secs_f64(), "remeasured": remeasured }),
     );
@@ -393,7 +401,7 @@ fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, session: &mut 
 #[allow(clippy::too_many_arguments)]
 fn report_and_store(
     c: &CommonOptions,
-    session: Session,
+    (session, measurements): (Session, Measurements),
     judged: crate::session::Judged,
     job: &MainJob,
     outcome: &crate::recommend::Outcome,
@@ -401,7 +409,7 @@ fn report_and_store(
     measured: Result<()>,
     closing: &str,
 ) -> Result<()> {
-    let (doc, status, stored) = close(session, judged, &measured);
+    let (doc, status, stored) = close(session, measurements, judged, &measured);
     let report_path = match job.reports {
         true => report::html::write_report(&doc).map(Some),
         false => Ok(None),

@@ -22,7 +22,7 @@ mod validate;
 use crate::cli::{Cli, Command};
 use crate::discover::{self, cpucaps};
 use crate::error::{Interrupted, UsageError};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::RunStatus;
 use crate::options::CommonOptions;
 use crate::progress::Progress;
@@ -131,8 +131,8 @@ fn grader(c: &CommonOptions) -> Result<crate::judge::Grader> {
 
 /// Closes the session with what was made of it (`judged`) in every case, reports
 /// what was kept, and maps the outcome.
-fn finish(session: Session, judged: Judged, measured: Result<()>, out: &Outputs) -> Result<()> {
-    let (doc, status, stored) = close(session, judged, &measured);
+fn finish(session: Session, measurements: Measurements, judged: Judged, measured: Result<()>, out: &Outputs) -> Result<()> {
+    let (doc, status, stored) = close(session, measurements, judged, &measured);
     let emitted = report::emit(&doc, out);
     conclude(&doc, status, measured, stored, emitted)
 }
@@ -146,7 +146,12 @@ fn judged(verdicts: Vec<crate::model::VerdictRecord>, outcome: &crate::recommend
 
 /// Closes the run's row with the status `measured` implies and what was made of
 /// it (`judged`); the document is whole even when the history database failed.
-fn close(session: Session, judged: Judged, measured: &Result<()>) -> (crate::model::Document, RunStatus, Option<crate::error::NotSaved>) {
+fn close(
+    session: Session,
+    measurements: Measurements,
+    judged: Judged,
+    measured: &Result<()>,
+) -> (crate::model::Document, RunStatus, Option<crate::error::NotSaved>) {
     // Cut at the deadline (the watchdog, or a probe that ran into it) with results
     // kept: partial, not failed, and not interrupted either (a probe that saw the
     // cut stops as it would on Ctrl-C).
@@ -157,14 +162,14 @@ fn close(session: Session, judged: Judged, measured: &Result<()>) -> (crate::mod
                 .err()
                 .is_some_and(|e| e.chain().any(|c| c.downcast_ref::<crate::deadline::DeadlinePassed>().is_some())));
     let interrupted = crate::interrupt::by_user() || (!cut && measured.as_ref().err().is_some_and(|e| crate::error::exit_code(e) == 130));
-    let kept = session.results().iter().any(|r| r.status == crate::model::Status::Ok);
+    let kept = measurements.results.iter().any(|r| r.status == crate::model::Status::Ok);
     let status = match (measured, interrupted) {
         (_, true) => RunStatus::Interrupted,
         _ if cut && kept => RunStatus::Partial,
         (Err(_), false) => RunStatus::Failed,
         (Ok(()), false) => RunStatus::Complete,
     };
-    let (doc, stored) = session.finish(status, judged);
+    let (doc, stored) = session.finish(status, measurements, judged);
     (doc, status, stored)
 }
 

@@ -4,7 +4,6 @@ use super::{finish, open_store, outputs, progress, reexec_masked};
 use crate::discover::{self, cpucaps};
 use crate::error::UsageError;
 use crate::measure::plans::{self as plan, DEFAULT_SIZES};
-use crate::measure::sink::Sink;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, SpeedOptions};
 use crate::session::{Judged, Session};
@@ -43,11 +42,11 @@ pub(super) fn speed(c: &CommonOptions, a: &SpeedOptions, command: &str, default_
     }
     let store = open_store(c)?;
 
-    let mut session = Session::start(command, settings, store, progress(c))?;
+    let (session, mut measurements) = Session::start(command, settings, store, progress(c))?;
     let plan = plan::primitives(&prims, &a.libraries, &sizes, threads, crate::deadline::plan_budget(budget));
-    let measured = measure::primitives(&plan, &mut session);
-    let verdicts = crate::judge::primitive_verdicts(session.results());
-    finish(session, Judged::from_verdicts(verdicts), measured, &outputs(c))
+    let measured = measure::primitives(&plan, &mut measurements);
+    let verdicts = crate::judge::primitive_verdicts(&measurements.results);
+    finish(session, measurements, Judged::from_verdicts(verdicts), measured, &outputs(c))
 }
 
 /// Resolves typed names to catalogue entries, with suggestions for typos.

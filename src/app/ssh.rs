@@ -4,6 +4,7 @@ use super::{finish, masked, open_store, outputs, policy, progress};
 use crate::backend::openssh::{Client, PrivateSshd, Target};
 use crate::discover;
 use crate::measure;
+use crate::measure::sink::Measurements;
 use crate::measure::sink::Sink;
 use crate::options::{CommonOptions, SshOptions};
 use crate::report;
@@ -65,26 +66,26 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
         m.extend(x.clone());
         m.insert("openssh".into(), json!(openssh.version));
     }
-    let mut session = Session::start("ssh", settings, store, progress(c))?;
+    let (session, mut measurements) = Session::start("ssh", settings, store, progress(c))?;
     if daemon.is_some() {
-        physics(&plan, &mut session)?;
+        physics(&plan, &mut measurements)?;
     }
     let plan = measure::ssh::SshPlan {
         budget: Seconds((plan.budget.0 - t_run.elapsed().as_secs_f64()).max(0.0)),
         ..plan
     };
-    let measured = measure::ssh::sweep(&plan, &client, &mut session);
+    let measured = measure::ssh::sweep(&plan, &client, &mut measurements);
     drop(daemon);
     // A remote server: what to change there, against this run's figures.
     let remote_diff = match (&a.host, remote_policy) {
         (Some(h), Some(p)) if !crate::interrupt::requested() => {
-            let (diffs, text) = remote_diff(a, h, &openssh, &session.document(), &p)?;
-            session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
+            let (diffs, text) = remote_diff(a, h, &openssh, &session.document(&measurements), &p)?;
+            measurements.set_setting("installed_diff", serde_json::to_value(&diffs)?);
             Some(text)
         }
         _ => None,
     };
-    let done = finish(session, Judged::default(), measured, &outputs(c));
+    let done = finish(session, measurements, Judged::default(), measured, &outputs(c));
     if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
         report::print_text(&text)?;
     }
@@ -138,7 +139,7 @@ const PHYSICS_MAX: f64 = 3.0;
 /// tighter than SSH sessions, they may order what the transfers leave tied (the
 /// primitives as evidence, said as such in the answer). Nothing for a remote
 /// host, whose CPU is another machine's.
-fn physics(plan: &measure::ssh::SshPlan, session: &mut Session) -> Result<()> {
+fn physics(plan: &measure::ssh::SshPlan, measurements: &mut Measurements) -> Result<()> {
     let Some(admitted) = &plan.admitted else { return Ok(()) };
     let mut names: Vec<String> = Vec::new();
     let mac = admitted.ssh_macs.first().map(String::as_str);
@@ -156,5 +157,5 @@ fn physics(plan: &measure::ssh::SshPlan, session: &mut Session) -> Result<()> {
     let budget = Seconds((plan.budget.0 * PHYSICS_SHARE).clamp(PHYSICS_MIN, PHYSICS_MAX));
     let lib = [crate::measure::primitive::Library::Openssl];
     let primitives = measure::plans::primitives(&prims, &lib, &[crate::units::Bytes(16384)], 1, budget);
-    measure::primitives(&primitives, session)
+    measure::primitives(&primitives, measurements)
 }

@@ -48,19 +48,19 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
                 eprintln!("{}", crate::untrusted::for_terminal(m));
             }
         })?;
-        let mut session = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
-        let measured = tls::remote(&plan, &scan, &mut session);
+        let (session, mut measurements) = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
+        let measured = tls::remote(&plan, &scan, &mut measurements);
         // What to change on that server, against this run's figures.
         let remote_diff = if crate::interrupt::requested() {
             None
         } else {
             let k = crate::judge::Knowledge::builtin()?;
             let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
-            let (diffs, text) = crate::diff::remote::section(current, &session.document(), "nginx", &remote_policy)?;
-            session.set_setting("installed_diff", serde_json::to_value(&diffs)?);
+            let (diffs, text) = crate::diff::remote::section(current, &session.document(&measurements), "nginx", &remote_policy)?;
+            measurements.set_setting("installed_diff", serde_json::to_value(&diffs)?);
             Some(text)
         };
-        let done = finish(session, Judged::default(), measured, &outputs(c));
+        let done = finish(session, measurements, Judged::default(), measured, &outputs(c));
         if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
             report::print_text(&text)?;
         }
@@ -70,9 +70,10 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
     // What the policy allows is measured first (the order of spending).
     let named = !(a.suites.is_empty() && a.groups.is_empty());
     let admitted = judge.map(|(p, k)| super::admitted::tls(&p, &k, &plan, named));
-    let mut session = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
-    let measured = tls::loopback_policy_first(&plan, admitted.as_ref(), &mut session).and_then(|_| tls::hello_retries(&plan, &mut session));
-    finish(session, Judged::default(), measured, &outputs(c))
+    let (session, mut measurements) = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
+    let measured =
+        tls::loopback_policy_first(&plan, admitted.as_ref(), &mut measurements).and_then(|_| tls::hello_retries(&plan, &mut measurements));
+    finish(session, measurements, Judged::default(), measured, &outputs(c))
 }
 
 /// `tls --lib gnutls` or `--lib openssl,gnutls` (every client→server pair), `--priority`,
@@ -90,13 +91,13 @@ fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<(
         }
         let plan = tls_gnutls::RemotePlan::new(a, target, budget)?;
         let quiet = c.quiet || c.json;
-        let mut session = Session::start("tls", tls_gnutls::settings(&plan), open_store(c)?, progress(c))?;
-        let measured = tls_gnutls::remote(&plan, &mut session, &|m: &str| {
+        let (session, mut measurements) = Session::start("tls", tls_gnutls::settings(&plan), open_store(c)?, progress(c))?;
+        let measured = tls_gnutls::remote(&plan, &mut measurements, &|m: &str| {
             if !quiet {
                 eprintln!("{}", crate::untrusted::for_terminal(m));
             }
         });
-        return finish(session, Judged::default(), measured, &outputs(c));
+        return finish(session, measurements, Judged::default(), measured, &outputs(c));
     }
     let g = tls_gnutls::GnutlsPlan::new(&a.libraries, a.priority.as_deref())?;
     let mut plan = tls::LoopbackPlan::new(a, budget)?;
@@ -104,7 +105,7 @@ fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<(
         plan.items = tls_gnutls::priority_items(&plan, a)?;
         plan.skipped.clear();
     }
-    let mut session = Session::start("tls", g.settings(&plan), open_store(c)?, progress(c))?;
-    let measured = tls_gnutls::loopback(&plan, &g, &mut session);
-    finish(session, Judged::default(), measured, &outputs(c))
+    let (session, mut measurements) = Session::start("tls", g.settings(&plan), open_store(c)?, progress(c))?;
+    let measured = tls_gnutls::loopback(&plan, &g, &mut measurements);
+    finish(session, measurements, Judged::default(), measured, &outputs(c))
 }

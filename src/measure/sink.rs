@@ -1,11 +1,11 @@
-//! Where a measuring stage puts what it measures, as it goes: the stage's output.
+//! What a measuring stage measured, as it goes: its output value.
 //!
-//! Measuring writes each result the moment it exists, so that Ctrl-C, a deadline
-//! or a crash keeps everything measured so far. The stage therefore does not
-//! return one value at the end; it pushes its results into a `Sink`, and what it
-//! measured is that sink's `Measurements`: the plain in-memory value (tests,
-//! re-measuring passes), which the run's `Session` (the history's writer) also
-//! keeps, writing each result to the history as it comes.
+//! The stage fills a `Measurements` (results, the run's settings, progress) that
+//! the caller owns and reads afterwards: the measuring functions take it as the
+//! `Sink` they record into. Each result is also shown, the moment it exists, to
+//! the `Measurements`' [`Checkpoint`] when there is one: the run's store writer
+//! (`session`), so that Ctrl-C, a deadline or a crash keeps everything measured
+//! so far. The checkpoint observes; it is not where the stages read from.
 
 use crate::model::ResultRecord;
 use crate::progress::Progress;
@@ -30,14 +30,23 @@ pub trait Sink {
     fn progress_finish(&mut self) {}
 }
 
-/// What a measuring stage measured: results in memory, the run's settings and
-/// the progress shown (a re-measuring pass whose results are pooled into the
-/// run's afterwards, tests; the run's `Session` keeps one and adds the history).
+/// Sees each result as it is kept (the run's store writer writes it to the
+/// history at once). Returns a note to show once when keeping failed (the
+/// results stay in memory either way).
+pub trait Checkpoint: Send {
+    fn kept(&mut self, idx: usize, r: &ResultRecord) -> Option<String>;
+}
+
+/// What a measuring stage measured: results in memory, the run's settings, the
+/// progress shown, and who checkpoints each result (the run's store writer; none
+/// for a re-measuring pass whose results are pooled into the run's afterwards,
+/// and in tests).
 #[derive(Default)]
 pub struct Measurements {
     pub results: Vec<ResultRecord>,
     pub settings: serde_json::Value,
     pub progress: Option<Progress>,
+    pub checkpoint: Option<Box<dyn Checkpoint>>,
 }
 
 impl Measurements {
@@ -56,6 +65,16 @@ impl Measurements {
             results: Vec::new(),
             settings,
             progress: Some(progress),
+            checkpoint: None,
+        }
+    }
+
+    /// Shows result `idx` to the checkpoint (and its note, the first time it fails).
+    fn checkpoint(&mut self, idx: usize) {
+        if let (Some(c), Some(r)) = (&mut self.checkpoint, self.results.get(idx)) {
+            if let Some(note) = c.kept(idx, r) {
+                self.progress_message(&note);
+            }
         }
     }
 }
@@ -66,12 +85,15 @@ impl Sink for Measurements {
             p.inc();
         }
         self.results.push(r);
-        Ok(self.results.len() - 1)
+        let idx = self.results.len() - 1;
+        self.checkpoint(idx);
+        Ok(idx)
     }
     fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
         match self.results.get_mut(idx) {
             Some(slot) => {
                 *slot = r;
+                self.checkpoint(idx);
                 Ok(())
             }
             None => anyhow::bail!("no result {idx} to replace"),
