@@ -81,6 +81,30 @@ impl std::ops::DerefMut for Block {
     }
 }
 
+/// The GCM specification's test case 4 (AES-128, 12-byte nonce, 20 bytes of
+/// additional data, 60 bytes of data), for the tests of both libraries' records.
+#[cfg(test)]
+pub mod gcm_case4 {
+    fn hex(s: &str) -> Vec<u8> {
+        hex::decode(s).expect("hex")
+    }
+    pub fn key() -> Vec<u8> {
+        hex("feffe9928665731c6d6a8f9467308308")
+    }
+    pub fn nonce() -> Vec<u8> {
+        hex("cafebabefacedbaddecaf888")
+    }
+    pub fn aad() -> Vec<u8> {
+        hex("feedfacedeadbeeffeedfacedeadbeefabaddad2")
+    }
+    pub fn data() -> Vec<u8> {
+        hex("d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39")
+    }
+    /// The ciphertext (the tag apart).
+    pub const SEALED: &str =
+        "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,15 +114,8 @@ mod tests {
     /// ciphertext, opened back to the data; a flipped ciphertext bit fails the open.
     #[test]
     fn both_libraries_seal_and_open_the_same_record() {
-        let key = hex::decode("feffe9928665731c6d6a8f9467308308").unwrap();
-        let nonce = hex::decode("cafebabefacedbaddecaf888").unwrap();
-        let data = hex::decode(
-            "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
-        )
-        .unwrap();
-        let aad = hex::decode("feedfacedeadbeeffeedfacedeadbeefabaddad2").unwrap();
-        let want =
-            "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091";
+        use gcm_case4 as v;
+        let (key, nonce, data, aad) = (v::key(), v::nonce(), v::data(), v::aad());
         let cipher = openssl::engine::fetch_cipher("aes-128-gcm").unwrap();
         let info = gnutls::cipher_info("AES-128-GCM").expect("libgnutls30 is installed by make test");
         let records: [Box<dyn RecordCipher>; 2] = [
@@ -107,7 +124,7 @@ mod tests {
         ];
         for mut r in records {
             r.seal(&nonce, &aad).unwrap();
-            assert_eq!(hex::encode(r.sealed()), want);
+            assert_eq!(hex::encode(r.sealed()), v::SEALED);
             r.open(&nonce, &aad).unwrap();
             assert_eq!(r.opened(), &data[..]);
             r.sealed_mut()[0] ^= 1;

@@ -10,6 +10,8 @@
 //!   the timeouts and the run's deadline every socket keeps.
 //! - [`Connection`]: an established connection: application data (`Read`/`Write`),
 //!   what was negotiated, session resumption.
+//! - `backend::record::RecordCipher`: a record sealed and opened as the library
+//!   does it in TLS (timed by the primitive probes).
 //!
 //! Dispatch is once per handshake and once per read or write of application data
 //! (a record batch), never per byte.
