@@ -190,3 +190,40 @@ impl Session {
         (doc, problem.map(crate::error::NotSaved))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The session writes each result to the history the moment the measuring
+    /// stage records it (before the run closes: what a killed run leaves), and a
+    /// replaced one in its place; closing writes the status and the settings.
+    #[test]
+    fn each_result_reaches_the_history_as_it_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let store = Store::open(&path).unwrap();
+        let (session, mut measured) = Session::start("speed", serde_json::json!({}), Some(store), Progress::new(true)).unwrap();
+        let row = |median: f64| {
+            serde_json::json!({"kind": "primitive", "metric": "bytes_per_sec", "status": "ok",
+                "subject": {"algorithm": "aes-128-gcm", "op": "encrypt", "bytes": 16384, "library": "openssl", "threads": 1},
+                "median": median, "mean": median, "min": median, "max": median,
+                "ci95_low": median, "ci95_high": median, "samples": 10, "cv": 0.0})
+        };
+        let records = crate::testing::doc(serde_json::json!([row(1.0e9), row(2.0e9)])).results;
+        let id = session.info.id.clone();
+        let stored = || Store::open_read(&path).unwrap().load(&id).unwrap().results;
+        assert_eq!(measured.record(records[0].clone()).unwrap(), 0);
+        assert_eq!(stored().iter().map(|r| r.median).collect::<Vec<_>>(), [Some(1.0e9)]);
+        measured.replace(0, records[1].clone()).unwrap();
+        assert_eq!(stored().iter().map(|r| r.median).collect::<Vec<_>>(), [Some(2.0e9)]);
+        measured.set_setting("noise", serde_json::json!(0.01));
+        assert_eq!(session.document(&measured).results.len(), 1);
+        let (doc, problem) = session.finish(RunStatus::Complete, measured, Judged::default());
+        assert!(problem.is_none(), "{problem:?}");
+        let back = Store::open_read(&path).unwrap().load(&id).unwrap();
+        assert_eq!(back.run.status, RunStatus::Complete);
+        assert_eq!(back.run.settings["noise"], serde_json::json!(0.01));
+        assert_eq!(back.results.len(), doc.results.len());
+    }
+}
