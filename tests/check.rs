@@ -121,8 +121,19 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
     assert!(!after.contains("AES128-SHA:"), "{after}");
 
     // Applied once, the policy has nothing left to refuse, and a real client gets
-    // what the diff said it would.
-    let (code, again) = check(&file, "nginx", "10s");
+    // what the diff said it would. A check whose only findings are speed ones may
+    // have seen the machine move under it: made again, up to three times.
+    let mut attempt = 0;
+    let (code, again) = loop {
+        let (code, again) = check(&file, "nginx", "10s");
+        let findings = again["findings"].as_array().map_or(&[][..], Vec::as_slice);
+        let only_speed = !findings.is_empty() && findings.iter().all(|f| f["kind"] == "speed");
+        if !only_speed || attempt == 2 {
+            break (code, again);
+        }
+        eprintln!("attempt {attempt}: only speed findings, the machine may have moved; again");
+        attempt += 1;
+    };
     let d2 = &again["diffs"][0];
     assert_eq!(code, 0, "{again:#}");
     assert_eq!(d2["nothing_to_change"], true, "{d2:#}");
@@ -290,6 +301,15 @@ fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left()
 }
 
 /// The first diff a successful run keeps in its document (`run.settings.installed_diff`).
+/// Whether `check`'s closing line counts speed findings only ("check: 2 finding(s)
+/// in sshd (2 speed)").
+fn only_speed_findings(text: &str) -> bool {
+    text.lines()
+        .filter(|l| l.starts_with("check: ") && l.contains(" finding(s) in "))
+        .filter_map(|l| l.split_once(" (")?.1.split_once(')').map(|(kinds, _)| kinds.to_string()))
+        .any(|kinds| kinds.split(", ").all(|k| k.ends_with(" speed")))
+}
+
 fn first_diff(out: &std::process::Output) -> Value {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     json_of(&out.stdout)["run"]["settings"]["installed_diff"][0].clone()
@@ -406,12 +426,22 @@ fn poor_sshd_diff_names_each_fix_matches_reality_applies_and_then_nothing_to_cha
     // The Match block still ends the file: global lines went before it.
     assert!(after.trim_end().ends_with("Match User nobody\n    X11Forwarding no"), "{after}");
 
-    // Applied once: nothing to change, and check exits 0.
-    let out = cb()
-        .args(["check", "--for", "sshd", "--budget", "20s", "--config-from"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    // Applied once: nothing to change, and check exits 0. A check whose only findings
+    // are speed ones may have seen the machine's speed move under it: it is made
+    // again, up to three times, and the last one is asserted on.
+    let mut attempt = 0;
+    let out = loop {
+        let out = cb()
+            .args(["check", "--for", "sshd", "--budget", "20s", "--config-from"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        if out.status.code() != Some(1) || !only_speed_findings(&String::from_utf8_lossy(&out.stdout)) || attempt == 2 {
+            break out;
+        }
+        eprintln!("attempt {attempt}: only speed findings, the machine may have moved; again");
+        attempt += 1;
+    };
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("nothing to change"), "{text}");

@@ -81,19 +81,33 @@ fn within_a_tie(lines: &[String], rec: &Value) -> Option<Vec<String>> {
 }
 
 /// `check --json` of `file` against the history `db`, [`REPEATS`] times: every
-/// one exits 0 with no finding.
+/// one exits 0 with no finding. A check whose only findings are `speed` ones (a
+/// gain measured past the intervals) may have seen the machine's speed move under
+/// it (a shared machine's can double from one second to the next): that check is
+/// made again, up to three times, and the last one is asserted on. A `policy` or
+/// `negotiation` finding fails at once: no noise explains it.
 fn checks_agree(db: &Path, file: &Path, target: &str, budget: &str) {
     for i in 0..REPEATS {
-        let out = cb(db)
-            .args(["check", "--json", "--for", target, "--budget", budget, "--config-from"])
-            .arg(file)
-            .output()
-            .unwrap();
-        let r: Value = json_of(&out.stdout);
+        let mut attempt = 0;
+        let (out, r) = loop {
+            let out = cb(db)
+                .args(["check", "--json", "--for", target, "--budget", budget, "--config-from"])
+                .arg(file)
+                .output()
+                .unwrap();
+            let r: Value = json_of(&out.stdout);
+            let findings = r["findings"].as_array().map_or(&[][..], Vec::as_slice);
+            let only_speed = !findings.is_empty() && findings.iter().all(|f| f["kind"] == "speed");
+            if !only_speed || attempt == 2 {
+                break (out, r);
+            }
+            eprintln!("check {i}, attempt {attempt}: only speed findings, the machine may have moved; again: {findings:?}");
+            attempt += 1;
+        };
         assert_eq!(
             (out.status.code(), r["findings"].as_array().map(Vec::len)),
             (Some(0), Some(0)),
-            "check {i} of {REPEATS} on {target}'s recommended lines:\n{}\nfindings: {:#}\nchanges: {:#}\n{}",
+            "check {i} of {REPEATS} (attempt {attempt}) on {target}'s recommended lines:\n{}\nfindings: {:#}\nchanges: {:#}\n{}",
             std::fs::read_to_string(file).unwrap(),
             r["findings"],
             r["diffs"][0]["changes"],

@@ -27,23 +27,29 @@ fn sshd_dirs(tmp: &Path) -> usize {
         .count()
 }
 
-#[test]
-fn sigint_at_random_moments_keeps_the_database_and_stops_the_daemon() {
-    let exe = assert_cmd::cargo::cargo_bin("cipherbench");
-    let data = tempfile::tempdir().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let (sshd_before, dirs_before) = (private_sshds(tmp.path()), sshd_dirs(tmp.path()));
-    // A fixed-seed generator: random moments, yet the same ones on every machine.
+/// The 20 moments, from a fixed-seed generator: random, yet the same on every machine.
+fn moments() -> Vec<Duration> {
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    for i in 0..20 {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let delay = Duration::from_millis(200 + (seed >> 33) % 7800);
-        let db = data.path().join(format!("h{i}.sqlite"));
+    (0..20)
+        .map(|_| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            Duration::from_millis(200 + (seed >> 33) % 7800)
+        })
+        .collect()
+}
+
+/// Runs `runs` (index, moment) one after another, each in its own database under
+/// `data`, with `tmp` as TMPDIR: every assertion of the test, per run.
+fn interrupt_runs(runs: &[(usize, Duration)], data: &Path, tmp: &Path) {
+    let exe = assert_cmd::cargo::cargo_bin("cipherbench");
+    let (sshd_before, dirs_before) = (private_sshds(tmp), sshd_dirs(tmp));
+    for &(i, delay) in runs {
+        let db = data.join(format!("h{i}.sqlite"));
         let mut child = Command::new(&exe)
             .args(["--budget", "30s", "--quiet", "--db"])
             .arg(&db)
-            .env("XDG_DATA_HOME", data.path())
-            .env("TMPDIR", tmp.path())
+            .env("XDG_DATA_HOME", data)
+            .env("TMPDIR", tmp)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -60,7 +66,39 @@ fn sigint_at_random_moments_keeps_the_database_and_stops_the_daemon() {
             let status: String = conn.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
             assert_eq!(status, "interrupted", "run {i} after {delay:?}");
         }
-        assert_eq!(private_sshds(tmp.path()), sshd_before, "run {i}: a private sshd outlived the run");
-        assert_eq!(sshd_dirs(tmp.path()), dirs_before, "run {i}: a private sshd directory was left");
+        assert_eq!(private_sshds(tmp), sshd_before, "run {i}: a private sshd outlived the run");
+        assert_eq!(sshd_dirs(tmp), dirs_before, "run {i}: a private sshd directory was left");
     }
+}
+
+/// The 20 runs in two streams side by side, each stream with its
+/// own data directory and TMPDIR (it counts only its own sshds): the test waits on the moments,
+/// not on the CPU, so two streams halve its wall time and nothing here is timed.
+#[test]
+fn sigint_at_random_moments_keeps_the_database_and_stops_the_daemon() {
+    let runs: Vec<(usize, Duration)> = moments().into_iter().enumerate().collect();
+    std::thread::scope(|s| {
+        // Longest moment first to the stream with less waiting so far: two even halves.
+        let mut by_length = runs.clone();
+        by_length.sort_by_key(|&(_, d)| std::cmp::Reverse(d));
+        let mut halves: [Vec<(usize, Duration)>; 2] = [Vec::new(), Vec::new()];
+        for run in by_length {
+            let total = |h: &Vec<(usize, Duration)>| h.iter().map(|&(_, d)| d).sum::<Duration>();
+            let k = usize::from(total(&halves[1]) < total(&halves[0]));
+            halves[k].push(run);
+        }
+        let streams: Vec<_> = halves
+            .into_iter()
+            .map(|mut mine| {
+                mine.sort();
+                s.spawn(move || {
+                    let (data, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+                    interrupt_runs(&mine, data.path(), tmp.path());
+                })
+            })
+            .collect();
+        for h in streams {
+            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        }
+    });
 }

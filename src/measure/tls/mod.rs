@@ -341,9 +341,27 @@ pub(crate) fn check_negotiated(want: (Protocol, &str, Option<&str>), got: (&str,
 
 pub(crate) fn identity(ids: &mut BTreeMap<CertType, Identity>, c: CertType) -> Result<&Identity> {
     if let std::collections::btree_map::Entry::Vacant(e) = ids.entry(c) {
-        e.insert(Identity::generate(c)?);
+        e.insert(generate_interruptibly(c)?);
     }
     Ok(&ids[&c])
+}
+
+/// [`Identity::generate`] on a thread of its own, waited for in slices: an RSA-3072
+/// key can take seconds on a loaded machine, past Ctrl-C's watchdog (which would
+/// end the run without closing its history row). On Ctrl-C the run stops and the
+/// thread is left to finish.
+fn generate_interruptibly(c: CertType) -> Result<Identity> {
+    use std::sync::mpsc::RecvTimeoutError;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(Identity::generate(c)));
+    loop {
+        match rx.recv_timeout(crate::deadline::SLICE) {
+            Ok(id) => return id,
+            Err(RecvTimeoutError::Timeout) if crate::interrupt::by_user() => return Err(crate::error::Interrupted { kept: 0 }.into()),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => bail!("generating a {} key: its thread ended with no key", c.name()),
+        }
+    }
 }
 
 /// The first offer to a remote server failed: why, naming the server. Used by the
