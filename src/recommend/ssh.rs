@@ -157,7 +157,7 @@ fn list_candidates(
                 me.as_deref().is_some_and(|m| crate::aliases::same(m, name))
                     && (!own_ok || other.as_deref().is_none_or(|p| allowed(partner(domain), p)))
             });
-            let (measured, physics) = if bulk_list {
+            let (measured, physics, rounds) = if bulk_list {
                 let r = best(mine, false);
                 let measured = r.and_then(|r| {
                     Some(Measured {
@@ -166,15 +166,16 @@ fn list_candidates(
                     })
                 });
                 let physics = r.and_then(|r| ssh_physics(doc, r.subject.cipher.as_deref()?, r.subject.mac.as_deref()));
-                (measured, physics)
+                (measured, physics, r.map(|r| r.rounds.clone()).unwrap_or_default())
             } else {
-                (login_figure(domain, mine.collect(), reference.as_deref(), by), None)
+                (login_figure(domain, mine.collect(), reference.as_deref(), by), None, Vec::new())
             };
             Candidate {
                 tier: tier(k, &verdict),
                 verdict,
                 measured,
                 physics,
+                rounds,
             }
         })
         .collect()
