@@ -241,3 +241,58 @@ fn the_primitives_order_the_members_that_have_them() {
         r.notes
     );
 }
+
+/// One row per algorithm: the kex measured under both of its names shows one
+/// row, under the name the host's sshd lists first by default, and both names
+/// stay configured, side by side; ranks are counted over the rows left.
+#[test]
+fn one_row_per_alias_under_the_name_the_software_lists_first() {
+    let hand = |kex: &str, secs: f64| {
+        let s = Summary {
+            median: secs,
+            mean: secs,
+            min: secs * 0.98,
+            max: secs * 1.02,
+            ci95_low: secs * 0.99,
+            ci95_high: secs * 1.01,
+            samples: 10,
+            cv: 0.01,
+        };
+        let subject = Subject {
+            kex: Some(kex.into()),
+            hostkey: Some("ssh-ed25519".into()),
+            ..Subject::default()
+        };
+        ResultRecord::ok(Kind::SshHandshake, subject, Metric::Seconds, &s, None)
+    };
+    let mut d = run(1, &[(AES128, 1.0)], 3, 0.0, 0.0);
+    let names = [
+        "sntrup761x25519-sha512",
+        "sntrup761x25519-sha512@openssh.com",
+        "curve25519-sha256",
+        "curve25519-sha256@libssh.org",
+    ];
+    d.results.push(hand(names[1], 0.030));
+    d.results.push(hand(names[0], 0.030));
+    d.results.push(hand(names[2], 0.010));
+    d.results.push(hand(names[3], 0.011));
+    d.run.capabilities.openssh.as_mut().unwrap().kex = names.iter().rev().map(|n| n.to_string()).collect();
+    d.run.capabilities.sshd_defaults = Some(crate::model::SshLists {
+        kex: names.iter().map(|n| n.to_string()).collect(),
+        ..Default::default()
+    });
+    let k = Knowledge::builtin().unwrap();
+    let out = crate::recommend::recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &["sshd".to_string()]);
+    let r = out.recommendations[0].rankings.iter().find(|r| r.list == "ssh_kex").unwrap();
+    let rows: Vec<(&str, usize)> = r.ranked.iter().map(|x| (x.name.as_str(), x.rank)).collect();
+    assert_eq!(rows, [(names[0], 1), (names[2], 2)], "{:?}", r.ranked);
+    let at = |n: &str| r.order.iter().position(|x| x == n).unwrap();
+    assert_eq!(at(names[1]), at(names[0]) + 1, "{:?}", r.order);
+    assert_eq!(at(names[3]), at(names[2]) + 1, "{:?}", r.order);
+    // Without a default list, the client's order decides (here the suffixed first).
+    d.run.capabilities.sshd_defaults = None;
+    let out = crate::recommend::recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &["sshd".to_string()]);
+    let r = out.recommendations[0].rankings.iter().find(|r| r.list == "ssh_kex").unwrap();
+    let rows: Vec<&str> = r.ranked.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(rows, [names[1], names[3]], "{:?}", r.ranked);
+}

@@ -119,6 +119,45 @@ impl Ranking {
     }
 }
 
+impl Ranking {
+    /// One row per algorithm (`crate::aliases`): of two measured names of one
+    /// algorithm (`sntrup761x25519-sha512` and `…@openssh.com`), the row of the one
+    /// `first` prefers stays, the other's goes, and its name is configured right
+    /// after the kept one (old peers may know only that name). Ranks are counted
+    /// again over the rows left.
+    pub fn one_row_per_alias(&mut self, first: impl Fn(&str, &str) -> bool) {
+        let mut i = 0;
+        while i < self.ranked.len() {
+            let twin = (0..i).find(|&j| crate::aliases::same(&self.ranked[j].name, &self.ranked[i].name));
+            let Some(j) = twin else {
+                i += 1;
+                continue;
+            };
+            let (nj, ni) = (self.ranked[j].name.clone(), self.ranked[i].name.clone());
+            let (kept, gone) = if first(&nj, &ni) { (nj.clone(), ni) } else { (ni, nj.clone()) };
+            self.ranked[j].name = kept.clone();
+            self.ranked.remove(i);
+            // The kept name where the first of the two was, the other right after.
+            let at = self.order.iter().position(|n| *n == nj);
+            self.order.retain(|n| *n != kept && *n != gone);
+            let at = at.unwrap_or(self.order.len()).min(self.order.len());
+            self.order.insert(at, gone);
+            self.order.insert(at, kept);
+        }
+        let mut rank = 0;
+        for k in 0..self.ranked.len() {
+            if k == 0 || self.ranked[k].rank != self.ranked[k - 1].rank {
+                rank = k + 1;
+            }
+            self.ranked[k].rank = rank;
+        }
+        for k in 0..self.ranked.len() {
+            let r = self.ranked[k].rank;
+            self.ranked[k].tied = self.ranked.iter().filter(|x| x.rank == r).count() > 1;
+        }
+    }
+}
+
 /// A measured difference smaller than this fraction of the better figure does not
 /// decide an order, even when the intervals do not overlap (the same threshold
 /// `compare` uses by default).
