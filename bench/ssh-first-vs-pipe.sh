@@ -134,6 +134,10 @@ one() {
     main) NO_COLOR=1 "$CB" ${MAIN_BUDGET:+--budget "$MAIN_BUDGET"} --policy "$POLICY" --db "$db" --quiet >"$work/run.txt" 2>"$work/run.err" || { cat "$work/run.err" >&2; exit 1; } ;;
   esac
   first=$(first_cipher "$db")
+  # What ordered the first ciphers (paired rounds, primitives, or nothing), to stderr.
+  "$CB" recommend --db "$db" --for sshd --policy "$POLICY" --json --quiet |
+    jq -r '[.recommendations[] | select(.target == "sshd") | .rankings[] | select(.list == "ssh_ciphers") | .notes[]] | unique | .[]' |
+    sed 's/^/   note: /' >&2 || true
   pipe >"$work/medians.txt"
   stop_load
   python3 - "$what" "$n" "$first" "$loaded" "$work/medians.txt" <<'EOF'
