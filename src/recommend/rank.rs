@@ -220,10 +220,10 @@ fn sort_out<'a>(candidates: &'a [Candidate], policy: &Policy, better: impl Fn(f6
 }
 
 /// The accepted options in tier then speed order, in groups the instrument cannot
-/// order: inside one tier, an option joins the current group unless the evidence
-/// orders the group's leader (the fastest member) before it
-/// (`paired::decides`: their ratio over the rounds they share, else their own
-/// intervals) and orders it before no member of the group. Against the leader,
+/// order: inside one tier, an option joins the first group whose leader (its
+/// fastest member) the evidence does not order before it (`paired::decides`:
+/// their ratio over the rounds they share, else their own intervals), or one of
+/// whose members it orders after it; else it starts a group. Against the leader,
 /// not any member: a chain of wide, overlapping intervals must not tie a 10×
 /// slower option with the fastest. Sorted by `paired::keys`, so that options
 /// measured in the same rounds come in the order their ratios say. Returns the
@@ -242,25 +242,28 @@ fn tie_groups(accepted: Vec<Accepted<'_>>, higher_is_better: bool, noise: f64) -
     let mut groups: Vec<Vec<Accepted<'_>>> = Vec::new();
     let mut notes = Vec::new();
     for (_, item) in keyed {
-        let joins = match groups.last() {
-            Some(g) if g[0].1.tier == item.1.tier => match decides(g[0].1, item.1, higher_is_better, noise) {
-                None => true,
-                // Ordered after the leader but before one of its group: no order
-                // here that the evidence would contradict, so it stays tied.
-                Some(_) if g.iter().any(|m| decides(item.1, m.1, higher_is_better, noise).is_some()) => true,
-                Some(o) => {
-                    if let Order::Paired(q, n) = o {
-                        notes.push(note(g[0].1, item.1, q, n));
-                    }
-                    false
-                }
-            },
-            _ => false,
+        // The first group of its tier it cannot be ordered after: its leader is
+        // not ordered before it, or it is ordered before one of the members.
+        // Never a later group than one whose leader it ties with, so a key the
+        // drift upset cannot rank it below an option no evidence puts first.
+        let tied = |g: &Vec<Accepted<'_>>| {
+            g[0].1.tier == item.1.tier
+                && (decides(g[0].1, item.1, higher_is_better, noise).is_none()
+                    || g.iter().any(|m| decides(item.1, m.1, higher_is_better, noise).is_some()))
         };
-        if joins {
-            groups.last_mut().expect("group").push(item);
-        } else {
-            groups.push(vec![item]);
+        match groups.iter().position(tied) {
+            Some(i) => groups[i].push(item),
+            None => {
+                if let Some(Order::Paired(q, n)) = groups
+                    .last()
+                    .filter(|g| g[0].1.tier == item.1.tier)
+                    .and_then(|g| decides(g[0].1, item.1, higher_is_better, noise))
+                {
+                    let leader = groups.last().expect("group")[0].1;
+                    notes.push(note(leader, item.1, q, n));
+                }
+                groups.push(vec![item]);
+            }
         }
     }
     (groups, notes)
