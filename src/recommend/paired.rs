@@ -2,7 +2,9 @@
 //! SSH sweep's interleaved sessions, `ResultRecord::rounds`) are compared by
 //! their ratio within each round, which the machine's drift from second to
 //! second cancels out of; their own intervals, which the drift widens, are the
-//! fallback when they share fewer than [`crate::stats::PAIRED_MIN`] rounds.
+//! fallback when they share fewer than [`crate::stats::PAIRED_MIN`] rounds, or
+//! too few for their ratio's interval to exclude 1 (3 rounds of a drifting
+//! machine may not), as long as the ratio does not say the opposite.
 //!
 //! One relation, [`decides`], says whether the evidence orders `a` before `b`;
 //! the ranking sorts by [`keys`] (figures with the rounds' drift taken out) so
@@ -35,11 +37,13 @@ pub(super) enum Order {
 
 /// Whether the evidence orders `a` before `b` (`higher`: a higher figure is
 /// better). Sharing [`crate::stats::PAIRED_MIN`] rounds or more, by their paired
-/// ratio alone: its 95 % interval excludes 1 and the median ratio is at least
-/// [`PRACTICAL`] from it (relative to the better, as `apart`). Otherwise by
-/// [`apart`] over their own intervals, with the run's `noise`.
+/// ratio: its 95 % interval excludes 1 and the median ratio is at least
+/// [`PRACTICAL`] from it (relative to the better, as `apart`). Otherwise (too few
+/// shared rounds, or rounds too few to bound the ratio) by [`apart`] over their
+/// own intervals, with the run's `noise`, unless the paired ratio orders them
+/// the other way.
 pub(super) fn decides(a: &Candidate, b: &Candidate, higher: bool, noise: f64) -> Option<Order> {
-    if let Some((r, n)) = ratio(a, b) {
+    let paired = ratio(a, b).map(|(r, n)| {
         let q = if higher {
             r
         } else {
@@ -49,7 +53,14 @@ pub(super) fn decides(a: &Candidate, b: &Candidate, higher: bool, noise: f64) ->
                 high: 1.0 / r.low,
             }
         };
-        return (q.low > 1.0 && 1.0 - 1.0 / q.ratio >= PRACTICAL).then_some(Order::Paired(q, n));
+        (q, n)
+    });
+    let ordered = |q: &Ratio| q.low > 1.0 && 1.0 - 1.0 / q.ratio >= PRACTICAL;
+    let reversed = |q: &Ratio| q.high < 1.0 && 1.0 - q.ratio >= PRACTICAL;
+    match paired {
+        Some((q, n)) if ordered(&q) => return Some(Order::Paired(q, n)),
+        Some((q, _)) if reversed(&q) => return None,
+        _ => {}
     }
     let (x, y) = (a.measured.as_ref()?.summary, b.measured.as_ref()?.summary);
     let ahead = if higher { x.median > y.median } else { x.median < y.median };
