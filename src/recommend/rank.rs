@@ -167,8 +167,8 @@ pub use crate::model::PRACTICAL;
 pub const RULE: &str = "Order: hybrid post-quantum key exchange first wherever the policy allows it; \
 then speed, but only where a second run would not order the pair the other way: options measured back \
 to back in 3 or more shared rounds by their ratio within each round (its 95% interval excluding 1, the \
-ratio at least 5% from it), others by their own 95% intervals apart (each at least as wide as the run's \
-noise) and the difference at least 5% and beyond that noise; where the figures over the wire tie, the \
+ratio at least 5% from it), else by their own 95% intervals apart (each at least as wide as the run's \
+noise) and the difference at least 5% and beyond that noise, unless that ratio says the opposite; where the figures over the wire tie, the \
 primitives measured in the same run may order the options that have them (cost per byte); otherwise \
 the better grade, then the policy's order; options a current auditor fails (NIST curves under ssh-audit) \
 last. Options the policy allows but this run did not measure are kept, after the \
