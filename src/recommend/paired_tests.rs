@@ -314,3 +314,24 @@ fn an_option_tied_with_the_leader_is_never_ranked_below_it() {
     assert!(rank_of(&r, AES128) < rank_of(&r, CHACHA), "{:?}", r.ranked);
     assert_eq!(rank_of(&r, AES256), rank_of(&r, AES128), "{:?}", r.ranked);
 }
+
+/// Three shared rounds too uneven to bound the paired ratio (1.2× to 2.8×), but
+/// own intervals apart: the own intervals order them, said as nothing paired.
+#[test]
+fn rounds_that_cannot_bound_the_ratio_leave_the_order_to_the_own_intervals() {
+    let mut d = run(2, &[(AES128, 1.0), (CHACHA, 1.0)], 3, 0.0, 0.0);
+    for (name, values) in [(AES128, [400e6, 300e6, 500e6]), (CHACHA, [200e6, 250e6, 180e6])] {
+        let r = d.results.iter_mut().find(|r| r.subject.cipher.as_deref() == Some(name)).unwrap();
+        for (v, x) in r.rounds.iter_mut().zip(values) {
+            v.value = x;
+        }
+        let s = Summary::of(&values).unwrap();
+        *r = ResultRecord {
+            rounds: r.rounds.clone(),
+            ..ResultRecord::ok(Kind::SshBulk, r.subject.clone(), Metric::BytesPerSec, &s, None)
+        };
+    }
+    let a = ciphers(&d);
+    assert!(rank_of(&a, AES128) < rank_of(&a, CHACHA), "{:?}", a.ranked);
+    assert!(a.notes.iter().all(|n| !n.starts_with(PAIRED)), "{:?}", a.notes);
+}
