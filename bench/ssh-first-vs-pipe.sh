@@ -109,6 +109,11 @@ pipe() {
       echo "$c $(bc -l <<<"$bytes / ($t1 - $t0) / 1000000")" >>"$work/pipe.txt"
     done
   done
+  # Each cipher's rounds, in order, to stderr: a pipe whose rounds disagree is
+  # itself too noisy to judge the first cipher by.
+  for c in "${cands[@]}"; do
+    awk -v c="$c" '$1 == c { printf " %.0f", $2 } END { print "" }' "$work/pipe.txt" | sed "s/^/   pipe rounds ${c%@*}:/" >&2
+  done
   for c in "${cands[@]}"; do
     awk -v c="$c" '$1 == c { print $2 }' "$work/pipe.txt" | sort -g |
       awk -v c="$c" '{ v[NR] = $1 } END { printf "%s %.1f\n", c, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
