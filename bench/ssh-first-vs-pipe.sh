@@ -109,6 +109,11 @@ pipe() {
       echo "$c $(bc -l <<<"$bytes / ($t1 - $t0) / 1000000")" >>"$work/pipe.txt"
     done
   done
+  # Each cipher's rounds, in order, to stderr: a pipe whose rounds disagree is
+  # itself too noisy to judge the first cipher by.
+  for c in "${cands[@]}"; do
+    awk -v c="$c" '$1 == c { printf " %.0f", $2 } END { print "" }' "$work/pipe.txt" | sed "s/^/   pipe rounds ${c%@*}:/" >&2
+  done
   for c in "${cands[@]}"; do
     awk -v c="$c" '$1 == c { print $2 }' "$work/pipe.txt" | sort -g |
       awk -v c="$c" '{ v[NR] = $1 } END { printf "%s %.1f\n", c, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -134,6 +139,10 @@ one() {
     main) NO_COLOR=1 "$CB" ${MAIN_BUDGET:+--budget "$MAIN_BUDGET"} --policy "$POLICY" --db "$db" --quiet >"$work/run.txt" 2>"$work/run.err" || { cat "$work/run.err" >&2; exit 1; } ;;
   esac
   first=$(first_cipher "$db")
+  # What ordered the first ciphers (paired rounds, primitives, or nothing), to stderr.
+  "$CB" recommend --db "$db" --for sshd --policy "$POLICY" --json --quiet |
+    jq -r '[.recommendations[] | select(.target == "sshd") | .rankings[] | select(.list == "ssh_ciphers") | .notes[]] | unique | .[]' |
+    sed 's/^/   note: /' >&2 || true
   pipe >"$work/medians.txt"
   stop_load
   python3 - "$what" "$n" "$first" "$loaded" "$work/medians.txt" <<'EOF'

@@ -326,6 +326,14 @@ pub struct ResultRecord {
     /// (`measure::engine::race::pool`); not stored.
     #[serde(skip)]
     pub values: Vec<f64>,
+    /// The per-session values of a subject measured in interleaved rounds (A B C,
+    /// A B C …), each with its round's key, unique within the run (e.g.
+    /// `ssh-bulk-1#3`): subjects sharing a round key were measured back to back,
+    /// so the machine's drift hit them alike, and `recommend` may order them by
+    /// their within-round ratios (`recommend::paired`). Empty when not measured
+    /// in rounds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<RoundValue>,
     /// SSH handshakes: CPU per login on each end, beside the wall figure above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handshake_cpu: Option<HandshakeCpu>,
@@ -333,6 +341,14 @@ pub struct ResultRecord {
     /// record, header included), as the library under test sends it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_hello_bytes: Option<u64>,
+}
+
+/// One session's value in one round of interleaved sessions (see
+/// [`ResultRecord::rounds`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundValue {
+    pub round: String,
+    pub value: f64,
 }
 
 /// A CPU time per handshake: the mean over logins and its 95% interval (Student's
@@ -385,6 +401,7 @@ impl ResultRecord {
             handshake_cpu: None,
             client_hello_bytes: None,
             values: Vec::new(),
+            rounds: Vec::new(),
         }
     }
 
@@ -421,6 +438,7 @@ impl ResultRecord {
             handshake_cpu: None,
             client_hello_bytes: None,
             values: Vec::new(),
+            rounds: Vec::new(),
         }
     }
 
@@ -449,6 +467,7 @@ impl ResultRecord {
             handshake_cpu: None,
             client_hello_bytes: None,
             values: Vec::new(),
+            rounds: Vec::new(),
         }
     }
 

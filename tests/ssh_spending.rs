@@ -119,6 +119,26 @@ fn allowed_ciphers_first_then_allowed_macs_then_one_or_two_refused() {
             .collect();
         assert!(unmeasured.is_empty(), "refused measured while allowed left: {unmeasured:#?}");
     }
+    // Every session's value is stored with its round (`rounds`), and the ciphers
+    // of the first round were measured back to back: they share its key.
+    let keys = |r: &Value| -> Vec<String> {
+        r["rounds"]
+            .as_array()
+            .map(|v| v.iter().map(|x| x["round"].as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    for r in bulk.iter().filter(|r| r["status"] == "ok") {
+        assert_eq!(keys(r).len() as u64, r["samples"].as_u64().unwrap(), "{r:#}");
+        assert!(r["rounds"][0]["value"].as_f64().unwrap() > 0.0, "{r:#}");
+    }
+    let ciphers_ok: Vec<&&Value> = bulk
+        .iter()
+        .filter(|r| r["status"] == "ok" && r["subject"]["mac"].is_null())
+        .collect();
+    if ciphers_ok.len() >= 2 {
+        let first = &keys(ciphers_ok[0])[0];
+        assert!(ciphers_ok[1..].iter().any(|r| keys(r).contains(first)), "{ciphers_ok:#?}");
+    }
     // 3des-cbc and hmac-md5 are never what the comparison needs first.
     assert!(
         !measured.iter().any(|(c, m)| c == "3des-cbc" || m.as_deref() == Some("hmac-md5")),

@@ -42,6 +42,10 @@ pub struct Candidate {
     /// `evidence::by_physics`). `None` for handshakes, or when its figure already is
     /// the primitives'.
     pub physics: Option<Measured>,
+    /// Its per-session values by round, when it was measured in interleaved
+    /// rounds (`ResultRecord::rounds`): what pairs it with the options measured
+    /// in the same rounds (`paired`).
+    pub rounds: Vec<crate::model::RoundValue>,
 }
 
 /// Whether `a` and `b` differ measurably: intervals apart and beyond [`PRACTICAL`].

@@ -34,43 +34,29 @@ fn physics(a: &Accepted<'_>) -> Option<Summary> {
     a.1.physics.as_ref().map(|m| m.summary)
 }
 
-fn better(higher: bool, a: f64, b: f64) -> bool {
-    if higher {
-        a > b
-    } else {
-        a < b
-    }
-}
+/// The groups and notes of [`by_physics`], and the orders it found inside groups
+/// only some of whose members have primitives (names, best first).
+pub(super) type ByPhysics<'a> = (Vec<Vec<Accepted<'a>>>, Vec<Vec<String>>, Vec<String>);
 
 /// Splits each tie group whose members all have a physics figure into the
 /// groups those figures order (leader-based, as `rank::tie_groups` does), unless
-/// the wire figures of two members measurably say the opposite. Returns the
-/// groups and a note per group so split.
-pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> (Vec<Vec<Accepted<'_>>>, Vec<String>) {
-    let mut out = Vec::new();
-    let mut notes = Vec::new();
-    for mut g in groups {
-        if g.len() < 2 || g.iter().any(|a| physics(a).is_none()) {
+/// the wire evidence of two members says the opposite (`paired::decides`). In a
+/// group only some of whose members have one (CTR ciphers with a MAC that has
+/// no primitive), the figures order those members among themselves: the group
+/// stays one tie, and they take its places in that order (a hint), unless that
+/// order puts one before another the wire evidence orders first. Returns the
+/// groups, the hints and a note per group so ordered.
+pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhysics<'_> {
+    let (mut out, mut hints, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+    for g in groups {
+        let with: Vec<Accepted<'_>> = g.iter().filter(|a| physics(a).is_some()).cloned().collect();
+        if with.len() < 2 {
             out.push(g);
             continue;
         }
-        g.sort_by(|a, b| {
-            let (x, y) = (physics(a).expect("physics").median, physics(b).expect("physics").median);
-            let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
-            (if higher { o.reverse() } else { o }).then(a.0.cmp(&b.0))
-        });
-        let mut subs: Vec<Vec<Accepted<'_>>> = Vec::new();
-        for item in g {
-            let p = physics(&item).expect("physics");
-            // Physics noise: the primitives' intervals are already floored by
-            // their kind's noise, so intervals apart means a gap beyond it.
-            match subs.last_mut() {
-                Some(s) if !apart(&physics(&s[0]).expect("physics"), &p, 0.0) => s.push(item),
-                _ => subs.push(vec![item]),
-            }
-        }
+        let subs = physics_groups(with, higher);
         if subs.len() < 2 || contradicted(&subs, higher) {
-            out.push(subs.into_iter().flatten().collect());
+            out.push(g);
             continue;
         }
         let shown: Vec<String> = subs
@@ -81,25 +67,76 @@ pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> (Vec<V
             })
             .collect();
         let names: Vec<String> = subs.iter().flatten().map(|a| a.1.verdict.subject.name.clone()).collect();
-        notes.push(format!(
-            "{PHYSICS} (cost per byte, measured in the same run), where the figures over the wire tie ({}): {}.",
-            names.join(", "),
-            shown.join(" vs ")
-        ));
-        out.extend(subs);
+        let without: Vec<String> = g
+            .iter()
+            .filter(|a| physics(a).is_none())
+            .map(|a| a.1.verdict.subject.name.clone())
+            .collect();
+        if without.is_empty() {
+            notes.push(format!(
+                "{PHYSICS} (cost per byte, measured in the same run), where the figures over the wire tie ({}): {}.",
+                names.join(", "),
+                shown.join(" vs ")
+            ));
+            out.extend(subs);
+        } else {
+            notes.push(format!(
+                "{PHYSICS} (cost per byte, measured in the same run) among the tied options that have them ({}): {}; {} {} none and {} tied with them.",
+                names.join(", "),
+                shown.join(" vs "),
+                without.join(", "),
+                if without.len() == 1 { "has" } else { "have" },
+                if without.len() == 1 { "stays" } else { "stay" },
+            ));
+            hints.push(names);
+            out.push(g);
+        }
     }
-    (out, notes)
+    (out, hints, notes)
 }
 
-/// True when a member of a later group is measurably better on the wire than a
-/// member of an earlier one: then the wire figures decide, and the group stays.
+/// `with` (members with a physics figure) in the groups their figures order.
+fn physics_groups(mut with: Vec<Accepted<'_>>, higher: bool) -> Vec<Vec<Accepted<'_>>> {
+    with.sort_by(|a, b| {
+        let (x, y) = (physics(a).expect("physics").median, physics(b).expect("physics").median);
+        let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
+        (if higher { o.reverse() } else { o }).then(a.0.cmp(&b.0))
+    });
+    let mut subs: Vec<Vec<Accepted<'_>>> = Vec::new();
+    for item in with {
+        let p = physics(&item).expect("physics");
+        // Physics noise: the primitives' intervals are already floored by
+        // their kind's noise, so intervals apart means a gap beyond it.
+        match subs.last_mut() {
+            Some(s) if !apart(&physics(&s[0]).expect("physics"), &p, 0.0) => s.push(item),
+            _ => subs.push(vec![item]),
+        }
+    }
+    subs
+}
+
+/// Puts the members of `g` named in `hint` in the hint's order, in the places
+/// they hold; the others keep theirs.
+pub(super) fn in_hinted_order(g: &mut [Accepted<'_>], hint: &[String]) {
+    let at: Vec<usize> = (0..g.len()).filter(|&i| hint.contains(&g[i].1.verdict.subject.name)).collect();
+    if at.len() != hint.len() {
+        return;
+    }
+    let mut moved: Vec<Accepted<'_>> = at.iter().map(|&i| g[i].clone()).collect();
+    moved.sort_by_key(|a| hint.iter().position(|h| *h == a.1.verdict.subject.name));
+    for (&slot, item) in at.iter().zip(moved) {
+        g[slot] = item;
+    }
+}
+
+/// True when the wire evidence orders a member of a later group before a
+/// member of an earlier one: then the wire decides, and the group stays.
 fn contradicted(subs: &[Vec<Accepted<'_>>], higher: bool) -> bool {
     for (i, earlier) in subs.iter().enumerate() {
         for later in subs.iter().skip(i + 1) {
             for a in earlier {
                 for b in later {
-                    let (x, y) = (summary(a.1), summary(b.1));
-                    if better(higher, y.median, x.median) && apart(&x, &y, 0.0) {
+                    if super::paired::decides(b.1, a.1, higher, 0.0).is_some() {
                         return true;
                     }
                 }

@@ -24,6 +24,7 @@ pub mod evidence;
 mod figures;
 mod host;
 mod order;
+pub mod paired;
 pub mod pool;
 pub mod rank;
 mod ssh;

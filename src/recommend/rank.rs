@@ -2,9 +2,11 @@
 //! as ties, and the fastest refused option beside them (what safety costs).
 
 #[cfg(test)]
+pub use super::candidate::apart;
+#[cfg(test)]
 pub use super::candidate::measurably_different;
-pub use super::candidate::{apart, Candidate, Measured, Tier};
 use super::candidate::{summary, Accepted};
+pub use super::candidate::{Candidate, Measured, Tier};
 use crate::judge::{Level, Policy};
 use crate::model::Summary;
 use serde::{Deserialize, Serialize};
@@ -117,6 +119,45 @@ impl Ranking {
     }
 }
 
+impl Ranking {
+    /// One row per algorithm (`crate::aliases`): of two measured names of one
+    /// algorithm (`sntrup761x25519-sha512` and `…@openssh.com`), the row of the one
+    /// `first` prefers stays, the other's goes, and its name is configured right
+    /// after the kept one (old peers may know only that name). Ranks are counted
+    /// again over the rows left.
+    pub fn one_row_per_alias(&mut self, first: impl Fn(&str, &str) -> bool) {
+        let mut i = 0;
+        while i < self.ranked.len() {
+            let twin = (0..i).find(|&j| crate::aliases::same(&self.ranked[j].name, &self.ranked[i].name));
+            let Some(j) = twin else {
+                i += 1;
+                continue;
+            };
+            let (nj, ni) = (self.ranked[j].name.clone(), self.ranked[i].name.clone());
+            let (kept, gone) = if first(&nj, &ni) { (nj.clone(), ni) } else { (ni, nj.clone()) };
+            self.ranked[j].name = kept.clone();
+            self.ranked.remove(i);
+            // The kept name where the first of the two was, the other right after.
+            let at = self.order.iter().position(|n| *n == nj);
+            self.order.retain(|n| *n != kept && *n != gone);
+            let at = at.unwrap_or(self.order.len()).min(self.order.len());
+            self.order.insert(at, gone);
+            self.order.insert(at, kept);
+        }
+        let mut rank = 0;
+        for k in 0..self.ranked.len() {
+            if k == 0 || self.ranked[k].rank != self.ranked[k - 1].rank {
+                rank = k + 1;
+            }
+            self.ranked[k].rank = rank;
+        }
+        for k in 0..self.ranked.len() {
+            let r = self.ranked[k].rank;
+            self.ranked[k].tied = self.ranked.iter().filter(|x| x.rank == r).count() > 1;
+        }
+    }
+}
+
 /// A measured difference smaller than this fraction of the better figure does not
 /// decide an order, even when the intervals do not overlap (the same threshold
 /// `compare` uses by default).
@@ -124,11 +165,13 @@ pub use crate::model::PRACTICAL;
 
 /// The ordering rule, as the report and the README state it.
 pub const RULE: &str = "Order: hybrid post-quantum key exchange first wherever the policy allows it; \
-then speed, but only where a second run would not order the pair the other way: 95% intervals apart \
-(each at least as wide as the run's noise) and the difference at least 5% and beyond that noise; \
-where the figures over the wire tie, the primitives measured in the same run may order them (cost per \
-byte); otherwise the better grade, then the policy's order; options a current auditor fails (NIST curves \
-under ssh-audit) last. Options the policy allows but this run did not measure are kept, after the \
+then speed, but only where a second run would not order the pair the other way: options measured back \
+to back in 3 or more shared rounds by their ratio within each round (its 95% interval excluding 1, the \
+ratio at least 5% from it), else by their own 95% intervals apart (each at least as wide as the run's \
+noise) and the difference at least 5% and beyond that noise, unless that ratio says the opposite; where the figures over the wire tie, the \
+primitives measured in the same run may order the options that have them (cost per byte); otherwise \
+the better grade, then the policy's order; options a current auditor fails (NIST curves under ssh-audit) \
+last. Options the policy allows but this run did not measure are kept, after the \
 measured ones, in the policy's order.";
 
 /// The candidates as the policy sorts them: accepted and measured, accepted but
@@ -178,32 +221,53 @@ fn sort_out<'a>(candidates: &'a [Candidate], policy: &Policy, better: impl Fn(f6
 }
 
 /// The accepted options in tier then speed order, in groups the instrument cannot
-/// order: inside one tier, an option joins the current group unless it differs
-/// measurably from the group's leader (the fastest member). Against the leader,
+/// order: inside one tier, an option joins the first group whose leader (its
+/// fastest member) the evidence does not order before it (`paired::decides`:
+/// their ratio over the rounds they share, else their own intervals), or one of
+/// whose members it orders after it; else it starts a group. Against the leader,
 /// not any member: a chain of wide, overlapping intervals must not tie a 10×
-/// slower option with the fastest.
-fn tie_groups(mut accepted: Vec<Accepted<'_>>, higher_is_better: bool, noise: f64) -> Vec<Vec<Accepted<'_>>> {
-    accepted.sort_by(|a, b| {
-        let (x, y) = (summary(a.1).median, summary(b.1).median);
-        let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
+/// slower option with the fastest. Sorted by `paired::keys`, so that options
+/// measured in the same rounds come in the order their ratios say. Returns the
+/// groups and a note per boundary the paired rounds decided.
+fn tie_groups(accepted: Vec<Accepted<'_>>, higher_is_better: bool, noise: f64) -> (Vec<Vec<Accepted<'_>>>, Vec<String>) {
+    use super::paired::{decides, note, Order};
+    let keys = super::paired::keys(&accepted);
+    let mut keyed: Vec<(f64, Accepted<'_>)> = keys.into_iter().zip(accepted).collect();
+    keyed.sort_by(|(x, a), (y, b)| {
+        let o = x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal);
         a.1.tier
             .cmp(&b.1.tier)
             .then(if higher_is_better { o.reverse() } else { o })
             .then(a.0.cmp(&b.0))
     });
     let mut groups: Vec<Vec<Accepted<'_>>> = Vec::new();
-    for item in accepted {
-        let s = summary(item.1);
-        let joins = groups
-            .last()
-            .is_some_and(|g| g[0].1.tier == item.1.tier && !apart(&summary(g[0].1), &s, noise));
-        if joins {
-            groups.last_mut().expect("group").push(item);
-        } else {
-            groups.push(vec![item]);
+    let mut notes = Vec::new();
+    for (_, item) in keyed {
+        // The first group of its tier it cannot be ordered after: its leader is
+        // not ordered before it, or it is ordered before one of the members.
+        // Never a later group than one whose leader it ties with, so a key the
+        // drift upset cannot rank it below an option no evidence puts first.
+        let tied = |g: &Vec<Accepted<'_>>| {
+            g[0].1.tier == item.1.tier
+                && (decides(g[0].1, item.1, higher_is_better, noise).is_none()
+                    || g.iter().any(|m| decides(item.1, m.1, higher_is_better, noise).is_some()))
+        };
+        match groups.iter().position(tied) {
+            Some(i) => groups[i].push(item),
+            None => {
+                if let Some(Order::Paired(q, n)) = groups
+                    .last()
+                    .filter(|g| g[0].1.tier == item.1.tier)
+                    .and_then(|g| decides(g[0].1, item.1, higher_is_better, noise))
+                {
+                    let leader = groups.last().expect("group")[0].1;
+                    notes.push(note(leader, item.1, q, n));
+                }
+                groups.push(vec![item]);
+            }
         }
     }
-    groups
+    (groups, notes)
 }
 
 /// The key size in a name (`aes256-gcm@openssh.com` → 256) and the name with it
@@ -247,7 +311,7 @@ fn smaller_key_first(g: &mut [Accepted<'_>]) {
 /// Per tier, the measured groups (inside a group the better level, then the
 /// policy's order) and then the unmeasured: the ranked options and the configured
 /// order.
-fn in_order(groups: Vec<Vec<Accepted<'_>>>, unmeasured: &[(usize, &Candidate)]) -> (Vec<Ranked>, Vec<String>) {
+fn in_order(groups: Vec<Vec<Accepted<'_>>>, hints: &[Vec<String>], unmeasured: &[(usize, &Candidate)]) -> (Vec<Ranked>, Vec<String>) {
     let mut ranked = Vec::new();
     let mut order = Vec::new();
     let mut tiers: Vec<Tier> = groups
@@ -262,6 +326,9 @@ fn in_order(groups: Vec<Vec<Accepted<'_>>>, unmeasured: &[(usize, &Candidate)]) 
         while let Some(mut g) = groups.next_if(|g| g[0].1.tier == tier) {
             g.sort_by(|a, b| b.1.verdict.level.cmp(&a.1.verdict.level).then(a.0.cmp(&b.0)));
             smaller_key_first(&mut g);
+            for h in hints {
+                super::evidence::in_hinted_order(&mut g, h);
+            }
             let rank = ranked.len() + 1;
             let tied = g.len() > 1;
             for (_, c, warnings) in g {
@@ -309,8 +376,9 @@ pub fn rank_with(list: &str, metric: &str, higher_is_better: bool, candidates: &
         mut fastest_refused,
         mut fastest_insecure,
     } = sort_out(candidates, policy, better);
-    let groups = tie_groups(accepted, higher_is_better, noise);
-    let (groups, mut notes) = super::evidence::by_physics(groups, higher_is_better);
+    let (groups, mut notes) = tie_groups(accepted, higher_is_better, noise);
+    let (groups, hints, physics_notes) = super::evidence::by_physics(groups, higher_is_better);
+    notes.extend(physics_notes);
     notes.extend(super::evidence::too_noisy(&groups, metric, noise));
     // The fastest accepted figure, whatever its tier: what a refused option is set against.
     let accepted_best = groups
@@ -318,7 +386,7 @@ pub fn rank_with(list: &str, metric: &str, higher_is_better: bool, candidates: &
         .flatten()
         .map(|x| summary(x.1).for_ties())
         .reduce(|a, b| if better(b.median, a.median) { b } else { a });
-    let (ranked, order) = in_order(groups, &unmeasured);
+    let (ranked, order) = in_order(groups, &hints, &unmeasured);
     if fastest_insecure.as_ref().map(|f| &f.name) == fastest_refused.as_ref().map(|f| &f.name) {
         fastest_insecure = None;
     }
@@ -404,6 +472,7 @@ mod tests {
             }),
             tier: Tier::Normal,
             physics: None,
+            rounds: Vec::new(),
         }
     }
 
@@ -461,6 +530,7 @@ mod tests {
                 basis: "test".into(),
             }),
             physics: None,
+            rounds: Vec::new(),
         }
     }
 

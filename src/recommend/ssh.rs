@@ -48,6 +48,7 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         let noise = crate::model::stored_noise(&doc.run.settings, kind).unwrap_or(0.0);
         let mut ranking = rank_with(list, metric, higher, &cands, policy, noise);
         ranking.follow_twins(|n| k.twin(domain, n));
+        ranking.one_row_per_alias(|a, b| shown_first(doc, k, domain, a, b));
         rankings.push(ranking);
         all.extend(cands);
     }
@@ -61,6 +62,28 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         beyond_defaults: policy.min_level < crate::judge::Level::Secure,
     };
     Some((rankings, choice, all))
+}
+
+/// Of two names of one algorithm, whether `a` is the one to show: the one the
+/// host's sshd lists first by default, else its client, else the name without
+/// a vendor suffix (`@openssh.com`, `@libssh.org`).
+fn shown_first(doc: &Document, k: &Knowledge, d: Domain, a: &str, b: &str) -> bool {
+    let defaults = doc.run.capabilities.sshd_defaults.as_ref().map(|s| match d {
+        Domain::SshCipher => s.ciphers.clone(),
+        Domain::SshMac => s.macs.clone(),
+        Domain::SshKex => s.kex.clone(),
+        _ => s.hostkeys.clone(),
+    });
+    for list in defaults.into_iter().chain(std::iter::once(ssh_client_list(doc, k, d))) {
+        let at = |n: &str| list.iter().position(|x| x == n);
+        match (at(a), at(b)) {
+            (Some(x), Some(y)) => return x <= y,
+            (Some(_), None) => return true,
+            (None, Some(_)) => return false,
+            (None, None) => {}
+        }
+    }
+    !a.contains('@') || b.contains('@')
 }
 
 /// The names one list may configure: what the host's client had, in the policy's
@@ -157,7 +180,7 @@ fn list_candidates(
                 me.as_deref().is_some_and(|m| crate::aliases::same(m, name))
                     && (!own_ok || other.as_deref().is_none_or(|p| allowed(partner(domain), p)))
             });
-            let (measured, physics) = if bulk_list {
+            let (measured, physics, rounds) = if bulk_list {
                 let r = best(mine, false);
                 let measured = r.and_then(|r| {
                     Some(Measured {
@@ -166,15 +189,16 @@ fn list_candidates(
                     })
                 });
                 let physics = r.and_then(|r| ssh_physics(doc, r.subject.cipher.as_deref()?, r.subject.mac.as_deref()));
-                (measured, physics)
+                (measured, physics, r.map(|r| r.rounds.clone()).unwrap_or_default())
             } else {
-                (login_figure(domain, mine.collect(), reference.as_deref(), by), None)
+                (login_figure(domain, mine.collect(), reference.as_deref(), by), None, Vec::new())
             };
             Candidate {
                 tier: tier(k, &verdict),
                 verdict,
                 measured,
                 physics,
+                rounds,
             }
         })
         .collect()

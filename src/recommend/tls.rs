@@ -75,6 +75,7 @@ fn suite_ranking(doc: &Document, k: &Knowledge, policy: &Policy, domain: Domain,
                 tier: tier(k, &verdict),
                 verdict,
                 physics: suite_physics(doc, s, measured.as_ref()),
+                rounds: Vec::new(),
                 measured,
             }
         })
@@ -129,6 +130,7 @@ fn group_ranking(doc: &Document, k: &Knowledge, policy: &Policy, all: &mut Vec<C
             verdict: k.judge(Domain::Group, &g.name),
             measured: group_figure(doc, k, g),
             physics: None,
+            rounds: Vec::new(),
         })
         .collect();
     let noise = crate::model::stored_noise(&doc.run.settings, Kind::TlsHandshake).unwrap_or(0.0);

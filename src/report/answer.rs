@@ -196,7 +196,11 @@ fn choices(outcome: &Outcome, width: usize) -> String {
         s.push_str(&row(list_title(&r.list), &figure(&r.metric, first.median), &names, tie, width));
         // The ordering rule keeps post-quantum first: what that costs here, said.
         // ... and what ordered tied figures: the primitives of the same run.
-        let said = |n: &&String| n.starts_with("post-quantum") || n.starts_with(crate::recommend::evidence::PHYSICS);
+        let said = |n: &&String| {
+            n.starts_with("post-quantum")
+                || n.starts_with(crate::recommend::evidence::PHYSICS)
+                || n.starts_with(crate::recommend::paired::PAIRED)
+        };
         for n in r.notes.iter().filter(said) {
             let words: Vec<String> = n.split_whitespace().map(String::from).collect();
             for l in fill(&words, width, CONT, CONT) {

@@ -508,6 +508,7 @@ mod tests {
             handshake_cpu: None,
             client_hello_bytes: None,
             values: Vec::new(),
+            rounds: Vec::new(),
         };
         Document {
             schema: SCHEMA.into(),

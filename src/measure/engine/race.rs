@@ -164,6 +164,8 @@ pub fn pool(first: &ResultRecord, race: &ResultRecord) -> ResultRecord {
         return race.clone();
     };
     let mut out = race.clone();
+    // Both passes' rounds: their keys never meet (each sweep numbers its own).
+    out.rounds = first.rounds.iter().chain(&race.rounds).cloned().collect();
     out.median = Some(s.median);
     out.mean = Some(s.mean);
     out.min = Some(s.min);

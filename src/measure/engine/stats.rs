@@ -11,6 +11,8 @@
 
 use crate::model::CpuFigure;
 pub use crate::model::Summary;
+pub use crate::stats::median_ci_ranks;
+use crate::stats::t975;
 
 /// The one tie rule: two intervals (low, high) overlap, so a second run could
 /// order the two subjects the other way.
@@ -89,20 +91,6 @@ pub fn mean_interval(v: &[f64]) -> Option<CpuFigure> {
     })
 }
 
-/// Two-sided 97.5% quantile of Student's t for `df` degrees of freedom.
-fn t975(df: usize) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
-        2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-    ];
-    match df {
-        0 => f64::INFINITY,
-        1..=30 => T[df - 1],
-        31..=60 => 2.0,
-        _ => 1.96,
-    }
-}
-
 /// Above this coefficient of variation the machine is called noisy.
 pub const NOISY_CV: f64 = 0.05;
 
@@ -171,41 +159,6 @@ impl Summary {
     pub fn is_noisy(&self) -> bool {
         self.cv > NOISY_CV
     }
-}
-
-/// 0-based ranks (lo, hi) of the order statistics that bound the median with at
-/// least 95% confidence. With fewer than 6 samples no pair reaches 95%, so the
-/// whole range is returned.
-pub fn median_ci_ranks(n: usize) -> (usize, usize) {
-    if n < 6 {
-        return (0, n.saturating_sub(1));
-    }
-    // Largest k with P(B <= k-1) <= 0.025 for B ~ Binomial(n, 1/2); then
-    // [x_(k), x_(n-k+1)] (1-based) covers the median with >= 95%.
-    let k = if n <= 1000 {
-        let mut cdf = 0.0;
-        // pmf(0) = 2^-n, computed in log space to avoid underflow.
-        let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
-        let mut ln_choose = 0.0f64;
-        let mut k = 0;
-        for i in 0..n {
-            let pmf = (ln_choose + ln_half_n).exp();
-            if cdf + pmf > 0.025 {
-                k = i;
-                break;
-            }
-            cdf += pmf;
-            ln_choose += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
-        }
-        k
-    } else {
-        let nf = n as f64;
-        ((nf / 2.0) - 1.96 * nf.sqrt() / 2.0).floor().max(0.0) as usize
-    };
-    // k counts how many order statistics lie strictly outside on each side.
-    let lo = k.saturating_sub(1).min(n - 1);
-    let lo = if k == 0 { 0 } else { lo };
-    (lo, n - 1 - lo)
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ mod bulk;
 mod features;
 mod handshake;
 mod racer;
+mod rounds;
 mod serve;
 mod stages;
 mod sweep;

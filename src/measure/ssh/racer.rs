@@ -32,6 +32,11 @@ pub(super) struct Racer {
     /// The private sshd's CPU seconds and the bytes of each sample's timed part
     /// (none for a remote server): its `server-cpu-per-gb` record.
     pub(super) server: Vec<(f64, f64)>,
+    /// When each of its sessions ended, sample by sample: what puts it in a round
+    /// with the other racers' sessions (`rounds::assign`).
+    pub(super) at: Vec<Instant>,
+    /// Its sessions' round keys, sample by sample, once assigned.
+    pub(super) rounds: Vec<String>,
 }
 
 impl Racer {
@@ -46,7 +51,8 @@ impl Racer {
     }
     /// Stores its figure; `slack` widens it while it has fewer than 3 sessions.
     pub(super) fn keep_measurement(&mut self, session: &mut dyn Sink, slack: f64) -> Result<()> {
-        let rec = record(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), &self.m, slack);
+        let mut rec = record(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), &self.m, slack);
+        rec.rounds = super::rounds::values(self);
         self.keep(session, rec)
     }
     /// Its server CPU per GB record, made once its sessions are done (`slack` as
@@ -111,6 +117,7 @@ pub(super) fn fixed_sample(
             let cost = t0.elapsed().as_secs_f64();
             let (wall, cpu) = probe.timed_region().unwrap_or((Seconds(cost), Seconds(0.0)));
             r.m.samples.push(sampler::Sample { wall, cpu, work });
+            r.at.push(Instant::now());
             if let Some(s) = probe.server_cpu.take() {
                 r.server.push((s.0, work));
             }
@@ -291,6 +298,7 @@ pub(super) fn adaptive_session(
                 r.server.push((s.0, sample.work));
             }
             r.m.samples.push(sample);
+            r.at.push(Instant::now());
             r.keep_measurement(session, slack)?;
         }
         // Ctrl-C, or the deadline came first: nothing worth keeping.

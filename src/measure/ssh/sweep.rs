@@ -329,6 +329,8 @@ fn racers_for(plan: &SshPlan, bulk: &[(Stage, BulkItem)], accepted: &Accepted, s
             cost: 0.0,
             out: false,
             server: Vec::new(),
+            at: Vec::new(),
+            rounds: Vec::new(),
         });
     }
     Ok(racers)
@@ -339,8 +341,11 @@ fn racers_for(plan: &SshPlan, bulk: &[(Stage, BulkItem)], accepted: &Accepted, s
 fn settle(racers: &mut [Racer], session: &mut dyn Sink, clock: &Clock, skipped_hands: usize) -> Result<Vec<ResultRecord>> {
     // Figures of one or two sessions are stored widened by the spread seen on the
     // others; that spread is best known now.
+    // Each session's round is known once all are done: every measured figure is
+    // stored again with its per-round values.
     let k = racers_slack(racers);
-    for r in racers.iter_mut().filter(|r| !r.out && (1..3).contains(&r.m.samples.len())) {
+    super::rounds::assign(racers);
+    for r in racers.iter_mut().filter(|r| !r.out && !r.m.samples.is_empty()) {
         r.keep_measurement(session, k)?;
     }
     let server_cpu: Vec<ResultRecord> = racers.iter().filter_map(|r| r.server_record(k)).collect();

@@ -434,6 +434,8 @@ fn first_rounds_take_everyone_fastest_first_then_clear_losers_are_passed_over() 
             cost: 0.0,
             out: false,
             server: Vec::new(),
+            at: Vec::new(),
+            rounds: Vec::new(),
         })
         .collect();
     let mut order = Vec::new();
@@ -644,4 +646,27 @@ fn tick_and_cgroup_readings_of_a_bulk_session_agree() {
         (by_ticks - by_cgroup).abs() <= 0.06 + 0.3 * by_cgroup,
         "ticks {by_ticks:.3} s against cgroup {by_cgroup:.3} s for the same work"
     );
+}
+
+/// `n` racers with no sessions, for the rounds' tests.
+pub(super) fn racers_for_rounds(n: usize) -> Vec<Racer> {
+    (0..n)
+        .map(|_| Racer {
+            item: BulkItem {
+                cipher: "c".into(),
+                mac: None,
+                kex: "k".into(),
+            },
+            stage: Stage::Ciphers,
+            subject: Subject::default(),
+            algs: Algorithms::default(),
+            m: m(&[]),
+            idx: None,
+            cost: 0.0,
+            out: false,
+            server: Vec::new(),
+            at: Vec::new(),
+            rounds: Vec::new(),
+        })
+        .collect()
 }
