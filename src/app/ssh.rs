@@ -148,14 +148,20 @@ fn physics(plan: &measure::ssh::SshPlan, measurements: &mut Measurements) -> Res
             names.extend(std::iter::once(c).chain(m));
         }
     }
-    names.sort();
-    names.dedup();
+    // In the policy's order (the leaders of a tie first, should the budget not
+    // reach the last), each once.
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
     let prims: Vec<_> = names.iter().filter_map(|n| crate::catalog::lookup(n)).collect();
     if prims.is_empty() {
         return Ok(());
     }
     let budget = Seconds((plan.budget.0 * PHYSICS_SHARE).clamp(PHYSICS_MIN, PHYSICS_MAX));
     let lib = [crate::measure::primitive::Library::Openssl];
-    let primitives = measure::plans::primitives(&prims, &lib, &[crate::units::Bytes(16384)], 1, budget);
+    // Sealing only: the cost per byte recommend compares is the encrypt (or MAC)
+    // figure, so a decrypt pass would halve every other primitive's share.
+    use crate::measure::primitive::Op;
+    let sizes = [crate::units::Bytes(16384)];
+    let primitives = measure::plans::primitives_of_ops(&prims, &lib, &sizes, 1, budget, |op| op != Op::Decrypt);
     measure::primitives(&primitives, measurements)
 }

@@ -51,10 +51,23 @@ pub fn share(budget: Seconds, n: usize) -> SamplerConfig {
 /// Orders the work: algorithm by algorithm (the libraries side by side), each
 /// operation over every size.
 pub fn primitives(prims: &[&'static Primitive], libraries: &[Library], sizes: &[Bytes], threads: usize, budget: Seconds) -> PrimitivePlan {
+    primitives_of_ops(prims, libraries, sizes, threads, budget, |_| true)
+}
+
+/// [`primitives`], only the operations `keep` accepts (e.g. encrypt alone, when
+/// only the cost of sealing is asked), the budget shared among those.
+pub fn primitives_of_ops(
+    prims: &[&'static Primitive],
+    libraries: &[Library],
+    sizes: &[Bytes],
+    threads: usize,
+    budget: Seconds,
+    keep: impl Fn(Op) -> bool,
+) -> PrimitivePlan {
     let mut items = Vec::new();
     for &p in prims {
         for &library in libraries {
-            for &op in p.class.ops() {
+            for &op in p.class.ops().iter().filter(|&&op| keep(op)) {
                 // Per-operation primitives (ML-KEM, ML-DSA) have no block size.
                 let sizes = if p.class.per_operation() { &[Bytes(0)][..] } else { sizes };
                 for &bytes in sizes {
