@@ -6,17 +6,15 @@
 //! `recommend` may order two subjects by their ratio within the rounds they share.
 
 use super::racer::Racer;
+use crate::measure::engine::rounds::Sweep;
 use crate::model::RoundValue;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Sweeps started by this process: each sweep's round keys get its own number,
-/// so the keys of a main job's several sweeps (bulk pass, race) never meet.
-static SWEEPS: AtomicUsize = AtomicUsize::new(0);
 
 /// Gives every session of `racers` its round key (`ssh-bulk-S#R`): the
 /// sessions in the order they ended, a new round whenever a racer comes again.
+/// Each sweep's keys get its own number (`engine::rounds::Sweep`), so the keys
+/// of a main job's several sweeps (bulk pass, race) never meet.
 pub(super) fn assign(racers: &mut [Racer]) {
-    let sweep = SWEEPS.fetch_add(1, Ordering::Relaxed) + 1;
+    let sweep = Sweep::start("ssh-bulk");
     let mut events: Vec<(std::time::Instant, usize, usize)> = racers
         .iter()
         .enumerate()
@@ -33,7 +31,7 @@ pub(super) fn assign(racers: &mut [Racer]) {
             seen.clear();
         }
         seen.push(i);
-        racers[i].rounds[j] = format!("ssh-bulk-{sweep}#{round}");
+        racers[i].rounds[j] = sweep.key(round);
     }
 }
 
