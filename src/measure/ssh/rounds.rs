@@ -7,7 +7,6 @@
 
 use super::racer::Racer;
 use crate::measure::engine::rounds::Sweep;
-use crate::model::RoundValue;
 
 /// Gives every session of `racers` its round key (`ssh-bulk-S#R`): the
 /// sessions in the order they ended, a new round whenever a racer comes again.
@@ -33,20 +32,6 @@ pub(super) fn assign(racers: &mut [Racer]) {
         seen.push(i);
         racers[i].rounds[j] = sweep.key(round);
     }
-}
-
-/// A racer's per-session values (bytes per second of each session's timed part)
-/// with their round keys; empty until [`assign`] ran.
-pub(super) fn values(r: &Racer) -> Vec<RoundValue> {
-    r.m.samples
-        .iter()
-        .zip(&r.rounds)
-        .filter(|(s, key)| s.wall.0 > 0.0 && s.work > 0.0 && !key.is_empty())
-        .map(|(s, key)| RoundValue {
-            round: key.clone(),
-            value: s.work / s.wall.0,
-        })
-        .collect()
 }
 
 #[cfg(test)]
