@@ -112,9 +112,38 @@ pub(super) fn best<'a>(records: impl Iterator<Item = &'a ResultRecord>, lower: b
 /// ranking never mixes wire figures with bare primitive figures; else its
 /// primitives.
 pub(super) fn suite_rate_with(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Option<Measured> {
-    if let Some(m) = suite_rate(doc, s) {
-        if m.basis.starts_with("tls-bulk") {
-            return Some(m);
+    if let Some((r, sibling)) = suite_bulk_record(doc, k, s) {
+        let label = crate::model::subject_label(r);
+        return Some(Measured {
+            summary: r.summary()?,
+            basis: if sibling {
+                format!("tls-bulk {label} (same Enc and Mac)")
+            } else {
+                format!("tls-bulk {label}")
+            },
+        });
+    }
+    if doc.results.iter().any(ranked_bulk) {
+        // TLS was measured, but not this Enc+Mac: leave it unmeasured rather than
+        // rank a bare primitive figure against figures over the wire.
+        return None;
+    }
+    suite_rate(doc, s)
+}
+
+/// The round values (`ResultRecord::rounds`) of the `tls-bulk` record behind a
+/// suite's figure ([`suite_rate_with`]): its own, or its same-Enc-and-Mac
+/// sibling's; empty when the figure is not a wire figure measured in rounds.
+pub(super) fn suite_rounds(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Vec<crate::model::RoundValue> {
+    suite_bulk_record(doc, k, s).map(|(r, _)| r.rounds.clone()).unwrap_or_default()
+}
+
+/// The `tls-bulk` record a suite is ranked by: its own (`false`), else the
+/// suite of the same protocol with the same Enc and Mac (`true`).
+fn suite_bulk_record<'a>(doc: &'a Document, k: &Knowledge, s: &TlsSuite) -> Option<(&'a ResultRecord, bool)> {
+    if let Some(r) = best(doc.results.iter().filter(|r| ranked_bulk(r) && named(r, s)), false) {
+        if r.summary().is_some() {
+            return Some((r, false));
         }
     }
     let same_bulk =
@@ -123,19 +152,15 @@ pub(super) fn suite_rate_with(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Op
                 t.is_tls13() == s.is_tls13() && suite_primitives(t).is_some() && suite_primitives(t) == suite_primitives(s)
             })
         });
-    if let Some(r) = best(same_bulk, false) {
-        return Some(Measured {
-            summary: r.summary()?,
-            basis: format!("tls-bulk {} (same Enc and Mac)", crate::model::subject_label(r)),
-        });
-    }
-    let any_bulk = doc.results.iter().any(ranked_bulk);
-    if any_bulk {
-        // TLS was measured, but not this Enc+Mac: leave it unmeasured rather than
-        // rank a bare primitive figure against figures over the wire.
-        return None;
-    }
-    suite_rate(doc, s)
+    best(same_bulk, false).filter(|r| r.summary().is_some()).map(|r| (r, true))
+}
+
+/// Whether a record names the suite (IANA, alias or OpenSSL name).
+fn named(r: &ResultRecord, s: &TlsSuite) -> bool {
+    [&r.subject.suite, &r.subject.openssl_name]
+        .into_iter()
+        .flatten()
+        .any(|n| crate::aliases::same(n, &s.iana) || s.openssl.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(n)))
 }
 
 /// A TLS bulk throughput record the ranking may use: not one measured through a
@@ -147,14 +172,8 @@ fn ranked_bulk(r: &ResultRecord) -> bool {
 
 /// The figure for a TLS suite: its own `tls-bulk` result, else its primitives.
 pub(super) fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
-    let named = |r: &&ResultRecord| {
-        [&r.subject.suite, &r.subject.openssl_name]
-            .into_iter()
-            .flatten()
-            .any(|n| crate::aliases::same(n, &s.iana) || s.openssl.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(n)))
-    };
     let bulk = doc.results.iter().filter(|r| ranked_bulk(r));
-    if let Some(r) = best(bulk.filter(named), false) {
+    if let Some(r) = best(bulk.filter(|r| named(r, s)), false) {
         return Some(Measured {
             summary: r.summary()?,
             basis: format!("tls-bulk {}", crate::model::subject_label(r)),

@@ -2,7 +2,7 @@
 //! protocol versions that still have suites, for the document's host.
 
 use super::emit::{GroupNames, SuiteNames, TlsChoice};
-use super::figures::{best, suite_physics, suite_rate_with};
+use super::figures::{best, suite_physics, suite_rate_with, suite_rounds};
 use super::host::{has_group, host_group_names, offers_suite, suite_names};
 use super::order::{ordered, tier};
 use super::rank::{rank_with, Candidate, Measured, Planned, Ranking};
@@ -75,7 +75,7 @@ fn suite_ranking(doc: &Document, k: &Knowledge, policy: &Policy, domain: Domain,
                 tier: tier(k, &verdict),
                 verdict,
                 physics: suite_physics(doc, s, measured.as_ref()),
-                rounds: Vec::new(),
+                rounds: suite_rounds(doc, k, s),
                 measured,
             }
         })

@@ -11,6 +11,8 @@
 //! - [`noise`]: the machine's noise over the run, measured from those samples and
 //!   stored with it; every interval is at least that wide, so it holds on a
 //!   second run, and `compare` takes its threshold from it;
+//! - [`rounds`]: the keys of interleaved rounds, stored with each round's value
+//!   so that `recommend` may compare subjects within the rounds they share;
 //! - [`race`]: ties, who is still in the running for a place, which subjects a
 //!   race samples next, and pooling a race's samples with the first pass's.
 //!
@@ -19,5 +21,6 @@
 
 pub mod noise;
 pub mod race;
+pub mod rounds;
 pub mod sampler;
 pub mod stats;

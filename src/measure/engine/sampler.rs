@@ -368,6 +368,10 @@ pub struct Sliced {
     pub combined: Measurement,
     /// Each slice's own samples.
     pub slices: Vec<Measurement>,
+    /// The round (1-based) each slice was taken in, when [`interleave`] took
+    /// them (A B C, A B C …: slices of one round were taken back to back); empty
+    /// otherwise.
+    pub rounds: Vec<usize>,
 }
 
 impl Sliced {
@@ -388,7 +392,11 @@ impl Sliced {
             interrupted: slices.iter().any(|m| m.interrupted),
             basis: first.basis,
         };
-        Some(Sliced { combined, slices })
+        Some(Sliced {
+            combined,
+            slices,
+            rounds: Vec::new(),
+        })
     }
     /// Combines batches whose value is the *median* of their samples, not their
     /// total work over total time (primitives: a burst of another process spoils
@@ -424,7 +432,11 @@ impl Sliced {
             interrupted: slices.iter().any(|m| m.interrupted),
             basis: first.basis,
         };
-        Some(Sliced { combined, slices })
+        Some(Sliced {
+            combined,
+            slices,
+            rounds: Vec::new(),
+        })
     }
     /// Summary over slices of the reported figure (see [`over_slices`]).
     pub fn headline(&self) -> Option<Summary> {
@@ -439,6 +451,18 @@ impl Sliced {
             Basis::Wall => self.combined.values(|s| s.wall),
             Basis::Cpu => self.combined.values(|s| s.cpu),
         }
+    }
+    /// Each slice's value over wall time with its round's key from `sweep`
+    /// (`ResultRecord::rounds`); empty when the slices were not taken in rounds.
+    pub fn round_values(&self, sweep: &super::rounds::Sweep) -> Vec<crate::model::RoundValue> {
+        if self.rounds.len() != self.combined.samples.len() {
+            return Vec::new();
+        }
+        let value = |s: &Sample| match self.combined.rate {
+            Rate::PerSecond => s.work / s.wall.0,
+            Rate::SecondsPer => s.wall.0 / s.work,
+        };
+        sweep.values(self.rounds.iter().zip(&self.combined.samples).map(|(r, s)| (Some(*r), value(s))))
     }
     /// Summary over slices, over wall time.
     pub fn wall(&self) -> Option<Summary> {
@@ -483,7 +507,7 @@ where
 {
     let mut st: Vec<Interleaved> = cfgs.iter().map(Interleaved::new).collect();
     let rounds = st.iter().map(|s| s.planned).max().unwrap_or(0);
-    'rounds: for _ in 0..rounds {
+    'rounds: for round in 1..=rounds {
         for (i, (s, cfg)) in st.iter_mut().zip(cfgs).enumerate() {
             // Ctrl-C, or the run's hard deadline (budget + grace): keep what is in.
             if interrupt::requested() || crate::deadline::run_expired() {
@@ -496,7 +520,7 @@ where
             let r = slice(&spec);
             s.last = t0.elapsed().as_secs_f64();
             s.spent += s.last;
-            if s.take(r, cfg) {
+            if s.take(r, cfg, round) {
                 break 'rounds;
             }
         }
@@ -508,6 +532,7 @@ where
 struct Interleaved {
     planned: usize,
     slices: Vec<Measurement>,
+    rounds: Vec<usize>,
     spent: f64,
     last: f64,
     units: Option<u64>,
@@ -520,6 +545,7 @@ impl Interleaved {
         Interleaved {
             planned: slices(cfg.budget, cfg.slice),
             slices: Vec::new(),
+            rounds: Vec::new(),
             spent: 0.0,
             last: 0.0,
             units: None,
@@ -550,9 +576,10 @@ impl Interleaved {
         })
     }
 
-    /// Keeps a slice's outcome; `true` when the slice was interrupted (all stop).
-    /// The subject is done once its interval is within its precision.
-    fn take(&mut self, r: Result<Measurement>, cfg: &SamplerConfig) -> bool {
+    /// Keeps a slice's outcome (taken in `round`); `true` when the slice was
+    /// interrupted (all stop). The subject is done once its interval is within
+    /// its precision.
+    fn take(&mut self, r: Result<Measurement>, cfg: &SamplerConfig, round: usize) -> bool {
         let m = match r {
             Ok(m) => m,
             Err(e) => {
@@ -564,6 +591,7 @@ impl Interleaved {
         if !m.samples.is_empty() {
             self.units.get_or_insert(m.units);
             self.slices.push(m);
+            self.rounds.push(round);
         }
         if stop {
             return true;
@@ -580,7 +608,7 @@ impl Interleaved {
     fn finish(self) -> Result<Option<Sliced>> {
         match self.error {
             Some(e) => Err(e),
-            None => Ok(Sliced::from_slices(self.slices)),
+            None => Ok(Sliced::from_slices(self.slices).map(|s| Sliced { rounds: self.rounds, ..s })),
         }
     }
 }

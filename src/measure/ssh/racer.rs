@@ -52,8 +52,22 @@ impl Racer {
     /// Stores its figure; `slack` widens it while it has fewer than 3 sessions.
     pub(super) fn keep_measurement(&mut self, session: &mut dyn Sink, slack: f64) -> Result<()> {
         let mut rec = record(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), &self.m, slack);
-        rec.rounds = super::rounds::values(self);
+        rec.rounds = self.round_values();
         self.keep(session, rec)
+    }
+    /// Its per-session values (bytes per second of each session's timed part)
+    /// with their round keys; empty until the sweep assigned them.
+    fn round_values(&self) -> Vec<crate::model::RoundValue> {
+        self.m
+            .samples
+            .iter()
+            .zip(&self.rounds)
+            .filter(|(s, key)| s.wall.0 > 0.0 && s.work > 0.0 && !key.is_empty())
+            .map(|(s, key)| crate::model::RoundValue {
+                round: key.clone(),
+                value: s.work / s.wall.0,
+            })
+            .collect()
     }
     /// Its server CPU per GB record, made once its sessions are done (`slack` as
     /// for its throughput).

@@ -6,17 +6,14 @@
 //! `recommend` may order two subjects by their ratio within the rounds they share.
 
 use super::racer::Racer;
-use crate::model::RoundValue;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Sweeps started by this process: each sweep's round keys get its own number,
-/// so the keys of a main job's several sweeps (bulk pass, race) never meet.
-static SWEEPS: AtomicUsize = AtomicUsize::new(0);
+use crate::measure::engine::rounds::Sweep;
 
 /// Gives every session of `racers` its round key (`ssh-bulk-S#R`): the
 /// sessions in the order they ended, a new round whenever a racer comes again.
+/// Each sweep's keys get its own number (`engine::rounds::Sweep`), so the keys
+/// of a main job's several sweeps (bulk pass, race) never meet.
 pub(super) fn assign(racers: &mut [Racer]) {
-    let sweep = SWEEPS.fetch_add(1, Ordering::Relaxed) + 1;
+    let sweep = Sweep::start("ssh-bulk");
     let mut events: Vec<(std::time::Instant, usize, usize)> = racers
         .iter()
         .enumerate()
@@ -33,22 +30,8 @@ pub(super) fn assign(racers: &mut [Racer]) {
             seen.clear();
         }
         seen.push(i);
-        racers[i].rounds[j] = format!("ssh-bulk-{sweep}#{round}");
+        racers[i].rounds[j] = sweep.key(round);
     }
-}
-
-/// A racer's per-session values (bytes per second of each session's timed part)
-/// with their round keys; empty until [`assign`] ran.
-pub(super) fn values(r: &Racer) -> Vec<RoundValue> {
-    r.m.samples
-        .iter()
-        .zip(&r.rounds)
-        .filter(|(s, key)| s.wall.0 > 0.0 && s.work > 0.0 && !key.is_empty())
-        .map(|(s, key)| RoundValue {
-            round: key.clone(),
-            value: s.work / s.wall.0,
-        })
-        .collect()
 }
 
 #[cfg(test)]

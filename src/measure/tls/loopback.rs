@@ -452,6 +452,8 @@ pub(super) fn bulk_sliced(
         }
     }
     let cfgs: Vec<SamplerConfig> = ready.iter().map(|(_, b)| b.cfg).collect();
+    // Each slice's value is stored with its round (`ResultRecord::rounds`).
+    let sweep = crate::measure::engine::rounds::Sweep::start("tls-bulk");
     let measured = sampler::interleave(&cfgs, |spec| {
         let b = &mut ready[spec.subject].1;
         progress(b.item, spec);
@@ -472,7 +474,7 @@ pub(super) fn bulk_sliced(
             Ok(None) => None,
             Ok(Some(m)) => Some(match b.server.error() {
                 Some(e) => Err(anyhow!("the loopback server failed: {e}")),
-                None => Ok(wire::sliced_bulk_records(b.item.subject(plan), &m, &b.server_cpu)),
+                None => Ok(wire::sliced_bulk_records(b.item.subject(plan), &m, &b.server_cpu, &sweep)),
             }),
             Err(e) => Some(Err(e)),
         };

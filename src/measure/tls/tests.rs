@@ -4,7 +4,7 @@ use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls::Protocol;
 use crate::backend::tls::TlsLibrary;
 use crate::measure::engine::sampler::{self, Probe};
-use crate::model::{Metric, Status};
+use crate::model::{Metric, ResultRecord, Status};
 use crate::units::Seconds;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -111,8 +111,26 @@ fn loopback_bulk_is_measured_in_interleaved_slices() {
     let (a, b) = ("ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305");
     let want: Vec<(String, usize, usize)> = (0..3).flat_map(|i| [(a.to_string(), i, 3), (b.to_string(), i, 3)]).collect();
     assert_eq!(order, want);
+    let mut keys: Vec<Vec<String>> = Vec::new();
     for (it, r) in plan.items.iter().zip(out) {
         let records = r.expect("measured").expect("ok");
+        // Each slice's value with its round's key, as the SSH sweep's sessions
+        // (`ResultRecord::rounds`); only the throughput record carries them.
+        let rounds = &records[0].rounds;
+        assert_eq!(rounds.len(), records[0].samples.unwrap(), "{rounds:?}");
+        assert!(
+            rounds.iter().all(|v| v.round.starts_with("tls-bulk-") && v.value > 1e6),
+            "{rounds:?}"
+        );
+        assert!(records[1..].iter().all(|r| r.rounds.is_empty()));
+        // Stored and read back (the document's JSON), the keys and values stay.
+        let back: ResultRecord = serde_json::from_str(&serde_json::to_string(&records[0]).unwrap()).unwrap();
+        assert_eq!(back.rounds.len(), rounds.len());
+        for (x, y) in back.rounds.iter().zip(rounds) {
+            // JSON keeps the key exactly and the value to within its last digit.
+            assert!(x.round == y.round && (x.value - y.value).abs() <= 1e-12 * y.value, "{x:?} {y:?}");
+        }
+        keys.push(rounds.iter().map(|v| v.round.clone()).collect());
         assert_eq!(records.len(), 3, "throughput, client and server CPU per GB");
         for r in &records {
             assert_eq!(r.status, Status::Ok, "{r:?}");
@@ -125,6 +143,13 @@ fn loopback_bulk_is_measured_in_interleaved_slices() {
         assert_eq!(records[0].metric, Metric::BytesPerSec);
         assert!(records[0].median.unwrap() > 1e6, "{:?}", records[0]);
     }
+    // Slice i of both subjects was taken in round i+1 of one sweep: the same keys,
+    // three different ones.
+    assert_eq!(keys[0], keys[1]);
+    let mut distinct = keys[0].clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3, "{keys:?}");
+    assert!(keys[0][2].ends_with("#3"), "{keys:?}");
     // A flipped byte still fails the subject: `loopback_bulk_is_verified_by_the_far_side`
     // (tests/tls.rs) runs that in a process of its own (the hook is an environment variable).
 }

@@ -9,6 +9,7 @@
 //! comes back (download); the server answers with a `TRAILER`-byte receipt: its CPU
 //! nanoseconds for the command and, when asked, SHA-256 of the bytes it saw.
 
+use crate::measure::engine::rounds::Sweep;
 use crate::measure::engine::sampler::{over_slices, thread_cpu_time, Measurement, Probe, Sliced};
 use crate::model::Summary;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
@@ -390,10 +391,15 @@ pub(crate) fn server_samples<S>(probes: &[BulkProbe<S>], n: usize) -> Vec<(f64, 
 /// per GB its server CPU (`server[i]`: the slice's sampled runs, from
 /// `server_samples`) over its bytes. Fewer than `sampler::MIN_SLICES` slices widen
 /// the intervals (`sampler::over_slices`).
-pub(crate) fn sliced_bulk_records(subject: Subject, m: &Sliced, server: &[Vec<(f64, f64)>]) -> Vec<ResultRecord> {
+pub(crate) fn sliced_bulk_records(subject: Subject, m: &Sliced, server: &[Vec<(f64, f64)>], sweep: &Sweep) -> Vec<ResultRecord> {
     let kind = Kind::TlsBulk;
     let mut out = vec![match m.wall() {
-        Some(w) => ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()).with_values(m.combined.values_wall()),
+        Some(w) => {
+            let mut r =
+                ResultRecord::ok(kind, subject.clone(), Metric::BytesPerSec, &w, m.cpu().as_ref()).with_values(m.combined.values_wall());
+            r.rounds = m.round_values(sweep);
+            r
+        }
         None => ResultRecord::not_ok(kind, subject.clone(), Metric::BytesPerSec, Status::Failed, "no samples"),
     }];
     let per_gb = |pairs: &[(f64, f64)]| -> Vec<f64> {

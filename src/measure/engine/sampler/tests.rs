@@ -262,3 +262,30 @@ fn probe_errors_propagate() {
     let err = measure(&mut [Broken], Rate::PerSecond, &quick()).unwrap_err();
     assert!(err.to_string().contains("library said no"));
 }
+
+/// Each slice keeps the round it was taken in: a subject with fewer slices is
+/// in the first rounds only, and its values carry the sweep's keys of those rounds.
+#[test]
+fn interleaved_slices_keep_their_rounds() {
+    let cfgs = [sliced_cfg(0.6), sliced_cfg(1.05)];
+    assert_eq!((slice_count(Seconds(0.6)), slice_count(Seconds(1.05))), (2, 3));
+    let out = interleave(&cfgs, |spec| spec.measure(&mut [Spin { acc: 1 }], Rate::PerSecond));
+    let (a, b) = (
+        out[0].as_ref().unwrap().as_ref().unwrap(),
+        out[1].as_ref().unwrap().as_ref().unwrap(),
+    );
+    assert_eq!(a.rounds, vec![1, 2]);
+    assert_eq!(b.rounds, vec![1, 2, 3]);
+    let sweep = super::super::rounds::Sweep::start("test");
+    let (va, vb) = (a.round_values(&sweep), b.round_values(&sweep));
+    let keys = |v: &[crate::model::RoundValue]| v.iter().map(|x| x.round.clone()).collect::<Vec<_>>();
+    assert_eq!(keys(&va), vec![sweep.key(1), sweep.key(2)]);
+    assert_eq!(keys(&vb), vec![sweep.key(1), sweep.key(2), sweep.key(3)]);
+    // The value of a round is the slice's own: its work over its wall time.
+    for (v, s) in vb.iter().zip(&b.combined.samples) {
+        assert!((v.value - s.work / s.wall.0).abs() <= 1e-9 * v.value && v.value > 0.0, "{v:?}");
+    }
+    // Slices not taken by `interleave` have no rounds, and give no round values.
+    let plain = Sliced::from_slices(b.slices.clone()).unwrap();
+    assert!(plain.rounds.is_empty() && plain.round_values(&sweep).is_empty());
+}
