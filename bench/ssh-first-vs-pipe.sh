@@ -145,16 +145,27 @@ one() {
     sed 's/^/   note: /' >&2 || true
   pipe >"$work/medians.txt"
   stop_load
-  python3 - "$what" "$n" "$first" "$loaded" "$work/medians.txt" <<'EOF'
+  python3 - "$what" "$n" "$first" "$loaded" "$work/medians.txt" "$work/pipe.txt" <<'EOF'
 import sys
-what, n, first, loaded, path = sys.argv[1:]
+what, n, first, loaded, path, rounds_path = sys.argv[1:]
 med = dict((l.split()[0], float(l.split()[1])) for l in open(path) if l.strip())
 best = max(med, key=med.get)
 ratio = med.get(first, 0.0) / med[best] if med[best] > 0 else 0.0
 short = lambda c: c.replace("@openssh.com", "")
 cells = " ".join(f"{short(c)}={v:.0f}" for c, v in med.items())
 mark = "ok" if ratio >= 0.95 else "BELOW 0.95"
-print(f"{what:<5} {n:>3} {loaded:>6}  first {short(first):<22} fastest {short(best):<22} ratio {ratio:.3f} {mark:<10}  pipe MB/s: {cells}")
+# The first's figure over the fastest's round by round: where some round puts the
+# first ahead, the pipe itself does not order the two (its own noise).
+seen = {}
+for l in open(rounds_path):
+    if l.strip():
+        c, v = l.split()
+        seen.setdefault(c, []).append(float(v))
+per = [a / b for a, b in zip(seen.get(first, []), seen.get(best, [])) if b > 0]
+split = "" if first == best else " rounds " + "/".join(f"{x:.2f}" for x in per)
+if first != best and any(x >= 1.0 for x in per):
+    split += " (the pipe's own rounds disagree)"
+print(f"{what:<5} {n:>3} {loaded:>6}  first {short(first):<22} fastest {short(best):<22} ratio {ratio:.3f} {mark:<10}{split}  pipe MB/s: {cells}")
 EOF
 }
 
