@@ -212,6 +212,7 @@ pub fn capabilities() -> crate::model::OpenSslCapabilities {
         }),
         groups: tls_groups(),
         tiers: takes_tiers(),
+        default_groups: super::installed::libssl::default_server_groups(),
     }
 }
 

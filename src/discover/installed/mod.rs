@@ -16,6 +16,7 @@
 pub mod apache;
 pub mod gnutls;
 pub mod haproxy;
+pub mod libssl;
 pub mod nginx;
 pub mod nzbget;
 pub mod openssl;
