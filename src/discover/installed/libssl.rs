@@ -5,10 +5,10 @@
 //! a running server (`check`'s "now").
 
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls::{canonical_group, negotiated, negotiated_group};
+use crate::backend::openssl::tls::{canonical_group, negotiated_group};
 use openssl::ssl::{Ssl, SslContext, SslMethod, SslVerifyMode, SslVersion};
 use serde::Serialize;
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -18,8 +18,8 @@ const PROBE: Duration = Duration::from_secs(5);
 /// The groups this libssl's default server accepts (nothing configured: its own
 /// default list, `openssl.cnf`'s `Groups` included), each asked by a TLS 1.3
 /// handshake over a socket pair with a client that offers that group alone.
-/// Canonical names (`X25519MLKEM768`, `X25519`, `P-256`, `ffdhe2048`), in the
-/// order of [`crate::discover::openssl::tls_groups`]; `None` when the probe
+/// Canonical names (`X25519MLKEM768`, `X25519`, `P-256`, `ffdhe2048`; others as
+/// libssl spells them), in the order of [`crate::discover::openssl::tls_groups`]; `None` when the probe
 /// itself cannot run (no certificate, no socket pair) or accepts nothing.
 pub fn default_server_groups() -> Option<Vec<String>> {
     let id = Identity::generate(CertType::EcdsaP256).ok()?;
@@ -27,16 +27,17 @@ pub fn default_server_groups() -> Option<Vec<String>> {
     b.set_certificate(&id.cert).ok()?;
     b.set_private_key(&id.key).ok()?;
     let server = b.build();
-    let mut asked: Vec<&'static str> = Vec::new();
+    let mut asked: Vec<String> = Vec::new();
     let mut out = Vec::new();
     for name in crate::discover::openssl::tls_groups() {
-        let Some(c) = canonical_group(&name) else { continue };
+        // One handshake per group (a name without a canonical spelling as itself).
+        let c = canonical_group(&name).map(str::to_string).unwrap_or_else(|| name.clone());
         if asked.contains(&c) {
             continue;
         }
-        asked.push(c);
+        asked.push(c.clone());
         if accepts(&server, &name)? {
-            out.push(c.to_string());
+            out.push(c);
         }
     }
     (!out.is_empty()).then_some(out)
@@ -70,6 +71,8 @@ pub struct Handshake {
     pub version: String,
     /// The suite's IANA name (`TLS_AES_256_GCM_SHA384`).
     pub suite: String,
+    /// OpenSSL's name for it.
+    pub openssl_name: String,
     /// The key-exchange group, canonically spelled, when libssl tells it.
     pub group: Option<String>,
 }
@@ -78,7 +81,18 @@ pub struct Handshake {
 /// libssl's default client: its default groups and key shares, suites and
 /// versions; `openssl.cnf` applies). The certificate is not verified: this asks
 /// what is negotiated, it does not authenticate. `server_name` is sent as SNI.
-pub fn default_client_handshake(addr: SocketAddr, server_name: Option<&str>, timeout: Duration) -> Result<Handshake, String> {
+/// Only an address of this machine is connected to.
+pub fn default_client_handshake(address: &str, server_name: Option<&str>, timeout: Duration) -> Result<Handshake, String> {
+    let addr: SocketAddr = address
+        .to_socket_addrs()
+        .map_err(|e| format!("{address}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{address}: no address"))?;
+    // A server's own configuration names addresses of this machine: anything else
+    // (a hostile or foreign file) is not connected to.
+    if !addr.ip().is_loopback() && std::net::UdpSocket::bind((addr.ip(), 0)).is_err() {
+        return Err(format!("{addr} is not an address of this machine"));
+    }
     let mut b = SslContext::builder(SslMethod::tls_client()).map_err(|e| e.to_string())?;
     b.set_verify(SslVerifyMode::NONE);
     let ctx = b.build();
@@ -90,10 +104,11 @@ pub fn default_client_handshake(addr: SocketAddr, server_name: Option<&str>, tim
         ssl.set_hostname(n).map_err(|e| e.to_string())?;
     }
     let s = ssl.connect(tcp).map_err(|e| format!("{addr}: TLS handshake failed: {e}"))?;
-    let (version, suite) = negotiated(&s);
+    let cipher = s.ssl().current_cipher().ok_or_else(|| format!("{addr}: no suite negotiated"))?;
     Ok(Handshake {
-        version,
-        suite,
+        version: s.ssl().version_str().to_string(),
+        suite: cipher.standard_name().unwrap_or(cipher.name()).to_string(),
+        openssl_name: cipher.name().to_string(),
         group: negotiated_group(&s),
     })
 }
@@ -114,13 +129,20 @@ mod tests {
         assert_eq!(g.iter().any(|x| x == "X25519MLKEM768"), pq, "{g:?}");
     }
 
+    /// An address that is not this machine's is never connected to.
+    #[test]
+    fn a_foreign_address_is_refused() {
+        let e = default_client_handshake("192.0.2.1:443", None, Duration::from_secs(2)).unwrap_err();
+        assert!(e.contains("not an address of this machine"), "{e}");
+    }
+
     /// Nothing listens: an error naming the address, quickly.
     #[test]
     fn a_closed_port_is_an_error() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         drop(l);
-        let e = default_client_handshake(addr, None, Duration::from_secs(2)).unwrap_err();
+        let e = default_client_handshake(&addr.to_string(), None, Duration::from_secs(2)).unwrap_err();
         assert!(e.contains(&addr.to_string()), "{e}");
     }
 }
