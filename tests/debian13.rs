@@ -483,6 +483,10 @@ const OPENSSL35_DEFAULT_GROUPS: &[&str] = &[
     "secp521r1",
     "ffdhe2048",
     "ffdhe3072",
+    // Not asked (a handshake costs over half a second): counted as in the default.
+    "ffdhe4096",
+    "ffdhe6144",
+    "ffdhe8192",
 ];
 
 /// With a policy that accepts exactly OpenSSL 3.5's default groups, the nginx group
