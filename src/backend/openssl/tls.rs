@@ -743,21 +743,13 @@ pub fn negotiated<S>(s: &SslStream<S>) -> (String, String) {
     (s.ssl().version_str().to_string(), suite)
 }
 
-/// ssl/t1_lib.c's flag on a negotiated group that has no NID.
-const TLSEXT_NID_UNKNOWN: std::ffi::c_long = 0x100_0000;
-
-/// The canonical name of a TLS group code point without a NID (IANA's registry).
-fn group_of_code(code: u16) -> Option<&'static str> {
-    Some(match code {
-        0x0200 => "MLKEM512",
-        0x0201 => "MLKEM768",
-        0x0202 => "MLKEM1024",
-        0x11eb => "SecP256r1MLKEM768",
-        0x11ec => "X25519MLKEM768",
-        0x11ed => "SecP384r1MLKEM1024",
-        _ => return None,
-    })
-}
+/// Hybrid groups without a NID, which libssl reports as `0x1000000 | code point`
+/// (ssl/t1_lib.c's `TLSEXT_nid_unknown`), by IANA code point.
+const HYBRID_CODES: [(i64, &str); 3] = [
+    (0x11eb, "SecP256r1MLKEM768"),
+    (0x11ec, "X25519MLKEM768"),
+    (0x11ed, "SecP384r1MLKEM1024"),
+];
 
 /// `SSL_CTRL_GET_NEGOTIATED_GROUP` (OpenSSL 3.0's `SSL_get_negotiated_group`).
 const SSL_CTRL_GET_NEGOTIATED_GROUP: std::ffi::c_int = 134;
@@ -771,10 +763,9 @@ pub fn negotiated_group<S>(s: &SslStream<S>) -> Option<String> {
     if nid <= 0 {
         return None;
     }
-    // A group without a NID (OpenSSL 3.5's ML-KEM ones) comes as
-    // `TLSEXT_nid_unknown | its TLS code point`.
-    if nid & TLSEXT_NID_UNKNOWN != 0 {
-        return group_of_code((nid & 0xffff) as u16).map(str::to_string);
+    if nid & 0x100_0000 != 0 {
+        let code = (nid & 0xffff) as i64;
+        return HYBRID_CODES.iter().find(|(c, _)| *c == code).map(|(_, n)| n.to_string());
     }
     let name = openssl::nid::Nid::from_raw(nid as std::ffi::c_int).short_name().ok()?;
     Some(canonical_group(name).map(str::to_string).unwrap_or_else(|| name.to_string()))
