@@ -174,6 +174,11 @@ pub struct OpenSslCapabilities {
     /// (`*`), as OpenSSL 3.5's do.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tiers: bool,
+    /// The groups its default server accepts (nothing configured: what nginx's
+    /// `ssl_ecdh_curve auto` gives), canonical names, asked by handshakes;
+    /// `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_groups: Option<Vec<String>>,
 }
 
 /// One TLS suite under IANA's and OpenSSL's names.

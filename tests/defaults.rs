@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::check::{serve, server_port};
+use common::check::{s_client, serve, server_port};
 use common::json_of;
 use serde_json::Value;
 use std::path::Path;
@@ -98,31 +98,16 @@ fn emitted_lines_never_undercut_this_machines_defaults() {
     let d = dir.path();
     // Each protocol measured on its own (a shared budget may leave one out), then
     // `recommend` on that run, as a user would.
+    let cb = |target: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cipherbench"));
+        c.arg("--db").arg(d.join(format!("{target}.sqlite")));
+        c
+    };
     let lines = |sub: &[&str], target: &str| -> Vec<String> {
-        let db = d.join(format!("{target}.sqlite"));
-        let cb = || {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_cipherbench"));
-            c.arg("--db").arg(&db);
-            c
-        };
-        let run = cb().args(sub).args(["--budget", "20s", "--quiet"]).output().unwrap();
+        let run = cb(target).args(sub).args(["--budget", "20s", "--quiet"]).output().unwrap();
         let said = String::from_utf8_lossy(&run.stderr).into_owned();
         assert!(run.status.success(), "{said}");
-        let out = cb()
-            .args(["recommend", "--policy", "modern", "--for", target, "--json"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let doc = json_of(&out.stdout);
-        let r = doc["recommendations"].as_array().unwrap().iter().find(|r| r["target"] == target);
-        let r = r.unwrap_or_else(|| panic!("no {target} lines: {:#}\n{said}", doc["recommendations"]));
-        r["lines"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect()
+        recommend(cb(target), "modern", target, &said)
     };
 
     // sshd: `sshd -T` with an empty configuration is what it offers by default.
@@ -157,6 +142,16 @@ fn emitted_lines_never_undercut_this_machines_defaults() {
         ("MACs", "macs ", "ssh_macs"),
     ] {
         let default: Vec<&str> = defaults.lines().find_map(|l| l.strip_prefix(word)).unwrap().split(',').collect();
+        // A list that would restate sshd's default is a note: every default is then
+        // one the policy accepts.
+        let note = format!("# {keyword}: the default already does this");
+        if sshd.contains(&note) {
+            assert!(!sshd.iter().any(|l| l.starts_with(&format!("{keyword} "))), "{sshd:?}");
+            for a in &default {
+                assert!(policy_list(list).iter().any(|p| p == a), "{note}, but modern refuses {a}");
+            }
+            continue;
+        }
         let emitted = value_list(&sshd, keyword);
         for a in &emitted {
             assert!(
@@ -194,4 +189,105 @@ fn emitted_lines_never_undercut_this_machines_defaults() {
     let by_default = nginx_group(d, &tls("ssl_protocols TLSv1.2 TLSv1.3;"));
     let with_lines = nginx_group(d, &tls(&nginx.join("\n        ")));
     assert_eq!(with_lines, by_default, "{nginx:?}");
+
+    // A policy that accepts exactly OpenSSL 3.0's default groups (ffdhe included):
+    // `ssl_ecdh_curve` would restate `auto`, so it is a note, and nginx with the
+    // lines gives a default client what nginx's default gives it.
+    let policy = d.join("auto-groups.toml");
+    std::fs::write(&policy, auto_policy(OPENSSL3_DEFAULT_GROUPS)).unwrap();
+    let auto = recommend(cb("nginx"), policy.to_str().unwrap(), "nginx", "");
+    assert!(
+        auto.contains(&"# ssl_ecdh_curve: the default (auto) already does this".to_string()),
+        "{auto:?}"
+    );
+    assert!(!auto.iter().any(|l| l.starts_with("ssl_ecdh_curve ")), "{auto:?}");
+    assert_eq!(nginx_group(d, &tls(&auto.join("\n        "))), by_default, "{auto:?}");
+}
+
+/// OpenSSL 3.0's default groups (ssl/t1_lib.c's `supported_groups_default`).
+const OPENSSL3_DEFAULT_GROUPS: &[&str] = &[
+    "x25519",
+    "secp256r1",
+    "x448",
+    "secp521r1",
+    "secp384r1",
+    "ffdhe2048",
+    "ffdhe3072",
+    "ffdhe4096",
+    "ffdhe6144",
+    "ffdhe8192",
+];
+
+/// The built-in `none` policy, its groups limited to `groups`.
+fn auto_policy(groups: &[&str]) -> String {
+    let path = format!("{}/data/policies/none.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("name = \"none\"", "name = \"auto-groups\"");
+    let quoted: Vec<String> = groups.iter().map(|g| format!("\"{g}\"")).collect();
+    format!("{text}\n[groups]\nonly = [{}]\n", quoted.join(", "))
+}
+
+/// `recommend --policy POLICY --for TARGET --json` on `cb`'s history: the target's lines.
+fn recommend(mut cb: Command, policy: &str, target: &str, said: &str) -> Vec<String> {
+    let out = cb
+        .args(["recommend", "--policy", policy, "--for", target, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json_of(&out.stdout);
+    let r = doc["recommendations"].as_array().unwrap().iter().find(|r| r["target"] == target);
+    let r = r.unwrap_or_else(|| panic!("no {target} lines: {:#}\n{said}", doc["recommendations"]));
+    r["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+/// `check`'s "now" for a running nginx is a real handshake by the installed
+/// libssl's default client: the version, suite and group a default `openssl
+/// s_client` gets; with nginx stopped, the model, said so.
+#[test]
+fn check_now_is_a_real_handshake_with_a_running_nginx() {
+    if !Path::new("/usr/sbin/nginx").exists() {
+        return common::missing("nginx, for check against a running server");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    common::p256_cert(d);
+    let port = server_port();
+    let file = d.join("nginx.conf");
+    std::fs::write(&file, nginx_conf(d, port, "        ssl_protocols TLSv1.2 TLSv1.3;")).unwrap();
+    let check = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_cipherbench"))
+            .args(["check", "--json", "--no-store", "--for", "nginx", "--budget", "5s", "--config-from"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+        json_of(&out.stdout)["diffs"][0].clone()
+    };
+    let nginx = {
+        let mut c = Command::new("nginx");
+        c.arg("-p").arg(d).arg("-e").arg(d.join("error.log")).arg("-c").arg(&file);
+        serve(&mut c, port, "nginx")
+    };
+    let diff = check();
+    let (version, suite) = s_client(port, &[]).unwrap();
+    let real_group = group(port);
+    let peer = diff["peer"].as_str().unwrap();
+    assert!(peer.contains(&format!("a real handshake with 127.0.0.1:{port}")), "{diff:#}");
+    assert_eq!(diff["now"]["version"], version.as_str(), "{diff:#}");
+    assert_eq!(diff["now"]["openssl_name"], suite.as_str(), "{diff:#}");
+    let now_group = diff["now"]["group"].as_str().unwrap_or_default();
+    let same = |a: &str, b: &str| a.eq_ignore_ascii_case(b) || (a.eq_ignore_ascii_case("prime256v1") && b == "secp256r1");
+    assert!(same(&real_group, now_group), "s_client: {real_group}, check: {diff:#}");
+    drop(nginx);
+    let diff = check();
+    let peer = diff["peer"].as_str().unwrap();
+    assert!(peer.contains("modelled") && peer.contains("not reachable"), "{diff:#}");
+    assert_eq!(diff["now"]["version"], version.as_str(), "{diff:#}");
 }

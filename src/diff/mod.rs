@@ -69,8 +69,8 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
             let offer = negotiate::tls_offer(t, k)?;
             let (peer, peer_offer, negotiated) = if t.server {
                 let client = negotiate::default_openssl_peer(false)?;
-                let n = negotiate::tls(&offer, &client);
-                ("a default OpenSSL client (system defaults)".to_string(), client, n)
+                let (peer, n) = negotiate::server_now(&offer, t.endpoint.as_ref(), k, &client);
+                (peer, client, n)
             } else {
                 let server = negotiate::default_openssl_peer(false)?;
                 let n = negotiate::tls(&server, &offer);

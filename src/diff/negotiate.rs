@@ -223,6 +223,48 @@ pub fn default_openssl_peer(server_order: bool) -> Result<TlsOffer> {
     })
 }
 
+/// How long `check` waits for a running server's handshake.
+const LIVE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What the installed libssl's default client really negotiates with a running
+/// server at `endpoint` (its own defaults, nothing configured), in the terms of
+/// [`Negotiated`] (knowledge-base group names); the error says why not.
+pub fn live(endpoint: &crate::discover::installed::Endpoint, k: &Knowledge) -> Result<Negotiated, String> {
+    let h = crate::discover::installed::libssl::default_client_handshake(&endpoint.address, endpoint.server_name.as_deref(), LIVE)?;
+    Ok(Negotiated::Tls {
+        version: h.version,
+        suite: h.suite,
+        openssl_name: h.openssl_name,
+        group: h.group.map(|g| canonical_group(k, &g)),
+    })
+}
+
+/// A TLS server's "now": a live handshake by the default client when the server
+/// is reachable at its configured address, else the model of that client against
+/// `offer` ([`tls`]), said so in the peer's words.
+pub fn server_now(
+    offer: &TlsOffer,
+    endpoint: Option<&crate::discover::installed::Endpoint>,
+    k: &Knowledge,
+    client: &TlsOffer,
+) -> (String, Result<Negotiated, String>) {
+    let peer = "a default OpenSSL client (system defaults)";
+    let Some(e) = endpoint else {
+        return (format!("{peer}, modelled (no address in the configuration)"), tls(offer, client));
+    };
+    match live(e, k) {
+        Ok(n) => (format!("{peer}: a real handshake with {}", shown(&e.address)), Ok(n)),
+        Err(why) => (
+            format!("{peer}, modelled ({} not reachable: {})", shown(&e.address), shown(&why)),
+            tls(offer, client),
+        ),
+    }
+}
+
+fn shown(s: &str) -> String {
+    crate::untrusted::shown(s).into_owned()
+}
+
 /// What `server` and `client` negotiate, or why nothing.
 pub fn tls(server: &TlsOffer, client: &TlsOffer) -> Result<Negotiated, String> {
     let version = crate::discover::installed::TLS_VERSIONS

@@ -72,14 +72,19 @@ impl Files {
 fn replace(installed: &Installed, target: &dyn Target, lines: &[String], files: &mut Files) -> Result<Vec<String>, UsageError> {
     let mut missing = Vec::new();
     for l in lines {
-        let k = keyword_of(target, l);
+        // "the default already does this": an installed line of that directive
+        // becomes the note (the default applies); nothing is added where none is.
+        let note = crate::recommend::emit::default_note_directive(l);
+        let k = keyword_of(target, note.unwrap_or(l));
         let hits: Vec<&Directive> = installed
             .directives
             .iter()
             .filter(|d| target.same_setting(&d.keyword, &k))
             .collect();
         if hits.is_empty() {
-            missing.push(l.clone());
+            if note.is_none() {
+                missing.push(l.clone());
+            }
             continue;
         }
         for d in hits {
@@ -238,5 +243,23 @@ mod tests {
             ),
             vec!["CipherString = ECDHE-RSA-AES128-GCM-SHA256", "Groups = X25519"]
         );
+    }
+
+    /// "The default already does this": an installed line of that directive becomes
+    /// the note (sshd's default then applies); where there is none, nothing is added.
+    #[test]
+    fn a_default_note_replaces_the_installed_line_and_adds_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("sshd_config");
+        let text = "Port 22\nCiphers aes128-cbc,aes128-ctr\n";
+        std::fs::write(&f, text).unwrap();
+        let d = crate::discover::installed::sshd::global_directives(&f, text);
+        let i = installed("sshd", &f, d, Some(crate::discover::installed::sshd::insert_line(text)));
+        let note = crate::recommend::emit::default_note("Ciphers", "");
+        let p = unified(&i, std::slice::from_ref(&note)).unwrap().unwrap();
+        assert!(p.contains("\n-Ciphers aes128-cbc,aes128-ctr\n"), "{p}");
+        assert!(p.contains(&format!("\n+{note}\n")), "{p}");
+        let kex = crate::recommend::emit::default_note("KexAlgorithms", "");
+        assert_eq!(unified(&i, &[kex]).unwrap(), None);
     }
 }

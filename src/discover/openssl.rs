@@ -201,6 +201,7 @@ pub fn tls_groups() -> Vec<String> {
 
 /// What the host's OpenSSL offers a TLS server: its suites and groups.
 pub fn capabilities() -> crate::model::OpenSslCapabilities {
+    let groups = tls_groups();
     crate::model::OpenSslCapabilities {
         suites: tls_suites().ok().map(|v| {
             v.into_iter()
@@ -210,7 +211,8 @@ pub fn capabilities() -> crate::model::OpenSslCapabilities {
                 })
                 .collect()
         }),
-        groups: tls_groups(),
+        default_groups: super::installed::libssl::default_server_groups(&groups),
+        groups,
         tiers: takes_tiers(),
     }
 }

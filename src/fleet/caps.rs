@@ -37,6 +37,7 @@ pub fn common(a: &Capabilities, b: &Capabilities) -> Capabilities {
             }),
             groups: both(&x.groups, &y.groups),
             tiers: x.tiers && y.tiers,
+            default_groups: x.default_groups.clone().filter(|_| x.default_groups == y.default_groups),
         }),
         openssh: part(&a.openssh, &b.openssh, |x, y| OpenSshCapabilities {
             version: if x.version == y.version { x.version.clone() } else { String::new() },
@@ -73,6 +74,7 @@ mod tests {
                 suites: None,
                 groups: v(groups),
                 tiers,
+                default_groups: None,
             }),
             sshd_defaults: kex.map(|k| SshLists {
                 kex: v(k),

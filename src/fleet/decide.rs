@@ -584,6 +584,8 @@ fn emit_lines(
             groups,
             tiers: facts.tiers,
             gnutls_groups: facts.gnutls_groups.clone(),
+            // Not merged: the class's line is always written out.
+            default_groups: None,
         }));
     }
     let ssh = SshChoice {

@@ -47,6 +47,7 @@ pub(super) fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         groups,
         tiers: doc.run.capabilities.openssl.as_ref().is_some_and(|o| o.tiers),
         gnutls_groups: doc.run.capabilities.gnutls_groups.clone(),
+        default_groups: super::emit::auto_groups(&doc.run.capabilities, k, policy),
     };
     Some((vec![r13, r12, rg], choice, all))
 }
@@ -239,6 +240,7 @@ mod tests {
             ])),
             groups: vec!["X25519MLKEM768".into(), "x25519".into()],
             tiers: false,
+            default_groups: None,
         });
         let out = crate::recommend::recommend(&d, &k, &Policy::builtin("modern").unwrap(), &["nginx".to_string()]);
         let r = &out.recommendations[0];

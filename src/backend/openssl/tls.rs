@@ -743,6 +743,14 @@ pub fn negotiated<S>(s: &SslStream<S>) -> (String, String) {
     (s.ssl().version_str().to_string(), suite)
 }
 
+/// Hybrid groups without a NID, which libssl reports as `0x1000000 | code point`
+/// (ssl/t1_lib.c's `TLSEXT_nid_unknown`), by IANA code point.
+const HYBRID_CODES: [(i64, &str); 3] = [
+    (0x11eb, "SecP256r1MLKEM768"),
+    (0x11ec, "X25519MLKEM768"),
+    (0x11ed, "SecP384r1MLKEM1024"),
+];
+
 /// `SSL_CTRL_GET_NEGOTIATED_GROUP` (OpenSSL 3.0's `SSL_get_negotiated_group`).
 const SSL_CTRL_GET_NEGOTIATED_GROUP: std::ffi::c_int = 134;
 
@@ -754,6 +762,10 @@ pub fn negotiated_group<S>(s: &SslStream<S>) -> Option<String> {
     let nid = unsafe { openssl_sys::SSL_ctrl(s.ssl().as_ptr(), SSL_CTRL_GET_NEGOTIATED_GROUP, 0, std::ptr::null_mut()) };
     if nid <= 0 {
         return None;
+    }
+    if nid & 0x100_0000 != 0 {
+        let code = (nid & 0xffff) as i64;
+        return HYBRID_CODES.iter().find(|(c, _)| *c == code).map(|(_, n)| n.to_string());
     }
     let name = openssl::nid::Nid::from_raw(nid as std::ffi::c_int).short_name().ok()?;
     Some(canonical_group(name).map(str::to_string).unwrap_or_else(|| name.to_string()))

@@ -16,6 +16,7 @@
 pub mod apache;
 pub mod gnutls;
 pub mod haproxy;
+pub mod libssl;
 pub mod nginx;
 pub mod nzbget;
 pub mod openssl;
@@ -141,6 +142,21 @@ pub struct TlsConfig {
     pub groups: Option<String>,
     /// The server enforces its own order (`ssl_prefer_server_ciphers on`, ...).
     pub server_order: bool,
+    /// Where this server listens, from its own configuration (`127.0.0.1:443`,
+    /// `[::1]:8443`; a wildcard address as the loopback one) and the name it serves
+    /// (SNI): `check` asks it by a real handshake. `None` when not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<Endpoint>,
+}
+
+/// A TLS server's address as its configuration gives it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Endpoint {
+    /// `host:port`, resolved when it is asked.
+    pub address: String,
+    /// The first `server_name`, sent as SNI when it is a name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
 }
 
 /// An SSH endpoint's effective algorithm lists, in its own order.

@@ -308,6 +308,50 @@ fn effective(stmts: &[Stmt]) -> (Vec<Stmt>, Option<Stmt>, Vec<String>) {
     (chosen, anchor, notes)
 }
 
+/// Where the first server block that listens with `ssl` listens (`listen 443 ssl`,
+/// `listen 127.0.0.1:8443 ssl`, `listen [::]:443 ssl`; a wildcard address as the
+/// loopback one, a unix socket not at all) and its first `server_name`.
+fn endpoint(stmts: &[Stmt]) -> Option<super::Endpoint> {
+    let http = stmts.iter().find(|s| s.words.first().map(String::as_str) == Some("http"))?;
+    http.block
+        .as_deref()?
+        .iter()
+        .filter(|s| s.words.first().map(String::as_str) == Some("server"))
+        .find_map(|srv| {
+            let inner = srv.block.as_deref()?;
+            let listen = inner
+                .iter()
+                .find(|d| d.words.first().map(String::as_str) == Some("listen") && d.words.iter().any(|x| x == "ssl"))?;
+            let address = listen_address(listen.words.get(1)?)?;
+            let server_name = inner
+                .iter()
+                .find(|d| d.words.first().map(String::as_str) == Some("server_name"))
+                .and_then(|d| d.words.get(1).cloned())
+                .filter(|n| !n.is_empty() && n != "_" && !n.contains(['*', '~']));
+            Some(super::Endpoint { address, server_name })
+        })
+}
+
+/// `host:port` to connect to for nginx's `listen` address (`443`, `*:443`,
+/// `0.0.0.0:443`, `[::]:443`, `127.0.0.1:8443`, `localhost:443`); `None` for a unix
+/// socket or a value that is not an address.
+fn listen_address(a: &str) -> Option<String> {
+    if a.starts_with("unix:") {
+        return None;
+    }
+    if let Ok(port) = a.parse::<u16>() {
+        return Some(format!("127.0.0.1:{port}"));
+    }
+    let (host, port) = a.rsplit_once(':')?;
+    let port: u16 = port.parse().ok()?;
+    let host = match host {
+        "*" | "0.0.0.0" => "127.0.0.1",
+        "[::]" => "[::1]",
+        h => h,
+    };
+    Some(format!("{host}:{port}"))
+}
+
 /// nginx's defaults for this version: `ssl_protocols` gained TLSv1.3 and lost
 /// TLSv1/1.1 in 1.23.4.
 fn default_protocols(version: Option<(u32, u32, u32)>) -> Vec<String> {
@@ -345,6 +389,7 @@ pub fn from_files(files: &[(PathBuf, String)], prefix: &Path, version: Option<(u
         ciphersuites: get("ssl_conf_command ciphersuites").map(|s| rest(s, 2)),
         groups: get("ssl_ecdh_curve").map(|s| rest(s, 1)).filter(|g| g != "auto"),
         server_order: get("ssl_prefer_server_ciphers").is_some_and(|s| s.words.get(1).is_some_and(|v| v == "on")),
+        endpoint: endpoint(&stmts),
     };
     let line_text = |s: &Stmt| {
         files

@@ -21,9 +21,7 @@ impl Emitter for Apache {
         if t.has("TLSv1.3") {
             out.push(format!("SSLCipherSuite TLSv1.3 {}", t.openssl_tls13()));
         }
-        if !t.groups.is_empty() {
-            out.push(format!("SSLOpenSSLConfCmd Curves {}", t.openssl_groups()));
-        }
+        out.extend(t.groups_line("SSLOpenSSLConfCmd Curves", " ", "", ""));
         out.push("SSLHonorCipherOrder on".into());
         Some(out)
     }

@@ -21,9 +21,7 @@ impl Emitter for Haproxy {
         if t.has("TLSv1.3") {
             out.push(format!("ssl-default-bind-ciphersuites {}", t.openssl_tls13()));
         }
-        if !t.groups.is_empty() {
-            out.push(format!("ssl-default-bind-curves {}", t.openssl_groups()));
-        }
+        out.extend(t.groups_line("ssl-default-bind-curves", " ", "", ""));
         let mut options = Vec::new();
         if let Some(min) = t.min_protocol() {
             options.push(format!("ssl-min-ver {}", min));

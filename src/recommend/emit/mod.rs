@@ -59,6 +59,52 @@ pub struct TlsChoice {
     /// refuses the whole string for one name it does not know).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gnutls_groups: Option<Vec<String>>,
+    /// The groups of the host's OpenSSL default (`auto`) a group line could name
+    /// (see [`auto_groups`]), when the policy accepts every group of that default;
+    /// `None` otherwise or when not known: the line is then always written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_groups: Option<Vec<String>>,
+}
+
+/// The note that stands for a directive the software's default already sets as
+/// the choice would (`# ssl_ecdh_curve: the default (auto) already does this`):
+/// no line is written, the tool says so, and `check`'s patch turns an installed
+/// line of that directive into this note (the default then applies).
+pub fn default_note(directive: &str, default: &str) -> String {
+    format!("# {directive}: the default{default} {DEFAULT_NOTE_END}")
+}
+
+/// How every [`default_note`] ends.
+pub const DEFAULT_NOTE_END: &str = "already does this";
+
+/// The directive a [`default_note`] stands for (`ssl_ecdh_curve`), `None` for any
+/// other line.
+pub fn default_note_directive(line: &str) -> Option<&str> {
+    let rest = line.trim().strip_prefix("# ").or_else(|| line.trim().strip_prefix("; "))?;
+    let (directive, says) = rest.split_once(": ")?;
+    (says.starts_with("the default") && says.ends_with(DEFAULT_NOTE_END)).then_some(directive)
+}
+
+/// The groups of the host's OpenSSL default (`capabilities.openssl.default_groups`,
+/// asked of its libssl by handshakes) that a group line can name (ECDHE and hybrid
+/// post-quantum groups; the finite-field ones are never ranked), by the knowledge
+/// base's names; `None` when that default is not known, names a group the
+/// knowledge base does not know, or has one the policy refuses (`auto` would then
+/// offer it: the line must be written).
+pub fn auto_groups(caps: &crate::model::Capabilities, k: &crate::judge::Knowledge, policy: &crate::judge::Policy) -> Option<Vec<String>> {
+    use crate::judge::{Domain, GroupKind};
+    let d = caps.openssl.as_ref()?.default_groups.as_ref()?;
+    let mut out = Vec::new();
+    for name in d {
+        let g = k.group(name)?;
+        if !policy.allows(&k.judge(Domain::Group, &g.name)).allowed {
+            return None;
+        }
+        if matches!(g.kind, GroupKind::Ecdhe | GroupKind::HybridPq) && !out.contains(&g.name) {
+            out.push(g.name.clone());
+        }
+    }
+    Some(out)
 }
 
 impl TlsChoice {
@@ -100,6 +146,27 @@ impl TlsChoice {
         let mut v: Vec<&GroupNames> = self.groups.iter().collect();
         v.sort_by_key(|g| !g.post_quantum);
         v.into_iter().filter_map(|g| g.gnutls.clone().filter(|n| accepted(g, n))).collect()
+    }
+    /// Whether a group line would only restate the host's OpenSSL default: the
+    /// choice's groups are exactly the default's (which the policy accepts, see
+    /// [`auto_groups`]) and, where one is a post-quantum hybrid, the library takes
+    /// tiers (its default then puts the hybrid first, with a key share).
+    pub fn groups_are_default(&self) -> bool {
+        let Some(d) = &self.default_groups else { return false };
+        let mine: Vec<&str> = self.groups.iter().map(|g| g.name.as_str()).collect();
+        let pq = self.groups.iter().any(|g| g.post_quantum);
+        !mine.is_empty() && mine.len() == d.len() && d.iter().all(|n| mine.iter().any(|m| m.eq_ignore_ascii_case(n))) && (self.tiers || !pq)
+    }
+    /// The group line: `directive VALUE` (`sep` between them, `end` after), or the
+    /// note that the default already does this (`default` names it, e.g. ` (auto)`).
+    pub fn groups_line(&self, directive: &str, sep: &str, end: &str, default: &str) -> Option<String> {
+        if self.groups.is_empty() {
+            None
+        } else if self.groups_are_default() {
+            Some(default_note(directive, default))
+        } else {
+            Some(format!("{directive}{sep}{}{end}", self.openssl_groups()))
+        }
     }
     pub fn has(&self, protocol: &str) -> bool {
         self.protocols.iter().any(|p| p == protocol)
@@ -167,14 +234,30 @@ impl SshChoice {
     /// A list with nothing left is left out, with a comment.
     pub fn server_lines(&self) -> Vec<String> {
         let within = self.server_lists();
+        // A list that is sshd's default as a set is not written (the client's
+        // order decides what SSH negotiates): the note says so.
+        let d = self.server_defaults.as_ref().filter(|_| !self.beyond_defaults);
+        let same = |mine: &Vec<String>, dv: Option<&Vec<String>>| {
+            dv.is_some_and(|dv| !mine.is_empty() && mine.len() == dv.len() && dv.iter().all(|a| mine.contains(a)))
+        };
+        let unless_default = |mine: &Vec<String>, dv: Option<&Vec<String>>| if same(mine, dv) { Vec::new() } else { mine.clone() };
         let mut out = SshChoice {
-            ciphers: within.ciphers.clone(),
-            macs: within.macs.clone(),
-            kex: within.kex.clone(),
+            ciphers: unless_default(&within.ciphers, d.map(|d| &d.ciphers)),
+            macs: unless_default(&within.macs, d.map(|d| &d.macs)),
+            kex: unless_default(&within.kex, d.map(|d| &d.kex)),
             hostkeys: Vec::new(),
             ..self.clone()
         }
         .lines("");
+        for (name, mine, dv) in [
+            ("Ciphers", &within.ciphers, d.map(|d| &d.ciphers)),
+            ("MACs", &within.macs, d.map(|d| &d.macs)),
+            ("KexAlgorithms", &within.kex, d.map(|d| &d.kex)),
+        ] {
+            if same(mine, dv) {
+                out.push(default_note(name, ""));
+            }
+        }
         for (name, mine, all) in [
             ("Ciphers", &within.ciphers, &self.ciphers),
             ("MACs", &within.macs, &self.macs),
@@ -285,6 +368,7 @@ pub(crate) mod testdata {
                 .collect(),
             tiers: false,
             gnutls_groups: None,
+            default_groups: None,
         }
     }
 
@@ -526,5 +610,118 @@ mod tests {
             Some(vec!["GROUP-X25519-MLKEM768".into(), "GROUP-X25519".into()]),
         ));
         assert!(named.contains("+GROUP-X25519-MLKEM768:+GROUP-X25519:"), "{named}");
+    }
+
+    /// A group list that is exactly the host's OpenSSL default (`auto`) is not
+    /// written: each OpenSSL target says so instead; one group more or less, or no
+    /// tiers with a hybrid, and the line is written.
+    #[test]
+    fn a_group_line_that_restates_the_default_is_a_note() {
+        let d35 = Some(vec![
+            "X25519MLKEM768".into(),
+            "x25519".into(),
+            "secp256r1".into(),
+            "secp384r1".into(),
+        ]);
+        let auto = TlsChoice {
+            default_groups: d35.clone(),
+            ..with_hybrid(true, None)
+        };
+        assert!(auto.groups_are_default());
+        let c = Choice::Tls(auto.clone());
+        for (target, note) in [
+            ("nginx", "# ssl_ecdh_curve: the default (auto) already does this"),
+            ("apache", "# SSLOpenSSLConfCmd Curves: the default already does this"),
+            ("haproxy", "# ssl-default-bind-curves: the default already does this"),
+            ("stunnel", "# curves: the default already does this"),
+        ] {
+            let l = lines(target, &c).unwrap();
+            assert!(l.contains(&note.to_string()), "{target}: {l:?}");
+            assert!(!l.iter().any(|x| x.contains("X25519MLKEM768")), "{target}: {l:?}");
+            assert_eq!(default_note_directive(note), Some(note[2..].split(':').next().unwrap()));
+        }
+        // The default has a group the choice has not (or no tiers for the hybrid): written.
+        let mut more = d35.clone().unwrap();
+        more.push("x448".into());
+        for t in [
+            TlsChoice {
+                default_groups: Some(more),
+                ..auto.clone()
+            },
+            TlsChoice {
+                tiers: false,
+                ..auto.clone()
+            },
+            TlsChoice {
+                default_groups: None,
+                ..auto.clone()
+            },
+        ] {
+            assert!(!t.groups_are_default());
+            let l = lines("nginx", &Choice::Tls(t)).unwrap();
+            assert!(l.iter().any(|x| x.starts_with("ssl_ecdh_curve ")), "{l:?}");
+        }
+        assert_eq!(default_note_directive("ssl_ecdh_curve auto;"), None);
+        assert_eq!(default_note_directive("# KexAlgorithms left out: none"), None);
+    }
+
+    /// `auto_groups`: the default's ECDHE and hybrid groups, only when the policy
+    /// accepts every group of it (ffdhe2048 included).
+    #[test]
+    fn auto_groups_need_the_policy_to_accept_the_whole_default() {
+        let k = crate::judge::Knowledge::builtin().unwrap();
+        let caps = |d: &[&str]| crate::model::Capabilities {
+            openssl: Some(crate::model::OpenSslCapabilities {
+                default_groups: Some(d.iter().map(|s| s.to_string()).collect()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let d35 = [
+            "X25519MLKEM768",
+            "X25519",
+            "P-256",
+            "X448",
+            "P-384",
+            "P-521",
+            "ffdhe2048",
+            "ffdhe3072",
+        ];
+        let modern = crate::judge::Policy::builtin("modern").unwrap();
+        assert_eq!(auto_groups(&caps(&d35), &k, &modern), None);
+        let none = crate::judge::Policy::builtin("none").unwrap();
+        let got = auto_groups(&caps(&d35), &k, &none).unwrap();
+        assert_eq!(got.len(), 6, "{got:?}");
+        assert!(got.iter().all(|g| !g.starts_with("ffdhe")), "{got:?}");
+        let four = ["X25519MLKEM768", "X25519", "P-256", "P-384"];
+        assert_eq!(auto_groups(&caps(&four), &k, &modern).map(|v| v.len()), Some(4));
+        assert_eq!(auto_groups(&crate::model::Capabilities::default(), &k, &none), None);
+    }
+
+    /// An sshd list that is sshd's default as a set is a note, not a line.
+    #[test]
+    fn sshd_lists_equal_to_the_defaults_are_notes() {
+        let d = openssh10();
+        let choice = SshChoice {
+            ciphers: d.ciphers.iter().rev().cloned().collect(),
+            kex: vec!["mlkem768x25519-sha256".into(), "curve25519-sha256".into()],
+            server_defaults: Some(d.clone()),
+            ..testdata::ssh()
+        };
+        let server = lines("sshd", &Choice::Ssh(choice.clone())).unwrap();
+        assert!(!server.iter().any(|l| l.starts_with("Ciphers ")), "{server:?}");
+        assert!(
+            server.contains(&"# Ciphers: the default already does this".to_string()),
+            "{server:?}"
+        );
+        assert!(server.iter().any(|l| l.starts_with("KexAlgorithms ")), "{server:?}");
+        assert!(server.iter().any(|l| l.starts_with("MACs ")), "{server:?}");
+        // A legacy policy (beyond the defaults) writes every list.
+        let legacy = SshChoice {
+            beyond_defaults: true,
+            ..choice
+        };
+        let server = lines("sshd", &Choice::Ssh(legacy)).unwrap();
+        assert!(server.iter().any(|l| l.starts_with("Ciphers ")), "{server:?}");
     }
 }

@@ -18,9 +18,7 @@ impl Emitter for Nginx {
         if !t.tls12.is_empty() {
             out.push(format!("ssl_ciphers {};", t.openssl_tls12()));
         }
-        if !t.groups.is_empty() {
-            out.push(format!("ssl_ecdh_curve {};", t.openssl_groups()));
-        }
+        out.extend(t.groups_line("ssl_ecdh_curve", " ", ";", " (auto)"));
         if t.has("TLSv1.3") {
             out.push(format!("ssl_conf_command Ciphersuites {};", t.openssl_tls13()));
         }

@@ -27,9 +27,7 @@ impl Emitter for Stunnel {
         if t.has("TLSv1.3") {
             out.push(format!("ciphersuites = {}", t.openssl_tls13()));
         }
-        if !t.groups.is_empty() {
-            out.push(format!("curves = {}", t.openssl_groups()));
-        }
+        out.extend(t.groups_line("curves", " = ", "", ""));
         out.push("options = CIPHER_SERVER_PREFERENCE".into());
         Some(out)
     }
