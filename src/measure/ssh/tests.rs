@@ -418,26 +418,7 @@ fn clear_losers_cannot_place_and_one_sample_is_widened() {
 fn first_rounds_take_everyone_fastest_first_then_clear_losers_are_passed_over() {
     // True speeds: three contenders near 100, two near 60, one at 20.
     let speeds = [60.0, 100.0, 20.0, 98.0, 59.0, 101.0];
-    let mut racers: Vec<Racer> = speeds
-        .iter()
-        .map(|_| Racer {
-            item: BulkItem {
-                cipher: "c".into(),
-                mac: None,
-                kex: "k".into(),
-            },
-            stage: Stage::Ciphers,
-            subject: Subject::default(),
-            algs: Algorithms::default(),
-            m: m(&[]),
-            idx: None,
-            cost: 0.0,
-            out: false,
-            server: Vec::new(),
-            at: Vec::new(),
-            rounds: Vec::new(),
-        })
-        .collect();
+    let mut racers: Vec<Racer> = racers_for_rounds(speeds.len());
     let mut order = Vec::new();
     in_rounds(&mut racers, 3, |r, i| {
         // A little spread between sessions, as on a quiet machine.
