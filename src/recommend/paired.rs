@@ -19,10 +19,13 @@ pub const PAIRED: &str = "paired over";
 
 /// The ratio `a / b` over the rounds the two share, and how many they share.
 pub(super) fn ratio(a: &Candidate, b: &Candidate) -> Option<(Ratio, usize)> {
+    // By key, not a scan per round: an export's rounds are outside input, and a
+    // huge list must not make the ranking quadratic.
+    let by_round: std::collections::HashMap<&str, f64> = b.rounds.iter().map(|y| (y.round.as_str(), y.value)).collect();
     let pairs: Vec<(f64, f64)> = a
         .rounds
         .iter()
-        .filter_map(|x| b.rounds.iter().find(|y| y.round == x.round).map(|y| (x.value, y.value)))
+        .filter_map(|x| by_round.get(x.round.as_str()).map(|&v| (x.value, v)))
         .collect();
     paired_ratio(&pairs).map(|r| (r, pairs.len()))
 }
@@ -129,7 +132,8 @@ pub(super) fn keys(accepted: &[Accepted<'_>]) -> Vec<f64> {
 }
 
 fn shared(a: &[RoundValue], b: &[RoundValue]) -> usize {
-    a.iter().filter(|x| b.iter().any(|y| y.round == x.round)).count()
+    let keys: std::collections::HashSet<&str> = b.iter().map(|y| y.round.as_str()).collect();
+    a.iter().filter(|x| keys.contains(x.round.as_str())).count()
 }
 
 /// The mean of the values given for each of `n` slots (0 where none).
