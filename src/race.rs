@@ -10,7 +10,7 @@
 //! quick pass dropped them.
 
 use crate::backend::openssh::Client;
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::measure::{engine, ssh, tls};
 use crate::model::{Kind, ResultRecord, Status};
 use crate::progress::Progress;
@@ -81,7 +81,7 @@ pub struct Racers<'a> {
 
 /// Measures the contenders of `contests` again within `budget` and pools the new
 /// samples with their quick figures. Returns how many results were re-measured.
-pub fn race(session: &mut dyn Sink, contests: &[Contest], racers: &Racers, budget: Seconds, quiet: bool) -> Result<usize> {
+pub fn race(session: &mut Measurements, contests: &[Contest], racers: &Racers, budget: Seconds, quiet: bool) -> Result<usize> {
     let wanted: BTreeSet<usize> = contests.iter().flat_map(|c| c.records.iter().copied()).collect();
     let wanted: Vec<&ResultRecord> = wanted.iter().map(|&i| &session.results()[i]).collect();
     let is_tls = |r: &&&ResultRecord| matches!(r.kind, Kind::TlsBulk | Kind::TlsHandshake);
@@ -124,7 +124,7 @@ pub fn race(session: &mut dyn Sink, contests: &[Contest], racers: &Racers, budge
 /// figure's samples join the same subject's first ones, floored by the run's
 /// noise for its kind; a subject the first pass did not have is added; one that
 /// failed now keeps its first figure. Returns how many results were pooled.
-pub fn pool_into(session: &mut dyn Sink, scratch: &crate::measure::sink::Measurements) -> Result<usize> {
+pub fn pool_into(session: &mut Measurements, scratch: &crate::measure::sink::Measurements) -> Result<usize> {
     let mut replaced = 0;
     let settings = session.settings().clone();
     for r in scratch.results.iter().filter(|r| r.status == Status::Ok) {

@@ -15,7 +15,7 @@
 //! and, separately, what went wrong with the store.
 
 use crate::discover;
-use crate::measure::sink::{Checkpoint, Measurements, Sink};
+use crate::measure::sink::{Checkpoint, Measurements};
 use crate::model::{Document, RecommendationRecord, ResultRecord, RunInfo, RunStatus, VerdictRecord, SCHEMA};
 use crate::progress::Progress;
 use crate::store::Store;

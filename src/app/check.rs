@@ -4,7 +4,6 @@ use super::{close, conclude, judged, open_store, outputs, policy, progress};
 use crate::diff::{self, check::CheckReport, subjects::Subjects};
 use crate::error::UsageError;
 use crate::measure::sink::Measurements;
-use crate::measure::sink::Sink;
 use crate::options::{CheckOptions, CommonOptions};
 use crate::report::{self, Outputs};
 use crate::session::Session;

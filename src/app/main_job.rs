@@ -5,7 +5,7 @@ use super::{close, conclude, masked, open_store, outputs, policy, progress};
 use crate::discover;
 use crate::error::UsageError;
 use crate::measure::plans as plan;
-use crate::measure::sink::{Measurements, Sink};
+use crate::measure::sink::Measurements;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, RunOptions, TlsOptions};
 use crate::report::{self, Outputs};

@@ -5,7 +5,6 @@ use crate::backend::openssh::{Client, PrivateSshd, Target};
 use crate::discover;
 use crate::measure;
 use crate::measure::sink::Measurements;
-use crate::measure::sink::Sink;
 use crate::options::{CommonOptions, SshOptions};
 use crate::report;
 use crate::session::{Judged, Session};

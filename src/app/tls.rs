@@ -3,7 +3,6 @@
 use super::{finish, open_store, outputs, policy, progress};
 use crate::error::UsageError;
 use crate::measure::primitive;
-use crate::measure::sink::Sink;
 use crate::options::{CommonOptions, TlsOptions};
 use crate::report;
 use crate::session::{Judged, Session};

@@ -6,7 +6,7 @@
 use super::negotiate::Negotiated;
 use super::{Current, Offer};
 use crate::judge::{Domain, Knowledge, Policy};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, Status};
 use crate::units::Seconds;
 use anyhow::Result;
@@ -196,7 +196,7 @@ impl Subjects {
 
 /// Measures `s` into `session` within `budget`: TLS first, then SSH (each half the
 /// budget when both are needed).
-pub fn measure(s: &Subjects, session: &mut dyn Sink, budget: Seconds) -> Result<()> {
+pub fn measure(s: &Subjects, session: &mut Measurements, budget: Seconds) -> Result<()> {
     let tls = !s.tls_suites.is_empty() || !s.tls_groups.is_empty();
     let ssh = !s.ssh_ciphers.is_empty() || !s.ssh_kex.is_empty();
     let share = if tls && ssh { 0.5 } else { 1.0 };
@@ -211,7 +211,7 @@ pub fn measure(s: &Subjects, session: &mut dyn Sink, budget: Seconds) -> Result<
     Ok(())
 }
 
-fn measure_tls(s: &Subjects, session: &mut dyn Sink, budget: Seconds) -> Result<()> {
+fn measure_tls(s: &Subjects, session: &mut Measurements, budget: Seconds) -> Result<()> {
     use crate::measure::tls as tls_kind;
     // One certificate type, the one the installed server's suites need, so that
     // handshakes compare key exchanges and not certificates.
@@ -303,7 +303,7 @@ pub fn now_lines(t: &crate::discover::installed::TlsConfig) -> Vec<String> {
 /// nginx instances (`measure::tls::through`) within `budget`, into `session`.
 /// Returns what could not be measured, one sentence each (the diff then keeps
 /// the loopback figures).
-pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], session: &mut dyn Sink, budget: Seconds) -> Vec<String> {
+pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], session: &mut Measurements, budget: Seconds) -> Vec<String> {
     use crate::backend::openssl::certs::CertType;
     use crate::measure::tls::through;
     let mut notes = Vec::new();
@@ -369,7 +369,7 @@ pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], sess
     notes
 }
 
-fn measure_ssh(s: &Subjects, session: &mut dyn Sink, budget: Seconds) -> Result<()> {
+fn measure_ssh(s: &Subjects, session: &mut Measurements, budget: Seconds) -> Result<()> {
     use crate::backend::openssh::{Client, PrivateSshd, Target};
     use crate::measure::ssh as ssh_kind;
     let o = crate::discover::openssh::discover()?;

@@ -7,7 +7,7 @@ use crate::measure::file;
 use crate::measure::plans::{FileInput, FilePlan};
 use crate::measure::primitive::{self, Fetched, Primitive};
 use crate::measure::primitives_run::{ready, Verified};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use std::time::Instant;
 
@@ -17,7 +17,7 @@ const SALT: &[u8] = b"cbsalt01";
 /// Runs the file plan: per input, per cipher (KAT first), encrypt and decrypt,
 /// each a warm-up pass then `reps` verified passes; optionally the same with
 /// `openssl enc` processes.
-pub fn files(plan: &FilePlan, session: &mut dyn Sink) -> anyhow::Result<()> {
+pub fn files(plan: &FilePlan, session: &mut Measurements) -> anyhow::Result<()> {
     let mut run = FilesRun::new(plan);
     session.progress_start((run.left + usize::from(plan.password.is_some())) as u64);
     'inputs: for input in &plan.inputs {
@@ -58,7 +58,7 @@ impl<'a> FilesRun<'a> {
 
     /// One cipher on one input: its keys, the library's passes, then `openssl
     /// enc`'s. `false` when the run must stop.
-    fn cipher(&mut self, session: &mut dyn Sink, input: &FileInput, p: &'static Primitive) -> anyhow::Result<bool> {
+    fn cipher(&mut self, session: &mut Measurements, input: &FileInput, p: &'static Primitive) -> anyhow::Result<bool> {
         let fetched = ready(p, primitive::Library::Openssl, &mut self.cache);
         let keys = self.keys(session, &fetched)?;
         Ok(self.library_passes(session, input, p, &fetched, keys.as_ref())?
@@ -66,7 +66,7 @@ impl<'a> FilesRun<'a> {
     }
 
     /// Keys: random, or PBKDF2 from the password (its cost timed once, apart).
-    fn keys(&mut self, session: &mut dyn Sink, fetched: &Result<Fetched, String>) -> anyhow::Result<Option<file::Keys>> {
+    fn keys(&mut self, session: &mut Measurements, fetched: &Result<Fetched, String>) -> anyhow::Result<Option<file::Keys>> {
         let Ok(Fetched::Cipher(c)) = fetched else {
             return Ok(None);
         };
@@ -81,7 +81,7 @@ impl<'a> FilesRun<'a> {
     }
 
     /// Times one key derivation (three samples) and records it as its own result.
-    fn time_kdf(&self, session: &mut dyn Sink, c: &std::sync::Arc<openssl::cipher::Cipher>, pw: &str) -> anyhow::Result<()> {
+    fn time_kdf(&self, session: &mut Measurements, c: &std::sync::Arc<openssl::cipher::Cipher>, pw: &str) -> anyhow::Result<()> {
         let mut probe = [Pbkdf2Probe {
             cipher: c.clone(),
             password: pw.to_string(),
@@ -108,7 +108,7 @@ impl<'a> FilesRun<'a> {
     /// Encrypt and decrypt through the library. `false` when the run must stop.
     fn library_passes(
         &mut self,
-        session: &mut dyn Sink,
+        session: &mut Measurements,
         input: &FileInput,
         p: &'static Primitive,
         fetched: &Result<Fetched, String>,
@@ -145,7 +145,7 @@ impl<'a> FilesRun<'a> {
     /// Encrypt and decrypt with `openssl enc` processes. `false` when the run must stop.
     fn cli_passes(
         &mut self,
-        session: &mut dyn Sink,
+        session: &mut Measurements,
         input: &FileInput,
         p: &'static Primitive,
         keys: Option<&file::Keys>,
@@ -169,7 +169,7 @@ impl<'a> FilesRun<'a> {
     /// the timed region. `false` when the run must stop.
     fn passes<P: sampler::Probe>(
         &mut self,
-        session: &mut dyn Sink,
+        session: &mut Measurements,
         input: &FileInput,
         p: &'static Primitive,
         how: (&str, &str),
@@ -197,7 +197,12 @@ impl<'a> FilesRun<'a> {
     }
 
     /// Measures one subject within its share of what is left.
-    fn measure<P: sampler::Probe>(&mut self, session: &mut dyn Sink, subject: Subject, probe: anyhow::Result<P>) -> anyhow::Result<bool> {
+    fn measure<P: sampler::Probe>(
+        &mut self,
+        session: &mut Measurements,
+        subject: Subject,
+        probe: anyhow::Result<P>,
+    ) -> anyhow::Result<bool> {
         self.left -= 1;
         let share = file_share(self.plan, self.left + 1);
         measure_file_subject(session, subject, &self.cfg, probe, share, &mut self.cut)
@@ -206,7 +211,7 @@ impl<'a> FilesRun<'a> {
 
 /// With `--budget`, warns about (and stores) the subjects it cut short; fails
 /// when not one repetition fitted.
-fn report_cut(plan: &FilePlan, session: &mut dyn Sink, cut: &[String]) -> anyhow::Result<()> {
+fn report_cut(plan: &FilePlan, session: &mut Measurements, cut: &[String]) -> anyhow::Result<()> {
     let Some(b) = plan.budget else {
         return Ok(());
     };
@@ -267,7 +272,7 @@ impl sampler::Probe for Pbkdf2Probe {
 /// first, and only as many more as fit in the share; fewer than `--reps` is
 /// added to `cut` for the warning.
 fn measure_file_subject<P: sampler::Probe>(
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     subject: Subject,
     cfg: &SamplerConfig,
     probe: anyhow::Result<P>,

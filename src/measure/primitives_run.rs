@@ -5,7 +5,7 @@ use crate::measure::engine::sampler::{self, Measurement, Rate, SamplerConfig, Sl
 use crate::measure::kat;
 use crate::measure::plans::PrimitivePlan;
 use crate::measure::primitive::{self, Availability, Fetched, PrimitiveProbe};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::units::Seconds;
 use std::collections::HashMap;
@@ -66,7 +66,7 @@ struct Runnable<'a> {
 /// what is left of the budget (more batches, pooled with the first ones), then
 /// settle the run's noise (`crate::measure::engine::noise`). Results go to the session as they
 /// are made.
-pub fn primitives(plan: &PrimitivePlan, session: &mut dyn Sink) -> anyhow::Result<()> {
+pub fn primitives(plan: &PrimitivePlan, session: &mut Measurements) -> anyhow::Result<()> {
     let start = Instant::now();
     let from = session.results().len();
     let mut verified = Verified::new();
@@ -101,7 +101,7 @@ pub fn primitives(plan: &PrimitivePlan, session: &mut dyn Sink) -> anyhow::Resul
 /// adding the batches to theirs and recording (or re-recording) their figures.
 fn batches(
     plan: &PrimitivePlan,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     runnable: &mut [Runnable],
     which: &[usize],
     cfg: SamplerConfig,
@@ -180,7 +180,7 @@ const MIN_BATCH: f64 = 0.03;
 
 /// Gives leftover budget to subjects tied with the leader of their group (same
 /// class, operation, size and thread count): more batches, pooled with theirs.
-fn race(plan: &PrimitivePlan, session: &mut dyn Sink, runnable: &mut [Runnable], start: Instant) -> anyhow::Result<()> {
+fn race(plan: &PrimitivePlan, session: &mut Measurements, runnable: &mut [Runnable], start: Instant) -> anyhow::Result<()> {
     let left = plan.budget.0 - start.elapsed().as_secs_f64();
     if left <= 0.05 || crate::interrupt::requested() || crate::deadline::run_expired() {
         return Ok(());

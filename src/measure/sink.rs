@@ -1,8 +1,8 @@
 //! What a measuring stage measured, as it goes: its output value.
 //!
 //! The stage fills a `Measurements` (results, the run's settings, progress) that
-//! the caller owns and reads afterwards: the measuring functions take it as the
-//! `Sink` they record into. Each result is also shown, the moment it exists, to
+//! the caller owns and reads afterwards: every measuring function takes
+//! `&mut Measurements` and records into it. Each result is also shown, the moment it exists, to
 //! the `Measurements`' [`Checkpoint`] when there is one: the run's store writer
 //! (`session`), so that Ctrl-C, a deadline or a crash keeps everything measured
 //! so far. The checkpoint observes; it is not where the stages read from.
@@ -10,25 +10,6 @@
 use crate::model::ResultRecord;
 use crate::progress::Progress;
 use anyhow::Result;
-
-pub trait Sink {
-    /// Keeps a result (and writes it to the history at once, where there is one).
-    /// Returns its index.
-    fn record(&mut self, r: ResultRecord) -> Result<usize>;
-    /// Replaces result `idx` after more samples were taken.
-    fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()>;
-    /// The results so far, in the order recorded.
-    fn results(&self) -> &[ResultRecord];
-    /// The run's settings so far (the stage reads what an earlier step stored, such
-    /// as the noise floor).
-    fn settings(&self) -> &serde_json::Value;
-    /// Adds or overwrites one key of the run's settings.
-    fn set_setting(&mut self, key: &str, value: serde_json::Value);
-    /// Progress: `len` units of work start; a message; the work ended.
-    fn progress_start(&mut self, _len: u64) {}
-    fn progress_message(&self, _msg: &str) {}
-    fn progress_finish(&mut self) {}
-}
 
 /// Sees each result as it is kept (the run's store writer writes it to the
 /// history at once). Returns a note to show once when keeping failed (the
@@ -79,8 +60,9 @@ impl Measurements {
     }
 }
 
-impl Sink for Measurements {
-    fn record(&mut self, r: ResultRecord) -> Result<usize> {
+impl Measurements {
+    /// Keeps a result (and shows it to the checkpoint at once). Returns its index.
+    pub fn record(&mut self, r: ResultRecord) -> Result<usize> {
         if let Some(p) = &self.progress {
             p.inc();
         }
@@ -89,7 +71,8 @@ impl Sink for Measurements {
         self.checkpoint(idx);
         Ok(idx)
     }
-    fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
+    /// Replaces result `idx` after more samples were taken.
+    pub fn replace(&mut self, idx: usize, r: ResultRecord) -> Result<()> {
         match self.results.get_mut(idx) {
             Some(slot) => {
                 *slot = r;
@@ -99,13 +82,17 @@ impl Sink for Measurements {
             None => anyhow::bail!("no result {idx} to replace"),
         }
     }
-    fn results(&self) -> &[ResultRecord] {
+    /// The results so far, in the order recorded.
+    pub fn results(&self) -> &[ResultRecord] {
         &self.results
     }
-    fn settings(&self) -> &serde_json::Value {
+    /// The run's settings so far (a stage reads what an earlier step stored, such
+    /// as the noise floor).
+    pub fn settings(&self) -> &serde_json::Value {
         &self.settings
     }
-    fn set_setting(&mut self, key: &str, value: serde_json::Value) {
+    /// Adds or overwrites one key of the run's settings.
+    pub fn set_setting(&mut self, key: &str, value: serde_json::Value) {
         if !self.settings.is_object() {
             self.settings = serde_json::json!({});
         }
@@ -113,17 +100,18 @@ impl Sink for Measurements {
             m.insert(key.to_string(), value);
         }
     }
-    fn progress_start(&mut self, len: u64) {
+    /// Progress: `len` units of work start; a message; the work ended.
+    pub fn progress_start(&mut self, len: u64) {
         if let Some(p) = &mut self.progress {
             p.start(len);
         }
     }
-    fn progress_message(&self, msg: &str) {
+    pub fn progress_message(&self, msg: &str) {
         if let Some(p) = &self.progress {
             p.message(msg);
         }
     }
-    fn progress_finish(&mut self) {
+    pub fn progress_finish(&mut self) {
         if let Some(p) = &mut self.progress {
             p.finish();
         }

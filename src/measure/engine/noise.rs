@@ -27,7 +27,7 @@
 //! per kind) and shown by `compare`.
 
 use super::stats::MIN_SAMPLES;
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Status, Summary};
 use anyhow::Result;
 
@@ -82,7 +82,7 @@ pub use crate::model::stored_noise as stored;
 /// run ranks all its SSH ciphers with one noise, not a quiet pass's narrow
 /// intervals against a busy pass's wide ones. Kinds without a record of
 /// [`MIN_SAMPLES`] samples keep their intervals and store nothing.
-pub fn settle(session: &mut dyn Sink, kinds: &[Kind], from: usize) -> Result<()> {
+pub fn settle(session: &mut Measurements, kinds: &[Kind], from: usize) -> Result<()> {
     let mut all = session.settings().get("noise").cloned().unwrap_or_else(|| serde_json::json!({}));
     for &kind in kinds {
         let idx: Vec<usize> = (from..session.results().len())

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::backend::openssh::client::{Algorithms, Client, SshError};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use anyhow::{bail, Result};
 
@@ -39,7 +39,7 @@ impl Accepted {
 pub(super) fn run_checks(
     checks: Vec<(Subject, Algorithms)>,
     client: &Client,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     acc: &mut Accepted,
     clock: &Clock,
 ) -> Result<()> {
@@ -95,7 +95,7 @@ pub(super) fn run_checks(
 pub(super) fn feature_check(
     plan: &SshPlan,
     client: &Client,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     clock: &Clock,
     known: Accepted,
 ) -> Result<(Accepted, SshPlan)> {

@@ -9,7 +9,7 @@ use crate::backend::openssh::cpu::{self, ServerClock};
 use crate::measure::engine::race;
 use crate::measure::engine::sampler::{self, Measurement, Probe, Rate};
 use crate::measure::engine::stats::mean_interval;
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{HandshakeCpu, Kind, Metric, ResultRecord, Status, Subject};
 use crate::units::Seconds;
 use anyhow::Result;
@@ -107,7 +107,7 @@ impl LoginCpu {
 pub(super) fn handshakes(
     hands: &[HandshakeItem],
     client: &Client,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     accepted: &Accepted,
     clock: &Clock,
     stop_at: Instant,

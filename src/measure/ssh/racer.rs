@@ -8,7 +8,7 @@ use super::*;
 use crate::backend::openssh::client::{Algorithms, Client};
 use crate::measure::engine::race;
 use crate::measure::engine::sampler::{self, Measurement, Probe};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Subject};
 use crate::units::Seconds;
 use anyhow::Result;
@@ -40,7 +40,7 @@ pub(super) struct Racer {
 }
 
 impl Racer {
-    pub(super) fn keep(&mut self, session: &mut dyn Sink, rec: ResultRecord) -> Result<()> {
+    pub(super) fn keep(&mut self, session: &mut Measurements, rec: ResultRecord) -> Result<()> {
         match self.idx {
             Some(i) => session.replace(i, rec),
             None => {
@@ -50,7 +50,7 @@ impl Racer {
         }
     }
     /// Stores its figure; `slack` widens it while it has fewer than 3 sessions.
-    pub(super) fn keep_measurement(&mut self, session: &mut dyn Sink, slack: f64) -> Result<()> {
+    pub(super) fn keep_measurement(&mut self, session: &mut Measurements, slack: f64) -> Result<()> {
         let mut rec = record(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), &self.m, slack);
         rec.rounds = self.round_values();
         self.keep(session, rec)
@@ -77,7 +77,7 @@ impl Racer {
         }
         server_cpu_record(&self.subject, &self.server, slack)
     }
-    pub(super) fn fail(&mut self, session: &mut dyn Sink, e: &anyhow::Error) -> Result<()> {
+    pub(super) fn fail(&mut self, session: &mut Measurements, e: &anyhow::Error) -> Result<()> {
         self.out = true;
         let rec = failure(Kind::SshBulk, Metric::BytesPerSec, self.subject.clone(), e)?;
         self.keep(session, rec)
@@ -108,7 +108,7 @@ pub(super) fn in_the_running(racers: &[Racer], top: usize) -> (Vec<Option<race::
 pub(super) fn fixed_sample(
     r: &mut Racer,
     probe: &mut BulkProbe,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     stop_at: Instant,
     guess: &mut f64,
     slack: f64,
@@ -150,7 +150,7 @@ pub(super) fn fixed_sample(
 pub(super) fn fixed_once(
     racers: &mut [Racer],
     probe: &mut BulkProbe,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     stop_at: Instant,
     guess: &mut f64,
 ) -> Result<()> {
@@ -180,7 +180,7 @@ pub(super) fn fixed_once(
 pub(super) fn fixed_rounds(
     racers: &mut [Racer],
     probe: &mut BulkProbe,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     stop_at: Instant,
     guess: &mut f64,
     sessions: usize,
@@ -227,7 +227,13 @@ pub(super) fn in_rounds(racers: &mut [Racer], sessions: usize, mut sample: impl 
 /// places ([`critical`]), two at a time, until those places are settled, the
 /// pairs reach [`MAX_FIXED_SAMPLES`] or the next session would not end by
 /// `stop_at`. Pairs that cannot place are never sampled again.
-pub(super) fn fixed_race(racers: &mut [Racer], probe: &mut BulkProbe, session: &mut dyn Sink, stop_at: Instant, top: usize) -> Result<()> {
+pub(super) fn fixed_race(
+    racers: &mut [Racer],
+    probe: &mut BulkProbe,
+    session: &mut Measurements,
+    stop_at: Instant,
+    top: usize,
+) -> Result<()> {
     let mut guess = 0.0;
     loop {
         if crate::interrupt::requested() {
@@ -271,7 +277,7 @@ pub(super) fn adaptive_session(
     r: &mut Racer,
     plan: &SshPlan,
     client: &Client,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     buf: &Arc<Vec<u8>>,
     span: f64,
     stop_at: Instant,
@@ -354,7 +360,7 @@ pub(super) fn adaptive_pass(
     racers: &mut [Racer],
     plan: &SshPlan,
     client: &Client,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     buf: &Arc<Vec<u8>>,
     stop_at: Instant,
     over: &mut f64,
@@ -394,7 +400,7 @@ pub(super) fn adaptive_race(
     racers: &mut [Racer],
     plan: &SshPlan,
     client: &Client,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     buf: &Arc<Vec<u8>>,
     clock: &Clock,
     over: &mut f64,

@@ -6,7 +6,7 @@ use super::*;
 use crate::backend::openssh::client::{Algorithms, Client, SshError};
 use crate::measure::engine::race;
 use crate::measure::engine::sampler::{self, Measurement, Rate};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Status};
 use anyhow::{bail, Result};
 use serde_json::json;
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 /// starts that would not end in time, and subjects left over when it is spent
 /// are recorded as skipped, with a warning. Every bulk sample is one session
 /// (with `--bytes`, of that volume); no session's figure is thrown away.
-pub fn sweep(plan: &SshPlan, client: &Client, session: &mut dyn Sink) -> Result<()> {
+pub fn sweep(plan: &SshPlan, client: &Client, session: &mut Measurements) -> Result<()> {
     sweep_with(plan, client, session, &mut Preflight::default())
 }
 
@@ -42,7 +42,7 @@ pub struct Preflight {
 /// The noise of the run is the throughput's and the handshakes' (as before the
 /// server's CPU was read): the server CPU per GB records are made after it is
 /// settled, and floored by it like every other interval.
-pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut Preflight) -> Result<()> {
+pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut Measurements, pre: &mut Preflight) -> Result<()> {
     use crate::measure::engine::noise;
     let from = session.results().len();
     let server_cpu = sweep_pass(plan, client, session, pre)?;
@@ -64,7 +64,7 @@ pub fn sweep_with(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: 
 /// then of the allowed MACs, in rounds (A B C, A B C …); the handshakes; then,
 /// stage by stage, the top-ups and the race of each stage's leaders; the refused
 /// subjects last, with the time kept for them, and only if it is left.
-fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut dyn Sink, pre: &mut Preflight) -> Result<Vec<ResultRecord>> {
+fn sweep_pass(plan: &SshPlan, client: &Client, session: &mut Measurements, pre: &mut Preflight) -> Result<Vec<ResultRecord>> {
     let start = Instant::now();
     let clock = Clock::new(start, plan.budget);
     // Preflight: the target answers, lets us in and has the sink command.
@@ -220,7 +220,7 @@ impl<'a> Bulk<'a> {
         })
     }
     /// A stage's first pass, until `stop_at`.
-    fn first_pass(&mut self, racers: &mut [Racer], session: &mut dyn Sink, stop_at: Instant) -> Result<()> {
+    fn first_pass(&mut self, racers: &mut [Racer], session: &mut Measurements, stop_at: Instant) -> Result<()> {
         match self.fixed.as_mut() {
             Some(p) if self.brute => fixed_once(racers, p, session, stop_at, &mut self.guess),
             Some(p) => fixed_rounds(racers, p, session, stop_at, &mut self.guess, FIRST_PASS_SESSIONS),
@@ -235,7 +235,7 @@ impl<'a> Bulk<'a> {
         racers: &mut [Racer],
         spend: &Spending,
         stage: Stage,
-        session: &mut dyn Sink,
+        session: &mut Measurements,
         stop_at: Instant,
     ) -> Result<bool> {
         while let Some(before) = spend.unmeasured_before(racers, stage) {
@@ -251,7 +251,7 @@ impl<'a> Bulk<'a> {
     }
     /// A stage's pairs the first pass did not reach, then the race for its
     /// `race` first places (none: no race), until `stop_at`.
-    fn rest(&mut self, racers: &mut [Racer], session: &mut dyn Sink, stop_at: Instant, race: Option<usize>) -> Result<()> {
+    fn rest(&mut self, racers: &mut [Racer], session: &mut Measurements, stop_at: Instant, race: Option<usize>) -> Result<()> {
         let clock = Clock { end: stop_at };
         match self.fixed.as_mut() {
             Some(p) if self.brute => fixed_once(racers, p, session, stop_at, &mut self.guess),
@@ -275,7 +275,7 @@ impl<'a> Bulk<'a> {
 
 /// What one connection to the target costs (its first connection, once per
 /// sink command): it checks reachability, login and the sink command.
-fn connection_cost(client: &Client, session: &mut dyn Sink, pre: &mut Preflight, sink: &'static str, start: Instant) -> Result<f64> {
+fn connection_cost(client: &Client, session: &mut Measurements, pre: &mut Preflight, sink: &'static str, start: Instant) -> Result<f64> {
     match pre.conn {
         Some((s, conn)) if s == sink => Ok(conn),
         _ => {
@@ -300,7 +300,7 @@ fn connection_cost(client: &Client, session: &mut dyn Sink, pre: &mut Preflight,
 
 /// A racer per bulk item whose algorithms were all accepted; the others are
 /// recorded as refused.
-fn racers_for(plan: &SshPlan, bulk: &[(Stage, BulkItem)], accepted: &Accepted, session: &mut dyn Sink) -> Result<Vec<Racer>> {
+fn racers_for(plan: &SshPlan, bulk: &[(Stage, BulkItem)], accepted: &Accepted, session: &mut Measurements) -> Result<Vec<Racer>> {
     let mut racers: Vec<Racer> = Vec::new();
     for (stage, item) in bulk {
         let subject = bulk_subject(item, &plan.bulk_hostkey);
@@ -338,7 +338,7 @@ fn racers_for(plan: &SshPlan, bulk: &[(Stage, BulkItem)], accepted: &Accepted, s
 
 /// Stores the widened figures of one or two sessions, then records (and says)
 /// what the budget did not reach; returns the server CPU records.
-fn settle(racers: &mut [Racer], session: &mut dyn Sink, clock: &Clock, skipped_hands: usize) -> Result<Vec<ResultRecord>> {
+fn settle(racers: &mut [Racer], session: &mut Measurements, clock: &Clock, skipped_hands: usize) -> Result<Vec<ResultRecord>> {
     // Figures of one or two sessions are stored widened by the spread seen on the
     // others; that spread is best known now.
     // Each session's round is known once all are done: every measured figure is

@@ -4,7 +4,6 @@ use crate::discover::openssh::OpenSsh;
 use crate::measure::engine::race;
 use crate::measure::engine::race::{could_place, MAX_SPREAD as MAX_SLACK, MIN_SPREAD as MIN_SLACK};
 use crate::measure::engine::sampler::{self, Measurement, Probe, Rate};
-use crate::measure::sink::Sink;
 use crate::model::{Kind, Metric, ResultRecord, Subject};
 use crate::units::Seconds;
 use serde_json::json;

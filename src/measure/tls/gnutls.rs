@@ -22,7 +22,7 @@ use crate::backend::tls::{Negotiated, Selection};
 use crate::catalog::Library;
 use crate::error::UsageError;
 use crate::measure::engine::sampler::{self, Rate, SamplerConfig};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Subject};
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
@@ -82,7 +82,7 @@ fn gnutls_subject(protocol: &str, iana: &str, threads: usize) -> Subject {
 
 /// Which suites of the priority string the server accepts (one per handshake), then
 /// handshake rates per accepted suite.
-pub fn remote(plan: &RemotePlan, session: &mut dyn Sink, progress: &dyn Fn(&str)) -> Result<()> {
+pub fn remote(plan: &RemotePlan, session: &mut Measurements, progress: &dyn Fn(&str)) -> Result<()> {
     let t = &plan.target;
     let priority = plan.priority.as_ref().ok_or_else(|| anyhow!("no GnuTLS priority string to walk"))?;
     progress(&format!("reaching {t}"));

@@ -11,7 +11,7 @@ use crate::backend::openssl::tls::{self as ssl, Protocol};
 use crate::backend::tls::{ClientConfig, TlsLibrary};
 use crate::error::UsageError;
 use crate::measure::engine::sampler::{self, Rate, SamplerConfig};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Result};
@@ -363,7 +363,7 @@ pub(super) fn measure_hrr(plan: &LoopbackPlan, item: &Item, first: &str, id: &Id
 /// handshake in `plan` ([`measure_hrr`], the client's first key share
 /// [`HRR_FIRST_SHARE`]), after [`loopback`]: `tls` and the main job call it;
 /// races and `check` do not (their subjects are the plan's own).
-pub fn hello_retries(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
+pub fn hello_retries(plan: &LoopbackPlan, session: &mut Measurements) -> Result<()> {
     let hrr = hrr_items(plan);
     if hrr.is_empty() {
         return Ok(());
@@ -483,7 +483,7 @@ pub(super) fn bulk_sliced(
 }
 
 /// Records one item's outcome: its records, or one failed record per metric.
-pub(super) fn record_item(session: &mut dyn Sink, plan: &LoopbackPlan, item: &Item, r: Result<Vec<ResultRecord>>) -> Result<()> {
+pub(super) fn record_item(session: &mut Measurements, plan: &LoopbackPlan, item: &Item, r: Result<Vec<ResultRecord>>) -> Result<()> {
     match r {
         Ok(records) => {
             for r in records {
@@ -505,14 +505,14 @@ pub(super) fn record_item(session: &mut dyn Sink, plan: &LoopbackPlan, item: &It
 /// Runs the loopback plan; results go to the session as they are made. Handshake
 /// items are measured one after another; then the bulk items, in interleaved
 /// slices (`bulk_sliced`).
-pub fn loopback(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
+pub fn loopback(plan: &LoopbackPlan, session: &mut Measurements) -> Result<()> {
     let from = session.results().len();
     loopback_pass(plan, session)?;
     crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
 }
 
 /// [`loopback`] before the run's noise is settled.
-pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut dyn Sink) -> Result<()> {
+pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> Result<()> {
     let hrr = hrr_items(plan);
     let total: usize = plan.skipped.len()
         + plan

@@ -495,7 +495,7 @@ impl LoopbackPlan {
 pub fn loopback_policy_first(
     plan: &LoopbackPlan,
     admitted: Option<&crate::plan::Admitted>,
-    session: &mut dyn crate::measure::sink::Sink,
+    session: &mut crate::measure::sink::Measurements,
 ) -> Result<()> {
     let Some(a) = admitted else {
         return loopback(plan, session);

@@ -23,7 +23,7 @@ use crate::backend::tls::{ClientConfig, Negotiated, Selection, ServerConfig, Tls
 use crate::catalog::Library;
 use crate::error::UsageError;
 use crate::measure::engine::sampler::{self, Rate};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use anyhow::{anyhow, bail, Result};
 use serde_json::json;
@@ -224,7 +224,7 @@ fn lacks_group(lib: &dyn TlsLibrary, group: Option<&str>) -> Option<String> {
     (!lib.groups().iter().any(|h| h == g)).then(|| format!("{} does not implement the group {g}", lib.version()))
 }
 
-pub fn loopback(plan: &LoopbackPlan, g: &GnutlsPlan, session: &mut dyn Sink) -> Result<()> {
+pub fn loopback(plan: &LoopbackPlan, g: &GnutlsPlan, session: &mut Measurements) -> Result<()> {
     let np = g.pairs.len();
     let total: usize = plan.skipped.len() * np + plan.items.iter().map(|i| i.records().len()).sum::<usize>() * np;
     session.progress_start(total as u64);

@@ -11,7 +11,7 @@ use crate::backend::tls::{Negotiated, Selection, TlsLibrary};
 use crate::catalog::Library;
 use crate::error::UsageError;
 use crate::measure::engine::sampler::{self, Rate, SamplerConfig};
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject};
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
@@ -327,7 +327,7 @@ impl RemotePlan {
 
 /// Records what the scan found, then times handshakes (and HTTP downloads) per
 /// accepted suite.
-pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut dyn Sink) -> Result<()> {
+pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Result<()> {
     let accepted: Vec<(Protocol, Suite)> = scan.accepted_suites().map(|(p, s)| (p, s.clone())).collect();
     let per_suite = plan.handshakes as usize * 4 + plan.http_get.is_some() as usize;
     let total = scan.protocols.len() + scan.suites.len() + scan.groups.len() + accepted.len() * per_suite;
@@ -374,7 +374,7 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut dyn Sink) -> Result<
 }
 
 /// What the scan found: one accepted-or-refused record per protocol, suite and group.
-fn record_scan(scan: &Scan, session: &mut dyn Sink) -> Result<()> {
+fn record_scan(scan: &Scan, session: &mut Measurements) -> Result<()> {
     for (p, r) in &scan.protocols {
         let s = Subject {
             protocol: Some(p.label().into()),
@@ -412,7 +412,7 @@ fn remote_handshakes(
     resumed: bool,
     subject: &Subject,
     cfg: SamplerConfig,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
 ) -> Result<()> {
     let op = if resumed { "resumed" } else { "full" };
     session.progress_message(&format!("{} {} {op} handshakes", p.label(), suite.iana));

@@ -24,7 +24,7 @@ use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls as ssl;
 use crate::measure::engine::sampler::{self, over_slices, Probe, Rate, SamplerConfig};
 use crate::measure::engine::stats::MIN_SAMPLES;
-use crate::measure::sink::Sink;
+use crate::measure::sink::Measurements;
 use crate::model::{Kind, Metric, ResultRecord, Status, Subject, Summary};
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
@@ -149,7 +149,7 @@ fn verify(ctx: &SslContext, n: &PrivateNginx, inst: &Instance, want: &[u8; 32], 
 /// keep-alive GETs through them in interleaved slices within `plan.budget`. The
 /// records go to `session`; the instances are stopped and their directories
 /// removed before it returns, whatever happened.
-pub fn through_nginx(plan: &ThroughPlan, session: &mut dyn Sink) -> Result<()> {
+pub fn through_nginx(plan: &ThroughPlan, session: &mut Measurements) -> Result<()> {
     let t0 = Instant::now();
     let left = || Seconds(plan.budget.0 - t0.elapsed().as_secs_f64());
     session.progress_start(plan.instances.len() as u64);
@@ -228,7 +228,7 @@ fn start_servers(plan: &ThroughPlan, ctx: &SslContext) -> Result<Vec<Server>> {
 type ServersMeasured = (Vec<Result<Option<sampler::Sliced>>>, Vec<Vec<Vec<(f64, f64)>>>);
 
 /// Measures the servers in interleaved slices, each a fresh connection.
-fn measure_servers(plan: &ThroughPlan, s: &dyn Sink, ctx: &SslContext, servers: &[Server], cfg: SamplerConfig) -> ServersMeasured {
+fn measure_servers(plan: &ThroughPlan, s: &Measurements, ctx: &SslContext, servers: &[Server], cfg: SamplerConfig) -> ServersMeasured {
     let cfgs = vec![cfg; servers.len()];
     let mut server_cpu: Vec<Vec<Vec<(f64, f64)>>> = vec![Vec::new(); servers.len()];
     let measured = sampler::interleave(&cfgs, |spec| {
@@ -282,7 +282,7 @@ fn check_negotiated(probes: &[Through], inst: &Instance, neg: &Negotiated) -> Re
 /// Records one instance's throughput and server CPU (or why it failed).
 fn record_instance(
     plan: &ThroughPlan,
-    session: &mut dyn Sink,
+    session: &mut Measurements,
     neg: &Negotiated,
     r: Result<Option<sampler::Sliced>>,
     server_cpu: &[Vec<(f64, f64)>],

@@ -430,7 +430,7 @@ pub(crate) fn sliced_bulk_records(subject: Subject, m: &Sliced, server: &[Vec<(f
 
 /// The records of a run, or one failed record per metric with the error.
 pub(crate) fn record_or_fail(
-    session: &mut dyn crate::measure::sink::Sink,
+    session: &mut crate::measure::sink::Measurements,
     r: Result<Vec<ResultRecord>>,
     subject: &Subject,
     metrics: &[(Metric, Option<&str>)],
