@@ -98,7 +98,7 @@ fn recap_line<'a>(out: &'a str, host: &str) -> Option<&'a str> {
 
 fn skip() -> Option<PathBuf> {
     let Some(sshd) = sshd_path() else {
-        eprintln!("skipped: no sshd");
+        missing("no sshd");
         return None;
     };
     if !venv_ok() {
@@ -312,7 +312,7 @@ fn handshake(addr: Ipv4Addr, port: u16) -> bool {
 fn stock_debian_12_and_13_configs_take_the_lines_and_a_bad_nginx_line_is_rolled_back() {
     let Some(sshd) = skip() else { return };
     let Some(nginx) = nginx_path() else {
-        eprintln!("skipped: no nginx");
+        missing("no nginx");
         return;
     };
     if !is_root() {

@@ -102,7 +102,7 @@ fn leaders<'a>(report: &'a Value, class: &str, list: &str) -> Vec<&'a str> {
 #[test]
 fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
     let Some(sshd) = sshd_path() else {
-        eprintln!("skipped: no sshd");
+        missing("no sshd");
         return;
     };
     if !venv_ok() {
@@ -352,7 +352,7 @@ fn check_added_lines(f: &Fleet, diff: &str, want_sshd: bool) {
 #[test]
 fn every_host_unreachable_is_still_named_and_the_play_fails() {
     let Some(sshd) = sshd_path() else {
-        eprintln!("skipped: no sshd");
+        missing("no sshd");
         return;
     };
     if !venv_ok() {
