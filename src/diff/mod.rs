@@ -534,6 +534,7 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
             r.label()
         ));
     }
+    notes.extend(client_decides(c, doc, outcome, k, rec_offer.as_ref(), recommended.as_ref()));
     let nothing_to_change = rec.is_some() && fixed.is_empty() && !gain;
     let spelling = names::Spelling::of(doc, c);
     SoftwareDiff {
@@ -556,6 +557,46 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         nothing_to_change,
         policy: policy.name.clone(),
     }
+}
+
+/// sshd: the client picks the cipher (its first that the server offers), so
+/// sshd's lines (or a note that its default already does it) leave the speed
+/// order to the client. When this machine's client with its own recommended
+/// Host block would negotiate another choice with the recommended sshd, and
+/// that is a measurable gain outside a tie of the client's ranking, a note says
+/// so and points to the client's block. Not a finding of sshd's: its lines are
+/// right; the client's own diff (`check --for ssh`) makes the finding.
+fn client_decides(
+    c: &Current,
+    doc: &Document,
+    outcome: &Outcome,
+    k: &Knowledge,
+    rec_offer: Option<&Offer>,
+    recommended: Option<&Negotiated>,
+) -> Option<String> {
+    let (Config::Ssh(s), Some(Offer::Ssh(server)), Some(r)) = (&c.installed.config, rec_offer, recommended) else {
+        return None;
+    };
+    let client_rec = outcome
+        .recommendations
+        .iter()
+        .find(|x| x.protocol == "ssh" && x.target == "ssh")
+        .filter(|_| s.server)?;
+    let Offer::Ssh(client) = recommended_offer(client_rec, &c.peer_offer, k) else {
+        return None;
+    };
+    let n = negotiate::ssh(server, &client, &ssh_aead()).ok()?;
+    if same_choice(r, &n) || figures::tied_in_ranking(client_rec, r, &n) {
+        return None;
+    }
+    let ch = changes("ssh", doc, r, &n, k).into_iter().find(|x| x.metric == "throughput")?;
+    let Negotiated::Ssh { cipher, .. } = &n else { return None };
+    (ch.measurable && ch.gain? > 0.0).then(|| {
+        format!(
+            "the ssh client picks the cipher: with its recommended Host block (`cipherbench recommend --for ssh`) it would negotiate {cipher} with these lines, throughput {} (`cipherbench check --for ssh` checks the client)",
+            ch.verdict
+        )
+    })
 }
 
 /// What the recommended offer adds and removes (as `LIST NAME`), and which of the

@@ -347,7 +347,7 @@ fn the_other_name_of_an_offered_algorithm_is_no_change() {
         d.changes
     );
     assert!(d.nothing_to_change);
-    assert!(check::findings(&[d.clone()], 0.1).is_empty());
+    assert!(check::findings(std::slice::from_ref(&d), 0.1).is_empty());
     let text = render::one(&d);
     assert!(!text.contains("@openssh.com ·") && text.contains("(the same choice)"), "{text}");
     assert!(text.contains("curve25519-sha256@libssh.org [recommended]"), "{text}");
@@ -384,4 +384,59 @@ fn adds_and_removes_match_by_algorithm() {
     // The same name in another list is another option.
     let (adds, _, _) = delta(&[g("ssh_macs", "curve25519-sha256")], Some(&[g("ssh_kex", "curve25519-sha256")]));
     assert_eq!(adds, vec!["ssh_kex curve25519-sha256"]);
+}
+
+/// sshd leaves the cipher to the client: when the client's own recommended
+/// Host block would negotiate a measurably faster cipher with sshd's
+/// recommended lines, sshd's diff says so in a note (not a finding: sshd's
+/// lines are right); when it would not, nothing is said.
+#[test]
+fn sshd_notes_a_faster_cipher_the_clients_block_would_pick() {
+    use crate::model::Subject;
+    let (chacha, gcm) = ("chacha20-poly1305@openssh.com", "aes256-gcm@openssh.com");
+    let bulk = |cipher: &str, m: f64| {
+        let v: Vec<f64> = (0..10).map(|i| m * (1.0 + 0.01 * (i as f64 - 4.5) / 4.5)).collect();
+        let subject = Subject {
+            cipher: Some(cipher.into()),
+            ..Default::default()
+        };
+        let mut r = ResultRecord::ok(
+            Kind::SshBulk,
+            subject,
+            Metric::BytesPerSec,
+            &crate::model::Summary::of(&v).unwrap(),
+            None,
+        );
+        r.values = v;
+        r
+    };
+    let (mut c, mut outcome) = sshd_by_other_names();
+    let ciphers = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for o in [&mut c.offer, &mut c.peer_offer] {
+        if let Offer::Ssh(s) = o {
+            s.ciphers = ciphers(&[chacha, gcm]);
+        }
+    }
+    c.negotiated = match (&c.offer, &c.peer_offer) {
+        (Offer::Ssh(s), Offer::Ssh(p)) => negotiate::ssh(s, p, &ssh_aead()),
+        _ => unreachable!(),
+    };
+    outcome.recommendations[0]
+        .choice
+        .insert("ssh_ciphers".into(), ciphers(&[chacha, gcm]));
+    let mut client = outcome.recommendations[0].clone();
+    client.target = "ssh".into();
+    client.choice.insert("ssh_ciphers".into(), ciphers(&[gcm, chacha]));
+    outcome.recommendations.push(client);
+    let (k, p) = (Knowledge::builtin().unwrap(), Policy::builtin("intermediate").unwrap());
+    let note = |gcm_speed: f64| {
+        let doc = crate::testing::doc_of(vec![bulk(chacha, 2.0e8), bulk(gcm, gcm_speed)]);
+        let d = build(&c, &doc, &outcome, &k, &p);
+        assert!(check::findings(std::slice::from_ref(&d), 0.1).is_empty(), "{d:#?}");
+        d.notes.into_iter().find(|n| n.contains("Host block"))
+    };
+    let n = note(2.6e8).expect("a note");
+    assert!(n.contains(&format!("negotiate {gcm}")) && n.contains("+30 %"), "{n}");
+    assert_eq!(note(2.0e8), None, "no measurable gain: no note");
+    assert_eq!(note(1.6e8), None, "slower: no note");
 }
