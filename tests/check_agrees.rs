@@ -122,13 +122,22 @@ fn check_on_recommends_own_sshd_lines_has_no_finding() {
     let dir = tempfile::tempdir().unwrap();
     let (d, db) = (dir.path(), dir.path().join("h.sqlite"));
     let lines = recommended_lines(&db, &["ssh", "--budget", "10s"], "sshd");
+    let file = sshd_config(d, &lines);
+    checks_agree(&db, &file, "sshd", "8s");
+}
+
+/// A private sshd configuration (`ListenAddress` 127.0.0.1, a fresh host key)
+/// with `lines`, accepted by `sshd -t`.
+fn sshd_config(d: &Path, lines: &[String]) -> std::path::PathBuf {
     let key = d.join("host_ed25519");
-    let st = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&key)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    if !key.exists() {
+        let st = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
     let file = d.join("sshd_config");
     let conf = format!(
         "ListenAddress 127.0.0.1\nHostKey {}\nPidFile {}/sshd.pid\nUsePAM no\n{}\n",
@@ -143,7 +152,58 @@ fn check_on_recommends_own_sshd_lines_has_no_finding() {
         .expect("sshd");
     let t = Command::new(sshd).arg("-t").arg("-f").arg(&file).output().unwrap();
     assert!(t.status.success(), "sshd -t: {}", String::from_utf8_lossy(&t.stderr));
-    checks_agree(&db, &file, "sshd", "8s");
+    file
+}
+
+/// recommend's sshd lines with the key exchanges it configures under two names
+/// (`sntrup761x25519-sha512` and `…@openssh.com`, `curve25519-sha256` and
+/// `…@libssh.org`) named by their pre-standard name only: the same algorithms,
+/// so `check` finds nothing and its diff neither adds nor removes anything, and
+/// shows "now" and "recommended" under one name.
+#[test]
+fn check_on_recommends_sshd_lines_under_other_names_has_no_finding() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("h.sqlite"));
+    let (lines, rec) = recommended(&db, &["ssh", "--budget", "8s"], "sshd");
+    // What sshd's KexAlgorithms configures (a note when that is the default).
+    let kex: Vec<&str> = ["ssh_server_kex", "ssh_kex"]
+        .iter()
+        .find_map(|l| rec["choice"][l].as_array())
+        .expect("a key exchange list")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let other = |n: &str| {
+        kex.iter()
+            .find(|x| x.contains('@') && !n.contains('@') && x.starts_with(&format!("{n}@")))
+            .copied()
+    };
+    let renamed: Vec<&str> = kex.iter().filter(|n| other(n).is_none()).copied().collect();
+    assert!(renamed.len() < kex.len(), "no algorithm under two names in {kex:?}");
+    let mut lines: Vec<String> = lines.into_iter().filter(|l| !l.contains("KexAlgorithms")).collect();
+    lines.push(format!("KexAlgorithms {}", renamed.join(",")));
+    let file = sshd_config(d, &lines);
+    let out = cb(&db)
+        .args(["check", "--json", "--for", "sshd", "--budget", "6s", "--config-from"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let r: Value = json_of(&out.stdout);
+    let diff = &r["diffs"][0];
+    let why = format!("{lines:#?}\n{diff:#}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        (out.status.code(), r["findings"].as_array().map(Vec::len)),
+        (Some(0), Some(0)),
+        "{why}"
+    );
+    assert_eq!(
+        (&diff["adds"], &diff["removes"]),
+        (&Value::Array(vec![]), &Value::Array(vec![])),
+        "{why}"
+    );
+    assert_eq!(diff["now"], diff["recommended"], "{why}");
+    assert_eq!(diff["nothing_to_change"], true, "{why}");
 }
 
 #[test]

@@ -69,7 +69,23 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
         if let Some(e) = &d.now_error {
             out.push(f("negotiation", format!("{}: negotiates nothing with {}: {e}", d.software, d.peer)));
         }
-        for g in d.offered.iter().filter(|g| !g.allowed) {
+        let refused: Vec<&super::Graded> = d.offered.iter().filter(|g| !g.allowed).collect();
+        for (i, g) in refused.iter().enumerate() {
+            // One finding per algorithm: a name whose alias was found already is
+            // that finding's (`… (also X)`), not a finding of its own.
+            if refused[..i].iter().any(|x| x.list == g.list && super::same_alg(&x.name, &g.name)) {
+                continue;
+            }
+            let also: Vec<&str> = refused[i + 1..]
+                .iter()
+                .filter(|x| x.list == g.list && x.name != g.name && super::same_alg(&x.name, &g.name))
+                .map(|x| x.name.as_str())
+                .collect();
+            let also = if also.is_empty() {
+                String::new()
+            } else {
+                format!(" (also {})", also.join(", "))
+            };
             let reason = g.reasons.first().map(String::as_str).unwrap_or("not allowed");
             out.push(CheckFinding {
                 list: Some(g.list.clone()),
@@ -78,7 +94,7 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
                 ..f(
                     "policy",
                     format!(
-                        "{}: offers {} ({}, {}), refused by policy {}: {reason}",
+                        "{}: offers {}{also} ({}, {}), refused by policy {}: {reason}",
                         d.software,
                         g.name,
                         crate::recommend::list_title(&g.list),
@@ -378,6 +394,33 @@ mod findings_tests {
         }
         many.sort_by(|a, b| a.software.cmp(&b.software));
         assert_eq!(summary(&many, true), "check: 43 finding(s) in 6 software (43 policy)\n");
+    }
+
+    /// Two names of one refused algorithm are one finding, naming both.
+    #[test]
+    fn one_finding_per_algorithm() {
+        let g = |name: &str| Graded {
+            list: "ssh_kex".into(),
+            name: name.into(),
+            level: Level::Weak,
+            allowed: false,
+            reasons: vec!["r".into()],
+        };
+        let d = SoftwareDiff {
+            offered: vec![g("curve25519-sha256"), g("ecdh-sha2-nistp256"), g("curve25519-sha256@libssh.org")],
+            ..SoftwareDiff::blank("sshd")
+        };
+        let f = findings(&[d], 0.1);
+        assert_eq!(
+            f.iter().map(|x| x.option.as_deref().unwrap()).collect::<Vec<_>>(),
+            ["curve25519-sha256", "ecdh-sha2-nistp256"]
+        );
+        assert!(
+            f[0].message
+                .contains("offers curve25519-sha256 (also curve25519-sha256@libssh.org) ("),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]

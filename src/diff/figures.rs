@@ -66,7 +66,9 @@ fn tls_figures(
     let lib = |r: &&ResultRecord| {
         r.subject.library.as_deref().is_none_or(|l| l == "openssl") && r.subject.server_library.as_deref().is_none_or(|l| l == "openssl")
     };
-    let is = |r: &&ResultRecord| r.subject.suite.as_deref() == Some(suite) && r.subject.protocol.as_deref().is_none_or(|p| p == version);
+    let is = |r: &&ResultRecord| {
+        r.subject.suite.as_deref().is_some_and(|s| same_alg(s, suite)) && r.subject.protocol.as_deref().is_none_or(|p| p == version)
+    };
     // Loopback (or a remote server's downloads): not the figures measured
     // through a private nginx, which `through_figure` reads.
     let bulk = most(
@@ -152,7 +154,7 @@ pub fn through_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
     };
     most(ok(doc, Kind::TlsBulk, Metric::BytesPerSec).filter(|r| {
         r.subject.mode.as_deref() == Some(crate::measure::tls::through::MODE)
-            && r.subject.suite.as_deref() == Some(suite)
+            && r.subject.suite.as_deref().is_some_and(|s| same_alg(s, suite))
             && r.subject.protocol.as_deref() == Some(version)
     }))
     .and_then(Figure::of)
@@ -166,7 +168,7 @@ pub fn through_cpu_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
     };
     most(ok(doc, Kind::TlsBulk, Metric::Seconds).filter(|r| {
         r.subject.mode.as_deref() == Some(crate::model::THROUGH_NGINX_CPU)
-            && r.subject.suite.as_deref() == Some(suite)
+            && r.subject.suite.as_deref().is_some_and(|s| same_alg(s, suite))
             && r.subject.protocol.as_deref() == Some(version)
     }))
     .and_then(Figure::of)

@@ -11,6 +11,7 @@
 
 pub mod check;
 mod figures;
+pub mod names;
 pub mod negotiate;
 pub mod patch;
 pub mod remote;
@@ -255,7 +256,7 @@ fn paired_through_gain(doc: &Document, now: &Negotiated, rec: &Negotiated) -> Op
         return None;
     };
     let p = doc.run.settings.get("through_nginx")?.get("paired_gain")?;
-    if p.get("now")?.as_str()? != n || p.get("recommended")?.as_str()? != r {
+    if !same_alg(p.get("now")?.as_str()?, n) || !same_alg(p.get("recommended")?.as_str()?, r) {
         return None;
     }
     let f = |k: &str| p.get(k).and_then(|v| v.as_f64());
@@ -398,10 +399,9 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
             ciphers: negotiate::server_list(&r.choice, now.server, "ciphers"),
             macs: negotiate::server_list(&r.choice, now.server, "macs"),
             kex: negotiate::server_list(&r.choice, now.server, "kex"),
-            hostkeys: if list("ssh_hostkeys").is_empty() {
-                now.hostkeys.clone()
-            } else {
-                list("ssh_hostkeys")
+            hostkeys: match negotiate::server_list(&r.choice, now.server, "hostkeys") {
+                h if h.is_empty() => now.hostkeys.clone(),
+                h => h,
             },
         }),
     }
@@ -499,7 +499,12 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
     let (recommended, rec_offer) = recommended_side(c, rec, protocol, k, &mut notes);
     let rec_graded = rec_offer.as_ref().map(|o| grade_offer(o, k, policy)).unwrap_or_default();
     let (adds, removes, fixed) = delta(&offered, rec_offer.as_ref().map(|_| rec_graded.as_slice()));
-    let introduced = findings(&rec_graded);
+    // What the change brings that the policy refuses: not what is offered now
+    // under this or another name (that is no fix, and nothing new either).
+    let introduced = findings(&rec_graded)
+        .into_iter()
+        .filter(|f| !offered.iter().any(|g| g.list == f.list && same_alg(&g.name, &f.name)))
+        .collect();
     let mut changes = match (&c.negotiated, &recommended) {
         (Ok(now), Some(r)) => changes(i.software, doc, now, r, k),
         _ => Vec::new(),
@@ -529,17 +534,19 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
             r.label()
         ));
     }
+    notes.extend(client_decides(c, doc, outcome, k, rec_offer.as_ref(), recommended.as_ref()));
     let nothing_to_change = rec.is_some() && fixed.is_empty() && !gain;
+    let spelling = names::Spelling::of(doc, c);
     SoftwareDiff {
         software: i.software.to_string(),
         file: i.file.clone(),
         source: i.source.clone(),
         notes,
         peer: c.peer.clone(),
-        now: c.negotiated.clone().ok(),
+        now: c.negotiated.clone().ok().map(|n| spelling.negotiated(n)),
         now_error: c.negotiated.clone().err(),
         offered,
-        recommended,
+        recommended: recommended.map(|n| spelling.negotiated(n)),
         changes,
         fixed,
         introduced,
@@ -552,14 +559,58 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
     }
 }
 
+/// sshd: the client picks the cipher (its first that the server offers), so
+/// sshd's lines (or a note that its default already does it) leave the speed
+/// order to the client. When this machine's client with its own recommended
+/// Host block would negotiate another choice with the recommended sshd, and
+/// that is a measurable gain outside a tie of the client's ranking, a note says
+/// so and points to the client's block. Not a finding of sshd's: its lines are
+/// right; the client's own diff (`check --for ssh`) makes the finding.
+fn client_decides(
+    c: &Current,
+    doc: &Document,
+    outcome: &Outcome,
+    k: &Knowledge,
+    rec_offer: Option<&Offer>,
+    recommended: Option<&Negotiated>,
+) -> Option<String> {
+    let (Config::Ssh(s), Some(Offer::Ssh(server)), Some(r)) = (&c.installed.config, rec_offer, recommended) else {
+        return None;
+    };
+    let client_rec = outcome
+        .recommendations
+        .iter()
+        .find(|x| x.protocol == "ssh" && x.target == "ssh")
+        .filter(|_| s.server)?;
+    let Offer::Ssh(client) = recommended_offer(client_rec, &c.peer_offer, k) else {
+        return None;
+    };
+    let n = negotiate::ssh(server, &client, &ssh_aead()).ok()?;
+    if same_choice(r, &n) || figures::tied_in_ranking(client_rec, r, &n) {
+        return None;
+    }
+    let ch = changes("ssh", doc, r, &n, k).into_iter().find(|x| x.metric == "throughput")?;
+    let Negotiated::Ssh { cipher, .. } = &n else { return None };
+    (ch.measurable && ch.gain? > 0.0).then(|| {
+        format!(
+            "the ssh client picks the cipher: with its recommended Host block (`cipherbench recommend --for ssh`) it would negotiate {cipher} with these lines, throughput {} (`cipherbench check --for ssh` checks the client)",
+            ch.verdict
+        )
+    })
+}
+
 /// What the recommended offer adds and removes (as `LIST NAME`), and which of the
 /// current offer's findings it fixes; nothing without a recommended offer.
 fn delta(offered: &[Graded], rec: Option<&[Graded]>) -> (Vec<String>, Vec<String>, Vec<Finding>) {
     let Some(rec) = rec else {
         return (Vec::new(), Vec::new(), Vec::new());
     };
+    // By algorithm, not by spelling: a name whose alias is on the other side is
+    // neither added nor removed (`sntrup761x25519-sha512` for `…@openssh.com`).
     let missing = |a: &[Graded], b: &[Graded]| -> Vec<String> {
-        let gone = a.iter().filter(|x| !b.iter().any(|y| y.list == x.list && y.name == x.name));
+        let gone = a
+            .iter()
+            .filter(|x| !b.iter().any(|y| y.list == x.list && same_alg(&y.name, &x.name)));
         gone.map(|x| format!("{} {}", x.list, x.name)).collect()
     };
     let fixed = findings(offered)

@@ -86,11 +86,19 @@ fn offered_now(d: &SoftwareDiff) -> String {
         }
     }
     for l in lists {
-        let items: Vec<String> = d
-            .offered
-            .iter()
-            .filter(|g| g.list == l)
-            .map(|g| format!("{} [{}{}]", g.name, g.level, if g.allowed { "" } else { ", refused" }))
+        // One item per algorithm: its other names offered beside it in brackets.
+        let these: Vec<&super::Graded> = d.offered.iter().filter(|g| g.list == l).collect();
+        let items: Vec<String> = super::names::folded(these.iter().map(|g| g.name.as_str()))
+            .into_iter()
+            .filter_map(|(name, also)| {
+                let g = these.iter().find(|g| g.name == name)?;
+                let also = if also.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (also {})", also.join(", "))
+                };
+                Some(format!("{name}{also} [{}{}]", g.level, if g.allowed { "" } else { ", refused" }))
+            })
             .collect();
         let _ = writeln!(s, "    {:<28} {}", crate::recommend::list_title(l), items.join(", "));
     }
@@ -133,18 +141,30 @@ fn findings(d: &SoftwareDiff) -> String {
     if d.fixed.is_empty() {
         let _ = writeln!(s, "    none");
     }
-    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+    let mut by_reason: Vec<(String, Vec<&super::Finding>)> = Vec::new();
     for f in &d.fixed {
         for r in &f.reasons {
-            let label = format!("{} ({})", f.name, f.level);
             let r = r.replace(&f.name, "…");
             match by_reason.iter_mut().find(|(x, _)| *x == r) {
-                Some((_, names)) => names.push(label),
-                None => by_reason.push((r, vec![label])),
+                Some((_, these)) => these.push(f),
+                None => by_reason.push((r, vec![f])),
             }
         }
     }
-    for (reason, names) in by_reason {
+    for (reason, these) in by_reason {
+        // One name per algorithm: its aliases in brackets after it.
+        let names: Vec<String> = super::names::folded(these.iter().map(|f| f.name.as_str()))
+            .into_iter()
+            .filter_map(|(name, also)| {
+                let f = these.iter().find(|f| f.name == name)?;
+                let also = if also.is_empty() {
+                    String::new()
+                } else {
+                    format!(", also {}", also.join(", "))
+                };
+                Some(format!("{name} ({}{also})", f.level))
+            })
+            .collect();
         let _ = writeln!(s, "    {reason}");
         let _ = writeln!(s, "      {}", names.join(", "));
     }

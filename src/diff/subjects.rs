@@ -153,7 +153,7 @@ impl Subjects {
             tls_suites: self
                 .tls_suites
                 .iter()
-                .filter(|s| !ok(Kind::TlsBulk, &|x| x.suite.as_deref() == Some(s.as_str())))
+                .filter(|s| !ok(Kind::TlsBulk, &|x| x.suite.as_deref().is_some_and(|m| super::same_alg(m, s))))
                 .cloned()
                 .collect(),
             tls_groups: self

@@ -270,3 +270,173 @@ fn grades_name_the_reason_and_the_policy() {
         vec!["aes128-cbc", "hmac-sha1"]
     );
 }
+
+/// An sshd offering the pre-standard spellings (`…@openssh.com`, `…@libssh.org`)
+/// of exactly the key exchanges the recommendation lists under both names.
+fn sshd_by_other_names() -> (Current, Outcome) {
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let ssh = |server: bool, kex: &[&str]| SshConfig {
+        server,
+        ciphers: strings(&["aes128-gcm@openssh.com"]),
+        macs: strings(&["hmac-sha2-256-etm@openssh.com"]),
+        kex: strings(kex),
+        hostkeys: strings(&["ssh-ed25519"]),
+    };
+    let both = [
+        "sntrup761x25519-sha512",
+        "sntrup761x25519-sha512@openssh.com",
+        "curve25519-sha256",
+        "curve25519-sha256@libssh.org",
+    ];
+    let (offer, peer) = (ssh(true, &[both[1], both[3]]), ssh(false, &both));
+    let installed = Installed {
+        software: "sshd",
+        file: None,
+        source: "test".into(),
+        config: Config::Ssh(offer.clone()),
+        directives: vec![],
+        insert_at: None,
+        notes: vec![],
+    };
+    let c = Current {
+        negotiated: negotiate::ssh(&offer, &peer, &ssh_aead()),
+        installed,
+        offer: Offer::Ssh(offer),
+        peer: "a client".into(),
+        peer_offer: Offer::Ssh(peer),
+        within_offer: false,
+    };
+    let rec: Recommendation = serde_json::from_value(serde_json::json!({
+        "protocol": "ssh", "target": "sshd", "location": "l", "policy": "intermediate",
+        "choice": {"ssh_ciphers": ["aes128-gcm@openssh.com"], "ssh_macs": ["hmac-sha2-256-etm@openssh.com"],
+                   "ssh_kex": both, "ssh_hostkeys": ["ssh-ed25519"]},
+        "lines": [format!("KexAlgorithms {}", both.join(","))], "rankings": []
+    }))
+    .unwrap();
+    let outcome = Outcome {
+        protocols: vec![],
+        recommendations: vec![rec],
+        verdicts: vec![],
+    };
+    (c, outcome)
+}
+
+/// Aliases are one algorithm in the diff: the standard spelling the
+/// recommendation adds beside a pre-standard one offered now is not an
+/// addition, the negotiated key exchange is one choice shown under one name,
+/// and `check` finds nothing.
+#[test]
+fn the_other_name_of_an_offered_algorithm_is_no_change() {
+    let (c, outcome) = sshd_by_other_names();
+    let (k, p) = (Knowledge::builtin().unwrap(), Policy::builtin("intermediate").unwrap());
+    let d = build(&c, &crate::testing::doc(serde_json::json!([])), &outcome, &k, &p);
+    assert_eq!((d.adds.as_slice(), d.removes.as_slice()), (&[][..], &[][..]), "{d:#?}");
+    assert!(d.introduced.is_empty() && d.fixed.is_empty(), "{d:#?}");
+    // Negotiated on the wire: `…@openssh.com` now, the standard name with the
+    // recommended lines; shown as one name (the one the client lists first).
+    assert!(matches!(&c.negotiated, Ok(Negotiated::Ssh { kex, .. }) if kex == "sntrup761x25519-sha512@openssh.com"));
+    assert_eq!(d.now, d.recommended);
+    assert!(
+        matches!(&d.now, Some(Negotiated::Ssh { kex, .. }) if kex == "sntrup761x25519-sha512"),
+        "{:?}",
+        d.now
+    );
+    assert!(
+        d.changes.iter().all(|x| x.verdict == "the same choice" && x.gain_low.is_none()),
+        "{:?}",
+        d.changes
+    );
+    assert!(d.nothing_to_change);
+    assert!(check::findings(std::slice::from_ref(&d), 0.1).is_empty());
+    let text = render::one(&d);
+    assert!(!text.contains("@openssh.com ·") && text.contains("(the same choice)"), "{text}");
+    assert!(text.contains("curve25519-sha256@libssh.org [recommended]"), "{text}");
+}
+
+/// Adds and removes compare algorithms, not spellings: OpenSSL and IANA suite
+/// names, curve names, SSH pre-standard names; a real change still shows.
+#[test]
+fn adds_and_removes_match_by_algorithm() {
+    let g = |list: &str, name: &str| Graded {
+        list: list.into(),
+        name: name.into(),
+        level: Level::Recommended,
+        allowed: true,
+        reasons: vec![],
+    };
+    let now = [
+        g("tls12_suites", "ECDHE-RSA-AES128-GCM-SHA256"),
+        g("groups", "prime256v1"),
+        g("ssh_kex", "curve25519-sha256@libssh.org"),
+        g("ssh_kex", "ecdh-sha2-nistp256"),
+    ];
+    let rec = [
+        g("tls12_suites", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+        g("groups", "P-256"),
+        g("ssh_kex", "curve25519-sha256"),
+        g("ssh_kex", "curve25519-sha256@libssh.org"),
+        g("ssh_kex", "sntrup761x25519-sha512"),
+    ];
+    let (adds, removes, fixed) = delta(&now, Some(&rec));
+    assert_eq!(adds, vec!["ssh_kex sntrup761x25519-sha512"]);
+    assert_eq!(removes, vec!["ssh_kex ecdh-sha2-nistp256"]);
+    assert!(fixed.is_empty());
+    // The same name in another list is another option.
+    let (adds, _, _) = delta(&[g("ssh_macs", "curve25519-sha256")], Some(&[g("ssh_kex", "curve25519-sha256")]));
+    assert_eq!(adds, vec!["ssh_kex curve25519-sha256"]);
+}
+
+/// sshd leaves the cipher to the client: when the client's own recommended
+/// Host block would negotiate a measurably faster cipher with sshd's
+/// recommended lines, sshd's diff says so in a note (not a finding: sshd's
+/// lines are right); when it would not, nothing is said.
+#[test]
+fn sshd_notes_a_faster_cipher_the_clients_block_would_pick() {
+    use crate::model::Subject;
+    let (chacha, gcm) = ("chacha20-poly1305@openssh.com", "aes256-gcm@openssh.com");
+    let bulk = |cipher: &str, m: f64| {
+        let v: Vec<f64> = (0..10).map(|i| m * (1.0 + 0.01 * (i as f64 - 4.5) / 4.5)).collect();
+        let subject = Subject {
+            cipher: Some(cipher.into()),
+            ..Default::default()
+        };
+        let mut r = ResultRecord::ok(
+            Kind::SshBulk,
+            subject,
+            Metric::BytesPerSec,
+            &crate::model::Summary::of(&v).unwrap(),
+            None,
+        );
+        r.values = v;
+        r
+    };
+    let (mut c, mut outcome) = sshd_by_other_names();
+    let ciphers = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for o in [&mut c.offer, &mut c.peer_offer] {
+        if let Offer::Ssh(s) = o {
+            s.ciphers = ciphers(&[chacha, gcm]);
+        }
+    }
+    c.negotiated = match (&c.offer, &c.peer_offer) {
+        (Offer::Ssh(s), Offer::Ssh(p)) => negotiate::ssh(s, p, &ssh_aead()),
+        _ => unreachable!(),
+    };
+    outcome.recommendations[0]
+        .choice
+        .insert("ssh_ciphers".into(), ciphers(&[chacha, gcm]));
+    let mut client = outcome.recommendations[0].clone();
+    client.target = "ssh".into();
+    client.choice.insert("ssh_ciphers".into(), ciphers(&[gcm, chacha]));
+    outcome.recommendations.push(client);
+    let (k, p) = (Knowledge::builtin().unwrap(), Policy::builtin("intermediate").unwrap());
+    let note = |gcm_speed: f64| {
+        let doc = crate::testing::doc_of(vec![bulk(chacha, 2.0e8), bulk(gcm, gcm_speed)]);
+        let d = build(&c, &doc, &outcome, &k, &p);
+        assert!(check::findings(std::slice::from_ref(&d), 0.1).is_empty(), "{d:#?}");
+        d.notes.into_iter().find(|n| n.contains("Host block"))
+    };
+    let n = note(2.6e8).expect("a note");
+    assert!(n.contains(&format!("negotiate {gcm}")) && n.contains("+30 %"), "{n}");
+    assert_eq!(note(2.0e8), None, "no measurable gain: no note");
+    assert_eq!(note(1.6e8), None, "slower: no note");
+}
