@@ -197,14 +197,14 @@ fn suite_primitive_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
             let m = primitive_rate(doc, &m)?;
             Some(Measured {
                 summary: serial(&c.summary, &m.summary),
-                basis: format!("{} then {}", c.basis, m.basis),
+                basis: format!("{} + {}", c.basis, m.basis),
             })
         }
     }
 }
 
 /// A suite's cost per byte from the primitives of the same run, named by them
-/// (`aes-128-gcm`, `aes-128-cbc then hmac-sha1`), beside a figure over the wire
+/// (`aes-128-gcm`, `aes-128-cbc + hmac-sha1`), beside a figure over the wire
 /// (see `evidence`): `None` when its own figure is not a wire figure, or its
 /// primitives were not measured.
 pub(super) fn suite_physics(doc: &Document, s: &TlsSuite, own: Option<&Measured>) -> Option<Measured> {
