@@ -30,6 +30,7 @@ mod loopback;
 mod pairs;
 mod probe;
 mod remote;
+mod rounds;
 #[cfg(test)]
 mod tests;
 pub mod through;
@@ -501,11 +502,16 @@ pub fn loopback_policy_first(
         return loopback(plan, session);
     };
     let from = session.results().len();
-    let (ok, refused) = plan.by_policy(a);
+    let (ok, mut refused) = plan.by_policy(a);
     if !ok.items.is_empty() || !ok.skipped.is_empty() {
         loopback_pass(&ok, session)?;
     }
-    if !refused.items.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
+    // The refused get what is left of their share once the allowed are done:
+    // nothing when the allowed used the run's budget.
+    if let Some(left) = crate::deadline::budget_left() {
+        refused.budget = crate::units::Seconds(refused.budget.0.min(left.0));
+    }
+    if !refused.items.is_empty() && refused.budget.0 > 0.0 && !crate::interrupt::requested() && !crate::deadline::run_expired() {
         loopback_pass(&refused, session)?;
     }
     crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
