@@ -126,12 +126,15 @@ fn group_ranking(doc: &Document, k: &Knowledge, policy: &Policy, all: &mut Vec<C
         .collect();
     let gcands: Vec<Candidate> = host_groups
         .iter()
-        .map(|(g, _)| Candidate {
-            tier: tier(k, &k.judge(Domain::Group, &g.name)),
-            verdict: k.judge(Domain::Group, &g.name),
-            measured: group_figure(doc, k, g),
-            physics: None,
-            rounds: Vec::new(),
+        .map(|(g, _)| {
+            let (measured, rounds) = group_figure(doc, k, g).unzip();
+            Candidate {
+                tier: tier(k, &k.judge(Domain::Group, &g.name)),
+                verdict: k.judge(Domain::Group, &g.name),
+                measured,
+                physics: None,
+                rounds: rounds.unwrap_or_default(),
+            }
         })
         .collect();
     let noise = crate::model::stored_noise(&doc.run.settings, Kind::TlsHandshake).unwrap_or(0.0);
@@ -145,25 +148,52 @@ fn group_ranking(doc: &Document, k: &Knowledge, policy: &Policy, all: &mut Vec<C
     (rg, choice)
 }
 
-/// A group's best full handshake rate (resumed handshakes skip the key exchange).
-fn group_figure(doc: &Document, k: &Knowledge, g: &Group) -> Option<Measured> {
-    let r = best(
-        doc.results
-            .iter()
-            .filter(|r| r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec)
-            .filter(|r| !matches!(r.subject.op.as_deref(), Some("resumed" | "hrr")))
-            .filter(|r| {
-                r.subject
-                    .group
-                    .as_deref()
-                    .is_some_and(|n| k.group(n).is_some_and(|x| x.name == g.name))
-            }),
-        false,
-    )?;
-    Some(Measured {
+/// A full handshake's rate record (resumed handshakes skip the key exchange).
+fn full_handshake(r: &ResultRecord) -> bool {
+    r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec && !matches!(r.subject.op.as_deref(), Some("resumed" | "hrr"))
+}
+
+/// The protocol and certificate that the most groups' full handshakes were
+/// measured with (TLS 1.3 first among equals): groups are compared there, as a
+/// group's other handshakes also pay for another certificate.
+fn reference(doc: &Document) -> Option<(Option<&str>, Option<&str>)> {
+    let mut by: std::collections::BTreeMap<(Option<&str>, Option<&str>), std::collections::BTreeSet<&str>> = Default::default();
+    for r in doc
+        .results
+        .iter()
+        .filter(|r| full_handshake(r) && r.status == crate::model::Status::Ok)
+    {
+        if let Some(g) = r.subject.group.as_deref() {
+            by.entry((r.subject.protocol.as_deref(), r.subject.cert.as_deref()))
+                .or_default()
+                .insert(g);
+        }
+    }
+    by.into_iter()
+        .max_by_key(|((p, _), groups)| (groups.len(), *p == Some("TLSv1.3")))
+        .map(|(k, _)| k)
+}
+
+/// A group's best full handshake rate, at the [`reference`] protocol and
+/// certificate when it was measured there, and that record's rounds
+/// (`ResultRecord::rounds`: handshakes measured in rounds pair with the other
+/// groups of the same rounds).
+fn group_figure(doc: &Document, k: &Knowledge, g: &Group) -> Option<(Measured, Vec<crate::model::RoundValue>)> {
+    let of_group = |r: &&ResultRecord| {
+        full_handshake(r)
+            && r.subject
+                .group
+                .as_deref()
+                .is_some_and(|n| k.group(n).is_some_and(|x| x.name == g.name))
+    };
+    let at = reference(doc);
+    let there = |r: &&ResultRecord| at == Some((r.subject.protocol.as_deref(), r.subject.cert.as_deref()));
+    let r = best(doc.results.iter().filter(of_group).filter(there), false).or_else(|| best(doc.results.iter().filter(of_group), false))?;
+    let measured = Measured {
         summary: r.summary()?,
         basis: format!("tls-handshake {}", crate::model::subject_label(r)),
-    })
+    };
+    Some((measured, r.rounds.clone()))
 }
 
 /// The TLS versions the policy allows that still have suites, oldest first.
