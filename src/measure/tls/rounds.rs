@@ -147,9 +147,14 @@ where
         if active.is_empty() || crate::interrupt::requested() || crate::deadline::run_expired() {
             break;
         }
-        // After the first rounds, a round starts only when the budget has room for it.
-        let per_slice = if taken > 0 { spent / taken as f64 } else { s };
-        if round > MIN_ROUNDS && budget.0 - start.elapsed().as_secs_f64() < per_slice * active.len() as f64 {
+        if round > 1
+            && !room(
+                budget.0,
+                start.elapsed().as_secs_f64(),
+                spent / taken.max(1) as f64 * active.len() as f64,
+                round,
+            )
+        {
             break;
         }
         let round_cfgs: Vec<SamplerConfig> = active
@@ -177,6 +182,8 @@ where
         let mut stop = false;
         for (&i, r) in active.iter().zip(out) {
             match r {
+                // Cut by the run's deadline or Ctrl-C: the slices taken stay.
+                Err(_) if crate::interrupt::requested() || crate::deadline::run_expired() => stop = true,
                 Err(e) => {
                     t[i].error = Some(e);
                     t[i].active = false;
@@ -209,6 +216,17 @@ where
             None => Ok(Sliced::from_slices(x.slices).map(|s| Sliced { rounds: x.rounds, ..s })),
         })
         .collect()
+}
+
+/// Whether round `round` (after the first) may start, `elapsed` seconds into
+/// a sweep of `budget`, when it would cost about `cost`: the first
+/// [`MIN_ROUNDS`] may overrun the sweep's budget by half (a slice's connection
+/// and warm-up do not shrink with it), the leaders' rounds may not; no round
+/// starts that the run's own budget has no room for.
+fn room(budget: f64, elapsed: f64, cost: f64, round: usize) -> bool {
+    let allowed = if round <= MIN_ROUNDS { budget * 1.5 } else { budget };
+    let run = crate::deadline::budget_left().is_none_or(|left| left.0 >= cost);
+    elapsed + cost <= allowed && run
 }
 
 /// After a round: in each class, the subjects whose shared rounds put the
