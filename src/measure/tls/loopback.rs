@@ -376,7 +376,7 @@ pub fn hello_retries(plan: &LoopbackPlan, session: &mut Measurements) -> Result<
 }
 
 /// What the run's settings say about how bulk is measured (`bulk_slices`).
-pub(crate) const BULK_SLICES: &str = "interleaved: rounds of one slice per bulk subject (A B C, A B C, ...), each slice a fresh connection (new TCP connection and full handshake, not timed) with a short untimed warm-up, then samples for the slice's share of the subject's budget; each slice is one sample (its bytes over its wall time, its CPU per GB), so median, 95% interval, min, max and n are over slices; with fewer than 3 slices the interval is widened to cover every sample seen and at least +-10% of the median";
+pub(crate) const BULK_SLICES: &str = "interleaved: rounds of one slice per bulk subject (A B C, A B C, ...), each slice a fresh connection (new TCP connection and full handshake, not timed) with a short untimed warm-up, then samples for the slice's length; every subject 3 rounds first (slices shrunk at small budgets), then the leaders of each protocol until their paired ratio puts one measurably ahead; each slice is one sample (its bytes over its wall time, its CPU per GB), so median, 95% interval, min, max and n are over slices; with fewer than 3 slices the interval is widened to cover every sample seen and at least +-10% of the median";
 
 /// One bulk subject of `bulk_sliced`: its server stays up for all its slices.
 pub(super) struct BulkSubject<'a> {

@@ -5,10 +5,10 @@
 //!   thread) on 127.0.0.1, certificates generated at start. Handshakes sweep
 //!   group × certificate × key exchange (Kx/Au are paid once per handshake); bulk
 //!   sweeps the suites with one fixed key exchange and certificate (Enc/Mac are paid
-//!   per byte). `--full-matrix` runs the cross product. Bulk subjects are measured
-//!   in interleaved slices (A B C, A B C, …), each a fresh connection, so that
-//!   their intervals hold between runs and not only inside one connection
-//!   (`bulk_sliced`, `sampler::interleave`).
+//!   per byte). `--full-matrix` runs the cross product. Handshake and bulk
+//!   subjects are measured in interleaved slices (A B C, A B C, …), each a fresh
+//!   connection, so that their intervals hold between runs and not only inside
+//!   one connection, and each slice keeps its round's key (`rounds::in_rounds`).
 //! - Remote (`--connect`): which protocols, suites and groups the server accepts
 //!   (one suite per handshake), its preference order, handshake rates per accepted
 //!   suite and, with `--http-get`, HTTP/1.1 download speed per accepted suite.
@@ -17,7 +17,8 @@
 //! check a SHA-256 of every byte on the far side (`--verify`).
 //!
 //! One concern per file: [`probe`] (the server, handshake and bulk probes, over
-//! any `backend::tls::TlsLibrary`), [`loopback`], [`pairs`] (library pairs),
+//! any `backend::tls::TlsLibrary`), [`loopback`], [`rounds`] (loopback subjects
+//! in rounds: every one first, then the leaders), [`pairs`] (library pairs),
 //! [`remote`], [`http`], [`wire`] (the bulk protocol every library speaks),
 //! [`gnutls`] (`--priority`, `--serve`, `list tls --lib gnutls`) and [`libraries`]
 //! (the one list of TLS libraries); this file holds what they share (suites,
