@@ -118,7 +118,7 @@ fn slice_value(m: &Measurement) -> Option<f64> {
 
 /// Measures subjects in rounds within `budget` seconds (see the module's
 /// text). `cfgs[i]` is subject i's sampler (its sample length, warm-up, units);
-/// `classes[i]` its class; `higher`: a higher value is better. `slice` opens
+/// `classes[i]` its class; values are rates (higher is better). `slice` opens
 /// fresh probes for the subject the [`SliceSpec`] names and measures them
 /// ([`SliceSpec::measure`]); `spec.index` is the subject's slice number and
 /// `spec.of` the rounds planned. An error ends that subject; Ctrl-C and the
