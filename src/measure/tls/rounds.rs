@@ -105,6 +105,45 @@ struct Track {
     active: bool,
 }
 
+impl Track {
+    fn new() -> Track {
+        Track {
+            slices: Vec::new(),
+            rounds: Vec::new(),
+            values: Vec::new(),
+            error: None,
+            active: true,
+        }
+    }
+
+    /// Keeps what one round's slice gave (taken in `round`): how many slices,
+    /// and whether the run must stop (Ctrl-C, or the run's deadline cut it:
+    /// the slices taken stay). An error ends the subject.
+    fn take(&mut self, r: Result<Option<Sliced>>, round: usize) -> (usize, bool) {
+        match r {
+            Err(_) if crate::interrupt::requested() || crate::deadline::run_expired() => (0, true),
+            Err(e) => {
+                self.error = Some(e);
+                self.active = false;
+                (0, false)
+            }
+            Ok(None) => (0, false),
+            Ok(Some(sl)) => {
+                let (n, mut stop) = (sl.slices.len(), false);
+                for m in sl.slices {
+                    stop |= m.interrupted;
+                    if let Some(v) = slice_value(&m) {
+                        self.values.push((round, v));
+                    }
+                    self.slices.push(m);
+                    self.rounds.push(round);
+                }
+                (n, stop)
+            }
+        }
+    }
+}
+
 /// A slice's value: its total work over its total wall time (or the inverse).
 fn slice_value(m: &Measurement) -> Option<f64> {
     let wall: f64 = m.samples.iter().map(|s| s.wall.0).sum();
@@ -131,15 +170,7 @@ where
     let n = cfgs.len();
     let s = slice_length(budget.0, n);
     let planned = ((budget.0 / n.max(1) as f64 / s).floor() as usize).clamp(MIN_ROUNDS, MAX_ROUNDS);
-    let mut t: Vec<Track> = (0..n)
-        .map(|_| Track {
-            slices: Vec::new(),
-            rounds: Vec::new(),
-            values: Vec::new(),
-            error: None,
-            active: true,
-        })
-        .collect();
+    let mut t: Vec<Track> = (0..n).map(|_| Track::new()).collect();
     let start = Instant::now();
     let (mut taken, mut spent) = (0usize, 0.0f64);
     for round in 1..=MAX_ROUNDS {
@@ -181,26 +212,9 @@ where
         };
         let mut stop = false;
         for (&i, r) in active.iter().zip(out) {
-            match r {
-                // Cut by the run's deadline or Ctrl-C: the slices taken stay.
-                Err(_) if crate::interrupt::requested() || crate::deadline::run_expired() => stop = true,
-                Err(e) => {
-                    t[i].error = Some(e);
-                    t[i].active = false;
-                }
-                Ok(None) => {}
-                Ok(Some(sl)) => {
-                    for m in sl.slices {
-                        stop |= m.interrupted;
-                        if let Some(v) = slice_value(&m) {
-                            t[i].values.push((round, v));
-                        }
-                        t[i].slices.push(m);
-                        t[i].rounds.push(round);
-                        taken += 1;
-                    }
-                }
-            }
+            let (k, cut) = t[i].take(r, round);
+            taken += k;
+            stop |= cut;
         }
         spent += t0.elapsed().as_secs_f64();
         if stop {
