@@ -480,6 +480,79 @@ fn loopback_bulk_is_sliced() {
     }
 }
 
+/// The order of spending at a tiny budget: every suite the policy allows gets
+/// at least 3 interleaved rounds (the same round keys) before a refused one is
+/// measured (its rounds belong to a later sweep), and the groups' handshakes
+/// are measured in rounds too, so that `recommend` can pair them.
+#[test]
+fn loopback_spends_on_the_allowed_first_in_rounds() {
+    let doc = json_of(
+        &cb()
+            .args(["tls", "--protocols", "1.3", "--certs", "ecdsa-p256", "--groups", "x25519,p-256"])
+            // CCM is refused by the default policy, the other two allowed.
+            .args([
+                "--suites",
+                "TLS_AES_128_CCM_SHA256,TLS_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256",
+            ])
+            .args(["--budget", "4s", "--no-store", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    // A round key is `KIND-SWEEP#ROUND`; sweeps are numbered in the order they began.
+    let rounds = |r: &Value| -> Vec<(String, u64, u64)> {
+        r["rounds"]
+            .as_array()
+            .map(|v| {
+                v.iter()
+                    .map(|x| {
+                        let key = x["round"].as_str().unwrap();
+                        let (head, round) = key.rsplit_once('#').unwrap();
+                        let (kind, sweep) = head.rsplit_once('-').unwrap();
+                        (kind.to_string(), sweep.parse().unwrap(), round.parse().unwrap())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let rate = |kind: &str, field: &str, name: &str| -> Value {
+        records(&doc, kind)
+            .into_iter()
+            .find(|r| r["metric"] != "seconds" && r["subject"][field] == name && r["subject"]["op"] != "resumed")
+            .unwrap_or_else(|| panic!("no {kind} record for {name}"))
+            .clone()
+    };
+    let mut allowed_sweeps = BTreeSet::new();
+    let mut allowed_keys = Vec::new();
+    for s in ["TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256"] {
+        let r = rate("tls-bulk", "suite", s);
+        let k = rounds(&r);
+        assert!(k.len() >= 3 && k.iter().all(|x| x.0 == "tls-bulk"), "{r}");
+        assert_eq!(k.iter().map(|x| x.2).take(3).collect::<Vec<_>>(), [1, 2, 3], "{r}");
+        allowed_sweeps.extend(k.iter().map(|x| x.1));
+        allowed_keys.push(k);
+    }
+    assert_eq!(allowed_sweeps.len(), 1, "both allowed suites in one sweep: {allowed_keys:?}");
+    assert_eq!(allowed_keys[0][..3], allowed_keys[1][..3], "the same rounds");
+    let refused = rate("tls-bulk", "suite", "TLS_AES_128_CCM_SHA256");
+    assert_eq!(refused["status"], "ok", "{refused}");
+    let later = rounds(&refused);
+    assert!(
+        !later.is_empty() && later.iter().all(|x| x.1 > allowed_sweeps.iter().copied().max().unwrap()),
+        "{refused}"
+    );
+    // Groups: full handshakes in rounds, X25519 and P-256 in the same ones.
+    let g: Vec<Vec<(String, u64, u64)>> = ["X25519", "P-256"]
+        .iter()
+        .map(|n| rounds(&rate("tls-handshake", "group", n)))
+        .collect();
+    for k in &g {
+        assert!(k.len() >= 3 && k.iter().all(|x| x.0 == "tls-handshake"), "{g:?}");
+    }
+    assert_eq!(g[0][..3], g[1][..3], "{g:?}");
+}
+
 /// Handshakes sweep key exchange × group × certificate on loopback, with
 /// resumption, and the terminal report shows the TLS tables.
 #[test]

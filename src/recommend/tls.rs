@@ -126,12 +126,15 @@ fn group_ranking(doc: &Document, k: &Knowledge, policy: &Policy, all: &mut Vec<C
         .collect();
     let gcands: Vec<Candidate> = host_groups
         .iter()
-        .map(|(g, _)| Candidate {
-            tier: tier(k, &k.judge(Domain::Group, &g.name)),
-            verdict: k.judge(Domain::Group, &g.name),
-            measured: group_figure(doc, k, g),
-            physics: None,
-            rounds: Vec::new(),
+        .map(|(g, _)| {
+            let (measured, rounds) = group_figure(doc, k, g).unzip();
+            Candidate {
+                tier: tier(k, &k.judge(Domain::Group, &g.name)),
+                verdict: k.judge(Domain::Group, &g.name),
+                measured,
+                physics: None,
+                rounds: rounds.unwrap_or_default(),
+            }
         })
         .collect();
     let noise = crate::model::stored_noise(&doc.run.settings, Kind::TlsHandshake).unwrap_or(0.0);
@@ -145,25 +148,55 @@ fn group_ranking(doc: &Document, k: &Knowledge, policy: &Policy, all: &mut Vec<C
     (rg, choice)
 }
 
-/// A group's best full handshake rate (resumed handshakes skip the key exchange).
-fn group_figure(doc: &Document, k: &Knowledge, g: &Group) -> Option<Measured> {
-    let r = best(
-        doc.results
-            .iter()
-            .filter(|r| r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec)
-            .filter(|r| !matches!(r.subject.op.as_deref(), Some("resumed" | "hrr")))
-            .filter(|r| {
-                r.subject
-                    .group
-                    .as_deref()
-                    .is_some_and(|n| k.group(n).is_some_and(|x| x.name == g.name))
-            }),
-        false,
-    )?;
-    Some(Measured {
+/// A full handshake's rate record (resumed handshakes skip the key exchange).
+fn full_handshake(r: &ResultRecord) -> bool {
+    r.kind == Kind::TlsHandshake && r.metric == Metric::HandshakesPerSec && !matches!(r.subject.op.as_deref(), Some("resumed" | "hrr"))
+}
+
+/// The protocol and certificate that the most groups' full handshakes were
+/// measured with (among equals TLS 1.3, then the certificate with the fastest
+/// handshakes, where the groups' own cost shows most): groups are compared
+/// there, as a group's other handshakes also pay for another certificate.
+fn reference(doc: &Document) -> Option<(Option<&str>, Option<&str>)> {
+    type Pair<'a> = (Option<&'a str>, Option<&'a str>);
+    let mut by: std::collections::BTreeMap<Pair, (std::collections::BTreeSet<&str>, f64)> = Default::default();
+    for r in doc
+        .results
+        .iter()
+        .filter(|r| full_handshake(r) && r.status == crate::model::Status::Ok)
+    {
+        if let (Some(g), Some(m)) = (r.subject.group.as_deref(), r.median) {
+            let e = by.entry((r.subject.protocol.as_deref(), r.subject.cert.as_deref())).or_default();
+            e.0.insert(g);
+            e.1 = e.1.max(m);
+        }
+    }
+    // Rates are positive: their bits order as they do.
+    by.into_iter()
+        .max_by_key(|((p, _), (groups, fastest))| (groups.len(), *p == Some("TLSv1.3"), fastest.max(0.0).to_bits()))
+        .map(|(k, _)| k)
+}
+
+/// A group's best full handshake rate, at the [`reference`] protocol and
+/// certificate when it was measured there, and that record's rounds
+/// (`ResultRecord::rounds`: handshakes measured in rounds pair with the other
+/// groups of the same rounds).
+fn group_figure(doc: &Document, k: &Knowledge, g: &Group) -> Option<(Measured, Vec<crate::model::RoundValue>)> {
+    let of_group = |r: &&ResultRecord| {
+        full_handshake(r)
+            && r.subject
+                .group
+                .as_deref()
+                .is_some_and(|n| k.group(n).is_some_and(|x| x.name == g.name))
+    };
+    let at = reference(doc);
+    let there = |r: &&ResultRecord| at == Some((r.subject.protocol.as_deref(), r.subject.cert.as_deref()));
+    let r = best(doc.results.iter().filter(of_group).filter(there), false).or_else(|| best(doc.results.iter().filter(of_group), false))?;
+    let measured = Measured {
         summary: r.summary()?,
         basis: format!("tls-handshake {}", crate::model::subject_label(r)),
-    })
+    };
+    Some((measured, r.rounds.clone()))
 }
 
 /// The TLS versions the policy allows that still have suites, oldest first.
@@ -280,5 +313,52 @@ mod tests {
         let d = doc(serde_json::json!([aes, hand("x25519", 1000.0), hand("X25519MLKEM768", 900.0)]));
         let out = crate::recommend::recommend(&d, &k, &p, &["nginx".to_string()]);
         assert_eq!(out.recommendations[0].choice["groups"][0], "X25519MLKEM768");
+    }
+
+    /// Groups measured in the same handshake rounds are ordered by their
+    /// paired ratio even when their own intervals overlap, and at the
+    /// certificate both were measured with: X25519's faster handshakes with
+    /// another certificate (ed25519) do not put it first.
+    #[test]
+    fn groups_are_ordered_by_their_paired_rounds_at_one_certificate() {
+        let k = Knowledge::builtin().unwrap();
+        let base = [1000.0, 800.0, 1200.0, 900.0, 1100.0, 950.0, 1050.0, 1000.0];
+        let hand = |group: &str, cert: &str, scale: f64| {
+            let rounds: Vec<serde_json::Value> = base
+                .iter()
+                .enumerate()
+                .map(|(i, v)| serde_json::json!({"round": format!("tls-handshake-1#{}", i + 1), "value": v * scale}))
+                .collect();
+            let m = 1000.0 * scale;
+            serde_json::json!({"kind": "tls-handshake", "metric": "handshakes_per_sec", "status": "ok",
+                "subject": {"protocol": "TLSv1.3", "group": group, "cert": cert, "op": "full"},
+                "median": m, "mean": m, "min": m * 0.8, "max": m * 1.2, "ci95_low": m * 0.75, "ci95_high": m * 1.25,
+                "samples": 8, "cv": 0.12, "rounds": rounds})
+        };
+        let aes = prim("aes-128-gcm", "encrypt", 16384, 4.0e9);
+        let p = Policy::builtin("intermediate").unwrap();
+        let groups = |d: &Document| {
+            let out = crate::recommend::recommend(d, &k, &p, &["nginx".to_string()]);
+            let r = &out.recommendations[0];
+            let notes = r.rankings.iter().find(|x| x.list == "groups").unwrap().notes.clone();
+            (r.choice["groups"].clone(), notes)
+        };
+        // P-256 1.2x X25519 in every round: first, by the paired rounds.
+        let d = doc(serde_json::json!([
+            aes,
+            hand("X25519", "ecdsa-p256", 1.0),
+            hand("P-256", "ecdsa-p256", 1.2),
+            hand("X25519", "ed25519", 3.0)
+        ]));
+        let (choice, notes) = groups(&d);
+        assert_eq!(choice[0], "secp256r1", "{choice:?} {notes:?}");
+        assert!(notes.iter().any(|n| n.contains(crate::recommend::paired::PAIRED)), "{notes:?}");
+        // The same figures without rounds tie (their intervals overlap): policy order.
+        let mut d2 = d.clone();
+        for r in &mut d2.results {
+            r.rounds.clear();
+        }
+        let (choice, _) = groups(&d2);
+        assert_ne!(choice[0], "secp256r1", "{choice:?}");
     }
 }

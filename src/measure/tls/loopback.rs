@@ -273,31 +273,6 @@ impl LoopbackPlan {
 // ---------------------------------------------------------------------------
 // Loopback measurement
 
-/// Measures one handshake item in one stretch: a server, `plan.threads` probes, the
-/// sampler; both ends through `lib`.
-pub(super) fn measure_item(plan: &LoopbackPlan, item: &Item, id: &Identity, lib: &dyn TlsLibrary) -> Result<Vec<ResultRecord>> {
-    let Work::Handshake { resumed } = item.work else {
-        bail!("bulk subjects are measured in slices (bulk_sliced)");
-    };
-    let selection = item.selection();
-    let server = Server::loopback(lib.server(&selection, id)?, plan.threads, plan.timeout, false, Refusals::Fail)?;
-    let subject = item.subject(plan);
-    let cfg = plan.sampler(item.work, plan.items.len());
-    let client = lib.client(&selection, resumed)?;
-    let mut probes = (0..plan.threads)
-        .map(|_| HandshakeProbe::new(&client, server.addr, None, plan.timeout, (resumed, true), |n| item.check(n)))
-        .collect::<Result<Vec<_>>>()?;
-    let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
-    let mut out = handshake_records(Kind::TlsHandshake, subject, &durations(&probes), &m);
-    if !resumed {
-        out[0].client_hello_bytes = super::probe::client_hello_bytes(&client, plan.timeout).ok();
-    }
-    if let Some(e) = server.error() {
-        bail!("the loopback server failed: {e}");
-    }
-    Ok(out)
-}
-
 /// The first key share of the HelloRetryRequest subjects: what most clients
 /// send first today.
 pub(super) const HRR_FIRST_SHARE: &str = "X25519";
@@ -401,7 +376,7 @@ pub fn hello_retries(plan: &LoopbackPlan, session: &mut Measurements) -> Result<
 }
 
 /// What the run's settings say about how bulk is measured (`bulk_slices`).
-pub(crate) const BULK_SLICES: &str = "interleaved: rounds of one slice per bulk subject (A B C, A B C, ...), each slice a fresh connection (new TCP connection and full handshake, not timed) with a short untimed warm-up, then samples for the slice's share of the subject's budget; each slice is one sample (its bytes over its wall time, its CPU per GB), so median, 95% interval, min, max and n are over slices; with fewer than 3 slices the interval is widened to cover every sample seen and at least +-10% of the median";
+pub(crate) const BULK_SLICES: &str = "interleaved: rounds of one slice per bulk subject (A B C, A B C, ...), each slice a fresh connection (new TCP connection and full handshake, not timed) with a short untimed warm-up, then samples for the slice's length; every subject 3 rounds first (slices shrunk at small budgets), then the leaders of each protocol until their paired ratio puts one measurably ahead; each slice is one sample (its bytes over its wall time, its CPU per GB), so median, 95% interval, min, max and n are over slices; with fewer than 3 slices the interval is widened to cover every sample seen and at least +-10% of the median";
 
 /// One bulk subject of `bulk_sliced`: its server stays up for all its slices.
 pub(super) struct BulkSubject<'a> {
@@ -452,9 +427,11 @@ pub(super) fn bulk_sliced(
         }
     }
     let cfgs: Vec<SamplerConfig> = ready.iter().map(|(_, b)| b.cfg).collect();
+    let classes: Vec<_> = ready.iter().map(|(_, b)| super::rounds::class(b.item)).collect();
     // Each slice's value is stored with its round (`ResultRecord::rounds`).
     let sweep = crate::measure::engine::rounds::Sweep::start("tls-bulk");
-    let measured = sampler::interleave(&cfgs, |spec| {
+    let budget = Seconds(plan.kind_budgets().1);
+    let measured = super::rounds::in_rounds(&cfgs, &classes, budget, |spec| {
         let b = &mut ready[spec.subject].1;
         progress(b.item, spec);
         let mut probes = (0..plan.threads)
@@ -539,21 +516,25 @@ pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> 
     let lib = super::libraries::library(crate::catalog::Library::Openssl)?;
     let mut ids = BTreeMap::new();
     let (bulk, handshakes): (Vec<&Item>, Vec<&Item>) = plan.items.iter().partition(|i| matches!(i.work, Work::Bulk(_)));
-    for item in handshakes {
-        if crate::interrupt::requested() || crate::deadline::run_expired() {
-            break;
+    if !handshakes.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
+        let results = {
+            let s = &*session;
+            super::rounds::handshake_rounds(plan, &handshakes, &mut ids, &*lib, |item, spec| {
+                s.progress_message(&format!("{} (round {}/{})", item.label(), spec.index + 1, spec.of))
+            })
+        };
+        for (item, r) in handshakes.iter().zip(results) {
+            if let Some(r) = r {
+                record_item(session, plan, item, r)?;
+            }
         }
-        session.progress_message(&item.label());
-        let id = identity(&mut ids, item.cert)?;
-        let r = measure_item(plan, item, id, &*lib);
-        record_item(session, plan, item, r)?;
     }
     if !bulk.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
         session.set_setting("bulk_slices", json!(BULK_SLICES));
         let results = {
             let s = &*session;
             bulk_sliced(plan, &bulk, &mut ids, &*lib, |item, spec| {
-                s.progress_message(&format!("{} (slice {}/{})", item.label(), spec.index + 1, spec.of))
+                s.progress_message(&format!("{} (round {}/{})", item.label(), spec.index + 1, spec.of))
             })
         };
         for (item, r) in bulk.iter().zip(results) {
@@ -601,11 +582,14 @@ mod hrr_tests {
             work: Work::Handshake { resumed: false },
         };
         let plan = plan_with(item.clone());
-        let id = Identity::generate(CertType::EcdsaP256).unwrap();
+        let mut ids = BTreeMap::new();
+        ids.insert(CertType::EcdsaP256, Identity::generate(CertType::EcdsaP256).unwrap());
         let lib = crate::backend::openssl::library::Openssl;
-        let full = measure_item(&plan, &item, &id, &lib).unwrap();
+        let full = super::super::rounds::handshake_rounds(&plan, &[&item], &mut ids, &lib, |_, _| {});
+        let full = full.into_iter().next().unwrap().unwrap().unwrap();
         let full_hello = full[0].client_hello_bytes.unwrap();
-        let records = measure_hrr(&plan, &item, "X25519", &id, &lib).unwrap();
+        let id = &ids[&CertType::EcdsaP256];
+        let records = measure_hrr(&plan, &item, "X25519", id, &lib).unwrap();
         assert_eq!(records[0].status, Status::Ok, "{:?}", records[0]);
         assert_eq!(records[0].subject.op.as_deref(), Some(HRR_OP));
         assert_eq!(records[0].subject.group.as_deref(), Some("P-256"));
@@ -613,7 +597,7 @@ mod hrr_tests {
         // Both ClientHellos: more than the one of a plain handshake.
         let both = records[0].client_hello_bytes.unwrap();
         assert!(both > full_hello + 100, "{both} B against {full_hello} B");
-        let e = measure_hrr(&plan, &item, "P-256", &id, &lib).unwrap_err().to_string();
+        let e = measure_hrr(&plan, &item, "P-256", id, &lib).unwrap_err().to_string();
         assert!(e.contains("no HelloRetryRequest"), "{e}");
         assert!(is_hybrid("X25519MLKEM768") && is_hybrid("SecP384r1MLKEM1024"));
         assert!(!is_hybrid("MLKEM768") && !is_hybrid("X25519"));

@@ -5,10 +5,10 @@
 //!   thread) on 127.0.0.1, certificates generated at start. Handshakes sweep
 //!   group × certificate × key exchange (Kx/Au are paid once per handshake); bulk
 //!   sweeps the suites with one fixed key exchange and certificate (Enc/Mac are paid
-//!   per byte). `--full-matrix` runs the cross product. Bulk subjects are measured
-//!   in interleaved slices (A B C, A B C, …), each a fresh connection, so that
-//!   their intervals hold between runs and not only inside one connection
-//!   (`bulk_sliced`, `sampler::interleave`).
+//!   per byte). `--full-matrix` runs the cross product. Handshake and bulk
+//!   subjects are measured in interleaved slices (A B C, A B C, …), each a fresh
+//!   connection, so that their intervals hold between runs and not only inside
+//!   one connection, and each slice keeps its round's key (`rounds::in_rounds`).
 //! - Remote (`--connect`): which protocols, suites and groups the server accepts
 //!   (one suite per handshake), its preference order, handshake rates per accepted
 //!   suite and, with `--http-get`, HTTP/1.1 download speed per accepted suite.
@@ -17,7 +17,8 @@
 //! check a SHA-256 of every byte on the far side (`--verify`).
 //!
 //! One concern per file: [`probe`] (the server, handshake and bulk probes, over
-//! any `backend::tls::TlsLibrary`), [`loopback`], [`pairs`] (library pairs),
+//! any `backend::tls::TlsLibrary`), [`loopback`], [`rounds`] (loopback subjects
+//! in rounds: every one first, then the leaders), [`pairs`] (library pairs),
 //! [`remote`], [`http`], [`wire`] (the bulk protocol every library speaks),
 //! [`gnutls`] (`--priority`, `--serve`, `list tls --lib gnutls`) and [`libraries`]
 //! (the one list of TLS libraries); this file holds what they share (suites,
@@ -30,6 +31,7 @@ mod loopback;
 mod pairs;
 mod probe;
 mod remote;
+mod rounds;
 #[cfg(test)]
 mod tests;
 pub mod through;
@@ -501,11 +503,16 @@ pub fn loopback_policy_first(
         return loopback(plan, session);
     };
     let from = session.results().len();
-    let (ok, refused) = plan.by_policy(a);
+    let (ok, mut refused) = plan.by_policy(a);
     if !ok.items.is_empty() || !ok.skipped.is_empty() {
         loopback_pass(&ok, session)?;
     }
-    if !refused.items.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
+    // The refused get what is left of their share once the allowed are done:
+    // nothing when the allowed used the run's budget.
+    if let Some(left) = crate::deadline::budget_left() {
+        refused.budget = crate::units::Seconds(refused.budget.0.min(left.0));
+    }
+    if !refused.items.is_empty() && refused.budget.0 > 0.0 && !crate::interrupt::requested() && !crate::deadline::run_expired() {
         loopback_pass(&refused, session)?;
     }
     crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)

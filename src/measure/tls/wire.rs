@@ -331,17 +331,38 @@ pub(crate) fn handshake_records(kind: Kind, subject: Subject, durations: &[&[f64
         .iter()
         .flat_map(|d| d[d.len().saturating_sub(n)..].iter().copied())
         .collect();
+    out.push(latency_record(kind, subject, &lat));
+    out
+}
+
+/// The latency record of a handshake subject: its handshakes' own durations.
+fn latency_record(kind: Kind, subject: Subject, lat: &[f64]) -> ResultRecord {
     let mut ls = subject;
     ls.mode = Some("latency".into());
-    out.push(match Summary::of(&lat) {
+    match Summary::of(lat) {
         Some(s) => {
             let mut r = ResultRecord::ok(kind, ls, Metric::Seconds, &s, None);
-            r.p95 = percentile(&lat, 0.95);
+            r.p95 = percentile(lat, 0.95);
             r
         }
         None => ResultRecord::not_ok(kind, ls, Metric::Seconds, Status::Failed, "no samples"),
-    });
-    out
+    }
+}
+
+/// Handshakes per second measured in slices (one value per slice, each with
+/// its round's key from `sweep`: `ResultRecord::rounds`), then the latency of
+/// the timed handshakes (`latencies`, every slice's).
+pub(crate) fn sliced_handshake_records(kind: Kind, subject: Subject, m: &Sliced, latencies: &[f64], sweep: &Sweep) -> Vec<ResultRecord> {
+    let rate = match m.wall() {
+        Some(w) => {
+            let mut r = ResultRecord::ok(kind, subject.clone(), Metric::HandshakesPerSec, &w, m.cpu().as_ref())
+                .with_values(m.combined.values_wall());
+            r.rounds = m.round_values(sweep);
+            r
+        }
+        None => ResultRecord::not_ok(kind, subject.clone(), Metric::HandshakesPerSec, Status::Failed, "no samples"),
+    };
+    vec![rate, latency_record(kind, subject, latencies)]
 }
 
 /// Bytes per second, then client and server CPU seconds per GB.
