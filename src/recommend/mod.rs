@@ -305,6 +305,8 @@ pub fn security_notes(k: &Knowledge, policy: &Policy, r: &Ranking, openssl: Opti
             .iter()
             .map(|x| x.name.clone())
             .chain(r.unmeasured.iter().cloned())
+            // and a second name configured beside its measured twin (one row per alias)
+            .chain(r.order.iter().cloned())
             .collect::<Vec<_>>();
         for name in policy.rules(domain).only.clone().unwrap_or_default() {
             let v = k.judge(domain, &name);

@@ -360,7 +360,10 @@ mod hrr_tests {
             note.as_deref(),
             Some("GnuTLS 3.8.9 here has no ML-KEM group, so no hybrid handshake or HelloRetryRequest is measured for it.")
         );
-        assert_eq!(gnutls_pq_note(&doc(serde_json::json!(["GROUP-X25519", "GROUP-X25519-MLKEM768"]))), None);
+        assert_eq!(
+            gnutls_pq_note(&doc(serde_json::json!(["GROUP-X25519", "GROUP-X25519-MLKEM768"]))),
+            None
+        );
         assert_eq!(gnutls_pq_note(&doc(serde_json::Value::Null)), None);
     }
 }
