@@ -15,7 +15,7 @@
 #[path = "common/debian13.rs"]
 mod debian13;
 
-use debian13::{text, Root};
+use debian13::{free_port, servers_take_the_lines, text, Root};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -99,11 +99,6 @@ fn nginx_conf(dir: &str, port: u16, tls: &str) -> String {
          server {{\n        listen 127.0.0.1:{port} ssl;\n        ssl_certificate {dir}/cert.pem;\n        \
          ssl_certificate_key {dir}/key.pem;\n        {tls}\n        root {dir};\n    }}\n}}\n"
     )
-}
-
-/// A port nothing listens on now (the root shares the host's network).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 #[test]
@@ -438,10 +433,19 @@ fn emitted_lines_hold_against_debian13s_own_software() {
     let d = dir.inside.clone();
     let doc = format!("{d}/doc.json");
     let (out, _) = r.run(
-        &[BIN, "run", "--budget", "25s", "--policy", "modern", "--for", "sshd,nginx,gnutls"]
-            .into_iter()
-            .chain(["--db", &format!("{d}/history.sqlite"), "--quiet", "--export-json", &doc])
-            .collect::<Vec<_>>(),
+        &[
+            BIN,
+            "run",
+            "--budget",
+            "25s",
+            "--policy",
+            "modern",
+            "--for",
+            "sshd,nginx,gnutls,apache,haproxy,stunnel",
+        ]
+        .into_iter()
+        .chain(["--db", &format!("{d}/history.sqlite"), "--quiet", "--export-json", &doc])
+        .collect::<Vec<_>>(),
         Duration::from_secs(90),
     );
     assert!(out.status.success(), "{}", text(&out));
@@ -457,6 +461,15 @@ fn emitted_lines_hold_against_debian13s_own_software() {
             .collect()
     };
     nginx_lines_hold(&r, &dir, &lines("nginx"));
+    let tiered = "*X25519MLKEM768/*x25519:secp256r1:secp384r1";
+    for (target, line) in [
+        ("apache", format!("SSLOpenSSLConfCmd Curves {tiered}")),
+        ("haproxy", format!("ssl-default-bind-curves {tiered}")),
+        ("stunnel", format!("curves = {tiered}")),
+    ] {
+        assert!(lines(target).contains(&line), "{target}: {:?}", lines(target));
+    }
+    servers_take_the_lines(&r, &dir, [&lines("apache"), &lines("haproxy"), &lines("stunnel")]);
 
     // GnuTLS 3.8.9 has no ML-KEM group: its own parser takes the string.
     let gnutls = lines("gnutls");
@@ -512,19 +525,39 @@ fn auto_is_said_not_written(r: &Root, dir: &debian13::InsideDir) {
             &format!("{d}/auto.toml"),
         ]
         .into_iter()
-        .chain(["--for", "nginx", "--json"])
+        .chain(["--for", "nginx,apache,haproxy,stunnel", "--json"])
         .collect::<Vec<_>>(),
         Duration::from_secs(60),
     );
     assert!(out.status.success(), "{}", text(&out));
     let doc = json(&out);
-    let rec = doc["recommendations"].as_array().unwrap().iter().find(|x| x["target"] == "nginx");
-    let lines: Vec<String> = rec.unwrap_or_else(|| panic!("{doc:#}"))["lines"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l.as_str().unwrap().to_string())
-        .collect();
+    let of = |target: &str| -> Vec<String> {
+        let rec = doc["recommendations"].as_array().unwrap().iter().find(|x| x["target"] == target);
+        rec.unwrap_or_else(|| panic!("no {target}: {doc:#}"))["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect()
+    };
+    let lines = of("nginx");
+    // Apache's and HAProxy's group lines would restate OpenSSL 3.5's default too:
+    // notes, which their parsers take as comments (and the default still lands on
+    // the hybrid). stunnel's is written: without one it sets its own list, which
+    // has no hybrid (a default client then ends on X25519).
+    let others = [of("apache"), of("haproxy"), of("stunnel")];
+    for (l, note) in others.iter().zip([
+        "# SSLOpenSSLConfCmd Curves: the default already does this",
+        "# ssl-default-bind-curves: the default already does this",
+    ]) {
+        assert!(l.contains(&note.to_string()), "{l:?}");
+    }
+    assert!(
+        others[2].iter().any(|l| l.starts_with("curves = *X25519MLKEM768/")),
+        "{:?}",
+        others[2]
+    );
+    servers_take_the_lines(r, dir, [&others[0], &others[1], &others[2]]);
     assert!(
         lines.contains(&"# ssl_ecdh_curve: the default (auto) already does this".to_string()),
         "{lines:?}"
