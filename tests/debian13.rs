@@ -15,7 +15,7 @@
 #[path = "common/debian13.rs"]
 mod debian13;
 
-use debian13::{free_port, servers_take_the_lines, text, Root};
+use debian13::{free_port, negotiated_group, nginx_conf, servers_take_the_lines, text, write_server_confs, Root, CERT_AND_UP};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -86,19 +86,6 @@ fn ssh_host_reads_the_server(real: &std::process::Output, dir: &debian13::Inside
         !offered.iter().any(|k| k.starts_with("diffie-hellman")),
         "the client's list: {offered:?}"
     );
-}
-
-/// A TLS server block with Debian 13's TLS defaults (its nginx.conf sets
-/// `ssl_protocols TLSv1.2 TLSv1.3; ssl_prefer_server_ciphers off;` at the http
-/// level), or `tls` in their place; private paths under `dir` (inside the root).
-fn nginx_conf(dir: &str, port: u16, tls: &str) -> String {
-    format!(
-        "worker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log;\nevents {{ worker_connections 64; }}\n\
-         http {{\n    access_log off;\n    client_body_temp_path {dir}/body;\n    proxy_temp_path {dir}/proxy;\n    \
-         fastcgi_temp_path {dir}/fastcgi;\n    uwsgi_temp_path {dir}/uwsgi;\n    scgi_temp_path {dir}/scgi;\n    \
-         server {{\n        listen 127.0.0.1:{port} ssl;\n        ssl_certificate {dir}/cert.pem;\n        \
-         ssl_certificate_key {dir}/key.pem;\n        {tls}\n        root {dir};\n    }}\n}}\n"
-    )
 }
 
 #[test]
@@ -300,6 +287,53 @@ fn check_reads_nginx_with_debian13_tls_defaults() {
     assert!(t.status.success(), "nginx -t refused {lines:?}:\n{}", text(&t));
 }
 
+/// `check` asks running Apache, HAProxy and stunnel servers (Debian 13's TLS
+/// defaults) at the addresses their own configuration gives: a real handshake by
+/// OpenSSL 3.5's default client (the hybrid with Apache and HAProxy; stunnel's own
+/// default list has none); a stopped one is the model, said so.
+#[test]
+fn check_asks_running_apache_haproxy_and_stunnel() {
+    let Some((r, _g)) = root() else { return };
+    let dir = r.tempdir();
+    let d = &dir.inside;
+    let ports = write_server_confs(&dir, [&[], &[], &[]]);
+    let check =
+        |t: &str, f: &str| format!("{BIN} check --for {t} --config-from {d}/{f} --budget 3s --no-store --json > {t}.json; echo {t}=$?;");
+    let script = format!(
+        "cd {d}; {CERT_AND_UP} apache2 -f {d}/apache.conf -DFOREGROUND & a=$!; haproxy -db -f haproxy.cfg & h=$!; \
+         stunnel stunnel.conf 2>/dev/null & s=$!; up {} && up {} && up {}; {} {} {} kill $a $h $s; wait; {}",
+        ports[0],
+        ports[1],
+        ports[2],
+        check("apache", "apache.conf"),
+        check("haproxy", "haproxy.cfg"),
+        check("stunnel", "stunnel.conf"),
+        check("haproxy", "haproxy.cfg").replace("haproxy.json", "stopped.json")
+    );
+    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(90));
+    let diff = |f: &str| -> Value {
+        let j: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join(f)).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{f}: {e}\n{}", text(&out)));
+        j["diffs"][0].clone()
+    };
+    for (t, port, group) in [
+        ("apache", ports[0], "X25519MLKEM768"),
+        ("haproxy", ports[1], "X25519MLKEM768"),
+        ("stunnel", ports[2], "x25519"),
+    ] {
+        let x = diff(&format!("{t}.json"));
+        let peer = x["peer"].as_str().unwrap_or_default();
+        assert!(peer.contains(&format!("a real handshake with 127.0.0.1:{port}")), "{t}: {x:#}");
+        assert_eq!(x["now"]["group"], group, "{t}: {x:#}");
+    }
+    let stopped = diff("stopped.json");
+    let peer = stopped["peer"].as_str().unwrap_or_default();
+    assert!(
+        peer.contains(&format!("modelled (127.0.0.1:{} not reachable", ports[1])),
+        "{stopped:#}"
+    );
+}
+
 /// F1: OpenSSL 3.5 has X25519MLKEM768 and uses it by default; the loopback sweep
 /// finds it in the library and measures it (handshakes/s, CPU, the ClientHello's
 /// bytes).
@@ -404,23 +438,6 @@ fn ssh_list(lines: &[String], keyword: &str) -> Vec<String> {
         .find_map(|l| l.strip_prefix(keyword).and_then(|v| v.strip_prefix(' ')))
         .unwrap_or_else(|| panic!("no {keyword} in {lines:?}"));
     l.split(',').map(str::to_string).collect()
-}
-
-/// The group `openssl s_client ARGS` ends on against 127.0.0.1:`port`.
-fn negotiated_group(r: &Root, port: u16, args: &str) -> String {
-    let script = format!("echo Q | openssl s_client {args} -connect 127.0.0.1:{port} 2>&1");
-    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
-    let s = String::from_utf8_lossy(&out.stdout);
-    // A hybrid group is printed as such; a classic one as the peer's temporary key.
-    let group = s.lines().find_map(|l| l.strip_prefix("Negotiated TLS1.3 group: ")).or_else(|| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("Peer Temp Key: "))
-            .and_then(|v| v.split(',').next())
-    });
-    group
-        .unwrap_or_else(|| panic!("no TLS 1.3 group from s_client {args}:\n{s}"))
-        .trim()
-        .to_string()
 }
 
 /// Issue 27, "never below the installed defaults", with Debian 13's own software:

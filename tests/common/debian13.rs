@@ -150,14 +150,16 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// Apache 2.4, HAProxy 3.0 and stunnel 5 of Debian 13 take the lines emitted for
-/// them (`apache`, `haproxy`, `stunnel`), each through its own parser, and serve
-/// with them: `apache2 -t` and a start (mod_ssl applies `SSLOpenSSLConfCmd` only
-/// when it starts: `-t` alone takes a bad group), `haproxy -c` and a start, stunnel's
-/// own check as it starts ("Configuration successful"); a default `openssl s_client`
-/// ends on X25519MLKEM768 with each, and one whose first key share is X25519 does too
-/// with Apache and HAProxy. All in one script inside the root (a few seconds).
-pub fn servers_take_the_lines(r: &Root, dir: &InsideDir, [apache, haproxy, stunnel]: [&[String]; 3]) {
+/// A certificate in the current directory (key.pem, cert.pem, both.pem for HAProxy)
+/// unless there is one, and `up PORT`: waits until 127.0.0.1:PORT listens.
+pub const CERT_AND_UP: &str = "[ -s cert.pem ] || openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec \
+     -pkeyopt ec_paramgen_curve:P-256 -keyout key.pem -out cert.pem 2>/dev/null; cat cert.pem key.pem > both.pem; \
+     up() { for i in $(seq 50); do ss -ltn | grep -q \"127.0.0.1:$1 \" && return 0; sleep 0.1; done; return 1; };";
+
+/// Writes apache.conf, haproxy.cfg and stunnel.conf under `dir` (a TLS virtual
+/// host, a `bind … ssl` frontend, a service), each with its `lines` (none: Debian
+/// 13's defaults) on a free port of 127.0.0.1, which it returns (in that order).
+pub fn write_server_confs(dir: &InsideDir, [apache, haproxy, stunnel]: [&[String]; 3]) -> [u16; 3] {
     let d = &dir.inside;
     let ports = [free_port(), free_port(), free_port()];
     let apache_conf = format!(
@@ -188,10 +190,21 @@ pub fn servers_take_the_lines(r: &Root, dir: &InsideDir, [apache, haproxy, stunn
     ] {
         std::fs::write(dir.path().join(name), conf).unwrap();
     }
+    ports
+}
+
+/// Apache 2.4, HAProxy 3.0 and stunnel 5 of Debian 13 take the lines emitted for
+/// them (`apache`, `haproxy`, `stunnel`), each through its own parser, and serve
+/// with them: `apache2 -t` and a start (mod_ssl applies `SSLOpenSSLConfCmd` only
+/// when it starts: `-t` alone takes a bad group), `haproxy -c` and a start, stunnel's
+/// own check as it starts ("Configuration successful"); a default `openssl s_client`
+/// ends on X25519MLKEM768 with each, and one whose first key share is X25519 does too
+/// with Apache and HAProxy. All in one script inside the root (a few seconds).
+pub fn servers_take_the_lines(r: &Root, dir: &InsideDir, [apache, haproxy, stunnel]: [&[String]; 3]) {
+    let d = &dir.inside;
+    let ports = write_server_confs(dir, [apache, haproxy, stunnel]);
     let script = format!(
-        "cd {d}; [ -s cert.pem ] || openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec \
-         -pkeyopt ec_paramgen_curve:P-256 -keyout key.pem -out cert.pem 2>/dev/null; cat cert.pem key.pem > both.pem; \
-         up() {{ for i in $(seq 50); do ss -ltn | grep -q \"127.0.0.1:$1 \" && return 0; sleep 0.1; done; return 1; }}; \
+        "cd {d}; {CERT_AND_UP} \
          g() {{ echo Q | openssl s_client $3 -connect 127.0.0.1:$2 2>&1 | sed -n \"s/^Negotiated TLS1.3 group: /$1 /p\"; }}; \
          apache2 -t -f {d}/apache.conf 2>&1; echo apache-t=$?; apache2 -f {d}/apache.conf -DFOREGROUND & a=$!; \
          up {pa} && echo apache-up; g apache {pa} ''; g apache-x25519 {pa} '-groups X25519:X25519MLKEM768'; kill $a; \
@@ -225,4 +238,34 @@ pub fn servers_take_the_lines(r: &Root, dir: &InsideDir, [apache, haproxy, stunn
         );
     }
     assert!(said.contains("Configuration successful"), "stunnel: {}", text(&out));
+}
+
+/// A TLS server block with Debian 13's TLS defaults (its nginx.conf sets
+/// `ssl_protocols TLSv1.2 TLSv1.3; ssl_prefer_server_ciphers off;` at the http
+/// level), or `tls` in their place; private paths under `dir` (inside the root).
+pub fn nginx_conf(dir: &str, port: u16, tls: &str) -> String {
+    format!(
+        "worker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log;\nevents {{ worker_connections 64; }}\n\
+         http {{\n    access_log off;\n    client_body_temp_path {dir}/body;\n    proxy_temp_path {dir}/proxy;\n    \
+         fastcgi_temp_path {dir}/fastcgi;\n    uwsgi_temp_path {dir}/uwsgi;\n    scgi_temp_path {dir}/scgi;\n    \
+         server {{\n        listen 127.0.0.1:{port} ssl;\n        ssl_certificate {dir}/cert.pem;\n        \
+         ssl_certificate_key {dir}/key.pem;\n        {tls}\n        root {dir};\n    }}\n}}\n"
+    )
+}
+
+/// The group `openssl s_client ARGS` ends on against 127.0.0.1:`port`.
+pub fn negotiated_group(r: &Root, port: u16, args: &str) -> String {
+    let script = format!("echo Q | openssl s_client {args} -connect 127.0.0.1:{port} 2>&1");
+    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
+    let s = String::from_utf8_lossy(&out.stdout);
+    // A hybrid group is printed as such; a classic one as the peer's temporary key.
+    let group = s.lines().find_map(|l| l.strip_prefix("Negotiated TLS1.3 group: ")).or_else(|| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Peer Temp Key: "))
+            .and_then(|v| v.split(',').next())
+    });
+    group
+        .unwrap_or_else(|| panic!("no TLS 1.3 group from s_client {args}:\n{s}"))
+        .trim()
+        .to_string()
 }
