@@ -343,6 +343,14 @@ fn tls_measures_x25519mlkem768_in_debian13() {
     let (out, _) = r.run(&[BIN, "tls", "--budget", "10s", "--no-store", "--json"], Duration::from_secs(60));
     assert!(out.status.success(), "{}", text(&out));
     let j = json(&out);
+    // GnuTLS 3.8.9's groups are stored even in a cut run: none is ML-KEM (the TLS table says so).
+    let gnutls = j["run"]["capabilities"]["gnutls_groups"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{:#}", j["run"]));
+    assert!(
+        gnutls.iter().any(|g| g == "GROUP-X25519") && !gnutls.iter().any(|g| g.to_string().contains("MLKEM")),
+        "{gnutls:?}"
+    );
     let results = j["results"].as_array().unwrap_or_else(|| panic!("no results: {j:#}"));
     let hs = |group: &str| {
         results
