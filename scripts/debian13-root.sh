@@ -13,9 +13,11 @@
 #
 # A finished root holds DIR/.cipherbench-root (what it was built with) and
 # DIR/.versions (the installed packages and their versions). A DIR without the marker,
-# or with one from another package list, is the leftover of an interrupted or older
-# run: it is removed and built again. The root is built in DIR.partial and renamed to
-# DIR only when complete; concurrent callers wait on DIR.lock.
+# or with one from another suite or recipe number, is the leftover of an interrupted
+# or older run: it is removed and built again. A finished root whose package list
+# lacks packages added to the list since gets only those installed. The root is built
+# in DIR.partial and renamed to DIR only when complete; concurrent callers wait on
+# DIR.lock.
 #
 # Every command inside the root runs in a private mount namespace (unshare) with
 # /proc, /sys, /dev and /dev/pts mounted for it alone: they disappear when the command
@@ -54,12 +56,14 @@ packages=(
   openssl libssl3t64 libssl-dev pkg-config ca-certificates
   openssh-server openssh-client
   gnutls-bin libgnutls30t64
-  nginx
+  nginx apache2 haproxy stunnel4
   cargo rustc rustfmt rust-clippy
   procps iproute2 python3 ssh-audit testssl.sh
 )
-# Changing the list or this number rebuilds cached roots.
-recipe="cipherbench-debian13-root/1 $suite ${packages[*]}"
+# Changing this number or the suite rebuilds cached roots; a package added to the list
+# is installed into a cached root (add_missing), without a rebuild.
+base="cipherbench-debian13-root/1 $suite"
+recipe="$base ${packages[*]}"
 marker="$dir/.cipherbench-root"
 
 log() { echo "debian13-root: $*" >&2; }
@@ -178,22 +182,55 @@ EOF
     return 1
   }
   in_root "$part" apt-get clean
-  in_root "$part" dpkg-query -W -f='${Package} ${Version}\n' >"$part/.versions"
-  {
-    echo "# $(date -u +%FT%TZ) from $mirror in $(($(date +%s) - started)) s"
-    in_root "$part" /bin/sh -c 'openssl version; ssh -V 2>&1; gnutls-cli --version | head -1; nginx -v 2>&1; rustc --version; cargo --version'
-  } >>"$part/.versions"
+  versions "$part" "from $mirror in $(($(date +%s) - started)) s"
   echo "$recipe" >"$part/.cipherbench-root"
   mv "$part" "$dir"
   log "built $dir in $(($(date +%s) - started)) s"
+}
+
+# DIR/.versions of root $1: its packages, then the software's own version lines.
+versions() {
+  local r="$1"
+  in_root "$r" dpkg-query -W -f='${Package} ${Version}\n' >"$r/.versions.new"
+  {
+    echo "# $(date -u +%FT%TZ) $2"
+    in_root "$r" /bin/sh -c 'openssl version; ssh -V 2>&1; gnutls-cli --version | head -1; nginx -v 2>&1
+      apache2 -v 2>/dev/null | head -1; haproxy -v 2>/dev/null | head -1; stunnel -version 2>&1 | grep -m1 '^stunnel'
+      rustc --version; cargo --version'
+  } >>"$r/.versions.new"
+  mv "$r/.versions.new" "$r/.versions"
+}
+
+# A cached root of this suite and number that lacks packages the list has gained:
+# installs only those (bounded: 10 minutes), then records the new list.
+add_missing() {
+  local missing=() p started have
+  started=$(date +%s)
+  have=$(in_root "$dir" dpkg-query -W -f='${Package} ${Status}\n' 2>/dev/null | awk '/ installed$/ { print $1 }')
+  for p in "${packages[@]}"; do
+    grep -qx -- "$p" <<<"$have" || missing+=("$p")
+  done
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    log "adding ${missing[*]} to $dir"
+    in_root "$dir" timeout 600 apt-get update -qq >/dev/null 2>&1 || true
+    in_root "$dir" timeout 600 nice apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >"$dir/apt.log" 2>&1 || {
+      tail -20 "$dir/apt.log" >&2
+      return 1
+    }
+    in_root "$dir" apt-get clean
+    versions "$dir" "added ${missing[*]} in $(($(date +%s) - started)) s"
+  fi
+  echo "$recipe" >"$marker"
 }
 
 trap unmount_all EXIT
 mkdir -p "$(dirname "$dir")"
 exec 9>"$dir.lock"
 flock 9
-if [[ ! -f "$marker" || "$(cat "$marker")" != "$recipe" ]]; then
+if [[ ! -f "$marker" ]] || ! grep -q "^$base " "$marker"; then
   build
+elif [[ "$(cat "$marker")" != "$recipe" ]]; then
+  add_missing
 fi
 flock -u 9
 exec 9>&-

@@ -93,7 +93,9 @@ const MACS: [&str; 4] = [
     "hmac-sha2-512-etm@openssh.com",
     "hmac-sha1",
 ];
-const KEX: [&str; 4] = [
+const KEX: [&str; 5] = [
+    // OpenSSH 10's default (Debian 13); missing before 9.9, and then not picked.
+    "mlkem768x25519-sha256",
     "curve25519-sha256",
     "sntrup761x25519-sha512@openssh.com",
     "ecdh-sha2-nistp256",

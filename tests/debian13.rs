@@ -15,7 +15,7 @@
 #[path = "common/debian13.rs"]
 mod debian13;
 
-use debian13::{text, Root};
+use debian13::{free_port, negotiated_group, nginx_conf, servers_take_the_lines, text, write_server_confs, Root, CERT_AND_UP};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -86,24 +86,6 @@ fn ssh_host_reads_the_server(real: &std::process::Output, dir: &debian13::Inside
         !offered.iter().any(|k| k.starts_with("diffie-hellman")),
         "the client's list: {offered:?}"
     );
-}
-
-/// A TLS server block with Debian 13's TLS defaults (its nginx.conf sets
-/// `ssl_protocols TLSv1.2 TLSv1.3; ssl_prefer_server_ciphers off;` at the http
-/// level), or `tls` in their place; private paths under `dir` (inside the root).
-fn nginx_conf(dir: &str, port: u16, tls: &str) -> String {
-    format!(
-        "worker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log;\nevents {{ worker_connections 64; }}\n\
-         http {{\n    access_log off;\n    client_body_temp_path {dir}/body;\n    proxy_temp_path {dir}/proxy;\n    \
-         fastcgi_temp_path {dir}/fastcgi;\n    uwsgi_temp_path {dir}/uwsgi;\n    scgi_temp_path {dir}/scgi;\n    \
-         server {{\n        listen 127.0.0.1:{port} ssl;\n        ssl_certificate {dir}/cert.pem;\n        \
-         ssl_certificate_key {dir}/key.pem;\n        {tls}\n        root {dir};\n    }}\n}}\n"
-    )
-}
-
-/// A port nothing listens on now (the root shares the host's network).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 #[test]
@@ -305,6 +287,53 @@ fn check_reads_nginx_with_debian13_tls_defaults() {
     assert!(t.status.success(), "nginx -t refused {lines:?}:\n{}", text(&t));
 }
 
+/// `check` asks running Apache, HAProxy and stunnel servers (Debian 13's TLS
+/// defaults) at the addresses their own configuration gives: a real handshake by
+/// OpenSSL 3.5's default client (the hybrid with Apache and HAProxy; stunnel's own
+/// default list has none); a stopped one is the model, said so.
+#[test]
+fn check_asks_running_apache_haproxy_and_stunnel() {
+    let Some((r, _g)) = root() else { return };
+    let dir = r.tempdir();
+    let d = &dir.inside;
+    let ports = write_server_confs(&dir, [&[], &[], &[]]);
+    let check =
+        |t: &str, f: &str| format!("{BIN} check --for {t} --config-from {d}/{f} --budget 3s --no-store --json > {t}.json; echo {t}=$?;");
+    let script = format!(
+        "cd {d}; {CERT_AND_UP} apache2 -f {d}/apache.conf -DFOREGROUND & a=$!; haproxy -db -f haproxy.cfg & h=$!; \
+         stunnel stunnel.conf 2>/dev/null & s=$!; up {} && up {} && up {}; {} {} {} kill $a $h $s; wait; {}",
+        ports[0],
+        ports[1],
+        ports[2],
+        check("apache", "apache.conf"),
+        check("haproxy", "haproxy.cfg"),
+        check("stunnel", "stunnel.conf"),
+        check("haproxy", "haproxy.cfg").replace("haproxy.json", "stopped.json")
+    );
+    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(90));
+    let diff = |f: &str| -> Value {
+        let j: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join(f)).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{f}: {e}\n{}", text(&out)));
+        j["diffs"][0].clone()
+    };
+    for (t, port, group) in [
+        ("apache", ports[0], "X25519MLKEM768"),
+        ("haproxy", ports[1], "X25519MLKEM768"),
+        ("stunnel", ports[2], "x25519"),
+    ] {
+        let x = diff(&format!("{t}.json"));
+        let peer = x["peer"].as_str().unwrap_or_default();
+        assert!(peer.contains(&format!("a real handshake with 127.0.0.1:{port}")), "{t}: {x:#}");
+        assert_eq!(x["now"]["group"], group, "{t}: {x:#}");
+    }
+    let stopped = diff("stopped.json");
+    let peer = stopped["peer"].as_str().unwrap_or_default();
+    assert!(
+        peer.contains(&format!("modelled (127.0.0.1:{} not reachable", ports[1])),
+        "{stopped:#}"
+    );
+}
+
 /// F1: OpenSSL 3.5 has X25519MLKEM768 and uses it by default; the loopback sweep
 /// finds it in the library and measures it (handshakes/s, CPU, the ClientHello's
 /// bytes).
@@ -314,6 +343,14 @@ fn tls_measures_x25519mlkem768_in_debian13() {
     let (out, _) = r.run(&[BIN, "tls", "--budget", "10s", "--no-store", "--json"], Duration::from_secs(60));
     assert!(out.status.success(), "{}", text(&out));
     let j = json(&out);
+    // GnuTLS 3.8.9's groups are stored even in a cut run: none is ML-KEM (the TLS table says so).
+    let gnutls = j["run"]["capabilities"]["gnutls_groups"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{:#}", j["run"]));
+    assert!(
+        gnutls.iter().any(|g| g == "GROUP-X25519") && !gnutls.iter().any(|g| g.to_string().contains("MLKEM")),
+        "{gnutls:?}"
+    );
     let results = j["results"].as_array().unwrap_or_else(|| panic!("no results: {j:#}"));
     let hs = |group: &str| {
         results
@@ -411,23 +448,6 @@ fn ssh_list(lines: &[String], keyword: &str) -> Vec<String> {
     l.split(',').map(str::to_string).collect()
 }
 
-/// The group `openssl s_client ARGS` ends on against 127.0.0.1:`port`.
-fn negotiated_group(r: &Root, port: u16, args: &str) -> String {
-    let script = format!("echo Q | openssl s_client {args} -connect 127.0.0.1:{port} 2>&1");
-    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
-    let s = String::from_utf8_lossy(&out.stdout);
-    // A hybrid group is printed as such; a classic one as the peer's temporary key.
-    let group = s.lines().find_map(|l| l.strip_prefix("Negotiated TLS1.3 group: ")).or_else(|| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("Peer Temp Key: "))
-            .and_then(|v| v.split(',').next())
-    });
-    group
-        .unwrap_or_else(|| panic!("no TLS 1.3 group from s_client {args}:\n{s}"))
-        .trim()
-        .to_string()
-}
-
 /// Issue 27, "never below the installed defaults", with Debian 13's own software:
 /// the lines `run --policy modern` emits for sshd, nginx and GnuTLS load there, keep
 /// every default the policy accepts and add nothing those defaults leave out.
@@ -438,10 +458,19 @@ fn emitted_lines_hold_against_debian13s_own_software() {
     let d = dir.inside.clone();
     let doc = format!("{d}/doc.json");
     let (out, _) = r.run(
-        &[BIN, "run", "--budget", "25s", "--policy", "modern", "--for", "sshd,nginx,gnutls"]
-            .into_iter()
-            .chain(["--db", &format!("{d}/history.sqlite"), "--quiet", "--export-json", &doc])
-            .collect::<Vec<_>>(),
+        &[
+            BIN,
+            "run",
+            "--budget",
+            "25s",
+            "--policy",
+            "modern",
+            "--for",
+            "sshd,nginx,gnutls,apache,haproxy,stunnel",
+        ]
+        .into_iter()
+        .chain(["--db", &format!("{d}/history.sqlite"), "--quiet", "--export-json", &doc])
+        .collect::<Vec<_>>(),
         Duration::from_secs(90),
     );
     assert!(out.status.success(), "{}", text(&out));
@@ -457,6 +486,15 @@ fn emitted_lines_hold_against_debian13s_own_software() {
             .collect()
     };
     nginx_lines_hold(&r, &dir, &lines("nginx"));
+    let tiered = "*X25519MLKEM768/*x25519:secp256r1:secp384r1";
+    for (target, line) in [
+        ("apache", format!("SSLOpenSSLConfCmd Curves {tiered}")),
+        ("haproxy", format!("ssl-default-bind-curves {tiered}")),
+        ("stunnel", format!("curves = {tiered}")),
+    ] {
+        assert!(lines(target).contains(&line), "{target}: {:?}", lines(target));
+    }
+    servers_take_the_lines(&r, &dir, [&lines("apache"), &lines("haproxy"), &lines("stunnel")]);
 
     // GnuTLS 3.8.9 has no ML-KEM group: its own parser takes the string.
     let gnutls = lines("gnutls");
@@ -512,19 +550,39 @@ fn auto_is_said_not_written(r: &Root, dir: &debian13::InsideDir) {
             &format!("{d}/auto.toml"),
         ]
         .into_iter()
-        .chain(["--for", "nginx", "--json"])
+        .chain(["--for", "nginx,apache,haproxy,stunnel", "--json"])
         .collect::<Vec<_>>(),
         Duration::from_secs(60),
     );
     assert!(out.status.success(), "{}", text(&out));
     let doc = json(&out);
-    let rec = doc["recommendations"].as_array().unwrap().iter().find(|x| x["target"] == "nginx");
-    let lines: Vec<String> = rec.unwrap_or_else(|| panic!("{doc:#}"))["lines"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l.as_str().unwrap().to_string())
-        .collect();
+    let of = |target: &str| -> Vec<String> {
+        let rec = doc["recommendations"].as_array().unwrap().iter().find(|x| x["target"] == target);
+        rec.unwrap_or_else(|| panic!("no {target}: {doc:#}"))["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect()
+    };
+    let lines = of("nginx");
+    // Apache's and HAProxy's group lines would restate OpenSSL 3.5's default too:
+    // notes, which their parsers take as comments (and the default still lands on
+    // the hybrid). stunnel's is written: without one it sets its own list, which
+    // has no hybrid (a default client then ends on X25519).
+    let others = [of("apache"), of("haproxy"), of("stunnel")];
+    for (l, note) in others.iter().zip([
+        "# SSLOpenSSLConfCmd Curves: the default already does this",
+        "# ssl-default-bind-curves: the default already does this",
+    ]) {
+        assert!(l.contains(&note.to_string()), "{l:?}");
+    }
+    assert!(
+        others[2].iter().any(|l| l.starts_with("curves = *X25519MLKEM768/")),
+        "{:?}",
+        others[2]
+    );
+    servers_take_the_lines(r, dir, [&others[0], &others[1], &others[2]]);
     assert!(
         lines.contains(&"# ssl_ecdh_curve: the default (auto) already does this".to_string()),
         "{lines:?}"

@@ -305,6 +305,8 @@ pub fn security_notes(k: &Knowledge, policy: &Policy, r: &Ranking, openssl: Opti
             .iter()
             .map(|x| x.name.clone())
             .chain(r.unmeasured.iter().cloned())
+            // and a second name configured beside its measured twin (one row per alias)
+            .chain(r.order.iter().cloned())
             .collect::<Vec<_>>();
         for name in policy.rules(domain).only.clone().unwrap_or_default() {
             let v = k.judge(domain, &name);
@@ -402,6 +404,46 @@ mod tests {
             notes.iter().any(|n| n.starts_with("post-quantum costs 50.00 ms of CPU per login")),
             "{notes:?}"
         );
+    }
+
+    /// The Debian 13 run that ranked sntrup761x25519 first: the budget reached
+    /// sntrup761x25519-sha512@openssh.com and curve25519 but not mlkem768x25519. The
+    /// unmeasured hybrid is not put after the measured one (OpenSSH 10's and the
+    /// policy's order: mlkem768x25519 first), and the name configured beside its
+    /// measured alias is not called "left out".
+    #[test]
+    fn an_unmeasured_hybrid_keeps_its_place_before_a_measured_one() {
+        let k = Knowledge::builtin().unwrap();
+        let hand = |kex: &str, ms: f64| {
+            let f = |m: f64| serde_json::json!({"mean": m / 1e3, "ci95_low": m * 0.98 / 1e3, "ci95_high": m * 1.02 / 1e3, "samples": 8});
+            serde_json::json!({"kind": "ssh-handshake", "subject": {"kex": kex, "hostkey": "ssh-ed25519"}, "metric": "seconds",
+                "status": "ok", "median": 0.3, "mean": 0.3, "min": 0.29, "max": 0.31, "ci95_low": 0.29, "ci95_high": 0.31,
+                "samples": 8, "handshake_cpu": {"client": f(ms), "method": "test"}})
+        };
+        let mut d = doc(serde_json::json!([
+            hand("sntrup761x25519-sha512@openssh.com", 68.0),
+            hand("curve25519-sha256", 13.0)
+        ]));
+        let kex = [
+            "mlkem768x25519-sha256",
+            "sntrup761x25519-sha512",
+            "sntrup761x25519-sha512@openssh.com",
+            "curve25519-sha256",
+        ];
+        d.run.capabilities.openssh = Some(crate::model::OpenSshCapabilities {
+            version: "OpenSSH_10.0p2".into(),
+            ciphers: vec!["aes128-gcm@openssh.com".into()],
+            macs: vec!["hmac-sha2-256-etm@openssh.com".into()],
+            kex: kex.iter().map(|x| x.to_string()).collect(),
+            hostkey_algorithms: vec!["ssh-ed25519".into()],
+        });
+        let p = Policy::builtin("modern").unwrap();
+        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let r = &out.recommendations[0];
+        assert_eq!(r.choice["ssh_kex"][..3], kex[..3], "{:?}", r.choice);
+        let rk = r.rankings.iter().find(|x| x.list == "ssh_kex").unwrap();
+        let notes = security_notes(&k, &p, rk, None);
+        assert!(!notes.iter().any(|n| n.contains("left out")), "{notes:?}");
     }
 
     /// A run whose budget ran out after the SSH feature check but before any figure

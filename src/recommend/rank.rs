@@ -57,8 +57,9 @@ pub struct Ranking {
     /// Measured options that pass the policy, best first.
     pub ranked: Vec<Ranked>,
     /// Options that pass the policy but were not measured in this run ("not measured
-    /// in this run"): still configured, after the measured ones of their tier, in the
-    /// policy's order. A budget changes order, never what is configured.
+    /// in this run"): still configured, after the measured ones of their tier (post-quantum:
+    /// among them, see `in_order`), in the policy's order. A budget changes order, never
+    /// what is configured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmeasured: Vec<String>,
     /// The configured order: per [`Tier`], the measured options by the ordering rule,
@@ -310,7 +311,8 @@ fn smaller_key_first(g: &mut [Accepted<'_>]) {
 
 /// Per tier, the measured groups (inside a group the better level, then the
 /// policy's order) and then the unmeasured: the ranked options and the configured
-/// order.
+/// order. Post-quantum options with one unmeasured among them are one tie in the
+/// policy's order instead: no evidence puts a measured hybrid before an unmeasured one.
 fn in_order(groups: Vec<Vec<Accepted<'_>>>, hints: &[Vec<String>], unmeasured: &[(usize, &Candidate)]) -> (Vec<Ranked>, Vec<String>) {
     let mut ranked = Vec::new();
     let mut order = Vec::new();
@@ -323,15 +325,31 @@ fn in_order(groups: Vec<Vec<Accepted<'_>>>, hints: &[Vec<String>], unmeasured: &
     tiers.dedup();
     let mut groups = groups.into_iter().peekable();
     for tier in tiers {
-        while let Some(mut g) = groups.next_if(|g| g[0].1.tier == tier) {
-            g.sort_by(|a, b| b.1.verdict.level.cmp(&a.1.verdict.level).then(a.0.cmp(&b.0)));
-            smaller_key_first(&mut g);
-            for h in hints {
-                super::evidence::in_hinted_order(&mut g, h);
+        let mut of_tier: Vec<Vec<Accepted<'_>>> = std::iter::from_fn(|| groups.next_if(|g| g[0].1.tier == tier)).collect();
+        let mut waiting: Vec<&(usize, &Candidate)> = unmeasured.iter().filter(|u| u.1.tier == tier).collect();
+        // Post-quantum options one of which went unmeasured are not clearly
+        // separated: one tie, in the policy's order (the installed software's
+        // default order), the unmeasured at their places among them.
+        let merged = tier == Tier::PostQuantum && !waiting.is_empty() && !of_tier.is_empty();
+        if merged {
+            let mut one: Vec<Accepted<'_>> = of_tier.into_iter().flatten().collect();
+            one.sort_by_key(|a| a.0);
+            of_tier = vec![one];
+        }
+        for mut g in of_tier {
+            if !merged {
+                g.sort_by(|a, b| b.1.verdict.level.cmp(&a.1.verdict.level).then(a.0.cmp(&b.0)));
+                smaller_key_first(&mut g);
+                for h in hints {
+                    super::evidence::in_hinted_order(&mut g, h);
+                }
             }
             let rank = ranked.len() + 1;
-            let tied = g.len() > 1;
-            for (_, c, warnings) in g {
+            let tied = g.len() > 1 || merged;
+            for (i, c, warnings) in g {
+                while merged && waiting.first().is_some_and(|u| u.0 < i) {
+                    order.push(waiting.remove(0).1.verdict.subject.name.clone());
+                }
                 let m = c.measured.as_ref().expect("measured");
                 order.push(c.verdict.subject.name.clone());
                 ranked.push(Ranked {
@@ -347,12 +365,7 @@ fn in_order(groups: Vec<Vec<Accepted<'_>>>, hints: &[Vec<String>], unmeasured: &
                 });
             }
         }
-        order.extend(
-            unmeasured
-                .iter()
-                .filter(|u| u.1.tier == tier)
-                .map(|u| u.1.verdict.subject.name.clone()),
-        );
+        order.extend(waiting.into_iter().map(|u| u.1.verdict.subject.name.clone()));
     }
     (ranked, order)
 }
@@ -536,7 +549,9 @@ mod tests {
 
     /// Post-quantum first even when it costs more; an option ssh-audit fails after
     /// everything else even when it is cheapest; the unmeasured kept, in the policy's
-    /// order, after the measured of their tier.
+    /// order, after the measured of their tier, except among post-quantum options: an
+    /// unmeasured hybrid is not ordered after a measured one (issue 27: OpenSSH 10's
+    /// default mlkem768x25519 first, whichever hybrid the budget reached).
     #[test]
     fn post_quantum_leads_and_auditor_failed_options_trail_whatever_the_speed() {
         let k = Knowledge::builtin().unwrap();
@@ -553,17 +568,38 @@ mod tests {
         assert_eq!(
             r.choice(),
             [
-                "sntrup761x25519-sha512",
                 "mlkem768x25519-sha256",
+                "sntrup761x25519-sha512",
                 "curve25519-sha256",
                 "diffie-hellman-group16-sha512",
                 "ecdh-sha2-nistp256"
             ]
         );
         assert_eq!(r.unmeasured, ["mlkem768x25519-sha256", "diffie-hellman-group16-sha512"]);
+        assert!(r.ranked[0].tied, "not separated from the unmeasured hybrid: {:?}", r.ranked);
         assert_eq!(r.fastest_refused.as_ref().unwrap().name, "diffie-hellman-group1-sha1");
         // The refused option's price is set against the cheapest accepted one, not the first.
         assert!((r.safety_cost.unwrap() - 0.008 / 0.001).abs() < 1e-9);
+    }
+
+    /// Two measured hybrids: tied, the policy's order (mlkem768x25519 first); only
+    /// intervals apart put the cheaper first, and then in every run that measures so.
+    #[test]
+    fn measured_hybrids_keep_the_policy_order_unless_clearly_apart() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("modern").unwrap();
+        let with = |ml: Summary, sn: Summary| {
+            let cands = vec![
+                kex(&k, "mlkem768x25519-sha256", Some(ml)),
+                kex(&k, "sntrup761x25519-sha512", Some(sn)),
+                kex(&k, "curve25519-sha256", Some(s(0.010, 0.0005))),
+            ];
+            rank("ssh_kex", "cpu_seconds", false, &cands, &p).choice()
+        };
+        // sntrup's median lower, but the intervals overlap: a tie.
+        assert_eq!(with(s(0.0300, 0.004), s(0.0290, 0.004))[0], "mlkem768x25519-sha256");
+        assert_eq!(with(s(0.0300, 0.0005), s(0.0600, 0.0005))[0], "mlkem768x25519-sha256");
+        assert_eq!(with(s(0.0600, 0.0005), s(0.0300, 0.0005))[0], "sntrup761x25519-sha512");
     }
 
     /// A pre-standard name is configured right after the name it was measured as,

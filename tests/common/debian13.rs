@@ -144,3 +144,128 @@ pub fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// A port nothing listens on now (the root shares the host's network).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A certificate in the current directory (key.pem, cert.pem, both.pem for HAProxy)
+/// unless there is one, and `up PORT`: waits until 127.0.0.1:PORT listens.
+pub const CERT_AND_UP: &str = "[ -s cert.pem ] || openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec \
+     -pkeyopt ec_paramgen_curve:P-256 -keyout key.pem -out cert.pem 2>/dev/null; cat cert.pem key.pem > both.pem; \
+     up() { for i in $(seq 50); do ss -ltn | grep -q \"127.0.0.1:$1 \" && return 0; sleep 0.1; done; return 1; };";
+
+/// Writes apache.conf, haproxy.cfg and stunnel.conf under `dir` (a TLS virtual
+/// host, a `bind … ssl` frontend, a service), each with its `lines` (none: Debian
+/// 13's defaults) on a free port of 127.0.0.1, which it returns (in that order).
+pub fn write_server_confs(dir: &InsideDir, [apache, haproxy, stunnel]: [&[String]; 3]) -> [u16; 3] {
+    let d = &dir.inside;
+    let ports = [free_port(), free_port(), free_port()];
+    let apache_conf = format!(
+        "ServerRoot /etc/apache2\nServerName localhost\nUser www-data\nGroup www-data\nPidFile {d}/apache.pid\n\
+         DefaultRuntimeDir {d}\nErrorLog {d}/apache-error.log\n{}\nListen 127.0.0.1:{p}\n<VirtualHost 127.0.0.1:{p}>\n\
+         SSLEngine on\nSSLCertificateFile {d}/cert.pem\nSSLCertificateKeyFile {d}/key.pem\n{}\n</VirtualHost>\n",
+        ["mpm_event", "authz_core", "socache_shmcb", "ssl"]
+            .map(|m| format!("LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so"))
+            .join("\n"),
+        apache.join("\n"),
+        p = ports[0]
+    );
+    let haproxy_conf = format!(
+        "global\n  {}\ndefaults\n  mode http\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         frontend f\n  bind 127.0.0.1:{} ssl crt {d}/both.pem\n  http-request return status 200\n",
+        haproxy.join("\n  "),
+        ports[1]
+    );
+    let stunnel_conf = format!(
+        "foreground = yes\npid =\n[t]\naccept = 127.0.0.1:{}\nexec = /bin/cat\ncert = {d}/cert.pem\nkey = {d}/key.pem\n{}\n",
+        ports[2],
+        stunnel.join("\n")
+    );
+    for (name, conf) in [
+        ("apache.conf", apache_conf),
+        ("haproxy.cfg", haproxy_conf),
+        ("stunnel.conf", stunnel_conf),
+    ] {
+        std::fs::write(dir.path().join(name), conf).unwrap();
+    }
+    ports
+}
+
+/// Apache 2.4, HAProxy 3.0 and stunnel 5 of Debian 13 take the lines emitted for
+/// them (`apache`, `haproxy`, `stunnel`), each through its own parser, and serve
+/// with them: `apache2 -t` and a start (mod_ssl applies `SSLOpenSSLConfCmd` only
+/// when it starts: `-t` alone takes a bad group), `haproxy -c` and a start, stunnel's
+/// own check as it starts ("Configuration successful"); a default `openssl s_client`
+/// ends on X25519MLKEM768 with each, and one whose first key share is X25519 does too
+/// with Apache and HAProxy. All in one script inside the root (a few seconds).
+pub fn servers_take_the_lines(r: &Root, dir: &InsideDir, [apache, haproxy, stunnel]: [&[String]; 3]) {
+    let d = &dir.inside;
+    let ports = write_server_confs(dir, [apache, haproxy, stunnel]);
+    let script = format!(
+        "cd {d}; {CERT_AND_UP} \
+         g() {{ echo Q | openssl s_client $3 -connect 127.0.0.1:$2 2>&1 | sed -n \"s/^Negotiated TLS1.3 group: /$1 /p\"; }}; \
+         apache2 -t -f {d}/apache.conf 2>&1; echo apache-t=$?; apache2 -f {d}/apache.conf -DFOREGROUND & a=$!; \
+         up {pa} && echo apache-up; g apache {pa} ''; g apache-x25519 {pa} '-groups X25519:X25519MLKEM768'; kill $a; \
+         haproxy -c -q -f {d}/haproxy.cfg 2>&1; echo haproxy-c=$?; haproxy -db -f {d}/haproxy.cfg & h=$!; \
+         up {ph} && echo haproxy-up; g haproxy {ph} ''; g haproxy-x25519 {ph} '-groups X25519:X25519MLKEM768'; kill $h; \
+         stunnel {d}/stunnel.conf > stunnel.log 2>&1 & s=$!; up {ps} && echo stunnel-up; g stunnel {ps} ''; kill $s; \
+         wait; grep -h -E 'Configuration|\\[!\\]' stunnel.log; cat apache-error.log 2>/dev/null | grep -i -E 'error|emerg' | head -5",
+        pa = ports[0],
+        ph = ports[1],
+        ps = ports[2]
+    );
+    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(60));
+    let said = String::from_utf8_lossy(&out.stdout);
+    let has = |l: &str| said.lines().any(|x| x.trim() == l);
+    for want in [
+        "apache-t=0",
+        "apache-up",
+        "apache X25519MLKEM768",
+        "apache-x25519 X25519MLKEM768",
+        "haproxy-c=0",
+        "haproxy-up",
+        "haproxy X25519MLKEM768",
+        "haproxy-x25519 X25519MLKEM768",
+        "stunnel-up",
+        "stunnel X25519MLKEM768",
+    ] {
+        assert!(
+            has(want),
+            "no `{want}` with apache {apache:?}, haproxy {haproxy:?}, stunnel {stunnel:?}:\n{}",
+            text(&out)
+        );
+    }
+    assert!(said.contains("Configuration successful"), "stunnel: {}", text(&out));
+}
+
+/// A TLS server block with Debian 13's TLS defaults (its nginx.conf sets
+/// `ssl_protocols TLSv1.2 TLSv1.3; ssl_prefer_server_ciphers off;` at the http
+/// level), or `tls` in their place; private paths under `dir` (inside the root).
+pub fn nginx_conf(dir: &str, port: u16, tls: &str) -> String {
+    format!(
+        "worker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log;\nevents {{ worker_connections 64; }}\n\
+         http {{\n    access_log off;\n    client_body_temp_path {dir}/body;\n    proxy_temp_path {dir}/proxy;\n    \
+         fastcgi_temp_path {dir}/fastcgi;\n    uwsgi_temp_path {dir}/uwsgi;\n    scgi_temp_path {dir}/scgi;\n    \
+         server {{\n        listen 127.0.0.1:{port} ssl;\n        ssl_certificate {dir}/cert.pem;\n        \
+         ssl_certificate_key {dir}/key.pem;\n        {tls}\n        root {dir};\n    }}\n}}\n"
+    )
+}
+
+/// The group `openssl s_client ARGS` ends on against 127.0.0.1:`port`.
+pub fn negotiated_group(r: &Root, port: u16, args: &str) -> String {
+    let script = format!("echo Q | openssl s_client {args} -connect 127.0.0.1:{port} 2>&1");
+    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(30));
+    let s = String::from_utf8_lossy(&out.stdout);
+    // A hybrid group is printed as such; a classic one as the peer's temporary key.
+    let group = s.lines().find_map(|l| l.strip_prefix("Negotiated TLS1.3 group: ")).or_else(|| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Peer Temp Key: "))
+            .and_then(|v| v.split(',').next())
+    });
+    group
+        .unwrap_or_else(|| panic!("no TLS 1.3 group from s_client {args}:\n{s}"))
+        .trim()
+        .to_string()
+}

@@ -102,6 +102,7 @@ pub fn from_files(files: &[(PathBuf, String)]) -> Parsed {
         ciphersuites: joined("sslopensslconfcmd ciphersuites").or_else(|| joined("sslciphersuite tlsv1.3")),
         groups: joined("sslopensslconfcmd groups").or_else(|| joined("sslopensslconfcmd curves")),
         server_order: joined("sslhonorcipherorder").is_some_and(|v| v.eq_ignore_ascii_case("on")),
+        endpoint: files.iter().find_map(|(_, t)| vhost_endpoint(t)),
         ..Default::default()
     };
     let main = files
@@ -110,6 +111,37 @@ pub fn from_files(files: &[(PathBuf, String)]) -> Parsed {
         .map(|(f, _)| f.clone());
     let insert_at = last.iter().filter(|d| Some(&d.file) == main.as_ref()).map(|d| d.line).max();
     Parsed::new(config, last, insert_at, Vec::new())
+}
+
+/// The first `<VirtualHost ADDR:PORT>` with `SSLEngine on` in `text` whose address
+/// is one of this machine (`endpoint::local`: `*:443` is asked on the loopback
+/// one), with its `ServerName` as SNI.
+fn vhost_endpoint(text: &str) -> Option<super::Endpoint> {
+    let mut open: Option<(Vec<String>, bool, Option<String>)> = None;
+    for line in text.lines().map(str::trim).filter(|l| !l.starts_with('#')) {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let first = w.first().map(|x| x.to_ascii_lowercase()).unwrap_or_default();
+        if first == "<virtualhost" {
+            let addrs = w[1..].iter().map(|a| a.trim_end_matches('>').to_string()).collect();
+            open = Some((addrs, false, None));
+        } else if first == "</virtualhost>" {
+            if let Some((addrs, true, name)) = open.take() {
+                if let Some(address) = addrs.iter().find_map(|a| super::endpoint::local(a)) {
+                    return Some(super::Endpoint {
+                        address,
+                        server_name: name.filter(|n| !n.contains(['*', '?'])),
+                    });
+                }
+            }
+        } else if let Some((_, ssl, name)) = open.as_mut() {
+            match (first.as_str(), w.get(1)) {
+                ("sslengine", Some(v)) => *ssl = v.eq_ignore_ascii_case("on"),
+                ("servername", Some(v)) => *name = Some(v.to_string()),
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 /// Whether one of the loaded files loads mod_ssl (without it Apache serves no TLS).
@@ -288,5 +320,20 @@ mod tests {
         assert_eq!(i.insert_at, Some(3));
         assert!(i.notes.iter().any(|n| n.contains("refused the file")), "{:?}", i.notes);
         assert!(i.notes.iter().any(|n| n.contains("mod_ssl is not loaded")), "{:?}", i.notes);
+    }
+
+    /// `check` asks the first TLS virtual host of this machine, with its name as
+    /// SNI; a plain one, a wildcard name or another machine's address is not used.
+    #[test]
+    fn the_first_tls_virtual_host_is_the_endpoint() {
+        let text = "Listen 80\n<VirtualHost *:80>\n  ServerName plain\n</VirtualHost>\n\
+                    <VirtualHost 192.0.2.3:443>\n  SSLEngine on\n</VirtualHost>\n\
+                    <VirtualHost _default_:8443 [::]:8443>\n  # SSLEngine off\n  ServerName www.example.org\n  SSLEngine on\n</VirtualHost>\n";
+        let e = vhost_endpoint(text).unwrap();
+        assert_eq!(e.address, "127.0.0.1:8443");
+        assert_eq!(e.server_name.as_deref(), Some("www.example.org"));
+        assert_eq!(vhost_endpoint("<VirtualHost *:443>\nSSLEngine off\n</VirtualHost>\n"), None);
+        let wild = vhost_endpoint("<VirtualHost *:443>\nServerName *.example.org\nSSLEngine on\n</VirtualHost>\n").unwrap();
+        assert_eq!((wild.address.as_str(), wild.server_name), ("127.0.0.1:443", None));
     }
 }

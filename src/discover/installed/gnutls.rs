@@ -149,9 +149,15 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
 /// (`GROUP-X25519` ...): the `Groups:` line of `gnutls-cli --list`. `None` when
 /// gnutls-cli cannot be run.
 pub fn accepted_groups() -> Option<Vec<String>> {
-    super::find_program(&["gnutls-cli"])?;
-    let said = run("gnutls-cli", &["--list"]).ok().filter(|r| r.ok)?;
-    parse_groups(&said.out)
+    let cli = super::find_program(&["gnutls-cli"])?;
+    // A quick local query, as the other capabilities are: asked when measuring is
+    // done, so not stopped at the run's cut (a cut `tls` run kept no groups).
+    let said = crate::backend::process::output_within(std::process::Command::new(cli).arg("--list"), crate::backend::process::QUERY_LIMIT)
+        .ok()??;
+    if !said.status.success() {
+        return None;
+    }
+    parse_groups(&String::from_utf8_lossy(&said.stdout))
 }
 
 /// The `Groups:` line of `gnutls-cli --list`, each name with its `GROUP-` prefix.

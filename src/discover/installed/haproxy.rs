@@ -56,6 +56,7 @@ pub fn from_text(file: &Path, text: &str) -> Parsed {
         ciphersuites: get("ssl-default-bind-ciphersuites"),
         groups: get("ssl-default-bind-curves"),
         server_order: !text.contains("prefer-client-ciphers"),
+        endpoint: binds.iter().find_map(|l| bind_endpoint(l)),
         ..Default::default()
     };
     let at = d
@@ -64,6 +65,28 @@ pub fn from_text(file: &Path, text: &str) -> Parsed {
         .max()
         .or_else(|| text.lines().position(|l| l.trim() == "global").map(|p| p + 1));
     Parsed::new(config, d, at, notes)
+}
+
+/// The address of a `bind … ssl` line (`bind :443 ssl crt …`, `bind
+/// ipv4@127.0.0.1:8443 ssl`, the first of `a:1,b:2`, the first port of a range),
+/// when it is one of this machine (`endpoint::local`).
+fn bind_endpoint(line: &str) -> Option<super::Endpoint> {
+    let w: Vec<&str> = line.split_whitespace().collect();
+    if w.first() != Some(&"bind") || !w.contains(&"ssl") {
+        return None;
+    }
+    let first = w.get(1)?.split(',').next()?;
+    let first = first.strip_prefix("ipv4@").or_else(|| first.strip_prefix("ipv6@")).unwrap_or(first);
+    if first.contains('@') {
+        return None;
+    }
+    let (host, ports) = first.rsplit_once(':')?;
+    let port = ports.split('-').next()?;
+    let address = super::endpoint::local(&format!("{host}:{port}"))?;
+    Some(super::Endpoint {
+        address,
+        server_name: None,
+    })
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
@@ -115,5 +138,26 @@ mod tests {
         assert_eq!(p.config.cipher_string, None);
         assert_eq!(p.insert_at, Some(1));
         assert_eq!(p.notes, vec!["no bind line has `ssl`: these defaults apply to no listener yet"]);
+    }
+
+    /// `check` asks the first `bind … ssl` address of this machine; a plain bind, a
+    /// socket and another machine's address are not asked.
+    #[test]
+    fn the_first_ssl_bind_of_this_machine_is_the_endpoint() {
+        let at = |text: &str| from_text(Path::new("/x"), text).config.endpoint.map(|e| e.address);
+        let f = |binds: &str| format!("global\n    maxconn 10\nfrontend f\n{binds}");
+        assert_eq!(
+            at(&f("    bind :80\n    bind :443 ssl crt /x.pem\n")).as_deref(),
+            Some("127.0.0.1:443")
+        );
+        assert_eq!(
+            at(&f("    bind ipv4@127.0.0.1:8443-8445 ssl crt /x.pem\n")).as_deref(),
+            Some("127.0.0.1:8443")
+        );
+        assert_eq!(at(&f("    bind *:8443,*:9443 ssl crt /x.pem\n")).as_deref(), Some("127.0.0.1:8443"));
+        assert_eq!(at(&f("    bind :::443 v4v6 ssl crt /x.pem\n")).as_deref(), Some("[::1]:443"));
+        assert_eq!(at(&f("    bind :80\n")), None);
+        assert_eq!(at(&f("    bind unix@/run/h.sock ssl crt /x.pem\n")), None);
+        assert_eq!(at(&f("    bind 192.0.2.9:443 ssl crt /x.pem\n")), None);
     }
 }

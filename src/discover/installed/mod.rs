@@ -14,6 +14,7 @@
 //!   than a throw-away host key in a private temporary directory for `sshd -T`.
 
 pub mod apache;
+pub mod endpoint;
 pub mod gnutls;
 pub mod haproxy;
 pub mod libssl;

@@ -333,23 +333,13 @@ fn endpoint(stmts: &[Stmt]) -> Option<super::Endpoint> {
 }
 
 /// `host:port` to connect to for nginx's `listen` address (`443`, `*:443`,
-/// `0.0.0.0:443`, `[::]:443`, `127.0.0.1:8443`, `localhost:443`); `None` for a unix
-/// socket or a value that is not an address.
+/// `0.0.0.0:443`, `[::]:443`, `127.0.0.1:8443`, `localhost:443`), only an address
+/// of this machine (`endpoint::local`); `None` for a unix socket or another.
 fn listen_address(a: &str) -> Option<String> {
     if a.starts_with("unix:") {
         return None;
     }
-    if let Ok(port) = a.parse::<u16>() {
-        return Some(format!("127.0.0.1:{port}"));
-    }
-    let (host, port) = a.rsplit_once(':')?;
-    let port: u16 = port.parse().ok()?;
-    let host = match host {
-        "*" | "0.0.0.0" => "127.0.0.1",
-        "[::]" => "[::1]",
-        h => h,
-    };
-    Some(format!("{host}:{port}"))
+    super::endpoint::local(a)
 }
 
 /// nginx's defaults for this version: `ssl_protocols` gained TLSv1.3 and lost

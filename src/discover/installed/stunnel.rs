@@ -97,6 +97,7 @@ pub fn from_text(file: &Path, text: &str, defaults: &Defaults) -> Parsed {
         ciphersuites: get("ciphersuites").or_else(|| defaults.ciphersuites.clone()),
         groups: get("curves").or_else(|| defaults.curves.clone()),
         server_order,
+        endpoint: accept_endpoint(text),
         ..Default::default()
     };
     let directives: Vec<_> = d
@@ -105,6 +106,28 @@ pub fn from_text(file: &Path, text: &str, defaults: &Defaults) -> Parsed {
         .collect();
     let insert_at = directives.iter().map(|x| x.line).max().or(sections.first().copied());
     Parsed::new(config, directives, insert_at, notes)
+}
+
+/// The first service's `accept = [host:]port`, when it is an address of this
+/// machine (`endpoint::local`) and the service is a server (not `client = yes`).
+fn accept_endpoint(text: &str) -> Option<super::Endpoint> {
+    let mut service = text.lines().map(str::trim).skip_while(|l| !l.starts_with('['));
+    let first: Vec<(String, String)> = service
+        .by_ref()
+        .skip(1)
+        .take_while(|l| !l.starts_with('['))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let value = |k: &str| first.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    if value("client").is_some_and(|v| v.eq_ignore_ascii_case("yes")) {
+        return None;
+    }
+    let address = super::endpoint::local(value("accept")?)?;
+    Some(super::Endpoint {
+        address,
+        server_name: None,
+    })
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
@@ -175,6 +198,22 @@ mod tests {
         assert_eq!(d.iter().find(|x| x.keyword == "ciphers").unwrap().line, 6);
         assert_eq!(at, Some(8));
         assert_eq!(notes.len(), 1);
+        assert_eq!(c.endpoint.map(|e| e.address).as_deref(), Some("127.0.0.1:443"));
+    }
+
+    /// The first service's `accept` of this machine is asked; a client service's,
+    /// another machine's or a later service's is not.
+    #[test]
+    fn the_first_services_accept_is_the_endpoint() {
+        let at = |text: &str| accept_endpoint(text).map(|e| e.address);
+        assert_eq!(
+            at("pid =\n[a]\naccept = 127.0.0.1:8443\n[b]\naccept = 9443\n").as_deref(),
+            Some("127.0.0.1:8443")
+        );
+        assert_eq!(at("[a]\nconnect = 80\n[b]\naccept = 9443\n"), None);
+        assert_eq!(at("[a]\nclient = yes\naccept = 8443\n"), None);
+        assert_eq!(at("[a]\naccept = 192.0.2.4:443\n"), None);
+        assert_eq!(at("accept = 443\n"), None);
     }
 
     /// The shape of `stunnel -version`: defaults under `Service-level options:`,

@@ -633,13 +633,15 @@ mod tests {
             ("nginx", "# ssl_ecdh_curve: the default (auto) already does this"),
             ("apache", "# SSLOpenSSLConfCmd Curves: the default already does this"),
             ("haproxy", "# ssl-default-bind-curves: the default already does this"),
-            ("stunnel", "# curves: the default already does this"),
         ] {
             let l = lines(target, &c).unwrap();
             assert!(l.contains(&note.to_string()), "{target}: {l:?}");
             assert!(!l.iter().any(|x| x.contains("X25519MLKEM768")), "{target}: {l:?}");
             assert_eq!(default_note_directive(note), Some(note[2..].split(':').next().unwrap()));
         }
+        // stunnel's own default is not OpenSSL's: its line is always written.
+        let l = lines("stunnel", &c).unwrap();
+        assert!(l.iter().any(|x| x.starts_with("curves = *X25519MLKEM768/")), "{l:?}");
         // The default has a group the choice has not (or no tiers for the hybrid): written.
         let mut more = d35.clone().unwrap();
         more.push("x448".into());

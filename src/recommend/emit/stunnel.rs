@@ -27,7 +27,12 @@ impl Emitter for Stunnel {
         if t.has("TLSv1.3") {
             out.push(format!("ciphersuites = {}", t.openssl_tls13()));
         }
-        out.extend(t.groups_line("curves", " = ", "", ""));
+        // Always written: without it stunnel sets its own list (X25519:P-256:X448:
+        // P-521:P-384 in 5.74), not OpenSSL's default, so a note would leave the
+        // service without the hybrid group (Debian 13: X25519, not X25519MLKEM768).
+        if !t.groups.is_empty() {
+            out.push(format!("curves = {}", t.openssl_groups()));
+        }
         out.push("options = CIPHER_SERVER_PREFERENCE".into());
         Some(out)
     }

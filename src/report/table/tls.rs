@@ -121,9 +121,25 @@ fn handshakes(doc: &Document) -> Option<Table> {
                 format!("ClientHello: the bytes of the client's first record; over {ONE_SEGMENT} B (one TCP segment on a 1500-byte path) it takes two segments (\"2 seg\")."),
             ];
             notes.extend(hrr_notes(&hs));
+            notes.extend(gnutls_pq_note(doc));
             notes
         },
     })
+}
+
+/// Said, not left out: a GnuTLS here without any ML-KEM group (3.8.9 on Debian 13)
+/// gets no hybrid handshake and no HelloRetryRequest measured (from the groups the
+/// run stored: `run.capabilities.gnutls_groups`).
+pub(crate) fn gnutls_pq_note(doc: &Document) -> Option<String> {
+    let groups = doc.run.capabilities.gnutls_groups.as_ref()?;
+    if groups.iter().any(|g| g.to_ascii_uppercase().contains("MLKEM")) {
+        return None;
+    }
+    let version = doc.run.libraries.get("gnutls").map(|v| format!(" {}", crate::untrusted::shown(v)));
+    Some(format!(
+        "GnuTLS{} here has no ML-KEM group, so no hybrid handshake or HelloRetryRequest is measured for it.",
+        version.unwrap_or_default()
+    ))
 }
 
 /// The subject op of a handshake that needed a HelloRetryRequest
@@ -322,5 +338,32 @@ mod hrr_tests {
             hrr_notes(&[&other, &hrr]).is_empty(),
             "no plain handshake of the same subject: no price"
         );
+    }
+
+    /// GnuTLS without ML-KEM groups is said in the handshake notes; with one, or
+    /// with its groups unknown, nothing is said.
+    #[test]
+    fn gnutls_without_ml_kem_is_said() {
+        let doc = |groups: serde_json::Value| -> Document {
+            serde_json::from_value(serde_json::json!({
+                "schema": "cipherbench/1",
+                "run": {"id": "r", "started_at": "t", "status": "complete", "command": "tls",
+                        "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                        "libraries": {"gnutls": "3.8.9"}, "settings": {},
+                        "capabilities": {"gnutls_groups": groups}},
+                "results": []
+            }))
+            .unwrap()
+        };
+        let note = gnutls_pq_note(&doc(serde_json::json!(["GROUP-X25519", "GROUP-SECP256R1"])));
+        assert_eq!(
+            note.as_deref(),
+            Some("GnuTLS 3.8.9 here has no ML-KEM group, so no hybrid handshake or HelloRetryRequest is measured for it.")
+        );
+        assert_eq!(
+            gnutls_pq_note(&doc(serde_json::json!(["GROUP-X25519", "GROUP-X25519-MLKEM768"]))),
+            None
+        );
+        assert_eq!(gnutls_pq_note(&doc(serde_json::Value::Null)), None);
     }
 }
