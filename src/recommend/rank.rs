@@ -311,7 +311,11 @@ fn smaller_key_first(g: &mut [Accepted<'_>]) {
 /// Per tier, the measured groups (inside a group the better level, then the
 /// policy's order) and then the unmeasured: the ranked options and the configured
 /// order.
-fn in_order(groups: Vec<Vec<Accepted<'_>>>, hints: &[Vec<String>], unmeasured: &[(usize, &Candidate)]) -> (Vec<Ranked>, Vec<String>) {
+fn in_order(
+    groups: Vec<Vec<Accepted<'_>>>,
+    hints: &[super::evidence::Hint],
+    unmeasured: &[(usize, &Candidate)],
+) -> (Vec<Ranked>, Vec<String>) {
     let mut ranked = Vec::new();
     let mut order = Vec::new();
     let mut tiers: Vec<Tier> = groups
