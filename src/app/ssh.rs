@@ -67,7 +67,7 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
     }
     let (session, mut measurements) = Session::start("ssh", settings, store, progress(c))?;
     if let (Some(_), Some(admitted)) = (&daemon, &plan.admitted) {
-        physics(admitted, &mut measurements)?;
+        physics(admitted, plan.budget, &mut measurements)?;
     }
     let plan = measure::ssh::SshPlan {
         budget: Seconds((plan.budget.0 - t_run.elapsed().as_secs_f64()).max(0.0)),
@@ -127,7 +127,8 @@ fn remote_diff(
 }
 
 /// The physics pass's time: this much per primitive (ten batches of 30 ms with
-/// their set-up), within these bounds in seconds. Each primitive also gets
+/// their set-up), at most a tenth of the run's budget, within these bounds in
+/// seconds. Each primitive also gets
 /// [`PHYSICS_MIN_BATCHES`] batches whatever they cost (`PrimitivePlan::min_batches`):
 /// a loaded core stretches a batch's wall time, and no allowed cipher may be
 /// left without a figure the ranking can use.
@@ -144,7 +145,7 @@ const PHYSICS_MIN_BATCHES: usize = 5;
 /// host, whose CPU is another machine's. Primitives the run already has an
 /// orderable figure for (the main job's primitive pass) are not measured again;
 /// a figure of too few batches is replaced by the new one.
-pub(super) fn physics(admitted: &crate::plan::Admitted, measurements: &mut Measurements) -> Result<()> {
+pub(super) fn physics(admitted: &crate::plan::Admitted, run_budget: Seconds, measurements: &mut Measurements) -> Result<()> {
     let mut names: Vec<String> = Vec::new();
     let mac = admitted.ssh_macs.first().map(String::as_str);
     for cipher in &admitted.ssh_ciphers {
@@ -159,7 +160,8 @@ pub(super) fn physics(admitted: &crate::plan::Admitted, measurements: &mut Measu
     if prims.is_empty() {
         return Ok(());
     }
-    let budget = Seconds((prims.len() as f64 * PHYSICS_PER_PRIMITIVE).clamp(PHYSICS_MIN, PHYSICS_MAX));
+    let per = prims.len() as f64 * PHYSICS_PER_PRIMITIVE;
+    let budget = Seconds(per.min(run_budget.0 * 0.1).clamp(PHYSICS_MIN, PHYSICS_MAX));
     let lib = [crate::measure::primitive::Library::Openssl];
     // Sealing only: the cost per byte recommend compares is the encrypt (or MAC)
     // figure, so a decrypt pass would halve every other primitive's share.
