@@ -136,6 +136,11 @@ const PHYSICS_PER_PRIMITIVE: f64 = 0.35;
 const PHYSICS_MIN: f64 = 1.0;
 const PHYSICS_MAX: f64 = 4.0;
 const PHYSICS_MIN_BATCHES: usize = 5;
+/// From this run budget on, [`PHYSICS_BATCHES`] each: the 95% interval of a
+/// median of 10 or more batches leaves out the lowest and the highest, so one
+/// burst of another process cannot tie two primitives 1.7x apart.
+const PHYSICS_FULL_FROM: f64 = 30.0;
+const PHYSICS_BATCHES: usize = 10;
 
 /// On this machine, the primitives behind the allowed ciphers and the first
 /// allowed MAC (`aes128-gcm@openssh.com` → aes-128-gcm, a CTR cipher →
@@ -168,7 +173,11 @@ pub(super) fn physics(admitted: &crate::plan::Admitted, run_budget: Seconds, mea
     use crate::measure::primitive::Op;
     let sizes = [crate::units::Bytes(PHYSICS_BYTES)];
     let mut plan = measure::plans::primitives_of_ops(&prims, &lib, &sizes, 1, budget, |op| op != Op::Decrypt);
-    plan.min_batches = PHYSICS_MIN_BATCHES;
+    plan.min_batches = if run_budget.0 >= PHYSICS_FULL_FROM {
+        PHYSICS_BATCHES
+    } else {
+        PHYSICS_MIN_BATCHES
+    };
     // Measured apart, then each figure kept in the run: in place of a weaker
     // figure of the same subject, else as a new one.
     let mut pass = Measurements {

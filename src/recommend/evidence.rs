@@ -53,8 +53,9 @@ pub(super) struct Hint {
 /// no primitive), the figures order those members among themselves: the group
 /// stays one tie, and they take its places in that order, the physics leader
 /// first (a hint, [`in_hinted_order`]), unless that order puts one before
-/// another the wire evidence orders first. Returns the groups, the hints and a
-/// note per group so ordered.
+/// another the wire evidence orders first. Inside a tie of the primitives
+/// (all members having one), their medians place the members, the ranks tied.
+/// Returns the groups, the hints and a note per group so ordered.
 pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhysics<'_> {
     let (mut out, mut hints, mut notes) = (Vec::new(), Vec::new(), Vec::new());
     for g in groups {
@@ -64,7 +65,21 @@ pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhys
             continue;
         }
         let subs = physics_groups(with, higher);
-        if subs.len() < 2 || contradicted(&subs, higher) {
+        let all = subs.iter().map(Vec::len).sum::<usize>() == g.len();
+        if contradicted(&subs, higher) {
+            out.push(g);
+            continue;
+        }
+        // Inside what the primitives tie, their medians place the members (no
+        // order claimed: the ranks stay tied), where all of them have one.
+        let names_of = |s: &[Accepted<'_>]| s.iter().map(|a| a.1.verdict.subject.name.clone()).collect::<Vec<_>>();
+        if all {
+            hints.extend(subs.iter().filter(|s| s.len() > 1).map(|s| Hint {
+                names: names_of(s),
+                higher,
+            }));
+        }
+        if subs.len() < 2 {
             out.push(g);
             continue;
         }
