@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Is the first cipher cipherbench emits for sshd the fastest one the policy
-# allows, by the SSH write-up's own method?
+# Is the first cipher cipherbench emits for SSH (what a connection would use) the
+# fastest one the policy allows, by the SSH write-up's own method?
 #
 # Per run: `cipherbench ssh --budget $BUDGET` (and, with MAIN=1, the default main
-# job) with a fresh history, then `cipherbench recommend --for sshd`: the first
-# name of its `Ciphers` line. Right after, the write-up's pipe against one
+# job) with a fresh history, then `cipherbench recommend --for ssh,sshd`: the first
+# name of the `Ciphers` line in its ssh client Host block (the client's order is
+# what a connection uses), else of sshd's line. Right after, the write-up's pipe against one
 # private sshd this script starts itself (127.0.0.1, a throw-away host key and
 # authorized key, nothing of cipherbench's):
 #   head -c $SIZE /dev/zero | ssh -c X -p PORT 127.0.0.1 'cat >/dev/null'
@@ -120,10 +121,19 @@ pipe() {
   done
 }
 
-# The first cipher `recommend` emits for sshd from the history in $1.
+# The first cipher a user's connection would use from what `recommend` emits,
+# from the history in $1: SSH takes the client's order, so the first name of the
+# `Ciphers` line of the ssh client's Host block when there is one; else of sshd's
+# `Ciphers` line (a note where it equals sshd's default set); else the first
+# of the ranking both come from.
 first_cipher() {
-  "$CB" recommend --db "$1" --for sshd --policy "$POLICY" --json --quiet |
-    jq -r '[.recommendations[] | select(.target == "sshd") | .choice.ssh_ciphers[0]][0] // "none"'
+  "$CB" recommend --db "$1" --for ssh,sshd --policy "$POLICY" --json --quiet >"$work/rec.json"
+  jq -r '
+    def ciphers(t): [.recommendations[] | select(.target == t) | .lines[]
+      | sub("^\\s+"; "") | select(startswith("Ciphers ")) | ltrimstr("Ciphers ") | split(",")[0]][0];
+    ciphers("ssh") // ciphers("sshd")
+      // [.recommendations[] | select(.target == "sshd") | .choice.ssh_ciphers[0]][0]
+      // "none"' "$work/rec.json"
 }
 
 # One run of `what` (ssh or main): cipherbench, then the pipe; prints its row.

@@ -26,6 +26,11 @@ pub struct PrimitivePlan {
     pub threads: usize,
     pub sampler: SamplerConfig,
     pub budget: Seconds,
+    /// Batches every subject gets even when its share of the budget ran out
+    /// first (a loaded core stretches each batch's wall time): 0 for none. The
+    /// SSH physics pass sets it, so that no allowed cipher's primitive is left
+    /// with too few batches to order anything.
+    pub min_batches: usize,
 }
 
 /// Default block sizes, as `openssl speed`.
@@ -106,6 +111,7 @@ pub fn primitives_of_ops(
         threads,
         sampler,
         budget,
+        min_batches: 0,
     }
 }
 

@@ -93,6 +93,7 @@ pub fn primitives(plan: &PrimitivePlan, session: &mut Measurements) -> anyhow::R
     }
     let all: Vec<usize> = (0..runnable.len()).collect();
     batches(plan, session, &mut runnable, &all, plan.sampler)?;
+    floor(plan, session, &mut runnable)?;
     race(plan, session, &mut runnable, start)?;
     crate::measure::engine::noise::settle(session, &[Kind::Primitive], from)
 }
@@ -215,6 +216,35 @@ fn race(plan: &PrimitivePlan, session: &mut Measurements, runnable: &mut [Runnab
     )
 }
 
+/// Rounds of top-up batches for the subjects still short of `plan.min_batches`
+/// (each slice may stop short again under load: a few rounds, not one).
+const FLOOR_ROUNDS: usize = 4;
+
+/// Gives the subjects with fewer than `plan.min_batches` batches more, beyond the
+/// plan's budget (only the run's deadline and Ctrl-C stop them): a loaded core
+/// stretches each batch's wall time, so a share of the budget can end after two
+/// batches, and a figure of fewer than three ties with everything.
+fn floor(plan: &PrimitivePlan, session: &mut Measurements, runnable: &mut [Runnable]) -> anyhow::Result<()> {
+    for _ in 0..FLOOR_ROUNDS {
+        if crate::interrupt::requested() || crate::deadline::run_expired() {
+            return Ok(());
+        }
+        let short: Vec<usize> = (0..runnable.len())
+            .filter(|&k| runnable[k].batches.len() < plan.min_batches)
+            .collect();
+        let Some(most) = short.iter().map(|&k| plan.min_batches - runnable[k].batches.len()).max() else {
+            return Ok(());
+        };
+        // Batches of the shortest length, as many as the most short subject lacks.
+        let cfg = SamplerConfig {
+            budget: Seconds(MIN_BATCH * most as f64),
+            ..plan.sampler
+        };
+        batches(plan, session, runnable, &short, cfg)?;
+    }
+    Ok(())
+}
+
 /// Verifies (KAT) and fetches a primitive once, explaining why not when it cannot run.
 pub(super) fn ready(p: &'static primitive::Primitive, lib: primitive::Library, cache: &mut Verified) -> Result<Fetched, String> {
     cache
@@ -224,4 +254,35 @@ pub(super) fn ready(p: &'static primitive::Primitive, lib: primitive::Library, c
             Availability::Unavailable(why) => Err(why),
         })
         .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::measure::plans::primitives_of_ops;
+    use crate::measure::primitive::{lookup, Library, Op};
+    use crate::measure::sink::Measurements;
+    use crate::units::{Bytes, Seconds};
+
+    /// A budget far too small for one batch each still gives every subject
+    /// `min_batches` batches (the SSH physics pass on a loaded core); without
+    /// the floor, the same plan gives fewer.
+    #[test]
+    fn every_subject_gets_the_floor_of_batches() {
+        let prims = [lookup("aes-128-gcm").unwrap(), lookup("hmac-sha256").unwrap()];
+        let plan = |floor: usize| {
+            let mut p = primitives_of_ops(&prims, &[Library::Openssl], &[Bytes(16384)], 1, Seconds(0.02), |op| {
+                op != Op::Decrypt
+            });
+            p.min_batches = floor;
+            p
+        };
+        let samples = |floor: usize| {
+            let mut m = Measurements::new();
+            super::primitives(&plan(floor), &mut m).unwrap();
+            assert_eq!(m.results().len(), 2, "{:?}", m.results());
+            m.results().iter().map(|r| r.samples.unwrap_or(0)).collect::<Vec<_>>()
+        };
+        assert!(samples(0).iter().any(|&n| n < 5), "{:?}", samples(0));
+        assert!(samples(5).iter().all(|&n| n >= 5), "{:?}", samples(5));
+    }
 }

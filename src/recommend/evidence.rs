@@ -35,17 +35,27 @@ fn physics(a: &Accepted<'_>) -> Option<Summary> {
 }
 
 /// The groups and notes of [`by_physics`], and the orders it found inside groups
-/// only some of whose members have primitives (names, best first).
-pub(super) type ByPhysics<'a> = (Vec<Vec<Accepted<'a>>>, Vec<Vec<String>>, Vec<String>);
+/// only some of whose members have primitives.
+pub(super) type ByPhysics<'a> = (Vec<Vec<Accepted<'a>>>, Vec<Hint>, Vec<String>);
+
+/// An order the primitives found inside a group only some of whose members have
+/// them: those members' names, best first, and which way the figures go.
+#[derive(Debug, Clone)]
+pub(super) struct Hint {
+    pub names: Vec<String>,
+    pub higher: bool,
+}
 
 /// Splits each tie group whose members all have a physics figure into the
 /// groups those figures order (leader-based, as `rank::tie_groups` does), unless
 /// the wire evidence of two members says the opposite (`paired::decides`). In a
 /// group only some of whose members have one (CTR ciphers with a MAC that has
 /// no primitive), the figures order those members among themselves: the group
-/// stays one tie, and they take its places in that order (a hint), unless that
-/// order puts one before another the wire evidence orders first. Returns the
-/// groups, the hints and a note per group so ordered.
+/// stays one tie, and they take its places in that order, the physics leader
+/// first (a hint, [`in_hinted_order`]), unless that order puts one before
+/// another the wire evidence orders first. Inside a tie of the primitives
+/// (all members having one), their medians place the members, the ranks tied.
+/// Returns the groups, the hints and a note per group so ordered.
 pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhysics<'_> {
     let (mut out, mut hints, mut notes) = (Vec::new(), Vec::new(), Vec::new());
     for g in groups {
@@ -55,7 +65,21 @@ pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhys
             continue;
         }
         let subs = physics_groups(with, higher);
-        if subs.len() < 2 || contradicted(&subs, higher) {
+        let all = subs.iter().map(Vec::len).sum::<usize>() == g.len();
+        if contradicted(&subs, higher) {
+            out.push(g);
+            continue;
+        }
+        // Inside what the primitives tie, their medians place the members (no
+        // order claimed: the ranks stay tied), where all of them have one.
+        let names_of = |s: &[Accepted<'_>]| s.iter().map(|a| a.1.verdict.subject.name.clone()).collect::<Vec<_>>();
+        if all {
+            hints.extend(subs.iter().filter(|s| s.len() > 1).map(|s| Hint {
+                names: names_of(s),
+                higher,
+            }));
+        }
+        if subs.len() < 2 {
             out.push(g);
             continue;
         }
@@ -88,7 +112,7 @@ pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhys
                 if without.len() == 1 { "has" } else { "have" },
                 if without.len() == 1 { "stays" } else { "stay" },
             ));
-            hints.push(names);
+            hints.push(Hint { names, higher });
             out.push(g);
         }
     }
@@ -116,16 +140,40 @@ fn physics_groups(mut with: Vec<Accepted<'_>>, higher: bool) -> Vec<Vec<Accepted
 }
 
 /// Puts the members of `g` named in `hint` in the hint's order, in the places
-/// they hold; the others keep theirs.
-pub(super) fn in_hinted_order(g: &mut [Accepted<'_>], hint: &[String]) {
-    let at: Vec<usize> = (0..g.len()).filter(|&i| hint.contains(&g[i].1.verdict.subject.name)).collect();
-    if at.len() != hint.len() {
+/// they hold, the others keeping theirs; then the hint's leader first in the
+/// group (the one member the evidence shows fastest: a member without a primitive
+/// has nothing to put it first but the policy's order). Last, no member stays
+/// before one whose wire evidence orders it first (`paired::decides`: a leader
+/// without a primitive that the shared rounds measured slower goes after).
+pub(super) fn in_hinted_order(g: &mut [Accepted<'_>], hint: &Hint) {
+    let name = |a: &Accepted<'_>| a.1.verdict.subject.name.clone();
+    let at: Vec<usize> = (0..g.len()).filter(|&i| hint.names.contains(&name(&g[i]))).collect();
+    if at.len() != hint.names.len() || at.is_empty() {
         return;
     }
     let mut moved: Vec<Accepted<'_>> = at.iter().map(|&i| g[i].clone()).collect();
-    moved.sort_by_key(|a| hint.iter().position(|h| *h == a.1.verdict.subject.name));
+    moved.sort_by_key(|a| hint.names.iter().position(|h| *h == name(a)));
     for (&slot, item) in at.iter().zip(moved) {
         g[slot] = item;
+    }
+    g[..=at[0]].rotate_right(1);
+    wire_first(g, hint.higher);
+}
+
+/// Moves each member that the wire evidence orders before an earlier member to
+/// just before it (a bounded number of moves: the evidence has no cycles, but a
+/// hostile document must not loop).
+fn wire_first(g: &mut [Accepted<'_>], higher: bool) {
+    for _ in 0..g.len() * g.len() {
+        let found = (0..g.len()).find_map(|j| {
+            (0..j)
+                .find(|&i| super::paired::decides(g[j].1, g[i].1, higher, 0.0).is_some())
+                .map(|i| (i, j))
+        });
+        match found {
+            Some((i, j)) => g[i..=j].rotate_right(1),
+            None => return,
+        }
     }
 }
 
@@ -312,6 +360,69 @@ mod tests {
         let r = ciphers(&w);
         assert_eq!(r.order[0], CHACHA, "{:?}", r.ranked);
         assert!(r.notes.iter().all(|n| !n.starts_with(PHYSICS)), "{:?}", r.notes);
+    }
+
+    /// Tied on the wire, with chacha20-poly1305 (first by the policy's order)
+    /// lacking its primitive: the primitives' leader comes first all the same,
+    /// in sshd's list and the client's Host block alike; and where the rounds
+    /// chacha20 shared with aes128-gcm measured it slower, it goes after it.
+    #[test]
+    fn the_primitive_leader_comes_first_when_a_tied_option_has_no_primitive() {
+        let prims = |d: &mut Document| {
+            for (alg, rate) in [("aes-128-gcm", 4.1e9), ("aes-256-gcm", 3.6e9)] {
+                d.results.push(serde_json::from_value(prim(alg, "encrypt", 16384, rate)).unwrap());
+            }
+        };
+        let mut d = ssh_doc(
+            vec![
+                bulk(CHACHA, 240e6, 0.75, 1),
+                bulk(AES256, 233e6, 0.75, 1),
+                bulk(AES128, 230e6, 0.75, 1),
+            ],
+            None,
+        );
+        assert_eq!(ciphers(&d).order[0], CHACHA, "policy order without primitives");
+        prims(&mut d);
+        let r = ciphers(&d);
+        // The leader first; ChaCha20, with nothing to place it, keeps its place
+        // among the others (the policy's order), aes256-gcm after aes128-gcm.
+        assert_eq!(&r.order[..3], [AES128, CHACHA, AES256], "{:?}", r.ranked);
+        assert!(r.ranked.iter().all(|x| x.rank == 1), "still one tie: {:?}", r.ranked);
+        let note = r.notes.iter().find(|n| n.starts_with(PHYSICS)).expect("said");
+        assert!(note.contains(CHACHA) && note.contains("has none"), "{note}");
+        // What a connection uses: the client's Host block order, and sshd's.
+        let k = Knowledge::builtin().unwrap();
+        let targets = ["ssh".to_string(), "sshd".to_string()];
+        let out = crate::recommend::recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &targets);
+        let host = out.recommendations.iter().find(|x| x.target == "ssh").unwrap();
+        let line = host
+            .lines
+            .iter()
+            .find(|l| l.trim_start().starts_with("Ciphers "))
+            .expect("a Ciphers line");
+        assert!(line.trim_start().starts_with(&format!("Ciphers {AES128},")), "{line}");
+        // ChaCha20 and aes128-gcm in 6 shared rounds, aes128-gcm 1.25x ahead in
+        // each; aes256-gcm (one session) ties with both, so all three stay one
+        // group, and ChaCha20, without a primitive, must not lead it.
+        let round = |v: &[f64]| -> Vec<crate::model::RoundValue> {
+            v.iter()
+                .enumerate()
+                .map(|(i, x)| crate::model::RoundValue {
+                    round: format!("r{i}"),
+                    value: *x,
+                })
+                .collect()
+        };
+        let mut chacha = bulk(CHACHA, 200e6, 0.3, 6);
+        chacha.rounds = round(&[200e6, 201e6, 199e6, 200e6, 202e6, 198e6]);
+        let mut aes = bulk(AES128, 250e6, 0.3, 6);
+        aes.rounds = round(&[250e6, 252e6, 248e6, 251e6, 249e6, 250e6]);
+        let mut w = ssh_doc(vec![chacha, bulk(AES256, 260e6, 0.75, 1), aes], None);
+        prims(&mut w);
+        let r = ciphers(&w);
+        assert_eq!(r.order[0], AES128, "{:?} {:?}", r.ranked, r.notes);
+        let at = |n: &str| r.order.iter().position(|x| x == n).unwrap();
+        assert!(at(AES128) < at(CHACHA), "{:?}", r.order);
     }
 
     /// Leaders 25% apart under ±24% noise: tied, and the answer says why, with the

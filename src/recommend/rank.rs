@@ -313,7 +313,11 @@ fn smaller_key_first(g: &mut [Accepted<'_>]) {
 /// policy's order) and then the unmeasured: the ranked options and the configured
 /// order. Post-quantum options with one unmeasured among them are one tie in the
 /// policy's order instead: no evidence puts a measured hybrid before an unmeasured one.
-fn in_order(groups: Vec<Vec<Accepted<'_>>>, hints: &[Vec<String>], unmeasured: &[(usize, &Candidate)]) -> (Vec<Ranked>, Vec<String>) {
+fn in_order(
+    groups: Vec<Vec<Accepted<'_>>>,
+    hints: &[super::evidence::Hint],
+    unmeasured: &[(usize, &Candidate)],
+) -> (Vec<Ranked>, Vec<String>) {
     let mut ranked = Vec::new();
     let mut order = Vec::new();
     let mut tiers: Vec<Tier> = groups

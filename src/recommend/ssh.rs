@@ -167,6 +167,15 @@ fn list_candidates(
     let allowed = |d: Domain, n: &str| policy.allows(&k.judge(d, n)).allowed;
     let bulk_list = matches!(domain, Domain::SshCipher | Domain::SshMac);
     let reference = reference(domain, records, allowed);
+    let record_physics = |r: &ResultRecord| ssh_physics(doc, r.subject.cipher.as_deref()?, r.subject.mac.as_deref());
+    // Where the best session's partner has no primitive (a CTR cipher whose best
+    // session ran with UMAC), the cheapest pairing of its sessions that has one:
+    // the option's cost per byte as the fixed partner of its axis gives it.
+    let cheapest_physics = |mine: &[&ResultRecord]| {
+        mine.iter()
+            .filter_map(|r| record_physics(r))
+            .max_by(|a, b| a.summary.median.partial_cmp(&b.summary.median).unwrap_or(std::cmp::Ordering::Equal))
+    };
     items
         .iter()
         .map(|name| {
@@ -174,24 +183,28 @@ fn list_candidates(
             let own_ok = policy.allows(&verdict).allowed;
             // An accepted option is measured with accepted partners only (an AEAD
             // cipher has none); a refused one with any partner.
-            let mine = records.iter().copied().filter(|r| {
-                let (me, other) = subjects(domain, r);
-                // One algorithm under two names is one subject (`crate::aliases`).
-                me.as_deref().is_some_and(|m| crate::aliases::same(m, name))
-                    && (!own_ok || other.as_deref().is_none_or(|p| allowed(partner(domain), p)))
-            });
+            let mine: Vec<&ResultRecord> = records
+                .iter()
+                .copied()
+                .filter(|r| {
+                    let (me, other) = subjects(domain, r);
+                    // One algorithm under two names is one subject (`crate::aliases`).
+                    me.as_deref().is_some_and(|m| crate::aliases::same(m, name))
+                        && (!own_ok || other.as_deref().is_none_or(|p| allowed(partner(domain), p)))
+                })
+                .collect();
             let (measured, physics, rounds) = if bulk_list {
-                let r = best(mine, false);
+                let r = best(mine.iter().copied(), false);
                 let measured = r.and_then(|r| {
                     Some(Measured {
                         summary: r.summary()?,
                         basis: format!("ssh-bulk {}", crate::model::subject_label(r)),
                     })
                 });
-                let physics = r.and_then(|r| ssh_physics(doc, r.subject.cipher.as_deref()?, r.subject.mac.as_deref()));
+                let physics = r.and_then(record_physics).or_else(|| cheapest_physics(&mine));
                 (measured, physics, r.map(|r| r.rounds.clone()).unwrap_or_default())
             } else {
-                (login_figure(domain, mine.collect(), reference.as_deref(), by), None, Vec::new())
+                (login_figure(domain, mine, reference.as_deref(), by), None, Vec::new())
             };
             Candidate {
                 tier: tier(k, &verdict),
