@@ -215,7 +215,7 @@ pub(super) fn suite_physics(doc: &Document, s: &TlsSuite, own: Option<&Measured>
     let m = suite_primitive_rate(doc, s)?;
     Some(Measured {
         summary: m.summary,
-        basis: mac.map(|m| format!("{cipher} then {m}")).unwrap_or(cipher),
+        basis: mac.map(|m| format!("{cipher} + {m}")).unwrap_or(cipher),
     })
 }
 
@@ -257,7 +257,7 @@ pub(super) fn ssh_physics(doc: &Document, cipher: &str, mac: Option<&str>) -> Op
             let mr = primitive_rate(doc, &m)?;
             Some(Measured {
                 summary: serial(&cr.summary, &mr.summary),
-                basis: format!("{c} then {m}"),
+                basis: format!("{c} + {m}"),
             })
         }
     }
