@@ -362,6 +362,29 @@ mod tests {
         assert!(r.notes.iter().all(|n| !n.starts_with(PHYSICS)), "{:?}", r.notes);
     }
 
+    /// Tied on the wire and tied in the primitives, aes-256-gcm's median a hair
+    /// above aes-128-gcm's (the loaded runs of bench/ssh-first-vs-pipe.sh):
+    /// the medians place ChaCha20 after both, but within one mode the smaller
+    /// key stays first (fewer rounds over the same bytes; the pipe agrees).
+    #[test]
+    fn a_primitive_tie_keeps_the_smaller_key_first() {
+        let mut d = ssh_doc(
+            vec![
+                bulk(CHACHA, 240e6, 0.75, 1),
+                bulk(AES256, 233e6, 0.75, 1),
+                bulk(AES128, 230e6, 0.75, 1),
+            ],
+            None,
+        );
+        for (alg, rate) in [("aes-128-gcm", 4.00e9), ("aes-256-gcm", 4.02e9), ("chacha20-poly1305", 4.01e9)] {
+            d.results.push(serde_json::from_value(prim(alg, "encrypt", 16384, rate)).unwrap());
+        }
+        let r = ciphers(&d);
+        let at = |n: &str| r.order.iter().position(|x| x == n).unwrap();
+        assert!(at(AES128) < at(AES256), "{:?}", r.order);
+        assert!(r.ranked.iter().all(|x| x.rank == 1), "no order claimed: {:?}", r.ranked);
+    }
+
     /// Tied on the wire, with chacha20-poly1305 (first by the policy's order)
     /// lacking its primitive: the primitives' leader comes first all the same,
     /// in sshd's list and the client's Host block alike; and where the rounds

@@ -347,6 +347,9 @@ fn in_order(
                 for h in hints {
                     super::evidence::in_hinted_order(&mut g, h);
                 }
+                // A hint may place by medians the primitives tie; inside one
+                // mode the smaller key still goes first (never the slower).
+                smaller_key_first(&mut g);
             }
             let rank = ranked.len() + 1;
             let tied = g.len() > 1 || merged;
