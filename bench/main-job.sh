@@ -19,7 +19,8 @@
 #
 # Environment: CB (binary), BUDGET (90s), RUNS (5), LONG (10), SKIP_LONG=1,
 # COMPETE=1 (a competing load, `openssl speed -multi 1` in a loop, during the
-# even-numbered runs and the long run: half of them).
+# even-numbered runs and the long run: half of them), KEEP=DIR (keep the runs'
+# JSON and the history database there, to see which evidence ordered a pair).
 # The runs share one throw-away history database; reports go to a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,7 +56,8 @@ compete_stop() {
   wait "$load" 2>/dev/null || true
   load=
 }
-trap 'compete_stop; rm -rf "$work"' EXIT
+keep() { [[ -z ${KEEP:-} ]] || { mkdir -p "$KEEP" && cp -a "$work"/. "$KEEP"/; }; }
+trap 'compete_stop; keep; rm -rf "$work"' EXIT
 
 run() { # $1 budget seconds, $2 output json, $3 compete (1/0) -> prints elapsed seconds
   local t0 t1
