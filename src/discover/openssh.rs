@@ -79,7 +79,7 @@ pub fn discover() -> Result<OpenSsh> {
 pub fn capabilities() -> Option<crate::model::OpenSshCapabilities> {
     let ssh = ssh_binary();
     let q = |what: &str| -> Option<Vec<String>> {
-        let out = Command::new(&ssh).args(["-Q", what]).output().ok()?;
+        let out = output_within(Command::new(&ssh).args(["-Q", what]), QUERY_LIMIT).ok()??;
         Some(if out.status.success() {
             parse_list(&String::from_utf8_lossy(&out.stdout))
         } else {
@@ -88,7 +88,7 @@ pub fn capabilities() -> Option<crate::model::OpenSshCapabilities> {
     };
     let (version, [ciphers, macs, kex, hostkey_algorithms]) = std::thread::scope(|s| {
         let lists = ["cipher", "mac", "kex", "HostKeyAlgorithms"].map(|w| s.spawn(move || q(w)));
-        let v = Command::new(&ssh).arg("-V").output().ok();
+        let v = output_within(Command::new(&ssh).arg("-V"), QUERY_LIMIT).ok().flatten();
         (v, lists.map(|h| h.join().ok().flatten()))
     });
     let v = version?;
