@@ -310,6 +310,18 @@ mod tests {
         ResultRecord::ok(Kind::SshBulk, subject, Metric::BytesPerSec, &s, None)
     }
 
+    /// One session each of ChaCha20, aes256-gcm and aes128-gcm: all tied on the wire.
+    fn tied_on_the_wire() -> Document {
+        ssh_doc(
+            vec![
+                bulk(CHACHA, 240e6, 0.75, 1),
+                bulk(AES256, 233e6, 0.75, 1),
+                bulk(AES128, 230e6, 0.75, 1),
+            ],
+            None,
+        )
+    }
+
     fn ciphers(d: &Document) -> crate::recommend::rank::Ranking {
         let k = Knowledge::builtin().unwrap();
         let out = crate::recommend::recommend(d, &k, &Policy::builtin("intermediate").unwrap(), &["sshd".to_string()]);
@@ -368,14 +380,7 @@ mod tests {
     /// key stays first (fewer rounds over the same bytes; the pipe agrees).
     #[test]
     fn a_primitive_tie_keeps_the_smaller_key_first() {
-        let mut d = ssh_doc(
-            vec![
-                bulk(CHACHA, 240e6, 0.75, 1),
-                bulk(AES256, 233e6, 0.75, 1),
-                bulk(AES128, 230e6, 0.75, 1),
-            ],
-            None,
-        );
+        let mut d = tied_on_the_wire();
         for (alg, rate) in [("aes-128-gcm", 4.00e9), ("aes-256-gcm", 4.02e9), ("chacha20-poly1305", 4.01e9)] {
             d.results.push(serde_json::from_value(prim(alg, "encrypt", 16384, rate)).unwrap());
         }
@@ -396,14 +401,7 @@ mod tests {
                 d.results.push(serde_json::from_value(prim(alg, "encrypt", 16384, rate)).unwrap());
             }
         };
-        let mut d = ssh_doc(
-            vec![
-                bulk(CHACHA, 240e6, 0.75, 1),
-                bulk(AES256, 233e6, 0.75, 1),
-                bulk(AES128, 230e6, 0.75, 1),
-            ],
-            None,
-        );
+        let mut d = tied_on_the_wire();
         assert_eq!(ciphers(&d).order[0], CHACHA, "policy order without primitives");
         prims(&mut d);
         let r = ciphers(&d);
