@@ -114,16 +114,30 @@ for l in "${LISTS[@]}"; do
     firsts+=("${x%%|*}")
     groups+=("${x#*|}")
   done
-  [[ -z ${firsts[0]} ]] && { printf '%-13s (not measured)\n' "$l"; continue; }
+  # A run that measured no option of the list (its budget ended first: the
+  # answer says "not measured in this run" and emits the line in policy order)
+  # neither agrees nor disagrees: it is left out and named.
+  unmeasured=() measured=0 mfirsts=() mgroups=()
+  for ((i = 0; i < RUNS; i++)); do
+    if [[ -z ${firsts[$i]} || ${firsts[$i]} == null ]]; then
+      unmeasured+=("run$((i + 1))")
+    else
+      measured=$((measured + 1))
+      mfirsts+=("${firsts[$i]}")
+      mgroups+=("${groups[$i]}")
+    fi
+  done
+  ((measured == 0)) && { printf '%-13s (not measured)\n' "$l"; continue; }
   # Runs agree when one option is in every run's rank-1 group: a run that names X
   # alone and a run that ties X with Y (and puts Y first by policy order) do not
   # contradict each other. Only disjoint rank-1 groups are a disagreement.
   verdict=same
-  if [[ $(printf '%s\n' "${firsts[@]}" | sort -u | wc -l) -gt 1 ]]; then
-    common=$(printf '%s\n' "${groups[@]}" | tr ',' '\n' | sort | uniq -c | awk -v n="$RUNS" '$1 == n {print $2}' | paste -sd, -)
+  if [[ $(printf '%s\n' "${mfirsts[@]}" | sort -u | wc -l) -gt 1 ]]; then
+    common=$(printf '%s\n' "${mgroups[@]}" | tr ',' '\n' | sort | uniq -c | awk -v n="$measured" '$1 == n {print $2}' | paste -sd, -)
     if [[ -n $common ]]; then verdict="same up to ties (in every run's rank-1: $common)"; else verdict=UNSTABLE; fi
   fi
-  [[ $verdict == UNSTABLE ]] && unstable=$((unstable + 1))
+  ((${#unmeasured[@]})) && verdict+=" (not measured in ${unmeasured[*]})"
+  [[ $verdict == UNSTABLE* ]] && unstable=$((unstable + 1))
   printf '%-13s %s\n    first per run: %s\n' "$l" "$verdict" "$(printf '%s | ' "${firsts[@]}")"
 done
 
@@ -142,7 +156,7 @@ if [[ -z ${SKIP_LONG:-} ]]; then
     for ((i = 1; i <= RUNS; i++)); do
       f=$(tops "$work/run$i.json" "$l")
       f=${f%%|*}
-      [[ -n $f && ",$group," != *",$f,"* ]] && miss+=("run$i:$f")
+      [[ -n $f && $f != null && ",$group," != *",$f,"* ]] && miss+=("run$i:$f")
     done
     ((${#miss[@]})) && outside=$((outside + 1))
     printf '%-13s long-run tie group: %-60s %s\n' "$l" "$group" "${miss[*]:-every default top choice inside}"

@@ -9,7 +9,7 @@
 # private sshd this script starts itself (127.0.0.1, a throw-away host key and
 # authorized key, nothing of cipherbench's):
 #   head -c $SIZE /dev/zero | ssh -c X -p PORT 127.0.0.1 'cat >/dev/null'
-# timed whole, in $ROUNDS alternating rounds (A B C, A B C …) over the allowed
+# timed whole, in $ROUNDS alternating rounds (A B C, B C A …) over the allowed
 # AEAD ciphers (aes128-gcm, aes256-gcm, chacha20-poly1305) and aes128/256-ctr
 # when the policy allows them; each cipher's figure is its median MB/s. Printed
 # per run: the first emitted cipher, the fastest by the pipe, and the ratio of
@@ -17,7 +17,7 @@
 #
 # Environment: CB (target/release/cipherbench), RUNS (5), BUDGET (40s), MAIN=1
 # (also the default main job, 90 s each), MAIN_BUDGET (its --budget; default
-# none), SIZE (256M), ROUNDS (3), POLICY (intermediate), LOAD=1 (a competing
+# none), SIZE (256M), ROUNDS (5), POLICY (intermediate), LOAD=1 (a competing
 # load on one core, `openssl speed` in a loop, in every second run, during both
 # cipherbench and the pipe), ONLY_MAIN=1 (skip the `ssh` runs).
 # Time: RUNS × (BUDGET + ROUNDS × 5 × about 1.5 s), plus RUNS × 90 s with MAIN=1.
@@ -28,7 +28,7 @@ CB=${CB:-target/release/cipherbench}
 RUNS=${RUNS:-5}
 BUDGET=${BUDGET:-40s}
 SIZE=${SIZE:-256M}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 POLICY=${POLICY:-intermediate}
 
 [[ -x $CB ]] || { echo "build first: cargo build --release" >&2; exit 1; }
@@ -102,8 +102,13 @@ bytes=$(numfmt --from=iec "$SIZE")
 pipe() {
   local c r t0 t1
   : >"$work/pipe.txt"
+  local k n=${#cands[@]}
   for ((r = 0; r < ROUNDS; r++)); do
-    for c in "${cands[@]}"; do
+    # Each round starts one candidate later (A B C, B C A, C A B …), so that no
+    # cipher always follows the same neighbour or sits at the same moment of a
+    # periodic competing load.
+    for ((k = 0; k < n; k++)); do
+      c=${cands[$(((k + r) % n))]}
       t0=$(date +%s.%N)
       head -c "$SIZE" /dev/zero | ssh "${sshargs[@]}" -c "$c" "$user@127.0.0.1" 'cat >/dev/null'
       t1=$(date +%s.%N)
