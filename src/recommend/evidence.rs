@@ -119,6 +119,60 @@ pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhys
     (out, hints, notes)
 }
 
+/// Where the wire figures order a group before a later one of the same tier
+/// but the primitives of the same run measurably order a member of the later
+/// group before a member of the earlier (`apart`), the evidence conflicts: a
+/// run whose wire figures tie would let the primitives give the opposite order,
+/// a reversal. Such groups, and every group between them, become one tie (then
+/// left as it is by [`by_physics`], whose wire check sees the conflict too),
+/// said in a note. Returns the groups and the notes.
+pub(super) fn merge_conflicts(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> (Vec<Vec<Accepted<'_>>>, Vec<String>) {
+    let mut out: Vec<Vec<Accepted<'_>>> = Vec::new();
+    let mut notes = Vec::new();
+    for g in groups {
+        let tier = g[0].1.tier;
+        let clash = out.iter().enumerate().find_map(|(i, e)| {
+            if e[0].1.tier != tier {
+                return None;
+            }
+            e.iter()
+                .find_map(|a| g.iter().find(|b| physics_first(b, a, higher)).map(|b| (i, a, b)))
+                .map(|(i, a, b)| (i, name(a), name(b), primitive(a), primitive(b)))
+        });
+        let Some((i, a, b, pa, pb)) = clash else {
+            out.push(g);
+            continue;
+        };
+        notes.push(format!(
+            "the figures over the wire put {a} before {b}, the primitives measured in the same run the opposite ({pb} vs {pa}): conflicting evidence, so they stay tied."
+        ));
+        let mut merged: Vec<Accepted<'_>> = out.drain(i..).flatten().collect();
+        merged.extend(g);
+        out.push(merged);
+    }
+    (out, notes)
+}
+
+fn name(a: &Accepted<'_>) -> String {
+    a.1.verdict.subject.name.clone()
+}
+
+/// "aes-128-gcm 4.31 GB/s": a member's primitive basis and figure.
+fn primitive(a: &Accepted<'_>) -> String {
+    a.1.physics
+        .as_ref()
+        .map(|m| format!("{} {}", m.basis, super::figure("bytes_per_sec", m.summary.median)))
+        .unwrap_or_default()
+}
+
+/// True when both have primitives and `b`'s are measurably better than `a`'s.
+fn physics_first(b: &Accepted<'_>, a: &Accepted<'_>, higher: bool) -> bool {
+    match (physics(a), physics(b)) {
+        (Some(pa), Some(pb)) => apart(&pa, &pb, 0.0) && if higher { pb.median > pa.median } else { pb.median < pa.median },
+        _ => false,
+    }
+}
+
 /// `with` (members with a physics figure) in the groups their figures order.
 fn physics_groups(mut with: Vec<Accepted<'_>>, higher: bool) -> Vec<Vec<Accepted<'_>>> {
     with.sort_by(|a, b| {
@@ -365,13 +419,35 @@ mod tests {
             note.contains("aes-128-gcm 4.10 GB/s") && note.contains("chacha20-poly1305 1.90 GB/s"),
             "{note}"
         );
-        // The wire measured ChaCha20 well ahead (intervals apart, noise 3%): the
-        // primitives do not overrule it.
+        // The wire measured ChaCha20 well ahead (intervals apart, noise 3%) while
+        // the primitives measure aes-128-gcm well ahead: neither overrules the
+        // other. An order here would be reversed by a run whose wire figures tie
+        // (the primitives would order them the other way), so the two stay tied,
+        // said; without the primitives the wire's order stands.
         let mut w = ssh_doc(vec![bulk(CHACHA, 300e6, 0.03, 20), bulk(AES128, 230e6, 0.03, 20)], Some(0.03));
+        let r = ciphers(&w);
+        assert!(rank_of(&r, CHACHA) < rank_of(&r, AES128), "the wire alone orders: {:?}", r.ranked);
         prims(&mut w);
         let r = ciphers(&w);
-        assert_eq!(r.order[0], CHACHA, "{:?}", r.ranked);
+        assert_eq!(
+            rank_of(&r, CHACHA),
+            rank_of(&r, AES128),
+            "conflicting evidence ties: {:?}",
+            r.ranked
+        );
         assert!(r.notes.iter().all(|n| !n.starts_with(PHYSICS)), "{:?}", r.notes);
+        let note = r.notes.iter().find(|n| n.contains("conflicting evidence")).expect("said");
+        assert!(
+            note.contains(&format!("put {CHACHA} before {AES128}"))
+                && note.contains("aes-128-gcm 4.10 GB/s vs chacha20-poly1305 1.90 GB/s"),
+            "{note}"
+        );
+        // Where the primitives agree with the wire, the wire's order stands.
+        let mut agree = ssh_doc(vec![bulk(AES128, 300e6, 0.03, 20), bulk(CHACHA, 230e6, 0.03, 20)], Some(0.03));
+        prims(&mut agree);
+        let r = ciphers(&agree);
+        assert!(rank_of(&r, AES128) < rank_of(&r, CHACHA), "{:?}", r.ranked);
+        assert!(r.notes.iter().all(|n| !n.contains("conflicting")), "{:?}", r.notes);
     }
 
     /// Tied on the wire and tied in the primitives, aes-256-gcm's median a hair

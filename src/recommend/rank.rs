@@ -397,6 +397,8 @@ pub fn rank_with(list: &str, metric: &str, higher_is_better: bool, candidates: &
         mut fastest_insecure,
     } = sort_out(candidates, policy, better);
     let (groups, mut notes) = tie_groups(accepted, higher_is_better, noise);
+    let (groups, conflicts) = super::evidence::merge_conflicts(groups, higher_is_better);
+    notes.extend(conflicts);
     let (groups, hints, physics_notes) = super::evidence::by_physics(groups, higher_is_better);
     notes.extend(physics_notes);
     notes.extend(super::evidence::too_noisy(&groups, metric, noise));
