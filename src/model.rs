@@ -38,6 +38,10 @@ pub struct Summary {
 /// it (unless `--threshold` says otherwise): one rule for both.
 pub const PRACTICAL: f64 = 0.05;
 
+/// The reason of a subject a run set out to measure but whose budget ended
+/// first (the history may stand in for it: `recommend::pool`).
+pub const BUDGET_SKIPPED: &str = "skipped: the budget was spent first (raise --budget)";
+
 /// The `mode` of TLS bulk records measured through a private nginx (HTTP/1.1
 /// keep-alive GETs, `measure::tls::through`), and of that nginx worker's CPU per GB.
 /// They answer "what would my nginx gain", not "which suite is fastest": the

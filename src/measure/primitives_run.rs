@@ -155,13 +155,7 @@ fn batches(
             }
             // No batch: interrupted, or the budget was spent first.
             Ok(None) if r.idx.is_some() || crate::interrupt::requested() => continue,
-            Ok(None) => ResultRecord::not_ok(
-                Kind::Primitive,
-                subj,
-                metric,
-                Status::Failed,
-                "skipped: the budget was spent first (raise --budget)",
-            ),
+            Ok(None) => ResultRecord::not_ok(Kind::Primitive, subj, metric, Status::Failed, crate::model::BUDGET_SKIPPED),
             Err(_) if r.idx.is_some() => continue,
             Err(e) => ResultRecord::not_ok(Kind::Primitive, subj, metric, Status::Failed, format!("{e:#}")),
         };

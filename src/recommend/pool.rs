@@ -9,9 +9,10 @@
 //! **Same subject**: the same kind, metric and the whole subject (sizes,
 //! library, MAC partner, mode, threads ...), so that a figure only ever pools
 //! with figures of the same thing measured the same way. Only what the current
-//! run measured is pooled (the history firms up its figures; it does not add
-//! options the run left out), and only figures of at least `MIN_SAMPLES` (3)
-//! samples: a single session's widened range is not evidence to pool. SSH
+//! run set out to measure is pooled (the history firms up its figures; it does
+//! not add options the run left out); a subject whose budget ended before it
+//! was measured takes the earlier runs' figure alone, said. Only figures of at
+//! least `MIN_SAMPLES` (3) samples: a single session's widened range is not evidence to pool. SSH
 //! handshakes are ranked by CPU per login (a mean per run), which is not pooled.
 //!
 //! **How**: per run, one figure (its median) with its own 95% interval, which
@@ -87,18 +88,28 @@ pub fn pooled_record(records: &[&ResultRecord]) -> Option<ResultRecord> {
     Some(out)
 }
 
+/// True for a subject the run set out to measure but whose budget ended first
+/// (`measure` records it as skipped, saying so).
+fn budget_skipped(r: &ResultRecord) -> bool {
+    r.status == Status::Failed && r.reason.as_deref() == Some(crate::model::BUDGET_SKIPPED)
+}
+
 /// `current` with each figure pooled with the same subject's figure in each of
 /// `earlier` (runs the caller found comparable), its settings saying so
-/// (`pooled`: runs, since, ids) and its noise per kind the pooled one. With no
-/// earlier run, or none sharing a subject, `current` as it is.
+/// (`pooled`: runs, since, ids, and `filled`: how many subjects the run's
+/// budget did not reach take the earlier runs' figure alone) and its noise per
+/// kind the pooled one. With no earlier run, or none sharing a subject,
+/// `current` as it is.
 pub fn pool(current: &Document, earlier: &[Document]) -> Document {
     let mut out = current.clone();
     let mut used: Vec<&Document> = Vec::new();
+    let mut filled = 0;
     for (i, r) in current.results.iter().enumerate() {
-        if !poolable(r) {
+        let skipped = budget_skipped(r);
+        if !poolable(r) && !skipped {
             continue;
         }
-        let mut same: Vec<&ResultRecord> = vec![r];
+        let mut same: Vec<&ResultRecord> = if skipped { Vec::new() } else { vec![r] };
         for d in earlier {
             if let Some(o) = d
                 .results
@@ -111,7 +122,15 @@ pub fn pool(current: &Document, earlier: &[Document]) -> Document {
                 }
             }
         }
-        if let Some(p) = pooled_record(&same) {
+        // A subject the budget did not reach takes what the earlier runs
+        // measured of it (pooled when two or more did): the same machine, so the
+        // answer need not fall back on the policy's order for want of time.
+        let p = match same.as_slice() {
+            [one] if skipped => Some((*one).clone()),
+            _ => pooled_record(&same),
+        };
+        if let Some(p) = p {
+            filled += usize::from(skipped);
             out.results[i] = p;
         }
     }
@@ -142,6 +161,7 @@ pub fn pool(current: &Document, earlier: &[Document]) -> Document {
             "runs": runs,
             "since": since,
             "ids": used.iter().map(|d| d.run.id.clone()).collect::<Vec<_>>(),
+            "filled": filled,
         });
     }
     out
@@ -164,8 +184,14 @@ pub fn said(doc: &Document, notes: Vec<String>, measured: bool) -> Vec<String> {
     };
     let mut out = Vec::new();
     if measured {
+        let filled = doc.run.settings["pooled"]["filled"].as_u64().unwrap_or(0);
+        let reached = match filled {
+            0 => String::new(),
+            1 => " One subject this run's budget did not reach has the earlier runs' figure alone.".to_string(),
+            n => format!(" {n} subjects this run's budget did not reach have the earlier runs' figures alone."),
+        };
         out.push(format!(
-            "{}{runs} runs since {since} (this host, the same CPU flags and library versions): the figures are the runs' pooled figures.",
+            "{}{runs} runs since {since} (this host, the same CPU flags and library versions): the figures are the runs' pooled figures.{reached}",
             super::evidence::POOLED
         ));
     }
@@ -221,5 +247,67 @@ mod tests {
         let mut few = rec(100.0, 0.12);
         few.samples = Some(1);
         assert!(pooled_record(&[&one, &few]).is_none());
+    }
+
+    fn run(id: &str, results: Vec<ResultRecord>) -> Document {
+        let mut d = crate::testing::doc_of(results);
+        d.run.id = id.into();
+        d.run.started_at = format!("2026-11-2{}T00:00:00Z", id.len());
+        d.run.settings = serde_json::json!({});
+        d
+    }
+
+    /// A subject this run's budget did not reach takes the earlier runs' figure
+    /// (pooled when two have it), said in the pooled note; one no earlier run
+    /// measured stays skipped; a subject that failed for another reason is not
+    /// filled; and the figures the run measured pool as before.
+    #[test]
+    fn what_the_budget_did_not_reach_comes_from_the_earlier_runs() {
+        let subject = |c: &str| Subject {
+            cipher: Some(c.into()),
+            ..Subject::default()
+        };
+        let at = |c: &str, median: f64| {
+            let mut r = rec(median, 0.05);
+            r.subject = subject(c);
+            r
+        };
+        let skipped = |c: &str| {
+            ResultRecord::not_ok(
+                Kind::SshBulk,
+                subject(c),
+                Metric::BytesPerSec,
+                Status::Failed,
+                crate::model::BUDGET_SKIPPED,
+            )
+        };
+        let refused = ResultRecord::not_ok(Kind::SshBulk, subject("d"), Metric::BytesPerSec, Status::Failed, "sshd refused it");
+        let now = run("now", vec![at("a", 100.0), skipped("b"), skipped("c"), refused]);
+        let earlier = [
+            run("e1", vec![at("a", 104.0), at("b", 200.0), at("d", 50.0)]),
+            run("e22", vec![at("a", 98.0), at("b", 210.0), at("d", 55.0)]),
+        ];
+        let p = pool(&now, &earlier);
+        let b = &p.results[1];
+        assert_eq!(b.status, Status::Ok, "{b:?}");
+        assert!((200.0..210.0).contains(&b.median.unwrap()), "{b:?}");
+        assert_eq!(b.samples, Some(20));
+        assert_eq!(
+            p.results[2].reason.as_deref(),
+            Some(crate::model::BUDGET_SKIPPED),
+            "nothing to fill c with"
+        );
+        assert_eq!(p.results[3].status, Status::Failed, "a refusal is not a missing figure");
+        assert_eq!(p.results[0].samples, Some(30), "a pooled as before");
+        assert_eq!(p.run.settings["pooled"]["filled"], 1);
+        let notes = said(&p, Vec::new(), true);
+        assert!(notes[0].contains("One subject this run's budget did not reach"), "{notes:?}");
+        // One earlier run with it: its figure as it is.
+        let p = pool(&now, &earlier[..1]);
+        assert_eq!(p.results[1].median, Some(200.0));
+        // Without the skip, nothing is added.
+        let p = pool(&run("now", vec![at("a", 100.0)]), &earlier);
+        assert_eq!(p.results.len(), 1);
+        assert_eq!(p.run.settings["pooled"]["filled"], 0);
     }
 }

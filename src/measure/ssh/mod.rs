@@ -383,13 +383,7 @@ impl Clock {
     }
     /// What a subject left out for lack of time says.
     pub(super) fn skipped(&self, kind: Kind, metric: Metric, subject: Subject) -> ResultRecord {
-        ResultRecord::not_ok(
-            kind,
-            subject,
-            metric,
-            Status::Failed,
-            "skipped: the budget was spent first (raise --budget)",
-        )
+        ResultRecord::not_ok(kind, subject, metric, Status::Failed, crate::model::BUDGET_SKIPPED)
     }
 }
 
