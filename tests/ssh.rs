@@ -594,9 +594,15 @@ fn bulk_samples_are_whole_sessions_and_fixed_volume_measures_the_cipher() {
     for (c, _, n) in &adaptive {
         assert!(*n >= 3, "{c}: {n} sessions");
     }
-    // Preflight 1 + feature check (1 kex, 2 ciphers) 3 + one login per sample.
+    // Preflight 1 + feature check (1 kex, 2 ciphers) 3 + one login per sample,
+    // and at most one more: the session the deadline cut (sessions run one at a
+    // time, and a cut one is no sample: `BulkProbe::slice`).
     let sessions: u64 = adaptive.iter().map(|a| a.2).sum();
-    assert_eq!(logins(&log) as u64, 4 + sessions, "every bulk sample is its own session");
+    let n = logins(&log) as u64;
+    assert!(
+        (4 + sessions..=5 + sessions).contains(&n),
+        "every bulk sample is its own session: {n} logins for {sessions} samples"
+    );
     // Fixed volume: 64 MiB per session, timed after the start-up stall until the far
     // side has read it all, is the cipher's speed, not the session's start-up
     // (which alone made it a quarter of this or less). (At 16 MiB, under 20 ms
