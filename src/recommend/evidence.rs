@@ -47,8 +47,9 @@ pub(super) struct Hint {
 }
 
 /// Splits each tie group whose members all have a physics figure into the
-/// groups those figures order (leader-based, as `rank::tie_groups` does), unless
-/// the wire evidence of two members says the opposite (`paired::decides`). In a
+/// groups those figures order (leader-based, as `rank::tie_groups` does), except
+/// where the wire evidence of two members says the opposite (`paired::decides`):
+/// those groups, and the ones between, stay one ([`uncontested`]). In a
 /// group only some of whose members have one (CTR ciphers with a MAC that has
 /// no primitive), the figures order those members among themselves: the group
 /// stays one tie, and they take its places in that order, the physics leader
@@ -64,12 +65,8 @@ pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhys
             out.push(g);
             continue;
         }
-        let subs = physics_groups(with, higher);
+        let subs = uncontested(physics_groups(with, higher), higher);
         let all = subs.iter().map(Vec::len).sum::<usize>() == g.len();
-        if contradicted(&subs, higher) {
-            out.push(g);
-            continue;
-        }
         // Inside what the primitives tie, their medians place the members (no
         // order claimed: the ranks stay tied), where all of them have one.
         let names_of = |s: &[Accepted<'_>]| s.iter().map(|a| a.1.verdict.subject.name.clone()).collect::<Vec<_>>();
@@ -231,21 +228,34 @@ fn wire_first(g: &mut [Accepted<'_>], higher: bool) {
     }
 }
 
-/// True when the wire evidence orders a member of a later group before a
-/// member of an earlier one: then the wire decides, and the group stays.
-fn contradicted(subs: &[Vec<Accepted<'_>>], higher: bool) -> bool {
+/// The physics groups with every order the wire evidence contradicts undone:
+/// where the wire orders a member of a later group before a member of an
+/// earlier one, those two groups and every group between them become one (the
+/// wire and the primitives disagree there, so neither orders them). Orders
+/// nothing contradicts stay: an option both put first still leads.
+fn uncontested(mut subs: Vec<Vec<Accepted<'_>>>, higher: bool) -> Vec<Vec<Accepted<'_>>> {
+    // Each pass merges at least two groups, so this ends.
+    while let Some((i, j)) = contradiction(&subs, higher) {
+        let merged: Vec<Accepted<'_>> = subs.drain(i..=j).flatten().collect();
+        subs.insert(i, merged);
+    }
+    subs
+}
+
+/// The first pair of groups (earlier, later) where the wire evidence orders a
+/// member of the later before a member of the earlier.
+fn contradiction(subs: &[Vec<Accepted<'_>>], higher: bool) -> Option<(usize, usize)> {
     for (i, earlier) in subs.iter().enumerate() {
-        for later in subs.iter().skip(i + 1) {
-            for a in earlier {
-                for b in later {
-                    if super::paired::decides(b.1, a.1, higher, 0.0).is_some() {
-                        return true;
-                    }
-                }
+        for (j, later) in subs.iter().enumerate().skip(i + 1) {
+            if earlier
+                .iter()
+                .any(|a| later.iter().any(|b| super::paired::decides(b.1, a.1, higher, 0.0).is_some()))
+            {
+                return Some((i, j));
             }
         }
     }
-    false
+    None
 }
 
 /// The note for leaders the noise left tied: the first group of more than one
@@ -448,6 +458,35 @@ mod tests {
         let r = ciphers(&agree);
         assert!(rank_of(&r, AES128) < rank_of(&r, CHACHA), "{:?}", r.ranked);
         assert!(r.notes.iter().all(|n| !n.contains("conflicting")), "{:?}", r.notes);
+    }
+
+    /// Where the wire contradicts the primitives between two members only (the
+    /// `ssh --budget 40s` run that put ChaCha20 first: the wire measured a CTR
+    /// cipher ahead of ChaCha20, whose primitive is far faster), only those two
+    /// stay tied: the leader both agree on still leads, instead of the whole
+    /// group falling back on the policy's order (ChaCha20 first).
+    #[test]
+    fn a_contradiction_between_two_members_unties_only_those_two() {
+        let mut d = ssh_doc(
+            vec![
+                bulk(AES128, 300e6, 0.75, 3),
+                bulk(CHACHA, 290e6, 0.03, 20),
+                bulk(AES256, 200e6, 0.03, 20),
+            ],
+            Some(0.03),
+        );
+        for (alg, rate) in [("aes-128-gcm", 4.1e9), ("aes-256-gcm", 3.6e9), ("chacha20-poly1305", 1.9e9)] {
+            d.results.push(serde_json::from_value(prim(alg, "encrypt", 16384, rate)).unwrap());
+        }
+        let r = ciphers(&d);
+        assert_eq!(r.order[0], AES128, "{:?}", r.ranked);
+        assert!(rank_of(&r, AES128) < rank_of(&r, CHACHA), "{:?}", r.ranked);
+        assert_eq!(
+            rank_of(&r, CHACHA),
+            rank_of(&r, AES256),
+            "the contested pair stays tied: {:?}",
+            r.ranked
+        );
     }
 
     /// Tied on the wire and tied in the primitives, aes-256-gcm's median a hair
