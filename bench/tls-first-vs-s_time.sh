@@ -9,7 +9,8 @@
 # a line is left out, the note that the default stays is shown instead). Right
 # after, the reference against one nginx this script starts itself
 # (127.0.0.1, throw-away RSA-2048 and ECDSA P-256 certificates, nothing of
-# cipherbench's), in $ROUNDS alternating rounds:
+# cipherbench's), in $ROUNDS alternating rounds, each starting one candidate
+# later (A B C, B C A, …):
 #   bulk:       ab -k -n $FETCHES -c 1 -f TLS1.2 -Z SUITE https://127.0.0.1:P/big
 #               ($SIZE file, one kept-alive connection: the handshake is not in
 #               it) for each suite of `ssl_ciphers` with the first suite's
@@ -18,8 +19,11 @@
 #               -cipher FIRST-SUITE against one server block per emitted group
 #               (ssl_ecdh_curve G): handshakes/s.
 # Each candidate's figure is its median over the rounds. Printed per run: the
-# first emitted, the fastest by the reference, and the ratio of the first's
-# figure to the fastest's (target >= 0.95), for suites and for groups.
+# first emitted, the fastest by the reference, the ratio of the first's figure
+# to the fastest's, and the paired ratio (per other candidate, the median over
+# the rounds of the first's figure over its figure in the same round; the worst
+# of them, at most 1: the machine's drift cancels), target >= 0.95, for suites
+# and for groups.
 #
 # Environment: CB (target/release/cipherbench), RUNS (3), BUDGET (20s), SIZE
 # (16M), FETCHES (8 per round), SECS (2, per s_time figure), ROUNDS (3), POLICY
@@ -167,28 +171,46 @@ one() {
   fi
   start_nginx "$ciphers" "${groups[*]}"
   : >"$work/ref.txt"
+  local k ns=${#suites[@]} ng=${#groups[@]}
   for ((r = 0; r < ROUNDS; r++)); do
-    for s in "${suites[@]}"; do
+    # Each round starts one candidate later (A B C, B C A, …): no candidate
+    # always follows the same one or meets the same moment of a periodic load.
+    for ((k = 0; k < ns; k++)); do
+      s=${suites[$(((k + r) % ns))]}
       v=$(ab_rate "$s")
-      echo "suite $s $v" >>"$work/ref.txt"
+      echo "suite $s $v $r" >>"$work/ref.txt"
     done
-    for g in "${groups[@]}"; do
+    for ((k = 0; k < ng; k++)); do
+      g=${groups[$(((k + r) % ng))]}
       v=$(s_time_rate "$g" "$first_suite")
-      echo "group $g $v" >>"$work/ref.txt"
+      echo "group $g $v $r" >>"$work/ref.txt"
     done
   done
   stop_nginx
   stop_load
   # Each candidate's rounds, in order, to stderr: a reference whose rounds disagree is too noisy to judge by.
-  awk '{ v[$1" "$2] = v[$1" "$2] " " $3 } END { for (k in v) print "   rounds " k ":" v[k] }' "$work/ref.txt" | sort >&2
+  sort -k4,4n -s "$work/ref.txt" | awk '{ v[$1" "$2] = v[$1" "$2] " " $3 } END { for (k in v) print "   rounds " k ":" v[k] }' | sort >&2
   python3 - "$n" "$loaded" "$first_suite" "$first_group" "$work/ref.txt" <<'EOF'
 import statistics, sys
 n, loaded, first_suite, first_group, path = sys.argv[1:]
-vals = {}
+vals, by_round = {}, {}
 for line in open(path):
-    kind, name, v = line.split()
+    kind, name, v, r = line.split()
     if v != "nan":
         vals.setdefault((kind, name), []).append(float(v))
+        by_round.setdefault((kind, name), {})[r] = float(v)
+def paired(kind, first):
+    # The median over the rounds of the first's figure over each other
+    # candidate's in the same round; the worst of them, at most 1.
+    mine = by_round.get((kind, first), {})
+    worst = 1.0
+    for (k, name), theirs in by_round.items():
+        if k != kind or name == first:
+            continue
+        q = [mine[r] / theirs[r] for r in mine if r in theirs and theirs[r] > 0]
+        if q:
+            worst = min(worst, statistics.median(q))
+    return worst
 def row(kind, first, unit):
     med = {name: statistics.median(v) for (k, name), v in vals.items() if k == kind}
     if not med:
@@ -199,7 +221,9 @@ def row(kind, first, unit):
         return f"{kind} first {first:<32} fastest {best:<32} ratio  -    ({unit}: {cells})"
     ratio = med[first] / med[best] if med[best] > 0 else 0.0
     mark = "ok" if ratio >= 0.95 else "BELOW 0.95"
-    return f"{kind} first {first:<32} fastest {best:<32} ratio {ratio:.3f} {mark:<10} ({unit}: {cells})"
+    p = paired(kind, first)
+    pmark = "ok" if p >= 0.95 else "BELOW 0.95"
+    return f"{kind} first {first:<32} fastest {best:<32} ratio {ratio:.3f} {mark:<10} paired {p:.3f} {pmark:<10} ({unit}: {cells})"
 print(f"run {n:>2} {loaded:>6}  " + row("suite", first_suite, "ab MB/s"))
 print(f"run {n:>2} {loaded:>6}  " + row("group", first_group, "s_time handshakes/s"))
 EOF
@@ -214,5 +238,6 @@ for ((n = 1; n <= RUNS; n++)); do
   while IFS= read -r l; do results+=("$l"); done <"$work/rows.txt"
 done
 total=$(printf '%s\n' "${results[@]}" | grep -c ' ratio [0-9]' || true)
-good=$(printf '%s\n' "${results[@]}" | grep -c ' ok ' || true)
-echo "ratio >= 0.95 in $good of $total figures (suites and groups; target: all)"
+good=$(printf '%s\n' "${results[@]}" | grep -c ' ratio [0-9.]* ok ' || true)
+pgood=$(printf '%s\n' "${results[@]}" | grep -c ' paired [0-9.]* ok ' || true)
+echo "ratio of medians >= 0.95 in $good of $total figures; paired ratio (median of the rounds' ratios) >= 0.95 in $pgood of $total (suites and groups; target: all)"
