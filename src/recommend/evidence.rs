@@ -120,9 +120,10 @@ pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhys
 /// but the primitives of the same run measurably order a member of the later
 /// group before a member of the earlier (`apart`), the evidence conflicts: a
 /// run whose wire figures tie would let the primitives give the opposite order,
-/// a reversal. Such groups, and every group between them, become one tie (then
-/// left as it is by [`by_physics`], whose wire check sees the conflict too),
-/// said in a note. Returns the groups and the notes.
+/// a reversal. Such groups, and every group between them, become one group,
+/// said in a note; [`by_physics`] then orders it as any tie, except that where
+/// the wire orders two members directly against the primitives they stay tied
+/// ([`uncontested`]). Returns the groups and the notes.
 pub(super) fn merge_conflicts(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> (Vec<Vec<Accepted<'_>>>, Vec<String>) {
     let mut out: Vec<Vec<Accepted<'_>>> = Vec::new();
     let mut notes = Vec::new();
@@ -141,7 +142,7 @@ pub(super) fn merge_conflicts(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> (
             continue;
         };
         notes.push(format!(
-            "the figures over the wire put {a} before {b}, the primitives measured in the same run the opposite ({pb} vs {pa}): conflicting evidence, so they stay tied."
+            "the figures over the wire put {a} before {b}, the primitives measured in the same run the opposite ({pb} vs {pa}): conflicting evidence, so that order is not kept."
         ));
         let mut merged: Vec<Accepted<'_>> = out.drain(i..).flatten().collect();
         merged.extend(g);
