@@ -69,7 +69,7 @@ pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhys
         let all = subs.iter().map(Vec::len).sum::<usize>() == g.len();
         // Inside what the primitives tie, their medians place the members (no
         // order claimed: the ranks stay tied), where all of them have one.
-        let names_of = |s: &[Accepted<'_>]| s.iter().map(|a| a.1.verdict.subject.name.clone()).collect::<Vec<_>>();
+        let names_of = |s: &[Accepted<'_>]| s.iter().map(name).collect::<Vec<_>>();
         if all {
             hints.extend(subs.iter().filter(|s| s.len() > 1).map(|s| Hint {
                 names: names_of(s),
@@ -87,12 +87,8 @@ pub(super) fn by_physics(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> ByPhys
                 format!("{} {}", m.basis, super::figure("bytes_per_sec", m.summary.median))
             })
             .collect();
-        let names: Vec<String> = subs.iter().flatten().map(|a| a.1.verdict.subject.name.clone()).collect();
-        let without: Vec<String> = g
-            .iter()
-            .filter(|a| physics(a).is_none())
-            .map(|a| a.1.verdict.subject.name.clone())
-            .collect();
+        let names: Vec<String> = subs.iter().flatten().map(name).collect();
+        let without: Vec<String> = g.iter().filter(|a| physics(a).is_none()).map(name).collect();
         if without.is_empty() {
             notes.push(format!(
                 "{PHYSICS} (cost per byte, measured in the same run), where the figures over the wire tie ({}): {}.",
@@ -151,6 +147,7 @@ pub(super) fn merge_conflicts(groups: Vec<Vec<Accepted<'_>>>, higher: bool) -> (
     (out, notes)
 }
 
+/// A member's name.
 fn name(a: &Accepted<'_>) -> String {
     a.1.verdict.subject.name.clone()
 }
@@ -198,7 +195,6 @@ fn physics_groups(mut with: Vec<Accepted<'_>>, higher: bool) -> Vec<Vec<Accepted
 /// before one whose wire evidence orders it first (`paired::decides`: a leader
 /// without a primitive that the shared rounds measured slower goes after).
 pub(super) fn in_hinted_order(g: &mut [Accepted<'_>], hint: &Hint) {
-    let name = |a: &Accepted<'_>| a.1.verdict.subject.name.clone();
     let at: Vec<usize> = (0..g.len()).filter(|&i| hint.names.contains(&name(&g[i]))).collect();
     if at.len() != hint.names.len() || at.is_empty() {
         return;
@@ -290,8 +286,8 @@ pub(super) fn too_noisy(groups: &[Vec<Accepted<'_>>], metric: &str, noise: f64) 
     if far.is_empty() {
         return None;
     }
-    let mut names = vec![lead.1.verdict.subject.name.clone()];
-    names.extend(far.iter().map(|a| a.1.verdict.subject.name.clone()));
+    let mut names = vec![name(lead)];
+    names.extend(far.iter().map(|a| name(a)));
     let last = names.pop().expect("two names");
     if std::iter::once(lead)
         .chain(far.iter().copied())
