@@ -129,7 +129,8 @@ fn remote_diff(
 /// The physics pass's time: this much per primitive (ten batches of 30 ms with
 /// their set-up), at most a tenth of the run's budget, within these bounds in
 /// seconds. Each primitive also gets
-/// [`PHYSICS_MIN_BATCHES`] batches whatever they cost (`PrimitivePlan::min_batches`):
+/// [`PHYSICS_MIN_BATCHES`] batches whatever they cost (`PrimitivePlan::min_batches`),
+/// within [`PHYSICS_FLOOR_SHARE`] of the run:
 /// a loaded core stretches a batch's wall time, and no allowed cipher may be
 /// left without a figure the ranking can use.
 const PHYSICS_PER_PRIMITIVE: f64 = 0.35;
@@ -141,6 +142,10 @@ const PHYSICS_MIN_BATCHES: usize = 5;
 /// burst of another process cannot tie two primitives 1.7x apart.
 const PHYSICS_FULL_FROM: f64 = 30.0;
 const PHYSICS_BATCHES: usize = 10;
+/// The most of the run's budget the physics pass may take with its floor of
+/// batches: the sessions need the rest (a 5 s budget on a loaded core would
+/// otherwise measure primitives and skip every SSH subject).
+const PHYSICS_FLOOR_SHARE: f64 = 0.25;
 
 /// On this machine, the primitives behind the allowed ciphers and the first
 /// allowed MAC (`aes128-gcm@openssh.com` → aes-128-gcm, a CTR cipher →
@@ -178,6 +183,9 @@ pub(super) fn physics(admitted: &crate::plan::Admitted, run_budget: Seconds, mea
     } else {
         PHYSICS_MIN_BATCHES
     };
+    // The floor may run past the pass's budget, but not into the sessions' time.
+    let floor_for = budget.0.max(run_budget.0 * PHYSICS_FLOOR_SHARE);
+    plan.floor_until = Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(floor_for));
     // Measured apart, then each figure kept in the run: in place of a weaker
     // figure of the same subject, else as a new one.
     let mut pass = Measurements {

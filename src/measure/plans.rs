@@ -31,6 +31,10 @@ pub struct PrimitivePlan {
     /// SSH physics pass sets it, so that no allowed cipher's primitive is left
     /// with too few batches to order anything.
     pub min_batches: usize,
+    /// When the top-up to `min_batches` stops even if short (besides the run's
+    /// deadline): a share of the run, so that a short budget keeps time for what
+    /// comes after the primitives. None: only the run's deadline.
+    pub floor_until: Option<std::time::Instant>,
 }
 
 /// Default block sizes, as `openssl speed`.
@@ -112,6 +116,7 @@ pub fn primitives_of_ops(
         sampler,
         budget,
         min_batches: 0,
+        floor_until: None,
     }
 }
 

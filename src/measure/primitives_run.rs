@@ -215,12 +215,14 @@ fn race(plan: &PrimitivePlan, session: &mut Measurements, runnable: &mut [Runnab
 const FLOOR_ROUNDS: usize = 4;
 
 /// Gives the subjects with fewer than `plan.min_batches` batches more, beyond the
-/// plan's budget (only the run's deadline and Ctrl-C stop them): a loaded core
+/// plan's budget (only `plan.floor_until`, the run's deadline and Ctrl-C stop
+/// them): a loaded core
 /// stretches each batch's wall time, so a share of the budget can end after two
 /// batches, and a figure of fewer than three ties with everything.
 fn floor(plan: &PrimitivePlan, session: &mut Measurements, runnable: &mut [Runnable]) -> anyhow::Result<()> {
     for _ in 0..FLOOR_ROUNDS {
-        if crate::interrupt::requested() || crate::deadline::run_expired() {
+        let late = plan.floor_until.is_some_and(|t| std::time::Instant::now() >= t);
+        if late || crate::interrupt::requested() || crate::deadline::run_expired() {
             return Ok(());
         }
         let short: Vec<usize> = (0..runnable.len())
@@ -278,5 +280,12 @@ mod tests {
         };
         assert!(samples(0).iter().any(|&n| n < 5), "{:?}", samples(0));
         assert!(samples(5).iter().all(|&n| n >= 5), "{:?}", samples(5));
+        // The floor stops at `floor_until` (the sessions' time after it).
+        let mut late = plan(5);
+        late.floor_until = Some(std::time::Instant::now());
+        let mut m = Measurements::new();
+        super::primitives(&late, &mut m).unwrap();
+        let n: Vec<_> = m.results().iter().map(|r| r.samples.unwrap_or(0)).collect();
+        assert!(n.iter().any(|&n| n < 5), "{n:?}");
     }
 }

@@ -71,6 +71,9 @@ pub(super) fn run_checks(
                 acc.accepted.push(subject.clone());
                 ResultRecord::accepted(Kind::SshAccept, subject, true, None)
             }
+            // The run's deadline stopped the check: neither accepted nor refused
+            // (its subjects are recorded as skipped for want of time).
+            Err(SshError::Deadline(_)) => continue,
             Err(e) if e.is_fatal() => bail!("{e}"),
             Err(SshError::Refused(why)) => {
                 acc.refused.push((subject.clone(), why.clone()));
