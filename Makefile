@@ -20,7 +20,7 @@ test:
 	@scripts/ensure-venv.sh >/dev/null
 	$(CARGO) fmt --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
-	$(CARGO) test --locked --no-fail-fast
+	CARGO=$(CARGO) scripts/run-tests.sh
 
 bench: build
 	@scripts/ensure-deps.sh bench
