@@ -636,7 +636,11 @@ fn main_job_and_recommend_end_with_the_diff() {
     let diffs = doc["run"]["settings"]["installed_diff"].as_array().expect("installed_diff").clone();
     let nginx_installed = Path::new("/etc/nginx/nginx.conf").exists();
     if nginx_installed {
-        let n = diffs.iter().find(|d| d["software"] == "nginx").expect("nginx's diff");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let n = diffs
+            .iter()
+            .find(|d| d["software"] == "nginx")
+            .unwrap_or_else(|| panic!("no nginx diff in {diffs:#?}\n{text}\n{err}"));
         assert!(text.contains("nginx — /etc/nginx/nginx.conf"), "{text}");
         assert!(n["now"]["suite"].is_string(), "{n:#}");
         // Its negotiated choice was measured in the run.

@@ -108,9 +108,11 @@ struct Measured {
 fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::plan::MainPlan, run: Run) -> Measured {
     let (session, measurements) = run;
     let t0 = std::time::Instant::now();
+    // The installed configurations first: their tools (`nginx -T`, `sshd -T` …)
+    // run within the run's deadline, which a loaded first pass can bring close.
+    let mut installed = crate::diff::installed(&job.knowledge, &job.targets);
     let mut first = measure_first_pass(plan, job, found, measurements, t0);
     let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0;
-    let mut installed = crate::diff::installed(&job.knowledge, &job.targets);
     let missing = crate::diff::unmeasured(&installed.0, &measurements.results);
     let budget = Seconds(left.min(job.budget.0 * 0.1));
     if !missing.is_empty() && budget.0 >= 2.0 {
