@@ -67,7 +67,7 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
     }
     let (session, mut measurements) = Session::start("ssh", settings, store, progress(c))?;
     if let (Some(_), Some(admitted)) = (&daemon, &plan.admitted) {
-        physics(admitted, plan.budget, &mut measurements)?;
+        physics(admitted, (&plan.ciphers, &plan.macs), plan.budget, &mut measurements)?;
     }
     let plan = measure::ssh::SshPlan {
         budget: Seconds((plan.budget.0 - t_run.elapsed().as_secs_f64()).max(0.0)),
@@ -154,11 +154,23 @@ const PHYSICS_FLOOR_SHARE: f64 = 0.25;
 /// primitives as evidence, said as such in the answer). Nothing for a remote
 /// host, whose CPU is another machine's. Primitives the run already has an
 /// orderable figure for (the main job's primitive pass) are not measured again;
-/// a figure of too few batches is replaced by the new one.
-pub(super) fn physics(admitted: &crate::plan::Admitted, run_budget: Seconds, measurements: &mut Measurements) -> Result<()> {
+/// a figure of too few batches is replaced by the new one. Only the allowed
+/// ciphers and MACs the sweep will measure (`planned`), and nothing when fewer
+/// than two ciphers are left to order.
+pub(super) fn physics(
+    admitted: &crate::plan::Admitted,
+    planned: (&[String], &[String]),
+    run_budget: Seconds,
+    measurements: &mut Measurements,
+) -> Result<()> {
+    let (ciphers, macs) = planned;
+    let ciphers: Vec<&String> = admitted.ssh_ciphers.iter().filter(|c| ciphers.contains(c)).collect();
+    if ciphers.len() < 2 {
+        return Ok(());
+    }
     let mut names: Vec<String> = Vec::new();
-    let mac = admitted.ssh_macs.first().map(String::as_str);
-    for cipher in &admitted.ssh_ciphers {
+    let mac = admitted.ssh_macs.iter().find(|m| macs.contains(m)).map(String::as_str);
+    for cipher in ciphers {
         if let Some((c, m)) = crate::recommend::ssh_primitives(cipher, mac) {
             names.extend(std::iter::once(c).chain(m));
         }
