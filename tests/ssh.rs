@@ -580,9 +580,11 @@ fn bulk_samples_are_whole_sessions_and_fixed_volume_measures_the_cipher() {
             })
             .collect()
     };
-    // Adaptive: every sample is one session, and the budget gives each pair three.
+    // Adaptive: every sample is one session, and the budget gives each pair three
+    // (12 s: the daemon's start and the primitives of the two ciphers come first,
+    // and on a loaded CI machine 8 s left one of them two).
     let log = tmp.path().join("adaptive");
-    let doc = run(&log, &["--budget", "8s"]);
+    let doc = run(&log, &["--budget", "12s"]);
     assert!(
         doc["run"]["settings"]["ssh_bulk_samples"]
             .as_str()
