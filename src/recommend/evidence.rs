@@ -168,16 +168,11 @@ fn physics_first(b: &Accepted<'_>, a: &Accepted<'_>, higher: bool) -> bool {
     }
 }
 
-/// The least gap, as for `apart`, at which the primitives of two different
-/// constructions (AES-GCM against ChaCha20-Poly1305, an AEAD against a cipher
-/// with an HMAC) order them. They run on different parts of the core (AES and
-/// carry-less multiply against wide vector units), and on a shared machine their
-/// ratio moves from run to run far beyond each run's own intervals: on the
-/// 2-core CI VM, aes-256-gcm against chacha20-poly1305 at 16 KiB measured 1.00×,
-/// 1.19×, 1.74×, 1.50×, 1.09× and 1.08× in six runs of one hour, each ±3% or
-/// less. An order by less would be reversed by another run. The same
-/// construction at another key size (aes-128-gcm against aes-256-gcm: 1.11× to
-/// 1.18× in the same runs) needs only the usual gap.
+/// The gap (as for `apart`) two constructions' primitives need to order them
+/// (AES-GCM against ChaCha20-Poly1305, an AEAD against a cipher with an HMAC):
+/// on a shared machine their ratio moves from run to run far beyond each run's
+/// intervals (aes-256-gcm against chacha20-poly1305: 1.00× to 1.74× over six
+/// runs, each ±3%; docs/policies.md). One construction needs the usual gap.
 const ACROSS_CONSTRUCTIONS: f64 = 0.25;
 
 /// The gap the primitives of `a` and `b` need to order them: the usual one for
