@@ -24,6 +24,10 @@
 # load on one core, `openssl speed` in a loop, in every second run, during both
 # cipherbench and the pipe), ONLY_MAIN=1 (skip the `ssh` runs), KEEP=DIR (keep
 # each run's history and recommendation there, to see what ordered a miss).
+# At the end, the pooled line: every run's rounds together (the same machine, the
+# same pipe), each emitted first cipher against each other candidate, the median
+# of the round-by-round ratios over all of them: the most precise figure the pipe
+# gives here, and how often a single round put the first ahead.
 # Time: RUNS × (BUDGET + ROUNDS × 5 × about 1.5 s), plus RUNS × 90 s with MAIN=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -117,6 +121,7 @@ pipe() {
       head -c "$SIZE" /dev/zero | ssh "${sshargs[@]}" -c "$c" "$user@127.0.0.1" 'cat >/dev/null'
       t1=$(date +%s.%N)
       echo "$c $(bc -l <<<"$bytes / ($t1 - $t0) / 1000000")" >>"$work/pipe.txt"
+      tail -n1 "$work/pipe.txt" >>"$work/all-pipe.txt"
     done
   done
   # Each cipher's rounds, in order, to stderr: a pipe whose rounds disagree is
@@ -166,6 +171,7 @@ one() {
     jq -r '[.recommendations[] | select(.target == "sshd") | .rankings[] | select(.list == "ssh_ciphers") | .notes[]] | unique | .[]' |
     sed 's/^/   note: /' >&2 || true
   pipe >"$work/medians.txt"
+  echo "$first" >>"$work/firsts.txt"
   stop_load
   python3 - "$what" "$n" "$first" "$loaded" "$work/medians.txt" "$work/pipe.txt" <<'EOF'
 import sys
@@ -227,4 +233,29 @@ fi
 total=${#results[@]}
 good=$(printf '%s\n' "${results[@]}" | grep -c ' ratio [0-9.]* ok ' || true)
 pgood=$(printf '%s\n' "${results[@]}" | grep -c ' paired [0-9.]* ok ' || true)
+# Pooled over every run's rounds (rows in round order, so the n-th figure of
+# two ciphers are of the same round).
+python3 - "$work/all-pipe.txt" "$work/firsts.txt" <<'EOF'
+import sys
+seen = {}
+for l in open(sys.argv[1]):
+    if l.strip():
+        c, v = l.split()
+        seen.setdefault(c, []).append(float(v))
+firsts = sorted(set(l.strip() for l in open(sys.argv[2]) if l.strip()))
+short = lambda c: c.replace("@openssh.com", "")
+def median(v):
+    v = sorted(v)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2 if v else 0.0
+for f in firsts:
+    if f not in seen:
+        continue
+    cells = []
+    for c, vals in seen.items():
+        if c != f:
+            per = [a / b for a, b in zip(seen[f], vals) if b > 0]
+            ahead = sum(1 for x in per if x >= 1.0)
+            cells.append(f"{short(c)} {median(per):.3f} (ahead in {ahead} of {len(per)} rounds)")
+    print(f"pooled over all runs: {short(f)} against " + "; ".join(cells))
+EOF
 echo "ratio of medians >= 0.95 in $good of $total runs; paired ratio (median of the rounds' ratios) >= 0.95 in $pgood of $total (target: all; ssh at --budget $BUDGET${MAIN:+, main job ${MAIN_BUDGET:-at its default budget}})"

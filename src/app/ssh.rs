@@ -60,6 +60,13 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
     }
     // A remote host's banner first: silent, dripping or not-SSH hosts are named so.
     client.reach()?;
+    // A remote server's offer, and what this machine's client negotiates there,
+    // are asked before measuring: at the end of a loaded run the deadline may
+    // leave no time for `ssh -vv`.
+    let current = a
+        .host
+        .as_ref()
+        .map(|h| crate::diff::remote::ssh_server(&openssh.ssh, h, a.port, a.identity.as_deref(), &a.ssh_options));
     let mut settings = measure::ssh::settings(&plan, &openssh, &client, daemon.as_ref());
     if let (Some(m), Some(x)) = (settings.as_object_mut(), caps.as_object()) {
         m.extend(x.clone());
@@ -76,9 +83,9 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
     let measured = measure::ssh::sweep(&plan, &client, &mut measurements);
     drop(daemon);
     // A remote server: what to change there, against this run's figures.
-    let remote_diff = match (&a.host, remote_policy) {
-        (Some(h), Some(p)) if !crate::interrupt::requested() => {
-            let (diffs, text) = remote_diff(a, h, &openssh, &session.document(&measurements), &p)?;
+    let remote_diff = match (current, remote_policy) {
+        (Some(now), Some(p)) if !crate::interrupt::requested() => {
+            let (diffs, text) = crate::diff::remote::section(now, &session.document(&measurements), "sshd", &p)?;
             measurements.set_setting("installed_diff", serde_json::to_value(&diffs)?);
             Some(text)
         }
@@ -112,18 +119,6 @@ fn client(a: &SshOptions, openssh: &discover::openssh::OpenSsh, daemon: Option<&
         ssh: openssh.ssh.clone(),
         target,
     }
-}
-
-/// What to change on the remote `host`, against this run's figures.
-fn remote_diff(
-    a: &SshOptions,
-    host: &str,
-    openssh: &discover::openssh::OpenSsh,
-    doc: &crate::model::Document,
-    policy: &crate::judge::Policy,
-) -> Result<(Vec<crate::diff::SoftwareDiff>, String)> {
-    let current = crate::diff::remote::ssh_server(&openssh.ssh, host, a.port, a.identity.as_deref(), &a.ssh_options);
-    crate::diff::remote::section(current, doc, "sshd", policy)
 }
 
 /// The physics pass's time: this much per primitive (ten batches of 30 ms with

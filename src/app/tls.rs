@@ -47,14 +47,16 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
                 eprintln!("{}", crate::untrusted::for_terminal(m));
             }
         })?;
+        // What a default client negotiates there is asked before measuring: at the
+        // end of a loaded run the deadline may leave no time for it.
+        let k = crate::judge::Knowledge::builtin()?;
+        let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
         let (session, mut measurements) = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
         let measured = tls::remote(&plan, &scan, &mut measurements);
         // What to change on that server, against this run's figures.
         let remote_diff = if crate::interrupt::requested() {
             None
         } else {
-            let k = crate::judge::Knowledge::builtin()?;
-            let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
             let (diffs, text) = crate::diff::remote::section(current, &session.document(&measurements), "nginx", &remote_policy)?;
             measurements.set_setting("installed_diff", serde_json::to_value(&diffs)?);
             Some(text)
