@@ -335,6 +335,11 @@ pub struct ResultRecord {
     /// (`measure::engine::race::pool`); not stored.
     #[serde(skip)]
     pub values: Vec<f64>,
+    /// How many runs this figure pools (`recommend::pool`; 0 when it is one
+    /// run's own): in memory only, for the evidence that needs between-run
+    /// variation measured (`recommend::evidence`).
+    #[serde(skip)]
+    pub pooled_runs: usize,
     /// The per-session values of a subject measured in interleaved rounds (A B C,
     /// A B C …), each with its round's key, unique within the run (e.g.
     /// `ssh-bulk-1#3`): subjects sharing a round key were measured back to back,
@@ -410,6 +415,7 @@ impl ResultRecord {
             handshake_cpu: None,
             client_hello_bytes: None,
             values: Vec::new(),
+            pooled_runs: 0,
             rounds: Vec::new(),
         }
     }
@@ -447,6 +453,7 @@ impl ResultRecord {
             handshake_cpu: None,
             client_hello_bytes: None,
             values: Vec::new(),
+            pooled_runs: 0,
             rounds: Vec::new(),
         }
     }
@@ -476,6 +483,7 @@ impl ResultRecord {
             handshake_cpu: None,
             client_hello_bytes: None,
             values: Vec::new(),
+            pooled_runs: 0,
             rounds: Vec::new(),
         }
     }

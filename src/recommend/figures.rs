@@ -37,10 +37,10 @@ pub fn suite_primitives(s: &TlsSuite) -> Option<(String, Option<String>)> {
     Some((cipher, mac))
 }
 
-/// The throughput of one primitive in `doc`: `primitive` results (encrypt, or the
-/// MAC/digest op) at the TLS record size when measured, else the largest size below
-/// it, else the largest; failing that, `file` encryption.
-pub(super) fn primitive_rate(doc: &Document, name: &str) -> Option<Measured> {
+/// The `primitive` record [`primitive_rate`] takes for `name`: encrypt, or the
+/// MAC/digest op, one thread, OpenSSL's when it has one, at the TLS record size
+/// when measured, else the largest size below it, else the largest.
+pub(super) fn primitive_record<'a>(doc: &'a Document, name: &str) -> Option<&'a ResultRecord> {
     let ok = |r: &&ResultRecord| r.status == Status::Ok && r.subject.algorithm.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(name));
     let single = |r: &&ResultRecord| r.subject.threads.unwrap_or(1) == 1;
     let op = |r: &&ResultRecord| matches!(r.subject.op.as_deref(), Some("encrypt" | "mac" | "digest") | None);
@@ -57,17 +57,29 @@ pub(super) fn primitive_rate(doc: &Document, name: &str) -> Option<Measured> {
         prims.retain(|r| r.subject.library.as_deref().is_none_or(|l| l == "openssl"));
     }
     let size = |r: &ResultRecord| r.subject.bytes.unwrap_or(0);
-    let pick = prims
+    prims
         .iter()
         .filter(|r| size(r) <= TLS_RECORD)
         .max_by_key(|r| size(r))
-        .or_else(|| prims.iter().max_by_key(|r| size(r)));
-    if let Some(r) = pick {
+        .or_else(|| prims.iter().max_by_key(|r| size(r)))
+        .copied()
+}
+
+/// The throughput of one primitive in `doc`: `primitive` results (encrypt, or the
+/// MAC/digest op) at the TLS record size when measured, else the largest size below
+/// it, else the largest; failing that, `file` encryption.
+pub(super) fn primitive_rate(doc: &Document, name: &str) -> Option<Measured> {
+    if let Some(r) = primitive_record(doc, name) {
         return Some(Measured {
             summary: r.summary()?,
-            basis: format!("{name} {} at {} B", r.subject.op.as_deref().unwrap_or(""), size(r)),
+            basis: format!(
+                "{name} {} at {} B",
+                r.subject.op.as_deref().unwrap_or(""),
+                r.subject.bytes.unwrap_or(0)
+            ),
         });
     }
+    let ok = |r: &&ResultRecord| r.status == Status::Ok && r.subject.algorithm.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(name));
     // `file` results: seconds for a file of `bytes`, turned into a rate.
     let f = doc
         .results

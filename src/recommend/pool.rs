@@ -85,6 +85,7 @@ pub fn pooled_record(records: &[&ResultRecord]) -> Option<ResultRecord> {
     out.cpu_median = None;
     out.wall_median = None;
     out.values = Vec::new();
+    out.pooled_runs = records.len();
     Some(out)
 }
 

@@ -381,14 +381,31 @@ fn in_order(
 /// unmeasured) under `policy` by [`RULE`], without a stored noise (see [`rank_with`]).
 #[cfg(test)]
 pub fn rank(list: &str, metric: &str, higher_is_better: bool, candidates: &[Candidate], policy: &Policy) -> Ranking {
-    rank_with(list, metric, higher_is_better, candidates, policy, 0.0)
+    rank_with(
+        list,
+        metric,
+        higher_is_better,
+        candidates,
+        policy,
+        0.0,
+        &super::evidence::Settled::default(),
+    )
 }
 
 /// Ranks `candidates` by [`RULE`] with `noise` (the run's, or the pooled runs',
 /// noise for the figures' kind, a fraction): ties split by the primitives where
 /// they can be (`evidence::by_physics`), and a note where the noise left the
-/// leaders tied (`evidence::too_noisy`).
-pub fn rank_with(list: &str, metric: &str, higher_is_better: bool, candidates: &[Candidate], policy: &Policy, noise: f64) -> Ranking {
+/// leaders tied (`evidence::too_noisy`); `settled`, the primitives whose pooled
+/// figures carry the history's between-run variation (`evidence::Settled`).
+pub fn rank_with(
+    list: &str,
+    metric: &str,
+    higher_is_better: bool,
+    candidates: &[Candidate],
+    policy: &Policy,
+    noise: f64,
+    settled: &super::evidence::Settled,
+) -> Ranking {
     let better = |a: f64, b: f64| if higher_is_better { a > b } else { a < b };
     let Sorted {
         accepted,
@@ -399,7 +416,7 @@ pub fn rank_with(list: &str, metric: &str, higher_is_better: bool, candidates: &
     let (groups, mut notes) = tie_groups(accepted, higher_is_better, noise);
     let (groups, conflicts) = super::evidence::merge_conflicts(groups, higher_is_better);
     notes.extend(conflicts);
-    let (groups, hints, physics_notes) = super::evidence::by_physics(groups, higher_is_better);
+    let (groups, hints, physics_notes) = super::evidence::by_physics(groups, higher_is_better, settled);
     notes.extend(physics_notes);
     notes.extend(super::evidence::too_noisy(&groups, metric, noise));
     // The fastest accepted figure, whatever its tier: what a refused option is set against.

@@ -37,6 +37,7 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         return None;
     }
     let by = HandshakeMetric::of(&hand);
+    let settled = super::evidence::Settled::of(doc);
     let mut rankings = Vec::new();
     let mut all = Vec::new();
     for (domain, list) in LISTS {
@@ -46,7 +47,7 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         let (metric, higher) = if bulk_list { ("bytes_per_sec", true) } else { (by.name(), false) };
         let kind = if bulk_list { Kind::SshBulk } else { Kind::SshHandshake };
         let noise = crate::model::stored_noise(&doc.run.settings, kind).unwrap_or(0.0);
-        let mut ranking = rank_with(list, metric, higher, &cands, policy, noise);
+        let mut ranking = rank_with(list, metric, higher, &cands, policy, noise, &settled);
         ranking.follow_twins(|n| k.twin(domain, n));
         ranking.one_row_per_alias(|a, b| shown_first(doc, k, domain, a, b));
         rankings.push(ranking);

@@ -87,7 +87,15 @@ fn suite_ranking(doc: &Document, k: &Knowledge, policy: &Policy, domain: Domain,
         .any(|c| c.physics.is_some() || c.measured.as_ref().is_some_and(|m| m.basis.starts_with("tls-bulk")));
     let kind = if wire { Kind::TlsBulk } else { Kind::Primitive };
     let noise = crate::model::stored_noise(&doc.run.settings, kind).unwrap_or(0.0);
-    let r = rank_with(list, "bytes_per_sec", true, &cands, policy, noise);
+    let r = rank_with(
+        list,
+        "bytes_per_sec",
+        true,
+        &cands,
+        policy,
+        noise,
+        &super::evidence::Settled::of(doc),
+    );
     all.extend(cands);
     r
 }
@@ -138,7 +146,7 @@ fn group_ranking(doc: &Document, k: &Knowledge, policy: &Policy, all: &mut Vec<C
         })
         .collect();
     let noise = crate::model::stored_noise(&doc.run.settings, Kind::TlsHandshake).unwrap_or(0.0);
-    let rg = rank_with("groups", "handshakes_per_sec", true, &gcands, policy, noise);
+    let rg = rank_with("groups", "handshakes_per_sec", true, &gcands, policy, noise, &Default::default());
     let choice: Vec<GroupNames> = rg
         .choice()
         .iter()

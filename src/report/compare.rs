@@ -508,6 +508,7 @@ mod tests {
             handshake_cpu: None,
             client_hello_bytes: None,
             values: Vec::new(),
+            pooled_runs: 0,
             rounds: Vec::new(),
         };
         Document {
