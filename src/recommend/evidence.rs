@@ -181,29 +181,12 @@ const ACROSS_CONSTRUCTIONS: f64 = 0.25;
 /// while a run is alone. Three, as the history's own notes count runs.
 pub const SETTLED_RUNS: usize = 3;
 
-/// The primitives (lower-case names) whose figures the ranking takes
-/// (`figures::primitive_record`) pool at least [`SETTLED_RUNS`] runs.
+/// The primitives (lower-case names) whose figures the ranking takes pool at
+/// least [`SETTLED_RUNS`] runs (`figures::settled` finds them in a document).
 #[derive(Debug, Clone, Default)]
-pub struct Settled(std::collections::BTreeSet<String>);
+pub struct Settled(pub(super) std::collections::BTreeSet<String>);
 
 impl Settled {
-    /// The settled primitives of `doc` (a run pooled with its history).
-    pub fn of(doc: &crate::model::Document) -> Settled {
-        let names = doc
-            .results
-            .iter()
-            .filter(|r| r.kind == crate::model::Kind::Primitive)
-            .filter_map(|r| r.subject.algorithm.as_deref())
-            .map(str::to_ascii_lowercase)
-            .collect::<std::collections::BTreeSet<_>>();
-        Settled(
-            names
-                .into_iter()
-                .filter(|n| super::figures::primitive_record(doc, n).is_some_and(|r| r.pooled_runs >= SETTLED_RUNS))
-                .collect(),
-        )
-    }
-
     /// True when every primitive of a physics basis (`aes-128-gcm`,
     /// `aes-128-ctr + hmac-sha256`) is settled.
     fn basis(&self, basis: &str) -> bool {

@@ -182,7 +182,7 @@ fn three_pooled_runs_that_agree_order_two_constructions() {
     let pooled = |rates: &[f64]| {
         let runs: Vec<Document> = rates.iter().enumerate().map(|(i, r)| run(i, *r)).collect();
         let d = crate::recommend::pool::pool(&runs[runs.len() - 1], &runs[..runs.len() - 1]);
-        (ciphers(&d), Settled::of(&d))
+        (ciphers(&d), crate::recommend::figures::settled(&d))
     };
     let tied = |r: &crate::recommend::rank::Ranking| rank_of(r, AES128) == rank_of(r, CHACHA);
     let (one, settled) = pooled(&[2.0e9]);

@@ -65,6 +65,20 @@ pub(super) fn primitive_record<'a>(doc: &'a Document, name: &str) -> Option<&'a 
         .copied()
 }
 
+/// The primitives of `doc` (a run pooled with its history) whose records the
+/// ranking takes pool at least `evidence::SETTLED_RUNS` runs.
+pub(super) fn settled(doc: &Document) -> super::evidence::Settled {
+    let names: std::collections::BTreeSet<String> = doc
+        .results
+        .iter()
+        .filter(|r| r.kind == Kind::Primitive)
+        .filter_map(|r| r.subject.algorithm.as_deref())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let pooled = |n: &String| primitive_record(doc, n).is_some_and(|r| r.pooled_runs >= super::evidence::SETTLED_RUNS);
+    super::evidence::Settled(names.into_iter().filter(pooled).collect())
+}
+
 /// The throughput of one primitive in `doc`: `primitive` results (encrypt, or the
 /// MAC/digest op) at the TLS record size when measured, else the largest size below
 /// it, else the largest; failing that, `file` encryption.

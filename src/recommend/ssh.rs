@@ -37,7 +37,7 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         return None;
     }
     let by = HandshakeMetric::of(&hand);
-    let settled = super::evidence::Settled::of(doc);
+    let settled = super::figures::settled(doc);
     let mut rankings = Vec::new();
     let mut all = Vec::new();
     for (domain, list) in LISTS {

@@ -87,15 +87,7 @@ fn suite_ranking(doc: &Document, k: &Knowledge, policy: &Policy, domain: Domain,
         .any(|c| c.physics.is_some() || c.measured.as_ref().is_some_and(|m| m.basis.starts_with("tls-bulk")));
     let kind = if wire { Kind::TlsBulk } else { Kind::Primitive };
     let noise = crate::model::stored_noise(&doc.run.settings, kind).unwrap_or(0.0);
-    let r = rank_with(
-        list,
-        "bytes_per_sec",
-        true,
-        &cands,
-        policy,
-        noise,
-        &super::evidence::Settled::of(doc),
-    );
+    let r = rank_with(list, "bytes_per_sec", true, &cands, policy, noise, &super::figures::settled(doc));
     all.extend(cands);
     r
 }
