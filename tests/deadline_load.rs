@@ -1,6 +1,6 @@
 //! The deadline holds under load: two main jobs at once on the two cores, each
-//! with `--budget 15s`, both end within budget + grace (15 s + 1 s + 5%), five
-//! rounds out of five. A run the deadline cuts keeps what it measured: status
+//! with `--budget 15s`, both end within budget + grace (15 s + 1 s + 5%), in
+//! every one of [`ROUNDS`] rounds. A run the deadline cuts keeps what it measured: status
 //! `partial` (said in a warning) and exit 0, never `failed`.
 
 use serde_json::Value;
@@ -8,6 +8,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BUDGET: f64 = 15.0;
+
+/// Rounds of two jobs: six deadlines under twice the load (the suite runs this
+/// binary alone, after the others: each round is 16 s of CI's wall time).
+const ROUNDS: usize = 3;
 
 fn grace() -> f64 {
     1.0 + 0.05 * BUDGET
@@ -18,7 +22,7 @@ fn two_main_jobs_at_once_both_end_within_budget_and_grace() {
     let exe = assert_cmd::cargo::cargo_bin("cipherbench");
     let dir = tempfile::tempdir().unwrap();
     let mut report = Vec::new();
-    for round in 0..5 {
+    for round in 0..ROUNDS {
         let t0 = Instant::now();
         let jobs: Vec<_> = (0..2)
             .map(|j| {
