@@ -205,9 +205,10 @@ fn no_subcommand_runs_the_main_job() {
     let out = cb()
         .env("XDG_DATA_HOME", dir.path())
         .env("NO_COLOR", "1")
-        // 8 s: the budget is now a hard deadline, and a loaded 2-core machine needs
-        // that much for a debug build's first passes.
-        .args(["--budget", "8s", "--for", "nginx,sshd", "--db"])
+        // 12 s: the budget is a hard deadline, and a debug build's first passes on
+        // a 2-core machine running another test binary beside this one need that
+        // much (at 8 s one CI run left the TLS stage no bulk subject).
+        .args(["--budget", "12s", "--for", "nginx,sshd", "--db"])
         .arg(&db)
         .assert()
         .success()
@@ -237,7 +238,7 @@ fn no_subcommand_runs_the_main_job() {
             .get_output()
             .stdout,
     );
-    // An 8 s main job on a loaded machine may be cut at its deadline: then it is
+    // A 12 s main job on a loaded machine may be cut at its deadline: then it is
     // `partial`, its results kept (tests/deadline_load.rs), never `failed`.
     assert!(hist[0]["status"] == "complete" || hist[0]["status"] == "partial", "{}", hist[0]);
     assert_eq!(hist[0]["command"], "run");
