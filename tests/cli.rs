@@ -201,9 +201,13 @@ fn no_subcommand_runs_the_main_job() {
     // writes the HTML report, and leaves no daemon or temporary directory behind.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
-    let before = sshd_dirs();
+    // Its own temporary folder: a test binary running beside this one makes
+    // private sshd directories of its own in the shared one.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let out = cb()
         .env("XDG_DATA_HOME", dir.path())
+        .env("TMPDIR", &tmp)
         .env("NO_COLOR", "1")
         // 12 s: the budget is a hard deadline, and a debug build's first passes on
         // a 2-core machine running another test binary beside this one need that
@@ -261,12 +265,12 @@ fn no_subcommand_runs_the_main_job() {
         assert!(kinds.contains(&k), "no {k} results");
     }
     assert!(!doc["recommendations"].as_array().unwrap().is_empty());
-    assert_eq!(sshd_dirs(), before, "a private sshd directory was left behind");
+    assert_eq!(sshd_dirs(&tmp), Vec::<String>::new(), "a private sshd directory was left behind");
 }
 
-/// The private sshd's temporary directories that exist right now.
-fn sshd_dirs() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+/// The private sshd's temporary directories that exist in `tmp` right now.
+fn sshd_dirs(tmp: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(tmp)
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
