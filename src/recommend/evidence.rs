@@ -281,17 +281,17 @@ pub(super) fn in_hinted_order(g: &mut [Accepted<'_>], hint: &Hint) {
         g[slot] = item;
     }
     g[..=at[0]].rotate_right(1);
-    wire_first(g, hint.higher);
+    wire_first(g, hint.higher, 0.0);
 }
 
 /// Moves each member that the wire evidence orders before an earlier member to
 /// just before it (a bounded number of moves: the evidence has no cycles, but a
 /// hostile document must not loop).
-fn wire_first(g: &mut [Accepted<'_>], higher: bool) {
+pub(super) fn wire_first(g: &mut [Accepted<'_>], higher: bool, noise: f64) {
     for _ in 0..g.len() * g.len() {
         let found = (0..g.len()).find_map(|j| {
             (0..j)
-                .find(|&i| super::paired::decides(g[j].1, g[i].1, higher, 0.0).is_some())
+                .find(|&i| super::paired::decides(g[j].1, g[i].1, higher, noise).is_some())
                 .map(|i| (i, j))
         });
         match found {

@@ -222,14 +222,18 @@ fn sort_out<'a>(candidates: &'a [Candidate], policy: &Policy, better: impl Fn(f6
 }
 
 /// The accepted options in tier then speed order, in groups the instrument cannot
-/// order: inside one tier, an option joins the first group whose leader (its
-/// fastest member) the evidence does not order before it (`paired::decides`:
-/// their ratio over the rounds they share, else their own intervals), or one of
-/// whose members it orders after it; else it starts a group. Against the leader,
-/// not any member: a chain of wide, overlapping intervals must not tie a 10×
-/// slower option with the fastest. Sorted by `paired::keys`, so that options
-/// measured in the same rounds come in the order their ratios say. Returns the
-/// groups and a note per boundary the paired rounds decided.
+/// order: inside one tier, an option starts a group only when the evidence
+/// (`paired::decides`: their ratio over the rounds they share, else their own
+/// intervals) orders every earlier member of its tier before it; otherwise it
+/// joins the first group holding a member it ties with (or that it orders
+/// after it), and every group after that one joins too. Not against the leader
+/// alone: where A is apart from C but B ties both, a leader-based split puts B
+/// before C (or C before B) on no evidence, and a second run whose B ties the
+/// other way reverses them. The orders the evidence does give inside a group
+/// (A before C) stay in the configured order (`evidence::wire_first`), the
+/// ranks tied. Sorted by `paired::keys`, so that options measured in the same
+/// rounds come in the order their ratios say. Returns the groups and a note per
+/// boundary the paired rounds decided.
 fn tie_groups(accepted: Vec<Accepted<'_>>, higher_is_better: bool, noise: f64) -> (Vec<Vec<Accepted<'_>>>, Vec<String>) {
     use super::paired::{decides, note, Order};
     let keys = super::paired::keys(&accepted);
@@ -244,17 +248,20 @@ fn tie_groups(accepted: Vec<Accepted<'_>>, higher_is_better: bool, noise: f64) -
     let mut groups: Vec<Vec<Accepted<'_>>> = Vec::new();
     let mut notes = Vec::new();
     for (_, item) in keyed {
-        // The first group of its tier it cannot be ordered after: its leader is
-        // not ordered before it, or it is ordered before one of the members.
-        // Never a later group than one whose leader it ties with, so a key the
-        // drift upset cannot rank it below an option no evidence puts first.
+        // The first group of its tier with a member it cannot be ordered after:
+        // that member is not ordered before it, or it is ordered before that member.
         let tied = |g: &Vec<Accepted<'_>>| {
             g[0].1.tier == item.1.tier
-                && (decides(g[0].1, item.1, higher_is_better, noise).is_none()
-                    || g.iter().any(|m| decides(item.1, m.1, higher_is_better, noise).is_some()))
+                && g.iter().any(|m| {
+                    decides(m.1, item.1, higher_is_better, noise).is_none() || decides(item.1, m.1, higher_is_better, noise).is_some()
+                })
         };
         match groups.iter().position(tied) {
-            Some(i) => groups[i].push(item),
+            Some(i) => {
+                let mut merged: Vec<Accepted<'_>> = groups.drain(i..).flatten().collect();
+                merged.push(item);
+                groups.push(merged);
+            }
             None => {
                 if let Some(Order::Paired(q, n)) = groups
                     .last()
@@ -317,6 +324,7 @@ fn in_order(
     groups: Vec<Vec<Accepted<'_>>>,
     hints: &[super::evidence::Hint],
     unmeasured: &[(usize, &Candidate)],
+    (higher, noise): (bool, f64),
 ) -> (Vec<Ranked>, Vec<String>) {
     let mut ranked = Vec::new();
     let mut order = Vec::new();
@@ -350,6 +358,8 @@ fn in_order(
                 // A hint may place by medians the primitives tie; inside one
                 // mode the smaller key still goes first (never the slower).
                 smaller_key_first(&mut g);
+                // What the wire evidence orders inside the tie stays in order.
+                super::evidence::wire_first(&mut g, higher, noise);
             }
             let rank = ranked.len() + 1;
             let tied = g.len() > 1 || merged;
@@ -425,7 +435,7 @@ pub fn rank_with(
         .flatten()
         .map(|x| summary(x.1).for_ties())
         .reduce(|a, b| if better(b.median, a.median) { b } else { a });
-    let (ranked, order) = in_order(groups, &hints, &unmeasured);
+    let (ranked, order) = in_order(groups, &hints, &unmeasured, (higher_is_better, noise));
     if fastest_insecure.as_ref().map(|f| &f.name) == fastest_refused.as_ref().map(|f| &f.name) {
         fastest_insecure = None;
     }
@@ -667,10 +677,11 @@ mod tests {
         assert_eq!(k.twin(Domain::SshKex, "diffie-hellman-group16-sha512"), None);
     }
 
-    /// Wide intervals that overlap in a chain do not tie the slowest with the
-    /// fastest: each is set against the group's leader.
+    /// Wide intervals that overlap in a chain tie the three (the middle one is
+    /// apart from neither), yet the slowest never goes before the fastest: the
+    /// order the evidence gives inside the tie stays in the configured order.
     #[test]
-    fn a_chain_of_overlaps_does_not_tie_the_extremes() {
+    fn a_chain_of_overlaps_keeps_the_extremes_in_order() {
         let k = Knowledge::builtin().unwrap();
         let p = Policy::builtin("intermediate").unwrap();
         let cands = [
@@ -679,13 +690,57 @@ mod tests {
             cand(&k, "aes192-ctr", Some(s(170.0, 120.0))),
         ];
         let r = rank("ssh_ciphers", "bytes_per_sec", true, &cands, &p);
-        assert_eq!(
-            r.choice(),
-            ["aes128-gcm@openssh.com", "aes192-ctr", "chacha20-poly1305@openssh.com"],
-            "{:?}",
-            r.ranked
-        );
-        assert!(r.ranked[0].tied && r.ranked[1].tied && !r.ranked[2].tied, "{:?}", r.ranked);
+        let at = |n: &str| r.choice().iter().position(|x| x == n).unwrap();
+        assert!(at("aes128-gcm@openssh.com") < at("chacha20-poly1305@openssh.com"), "{:?}", r.ranked);
+        assert_eq!(r.choice()[0], "aes128-gcm@openssh.com");
+        assert!(r.ranked.iter().all(|x| x.tied && x.rank == 1), "{:?}", r.ranked);
+    }
+
+    /// The main job's TLS 1.2 reversal (two runs of one machine): AES-128 apart
+    /// from AES-256 in one run and from ChaCha20 in the other, the third tied
+    /// with both each time. A leader-based split ranked ChaCha20 before AES-256
+    /// in the first run and AES-256 before ChaCha20 in the second; neither run
+    /// may rank a pair the other ranks the opposite way.
+    #[test]
+    fn an_option_tied_with_two_others_orders_neither_pair() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let (a128, a256, chacha) = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com");
+        let runs = [
+            // Run 1: ChaCha20 1385 [1309-1547] ties AES-128; AES-256 1409 [1268-1484] does not.
+            [
+                (a128, 1570.0, 1500.0, 1640.0),
+                (chacha, 1385.0, 1309.0, 1547.0),
+                (a256, 1409.0, 1268.0, 1484.0),
+            ],
+            // The long run: AES-128 apart from ChaCha20, AES-256 tied with both.
+            [
+                (a128, 1650.0, 1600.0, 1700.0),
+                (chacha, 1385.0, 1309.0, 1547.0),
+                (a256, 1500.0, 1420.0, 1610.0),
+            ],
+        ];
+        let mut orders = Vec::new();
+        for figures in runs {
+            let cands: Vec<Candidate> = figures
+                .iter()
+                .map(|&(n, m, lo, hi)| {
+                    let mut x = s(m, 0.0);
+                    (x.ci95_low, x.ci95_high) = (lo, hi);
+                    cand(&k, n, Some(x))
+                })
+                .collect();
+            let r = rank("ssh_ciphers", "bytes_per_sec", true, &cands, &p);
+            assert_eq!(r.choice()[0], a128, "{:?}", r.ranked);
+            let rank_of = |n: &str| r.ranked.iter().find(|x| x.name == n).unwrap().rank;
+            orders.push([a128, a256, chacha].map(rank_of));
+        }
+        for i in 0..3 {
+            for j in 0..3 {
+                let (x, y) = (orders[0], orders[1]);
+                assert!(!(x[i] < x[j] && y[j] < y[i]), "reversed pair {i},{j}: {orders:?}");
+            }
+        }
     }
 
     /// Speed decides only beyond the intervals and [`PRACTICAL`]: 3% apart with
