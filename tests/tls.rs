@@ -556,6 +556,66 @@ fn loopback_spends_on_the_allowed_first_in_rounds() {
     assert_eq!(g[0][..3], g[1][..3], "{g:?}");
 }
 
+/// A budget too small for the whole plan leaves no subject out silently: every
+/// suite and group asked for has its record, measured or said to be skipped for
+/// want of time (as the SSH sweep records its own), and a skip is warned of.
+/// (Before, the refused suites the comparison samples were simply left out
+/// when the allowed ones had spent the budget.)
+#[test]
+fn a_cut_loopback_run_records_what_it_did_not_reach() {
+    let out = cb()
+        .args(["tls", "--protocols", "1.2,1.3", "--certs", "ecdsa-p256,rsa-2048"])
+        .args(["--groups", "x25519,p-256,p-384,p-521,ffdhe2048"])
+        .args(["--budget", "1s", "--no-store", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let doc = json_of(&out.stdout);
+    let rate = |kind: &str| -> Vec<&Value> {
+        records(&doc, kind)
+            .into_iter()
+            .filter(|r| r["metric"] != "seconds" && r["subject"]["op"] != "resumed")
+            .collect()
+    };
+    let bulk = rate("tls-bulk");
+    let hands = rate("tls-handshake");
+    let named = |rs: &[&Value], field: &str| -> BTreeSet<String> {
+        rs.iter().filter_map(|r| r["subject"][field].as_str().map(str::to_string)).collect()
+    };
+    for (p, suite) in [("TLSv1.3", "TLS_AES_128_GCM_SHA256"), ("TLSv1.3", "TLS_CHACHA20_POLY1305_SHA256")] {
+        assert!(
+            bulk.iter().any(|r| r["subject"]["protocol"] == p && r["subject"]["suite"] == suite),
+            "no tls-bulk record for {suite}: {:?}",
+            named(&bulk, "suite")
+        );
+    }
+    // The groups the default policy allows (the refused ones are sampled, one per axis).
+    for g in ["X25519", "P-256", "P-384"] {
+        assert!(
+            named(&hands, "group").contains(g),
+            "no tls-handshake record for {g}: {:?}",
+            named(&hands, "group")
+        );
+    }
+    // Of the refused suites, the ones the comparison samples (one per protocol and
+    // axis) get their records too, though the allowed ones spent the budget.
+    let refused = |s: &str| ["CCM", "CBC", "ARIA", "CAMELLIA"].iter().any(|x| s.contains(x));
+    assert!(named(&bulk, "suite").iter().any(|s| refused(s)), "{:?}", named(&bulk, "suite"));
+    let skipped = bulk
+        .iter()
+        .chain(&hands)
+        .filter(|r| r["reason"].as_str().is_some_and(|x| x.starts_with("skipped")))
+        .count();
+    let warned = String::from_utf8_lossy(&out.stderr).contains("tls: the budget was spent before");
+    assert_eq!(
+        skipped > 0,
+        warned,
+        "{skipped} skipped; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Handshakes sweep key exchange × group × certificate on loopback, with
 /// resumption, and the terminal report shows the TLS tables.
 #[test]

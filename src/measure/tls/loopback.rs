@@ -488,6 +488,32 @@ pub fn loopback(plan: &LoopbackPlan, session: &mut Measurements) -> Result<()> {
     crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
 }
 
+/// Records each subject of `unreached` (items the run's deadline ended before
+/// they got a slice) as skipped for want of time, and says how many, unless
+/// the user stopped the run (Ctrl-C keeps what was measured, nothing more).
+pub(super) fn record_unreached(session: &mut Measurements, plan: &LoopbackPlan, unreached: &[&Item]) -> Result<()> {
+    if unreached.is_empty() || crate::interrupt::by_user() {
+        return Ok(());
+    }
+    let (mut bulk, mut hands) = (0, 0);
+    for item in unreached {
+        let subject = item.subject(plan);
+        for (kind, metric, mode) in item.records() {
+            let mut s = subject.clone();
+            s.mode = mode.map(str::to_string);
+            session.record(ResultRecord::not_ok(kind, s, metric, Status::Failed, crate::model::BUDGET_SKIPPED))?;
+        }
+        match item.work {
+            Work::Bulk(_) => bulk += 1,
+            _ => hands += 1,
+        }
+    }
+    crate::progress::warn(&format!(
+        "tls: the budget was spent before {bulk} bulk subject(s) and {hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
+    ));
+    Ok(())
+}
+
 /// [`loopback`] before the run's noise is settled.
 pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> Result<()> {
     let hrr = hrr_items(plan);
@@ -516,6 +542,8 @@ pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> 
     let lib = super::libraries::library(crate::catalog::Library::Openssl)?;
     let mut ids = BTreeMap::new();
     let (bulk, handshakes): (Vec<&Item>, Vec<&Item>) = plan.items.iter().partition(|i| matches!(i.work, Work::Bulk(_)));
+    // What the deadline did not reach is recorded as skipped, as the SSH sweep does.
+    let mut unreached: Vec<&Item> = Vec::new();
     if !handshakes.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
         let results = {
             let s = &*session;
@@ -524,10 +552,13 @@ pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> 
             })
         };
         for (item, r) in handshakes.iter().zip(results) {
-            if let Some(r) = r {
-                record_item(session, plan, item, r)?;
+            match r {
+                Some(r) => record_item(session, plan, item, r)?,
+                None => unreached.push(item),
             }
         }
+    } else {
+        unreached.extend(&handshakes);
     }
     if !bulk.is_empty() && !crate::interrupt::requested() && !crate::deadline::run_expired() {
         session.set_setting("bulk_slices", json!(BULK_SLICES));
@@ -538,11 +569,15 @@ pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> 
             })
         };
         for (item, r) in bulk.iter().zip(results) {
-            if let Some(r) = r {
-                record_item(session, plan, item, r)?;
+            match r {
+                Some(r) => record_item(session, plan, item, r)?,
+                None => unreached.push(item),
             }
         }
+    } else {
+        unreached.extend(&bulk);
     }
+    record_unreached(session, plan, &unreached)?;
     session.progress_finish();
     Ok(())
 }

@@ -514,6 +514,8 @@ pub fn loopback_policy_first(
     }
     if !refused.items.is_empty() && refused.budget.0 > 0.0 && !crate::interrupt::requested() && !crate::deadline::run_expired() {
         loopback_pass(&refused, session)?;
+    } else {
+        loopback::record_unreached(session, &refused, &refused.items.iter().collect::<Vec<_>>())?;
     }
     crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
 }
