@@ -484,16 +484,19 @@ pub(super) fn record_item(session: &mut Measurements, plan: &LoopbackPlan, item:
 /// slices (`bulk_sliced`).
 pub fn loopback(plan: &LoopbackPlan, session: &mut Measurements) -> Result<()> {
     let from = session.results().len();
-    loopback_pass(plan, session)?;
+    warn_unreached(loopback_pass(plan, session)?);
     crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
 }
 
+/// How many bulk and handshake subjects a run recorded as skipped.
+pub(super) type Unreached = (usize, usize);
+
 /// Records each subject of `unreached` (items the run's deadline ended before
-/// they got a slice) as skipped for want of time, and says how many, unless
-/// the user stopped the run (Ctrl-C keeps what was measured, nothing more).
-pub(super) fn record_unreached(session: &mut Measurements, plan: &LoopbackPlan, unreached: &[&Item]) -> Result<()> {
+/// they got a slice) as skipped for want of time, unless the user stopped the
+/// run (Ctrl-C keeps what was measured, nothing more); returns how many.
+pub(super) fn record_unreached(session: &mut Measurements, plan: &LoopbackPlan, unreached: &[&Item]) -> Result<Unreached> {
     if unreached.is_empty() || crate::interrupt::by_user() {
-        return Ok(());
+        return Ok((0, 0));
     }
     let (mut bulk, mut hands) = (0, 0);
     for item in unreached {
@@ -508,14 +511,21 @@ pub(super) fn record_unreached(session: &mut Measurements, plan: &LoopbackPlan, 
             _ => hands += 1,
         }
     }
-    crate::progress::warn(&format!(
-        "tls: the budget was spent before {bulk} bulk subject(s) and {hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
-    ));
-    Ok(())
+    Ok((bulk, hands))
 }
 
-/// [`loopback`] before the run's noise is settled.
-pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> Result<()> {
+/// Says, once per run, what [`record_unreached`] recorded as skipped.
+pub(super) fn warn_unreached((bulk, hands): Unreached) {
+    if bulk + hands > 0 {
+        crate::progress::warn(&format!(
+            "tls: the budget was spent before {bulk} bulk subject(s) and {hands} handshake subject(s) were measured; they are recorded as skipped (raise --budget)"
+        ));
+    }
+}
+
+/// [`loopback`] before the run's noise is settled; returns what it recorded as
+/// skipped ([`record_unreached`]).
+pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> Result<Unreached> {
     let hrr = hrr_items(plan);
     let total: usize = plan.skipped.len()
         + plan
@@ -577,9 +587,9 @@ pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> 
     } else {
         unreached.extend(&bulk);
     }
-    record_unreached(session, plan, &unreached)?;
+    let skipped = record_unreached(session, plan, &unreached)?;
     session.progress_finish();
-    Ok(())
+    Ok(skipped)
 }
 
 #[cfg(test)]

@@ -504,19 +504,21 @@ pub fn loopback_policy_first(
     };
     let from = session.results().len();
     let (ok, mut refused) = plan.by_policy(a);
+    let mut skipped = (0, 0);
     if !ok.items.is_empty() || !ok.skipped.is_empty() {
-        loopback_pass(&ok, session)?;
+        skipped = loopback_pass(&ok, session)?;
     }
     // The refused get what is left of their share once the allowed are done:
     // nothing when the allowed used the run's budget.
     if let Some(left) = crate::deadline::budget_left() {
         refused.budget = crate::units::Seconds(refused.budget.0.min(left.0));
     }
-    if !refused.items.is_empty() && refused.budget.0 > 0.0 && !crate::interrupt::requested() && !crate::deadline::run_expired() {
-        loopback_pass(&refused, session)?;
+    let more = if !refused.items.is_empty() && refused.budget.0 > 0.0 && !crate::interrupt::requested() && !crate::deadline::run_expired() {
+        loopback_pass(&refused, session)?
     } else {
-        loopback::record_unreached(session, &refused, &refused.items.iter().collect::<Vec<_>>())?;
-    }
+        loopback::record_unreached(session, &refused, &refused.items.iter().collect::<Vec<_>>())?
+    };
+    loopback::warn_unreached((skipped.0 + more.0, skipped.1 + more.1));
     crate::measure::engine::noise::settle(session, &[Kind::TlsBulk, Kind::TlsHandshake], from)
 }
 

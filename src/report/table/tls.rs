@@ -84,6 +84,7 @@ fn handshakes(doc: &Document) -> Option<Table> {
                     )
                 }
                 (Status::Ok, Some(x)) => format!("{:.0}", x.median),
+                _ if r.was_skipped() => "skipped".into(),
                 _ => r.reason.clone().unwrap_or_else(|| "failed".into()),
             };
             vec![
@@ -221,6 +222,7 @@ fn bulk(doc: &Document) -> Option<Table> {
             };
             let tp = match r.status {
                 Status::Ok => throughput_cell(r),
+                _ if r.was_skipped() => "skipped".into(),
                 _ => r.reason.clone().unwrap_or_else(|| "failed".into()),
             };
             vec![
