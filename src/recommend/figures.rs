@@ -149,8 +149,8 @@ pub(super) fn suite_rate_with(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Op
             },
         });
     }
-    if doc.results.iter().any(ranked_bulk) {
-        // TLS was measured, but not this Enc+Mac: leave it unmeasured rather than
+    if doc.results.iter().any(|r| ranked_bulk(r) && r.status == Status::Ok) {
+        // TLS was measured (a subject the budget skipped is not), but not this Enc+Mac: leave it unmeasured rather than
         // rank a bare primitive figure against figures over the wire.
         return None;
     }
@@ -393,6 +393,14 @@ mod tests {
         // Without any TLS bulk result, primitives are the figure.
         let p = doc(serde_json::json!([prim("aes-256-gcm", "encrypt", 16384, 4.0e9)]));
         assert!(suite_rate_with(&p, &k, k.tls_suite("ECDHE-RSA-AES256-GCM-SHA384").unwrap()).is_some());
+        // Nor with only TLS bulk subjects the budget skipped: nothing was measured over the wire.
+        let mut skipped = serde_json::json!({"kind": "tls-bulk", "metric": "bytes_per_sec", "status": "failed",
+            "reason": crate::model::BUDGET_SKIPPED,
+            "subject": {"protocol": "TLSv1.2", "suite": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}});
+        skipped["unit"] = wire["unit"].clone();
+        let s = doc(serde_json::json!([skipped, prim("aes-256-gcm", "encrypt", 16384, 4.0e9)]));
+        let m = suite_rate_with(&s, &k, k.tls_suite("ECDHE-RSA-AES256-GCM-SHA384").unwrap());
+        assert_eq!(m.map(|m| m.summary.median), Some(4.0e9));
     }
 
     /// A figure measured through a private nginx is a web server's, for the diff:
