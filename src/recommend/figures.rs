@@ -150,8 +150,9 @@ pub(super) fn suite_rate_with(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Op
         });
     }
     if doc.results.iter().any(|r| ranked_bulk(r) && r.status == Status::Ok) {
-        // TLS was measured (a subject the budget skipped is not), but not this Enc+Mac: leave it unmeasured rather than
-        // rank a bare primitive figure against figures over the wire.
+        // TLS was measured (a subject the budget skipped was not), but not this
+        // Enc+Mac: leave it unmeasured rather than rank a bare primitive figure
+        // against figures over the wire.
         return None;
     }
     suite_rate(doc, s)

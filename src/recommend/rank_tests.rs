@@ -27,17 +27,23 @@ fn s(median: f64, half: f64) -> Summary {
     }
 }
 
-fn cand(k: &Knowledge, name: &str, m: Option<Summary>) -> Candidate {
+/// A candidate of `domain` with the tier the knowledge gives it.
+fn candidate(k: &Knowledge, domain: Domain, name: &str, m: Option<Summary>) -> Candidate {
+    let verdict = k.judge(domain, name);
     Candidate {
-        verdict: k.judge(Domain::SshCipher, name),
+        tier: crate::recommend::tier(k, &verdict),
+        verdict,
         measured: m.map(|summary| Measured {
             summary,
             basis: "test".into(),
         }),
-        tier: Tier::Normal,
         physics: None,
         rounds: Vec::new(),
     }
+}
+
+fn cand(k: &Knowledge, name: &str, m: Option<Summary>) -> Candidate {
+    candidate(k, Domain::SshCipher, name, m)
 }
 
 #[test]
@@ -85,17 +91,7 @@ fn ties_share_a_rank_and_refused_options_stay_out() {
 }
 
 fn kex(k: &Knowledge, name: &str, m: Option<Summary>) -> Candidate {
-    let verdict = k.judge(Domain::SshKex, name);
-    Candidate {
-        tier: crate::recommend::tier(k, &verdict),
-        verdict,
-        measured: m.map(|summary| Measured {
-            summary,
-            basis: "test".into(),
-        }),
-        physics: None,
-        rounds: Vec::new(),
-    }
+    candidate(k, Domain::SshKex, name, m)
 }
 
 /// Post-quantum first even when it costs more; an option ssh-audit fails after

@@ -467,14 +467,18 @@ pub(super) fn record_item(session: &mut Measurements, plan: &LoopbackPlan, item:
                 session.record(r)?;
             }
         }
-        Err(e) => {
-            let subject = item.subject(plan);
-            for (kind, metric, mode) in item.records() {
-                let mut s = subject.clone();
-                s.mode = mode.map(str::to_string);
-                session.record(ResultRecord::not_ok(kind, s, metric, Status::Failed, format!("{e:#}")))?;
-            }
-        }
+        Err(e) => record_failed(session, plan, item, &format!("{e:#}"))?,
+    }
+    Ok(())
+}
+
+/// Records every record of `item` (its figure and its companions) as failed for `reason`.
+fn record_failed(session: &mut Measurements, plan: &LoopbackPlan, item: &Item, reason: &str) -> Result<()> {
+    let subject = item.subject(plan);
+    for (kind, metric, mode) in item.records() {
+        let mut s = subject.clone();
+        s.mode = mode.map(str::to_string);
+        session.record(ResultRecord::not_ok(kind, s, metric, Status::Failed, reason))?;
     }
     Ok(())
 }
@@ -500,12 +504,7 @@ pub(super) fn record_unreached(session: &mut Measurements, plan: &LoopbackPlan, 
     }
     let (mut bulk, mut hands) = (0, 0);
     for item in unreached {
-        let subject = item.subject(plan);
-        for (kind, metric, mode) in item.records() {
-            let mut s = subject.clone();
-            s.mode = mode.map(str::to_string);
-            session.record(ResultRecord::not_ok(kind, s, metric, Status::Failed, crate::model::BUDGET_SKIPPED))?;
-        }
+        record_failed(session, plan, item, crate::model::BUDGET_SKIPPED)?;
         match item.work {
             Work::Bulk(_) => bulk += 1,
             _ => hands += 1,
