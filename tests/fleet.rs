@@ -266,12 +266,14 @@ fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
     assert!(login.status.success(), "a new login after apply.yml: {}", text(&login));
 
     // Pass 3: the AEAD primitives (CPU time per byte, so a loaded machine does not
-    // blur them): ChaCha20 leads where AES-NI is hidden, AES-GCM elsewhere.
+    // blur them): ChaCha20 leads where AES-NI is hidden, AES-GCM elsewhere. 6 s:
+    // two hosts measure at once beside another test binary, and at 3 s a loaded CI
+    // run left one figure under 3 samples, which ties with everything.
     let r3 = f.tmp.path().join("results-speed");
     let out = f.profile(
         &r3,
         "speed",
-        3,
+        6,
         &["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "--bytes", "16k"],
     );
     assert!(!out.status.success(), "127.0.0.3 is still down: {}", text(&out));
