@@ -26,7 +26,9 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, MAIN_DB};
 use std::path::{Path, PathBuf};
 
 mod file;
+mod place;
 use file::{inspect, open_immutable, refused, set_up, shape, shown_path, sidecar, Found, Shape};
+pub use place::{chosen, default_dir, has_default_place};
 
 pub struct Store {
     conn: Connection,
@@ -105,15 +107,6 @@ pub const FINISH_BUSY: std::time::Duration = std::time::Duration::from_secs(3);
 
 pub use crate::privdir::{owner_gone, owner_token};
 
-/// Where the history lives unless `--db` says otherwise:
-/// `$XDG_DATA_HOME/cipherbench/history.sqlite`.
-pub fn default_path() -> PathBuf {
-    dirs::data_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("cipherbench")
-        .join("history.sqlite")
-}
-
 impl Store {
     /// Opens the database for a run: creates it when absent or empty, migrates one
     /// an older cipherbench made, and checks it can be written, all before anything
@@ -128,13 +121,17 @@ impl Store {
                 shown_path(path)
             ))
         };
+        place::check_owner(path)?;
         if path.is_dir() {
             return Err(unwritable("it is a directory".into()).into());
         }
         if let Found::Absent = inspect(path)? {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
+                place::make_dirs(parent).map_err(|e| unwritable(e.to_string()))?;
             }
+            place::make_file(path).map_err(|e| unwritable(e.to_string()))?;
+            // What appeared meanwhile is judged like any other file.
+            place::check_owner(path)?;
         }
         // Without SQLITE_OPEN_URI: a name such as `file:x?vfs=...` is a file name.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -205,6 +202,7 @@ impl Store {
                 shown_path(path)
             ))
         };
+        place::check_owner(path)?;
         if path.is_dir() {
             return Err(unreadable("it is a directory".into()).into());
         }

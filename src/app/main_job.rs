@@ -453,20 +453,24 @@ fn report_and_store(
 }
 
 /// The main job's reports directory, checked before measuring. Without it the
-/// run is refused, unless `--no-store` (nothing is kept): then the HTML report
-/// is skipped, and said so.
+/// run is refused, unless `--no-store` (nothing is kept), or `--db` names the
+/// history and there is no private default folder at all (no home, see
+/// `store::default_dir`): then the HTML report is skipped, and said so.
 fn main_reports_dir(c: &CommonOptions) -> Result<Option<std::path::PathBuf>> {
-    let dir = report::html::reports_dir();
-    let usable =
-        std::fs::create_dir_all(&dir).and_then(|()| tempfile::Builder::new().prefix(".cipherbench-check-").tempfile_in(&dir).map(drop));
-    match usable {
-        Ok(()) => Ok(Some(dir)),
-        Err(e) if c.no_store => {
-            if !c.quiet && !c.json {
-                eprintln!("note: no HTML report: cannot write {} ({e})", dir.display());
-            }
-            Ok(None)
+    let skip = |why: &str| {
+        if !c.quiet && !c.json {
+            eprintln!("note: no HTML report: {why}");
         }
+        Ok(None)
+    };
+    let dir = match report::html::reports_dir() {
+        Ok(dir) => dir,
+        Err(e) if c.no_store || (c.db.is_some() && !crate::store::has_default_place()) => return skip(&e.to_string()),
+        Err(e) => return Err(UsageError::Invalid(format!("cannot write the reports directory: {e}")).into()),
+    };
+    match tempfile::Builder::new().prefix(".cipherbench-check-").tempfile_in(&dir).map(drop) {
+        Ok(()) => Ok(Some(dir)),
+        Err(e) if c.no_store => skip(&format!("cannot write {} ({e})", dir.display())),
         Err(e) => Err(UsageError::Invalid(format!(
             "cannot write the reports directory {}: {e} (set XDG_DATA_HOME to a writable place, or use --no-store)",
             dir.display()

@@ -73,7 +73,7 @@ fn outputs(c: &CommonOptions) -> Outputs {
 /// The history database named by `--db`, or the default one, read-only (for
 /// `history`, `report` and `compare`: never created, migrated or written).
 fn history_store(c: &CommonOptions) -> Result<Store> {
-    Store::open_read(&c.db.clone().unwrap_or_else(store::default_path))
+    Store::open_read(&store::chosen(c.db.as_deref())?)
 }
 
 /// The store a measuring run writes to, unless `--no-store`.
@@ -81,7 +81,7 @@ fn open_store(c: &CommonOptions) -> Result<Option<Store>> {
     if c.no_store {
         return Ok(None);
     }
-    Ok(Some(Store::open(&c.db.clone().unwrap_or_else(store::default_path))?))
+    Ok(Some(Store::open(&store::chosen(c.db.as_deref())?)?))
 }
 
 fn progress(c: &CommonOptions) -> Progress {

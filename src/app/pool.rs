@@ -16,8 +16,11 @@ pub(super) fn pooled(c: &CommonOptions, doc: &crate::model::Document) -> crate::
     if c.no_store {
         return doc.clone();
     }
-    let db = c.db.clone().unwrap_or_else(store::default_path);
-    match Store::open_read(&db).and_then(|s| s.comparable(&doc.run, POOL_RUNS)) {
+    match store::chosen(c.db.as_deref())
+        .map_err(anyhow::Error::from)
+        .and_then(|db| Store::open_read(&db))
+        .and_then(|s| s.comparable(&doc.run, POOL_RUNS))
+    {
         Ok(earlier) => crate::recommend::pool::pool(doc, &earlier),
         Err(_) => doc.clone(),
     }

@@ -53,9 +53,12 @@ pub(super) fn recommend(c: &CommonOptions, a: &RecommendOptions) -> Result<()> {
 /// The run to recommend from: `--run`, else the latest stored run, else a fresh
 /// default run measured now (the same code path as `cipherbench run`).
 fn recommend_source(c: &CommonOptions, a: &RecommendOptions) -> Result<crate::model::Document> {
-    let db = c.db.clone().unwrap_or_else(store::default_path);
-    if !c.no_store {
-        let store = Store::open(&db)?;
+    let db = match c.no_store {
+        true => None,
+        false => Some(store::chosen(c.db.as_deref())?),
+    };
+    if let Some(db) = &db {
+        let store = Store::open(db)?;
         if a.run.is_some() || !store.runs(1)?.is_empty() {
             return store.load(a.run.as_deref().unwrap_or("latest"));
         }
@@ -63,7 +66,7 @@ fn recommend_source(c: &CommonOptions, a: &RecommendOptions) -> Result<crate::mo
         return Err(UsageError::Invalid("--run reads the history; drop --no-store".into()).into());
     }
     let scratch = tempfile::tempdir()?;
-    let db = if c.no_store { scratch.path().join("history.sqlite") } else { db };
+    let db = db.unwrap_or_else(|| scratch.path().join("history.sqlite"));
     if !c.quiet && !c.json {
         eprintln!("no stored run: measuring the default run first (as `cipherbench run`)");
     }

@@ -21,7 +21,7 @@ pub(crate) use tables::html_table;
 
 use crate::model::{Document, Kind, Metric, Now, RankedRecord, RankingRecord, RecommendationRecord, ResultRecord, Status};
 use crate::units::{Bytes, BytesPerSec, Seconds};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -31,17 +31,16 @@ use std::path::PathBuf;
 const CSS: &str = include_str!("html/report.css");
 
 /// Where the main job keeps its reports: beside the default history database,
-/// `$XDG_DATA_HOME/cipherbench/reports/`.
-pub fn reports_dir() -> PathBuf {
-    let db = crate::store::default_path();
-    db.parent().map(|p| p.join("reports")).unwrap_or_else(|| PathBuf::from("reports"))
+/// `$XDG_DATA_HOME/cipherbench/reports/`, made 0700 when missing and checked to
+/// be private like the history's folder (`store::default_dir`).
+pub fn reports_dir() -> Result<PathBuf, crate::error::UsageError> {
+    crate::store::default_dir(&["reports"], true)
 }
 
 /// Writes the HTML report of `doc` to `reports_dir()/<run id>.html` (atomically) and
 /// returns the path.
 pub fn write_report(doc: &Document) -> Result<PathBuf> {
-    let dir = reports_dir();
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let dir = reports_dir()?;
     let safe: String = doc
         .run
         .id
