@@ -27,6 +27,11 @@ pub(super) fn history(c: &CommonOptions, a: &HistoryOptions) -> Result<()> {
 }
 
 pub(super) fn show(c: &CommonOptions, a: &ReportOptions) -> Result<()> {
+    // A folder that is missing, or a directory given as the file: bad input (exit 2),
+    // like an export path, before anything is read.
+    if let Some(o) = &a.output {
+        report::check_writable(o, "-o")?;
+    }
     let store = history_store(c)?;
     let doc = store.load(&a.run)?;
     let format = a.format.or_else(|| a.output.as_deref().and_then(report::Format::from_path));

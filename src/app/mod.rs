@@ -41,6 +41,19 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     if common.policy.is_some() {
         policy(&common)?;
     }
+    // What the commands that measure or run tools need of their environment: a
+    // temporary folder (bad input when missing, exit 2) and an OpenSSL that works
+    // (exit 3 with the configuration named, not a panic in the middle of a run).
+    let reads_only = matches!(
+        cli.command,
+        Some(
+            Command::History(_) | Command::Report(_) | Command::Compare(_) | Command::Fleet(_) | Command::Completions(_) | Command::Man(_)
+        )
+    );
+    if !reads_only {
+        temp_dir_usable()?;
+        crate::backend::openssl::usable()?;
+    }
     match cli.command {
         None => main_job::run_main(&common, json!({})),
         Some(Command::Run(a)) => main_job::run(&common, &a.into()),
@@ -58,6 +71,19 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Completions(a)) => crate::cli::completions(&a),
         Some(Command::Man(a)) => crate::cli::man(&a),
     }
+}
+
+/// The temporary folder (`TMPDIR`, else /tmp) takes a file: the captured output of
+/// every tool cipherbench runs, and `file`'s data, go there.
+fn temp_dir_usable() -> Result<(), UsageError> {
+    let dir = std::env::temp_dir();
+    tempfile::tempfile_in(&dir).map(drop).map_err(|e| {
+        let from = if std::env::var_os("TMPDIR").is_some() { " (TMPDIR)" } else { "" };
+        UsageError::Invalid(format!(
+            "cannot use the temporary folder {}{from}: {e}; set TMPDIR to a folder you can write",
+            crate::untrusted::shown(&dir.to_string_lossy())
+        ))
+    })
 }
 
 fn outputs(c: &CommonOptions) -> Outputs {

@@ -47,7 +47,17 @@ pub fn run_bounded(
     by: crate::deadline::Deadline,
     stop: Stop,
 ) -> std::io::Result<(Option<ExitStatus>, Vec<u8>, Vec<u8>)> {
-    let (mut out, mut err) = (tempfile::tempfile()?, tempfile::tempfile()?);
+    // A failure here is the temporary folder's, not the tool's: said so, and not an
+    // OS error (whose "not found" callers read as a missing tool).
+    let capture = || {
+        tempfile::tempfile().map_err(|e| {
+            std::io::Error::other(format!(
+                "cannot make a file in the temporary folder {} (TMPDIR): {e}",
+                std::env::temp_dir().display()
+            ))
+        })
+    };
+    let (mut out, mut err) = (capture()?, capture()?);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)

@@ -35,10 +35,12 @@ pub fn discover() -> Result<OpenSsh> {
     let ssh = ssh_binary();
     let v = output_within(Command::new(&ssh).arg("-V"), QUERY_LIMIT)
         .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot run the OpenSSH client '{}': {e}; install the package openssh-client (e.g. `apt-get install openssh-client`)",
-                ssh.display()
-            )
+            // Only a program that is not there is a package to install.
+            let hint = match e.raw_os_error() {
+                Some(libc::ENOENT) => "; install the package openssh-client (e.g. `apt-get install openssh-client`)",
+                _ => "",
+            };
+            anyhow::anyhow!("cannot run the OpenSSH client '{}': {e}{hint}", ssh.display())
         })?
         .ok_or_else(|| anyhow::anyhow!("'{} -V' did not finish in time and was stopped", ssh.display()))?;
     // `ssh -V` prints to stderr.

@@ -65,8 +65,8 @@ impl Keys {
     pub fn random(cipher: &Cipher) -> Keys {
         let mut key = vec![0u8; cipher.key_length()];
         let mut iv = vec![0u8; cipher.iv_length()];
-        openssl::rand::rand_bytes(&mut key).expect("RNG");
-        openssl::rand::rand_bytes(&mut iv).expect("RNG");
+        crate::backend::openssl::random_bytes(&mut key);
+        crate::backend::openssl::random_bytes(&mut iv);
         Keys { key, iv }
     }
 

@@ -43,7 +43,7 @@ pub enum PqWork {
 
 fn random(n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];
-    openssl::rand::rand_bytes(&mut v).expect("RNG");
+    crate::backend::openssl::random_bytes(&mut v);
     v
 }
 

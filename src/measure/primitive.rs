@@ -85,14 +85,14 @@ pub struct PrimitiveProbe {
 
 fn random(n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];
-    openssl::rand::rand_bytes(&mut v).expect("RNG");
+    crate::backend::openssl::random_bytes(&mut v);
     v
 }
 
 /// A block of `len` random bytes.
 fn random_block(len: usize) -> Block {
     let mut b = Block::zeroed(len);
-    openssl::rand::rand_bytes(&mut b).expect("RNG");
+    crate::backend::openssl::random_bytes(&mut b);
     b
 }
 

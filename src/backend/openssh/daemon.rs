@@ -75,7 +75,10 @@ fn keygen(args: &[&str], path: &Path) -> Result<()> {
     let mut cmd = Command::new("ssh-keygen");
     cmd.args(["-q", "-N", "", "-C", "cipherbench"]).args(args).arg("-f").arg(path);
     let out = process::output_within(&mut cmd, process::QUERY_LIMIT)
-        .map_err(|e| anyhow!("cannot run ssh-keygen: {e}; install the package openssh-client"))?
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOENT) => anyhow!("cannot run ssh-keygen: {e}; install the package openssh-client"),
+            _ => anyhow!("cannot run ssh-keygen: {e}"),
+        })?
         .ok_or_else(|| anyhow!("ssh-keygen {} did not finish in time and was stopped", args.join(" ")))?;
     if !out.status.success() {
         bail!(

@@ -75,3 +75,91 @@ pub fn first_error(e: &openssl::error::ErrorStack) -> String {
         .and_then(|err| err.reason().map(str::to_string))
         .unwrap_or_else(|| e.to_string())
 }
+
+/// Checks that the process's OpenSSL works at all before anything uses it: that
+/// its default library context gives random numbers and SHA-256 and AES-128-GCM.
+/// An `OPENSSL_CONF` that loads only the null provider, or a provider that fails
+/// to load, leaves it with none: that is said here, naming the configuration
+/// file, instead of failing (or panicking) in the middle of a run. Asked once,
+/// before the legacy provider is loaded (loading it loads the default provider
+/// explicitly, which would hide a configuration that loads none).
+pub fn usable() -> anyhow::Result<()> {
+    static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
+    let checked = CHECKED.get_or_init(|| {
+        let mut r = [0u8; 16];
+        let failed = openssl::rand::rand_bytes(&mut r)
+            .map_err(|e| ("random numbers", e))
+            .and_then(|()| openssl::hash::hash(openssl::hash::MessageDigest::sha256(), b"").map_err(|e| ("SHA-256", e)))
+            .and_then(|_| {
+                openssl::symm::encrypt_aead(
+                    openssl::symm::Cipher::aes_128_gcm(),
+                    &[0; 16],
+                    Some(&[0; 12]),
+                    &[],
+                    b"",
+                    &mut [0; 16],
+                )
+                .map_err(|e| ("AES-128-GCM", e))
+            });
+        match failed {
+            Ok(_) => Ok(()),
+            Err((what, e)) => {
+                let conf = match std::env::var_os("OPENSSL_CONF") {
+                    Some(c) => format!(
+                        "the OpenSSL configuration {} (OPENSSL_CONF)",
+                        crate::untrusted::shown(&c.to_string_lossy())
+                    ),
+                    None => format!("the system's OpenSSL configuration (in {})", openssl_dir()),
+                };
+                Err(format!(
+                    "{} offers no {what} here ({}): {conf} loads no provider that works (only the null provider, \
+                     or one that fails to load); unset OPENSSL_CONF or fix that file",
+                    runtime_version(),
+                    crate::untrusted::shown(&first_error(&e))
+                ))
+            }
+        }
+    });
+    checked.clone().map_err(anyhow::Error::msg)
+}
+
+/// Where libcrypto looks for its configuration (`openssl version -d`).
+fn openssl_dir() -> String {
+    let d = openssl::version::dir();
+    d.strip_prefix("OPENSSLDIR: ").unwrap_or(d).trim_matches('"').to_string()
+}
+
+/// Fills `buf` with random bytes: OpenSSL's, or the kernel's when OpenSSL has
+/// none (a broken configuration, see [`usable`]). For benchmark data, keys of
+/// throw-away measurements and run ids, which need to differ, not to be secret:
+/// this never fails.
+pub fn random_bytes(buf: &mut [u8]) {
+    if openssl::rand::rand_bytes(buf).is_ok() {
+        return;
+    }
+    let mut filled = 0;
+    while filled < buf.len() {
+        let rest = &mut buf[filled..];
+        // SAFETY: the pointer and length describe `rest`, a live, writable slice.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        if n > 0 {
+            filled += n as usize;
+        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        } else {
+            break;
+        }
+    }
+    // No kernel source either: a generator seeded from the clock and the pid.
+    let mut x = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        ^ (u64::from(std::process::id()) << 32)
+        | 1;
+    for b in &mut buf[filled..] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+}
