@@ -77,7 +77,7 @@ impl Checkpoint for StoreCheckpoint {
 /// A sortable, unique-enough run id: `20261122T150405Z-1a2b`.
 fn new_id(now: &chrono::DateTime<chrono::Utc>) -> String {
     let mut r = [0u8; 2];
-    crate::backend::openssl::random_bytes(&mut r);
+    crate::measure::random_bytes(&mut r);
     format!("{}-{}", now.format("%Y%m%dT%H%M%SZ"), hex::encode(r))
 }
 

@@ -19,5 +19,8 @@ pub mod sink;
 pub mod ssh;
 pub mod tls;
 
+/// Random bytes that never fail (the kernel's when OpenSSL has none): for data, keys
+/// of throw-away measurements and run ids.
+pub use crate::backend::openssl::random_bytes;
 pub use files_run::files;
 pub use primitives_run::primitives;
