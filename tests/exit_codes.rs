@@ -94,6 +94,9 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// A row's invocation; `None` when this machine cannot run it.
+type Invocation = dyn Fn(&Ctx) -> Option<Output>;
+
 /// One documented cause: its code, the words of docs/exit-codes.md that name it,
 /// a real invocation, and what the message must say.
 struct Row {
@@ -101,7 +104,7 @@ struct Row {
     /// Words of the code's row in docs/exit-codes.md that name this cause.
     documented: &'static str,
     /// Runs the invocation; `None` when this machine cannot (said, and counted).
-    run: Box<dyn Fn(&Ctx) -> Option<Output>>,
+    run: Box<Invocation>,
     /// Each must appear in stderr.
     says: &'static [&'static str],
     /// None may appear in stderr (a misleading cause).
