@@ -193,3 +193,6 @@ pub fn build(
         host_classes,
     }
 }
+
+#[cfg(test)]
+mod hostile_tests;
