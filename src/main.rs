@@ -16,6 +16,7 @@ mod measure;
 mod model;
 mod options;
 mod plan;
+mod plausible;
 mod privdir;
 mod proc;
 mod progress;

@@ -396,6 +396,9 @@ impl Store {
             .query_map([&id], |r| r.get::<_, String>(0))?
             .map(|r| Ok(serde_json::from_str::<ResultRecord>(&r?)?))
             .collect::<Result<Vec<_>>>()?;
+        // A row planted in the database is read back like an export: refused whole.
+        crate::plausible::check_records(&results)
+            .map_err(|why| anyhow::anyhow!("stored run {id} in {}: {why}: refused", self.path.display()))?;
         Ok(Document {
             schema: SCHEMA.to_string(),
             run,

@@ -454,3 +454,113 @@ fn profile_does_not_fetch_an_export_over_the_limit() {
     f.assert_nothing_left();
     assert!(!f.become_log().exists(), "profile.yml became root");
 }
+
+/// What an unprivileged local user on the host can do against the roll-back:
+/// watch every process's command line in /proc (world-readable) and the names in
+/// /tmp and /run, and `touch` every confirmation path it sees (and `NAME/confirmed`
+/// in it). Runs as `nobody` until killed; writes `seen PATH` and `touched PATH`.
+const ATTACK: &str = r#"
+while :; do
+  for p in $( { cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' '\n'; ls -d /tmp/* /tmp/*/* /run/* /run/*/* 2>/dev/null; } \
+      | grep -o "/[^ \"';]*cipherbench-confirm[^ \"';]*" | sort -u); do
+    d=${p%/confirmed}
+    echo "seen $p"
+    touch "$p" 2>/dev/null && echo "touched $p"
+    touch "$d/confirmed" 2>/dev/null && echo "touched $d/confirmed"
+  done
+  sleep 0.05
+done
+"#;
+
+/// A local user who is not root cannot stop a roll-back: while apply.yml applies a
+/// line the controller's client cannot use (so no new login can confirm it), a
+/// real unprivileged user (`nobody`, through setpriv) watches /proc/*/cmdline,
+/// /tmp and /run and touches every confirmation path it finds. The host must
+/// still put back its old sshd config and reload by itself. Against the old
+/// playbook (a confirmation file in /tmp named on the watchdog's command line) the
+/// attacker's touch confirmed the bad lines and they stayed.
+#[test]
+fn an_unprivileged_local_user_cannot_cancel_the_sshd_roll_back() {
+    let Some(sshd) = skip() else { return };
+    if !is_root() {
+        eprintln!("skipped: acting as another local user (nobody) needs root");
+        return;
+    }
+    let nobody = |flag: &str| {
+        let o = Command::new("id").args([flag, "nobody"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let (uid, gid) = (nobody("-u"), nobody("-g"));
+    assert!(!uid.is_empty() && uid != "0", "no unprivileged user nobody here");
+    let f = Fleet::start(&sshd, &[18]);
+    let missing_nginx = f.tmp.path().join("no-nginx.conf");
+    f.write_inventory_with(|h| {
+        format!(
+            "cipherbench_sshd_config={} cipherbench_nginx_conf={} cipherbench_sshd_reload_command='{}'",
+            h.config().display(),
+            missing_nginx.display(),
+            h.reload_command()
+        )
+    });
+    fleet_vars(&f);
+    let host = f.hosts[0].addr;
+    set_lines(&f, host, "sshd", &["Ciphers aes128-cbc"]);
+    let before = std::fs::read(f.hosts[0].config()).unwrap();
+
+    // Confirmation names already in /tmp or /run (left by an earlier run, e.g. of
+    // the old playbook) are not this run's: the attacker's touches of them count
+    // for nothing.
+    let stale: Vec<String> = ["/tmp", "/run"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten().map(move |e| (d, e)))
+        .map(|(d, e)| format!("{d}/{}", e.file_name().to_string_lossy()))
+        .filter(|p| p.contains("cipherbench-confirm"))
+        .collect();
+    let fresh = |line: &&str| {
+        !stale
+            .iter()
+            .any(|s| line.split_once(' ').is_some_and(|(_, p)| p.starts_with(s.as_str())))
+    };
+    let log_path = f.tmp.path().join("attack.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut attacker = Command::new("setpriv")
+        .args([&format!("--reuid={uid}"), &format!("--regid={gid}"), "--clear-groups"])
+        .args(["--inh-caps=-all", "--bounding-set=-all", "--", "sh", "-c", ATTACK])
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("setpriv");
+    let t0 = Instant::now();
+    let out = f.ansible("apply.yml", &json!({"cipherbench_rollback_seconds": 15}), &[]);
+    eprintln!("apply.yml under attack: {:.0?}", t0.elapsed());
+    let _ = attacker.kill();
+    let _ = attacker.wait();
+    let attack = std::fs::read_to_string(&log_path).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+
+    // The attack ran during the watchdog's window and saw the confirmation path.
+    let seen: std::collections::BTreeSet<&str> = attack.lines().filter(|l| l.starts_with("seen ")).filter(fresh).collect();
+    assert!(!seen.is_empty(), "the attacker never saw a confirmation path: {}", text(&out));
+    let touched: Vec<&str> = attack.lines().filter(|l| l.starts_with("touched ")).filter(fresh).collect();
+    assert!(touched.is_empty(), "nobody wrote a confirmation: {touched:?}\n{stdout}");
+    // The roll-back happened anyway: the play fails naming the host, the host put
+    // its old file back and reloaded by itself, and a new login works.
+    assert!(!out.status.success(), "the play must fail: {}", text(&out));
+    assert!(
+        stdout.contains(&format!("{host}: sshd lines not applied, rolled back")),
+        "the host is named: {stdout}"
+    );
+    assert!(stdout.contains("reloaded sshd by itself (restored)"), "{stdout}");
+    assert_eq!(std::fs::read(f.hosts[0].config()).unwrap(), before, "not rolled back: {stdout}");
+    assert!(f.login(&f.hosts[0]).status.success(), "a new login after the roll-back");
+    // Nothing of the confirmation is left in /run.
+    let left: Vec<String> = std::fs::read_dir("/run")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("cipherbench-confirm.") && seen.iter().any(|s| s.contains(n.as_str())))
+        .collect();
+    assert!(left.is_empty(), "left in /run: {left:?}");
+}

@@ -116,10 +116,10 @@ pub fn pooled(class: &ClassAcc, id: &str) -> Document {
     keys.sort();
     for k in keys {
         let acc = &class.subjects[k];
-        let medians: Vec<f64> = acc.figs.iter().map(|f| f.median as f64).collect();
+        let medians: Vec<f64> = acc.figs.iter().map(|f| f.median).collect();
         let Some(s) = Summary::of(&medians) else { continue };
-        let typical_low = median(&mut acc.figs.iter().map(|f| f.low as f64).collect::<Vec<_>>());
-        let typical_high = median(&mut acc.figs.iter().map(|f| f.high as f64).collect::<Vec<_>>());
+        let typical_low = median(&mut acc.figs.iter().map(|f| f.low).collect::<Vec<_>>());
+        let typical_high = median(&mut acc.figs.iter().map(|f| f.high).collect::<Vec<_>>());
         let pooled = Summary {
             ci95_low: s.ci95_low.min(typical_low),
             ci95_high: s.ci95_high.max(typical_high),
@@ -173,14 +173,13 @@ fn outliers(class: &ClassAcc, hosts: &[String]) -> (Vec<Outlier>, Option<String>
             continue;
         }
         let up = higher_is_better(t.metric);
-        let mut meds: Vec<f64> = acc.figs.iter().map(|f| f.median as f64).collect();
+        let mut meds: Vec<f64> = acc.figs.iter().map(|f| f.median).collect();
         let reference = median(&mut meds);
         if reference <= 0.0 {
             continue;
         }
         for f in &acc.figs {
-            let r = |x: f32| {
-                let x = x as f64;
+            let r = |x: f64| {
                 if up {
                     x / reference
                 } else if x > 0.0 {
@@ -289,7 +288,7 @@ fn leader_figures(class: &ClassAcc, r: &Ranking, leader: &Ranked) -> Vec<f64> {
                     t.subject.bytes.unwrap_or(0)
                 );
         if (primitive || leader.basis.ends_with(&label)) && same_metric {
-            return acc.figs.iter().map(|f| f.median as f64).collect();
+            return acc.figs.iter().map(|f| f.median).collect();
         }
     }
     Vec::new()
@@ -658,9 +657,9 @@ mod tests {
                     let m = rate(a, h);
                     Fig {
                         host: h,
-                        median: m as f32,
-                        low: (m * 0.98) as f32,
-                        high: (m * 1.02) as f32,
+                        median: m,
+                        low: m * 0.98,
+                        high: m * 1.02,
                     }
                 })
                 .collect();

@@ -4,7 +4,7 @@
 //! and recommendations that every host repeats. Only `run` (to class the host) and
 //! `results` (the figures) are kept; the rest is skipped while parsing. Each file is
 //! parsed, folded into its class's accumulator and dropped, so memory holds the
-//! per-class summaries (per subject: one 12-byte figure per host, for the pooled
+//! per-class summaries (per subject: one 32-byte figure per host, for the pooled
 //! median and the outlier test), never a whole document. Files are parsed by a few
 //! worker threads over a bounded channel; the fold itself is single-threaded.
 //!
@@ -147,7 +147,9 @@ struct Probe {
 pub struct Problem {
     pub host: String,
     pub file: String,
-    /// `truncated`, `not-json`, `foreign`, `schema`, `malformed`, `duplicate` (a
+    /// `truncated`, `not-json`, `foreign`, `schema`, `malformed`, `implausible` (a
+    /// figure that is not finite, positive and physically possible:
+    /// `crate::plausible`), `duplicate` (a
     /// host name or a run id seen before), `too-large`, `bad-name` (a name that
     /// cannot be an inventory host), `unreadable` (missing, a symlink loop, not a
     /// regular file, no permission), `failed` or `unreachable`.
@@ -256,13 +258,15 @@ pub fn class_key(run: &RunLite) -> ClassKey {
     }
 }
 
-/// One host's figure for one subject (f32: the summaries are ±1% anyway).
+/// One host's figure for one subject, as the export has it (f64, like every figure:
+/// an f32 overflows at 3.4e38, and the reader's bounds, `crate::plausible`, are
+/// stated in f64).
 #[derive(Debug, Clone, Copy)]
 pub struct Fig {
     pub host: u32,
-    pub median: f32,
-    pub low: f32,
-    pub high: f32,
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
 }
 
 /// Every host's figure for one subject of a class.
@@ -414,12 +418,12 @@ impl Merged {
                 figs: Vec::new(),
                 samples: 0,
             });
-            acc.samples += samples;
+            acc.samples = acc.samples.saturating_add(samples);
             acc.figs.push(Fig {
                 host: h,
-                median: m as f32,
-                low: low as f32,
-                high: high as f32,
+                median: m,
+                low,
+                high,
             });
         }
     }

@@ -9,8 +9,11 @@
 //!
 //! Exit status: 0 when every file merged; 1 when some file or host could not be
 //! merged (each is named, the rest is still merged and reported; a path given on
-//! the command line that does not exist is one of them); 2 when nothing could be
-//! merged at all.
+//! the command line that does not exist is one of them, as is a host with a
+//! figure that is not physically possible, `crate::plausible`); 2 when nothing
+//! could be merged at all (then no Ansible variables are written).
+//! `--ansible-vars` never writes an empty list, and exits 1 when no class has a
+//! line for any target.
 //!
 //! Every string in an export and every file name is outside text: what is printed
 //! for people goes through [`crate::untrusted::shown`], and the machine-read
@@ -193,3 +196,6 @@ pub fn build(
         host_classes,
     }
 }
+
+#[cfg(test)]
+mod hostile_tests;

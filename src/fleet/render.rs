@@ -234,18 +234,34 @@ fn unsafe_text(s: &str) -> Value {
     json!({ "__ansible_unsafe": s })
 }
 
-fn lines_of(lines: &[Lines], target: &str) -> Value {
+/// The lines for `target`, or `None` when there is no directive among them.
+fn lines_of(lines: &[Lines], target: &str) -> Option<Value> {
     let l = lines.iter().find(|l| l.target == target).map(|l| l.lines.as_slice()).unwrap_or(&[]);
-    Value::Array(l.iter().map(|x| unsafe_text(x)).collect())
+    if l.iter().all(|x| x.trim().is_empty() || x.starts_with('#')) {
+        return None;
+    }
+    Some(Value::Array(l.iter().map(|x| unsafe_text(x)).collect()))
 }
 
-/// `cipherbench_SCOPE_TARGET_lines` for every target apply.yml writes.
-fn with_lines(vars: &mut Value, scope: &str, lines: &[Lines]) {
+/// `cipherbench_SCOPE_TARGET_lines` for every target apply.yml writes that has
+/// lines. An empty answer is never written as `[]`: the key is left out (apply.yml
+/// then leaves that software as it is, and says so), and `skipped` names it.
+/// Returns how many keys were written.
+fn with_lines(vars: &mut Value, scope: &str, lines: &[Lines], who: &str, skipped: &mut Vec<String>) -> usize {
+    let mut written = 0;
     if let Value::Object(m) = vars {
         for t in crate::target::ansible() {
-            m.insert(format!("cipherbench_{scope}_{t}_lines"), lines_of(lines, t));
+            let key = format!("cipherbench_{scope}_{t}_lines");
+            match lines_of(lines, t) {
+                Some(v) => {
+                    m.insert(key, v);
+                    written += 1;
+                }
+                None => skipped.push(format!("{who}: no {t} lines (nothing measured for them), {key} not written")),
+            }
         }
     }
+    written
 }
 
 /// The vars files cipherbench writes carry this key with [`super::FLEET_SCHEMA`];
@@ -296,7 +312,19 @@ fn write_vars(path: &Path, value: &Value, refused: &mut Vec<String>) -> Result<(
 /// marked unsafe, so Ansible never templates them. A host name is a file name
 /// here; merge refused every name that is not a plain host name, and this checks
 /// again.
+///
+/// Nothing is written when no host was merged; a list with no line is left out
+/// (never `[]`) and named on stderr; when no class and not the fleet has a line
+/// for any target, the files are still written (older lines must not stay) and
+/// the run fails: there is nothing for apply.yml to apply.
 pub fn ansible_vars(r: &FleetReport, dir: &Path) -> Result<()> {
+    if r.hosts_merged == 0 || r.classes.is_empty() {
+        return Err(crate::error::UsageError::Invalid(format!(
+            "no host export could be merged: no Ansible variables written to {}",
+            shown(&dir.display().to_string())
+        ))
+        .into());
+    }
     let gv = dir.join("group_vars");
     let hv = dir.join("host_vars");
     for d in [&gv, &hv] {
@@ -307,9 +335,13 @@ pub fn ansible_vars(r: &FleetReport, dir: &Path) -> Result<()> {
         MARKER_KEY: super::FLEET_SCHEMA,
         "cipherbench_policy": r.policy,
     });
-    with_lines(&mut all, "fleet", &r.fleet.lines);
+    let mut skipped = Vec::new();
+    let mut written = with_lines(&mut all, "fleet", &r.fleet.lines, "the fleet (group_vars/all.json)", &mut skipped);
     write_vars(&gv.join("all.json"), &all, &mut refused)?;
     for c in &r.classes {
+        let who = format!("{} ({} host(s))", c.id, c.hosts.len());
+        let mut class_skipped = Vec::new();
+        let mut class_written = 0;
         for h in &c.hosts {
             if let Some(why) = super::merge::bad_host_name(h) {
                 refused.push(format!("host {}: not a file name ({why})", shown(&bounded(h, 120))));
@@ -320,12 +352,28 @@ pub fn ansible_vars(r: &FleetReport, dir: &Path) -> Result<()> {
                 "cipherbench_class": c.id,
                 "cipherbench_class_label": unsafe_text(&bounded(&c.label, 2048)),
             });
-            with_lines(&mut v, "class", &c.lines);
+            class_skipped.clear();
+            class_written = with_lines(&mut v, "class", &c.lines, &who, &mut class_skipped);
             write_vars(&hv.join(format!("{h}.json")), &v, &mut refused)?;
         }
+        written += class_written;
+        skipped.append(&mut class_skipped);
+    }
+    for s in &skipped {
+        eprintln!("warning: {s}: apply.yml leaves that software as it is there");
+    }
+    if !skipped.is_empty() {
+        eprintln!();
     }
     if !refused.is_empty() {
         return Err(crate::error::NotSaved(format!("Ansible variables not written: {}", refused.join("; "))).into());
+    }
+    if written == 0 {
+        return Err(crate::error::Finding(format!(
+            "no class and not the fleet has a line for {}: nothing for apply.yml to apply (the variables were written without lines)",
+            crate::target::ansible().join(" or ")
+        ))
+        .into());
     }
     Ok(())
 }

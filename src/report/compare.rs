@@ -58,6 +58,10 @@ pub fn load_json(path: &Path) -> Result<Document> {
             crate::untrusted::shown(&crate::untrusted::bounded(&doc.schema, 100))
         );
     }
+    // The figures another machine wrote: each finite, positive and possible.
+    if let Err(why) = crate::plausible::check_records(&doc.results) {
+        bail!("{shown}: {why}: refused (see docs/json-schema.md, \"Figures read back\")");
+    }
     Ok(doc)
 }
 

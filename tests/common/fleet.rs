@@ -349,6 +349,17 @@ echo \"$*\" >> '{}'\nwhile [ $# -gt 0 ]; do case \"$1\" in -u|-p) shift 2 ;; -*)
         .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&sudo, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // apply.yml makes its confirmation directory under /run as root; the
+        // stand-in for sudo does not make a non-root run root, so there it gets a
+        // private base of its own (owned by the user, 0700: apply.yml accepts it).
+        let confirm_base = if is_root() {
+            String::new()
+        } else {
+            let base = self.tmp.path().join("confirm-base");
+            std::fs::create_dir_all(&base).unwrap();
+            std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+            format!("cipherbench_confirm_base={}\n", base.display())
+        };
         let mut s = String::from("[fleet]\n");
         for h in &self.hosts {
             s.push_str(&format!("{} ansible_port={} {}\n", h.addr, h.port, vars(h)));
@@ -356,7 +367,7 @@ echo \"$*\" >> '{}'\nwhile [ $# -gt 0 ]; do case \"$1\" in -u|-p) shift 2 ;; -*)
         s.push_str(&format!(
             "\n[fleet:vars]\nansible_user={}\nansible_ssh_private_key_file={}\n\
 ansible_ssh_common_args='-o UserKnownHostsFile={} -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=20'\n\
-ansible_python_interpreter=/usr/bin/python3\nansible_become_exe={}\n",
+ansible_python_interpreter=/usr/bin/python3\nansible_become_exe={}\n{confirm_base}",
             current_user(),
             self.client_key().display(),
             self.known_hosts().display(),

@@ -247,15 +247,23 @@ pub(super) fn read_one(path: &Path, limit: u64) -> Result<Parsed, Problem> {
         }
     }
     match parse_capped::<Export>(path, limit).map_err(as_problem)? {
-        Ok(e) if e.schema == SCHEMA => Ok(Parsed {
-            key: class_key(&e.run),
-            offers: offers(&e.run),
-            capabilities: e.run.capabilities,
-            run_id: e.run.id,
-            host,
-            file,
-            results: e.results,
-        }),
+        // Every figure a host wrote is checked before any is merged: one that is
+        // not physically possible (1e308, negative, zero) refuses the whole host.
+        Ok(e) if e.schema == SCHEMA => match crate::plausible::check_records(&e.results) {
+            Err(why) => Err(problem(
+                "implausible",
+                format!("{file}: host {host}: {why}; not merged (see docs/json-schema.md, \"Figures read back\")"),
+            )),
+            Ok(()) => Ok(Parsed {
+                key: class_key(&e.run),
+                offers: offers(&e.run),
+                capabilities: e.run.capabilities,
+                run_id: e.run.id,
+                host,
+                file,
+                results: e.results,
+            }),
+        },
         Ok(e) => Err(problem(
             "schema",
             format!("{file}: schema {:?}, but this cipherbench merges {SCHEMA}", e.schema),
