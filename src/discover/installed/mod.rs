@@ -21,6 +21,7 @@ pub mod libssl;
 pub mod nginx;
 pub mod nzbget;
 pub mod openssl;
+pub mod relay;
 pub mod ssh;
 pub mod sshd;
 pub mod stunnel;
@@ -299,6 +300,14 @@ pub(crate) struct Ran {
 }
 
 impl Ran {
+    /// What the tool said about the configuration `named`, with each message
+    /// that quotes another file (an `Include`d one) replaced by that file and
+    /// line ([`relay::relay`]): only then may it reach a note or an error.
+    pub fn about(mut self, named: &Path) -> Ran {
+        self.err = relay::relay(&self.err, named);
+        self
+    }
+
     /// How it failed, for a message: its status and the last lines of its stderr
     /// (escaped: a config file's contents reach a terminal through this).
     pub fn why(&self) -> String {

@@ -24,14 +24,21 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         args.extend(["-F", &f]);
     }
     args.push(HOST);
-    let super::Ran { ok, out, err, .. } = match run(&ssh, &args) {
+    let ran = match run(&ssh, &args) {
         Ok(r) => r,
         Err(_) if config_from.is_none() => return Ok(None),
         Err(e) => return Err(e),
     };
-    if !ok {
-        anyhow::bail!("`ssh {}` failed: {}", args.join(" "), err.trim());
+    // What ssh says may quote a file the configuration includes: relayed as
+    // that file's name and line only.
+    let ran = match &file {
+        Some(f) => ran.about(f),
+        None => ran,
+    };
+    if !ran.ok {
+        anyhow::bail!("`ssh {}` failed: {}", args.join(" "), ran.why());
     }
+    let out = ran.out;
     let config = parse_dump(&out, false);
     if config.ciphers.is_empty() {
         anyhow::bail!("`ssh {}` printed no ciphers line", args.join(" "));
