@@ -173,8 +173,10 @@ fn a_relative_or_bare_config_from_is_the_file_typed() {
         let diff = &r["diffs"][0];
         // Read by nginx itself (not the fallback that parses the file alone), from the file typed.
         assert!(diff["source"].as_str().unwrap().starts_with("nginx -T"), "{typed}: {diff:#}");
-        assert_eq!(diff["file"], rel.join("nginx.conf").display().to_string(), "{typed}");
         assert_eq!(offered_tls12(&r), ["TLS_RSA_WITH_AES_128_CBC_SHA"], "{typed}: the decoy was read");
+        // The report names it as typed or as its absolute form.
+        let named = diff["file"].as_str().unwrap();
+        assert!(named == typed || Path::new(named) == rel.join("nginx.conf"), "{typed}: {named}");
     }
 }
 
