@@ -217,6 +217,9 @@ pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
 /// How much of a configuration is read between two looks at the run's deadline.
 const READ_CHUNK: usize = 64 << 10;
 
+/// How long a configuration may take to read once the run's deadline has passed.
+const READ_AFTER_CUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Reads a configuration file; an unreadable file is bad input that names it.
 ///
 /// Bounded in size and time: the file is opened without blocking (a FIFO or a
@@ -224,7 +227,8 @@ const READ_CHUNK: usize = 64 << 10;
 /// a second look at the path, which could have changed) must show a regular
 /// file of at most [`MAX_CONFIG_BYTES`]; anything else is refused by name before
 /// a byte is read. The read itself takes at most that many bytes, in chunks,
-/// and stops at the run's deadline.
+/// and stops at the run's deadline (or [`READ_AFTER_CUT`] from its start, when
+/// it starts after the run's cut: the report's patch reads the file again).
 pub fn read_config(path: &Path) -> Result<String, UsageError> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -234,9 +238,12 @@ pub fn read_config(path: &Path) -> Result<String, UsageError> {
             crate::untrusted::shown(&path.display().to_string())
         ))
     };
-    if crate::deadline::run_expired() {
-        return Err(refused("the run's deadline passed before it was read (raise --budget)".into()));
-    }
+    // The run's deadline; a read after the run's cut (the report's patch reads
+    // the file again) gets a few seconds of its own instead.
+    let by = match crate::deadline::run() {
+        d if d.expired() => crate::deadline::Deadline::after(READ_AFTER_CUT),
+        d => d,
+    };
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -268,7 +275,7 @@ pub fn read_config(path: &Path) -> Result<String, UsageError> {
     let mut limited = file.take(MAX_CONFIG_BYTES + 1);
     let mut chunk = vec![0u8; READ_CHUNK];
     loop {
-        if crate::deadline::run_expired() {
+        if by.expired() {
             return Err(refused(format!("{} passed while it was read", crate::deadline::describe())));
         }
         match limited.read(&mut chunk) {
