@@ -7,6 +7,9 @@ use super::{read_config, run, scan_directives, Config, Installed};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
+/// The system-wide client configuration `ssh -G` reads without `-F`.
+const SYSTEM_FILE: &str = "/etc/ssh/ssh_config";
+
 /// The host `ssh -G` is asked about.
 pub const HOST: &str = "localhost";
 
@@ -31,10 +34,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     };
     // What ssh says may quote a file the configuration includes: relayed as
     // that file's name and line only.
-    let ran = match &file {
-        Some(f) => ran.about(f),
-        None => ran,
-    };
+    let ran = ran.about(file.as_deref().unwrap_or(Path::new(SYSTEM_FILE)));
     if !ran.ok {
         anyhow::bail!("`ssh {}` failed: {}", args.join(" "), ran.why());
     }
