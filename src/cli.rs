@@ -86,6 +86,24 @@ fn duration_arg(s: &str) -> Result<Seconds, String> {
     parse_duration(s).map_err(|e| e.to_string())
 }
 
+/// A host name as the user gave it (`--host [USER@]HOST`, `--connect HOST:PORT`,
+/// `--sni NAME`), refused before any tool sees it when a program could take it for
+/// an option (it starts with '-', also after `USER@`) or it holds a blank or a
+/// control character, which no host name does. Exit 2, like every bad value.
+fn host_arg(s: &str) -> Result<String, String> {
+    let host = s.rsplit_once('@').map_or(s, |(_, h)| h);
+    if s.is_empty() || host.is_empty() {
+        return Err("a host is needed".into());
+    }
+    if s.starts_with('-') || host.starts_with('-') {
+        return Err("a host must not start with '-' (ssh and openssl would take it for an option)".into());
+    }
+    if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("a host holds no blank or control character".into());
+    }
+    Ok(s.to_string())
+}
+
 fn bytes_arg(s: &str) -> Result<Bytes, String> {
     let b = parse_bytes(s).map_err(|e| e.to_string())?;
     if b.0 > 64 << 20 {
@@ -346,7 +364,7 @@ pub struct SshArgs {
     pub verify: bool,
     /// Measure against this server instead of a private loopback sshd, with your own
     /// ssh configuration, keys and host-key checking (BatchMode).
-    #[arg(long, value_name = "[USER@]HOST")]
+    #[arg(long, value_name = "[USER@]HOST", value_parser = host_arg)]
     pub host: Option<String>,
     /// Port of --host.
     #[arg(long, requires = "host")]
@@ -473,10 +491,10 @@ pub struct TlsArgs {
     pub verify: bool,
     /// Measure this server instead of loopback: enumerate what it accepts, its suite
     /// order, and handshake times per accepted suite.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = host_arg)]
     pub connect: Option<String>,
     /// Server name to send (default: the host of --connect unless it is an address).
-    #[arg(long, requires = "connect", value_name = "NAME")]
+    #[arg(long, requires = "connect", value_name = "NAME", value_parser = host_arg)]
     pub sni: Option<String>,
     /// Also download PATH over HTTP/1.1 per accepted suite and time MB/s.
     #[arg(long, requires = "connect", value_name = "PATH")]

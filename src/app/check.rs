@@ -40,9 +40,11 @@ struct Passes {
 /// negotiates → that choice measured beside what the policy allows → recommend →
 /// diff → one line per finding, exit 1 when there is one.
 pub(super) fn check(c: &CommonOptions, a: &CheckOptions) -> Result<()> {
-    let mut job = validate(c, a)?;
     let budget = c.budget.unwrap_or(Seconds(40.0));
+    // Set first: the run's deadline bounds reading the configuration and every
+    // tool that reads it, not only measuring.
     crate::deadline::set_run(std::time::Instant::now(), budget);
+    let mut job = validate(c, a)?;
     let settings = json!({
         "budget_seconds": budget.0,
         "policy": job.policy.name,

@@ -191,7 +191,9 @@ pub fn ssh_server(
     for o in options {
         cmd.args(["-o", o]);
     }
-    cmd.args([destination, "true"]);
+    // `--`: nothing the user typed as a destination is read as an option (the
+    // host was also checked when the command line was parsed).
+    cmd.args(["--", destination, "true"]);
     let limit = crate::deadline::op(Duration::from_secs(20)).left();
     if limit.is_zero() {
         bail!("the run's deadline left no time to ask {destination} for its offer (raise --budget)");

@@ -15,9 +15,18 @@ pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>)
             return Err(UsageError::unknown("software to check", t, target::readable()).into());
         }
     }
-    let Some(path) = config_from else {
+    let Some(typed) = config_from else {
         return Ok(target::discover(targets));
     };
+    // Absolute before any tool sees it: `nginx -p DIR -c FILE` and `sshd -f FILE`
+    // would read a relative path against their own prefix, not the cwd.
+    let absolute = std::path::absolute(typed).map_err(|e| {
+        UsageError::Invalid(format!(
+            "cannot make the configuration file {} an absolute path: {e}",
+            crate::untrusted::shown(&typed.display().to_string())
+        ))
+    })?;
+    let path = absolute.as_path();
     let text = inst::read_config(path)?;
     let software = match targets {
         [one] => one.to_ascii_lowercase(),

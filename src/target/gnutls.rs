@@ -25,7 +25,8 @@ impl Target for GnuTls {
     }
     fn validate(&self, lines: &[String]) -> Result<Checked> {
         let priority = lines.first().map(String::as_str).unwrap_or("");
-        parse_with(&["gnutls-cli"], &["--priority", priority, "-l"])
+        // `--priority=VALUE`: the string is never read as an option.
+        parse_with(&["gnutls-cli"], &[&format!("--priority={priority}"), "-l"])
     }
     fn keywords(&self) -> &'static [&'static str] {
         &["default-priority-string"]

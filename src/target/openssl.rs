@@ -29,7 +29,8 @@ impl Target for OpenSsl {
             args.extend(["-ciphersuites", s]);
         }
         if let Some(c) = labelled(lines, "cipher list") {
-            args.push(c);
+            // After `--`, a cipher list is never an option.
+            args.extend(["--", c]);
         }
         parse_with(&["openssl"], &args)
     }

@@ -9,6 +9,9 @@ use super::{read_config, run, scan_directives, Directive, Installed, Parsed, Tls
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
+/// The installed server's main configuration file (Debian's), what `apache2ctl` reads.
+const INSTALLED_MAIN: &str = "/etc/apache2/apache2.conf";
+
 pub const KEYWORDS: &[&str] = &[
     "sslprotocol",
     "sslciphersuite tlsv1.3",
@@ -162,7 +165,8 @@ fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<O
         let Some(ctl) = super::find_program(&["apache2ctl", "apachectl"]) else {
             return Ok(None);
         };
-        let ran = run(&ctl, &["-t", "-D", "DUMP_INCLUDES"])?;
+        // The installed server's main file is the one named; its includes are not.
+        let ran = run(&ctl, &["-t", "-D", "DUMP_INCLUDES"])?.about(Path::new(INSTALLED_MAIN));
         if !ran.ok {
             return Err(crate::error::UsageError::Invalid(format!(
                 "Apache cannot load its configuration (`{ctl} -t -D DUMP_INCLUDES`: {}); no findings or patch are made from a configuration Apache itself refuses",
@@ -182,7 +186,9 @@ fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<O
         notes.push("Apache is not installed: the file is parsed by itself, without its includes".into());
         return Ok(Some(parsed));
     };
-    let super::Ran { ok, out, err, .. } = run(&httpd, &["-t", "-D", "DUMP_INCLUDES", "-f", &f])?;
+    // What Apache says may quote a file the configuration includes: relayed as
+    // that file's name and line only.
+    let super::Ran { ok, out, err, .. } = run(&httpd, &["-t", "-D", "DUMP_INCLUDES", "-f", &f])?.about(p);
     let files = parse_includes(&out);
     let error = err
         .lines()

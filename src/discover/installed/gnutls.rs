@@ -64,7 +64,9 @@ pub fn parse_list(text: &str, names: SuiteNames) -> Resolved {
 
 /// Resolves a priority string with the real `gnutls-cli`.
 pub fn resolve(priority: &str, names: SuiteNames) -> Result<Resolved> {
-    let super::Ran { ok, out, err, .. } = run("gnutls-cli", &["--priority", priority, "-l"])?;
+    // `--priority=VALUE`: a configuration's priority string is never read as an option.
+    let flag = format!("--priority={priority}");
+    let super::Ran { ok, out, err, .. } = run("gnutls-cli", &[&flag, "-l"])?;
     if !ok || !out.contains("Cipher suites") {
         anyhow::bail!(
             "GnuTLS refuses the priority string `{priority}`: {}",

@@ -100,11 +100,12 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     let mut source = format!("parsed {}", file.display());
     if let Some(h) = haproxy {
         let f = file.display().to_string();
-        let super::Ran { ok, err, .. } = run(&h, &["-c", "-f", &f])?;
-        if ok {
+        // What HAProxy says may quote another file: relayed as its name and line only.
+        let ran = run(&h, &["-c", "-f", &f])?.about(&file);
+        if ran.ok {
             source = format!("haproxy -c -f {f} and its ssl-default-bind lines");
         } else {
-            parsed.notes.push(format!("`haproxy -c -f {f}` refused the file: {}", err.trim()));
+            parsed.notes.push(format!("`haproxy -c -f {f}` refused the file: {}", ran.why()));
         }
     } else {
         parsed

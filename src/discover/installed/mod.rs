@@ -21,6 +21,7 @@ pub mod libssl;
 pub mod nginx;
 pub mod nzbget;
 pub mod openssl;
+pub mod relay;
 pub mod ssh;
 pub mod sshd;
 pub mod stunnel;
@@ -209,9 +210,86 @@ pub fn normalise_version(v: &str) -> String {
     }
 }
 
+/// The largest configuration file read (docs/commands.md, `check`): a real
+/// configuration is a few KiB; a bigger one is refused before it is read.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// How much of a configuration is read between two looks at the run's deadline.
+const READ_CHUNK: usize = 64 << 10;
+
+/// How long a configuration may take to read once the run's deadline has passed.
+const READ_AFTER_CUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Reads a configuration file; an unreadable file is bad input that names it.
+///
+/// Bounded in size and time: the file is opened without blocking (a FIFO or a
+/// device does not wait for a writer), and the opened descriptor's metadata (not
+/// a second look at the path, which could have changed) must show a regular
+/// file of at most [`MAX_CONFIG_BYTES`]; anything else is refused by name before
+/// a byte is read. The read itself takes at most that many bytes, in chunks,
+/// and stops at the run's deadline (or [`READ_AFTER_CUT`] from its start, when
+/// it starts after the run's cut: the report's patch reads the file again).
 pub fn read_config(path: &Path) -> Result<String, UsageError> {
-    std::fs::read_to_string(path).map_err(|e| UsageError::Invalid(format!("cannot read the configuration file {}: {e}", path.display())))
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let refused = |why: String| {
+        UsageError::Invalid(format!(
+            "cannot read the configuration file {}: {why}",
+            crate::untrusted::shown(&path.display().to_string())
+        ))
+    };
+    // The run's deadline; a read after the run's cut (the report's patch reads
+    // the file again) gets a few seconds of its own instead.
+    let by = match crate::deadline::run() {
+        d if d.expired() => crate::deadline::Deadline::after(READ_AFTER_CUT),
+        d => d,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| refused(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| refused(e.to_string()))?;
+    let t = meta.file_type();
+    if !t.is_file() {
+        let kind = if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO (a pipe)"
+        } else if t.is_char_device() {
+            "a character device"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a file"
+        };
+        return Err(refused(format!("it is {kind}, not a regular file; only a regular file is read")));
+    }
+    let too_big = |size: String| refused(format!("it holds {size}, over the limit of 16 MiB ({MAX_CONFIG_BYTES} bytes)"));
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(too_big(format!("{} bytes", meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let mut limited = file.take(MAX_CONFIG_BYTES + 1);
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        if by.expired() {
+            return Err(refused(format!("{} passed while it was read", crate::deadline::describe())));
+        }
+        match limited.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(refused(e.to_string())),
+        }
+    }
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        // It grew while it was read.
+        return Err(too_big("more bytes than that".into()));
+    }
+    String::from_utf8(bytes).map_err(|_| refused("stream did not contain valid UTF-8".into()))
 }
 
 /// How long a config tool (`nginx -T`, `sshd -T`, `apache2ctl -t`, `haproxy -c`,
@@ -229,6 +307,14 @@ pub(crate) struct Ran {
 }
 
 impl Ran {
+    /// What the tool said about the configuration `named`, with each message
+    /// that quotes another file (an `Include`d one) replaced by that file and
+    /// line ([`relay::relay`]): only then may it reach a note or an error.
+    pub fn about(mut self, named: &Path) -> Ran {
+        self.err = relay::relay(&self.err, named);
+        self
+    }
+
     /// How it failed, for a message: its status and the last lines of its stderr
     /// (escaped: a config file's contents reach a terminal through this).
     pub fn why(&self) -> String {

@@ -441,11 +441,15 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             None => vec!["-T", "-q", "-e", "stderr"],
         };
         let ran = run(n, &args)?;
+        let missing_only = only_missing_files(&ran);
+        // What nginx says may quote a file the configuration includes: relayed
+        // as that file's name and line only.
+        let ran = ran.about(&file);
         let dumped = sections(&ran.out);
         if ran.ok && !dumped.is_empty() {
             files = dumped;
             source = format!("nginx {}", args.join(" "));
-        } else if only_missing_files(&ran) {
+        } else if missing_only {
             // A file under review may name certificates that are not there yet (or
             // readable only by root): nginx parsed it, so it is read by itself.
             notes.push(format!(

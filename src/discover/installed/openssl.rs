@@ -53,7 +53,9 @@ pub fn resolve(cipher_string: Option<&str>, ciphersuites: Option<&str>) -> Resul
         args.extend(["-ciphersuites", cs]);
     }
     if let Some(s) = cipher_string {
-        args.push(s);
+        // A configuration's cipher string may start with '-': after `--` it is
+        // never an option of `openssl ciphers`.
+        args.extend(["--", s]);
     }
     let super::Ran { ok, out, err, .. } = run("openssl", &args)?;
     if !ok {

@@ -7,6 +7,9 @@ use super::{read_config, run, scan_directives, Config, Installed};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
+/// The system-wide client configuration `ssh -G` reads without `-F`.
+const SYSTEM_FILE: &str = "/etc/ssh/ssh_config";
+
 /// The host `ssh -G` is asked about.
 pub const HOST: &str = "localhost";
 
@@ -24,14 +27,18 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         args.extend(["-F", &f]);
     }
     args.push(HOST);
-    let super::Ran { ok, out, err, .. } = match run(&ssh, &args) {
+    let ran = match run(&ssh, &args) {
         Ok(r) => r,
         Err(_) if config_from.is_none() => return Ok(None),
         Err(e) => return Err(e),
     };
-    if !ok {
-        anyhow::bail!("`ssh {}` failed: {}", args.join(" "), err.trim());
+    // What ssh says may quote a file the configuration includes: relayed as
+    // that file's name and line only.
+    let ran = ran.about(file.as_deref().unwrap_or(Path::new(SYSTEM_FILE)));
+    if !ran.ok {
+        anyhow::bail!("`ssh {}` failed: {}", args.join(" "), ran.why());
     }
+    let out = ran.out;
     let config = parse_dump(&out, false);
     if config.ciphers.is_empty() {
         anyhow::bail!("`ssh {}` printed no ciphers line", args.join(" "));

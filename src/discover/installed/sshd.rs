@@ -68,7 +68,9 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     if text.is_some() {
         args.extend(["-f", &f]);
     }
-    let super::Ran { ok, mut out, err, .. } = run(&sshd_s, &args)?;
+    // What sshd says may quote a file the configuration includes: relayed as
+    // that file's name and line only.
+    let super::Ran { ok, mut out, err, .. } = run(&sshd_s, &args)?.about(&file);
     let mut source = format!("{} {}", sshd_s, args.join(" "));
     if !ok {
         // No loadable host key (not root, or a file under review): add a throw-away one.
@@ -103,7 +105,7 @@ fn with_throwaway_key(sshd: &str, args: &[&str], source: &str, f: &str, first_er
     let hk = format!("HostKey={k}");
     let mut retry = args.to_vec();
     retry.extend(["-o", &hk]);
-    let again = run(sshd, &retry)?;
+    let again = run(sshd, &retry)?.about(Path::new(f));
     if !again.ok {
         // sshd cannot load this configuration: no findings or patch from it.
         let why = if again.err.trim().is_empty() {
