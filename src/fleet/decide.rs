@@ -598,6 +598,8 @@ fn emit_lines(
         server_hostkeys: None,
         server_defaults: facts.sshd_defaults.clone(),
         beyond_defaults: facts.beyond_defaults,
+        // The merge keeps no per-list flag of what went unmeasured: no such note.
+        unmeasured: Vec::new(),
     };
     if ssh != SshChoice::default() {
         choices.push(Choice::Ssh(ssh));
