@@ -601,7 +601,9 @@ fn emit_lines(
         // The merge keeps no per-list flag of what went unmeasured: no such note.
         unmeasured: Vec::new(),
     };
-    if ssh != SshChoice::default() {
+    // No list measured (a class whose runs skipped SSH; its hosts' own
+    // recommendations still carry sshd's defaults): no SSH lines, as before.
+    if [&ssh.ciphers, &ssh.macs, &ssh.kex, &ssh.hostkeys].iter().any(|l| !l.is_empty()) {
         choices.push(Choice::Ssh(ssh));
     }
     let mut out = Vec::new();
