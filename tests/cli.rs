@@ -159,11 +159,32 @@ fn history_report_and_exports_come_from_the_database() {
         .assert()
         .success()
         .stdout(predicate::str::starts_with("run_id,kind"));
+    // A run against itself: both results matched, each `same` at a 0% change, and
+    // the closing count says so (the legend's "otherwise same" is printed always,
+    // so a bare "same" proves nothing).
+    let out = cb()
+        .args(["compare", &id, "latest", "--json", "--db"])
+        .arg(&db)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let cmp = json_of(&out.stdout);
+    let rows = cmp["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{cmp:#}");
+    for r in rows {
+        assert_eq!(r["change"], "same", "{r:#}");
+        assert_eq!(r["change_pct"].as_f64(), Some(0.0), "{r:#}");
+        assert_eq!(r["a"]["median"], r["b"]["median"], "{r:#}");
+    }
+    for key in ["regressions", "improvements", "unmatched"] {
+        assert_eq!(cmp[key], 0, "{key}: {cmp:#}");
+    }
     cb().args(["compare", &id, "latest", "--db"])
         .arg(&db)
         .assert()
         .success()
-        .stdout(predicate::str::contains("same"));
+        .stdout(predicate::str::contains("2 matched, 2 same, 0 faster, 0 slower; 0 not matched"));
     cb().args(["report", "--run", "nope", "--db"])
         .arg(&db)
         .assert()
@@ -301,7 +322,9 @@ fn threads_are_recorded_and_run() {
             .get_output()
             .stdout,
     );
-    for r in doc["results"].as_array().unwrap() {
+    let results = doc["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "nothing measured: {doc:#}");
+    for r in results {
         assert_eq!(r["subject"]["threads"], 2);
         assert_eq!(r["status"], "ok");
     }

@@ -798,3 +798,62 @@ fn builds_with_debian13s_own_cargo() {
     assert!(!said.contains("warning:"), "{said}");
     eprintln!("built with Debian 13's cargo in {took:.0?}");
 }
+
+/// The crate's unit-test binary (`cargo test --no-run --bin cipherbench`, the
+/// profile of this test's own binary): nothing to build when `cargo test` or
+/// scripts/run-tests.sh already built every test binary.
+fn unit_test_binary() -> std::path::PathBuf {
+    let mut cargo = std::process::Command::new(env!("CARGO"));
+    cargo
+        .args([
+            "test",
+            "--locked",
+            "--no-run",
+            "--bin",
+            "cipherbench",
+            "--message-format=json-render-diagnostics",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null());
+    if env!("CARGO_BIN_EXE_cipherbench").contains("/release/") {
+        cargo.arg("--release");
+    }
+    let out = cargo.output().expect("cargo");
+    assert!(out.status.success(), "cargo test --no-run: {}", text(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "cipherbench" && m["profile"]["test"] == true)
+        .find_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
+        .unwrap_or_else(|| panic!("cargo named no unit-test binary: {}", text(&out)))
+}
+
+/// The ML-KEM and ML-DSA known-answer tests (the ML-KEM seed vector and a changed
+/// seed, the KEM and signature probes' real work) skip on OpenSSL before 3.5, so a
+/// Debian 12 host never runs them: here the crate's own unit-test binary runs them
+/// in the Debian 13 root (OpenSSL 3.5), and each must have run and passed, none
+/// skipped.
+#[test]
+fn ml_kem_and_ml_dsa_known_answer_tests_run_and_pass_in_debian13() {
+    let Some((r, _g)) = root() else { return };
+    const UNIT: &str = "/usr/local/bin/cipherbench-unit-tests";
+    let to = r.path(UNIT);
+    let tmp = to.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::copy(unit_test_binary(), &tmp).unwrap();
+    std::fs::rename(&tmp, &to).unwrap();
+    let tests = [
+        "measure::kat::tests::the_ml_kem_seed_vector_passes_and_a_changed_seed_fails",
+        "measure::pq::tests::kem_probes_do_real_work",
+        "measure::pq::tests::signature_probes_do_real_work",
+    ];
+    let mut args = vec![UNIT, "--exact", "--nocapture", "--test-threads=1"];
+    args.extend(tests);
+    let (out, _) = r.run(&args, Duration::from_secs(300));
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    for t in tests {
+        assert!(said.contains(&format!("test {t} ... ok")), "{t} did not run and pass:\n{said}");
+    }
+    assert!(said.contains("test result: ok. 3 passed"), "{said}");
+    assert!(!said.contains("skipped"), "a known-answer test skipped in Debian 13:\n{said}");
+}

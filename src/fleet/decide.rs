@@ -597,8 +597,12 @@ fn emit_lines(
         server_hostkeys: None,
         server_defaults: facts.sshd_defaults.clone(),
         beyond_defaults: facts.beyond_defaults,
+        // The merge keeps no per-list flag of what went unmeasured: no such note.
+        unmeasured: Vec::new(),
     };
-    if ssh != SshChoice::default() {
+    // No list measured (a class whose runs skipped SSH; its hosts' own
+    // recommendations still carry sshd's defaults): no SSH lines, as before.
+    if [&ssh.ciphers, &ssh.macs, &ssh.kex, &ssh.hostkeys].iter().any(|l| !l.is_empty()) {
         choices.push(Choice::Ssh(ssh));
     }
     let mut out = Vec::new();

@@ -1,4 +1,5 @@
-//! Recommend: for each protocol a run measured, the options the policy accepts,
+//! Recommend: for each protocol a run measured (or whose host's OpenSSL or OpenSSH it
+//! stored: the policy needs no figure), the options the policy accepts,
 //! ranked by measured speed (ties kept as ties), the fastest refused option beside
 //! them, and config lines for each target software.
 //!
@@ -486,6 +487,76 @@ mod tests {
         assert!(recommend(&doc(serde_json::json!([])), &k, &p, &["sshd".to_string()])
             .recommendations
             .is_empty());
+    }
+
+    /// A run that measured nothing (a loaded main job's budget spent before SSH and
+    /// TLS): with the host's OpenSSH and OpenSSL known, every list the policy
+    /// constrains is still configured, in the policy's order, nothing it refuses in
+    /// it, and the SSH lines say they were not measured (issue 37, defect 11).
+    #[test]
+    fn a_run_without_figures_still_keeps_every_list_to_the_policy() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let mut d = doc(serde_json::json!([]));
+        assert!(recommend(&d, &k, &p, &[]).recommendations.is_empty(), "nothing known, nothing said");
+        let l = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
+        d.run.capabilities.openssh = Some(crate::model::OpenSshCapabilities {
+            version: "OpenSSH_9.2p1".into(),
+            ciphers: l("aes128-cbc,aes128-ctr,aes256-ctr,aes128-gcm@openssh.com,chacha20-poly1305@openssh.com"),
+            macs: l("hmac-sha1,hmac-sha2-256,umac-64@openssh.com,umac-64-etm@openssh.com,hmac-sha1-etm@openssh.com,hmac-sha2-256-etm@openssh.com,umac-128-etm@openssh.com"),
+            kex: l("diffie-hellman-group14-sha1,curve25519-sha256,sntrup761x25519-sha512"),
+            hostkey_algorithms: l("ssh-ed25519,rsa-sha2-512"),
+        });
+        d.run.capabilities.openssl = Some(crate::model::OpenSslCapabilities {
+            groups: l("x25519,secp256r1,secp384r1,ffdhe2048"),
+            ..Default::default()
+        });
+        let out = recommend(&d, &k, &p, &["sshd".to_string(), "nginx".to_string()]);
+        let sshd = out
+            .recommendations
+            .iter()
+            .find(|r| r.target == "sshd")
+            .expect("sshd lines without figures");
+        let macs = sshd.lines.iter().position(|x| x.starts_with("MACs ")).expect("a MACs line");
+        assert_eq!(sshd.lines[macs - 1], "# MACs: not measured in this run; ordered by the policy");
+        let allowed = |d: Domain, n: &str| p.allows(&k.judge(d, n)).allowed;
+        let host = d.run.capabilities.openssh.clone().unwrap();
+        for (list, dom) in [
+            ("ssh_ciphers", Domain::SshCipher),
+            ("ssh_macs", Domain::SshMac),
+            ("ssh_kex", Domain::SshKex),
+        ] {
+            let v = &sshd.choice[list];
+            assert!(!v.is_empty() && v.iter().all(|n| allowed(dom, n)), "{list}: {v:?}");
+            let r = sshd.rankings.iter().find(|r| r.list == list).unwrap();
+            assert!(r.ranked.is_empty());
+            // The policy's order: what `ssh_ordered` gives the host's list, refused left out.
+            let names = match dom {
+                Domain::SshCipher => host.ciphers.clone(),
+                Domain::SshMac => host.macs.clone(),
+                _ => host.kex.clone(),
+            };
+            let want: Vec<String> = order::ssh_ordered(&k, &p, dom, names)
+                .into_iter()
+                .filter(|n| allowed(dom, n))
+                .collect();
+            assert_eq!(*v, want, "{list}");
+        }
+        assert_eq!(
+            sshd.choice["ssh_macs"],
+            ["hmac-sha2-256-etm@openssh.com", "umac-128-etm@openssh.com", "hmac-sha2-256"]
+        );
+        let nginx = out
+            .recommendations
+            .iter()
+            .find(|r| r.target == "nginx")
+            .expect("nginx lines without figures");
+        for list in ["tls13_suites", "tls12_suites", "groups"] {
+            let v = &nginx.choice[list];
+            let d = list_domain(list).unwrap();
+            assert!(!v.is_empty() && v.iter().all(|n| allowed(d, n)), "{list}: {v:?}");
+        }
+        assert!(nginx.lines.iter().any(|x| x.starts_with("ssl_ciphers ")), "{:?}", nginx.lines);
     }
 
     pub(super) fn prim(alg: &str, op: &str, bytes: u64, median: f64) -> serde_json::Value {

@@ -29,11 +29,14 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         .iter()
         .filter(|r| r.kind == Kind::SshHandshake && r.status == Status::Ok && r.metric == Metric::Seconds)
         .collect();
-    // SSH was in the run when it got as far as the feature check: then even with no
-    // figure at all (a small budget), every allowed option is configured, in the
-    // policy's order, rather than no line at all.
+    // The policy's filter needs no figure: when the run's host had OpenSSH (its
+    // lists are stored with the run) or the run got as far as the feature check,
+    // every allowed option is configured, in the policy's order, even with no
+    // figure at all (a small or loaded budget that skipped SSH). No line would
+    // leave the software's defaults, and with them what the policy refuses
+    // (OpenSSH's umac-64 and hmac-sha1).
     let checked_any = doc.results.iter().any(|r| r.kind == Kind::SshAccept && r.status == Status::Ok);
-    if bulk.is_empty() && hand.is_empty() && !checked_any {
+    if bulk.is_empty() && hand.is_empty() && !checked_any && doc.run.capabilities.openssh.is_none() {
         return None;
     }
     let by = HandshakeMetric::of(&hand);
@@ -61,6 +64,12 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         server_hostkeys: server_hostkeys(doc, &rankings[3].choice()),
         server_defaults: doc.run.capabilities.sshd_defaults.clone(),
         beyond_defaults: policy.min_level < crate::judge::Level::Secure,
+        unmeasured: rankings
+            .iter()
+            .zip(["Ciphers", "MACs", "KexAlgorithms", "HostKeyAlgorithms"])
+            .filter(|(r, _)| r.ranked.is_empty() && !r.choice().is_empty())
+            .map(|(_, d)| d.to_string())
+            .collect(),
     };
     Some((rankings, choice, all))
 }

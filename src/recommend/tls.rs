@@ -28,12 +28,15 @@ pub(super) fn openssl_tls(doc: &Document) -> std::borrow::Cow<'_, Document> {
     std::borrow::Cow::Owned(d)
 }
 
-/// The TLS rankings and choice, `None` when the run measured nothing for TLS.
+/// The TLS rankings and choice; `None` only when the run measured nothing for TLS
+/// and its host's OpenSSL is not known (a document from before capabilities were
+/// stored). With the host's OpenSSL known, the policy's filter needs no figure:
+/// every allowed suite and group is configured, in the policy's order.
 pub(super) fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Planned<TlsChoice>> {
     let mut all = Vec::new();
     let r13 = suite_ranking(doc, k, policy, Domain::Tls13Suite, &mut all);
     let r12 = suite_ranking(doc, k, policy, Domain::Tls12Suite, &mut all);
-    if all.iter().all(|c| c.measured.is_none()) {
+    if all.iter().all(|c| c.measured.is_none()) && doc.run.capabilities.openssl.is_none() {
         return None;
     }
     let names = |r: &Ranking| -> Vec<SuiteNames> { r.choice().iter().filter_map(|n| k.tls_suite(n)).map(suite_names).collect() };

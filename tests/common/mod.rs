@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod check;
+pub mod false_alarms;
 
 use assert_cmd::Command;
 use serde_json::Value;

@@ -197,7 +197,22 @@ pub struct SshChoice {
     /// block may then go beyond its defaults.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub beyond_defaults: bool,
+    /// The directives (`Ciphers`, `MACs`, `KexAlgorithms`, `HostKeyAlgorithms`)
+    /// whose list the run measured nothing of: configured all the same, every
+    /// option the policy allows in the policy's order, and each line says so
+    /// ([`unmeasured_note`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmeasured: Vec<String>,
 }
+
+/// The comment before a line whose list the run measured nothing of
+/// (`# MACs: not measured in this run; ordered by the policy`).
+pub fn unmeasured_note(directive: &str) -> String {
+    format!("# {directive}: {UNMEASURED_NOTE_END}")
+}
+
+/// How every [`unmeasured_note`] ends.
+pub const UNMEASURED_NOTE_END: &str = "not measured in this run; ordered by the policy";
 
 impl SshChoice {
     /// The lists the sshd block configures: the choice's, in its ranked order
@@ -271,7 +286,12 @@ impl SshChoice {
         }
         let server_hostkeys = self.server_hostkeys.as_ref().map(|_| within.hostkeys.clone());
         match &server_hostkeys {
-            Some(h) if !h.is_empty() => out.push(format!("HostKeyAlgorithms {}", h.join(","))),
+            Some(h) if !h.is_empty() => {
+                if self.unmeasured.iter().any(|u| u == "HostKeyAlgorithms") {
+                    out.push(unmeasured_note("HostKeyAlgorithms"));
+                }
+                out.push(format!("HostKeyAlgorithms {}", h.join(",")));
+            }
             Some(_) => out.push(
                 "# HostKeyAlgorithms left out: none of this server's host keys is allowed by the policy; add one (ssh-keygen -t ed25519 -f /etc/ssh/ssh_host_ed25519_key) and run recommend again".to_string(),
             ),
@@ -282,18 +302,26 @@ impl SshChoice {
         out
     }
 
-    /// `Ciphers`, `MACs`, `KexAlgorithms`, `HostKeyAlgorithms` lines (empty lists left out).
+    /// `Ciphers`, `MACs`, `KexAlgorithms`, `HostKeyAlgorithms` lines (empty lists
+    /// left out), each list the run measured nothing of after its
+    /// [`unmeasured_note`].
     pub fn lines(&self, indent: &str) -> Vec<String> {
-        [
+        let mut out = Vec::new();
+        for (k, v) in [
             ("Ciphers", &self.ciphers),
             ("MACs", &self.macs),
             ("KexAlgorithms", &self.kex),
             ("HostKeyAlgorithms", &self.hostkeys),
-        ]
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(k, v)| format!("{indent}{k} {}", v.join(",")))
-        .collect()
+        ] {
+            if v.is_empty() {
+                continue;
+            }
+            if self.unmeasured.iter().any(|u| u == k) {
+                out.push(format!("{indent}{}", unmeasured_note(k)));
+            }
+            out.push(format!("{indent}{k} {}", v.join(",")));
+        }
+        out
     }
 }
 
@@ -385,6 +413,7 @@ pub(crate) mod testdata {
             server_hostkeys: Some(vec!["ssh-ed25519".into()]),
             server_defaults: None,
             beyond_defaults: false,
+            unmeasured: Vec::new(),
         }
     }
 }
