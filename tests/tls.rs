@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 mod common;
-use common::{closed_port, json_of, ports, self_signed, start_server, Proc};
+use common::{json_of, ports, self_signed, start_server, Proc};
 
 fn cb() -> Command {
     common::cb_tls(Duration::from_secs(60))
@@ -718,7 +718,7 @@ fn full_matrix_is_the_cross_product() {
 
 #[test]
 fn refused_port_is_a_clear_error() {
-    let (_closed, port) = closed_port();
+    let (_closed, port) = ports::closed_port();
     cb().args(["tls", "--connect", &format!("127.0.0.1:{port}"), "--timeout", "2s"])
         .assert()
         .code(3)
