@@ -384,8 +384,9 @@ fn gnutls_cli_against_cipherbench_serve() {
         }
         got
     });
+    // Written at once: the pipe holds it until gnutls-cli, its handshake done,
+    // reads its input (no guessed wait for the handshake).
     let mut stdin = cli.stdin.take().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
     stdin.write_all(&cmd).unwrap();
     stdin.flush().unwrap();
     let deadline = Instant::now() + Duration::from_secs(15);
