@@ -498,12 +498,18 @@ fn small_budget_is_kept_and_what_it_cannot_reach_is_skipped_saying_so() {
     // private sshd's start included; LAUNCH for starting the process itself. A
     // run that overran the budget (10 subjects, each with its own sessions) would
     // take several times as long.
+    let doc = json_of(&out.stdout);
+    // The run's own start and end (from its process's start), to tell a slow
+    // launch from an overrun when this fails.
     assert!(
         took <= budget + grace(budget) + LAUNCH,
-        "took {took:.2} s for a {budget} s budget (+ {:.2} s grace + {LAUNCH} s to start the process)",
-        grace(budget)
+        "took {took:.2} s for a {budget} s budget (+ {:.2} s grace + {LAUNCH} s to start the process); \
+         the run says it started {} and finished {}:\n{}",
+        grace(budget),
+        doc["run"]["started_at"],
+        doc["run"]["finished_at"],
+        String::from_utf8_lossy(&out.stderr)
     );
-    let doc = json_of(&out.stdout);
     let bulk = bulk_rates(&doc);
     assert_eq!(bulk.len(), 10, "every subject has a record: {bulk:#?}");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -79,10 +79,14 @@ http {{
 {servers}
 }}
 ",
-        servers = servers.replace("@TLS", TLS_SERVER).replace("@P", &p.to_string())
+        // `@PORT` first: `@P` is its prefix.
+        servers = servers
+            .replace("@TLS", TLS_SERVER)
+            .replace("@PORT", "<port>")
+            .replace("@P", &p.to_string())
     );
     let (port, child) = start_server("nginx", &d.join("nginx.log"), |port| {
-        std::fs::write(d.join("nginx.conf"), conf.replace("@PORT", &port.to_string())).unwrap();
+        std::fs::write(d.join("nginx.conf"), conf.replace("<port>", &port.to_string())).unwrap();
         let mut c = std::process::Command::new("nginx");
         c.arg("-p")
             .arg(d)
