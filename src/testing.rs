@@ -31,3 +31,32 @@ pub fn doc_of(results: Vec<crate::model::ResultRecord>) -> crate::model::Documen
     d.results = results;
     d
 }
+
+/// An address of 127.0.0.1 where nothing listens, for as long as the returned
+/// socket lives: bound there (so no other test can take the port meanwhile) but
+/// not listening, so a connection to it is refused. (Binding a port and releasing
+/// it would let a parallel test's server take it.)
+pub fn closed_port() -> (std::os::fd::OwnedFd, std::net::SocketAddr) {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    // SAFETY: plain socket calls on a socket this function owns; the address
+    // structures are initialised before use and sized as the calls expect.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        let fd = std::os::fd::OwnedFd::from_raw_fd(fd);
+        let mut sa: libc::sockaddr_in = std::mem::zeroed();
+        sa.sin_family = libc::AF_INET as libc::sa_family_t;
+        sa.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let rc = libc::bind(fd.as_raw_fd(), &sa as *const libc::sockaddr_in as *const libc::sockaddr, len);
+        assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
+        let mut got: libc::sockaddr_in = std::mem::zeroed();
+        let mut glen = len;
+        let rc = libc::getsockname(fd.as_raw_fd(), &mut got as *mut libc::sockaddr_in as *mut libc::sockaddr, &mut glen);
+        assert_eq!(rc, 0, "getsockname: {}", std::io::Error::last_os_error());
+        (
+            fd,
+            std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, u16::from_be(got.sin_port))),
+        )
+    }
+}

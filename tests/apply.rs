@@ -21,6 +21,8 @@
 
 #[path = "common/fleet.rs"]
 mod hosts;
+#[path = "common/ports.rs"]
+mod ports;
 
 use hosts::*;
 use serde_json::{json, Value};
@@ -257,7 +259,6 @@ fn stock(release: &str, base: &Path, addr: Ipv4Addr) -> Stock {
 }
 
 fn start_nginx(nginx: &Path, s: &Stock, addr: Ipv4Addr) -> Nginx {
-    let port = std::net::TcpListener::bind((addr, 0)).unwrap().local_addr().unwrap().port();
     let status = Command::new("openssl")
         .args(["req", "-x509", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-newkey", "ec"])
         .args(["-pkeyopt", "ec_paramgen_curve:P-256", "-keyout", "key.pem", "-out", "cert.pem"])
@@ -267,34 +268,21 @@ fn start_nginx(nginx: &Path, s: &Stock, addr: Ipv4Addr) -> Nginx {
         .unwrap();
     assert!(status.success());
     let d = s.dir.display();
-    std::fs::write(
-        s.dir.join("sites-enabled/tls"),
-        format!(
-            "server {{\n\tlisten {addr}:{port} ssl;\n\tssl_certificate {d}/cert.pem;\n\tssl_certificate_key {d}/key.pem;\n\
+    // On a port of its own, its stderr (bind errors) in nginx.stderr; the error log
+    // is log/error.log.
+    let (port, child) = ports::start("nginx", &s.dir.join("nginx.stderr"), |port| {
+        std::fs::write(
+            s.dir.join("sites-enabled/tls"),
+            format!(
+                "server {{\n\tlisten {addr}:{port} ssl;\n\tssl_certificate {d}/cert.pem;\n\tssl_certificate_key {d}/key.pem;\n\
 \tclient_body_temp_path {d}/body;\n\tproxy_temp_path {d}/proxy;\n\treturn 204;\n}}\n"
-        ),
-    )
-    .unwrap();
-    let mut child = Command::new(nginx)
-        .arg("-c")
-        .arg(&s.nginx_conf)
-        .args(["-g", "daemon off;"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
+            ),
+        )
         .unwrap();
-    let t0 = Instant::now();
-    while std::net::TcpStream::connect((addr, port)).is_err() {
-        if let Ok(Some(st)) = child.try_wait() {
-            panic!(
-                "nginx exited: {st}: {}",
-                std::fs::read_to_string(s.dir.join("log/error.log")).unwrap_or_default()
-            );
-        }
-        assert!(t0.elapsed() < Duration::from_secs(10), "nginx did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        let mut c = Command::new(nginx);
+        c.arg("-c").arg(&s.nginx_conf).args(["-g", "daemon off;"]);
+        c
+    });
     Nginx { child, port }
 }
 

@@ -16,7 +16,7 @@ use std::process::{Command as Cmd, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{free_port, json_of, wait_listening, Proc};
+use common::{json_of, start_server, Proc};
 
 fn cb() -> Command {
     let mut c = Command::cargo_bin("cipherbench").unwrap();
@@ -61,16 +61,16 @@ fn ssh_run(db: &Path, sshd_config: &Path) {
 /// base sshd config naming them.
 struct Server {
     dir: tempfile::TempDir,
-    port: u16,
+    /// Where it listens since its last start (a port of its own each time).
+    port: std::cell::Cell<u16>,
 }
 
 impl Server {
     fn new(keys: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        let port = free_port();
         let mut base = format!(
-            "ListenAddress 127.0.0.1\nPort {port}\nPidFile {}/sshd.pid\nUsePAM no\nLogLevel ERROR\n",
+            "ListenAddress 127.0.0.1\nPidFile {}/sshd.pid\nUsePAM no\nLogLevel ERROR\n",
             d.display()
         );
         for k in keys {
@@ -95,7 +95,10 @@ impl Server {
         if unsafe { libc::geteuid() } == 0 {
             let _ = std::fs::create_dir_all("/run/sshd");
         }
-        Server { dir, port }
+        Server {
+            dir,
+            port: std::cell::Cell::new(0),
+        }
     }
 
     fn base(&self) -> PathBuf {
@@ -145,23 +148,20 @@ impl Server {
             "sshd -t refused:\n{conf}\n{}",
             String::from_utf8_lossy(&t.stderr)
         );
-        let mut child = Cmd::new(sshd_bin())
-            .args(["-D", "-e", "-f"])
-            .arg(&file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_listening(self.port, &mut child, "sshd");
-        Proc(child)
+        let (port, sshd) = start_server("sshd", &self.dir.path().join("sshd.log"), |port| {
+            let mut c = Cmd::new(sshd_bin());
+            c.args(["-D", "-e", "-o", &format!("Port={port}"), "-f"]).arg(&file);
+            c
+        });
+        self.port.set(port);
+        sshd
     }
 
     /// ssh-audit's JSON verdict on the running server.
     fn audit(&self) -> Value {
         let out = Cmd::new(ssh_audit())
             .args(["-j", "--skip-rate-test", "-t", "20", "-p"])
-            .arg(self.port.to_string())
+            .arg(self.port.get().to_string())
             .arg("127.0.0.1")
             .output()
             .unwrap();
@@ -340,30 +340,26 @@ fn testssl_finds_nothing_below_ok_in_the_nginx_lines() {
         .map(|l| format!("    {}", l.as_str().unwrap()))
         .collect();
     common::p256_cert(d);
-    let port = free_port();
     // SAFETY: geteuid has no preconditions.
     let user = if unsafe { libc::geteuid() } == 0 { "user root;" } else { "" };
-    let conf = format!(
-        "{user}\nworker_processes 1;\nerror_log {p}/error.log;\nevents {{ worker_connections 64; }}\nhttp {{\n  access_log off;\n  server {{\n    listen 127.0.0.1:{port} ssl;\n    ssl_certificate {p}/cert.pem;\n    ssl_certificate_key {p}/key.pem;\n{}\n  }}\n}}\n",
-        lines.join("\n"),
-        p = d.display()
-    );
-    std::fs::write(d.join("nginx.conf"), &conf).unwrap();
-    let mut child = Cmd::new("nginx")
-        .arg("-p")
-        .arg(d)
-        .arg("-e")
-        .arg(d.join("error.log"))
-        .arg("-c")
-        .arg(d.join("nginx.conf"))
-        .arg("-g")
-        .arg(format!("daemon off; pid {}/nginx.pid;", d.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nginx must be installed");
-    wait_listening(port, &mut child, "nginx");
-    let _nginx = Proc(child);
+    let (port, _nginx) = start_server("nginx", &d.join("nginx.log"), |port| {
+        let conf = format!(
+            "{user}\nworker_processes 1;\nerror_log {p}/error.log;\nevents {{ worker_connections 64; }}\nhttp {{\n  access_log off;\n  server {{\n    listen 127.0.0.1:{port} ssl;\n    ssl_certificate {p}/cert.pem;\n    ssl_certificate_key {p}/key.pem;\n{}\n  }}\n}}\n",
+            lines.join("\n"),
+            p = d.display()
+        );
+        std::fs::write(d.join("nginx.conf"), &conf).unwrap();
+        let mut c = Cmd::new("nginx");
+        c.arg("-p")
+            .arg(d)
+            .arg("-e")
+            .arg(d.join("error.log"))
+            .arg("-c")
+            .arg(d.join("nginx.conf"))
+            .arg("-g")
+            .arg(format!("daemon off; pid {}/nginx.pid;", d.display()));
+        c
+    });
     let json = d.join("testssl.json");
     let st = Cmd::new(testssl)
         .args(["--quiet", "--color", "0", "--warnings", "off", "-p", "-s", "-f", "--jsonfile"])
@@ -383,5 +379,6 @@ fn testssl_finds_nothing_below_ok_in_the_nginx_lines() {
         .filter(|f| matches!(f["severity"].as_str(), Some("LOW" | "MEDIUM" | "HIGH" | "CRITICAL")))
         .filter(|f| f["id"] != "engine_problem")
         .collect();
+    let conf = std::fs::read_to_string(d.join("nginx.conf")).unwrap();
     assert!(below.is_empty(), "testssl.sh findings below OK for\n{conf}\n{below:#?}");
 }

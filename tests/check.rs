@@ -7,9 +7,9 @@
 
 mod common;
 
-use common::check::{apply, assert_fixes, cb, check, names, negotiated, serve, server_port};
+use common::check::{apply, assert_fixes, cb, check, names, negotiated, serve, server_port, ServerPort};
 use common::false_alarms::FalseAlarms;
-use common::{free_port, json_of};
+use common::json_of;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -41,9 +41,9 @@ fn nginx_t(file: &Path, dir: &Path) {
 }
 
 /// What a default OpenSSL client negotiates with a real nginx: (protocol, OpenSSL suite name).
-fn negotiated_with_real_nginx(file: &Path, dir: &Path, port: u16) -> (String, String) {
-    let _nginx = serve(&mut nginx(file, dir), port, "nginx");
-    negotiated(port)
+fn negotiated_with_real_nginx(file: &Path, dir: &Path, port: &ServerPort) -> (String, String) {
+    let _nginx = serve("nginx", port, &[file], |_| nginx(file, dir));
+    negotiated(port.get())
 }
 
 /// The change of `metric` (`throughput`, `server CPU per GB` ...) in a diff.
@@ -58,7 +58,7 @@ fn change<'a>(diff: &'a Value, metric: &str) -> &'a Value {
 
 /// A temporary directory with a certificate and a deliberately poor nginx.conf
 /// (TLS 1.0-1.2, CBC and SHA-1 suites first, server order) on a free port.
-fn poor_nginx() -> (tempfile::TempDir, PathBuf, u16) {
+fn poor_nginx() -> (tempfile::TempDir, PathBuf, ServerPort) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for sub in ["body", "proxy"] {
@@ -68,7 +68,7 @@ fn poor_nginx() -> (tempfile::TempDir, PathBuf, u16) {
     let port = server_port();
     let poor = "        ssl_protocols TLSv1 TLSv1.1 TLSv1.2;\n        ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;\n        ssl_prefer_server_ciphers on;\n";
     let file = d.join("nginx.conf");
-    std::fs::write(&file, nginx_conf(d, port, poor)).unwrap();
+    std::fs::write(&file, nginx_conf(d, port.get(), poor)).unwrap();
     (dir, file, port)
 }
 
@@ -83,7 +83,7 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
     let diff = &r["diffs"][0];
     assert_eq!(diff["software"], "nginx");
     // What cipherbench says is negotiated is what a real default client gets.
-    let real = negotiated_with_real_nginx(&file, d, port);
+    let real = negotiated_with_real_nginx(&file, d, &port);
     assert_eq!(diff["now"]["version"], real.0.as_str(), "{diff:#}");
     assert_eq!(diff["now"]["openssl_name"], real.1.as_str(), "{diff:#}");
     assert_eq!(real.1, "ECDHE-RSA-AES128-SHA");
@@ -142,7 +142,7 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
         .filter(|f| f["kind"] == "policy")
         .collect();
     assert!(policy.is_empty(), "{policy:?}");
-    let real = negotiated_with_real_nginx(&file, d, port);
+    let real = negotiated_with_real_nginx(&file, d, &port);
     assert_eq!(d2["now"]["version"], real.0.as_str(), "{d2:#}");
     assert_eq!(d2["now"]["openssl_name"], real.1.as_str(), "{d2:#}");
     assert_eq!(diff["recommended"]["suite"], d2["now"]["suite"]);
@@ -295,7 +295,7 @@ fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left()
         "paired {g} ({lo} – {hi}) against the figures' {by_figures} ({fig_lo} – {fig_hi})"
     );
     // The "now" instance negotiated what a real client gets from the file itself.
-    let real = negotiated_with_real_nginx(&file, d, port);
+    let real = negotiated_with_real_nginx(&file, d, &port);
     assert_eq!(real.1, "ECDHE-RSA-AES128-SHA");
     let now = through.iter().find(|x| x["subject"]["suite"] == diff["now"]["suite"]).unwrap();
     assert_eq!(now["subject"]["openssl_name"], real.1.as_str(), "{now:#}");
@@ -348,15 +348,13 @@ fn sshd_t(file: &Path) {
 /// What this machine's ssh client negotiates with a real sshd started from `file`:
 /// (cipher, MAC, kex) from `ssh -v` (the key exchange happens before authentication,
 /// which fails in BatchMode without a key).
-fn negotiated_with_real_sshd(file: &Path, port: u16) -> (String, String, String) {
-    let _d = serve(
-        Command::new(sshd())
-            .args(["-D", "-e", "-f"])
-            .arg(file)
-            .args(["-o", &format!("Port={port}")]),
-        port,
-        "sshd",
-    );
+fn negotiated_with_real_sshd(file: &Path, port: &ServerPort) -> (String, String, String) {
+    let _d = serve("sshd", port, &[], |port| {
+        let mut c = Command::new(sshd());
+        c.args(["-D", "-e", "-f"]).arg(file).args(["-o", &format!("Port={port}")]);
+        c
+    });
+    let port = port.get();
     let out = Command::new("ssh")
         .args(["-v", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no"])
         .args(["-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10", "-p"])
@@ -409,7 +407,7 @@ fn poor_sshd_diff_names_each_fix_matches_reality_applies_and_then_nothing_to_cha
     let (code, r) = check(&file, "sshd", "20s");
     assert_eq!(code, 1, "{r:#}");
     let diff = &r["diffs"][0];
-    let real = negotiated_with_real_sshd(&file, port);
+    let real = negotiated_with_real_sshd(&file, &port);
     assert_eq!(diff["now"]["cipher"], real.0.as_str(), "{diff:#}");
     assert_eq!(diff["now"]["mac"], real.1.as_str(), "{diff:#}");
     assert_eq!(diff["now"]["kex"], real.2.as_str(), "{diff:#}");
@@ -452,7 +450,7 @@ fn poor_sshd_diff_names_each_fix_matches_reality_applies_and_then_nothing_to_cha
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("nothing to change"), "{text}");
     assert!(text.contains("check: no finding"), "{text}");
-    let real = negotiated_with_real_sshd(&file, port);
+    let real = negotiated_with_real_sshd(&file, &port);
     assert!(
         !real.0.contains("cbc") && real.1 != "hmac-sha1" && !real.2.ends_with("sha1"),
         "{real:?}"
@@ -515,18 +513,24 @@ fn remote_sshd_gets_the_same_diff() {
         assert!(st.success());
     }
     std::fs::copy(d.join("user.pub"), d.join("authorized_keys")).unwrap();
-    let port = free_port();
+    let port = server_port();
     let file = d.join("sshd_config");
     std::fs::write(
         &file,
         format!(
-            "ListenAddress 127.0.0.1\nPort {port}\nHostKey {d}/host\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\nCiphers aes128-cbc,aes128-ctr\nMACs hmac-sha1,hmac-sha2-256\nKexAlgorithms diffie-hellman-group14-sha1,diffie-hellman-group14-sha256\n",
+            "ListenAddress 127.0.0.1\nPort {}\nHostKey {d}/host\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\nCiphers aes128-cbc,aes128-ctr\nMACs hmac-sha1,hmac-sha2-256\nKexAlgorithms diffie-hellman-group14-sha1,diffie-hellman-group14-sha256\n",
+            port.get(),
             d = d.display()
         ),
     )
     .unwrap();
     let _ = std::fs::create_dir_all("/run/sshd");
-    let _sshd = serve(Command::new(sshd()).args(["-D", "-e", "-f"]).arg(&file), port, "sshd");
+    let _sshd = serve("sshd", &port, &[&file], |_| {
+        let mut c = Command::new(sshd());
+        c.args(["-D", "-e", "-f"]).arg(&file);
+        c
+    });
+    let port = port.get();
     let out = cb()
         .args([
             "ssh",
@@ -577,18 +581,19 @@ fn remote_tls_server_gets_the_same_diff() {
     }
     std::fs::write(d.join("www/1m.bin"), vec![7u8; 1 << 20]).unwrap();
     common::self_signed(d, &["-newkey", "rsa:2048"]);
-    let port = free_port();
+    let port = server_port();
     let tls = format!(
         "        root {}/www;\n        ssl_protocols TLSv1.2;\n        ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;\n        ssl_prefer_server_ciphers on;\n",
         d.display()
     );
-    let mut conf = nginx_conf(d, port, &tls);
+    let mut conf = nginx_conf(d, port.get(), &tls);
     if unsafe { libc::geteuid() } == 0 {
         conf = format!("user root;\n{conf}");
     }
     let file = d.join("nginx.conf");
     std::fs::write(&file, conf).unwrap();
-    let _nginx = serve(&mut nginx(&file, d), port, "nginx");
+    let _nginx = serve("nginx", &port, &[&file], |_| nginx(&file, d));
+    let port = port.get();
     let out = cb()
         .args([
             "tls",

@@ -220,7 +220,8 @@ fn check_on_recommends_own_nginx_lines_has_no_finding() {
     }
     common::self_signed(d, &["-newkey", "rsa:2048"]);
     let (lines, rec) = recommended(&db, &["--for", "nginx", "--budget", "20s"], "nginx");
-    let port = common::free_port();
+    // Nothing listens there: `check` models the server.
+    let (_closed, port) = common::ports::closed_port();
     let conf = |lines: &[String]| {
         let tls: String = lines.iter().map(|l| format!("        {l}\n")).collect();
         format!(

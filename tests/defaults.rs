@@ -72,7 +72,7 @@ fn nginx_conf(d: &Path, port: u16, tls: &str) -> String {
 fn nginx_group(d: &Path, tls: &str) -> String {
     let port = server_port();
     let file = d.join("nginx.conf");
-    std::fs::write(&file, nginx_conf(d, port, tls)).unwrap();
+    std::fs::write(&file, nginx_conf(d, port.get(), tls)).unwrap();
     let nginx = || {
         let mut c = Command::new("nginx");
         c.arg("-p").arg(d).arg("-e").arg(d.join("error.log")).arg("-c").arg(&file);
@@ -80,8 +80,8 @@ fn nginx_group(d: &Path, tls: &str) -> String {
     };
     let t = nginx().arg("-t").output().unwrap();
     assert!(t.status.success(), "nginx -t refused {tls}: {}", String::from_utf8_lossy(&t.stderr));
-    let _n = serve(&mut nginx(), port, "nginx");
-    group(port)
+    let _n = serve("nginx", &port, &[&file], |_| nginx());
+    group(port.get())
 }
 
 #[test]
@@ -260,7 +260,7 @@ fn check_now_is_a_real_handshake_with_a_running_nginx() {
     common::p256_cert(d);
     let port = server_port();
     let file = d.join("nginx.conf");
-    std::fs::write(&file, nginx_conf(d, port, "        ssl_protocols TLSv1.2 TLSv1.3;")).unwrap();
+    std::fs::write(&file, nginx_conf(d, port.get(), "        ssl_protocols TLSv1.2 TLSv1.3;")).unwrap();
     let check = || {
         let out = Command::new(env!("CARGO_BIN_EXE_cipherbench"))
             .args(["check", "--json", "--no-store", "--for", "nginx", "--budget", "5s", "--config-from"])
@@ -271,10 +271,13 @@ fn check_now_is_a_real_handshake_with_a_running_nginx() {
         json_of(&out.stdout)["diffs"][0].clone()
     };
     let nginx = {
-        let mut c = Command::new("nginx");
-        c.arg("-p").arg(d).arg("-e").arg(d.join("error.log")).arg("-c").arg(&file);
-        serve(&mut c, port, "nginx")
+        serve("nginx", &port, &[&file], |_| {
+            let mut c = Command::new("nginx");
+            c.arg("-p").arg(d).arg("-e").arg(d.join("error.log")).arg("-c").arg(&file);
+            c
+        })
     };
+    let port = port.get();
     let diff = check();
     let (version, suite) = s_client(port, &[]).unwrap();
     let real_group = group(port);

@@ -14,6 +14,8 @@
 
 #[path = "common/fleet.rs"]
 mod hosts;
+#[path = "common/ports.rs"]
+mod ports;
 
 use hosts::*;
 use serde_json::Value;

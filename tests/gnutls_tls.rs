@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{free_port, json_of, wait_listening, Proc};
+use common::{json_of, start_server, Proc};
 
 fn cb() -> Command {
     common::cb_tls(Duration::from_secs(120))
@@ -272,9 +272,9 @@ fn cert_files(dir: &Path) -> (String, String) {
 fn connect_to_gnutls_serv() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key) = cert_files(dir.path());
-    let port = free_port();
-    let mut child = std::process::Command::new("gnutls-serv")
-        .args([
+    let (port, _serv) = start_server("gnutls-serv", &dir.path().join("gnutls-serv.log"), |port| {
+        let mut c = std::process::Command::new("gnutls-serv");
+        c.args([
             "--echo",
             "--port",
             &port.to_string(),
@@ -283,13 +283,9 @@ fn connect_to_gnutls_serv() {
             "--x509keyfile",
             &key,
         ])
-        .args(["--priority", "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-256-GCM"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_listening(port, &mut child, "gnutls-serv");
-    let _serv = Proc(child);
+        .args(["--priority", "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-256-GCM"]);
+        c
+    });
     let out = cb()
         .args(["--budget", "3s", "tls", "--lib", "gnutls", "--connect"])
         .arg(format!("127.0.0.1:{port}"))
@@ -388,8 +384,9 @@ fn gnutls_cli_against_cipherbench_serve() {
         }
         got
     });
+    // Written at once: the pipe holds it until gnutls-cli, its handshake done,
+    // reads its input (no guessed wait for the handshake).
     let mut stdin = cli.stdin.take().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
     stdin.write_all(&cmd).unwrap();
     stdin.flush().unwrap();
     let deadline = Instant::now() + Duration::from_secs(15);

@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::check::{apply, assert_fixes, cb, check, negotiated, s_client, serve, server_port};
+use common::check::{apply, assert_fixes, cb, check, negotiated, s_client, serve, server_port, ServerPort};
 use common::{json_of, self_signed, Proc};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -45,7 +45,8 @@ struct Case<'a> {
     software: &'a str,
     /// The file given to `--config-from`.
     file: PathBuf,
-    port: u16,
+    /// Where it listens (moved when a start finds it taken).
+    port: &'a ServerPort,
     /// Starts the real server from `file`.
     start: &'a dyn Fn() -> Proc,
     /// The software's own check of `file`, where it has one.
@@ -104,7 +105,7 @@ fn round_trip(c: &Case) {
     // What cipherbench says is negotiated is what a real default client gets.
     {
         let _server = (c.start)();
-        let real = negotiated(c.port);
+        let real = negotiated(c.port.get());
         assert_eq!(real, ("TLSv1.2".to_string(), "ECDHE-RSA-AES128-SHA".to_string()));
         assert_eq!(diff["now"]["version"], real.0.as_str(), "{diff:#}");
         assert_eq!(diff["now"]["openssl_name"], real.1.as_str(), "{diff:#}");
@@ -128,7 +129,7 @@ fn round_trip(c: &Case) {
     // The patched server: a default client gets what the diff recommended, and a
     // client that offers only the recommended suite completes a handshake.
     let _server = (c.start)();
-    let real = negotiated(c.port);
+    let real = negotiated(c.port.get());
     assert_eq!(d2["now"]["version"], real.0.as_str(), "{d2:#}");
     assert_eq!(d2["now"]["openssl_name"], real.1.as_str(), "{d2:#}");
     assert_eq!(diff["recommended"]["openssl_name"], real.1.as_str(), "{diff:#}");
@@ -138,7 +139,7 @@ fn round_trip(c: &Case) {
     } else {
         vec!["-tls1_2", "-cipher", rec]
     };
-    let got = s_client(c.port, &only).unwrap_or_else(|e| panic!("no handshake offering only {rec}:\n{e}"));
+    let got = s_client(c.port.get(), &only).unwrap_or_else(|e| panic!("no handshake offering only {rec}:\n{e}"));
     assert_eq!(got.1, rec);
 }
 
@@ -178,11 +179,17 @@ fn poor_apache_diff_names_each_fix_matches_reality_and_applies() {
     .unwrap();
     let validate = || accepted(Command::new(&apache).arg("-t").arg("-f").arg(&file), &site, "apache2 -t");
     validate();
-    let start = || serve(Command::new(&apache).args(["-D", "FOREGROUND", "-f"]).arg(&file), port, "apache2");
+    let start = || {
+        serve("apache2", &port, &[&file, &site], |_| {
+            let mut c = Command::new(&apache);
+            c.args(["-D", "FOREGROUND", "-f"]).arg(&file);
+            c
+        })
+    };
     round_trip(&Case {
         software: "apache",
         file: file.clone(),
-        port,
+        port: &port,
         start: &start,
         validate: Some(&validate),
         replaced: &poor,
@@ -216,11 +223,17 @@ fn poor_haproxy_diff_names_each_fix_matches_reality_and_applies() {
     .unwrap();
     let validate = || accepted(Command::new(&haproxy).arg("-c").arg("-f").arg(&file), &file, "haproxy -c");
     validate();
-    let start = || serve(Command::new(&haproxy).arg("-db").arg("-f").arg(&file), port, "haproxy");
+    let start = || {
+        serve("haproxy", &port, &[&file], |_| {
+            let mut c = Command::new(&haproxy);
+            c.arg("-db").arg("-f").arg(&file);
+            c
+        })
+    };
     round_trip(&Case {
         software: "haproxy",
         file: file.clone(),
-        port,
+        port: &port,
         start: &start,
         validate: Some(&validate),
         replaced: poor,
@@ -247,11 +260,17 @@ fn poor_stunnel_diff_names_each_fix_matches_reality_and_applies() {
     )
     .unwrap();
     // stunnel has no check mode: starting it from the patched file is the check.
-    let start = || serve(Command::new(&stunnel).arg(&file), port, "stunnel");
+    let start = || {
+        serve("stunnel", &port, &[&file], |_| {
+            let mut c = Command::new(&stunnel);
+            c.arg(&file);
+            c
+        })
+    };
     round_trip(&Case {
         software: "stunnel",
         file: file.clone(),
-        port,
+        port: &port,
         start: &start,
         validate: None,
         replaced: &poor,

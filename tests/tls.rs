@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 mod common;
-use common::{free_port, json_of, self_signed, wait_listening, Proc};
+use common::{json_of, ports, self_signed, start_server, Proc};
 
 fn cb() -> Command {
     common::cb_tls(Duration::from_secs(60))
@@ -54,8 +54,9 @@ const TLS_SERVER: &str = "listen 127.0.0.1:@PORT ssl;
 
 /// nginx in a temporary prefix; `servers` are server blocks where `@TLS` is
 /// `TLS_SERVER`, `@P` the prefix (holding cert.pem, key.pem and www/blob) and
-/// `@PORT` the port.
-fn start_nginx(port: u16, servers: &str) -> Peer {
+/// `@PORT` the port, one of its own (tried again on another while it is taken);
+/// returns that port.
+fn start_nginx(servers: &str) -> (u16, Peer) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     self_signed(d, &["-newkey", "rsa:2048"]);
@@ -78,39 +79,33 @@ http {{
 {servers}
 }}
 ",
+        // `@PORT` first: `@P` is its prefix.
         servers = servers
             .replace("@TLS", TLS_SERVER)
-            .replace("@PORT", &port.to_string())
+            .replace("@PORT", "<port>")
             .replace("@P", &p.to_string())
     );
-    std::fs::write(d.join("nginx.conf"), conf).unwrap();
-    let mut child = std::process::Command::new("nginx")
-        .arg("-p")
-        .arg(d)
-        .arg("-e")
-        .arg(d.join("error.log"))
-        .arg("-c")
-        .arg(d.join("nginx.conf"))
-        .arg("-g")
-        .arg(format!("daemon off; pid {p}/nginx.pid;"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nginx (Debian's nginx-light) must be installed");
-    wait_listening(port, &mut child, "nginx");
-    Peer {
-        _child: Proc(child),
-        _dir: dir,
-    }
+    let (port, child) = start_server("nginx", &d.join("nginx.log"), |port| {
+        std::fs::write(d.join("nginx.conf"), conf.replace("<port>", &port.to_string())).unwrap();
+        let mut c = std::process::Command::new("nginx");
+        c.arg("-p")
+            .arg(d)
+            .arg("-e")
+            .arg(d.join("error.log"))
+            .arg("-c")
+            .arg(d.join("nginx.conf"))
+            .arg("-g")
+            .arg(format!("daemon off; pid {p}/nginx.pid;"));
+        c
+    });
+    (port, Peer { _child: child, _dir: dir })
 }
 
 /// nginx with a known ssl_ciphers, ssl_protocols and ssl_ecdh_curve: the scan finds
 /// exactly that set, no more and no less, and the order nginx imposes.
 #[test]
 fn nginx_accepts_exactly_its_configured_set() {
-    let port = free_port();
-    let _nginx = start_nginx(
-        port,
+    let (port, _nginx) = start_nginx(
         "server {
     @TLS
     ssl_ciphers ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA;
@@ -186,9 +181,7 @@ fn nginx_accepts_exactly_its_configured_set() {
 /// SNI (an address) is a failed handshake and a clear error; `--sni` gets through.
 #[test]
 fn failed_handshake_is_a_clear_error_and_sni_is_sent() {
-    let port = free_port();
-    let _nginx = start_nginx(
-        port,
+    let (port, _nginx) = start_nginx(
         "ssl_protocols TLSv1.2 TLSv1.3;
   server {
     listen 127.0.0.1:@PORT ssl default_server;
@@ -229,35 +222,31 @@ fn failed_handshake_is_a_clear_error_and_sni_is_sent() {
     assert_eq!(accepted(&doc, "protocol"), set(&[("TLSv1.2", "TLSv1.2"), ("TLSv1.3", "TLSv1.3")]));
 }
 
-fn start_s_server(port: u16, extra: &[&str], key_args: &[&str]) -> Peer {
+/// `openssl s_server` on a port it binds itself (port 0) and reports (`ACCEPT`,
+/// which `-quiet` would not print); returns that port.
+fn start_s_server(extra: &[&str], key_args: &[&str]) -> (u16, Peer) {
     let dir = tempfile::tempdir().unwrap();
     self_signed(dir.path(), key_args);
     std::fs::write(dir.path().join("blob"), vec![7u8; 200_000]).unwrap();
-    let accept = format!("127.0.0.1:{port}");
-    let mut args = vec!["s_server", "-quiet", "-accept", &accept, "-cert", "cert.pem", "-key", "key.pem"];
+    let mut args = vec!["s_server", "-accept", "127.0.0.1:0", "-cert", "cert.pem", "-key", "key.pem"];
     args.extend_from_slice(extra);
-    let mut child = std::process::Command::new("openssl")
-        .args(&args)
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_listening(port, &mut child, "openssl s_server");
-    Peer {
-        _child: Proc(child),
-        _dir: dir,
-    }
+    let mut c = std::process::Command::new("openssl");
+    c.args(&args).current_dir(dir.path());
+    let (port, child) = ports::start_reporting("openssl s_server", &dir.path().join("s_server.log"), c, ports::s_server_port);
+    (
+        port,
+        Peer {
+            _child: Proc(child),
+            _dir: dir,
+        },
+    )
 }
 
 /// Handshake rates and latency per accepted suite against `openssl s_server`,
 /// and HTTP downloads from its -WWW mode.
 #[test]
 fn s_server_handshakes_and_download() {
-    let port = free_port();
-    let _s = start_s_server(
-        port,
+    let (port, _s) = start_s_server(
         &[
             "-WWW",
             "-ciphersuites",
@@ -328,9 +317,7 @@ fn s_server_handshakes_and_download() {
 /// sends chunked (sub_filter drops Content-Length) is read to its last chunk.
 #[test]
 fn nginx_without_resumption_and_a_chunked_body() {
-    let port = free_port();
-    let _nginx = start_nginx(
-        port,
+    let (port, _nginx) = start_nginx(
         "server {
     @TLS
     ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256;
@@ -735,7 +722,7 @@ fn full_matrix_is_the_cross_product() {
 
 #[test]
 fn refused_port_is_a_clear_error() {
-    let port = free_port();
+    let (_closed, port) = ports::closed_port();
     cb().args(["tls", "--connect", &format!("127.0.0.1:{port}"), "--timeout", "2s"])
         .assert()
         .code(3)

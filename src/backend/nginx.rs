@@ -484,7 +484,8 @@ mod tests {
         let text = config_text(
             d,
             d,
-            free_port().unwrap(),
+            // `nginx -t` binds nothing: any port does.
+            8443,
             user.as_ref().map(|(u, g, _, _)| (u.as_str(), g.as_str())),
             &temp_paths(&bin, Duration::from_secs(10)),
             &lines(&TLS),

@@ -355,7 +355,7 @@ mod tests {
         let _ = c.kill();
         let _ = c.wait();
         // Nothing listens: the deadline ends it, and the log's tail is told.
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let (_held, closed) = crate::testing::closed_port();
         let t0 = Instant::now();
         let soon = crate::deadline::Deadline::after(Duration::from_millis(300));
         let e = wait_ready("toy", &mut None, closed, &log, soon, |_| Some(())).unwrap_err();

@@ -3,13 +3,12 @@
 //! stunnel): running `check`, applying its diff with the real `patch`, starting a
 //! real server and asking a real default OpenSSL client what it negotiates.
 
-use super::{json_of, wait_listening, Proc};
+use super::{json_of, ports, Proc};
 use serde_json::Value;
-use std::net::TcpListener;
-use std::path::Path;
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// `cipherbench --no-store` without colour, killed after 240 s.
 pub fn cb() -> assert_cmd::Command {
@@ -103,44 +102,97 @@ pub fn apply(patch: &str) {
     assert!(p.wait().unwrap().success(), "patch refused:\n{patch}");
 }
 
-/// A free port for a server a test starts more than once from the same file: below
-/// the kernel's ephemeral range (32768 and up), so that nothing that binds port 0
-/// meanwhile (cipherbench's own loopback peers in a parallel test's `check`) can
-/// take it between two starts and answer in the server's place.
-pub fn server_port() -> u16 {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let start = std::process::id() % 6000 * 2;
-    for _ in 0..4000 {
-        let port = 20000 + (start + NEXT.fetch_add(1, Ordering::SeqCst)) % 12000;
-        if TcpListener::bind(("127.0.0.1", port as u16)).is_ok() {
-            return port as u16;
-        }
+/// The port of a server a test starts more than once from the same files: a
+/// candidate below the kernel's ephemeral range ([`ports::candidate`]), so that
+/// nothing that binds port 0 meanwhile (cipherbench's own loopback peers in a
+/// parallel test's `check`) can take it between two starts. When a start finds it
+/// taken all the same (another test's server), [`serve`] moves the server to another
+/// port, in its files too: read the port with [`ServerPort::get`] after a start.
+pub struct ServerPort(Cell<u16>);
+
+impl ServerPort {
+    pub fn get(&self) -> u16 {
+        self.0.get()
     }
-    panic!("no free port between 20000 and 32000");
 }
 
-/// Starts a server that listens on 127.0.0.1:`port` (in the foreground, output
-/// discarded) and waits up to 10 s until it does; it is stopped when the returned
-/// guard drops. A server that exits right after (its port was taken: what listens
-/// is something else) fails the test.
-pub fn serve(cmd: &mut Command, port: u16, what: &str) -> Proc {
-    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    wait_listening(port, &mut child, what);
-    std::thread::sleep(Duration::from_millis(200));
-    if let Ok(Some(st)) = child.try_wait() {
-        panic!("{what} exited ({st}) right after 127.0.0.1:{port} answered: something else listens there");
+/// The port as it is now, for the files that name it.
+impl std::fmt::Display for ServerPort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.get())
     }
-    Proc(child)
+}
+
+pub fn server_port() -> ServerPort {
+    ServerPort(Cell::new(ports::candidate()))
+}
+
+/// `text` with every `old` port number that stands alone (no digit on either side)
+/// replaced by `new`.
+fn moved(text: &str, old: u16, new: u16) -> String {
+    let (old, new) = (old.to_string(), new.to_string());
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(&old) {
+        let before =
+            rest[..i].chars().next_back().is_some_and(|c| c.is_ascii_digit()) || (i == 0 && out.ends_with(|c: char| c.is_ascii_digit()));
+        let after = rest[i + old.len()..].starts_with(|c: char| c.is_ascii_digit());
+        out.push_str(&rest[..i]);
+        out.push_str(if before || after { &old } else { &new });
+        rest = &rest[i + old.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Starts the server `command(port)` builds, listening on 127.0.0.1:`port` (its
+/// output in `<first file>.log`), and waits until the listening socket there is its
+/// own ([`ports::wait_up`]: a deadline, and the log and exit status when it exits
+/// first); stopped when the returned guard drops. When its port is taken, the port
+/// is moved to another candidate in each of `files` (the configuration that names
+/// it) and the start tried again, up to [`ports::TRIES`] times.
+pub fn serve(what: &str, port: &ServerPort, files: &[&Path], mut command: impl FnMut(u16) -> Command) -> Proc {
+    let log: PathBuf = files.first().map_or_else(
+        || std::env::temp_dir().join(format!("{what}.log")),
+        |f| {
+            let mut l = f.as_os_str().to_owned();
+            l.push(".log");
+            PathBuf::from(l)
+        },
+    );
+    for _ in 0..ports::TRIES {
+        let p = port.get();
+        let f = std::fs::File::create(&log).unwrap();
+        let mut child = command(p)
+            .stdin(Stdio::null())
+            .stdout(f.try_clone().unwrap())
+            .stderr(f)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+        match ports::wait_up(what, &mut child, p, &log) {
+            ports::Start::Up => return Proc(child),
+            ports::Start::Taken => {
+                let new = ports::candidate();
+                for file in files {
+                    let t = std::fs::read_to_string(file).unwrap();
+                    std::fs::write(file, moved(&t, p, new)).unwrap();
+                }
+                port.0.set(new);
+            }
+        }
+    }
+    panic!("{what}: {} ports in a row were taken", ports::TRIES)
 }
 
 /// What a default OpenSSL client (`openssl s_client`, plus `extra` arguments)
 /// negotiates with the server on 127.0.0.1:`port`: (protocol, OpenSSL suite name),
 /// or what the last try printed when no handshake completes. A worker that is
-/// still starting can accept and drop the first connections: up to 10 tries,
-/// 300 ms apart.
+/// still starting can accept and drop the first connections: tries again, 300 ms
+/// apart, for up to 10 s.
 pub fn s_client(port: u16, extra: &[&str]) -> Result<(String, String), String> {
     let mut last = String::new();
-    for _ in 0..10 {
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
         let out = Command::new("openssl")
             .args(["s_client", "-brief", "-connect", &format!("127.0.0.1:{port}")])
             .args(extra)

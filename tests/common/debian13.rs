@@ -115,6 +115,37 @@ impl Root {
         (out, t.elapsed())
     }
 
+    /// Runs the script `script(ports)` makes, with [`SERVE`] defined, on `N`
+    /// distinct candidate ports ([`crate::ports::candidate`]); again on other ports
+    /// while a server in it finds its port taken (status [`PORT_TAKEN`]), up to
+    /// [`crate::ports::TRIES`] times. `script` writes whatever configuration names
+    /// the ports. Returns the ports of the last run and its output.
+    pub fn run_serving<const N: usize>(&self, limit: Duration, mut script: impl FnMut([u16; N]) -> String) -> ([u16; N], Output) {
+        let mut last = None;
+        for _ in 0..crate::ports::TRIES {
+            let mut ports = [0u16; N];
+            for i in 0..N {
+                ports[i] = loop {
+                    let p = crate::ports::candidate();
+                    if !ports[..i].contains(&p) {
+                        break p;
+                    }
+                };
+            }
+            let body = format!("{SERVE} {}", script(ports));
+            let (out, _) = self.run(&["/bin/sh", "-c", &body], limit);
+            if out.status.code() != Some(PORT_TAKEN) {
+                return (ports, out);
+            }
+            last = Some(out);
+        }
+        panic!(
+            "{} tries in a row found a port taken; the last:\n{}",
+            crate::ports::TRIES,
+            text(&last.unwrap())
+        )
+    }
+
     /// The root's package versions (`.versions`: "package version" lines).
     pub fn version_of(&self, package: &str) -> Option<String> {
         let v = std::fs::read_to_string(self.dir.join(".versions")).ok()?;
@@ -145,23 +176,57 @@ pub fn text(out: &Output) -> String {
     )
 }
 
-/// A port nothing listens on now (the root shares the host's network).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// The status a script run by [`Root::run_serving`] ends with when a server in it
+/// found its port taken.
+pub const PORT_TAKEN: i32 = 75;
+
+/// For the scripts run by [`Root::run_serving`] (the root shares the host's
+/// network): `serve NAME PORT CMD...` starts CMD in the background (stdin empty,
+/// its output in `NAME.log` in the current directory, its pid in `$NAME_pid`) and
+/// waits, up to 30 s, until the socket listening on 127.0.0.1:PORT is its own
+/// (`ss -p`: not merely something answering there), then prints `NAME-up`. When
+/// its port is taken ("Address already in use" in its log) it prints `port-taken
+/// NAME PORT`, stops every server it started and ends the script with status 75,
+/// for [`Root::run_serving`] to run it again on other ports. When the server exits
+/// first, or is not listening by then, it prints why (its exit status) and its
+/// log, and returns 1.
+pub const SERVE: &str = r#"serve() {
+  _sn=$1; _sp=$2; shift 2
+  "$@" > "$_sn.log" 2>&1 < /dev/null &
+  _spid=$!; eval "${_sn}_pid=$_spid"; _served="$_served $_spid"
+  _send=$(( $(date +%s) + 30 ))
+  while :; do
+    if ss -ltnpH "sport = :$_sp" 2>/dev/null | grep -q "pid=$_spid,"; then echo "$_sn-up"; return 0; fi
+    if grep -q 'Address already in use' "$_sn.log"; then
+      echo "port-taken $_sn $_sp"; kill $_served 2>/dev/null; wait; exit 75
+    fi
+    if ! kill -0 "$_spid" 2>/dev/null; then
+      wait "$_spid"; _sst=$?
+      echo "$_sn exited (status $_sst) before it listened on 127.0.0.1:$_sp; its log $PWD/$_sn.log:"; cat "$_sn.log"; return 1
+    fi
+    if [ "$(date +%s)" -ge "$_send" ]; then
+      echo "$_sn did not listen on 127.0.0.1:$_sp within 30 s; its log $PWD/$_sn.log:"; cat "$_sn.log"; return 1
+    fi
+    sleep 0.05
+  done
+};"#;
+
+/// A shell command that stops the server whose pid is in `pidfile` and waits, up to
+/// 10 s, until it is gone (its pid file with it).
+pub fn stop(pidfile: &str) -> String {
+    format!("p=$(cat {pidfile}) && kill $p && timeout 10 sh -c \"while kill -0 $p 2>/dev/null; do sleep 0.05; done\"; rm -f {pidfile}")
 }
 
 /// A certificate in the current directory (key.pem, cert.pem, both.pem for HAProxy)
-/// unless there is one, and `up PORT`: waits until 127.0.0.1:PORT listens.
-pub const CERT_AND_UP: &str = "[ -s cert.pem ] || openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec \
-     -pkeyopt ec_paramgen_curve:P-256 -keyout key.pem -out cert.pem 2>/dev/null; cat cert.pem key.pem > both.pem; \
-     up() { for i in $(seq 50); do ss -ltn | grep -q \"127.0.0.1:$1 \" && return 0; sleep 0.1; done; return 1; };";
+/// unless there is one.
+pub const CERT: &str = "[ -s cert.pem ] || openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec \
+     -pkeyopt ec_paramgen_curve:P-256 -keyout key.pem -out cert.pem 2>/dev/null; cat cert.pem key.pem > both.pem;";
 
 /// Writes apache.conf, haproxy.cfg and stunnel.conf under `dir` (a TLS virtual
 /// host, a `bind … ssl` frontend, a service), each with its `lines` (none: Debian
-/// 13's defaults) on a free port of 127.0.0.1, which it returns (in that order).
-pub fn write_server_confs(dir: &InsideDir, [apache, haproxy, stunnel]: [&[String]; 3]) -> [u16; 3] {
+/// 13's defaults), on 127.0.0.1 at `ports` (in that order).
+pub fn write_server_confs(dir: &InsideDir, [apache, haproxy, stunnel]: [&[String]; 3], ports: [u16; 3]) {
     let d = &dir.inside;
-    let ports = [free_port(), free_port(), free_port()];
     let apache_conf = format!(
         "ServerRoot /etc/apache2\nServerName localhost\nUser www-data\nGroup www-data\nPidFile {d}/apache.pid\n\
          DefaultRuntimeDir {d}\nErrorLog {d}/apache-error.log\n{}\nListen 127.0.0.1:{p}\n<VirtualHost 127.0.0.1:{p}>\n\
@@ -190,7 +255,6 @@ pub fn write_server_confs(dir: &InsideDir, [apache, haproxy, stunnel]: [&[String
     ] {
         std::fs::write(dir.path().join(name), conf).unwrap();
     }
-    ports
 }
 
 /// Apache 2.4, HAProxy 3.0 and stunnel 5 of Debian 13 take the lines emitted for
@@ -202,21 +266,24 @@ pub fn write_server_confs(dir: &InsideDir, [apache, haproxy, stunnel]: [&[String
 /// with Apache and HAProxy. All in one script inside the root (a few seconds).
 pub fn servers_take_the_lines(r: &Root, dir: &InsideDir, [apache, haproxy, stunnel]: [&[String]; 3]) {
     let d = &dir.inside;
-    let ports = write_server_confs(dir, [apache, haproxy, stunnel]);
-    let script = format!(
-        "cd {d}; {CERT_AND_UP} \
-         g() {{ echo Q | openssl s_client $3 -connect 127.0.0.1:$2 2>&1 | sed -n \"s/^Negotiated TLS1.3 group: /$1 /p\"; }}; \
-         apache2 -t -f {d}/apache.conf 2>&1; echo apache-t=$?; apache2 -f {d}/apache.conf -DFOREGROUND & a=$!; \
-         up {pa} && echo apache-up; g apache {pa} ''; g apache-x25519 {pa} '-groups X25519:X25519MLKEM768'; kill $a; \
-         haproxy -c -q -f {d}/haproxy.cfg 2>&1; echo haproxy-c=$?; haproxy -db -f {d}/haproxy.cfg & h=$!; \
-         up {ph} && echo haproxy-up; g haproxy {ph} ''; g haproxy-x25519 {ph} '-groups X25519:X25519MLKEM768'; kill $h; \
-         stunnel {d}/stunnel.conf > stunnel.log 2>&1 & s=$!; up {ps} && echo stunnel-up; g stunnel {ps} ''; kill $s; \
-         wait; grep -h -E 'Configuration|\\[!\\]' stunnel.log; cat apache-error.log 2>/dev/null | grep -i -E 'error|emerg' | head -5",
-        pa = ports[0],
-        ph = ports[1],
-        ps = ports[2]
-    );
-    let (out, _) = r.run(&["/bin/sh", "-c", &script], Duration::from_secs(60));
+    let (_, out) = r.run_serving(Duration::from_secs(90), |ports| {
+        write_server_confs(dir, [apache, haproxy, stunnel], ports);
+        format!(
+            "cd {d}; {CERT} \
+             g() {{ echo Q | openssl s_client $3 -connect 127.0.0.1:$2 2>&1 | sed -n \"s/^Negotiated TLS1.3 group: /$1 /p\"; }}; \
+             apache2 -t -f {d}/apache.conf 2>&1; echo apache-t=$?; \
+             serve apache {pa} apache2 -f {d}/apache.conf -DFOREGROUND && \
+             {{ g apache {pa} ''; g apache-x25519 {pa} '-groups X25519:X25519MLKEM768'; kill $apache_pid; }}; \
+             haproxy -c -q -f {d}/haproxy.cfg 2>&1; echo haproxy-c=$?; \
+             serve haproxy {ph} haproxy -db -f {d}/haproxy.cfg && \
+             {{ g haproxy {ph} ''; g haproxy-x25519 {ph} '-groups X25519:X25519MLKEM768'; kill $haproxy_pid; }}; \
+             serve stunnel {ps} stunnel {d}/stunnel.conf && {{ g stunnel {ps} ''; kill $stunnel_pid; }}; \
+             wait; grep -h -E 'Configuration|\\[!\\]' stunnel.log; cat apache-error.log 2>/dev/null | grep -i -E 'error|emerg' | head -5",
+            pa = ports[0],
+            ph = ports[1],
+            ps = ports[2]
+        )
+    });
     let said = String::from_utf8_lossy(&out.stdout);
     let has = |l: &str| said.lines().any(|x| x.trim() == l);
     for want in [

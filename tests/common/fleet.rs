@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 use std::io::Read;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -112,19 +112,22 @@ impl HostSshd {
     /// A private sshd with a config of its own.
     pub fn start(sshd: &Path, addr: Ipv4Addr, base: &Path, client_pub: &str) -> HostSshd {
         let dir = Self::prepare(addr, base, client_pub);
-        let port = Self::free_port(addr);
-        let cfg = format!(
-            "ListenAddress {addr}\nPort {port}\nAddressFamily inet\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\n\
+        let config = dir.join("sshd_config");
+        let d = dir.display().to_string();
+        let cfg = move |port: u16| {
+            format!(
+                "ListenAddress {addr}\nPort {port}\nAddressFamily inet\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\n\
 AuthorizedKeysFile {d}/authorized_keys\nAllowUsers {user}\n{root}StrictModes no\nUsePAM no\nPubkeyAuthentication yes\n\
 PasswordAuthentication no\nKbdInteractiveAuthentication no\nUseDNS no\nPrintMotd no\nX11Forwarding no\nLogLevel ERROR\n\
 MaxStartups 100:30:200\nMaxSessions 50\nSubsystem sftp internal-sftp\n",
-            d = dir.display(),
-            user = current_user(),
-            root = if is_root() { "PermitRootLogin prohibit-password\n" } else { "" },
-        );
-        let config = dir.join("sshd_config");
-        std::fs::write(&config, cfg).unwrap();
-        Self::spawn(sshd, addr, port, dir, config, &[])
+                user = current_user(),
+                root = if is_root() { "PermitRootLogin prohibit-password\n" } else { "" },
+            )
+        };
+        Self::spawn(sshd, addr, dir, config.clone(), |port| {
+            std::fs::write(&config, cfg(port)).unwrap();
+            Vec::new()
+        })
     }
 
     /// An sshd reading `config` (a copy of a distribution's stock sshd_config, its
@@ -133,11 +136,9 @@ MaxStartups 100:30:200\nMaxSessions 50\nSubsystem sftp internal-sftp\n",
     /// its host key, pid file and authorized key, no PAM.
     pub fn start_from(sshd: &Path, addr: Ipv4Addr, base: &Path, client_pub: &str, config: &Path) -> HostSshd {
         let dir = Self::prepare(addr, base, client_pub);
-        let port = Self::free_port(addr);
         let d = dir.display().to_string();
         let mut o = vec![
             format!("ListenAddress={addr}"),
-            format!("Port={port}"),
             "AddressFamily=inet".into(),
             format!("HostKey={d}/host_ed25519"),
             format!("PidFile={d}/sshd.pid"),
@@ -152,12 +153,14 @@ MaxStartups 100:30:200\nMaxSessions 50\nSubsystem sftp internal-sftp\n",
         if is_root() {
             o.push("PermitRootLogin=prohibit-password".into());
         }
-        let mut args = Vec::new();
-        for x in &o {
-            args.push("-o".to_string());
-            args.push(x.clone());
-        }
-        Self::spawn(sshd, addr, port, dir, config.to_path_buf(), &args)
+        Self::spawn(sshd, addr, dir, config.to_path_buf(), |port| {
+            let mut args = vec!["-o".to_string(), format!("Port={port}")];
+            for x in &o {
+                args.push("-o".to_string());
+                args.push(x.clone());
+            }
+            args
+        })
     }
 
     fn prepare(addr: Ipv4Addr, base: &Path, client_pub: &str) -> PathBuf {
@@ -171,25 +174,15 @@ MaxStartups 100:30:200\nMaxSessions 50\nSubsystem sftp internal-sftp\n",
         dir
     }
 
-    fn free_port(addr: Ipv4Addr) -> u16 {
-        TcpListener::bind((addr, 0))
-            .expect("bind the host's address")
-            .local_addr()
-            .unwrap()
-            .port()
-    }
-
-    fn spawn(sshd: &Path, addr: Ipv4Addr, port: u16, dir: PathBuf, config: PathBuf, args: &[String]) -> HostSshd {
-        let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
-        let child = Command::new(sshd)
-            .args(["-D", "-e", "-f"])
-            .arg(&config)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start sshd");
+    /// Starts sshd on a port of its own (`args(port)`: its `-o` options, after
+    /// `-f config`; tried again on another port while it is taken), and waits for
+    /// its banner.
+    fn spawn(sshd: &Path, addr: Ipv4Addr, dir: PathBuf, config: PathBuf, mut args: impl FnMut(u16) -> Vec<String>) -> HostSshd {
+        let (port, child) = crate::ports::start(&format!("sshd on {addr}"), &dir.join("sshd.log"), |port| {
+            let mut c = Command::new(sshd);
+            c.args(["-D", "-e", "-f"]).arg(&config).args(args(port));
+            c
+        });
         let mut h = HostSshd {
             addr,
             port,

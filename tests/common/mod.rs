@@ -7,10 +7,11 @@
 
 pub mod check;
 pub mod false_alarms;
+pub mod ports;
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -37,8 +38,12 @@ pub fn json_of(out: &[u8]) -> Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
 
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// Starts the server `command(port)` builds on a port of its own ([`ports::start`]:
+/// tried again on another port while its port is taken; its output in `log`), and
+/// waits until it listens there; stopped when the returned guard drops.
+pub fn start_server(what: &str, log: &Path, command: impl FnMut(u16) -> std::process::Command) -> (u16, Proc) {
+    let (port, child) = ports::start(what, log, command);
+    (port, Proc(child))
 }
 
 /// A child process, killed when the test ends however it ends: SIGTERM first (so

@@ -164,9 +164,7 @@ mod tests {
     /// Nothing listens: an error naming the address, quickly.
     #[test]
     fn a_closed_port_is_an_error() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
-        drop(l);
+        let (_held, addr) = crate::testing::closed_port();
         let e = default_client_handshake(&addr.to_string(), None, Duration::from_secs(2)).unwrap_err();
         assert!(e.contains(&addr.to_string()), "{e}");
     }
