@@ -121,6 +121,7 @@ pub const SSHD_CONFIG_ENV: &str = "CIPHERBENCH_SSHD_CONFIG";
 /// `None` when sshd or its keys cannot be read (not installed, not root).
 pub fn server_hostkey_algorithms() -> Option<Vec<String>> {
     let sshd = find_sshd().ok()?;
+    crate::backend::openssh::daemon::ensure_privsep_dir().ok()?;
     let mut cmd = Command::new(&sshd);
     cmd.arg("-T");
     if let Some(f) = std::env::var_os(SSHD_CONFIG_ENV) {
@@ -233,6 +234,8 @@ fn is_executable(p: &Path) -> bool {
 /// throw-away host key (so that it needs no root). `None` when sshd cannot run.
 pub fn sshd_defaults() -> Option<crate::model::SshLists> {
     let sshd = find_sshd().ok()?;
+    // As root, `sshd -T` needs /run/sshd even when no sshd runs.
+    crate::backend::openssh::daemon::ensure_privsep_dir().ok()?;
     let dir = tempfile::tempdir().ok()?;
     let key = dir.path().join("hostkey");
     let made = output_within(

@@ -3,6 +3,9 @@
 //! which an ordinary user never has (`/etc/ssh/ssh_host_*_key` is 0600 root): then
 //! it is run again with a throw-away host key added, and the keys it could not read
 //! are named in the notes. The algorithm lists do not depend on the host keys.
+//! As root, sshd also insists on its privilege-separation directory (/run/sshd),
+//! which its unit makes when it starts: it is made here, as the unit would, when
+//! sshd is installed but not running.
 
 use super::{read_config, run, scan_directives, Config, Installed, SshConfig};
 use anyhow::Result;
@@ -73,6 +76,10 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         let t = text.unwrap_or_default();
         return Ok(Some(from_text(&file, &t, notes)));
     };
+    // As root, `sshd -T` refuses to run without its privilege-separation
+    // directory, which only sshd's unit makes: a host where sshd is installed but
+    // not running (a container, a fresh boot with sshd disabled) lacks it.
+    crate::backend::openssh::daemon::ensure_privsep_dir()?;
     let sshd_s = sshd.display().to_string();
     let f = file.display().to_string();
     let mut args: Vec<&str> = vec!["-T"];
