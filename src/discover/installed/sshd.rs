@@ -21,7 +21,7 @@ pub const KEYWORDS: &[&str] = &["ciphers", "macs", "kexalgorithms", "hostkeyalgo
 /// `Macs`, `KexAlgorithms`).
 pub fn dump_value<'a>(text: &'a str, k: &str) -> Option<&'a str> {
     text.lines().find_map(|l| {
-        let (word, rest) = l.split_once(|c: char| c == ' ' || c == '\t')?;
+        let (word, rest) = l.split_once([' ', '\t'])?;
         word.eq_ignore_ascii_case(k).then_some(rest.trim())
     })
 }
