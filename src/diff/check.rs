@@ -66,7 +66,7 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
             option: None,
             reason: None,
         };
-        if let Some(e) = &d.now_error {
+        if let Some(e) = d.now_error.as_ref().filter(|e| !e.starts_with(super::PEER_UNREAD)) {
             out.push(f("negotiation", format!("{}: negotiates nothing with {}: {e}", d.software, d.peer)));
         }
         let refused: Vec<&super::Graded> = d.offered.iter().filter(|g| !g.allowed).collect();

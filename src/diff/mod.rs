@@ -93,8 +93,17 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
                 Some(p) => p.clone(),
                 None => {
                     let other = if s.server { "ssh" } else { "sshd" };
-                    crate::target::read_installed(other, None)?
-                        .ok_or_else(|| anyhow::anyhow!("{other} is not installed: nothing to negotiate with"))?
+                    match crate::target::read_installed(other, None) {
+                        Ok(Some(o)) => o,
+                        Ok(None) => anyhow::bail!("{other} is not installed: nothing to negotiate with"),
+                        // The client's own configuration (`ssh -G`) does not depend on
+                        // sshd: it is kept, and only what it negotiates is unknown.
+                        Err(e) if !s.server => {
+                            let s = s.clone();
+                            return Ok(without_sshd(installed, &s, &e));
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
             };
             let Config::Ssh(o) = &other.config else {
@@ -118,6 +127,31 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
                 within_offer: false,
             })
         }
+    }
+}
+
+/// How a negotiation that could not be modelled begins (its peer could not be
+/// read): not a finding that the configuration negotiates nothing.
+pub const PEER_UNREAD: &str = "not known: ";
+
+/// The ssh client's configuration when its usual peer, this machine's sshd,
+/// could not be read (`why`): its offer and findings stand, what it negotiates
+/// is not known, and the note says why in sshd's words, not the client's.
+fn without_sshd(mut installed: Installed, s: &crate::discover::installed::SshConfig, why: &anyhow::Error) -> Current {
+    let why = format!("{why:#}");
+    installed.notes.push(format!(
+        "what ssh negotiates is not known: its usual peer, this machine's sshd, could not be read ({why}); ssh's own configuration does not depend on sshd and was read"
+    ));
+    Current {
+        peer: "this machine's sshd (not read)".to_string(),
+        offer: Offer::Ssh(s.clone()),
+        peer_offer: Offer::Ssh(crate::discover::installed::SshConfig {
+            server: true,
+            ..Default::default()
+        }),
+        negotiated: Err(format!("{PEER_UNREAD}this machine's sshd could not be read ({why})")),
+        installed,
+        within_offer: false,
     }
 }
 
@@ -639,6 +673,8 @@ fn recommended_side(
     }
     match negotiate_recommended(c, &o) {
         Ok(n) => (Some(n), Some(o)),
+        // The peer could not be read: the note on it says so once.
+        Err(_) if c.negotiated.as_ref().is_err_and(|e| e.starts_with(PEER_UNREAD)) => (None, Some(o)),
         Err(e) => {
             notes.push(format!("the recommended lines negotiate nothing with {}: {e}", c.peer));
             (None, Some(o))

@@ -90,9 +90,13 @@ fn replace(installed: &Installed, target: &dyn Target, lines: &[String], files: 
         for d in hits {
             if let Some(old) = files.lines(&d.file)?.get_mut(d.line - 1) {
                 let indent: String = old.chars().take_while(|c| c.is_whitespace()).collect();
+                // A trailing comment is kept only beside the value it was written
+                // for: nginx's stock `ssl_prefer_server_ciphers off; # Don't force
+                // server cipher order.` must not end up beside `… on;`.
                 let comment = old
                     .find(" #")
                     .filter(|_| target.keeps_comments())
+                    .filter(|&i| same_value(&old[..i], l))
                     .map(|i| old[i..].to_string())
                     .unwrap_or_default();
                 *old = format!("{indent}{}{comment}", l.trim());
@@ -100,6 +104,13 @@ fn replace(installed: &Installed, target: &dyn Target, lines: &[String], files: 
         }
     }
     Ok(missing)
+}
+
+/// Whether an installed line (its comment cut off) sets what `new` sets, up to
+/// spacing.
+fn same_value(old: &str, new: &str) -> bool {
+    let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    words(old) == words(new)
 }
 
 /// Where lines the file lacks go: after the last directive of the file holding
@@ -220,6 +231,36 @@ mod tests {
         let d = crate::discover::installed::sshd::global_directives(&f, &after);
         let i = installed("sshd", &f, d, Some(crate::discover::installed::sshd::insert_line(&after)));
         assert_eq!(unified(&i, &lines).unwrap(), None);
+    }
+
+    /// Issue 38: Debian's stock nginx.conf line keeps no comment that now says
+    /// the opposite of the line; a comment beside an unchanged value stays.
+    #[test]
+    fn a_changed_value_loses_its_contradicting_comment() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("nginx.conf");
+        let text = "http {\n\tssl_protocols TLSv1.2 TLSv1.3; # Dropping SSLv3, ref: POODLE\n\tssl_prefer_server_ciphers off; # Don't force server cipher order.\n}\n";
+        std::fs::write(&f, text).unwrap();
+        let dir_at = |keyword: &str, line: usize| Directive {
+            keyword: keyword.into(),
+            file: f.clone(),
+            line,
+            text: text.lines().nth(line - 1).unwrap().trim().into(),
+        };
+        let i = installed(
+            "nginx",
+            &f,
+            vec![dir_at("ssl_protocols", 2), dir_at("ssl_prefer_server_ciphers", 3)],
+            Some(3),
+        );
+        let lines = vec![
+            "ssl_protocols TLSv1.2 TLSv1.3;".to_string(),
+            "ssl_prefer_server_ciphers on;".to_string(),
+        ];
+        let p = unified(&i, &lines).unwrap().unwrap();
+        assert!(p.contains("\n+\tssl_prefer_server_ciphers on;\n"), "{p}");
+        assert!(!p.contains("+\tssl_prefer_server_ciphers on; # Don't force"), "{p}");
+        assert!(!p.contains("-\tssl_protocols"), "an unchanged line and its comment stay: {p}");
     }
 
     #[test]

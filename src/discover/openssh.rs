@@ -121,6 +121,7 @@ pub const SSHD_CONFIG_ENV: &str = "CIPHERBENCH_SSHD_CONFIG";
 /// `None` when sshd or its keys cannot be read (not installed, not root).
 pub fn server_hostkey_algorithms() -> Option<Vec<String>> {
     let sshd = find_sshd().ok()?;
+    crate::backend::openssh::daemon::ensure_privsep_dir().ok()?;
     let mut cmd = Command::new(&sshd);
     cmd.arg("-T");
     if let Some(f) = std::env::var_os(SSHD_CONFIG_ENV) {
@@ -138,11 +139,13 @@ pub fn server_hostkey_algorithms() -> Option<Vec<String>> {
         let (Some(word), Some(path)) = (it.next(), it.next()) else {
             continue;
         };
-        if word != "hostkey" && word != "hostcertificate" {
+        // Keywords in any case: OpenSSH 10.6 prints `HostKey`.
+        let hostkey = word.eq_ignore_ascii_case("hostkey");
+        if !hostkey && !word.eq_ignore_ascii_case("hostcertificate") {
             continue;
         }
         let path = Path::new(path.trim());
-        let public = if word == "hostkey" {
+        let public = if hostkey {
             let mut p = path.as_os_str().to_owned();
             p.push(".pub");
             std::fs::read_to_string(&p).ok().or_else(|| {
@@ -231,6 +234,8 @@ fn is_executable(p: &Path) -> bool {
 /// throw-away host key (so that it needs no root). `None` when sshd cannot run.
 pub fn sshd_defaults() -> Option<crate::model::SshLists> {
     let sshd = find_sshd().ok()?;
+    // As root, `sshd -T` needs /run/sshd even when no sshd runs.
+    crate::backend::openssh::daemon::ensure_privsep_dir().ok()?;
     let dir = tempfile::tempdir().ok()?;
     let key = dir.path().join("hostkey");
     let made = output_within(
@@ -252,15 +257,13 @@ pub fn sshd_defaults() -> Option<crate::model::SshLists> {
 /// The four lists of `sshd -T` output; `None` when one is missing.
 pub fn parse_sshd_lists(text: &str) -> Option<crate::model::SshLists> {
     let list = |word: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(word).and_then(|v| v.strip_prefix(' ')))
-            .map(|v| {
-                v.trim()
-                    .split(',')
-                    .filter(|x| !x.is_empty())
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
+        crate::discover::installed::sshd::dump_value(text, word).map(|v| {
+            v.trim()
+                .split(',')
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
     };
     Some(crate::model::SshLists {
         ciphers: list("ciphers")?,

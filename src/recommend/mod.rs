@@ -271,6 +271,22 @@ pub fn list_domain(list: &str) -> Option<Domain> {
     })
 }
 
+/// The note on what post-quantum costs: `delta` ms `unit` over the classic
+/// exchange. A cost that rounds to nothing or less is no cost: a negative one
+/// reads as faster, never as "costs -0.15 ms".
+pub fn pq_cost_note(delta: f64, unit: &str, against: &str) -> String {
+    if delta >= 0.005 {
+        format!("post-quantum costs {delta:.2} ms {unit} here ({against}); it stays first: its cost is shown, never traded away.")
+    } else if delta <= -0.005 {
+        format!(
+            "post-quantum has no measurable cost here: it is {:.2} ms {unit} faster ({against}); it stays first.",
+            -delta
+        )
+    } else {
+        format!("post-quantum has no measurable cost here ({against}); it stays first.")
+    }
+}
+
 /// What post-quantum key exchange costs here, which hybrid the policy allows but
 /// the software lacks, and where the policy keeps what an auditor fails.
 pub fn security_notes(k: &Knowledge, policy: &Policy, r: &Ranking, openssl: Option<&str>) -> Vec<String> {
@@ -281,24 +297,23 @@ pub fn security_notes(k: &Knowledge, policy: &Policy, r: &Ranking, openssl: Opti
         let pq = r.ranked.iter().find(|x| tier_of(&x.name) == Tier::PostQuantum);
         let classic = r.ranked.iter().find(|x| tier_of(&x.name) == Tier::Normal);
         if let (Some(p), Some(c)) = (pq, classic) {
-            let per = if r.higher_is_better {
+            // What post-quantum adds per handshake or login, in ms (negative: it is faster).
+            let (delta, unit) = if r.higher_is_better {
                 // handshakes per second: the time per handshake is what it costs.
                 let t = |v: f64| if v > 0.0 { 1.0 / v } else { 0.0 };
-                format!("{:.2} ms per handshake", (t(p.median) - t(c.median)) * 1e3)
+                ((t(p.median) - t(c.median)) * 1e3, "per handshake".to_string())
             } else {
-                format!(
-                    "{:.2} ms {}per login",
-                    (p.median - c.median) * 1e3,
-                    if r.metric.contains("cpu") { "of CPU " } else { "" }
-                )
+                let cpu = if r.metric.contains("cpu") { "of CPU " } else { "" };
+                ((p.median - c.median) * 1e3, format!("{cpu}per login"))
             };
-            out.push(format!(
-                "post-quantum costs {per} here ({} {} against {} {}); it stays first: its cost is shown, never traded away.",
+            let against = format!(
+                "{} {} against {} {}",
                 p.name,
                 figure(&r.metric, p.median),
                 c.name,
                 figure(&r.metric, c.median)
-            ));
+            );
+            out.push(pq_cost_note(delta, &unit, &against));
         }
         // Hybrids the policy names but the software here lacks.
         let listed = r
@@ -347,6 +362,24 @@ pub fn security_notes(k: &Knowledge, policy: &Policy, r: &Ranking, openssl: Opti
 
 #[cfg(test)]
 mod tests {
+    /// Issue 38: a negative post-quantum cost reads as none, or as faster.
+    #[test]
+    fn a_negative_post_quantum_cost_reads_as_faster() {
+        let n = super::pq_cost_note(-0.15, "per handshake", "X25519MLKEM768 a against X25519 b");
+        assert!(!n.contains("costs") && !n.contains("-0.15"), "{n}");
+        assert!(
+            n.starts_with("post-quantum has no measurable cost here: it is 0.15 ms per handshake faster"),
+            "{n}"
+        );
+        let z = super::pq_cost_note(-0.001, "per login", "a against b");
+        assert!(
+            z.starts_with("post-quantum has no measurable cost here (a against b)") && !z.contains("-0.00"),
+            "{z}"
+        );
+        let c = super::pq_cost_note(0.4, "per login", "a against b");
+        assert!(c.starts_with("post-quantum costs 0.40 ms per login here"), "{c}");
+    }
+
     use super::*;
 
     pub(super) use crate::testing::doc;

@@ -328,9 +328,10 @@ impl Client {
             return Ok(()); // ssh itself will say what is wrong with the destination
         };
         let text = String::from_utf8_lossy(&out.stdout);
-        let get = |k: &str| text.lines().find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()));
-        let proxied = get("proxyjump ").is_some_and(|v| v != "none") || get("proxycommand ").is_some_and(|v| v != "none");
-        let (Some(host), Some(port)) = (get("hostname "), get("port ").and_then(|p| p.parse::<u16>().ok())) else {
+        // Keywords in any case (OpenSSH 10.6 capitalises them).
+        let get = |k: &str| crate::discover::installed::sshd::dump_value(&text, k).map(str::to_string);
+        let proxied = get("proxyjump").is_some_and(|v| v != "none") || get("proxycommand").is_some_and(|v| v != "none");
+        let (Some(host), Some(port)) = (get("hostname"), get("port").and_then(|p| p.parse::<u16>().ok())) else {
             return Ok(());
         };
         if proxied {

@@ -401,12 +401,27 @@ fn forced_cleanup() {
     }
 }
 
+/// sshd's privilege-separation directory (`ChrootDirectory` of its unprivileged
+/// child), which the openssh-server unit makes at start (`RuntimeDirectory=sshd`).
+pub const PRIVSEP_DIR: &str = "/run/sshd";
+
 /// The private directory needs no privileges, but sshd running as root insists on
-/// its privilege-separation directory (normally made by the openssh-server service).
-fn ensure_privsep_dir() -> Result<()> {
-    let p = Path::new("/run/sshd");
+/// its privilege-separation directory (normally made by the openssh-server
+/// service), even for `sshd -T`: as root, makes it (mode 0755, root's, as the
+/// unit would) when it is missing; nothing otherwise.
+pub fn ensure_privsep_dir() -> Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(());
+    }
+    let p = Path::new(PRIVSEP_DIR);
     if !p.exists() {
-        std::fs::create_dir_all(p).context("sshd as root needs /run/sshd and it cannot be created")?;
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(p)
+            .with_context(|| format!("sshd as root needs its privilege-separation directory {PRIVSEP_DIR}, and it cannot be created"))?;
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))?;
     }
     Ok(())

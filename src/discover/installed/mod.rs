@@ -11,7 +11,9 @@
 //! - **Where each value came from is kept** ([`Directive`]: file and line), so the
 //!   recommended lines can be shown as a unified diff against the real file.
 //! - **Discovery only looks.** Nothing here starts a daemon or writes a file other
-//!   than a throw-away host key in a private temporary directory for `sshd -T`.
+//!   than a throw-away host key in a private temporary directory for `sshd -T`,
+//!   and, as root, sshd's privilege-separation directory /run/sshd (empty, 0755,
+//!   as its unit makes it) when sshd is installed but has never run.
 
 pub mod apache;
 pub mod endpoint;

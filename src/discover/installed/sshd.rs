@@ -3,6 +3,9 @@
 //! which an ordinary user never has (`/etc/ssh/ssh_host_*_key` is 0600 root): then
 //! it is run again with a throw-away host key added, and the keys it could not read
 //! are named in the notes. The algorithm lists do not depend on the host keys.
+//! As root, sshd also insists on its privilege-separation directory (/run/sshd),
+//! which its unit makes when it starts: it is made here, as the unit would, when
+//! sshd is installed but not running.
 
 use super::{read_config, run, scan_directives, Config, Installed, SshConfig};
 use anyhow::Result;
@@ -12,11 +15,22 @@ pub const DEFAULT_FILE: &str = "/etc/ssh/sshd_config";
 /// The keywords that decide what is negotiated, as `sshd -T` prints them.
 pub const KEYWORDS: &[&str] = &["ciphers", "macs", "kexalgorithms", "hostkeyalgorithms"];
 
-/// The four lists from `sshd -T` / `ssh -G` output (`keyword value` lines).
+/// The value of the first `keyword value` line of a `sshd -T` / `ssh -G` dump
+/// whose keyword is `k` in any case: OpenSSH up to 10.0 prints keywords in
+/// lower case (`ciphers`), OpenSSH 10.6 (Debian forky) capitalised (`Ciphers`,
+/// `Macs`, `KexAlgorithms`).
+pub fn dump_value<'a>(text: &'a str, k: &str) -> Option<&'a str> {
+    text.lines().find_map(|l| {
+        let (word, rest) = l.split_once([' ', '\t'])?;
+        word.eq_ignore_ascii_case(k).then_some(rest.trim())
+    })
+}
+
+/// The four lists from `sshd -T` / `ssh -G` output (`keyword value` lines,
+/// keywords in any case).
 pub fn parse_dump(text: &str, server: bool) -> SshConfig {
     let list = |k: &str| -> Vec<String> {
-        text.lines()
-            .find_map(|l| l.strip_prefix(k).and_then(|r| r.strip_prefix(' ')))
+        dump_value(text, k)
             .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
             .unwrap_or_default()
     };
@@ -62,6 +76,10 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
         let t = text.unwrap_or_default();
         return Ok(Some(from_text(&file, &t, notes)));
     };
+    // As root, `sshd -T` refuses to run without its privilege-separation
+    // directory, which only sshd's unit makes: a host where sshd is installed but
+    // not running (a container, a fresh boot with sshd disabled) lacks it.
+    crate::backend::openssh::daemon::ensure_privsep_dir()?;
     let sshd_s = sshd.display().to_string();
     let f = file.display().to_string();
     let mut args: Vec<&str> = vec!["-T"];
@@ -213,6 +231,33 @@ mod tests {
 ciphers aes128-cbc,aes256-cbc,aes128-ctr\nmacs hmac-sha1,hmac-sha2-256\n\
 kexalgorithms diffie-hellman-group14-sha1,curve25519-sha256\nhostkeyalgorithms ssh-ed25519,rsa-sha2-512\n\
 casignaturealgorithms ssh-ed25519\n";
+
+    /// `sshd -T` of OpenSSH 10.6 (Debian forky): the same lines, keywords
+    /// capitalised, the defaults without finite-field Diffie-Hellman.
+    pub const DUMP_10_6: &str = "Port 22\nAddressFamily any\nListenAddress [::]:22\nListenAddress 0.0.0.0:22\nUsePam yes\n\
+HostKey /etc/ssh/ssh_host_ecdsa_key\nHostKey /etc/ssh/ssh_host_ed25519_key\n\
+Ciphers chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr\n\
+Macs umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1\n\
+KexAlgorithms mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521\n\
+HostKeyAlgorithms ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256\n\
+CASignatureAlgorithms ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256\n\
+PubkeyAcceptedAlgorithms ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256\n";
+
+    /// OpenSSH 10.6 prints `Ciphers`, `Macs`, `KexAlgorithms`: read in any case,
+    /// and a keyword that only begins like another (`CASignatureAlgorithms`) is not it.
+    #[test]
+    fn parses_the_capitalised_dump_of_openssh_10_6() {
+        let c = parse_dump(DUMP_10_6, true);
+        assert_eq!(c.ciphers[0], "chacha20-poly1305@openssh.com");
+        assert_eq!(c.ciphers.len(), 6);
+        assert_eq!(c.macs.len(), 10);
+        assert_eq!(c.kex[0], "mlkem768x25519-sha256");
+        assert!(!c.kex.iter().any(|k| k.starts_with("diffie-hellman")), "{:?}", c.kex);
+        assert_eq!(c.hostkeys[0], "ssh-ed25519-cert-v01@openssh.com");
+        let l = crate::discover::openssh::parse_sshd_lists(DUMP_10_6).expect("all four lists");
+        assert_eq!((l.ciphers, l.macs, l.kex, l.hostkeys), (c.ciphers, c.macs, c.kex, c.hostkeys));
+        assert_eq!(dump_value(DUMP_10_6, "port"), Some("22"));
+    }
 
     #[test]
     fn parses_the_dump() {
