@@ -149,6 +149,9 @@ pub struct TlsConfig {
     /// (SNI): `check` asks it by a real handshake. `None` when not known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<Endpoint>,
+    /// A client: the server it connects to, in words (NZBGet's `Server1 (news.example.com)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connects_to: Option<String>,
 }
 
 /// A TLS server's address as its configuration gives it.

@@ -26,9 +26,19 @@ pub fn from_text(file: &Path, text: &str) -> Option<(TlsConfig, Vec<super::Direc
         .lines()
         .position(|l| l.trim().to_ascii_lowercase().starts_with(&format!("server{n}.encryption")))
         .map(|p| p + 1);
+    let host_key = format!("server{n}.host");
+    let host = scan_directives(file, text, &[host_key.as_str()], '#')
+        .first()
+        .and_then(|x| value_after(&x.text, &host_key))
+        .filter(|v| !v.is_empty())
+        .map(str::to_string);
     let config = TlsConfig {
         server: false,
         cipher_string: cipher,
+        connects_to: Some(match host {
+            Some(h) => format!("Server{n} ({h})"),
+            None => format!("Server{n}"),
+        }),
         ..Default::default()
     };
     Some((config, d, enc, n))
@@ -81,6 +91,7 @@ mod tests {
         assert!(!c.server);
         assert_eq!(d[0].line, 6);
         assert_eq!(at, Some(5));
+        assert_eq!(c.connects_to.as_deref(), Some("Server2 (secure.example)"));
         assert!(from_text(Path::new("/x"), "Server1.Encryption=no\n").is_none());
     }
 }
