@@ -13,7 +13,8 @@ case "$profile" in
   # chromium: the HTML report is rendered in a real browser (tests/report_browser.rs).
   # apache2, haproxy, stunnel4: `check` against the real servers (tests/installed.rs).
   # man-db: the man pages are rendered by `man -l` (tests/ux.rs).
-  test) packages+=(nginx-light python3-venv testssl.sh chromium apache2 haproxy stunnel4 man-db) ;;
+  # nzbget: its own server test against a private news server (tests/nzbget.rs).
+  test) packages+=(nginx-light python3-venv testssl.sh chromium apache2 haproxy stunnel4 man-db nzbget) ;;
   bench) packages+=(nginx-light python3-venv testssl.sh hyperfine apache2-utils sslscan) ;;
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac
@@ -59,7 +60,7 @@ if [[ $(id -u) -eq 0 ]]; then
   # The tests start private instances of these servers; the packages' own services
   # (apache2's postinst starts one on port 80 where services may start) must not
   # stay up.
-  for service in apache2 haproxy stunnel4; do
+  for service in apache2 haproxy stunnel4 nzbget; do
     if [[ " ${missing[*]} " == *" $service "* ]] && command -v invoke-rc.d >/dev/null 2>&1; then
       invoke-rc.d "$service" stop >/dev/null 2>&1 || true
     fi

@@ -190,13 +190,45 @@ fn openssl_ciphers_resolves_the_emitted_strings_to_exactly_the_choice() {
 }
 
 #[test]
-fn nzbget_value_gives_the_intended_result_through_both_openssl_apis() {
-    // NZBGet >= 25 passes the same string to SSL_CTX_set_ciphersuites and
-    // SSL_CTX_set_cipher_list; each must keep exactly its own part, in order.
+fn nzbget_lines_give_the_intended_result_as_the_installed_nzbget_reads_them() {
+    // NZBGet before 25.4 (Debian's 21.0) gives ServerX.Cipher to
+    // SSL_set_cipher_list only; the TLS 1.3 order comes from the OpenSSL
+    // configuration for NZBGet alone (also when no NZBGet is installed). 25.4
+    // and later give the one string to both APIs.
     let doc = tls_doc(&["--for", "nzbget"]);
     let r = rec(&doc, "tls", "nzbget");
     let value = line_after(r, "Server1.Cipher=");
-    assert_eq!(openssl_resolves(value, value), expected_suites(r));
+    let lines = strings(&r["lines"]);
+    let Some(start) = lines.iter().position(|l| l == "# /etc/nzbget/openssl-cipherbench.cnf") else {
+        // One string for both APIs: each keeps exactly its own part, in order.
+        assert_eq!(openssl_resolves(value, value), expected_suites(r));
+        return;
+    };
+    assert!(!value.contains("TLS_"), "TLS 1.3 names in the ≤1.2 list: {value}");
+    let end = lines
+        .iter()
+        .position(|l| l.starts_with("# /etc/systemd/system/nzbget.service.d/"))
+        .unwrap();
+    assert_eq!(
+        lines[end + 2],
+        "Environment=OPENSSL_CONF=/etc/nzbget/openssl-cipherbench.cnf",
+        "{lines:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("openssl-cipherbench.cnf");
+    std::fs::write(&cnf, lines[start + 1..end].join("\n") + "\n").unwrap();
+    // As NZBGet 21 gets them: OPENSSL_CONF for TLS 1.3, the value for ≤1.2.
+    let out = Proc::new("openssl")
+        .env("OPENSSL_CONF", &cnf)
+        .args(["ciphers", "-s", "-v", "-stdname", value])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect();
+    assert_eq!(got, expected_suites(r));
 }
 
 #[test]

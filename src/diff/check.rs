@@ -67,7 +67,15 @@ pub fn findings(diffs: &[SoftwareDiff], min_gain: f64) -> Vec<CheckFinding> {
             reason: None,
         };
         if let Some(e) = d.now_error.as_ref().filter(|e| !e.starts_with(super::PEER_UNREAD)) {
-            out.push(f("negotiation", format!("{}: negotiates nothing with {}: {e}", d.software, d.peer)));
+            let fix = if d.fix.is_empty() {
+                String::new()
+            } else {
+                format!("; fix: {}", d.fix.join(" | "))
+            };
+            out.push(f(
+                "negotiation",
+                format!("{}: negotiates nothing with {}: {e}{fix}", d.software, d.peer),
+            ));
         }
         let refused: Vec<&super::Graded> = d.offered.iter().filter(|g| !g.allowed).collect();
         for (i, g) in refused.iter().enumerate() {

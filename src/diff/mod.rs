@@ -67,7 +67,30 @@ pub fn ssh_aead() -> Vec<String> {
 pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>) -> anyhow::Result<Current> {
     match &installed.config {
         Config::Tls(t) => {
-            let offer = negotiate::tls_offer(t, k)?;
+            let offer = match (negotiate::tls_offer(t, k), &t.connects_to) {
+                (Ok(o), _) => o,
+                // A client whose list its library refuses connects to nothing: that
+                // is the finding (NZBGet: "Could not select cipher for TLS").
+                (Err(e), Some(server)) if !t.server => {
+                    let server_offer = negotiate::default_openssl_peer(true)?;
+                    return Ok(Current {
+                        offer: Offer::Tls(negotiate::TlsOffer {
+                            protocols: Vec::new(),
+                            suites: Vec::new(),
+                            groups: Vec::new(),
+                            server_order: false,
+                            group_tiers: Vec::new(),
+                            key_shares: Vec::new(),
+                        }),
+                        peer: format!("its server {server}"),
+                        peer_offer: Offer::Tls(server_offer),
+                        negotiated: Err(format!("{} cannot connect to it: {e:#}", cannot_connect_who(installed.software))),
+                        installed,
+                        within_offer: false,
+                    });
+                }
+                (Err(e), _) => return Err(e),
+            };
             let (peer, peer_offer, negotiated) = if t.server {
                 let client = negotiate::default_openssl_peer(false)?;
                 let (peer, n) = negotiate::server_now(&offer, t.endpoint.as_ref(), k, &client);
@@ -152,6 +175,15 @@ fn without_sshd(mut installed: Installed, s: &crate::discover::installed::SshCon
         negotiated: Err(format!("{PEER_UNREAD}this machine's sshd could not be read ({why})")),
         installed,
         within_offer: false,
+    }
+}
+
+/// The software's own name in a sentence.
+fn cannot_connect_who(software: &str) -> &str {
+    match software {
+        "nzbget" => "NZBGet",
+        "curl" => "curl",
+        other => other,
     }
 }
 
@@ -331,6 +363,10 @@ pub struct SoftwareDiff {
     pub adds: Vec<String>,
     pub removes: Vec<String>,
     pub lines: Vec<String>,
+    /// When it negotiates nothing: the recommended lines as they go into its file
+    /// (NZBGet's `Server2.Cipher=` for the server that was read).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fix: Vec<String>,
     pub patch: Option<String>,
     pub nothing_to_change: bool,
     pub policy: String,
@@ -549,6 +585,10 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         }
     }
     let lines = rec.map(|r| r.lines.clone()).unwrap_or_default();
+    let fix = match (&c.negotiated, crate::target::find(i.software)) {
+        (Err(_), Some(t)) if !lines.is_empty() => t.file_lines(i, &lines),
+        _ => Vec::new(),
+    };
     let patch = rec.and_then(|r| {
         patch::unified(i, &r.lines).unwrap_or_else(|e| {
             notes.push(format!("no diff: {e}"));
@@ -569,7 +609,7 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         ));
     }
     notes.extend(client_decides(c, doc, outcome, k, rec_offer.as_ref(), recommended.as_ref()));
-    let nothing_to_change = rec.is_some() && fixed.is_empty() && !gain;
+    let nothing_to_change = rec.is_some() && c.negotiated.is_ok() && fixed.is_empty() && !gain;
     let spelling = names::Spelling::of(doc, c);
     SoftwareDiff {
         software: i.software.to_string(),
@@ -587,6 +627,7 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         adds,
         removes,
         lines,
+        fix,
         patch,
         nothing_to_change,
         policy: policy.name.clone(),
@@ -732,6 +773,7 @@ impl SoftwareDiff {
             adds: vec![],
             removes: vec![],
             lines: vec![],
+            fix: vec![],
             patch: None,
             nothing_to_change: false,
             policy: "intermediate".into(),

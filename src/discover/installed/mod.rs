@@ -151,6 +151,9 @@ pub struct TlsConfig {
     /// (SNI): `check` asks it by a real handshake. `None` when not known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<Endpoint>,
+    /// A client: the server it connects to, in words (NZBGet's `Server1 (news.example.com)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connects_to: Option<String>,
 }
 
 /// A TLS server's address as its configuration gives it.
@@ -334,8 +337,14 @@ impl Ran {
 /// Runs a config tool until it ends or its timeout (within the run's deadline)
 /// passes; a tool that had to be stopped is an error naming it.
 pub(crate) fn run(program: &str, args: &[&str]) -> Result<Ran> {
+    run_env(program, args, &[])
+}
+
+/// [`run`] with these environment variables set.
+pub(crate) fn run_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<Ran> {
     let mut cmd = Command::new(program);
     cmd.args(args);
+    cmd.envs(env.iter().copied());
     let said = crate::backend::process::output_by(&mut cmd, crate::deadline::op(TOOL_TIMEOUT))
         .with_context(|| format!("cannot run {program}"))?
         .ok_or_else(|| anyhow::anyhow!("`{program} {}` did not finish in time and was stopped", args.join(" ")))?;

@@ -380,6 +380,7 @@ pub fn from_files(files: &[(PathBuf, String)], prefix: &Path, version: Option<(u
         groups: get("ssl_ecdh_curve").map(|s| rest(s, 1)).filter(|g| g != "auto"),
         server_order: get("ssl_prefer_server_ciphers").is_some_and(|s| s.words.get(1).is_some_and(|v| v == "on")),
         endpoint: endpoint(&stmts),
+        connects_to: None,
     };
     let line_text = |s: &Stmt| {
         files

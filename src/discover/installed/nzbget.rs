@@ -26,9 +26,19 @@ pub fn from_text(file: &Path, text: &str) -> Option<(TlsConfig, Vec<super::Direc
         .lines()
         .position(|l| l.trim().to_ascii_lowercase().starts_with(&format!("server{n}.encryption")))
         .map(|p| p + 1);
+    let host_key = format!("server{n}.host");
+    let host = scan_directives(file, text, &[host_key.as_str()], '#')
+        .first()
+        .and_then(|x| value_after(&x.text, &host_key))
+        .filter(|v| !v.is_empty())
+        .map(str::to_string);
     let config = TlsConfig {
         server: false,
         cipher_string: cipher,
+        connects_to: Some(match host {
+            Some(h) => format!("Server{n} ({h})"),
+            None => format!("Server{n}"),
+        }),
         ..Default::default()
     };
     Some((config, d, enc, n))
@@ -81,6 +91,60 @@ mod tests {
         assert!(!c.server);
         assert_eq!(d[0].line, 6);
         assert_eq!(at, Some(5));
+        assert_eq!(c.connects_to.as_deref(), Some("Server2 (secure.example)"));
         assert!(from_text(Path::new("/x"), "Server1.Encryption=no\n").is_none());
+    }
+}
+
+/// The installed NZBGet's version and the system OpenSSL configuration its own
+/// OpenSSL file builds on (read once).
+pub fn environment() -> crate::recommend::emit::nzbget::Installed {
+    static ENV: std::sync::OnceLock<crate::recommend::emit::nzbget::Installed> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
+        let version = super::find_program(&["nzbget"])
+            .and_then(|p| super::run(&p, &["-v"]).ok())
+            .and_then(|r| version_of(&r.out));
+        let dir = super::run("openssl", &["version", "-d"])
+            .ok()
+            .and_then(|r| r.out.split('"').nth(1).map(str::to_string))
+            .unwrap_or_else(|| "/usr/lib/ssl".into());
+        let system_cnf = format!("{dir}/openssl.cnf");
+        let init_section = std::fs::read_to_string(&system_cnf)
+            .ok()
+            .and_then(|t| init_section(&t))
+            .unwrap_or_else(|| "openssl_init".into());
+        crate::recommend::emit::nzbget::Installed {
+            version,
+            system_cnf,
+            init_section,
+        }
+    })
+    .clone()
+}
+
+/// `nzbget version: 21.0` → `21.0`.
+pub fn version_of(out: &str) -> Option<String> {
+    let v = out.lines().find_map(|l| l.trim().strip_prefix("nzbget version:"))?.trim();
+    (!v.is_empty()).then(|| v.to_string())
+}
+
+/// The section a configuration's top-level `openssl_conf` names.
+fn init_section(text: &str) -> Option<String> {
+    text.lines().take_while(|l| !l.trim_start().starts_with('[')).find_map(|l| {
+        let (k, v) = l.split('#').next()?.split_once('=')?;
+        (k.trim() == "openssl_conf").then(|| v.trim().to_string())
+    })
+}
+
+#[cfg(test)]
+mod environment_tests {
+    #[test]
+    fn version_and_init() {
+        assert_eq!(super::version_of("nzbget version: 21.0\n").as_deref(), Some("21.0"));
+        assert_eq!(super::version_of("x"), None);
+        assert_eq!(
+            super::init_section("HOME = .\nopenssl_conf = openssl_init # x\n[openssl_init]\n").as_deref(),
+            Some("openssl_init")
+        );
     }
 }

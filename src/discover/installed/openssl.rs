@@ -63,10 +63,22 @@ pub fn resolve(cipher_string: Option<&str>, ciphersuites: Option<&str>) -> Resul
             "OpenSSL refuses the cipher list `{}`{}: {}",
             cipher_string.unwrap_or("DEFAULT"),
             ciphersuites.map(|c| format!(" / TLS 1.3 `{c}`")).unwrap_or_default(),
-            err.lines().next().unwrap_or("").trim()
+            refusal(&err)
         );
     }
     Ok(parse_ciphers(&out))
+}
+
+/// What `openssl ciphers` said when it refused a list: its first line and the
+/// library's reason (`Error in cipher list: no cipher match`).
+fn refusal(err: &str) -> String {
+    let first = err.lines().next().unwrap_or("").trim();
+    // `40779B99E47F0000:error:0A0000B9:SSL routines:SSL_CTX_set_cipher_list:no cipher match:../ssl/ssl_lib.c:2741:`
+    let reason = err.lines().find_map(|l| l.split(':').nth(5).filter(|_| l.contains(":error:")));
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) if r != first => format!("{first}: {r}"),
+        _ => first.to_string(),
+    }
 }
 
 /// `key = value` pairs of one `[section]` of an OpenSSL config, with line numbers.
