@@ -12,6 +12,9 @@
 //!   accepted by the policy). Bulk lists are ordered to maximise the worst class's
 //!   throughput relative to its own best; handshake lists (groups, kex, host keys)
 //!   keep the ranking's order, which follows the grade and post-quantum rules.
+//! - **Without measurements** the policy still holds: a list a class (or, for the
+//!   fleet, some class) measured nothing of holds every option the hosts offer and
+//!   the policy accepts, in the policy's order, and its lines say so.
 
 use super::merge::{higher_is_better, is_speed, ClassAcc, ClassKey, Merged};
 use crate::judge::{Knowledge, Policy};
