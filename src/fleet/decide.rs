@@ -12,6 +12,9 @@
 //!   accepted by the policy). Bulk lists are ordered to maximise the worst class's
 //!   throughput relative to its own best; handshake lists (groups, kex, host keys)
 //!   keep the ranking's order, which follows the grade and post-quantum rules.
+//! - **Without measurements** the policy still holds: a list a class (or, for the
+//!   fleet, some class) measured nothing of holds every option the hosts offer and
+//!   the policy accepts, in the policy's order, and its lines say so.
 
 use super::merge::{higher_is_better, is_speed, ClassAcc, ClassKey, Merged};
 use crate::judge::{Knowledge, Policy};
@@ -75,6 +78,11 @@ pub struct ClassReport {
     pub rankings: Vec<Ranking>,
     pub spread: Vec<Spread>,
     pub outliers: Vec<Outlier>,
+    /// Lists the class measured nothing of: its lines hold every option all its
+    /// hosts offer (their stored lists) that the policy accepts, in the policy's
+    /// order, and say so.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmeasured: Vec<String>,
     /// Why outliers were not looked for (fewer than 3 hosts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outlier_note: Option<String>,
@@ -101,6 +109,10 @@ pub struct FleetWide {
     pub gives_up: Vec<GiveUp>,
     /// Lists left out, and why.
     pub notes: Vec<String>,
+    /// Lists not every class measured: every option all classes offer and the
+    /// policy accepts, in the policy's order, and said so.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmeasured: Vec<String>,
 }
 
 /// Classes, the fleet-wide choice and the ranking lists' metrics.
@@ -307,12 +319,21 @@ fn class_report(
     let outcome = recommend::recommend(&doc, knowledge, policy, targets);
     let rankings: Vec<Ranking> = outcome.protocols.iter().flat_map(|(_, r, _)| r.clone()).collect();
     let answer = leaders(&rankings);
-    // Lines hold only what the class measured (in the ranking's own order, which
-    // follows the grade and post-quantum rules): an option only the merging
-    // machine lists is never written to a host.
-    let lists: BTreeMap<String, Vec<String>> = rankings.iter().map(|r| (r.list.clone(), measured_choice(r))).collect();
+    // A measured list holds only what the class measured (in the ranking's own
+    // order, which follows the grade and post-quantum rules). A list the class
+    // measured nothing of still holds to the policy: every option all its hosts
+    // offer (the pooled document carries what every host stored) that the policy
+    // accepts, in the policy's order, and said so; leaving it out would leave the
+    // software's defaults (sshd's umac-64, hmac-sha1). Either way an option only
+    // the merging machine lists is never written to a host.
+    let lists: BTreeMap<String, Vec<String>> = rankings.iter().map(|r| (r.list.clone(), class_choice(r))).collect();
+    let unmeasured: Vec<String> = rankings
+        .iter()
+        .filter(|r| r.ranked.is_empty() && !r.choice().is_empty())
+        .map(|r| r.list.clone())
+        .collect();
     let one = std::slice::from_ref(&outcome);
-    let lines = emit_lines(&lists, &common_protocols(one), &host_facts(one), knowledge, targets);
+    let lines = emit_lines(&lists, &unmeasured, &common_protocols(one), &host_facts(one), knowledge, targets);
     let spread = spreads(class, &rankings);
     let (outliers, outlier_note) = outliers(class, hosts);
     let mut names: Vec<String> = class.hosts.iter().map(|h| hosts[*h as usize].clone()).collect();
@@ -328,6 +349,7 @@ fn class_report(
             rankings,
             spread,
             outliers,
+            unmeasured,
             outlier_note,
         },
         outcome,
@@ -363,6 +385,16 @@ pub fn decide(merged: &Merged, knowledge: &Knowledge, policy: &Policy, targets: 
 /// A ranking's configured order, measured options only.
 fn measured_choice(r: &Ranking) -> Vec<String> {
     r.choice().into_iter().filter(|n| r.ranked.iter().any(|x| &x.name == n)).collect()
+}
+
+/// A class's list: its measured options in the ranking's order; when it measured
+/// none, every option its hosts offer that the policy accepts, in the policy's order.
+fn class_choice(r: &Ranking) -> Vec<String> {
+    if r.ranked.is_empty() {
+        r.choice()
+    } else {
+        measured_choice(r)
+    }
 }
 
 /// How close to a class's own best an option comes (1 = as fast; 0 = not ranked).
@@ -424,9 +456,6 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
     for list in lists {
         let per_class: Vec<Option<&Ranking>> = classes.iter().map(|c| c.rankings.iter().find(|r| r.list == list)).collect();
         let measured: Vec<&Ranking> = per_class.iter().flatten().copied().filter(|r| !r.ranked.is_empty()).collect();
-        if measured.is_empty() {
-            continue;
-        }
         if measured.len() < classes.len() {
             let missing: Vec<&str> = classes
                 .iter()
@@ -434,11 +463,44 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
                 .filter(|(_, r)| r.is_none_or(|r| r.ranked.is_empty()))
                 .map(|(c, _)| c.id.as_str())
                 .collect();
+            let title = recommend::list_title(list);
+            // Without every class's figures nothing orders the list for the fleet,
+            // but the policy still holds: every option each class's hosts offer and
+            // the policy accepts, in the policy's order (as a class that measured
+            // none lists them). Only a class with no list at all (nothing known of
+            // what its hosts offer) leaves it out.
+            let all: Option<Vec<&Ranking>> = per_class.iter().copied().collect();
+            let Some(all) = all else {
+                if !measured.is_empty() {
+                    fleet.notes.push(format!(
+                        "{title}: left out, {} did not measure it and stored no list of it",
+                        missing.join(", ")
+                    ));
+                }
+                continue;
+            };
+            let Some(by_policy) = all.iter().find(|r| r.ranked.is_empty()) else {
+                continue;
+            };
+            let common: Vec<String> = by_policy
+                .choice()
+                .into_iter()
+                .filter(|n| all.iter().all(|r| r.choice().contains(n)))
+                .collect();
+            if common.is_empty() {
+                if all.iter().any(|r| !r.choice().is_empty()) {
+                    fleet
+                        .notes
+                        .push(format!("{title}: left out, no option is offered and accepted in every class"));
+                }
+                continue;
+            }
             fleet.notes.push(format!(
-                "{}: left out, {} did not measure it (lines are only made from what every class measured)",
-                recommend::list_title(list),
+                "{title}: not measured by {}; every option all classes offer and the policy accepts, ordered by the policy",
                 missing.join(", ")
             ));
+            fleet.unmeasured.push(list.to_string());
+            fleet.choice.insert(list.to_string(), common);
             continue;
         }
         // Options every class measured and the policy accepts, in the first class's order.
@@ -470,7 +532,7 @@ fn fleet_wide(classes: &[ClassReport], outcomes: &[Outcome], k: &Knowledge, targ
         fleet.choice.insert(list.to_string(), ordered);
     }
     let protocols = common_protocols(outcomes);
-    fleet.lines = emit_lines(&fleet.choice, &protocols, &host_facts(outcomes), k, targets);
+    fleet.lines = emit_lines(&fleet.choice, &fleet.unmeasured, &protocols, &host_facts(outcomes), k, targets);
     fleet
 }
 
@@ -545,9 +607,12 @@ fn host_facts(outcomes: &[Outcome]) -> HostFacts {
 
 /// Config lines from per-list choices, through the same emitters as a single run.
 /// A list that is empty is left out of the lines (the software keeps its default);
-/// a TLS protocol without suites is left out too.
+/// a TLS protocol without suites is left out too. The SSH lines of the lists in
+/// `unmeasured` (list ids, `ssh_macs`) say they were not measured and follow the
+/// policy's order ([`emit::unmeasured_note`]).
 fn emit_lines(
     lists: &BTreeMap<String, Vec<String>>,
+    unmeasured: &[String],
     protocols: &[String],
     facts: &HostFacts,
     k: &Knowledge,
@@ -597,11 +662,19 @@ fn emit_lines(
         server_hostkeys: None,
         server_defaults: facts.sshd_defaults.clone(),
         beyond_defaults: facts.beyond_defaults,
-        // The merge keeps no per-list flag of what went unmeasured: no such note.
-        unmeasured: Vec::new(),
+        unmeasured: [
+            ("ssh_ciphers", "Ciphers"),
+            ("ssh_macs", "MACs"),
+            ("ssh_kex", "KexAlgorithms"),
+            ("ssh_hostkeys", "HostKeyAlgorithms"),
+        ]
+        .into_iter()
+        .filter(|(l, _)| unmeasured.iter().any(|u| u == l))
+        .map(|(_, d)| d.to_string())
+        .collect(),
     };
-    // No list measured (a class whose runs skipped SSH; its hosts' own
-    // recommendations still carry sshd's defaults): no SSH lines, as before.
+    // Every list empty (no host of the class stored its OpenSSH lists and none
+    // measured SSH: nothing is known to offer): no SSH lines.
     if [&ssh.ciphers, &ssh.macs, &ssh.kex, &ssh.hostkeys].iter().any(|l| !l.is_empty()) {
         choices.push(Choice::Ssh(ssh));
     }
@@ -777,6 +850,144 @@ mod tests {
                 .any(|l| l.contains("TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256")),
             "{:?}",
             nginx.lines
+        );
+    }
+
+    /// OpenSSH 9.2's client lists and sshd defaults (Debian 12), as an export stores them.
+    fn openssh_caps() -> crate::model::Capabilities {
+        let v = |l: &str| l.split(',').map(str::to_string).collect::<Vec<_>>();
+        let ciphers = v("chacha20-poly1305@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr,aes128-gcm@openssh.com,aes256-gcm@openssh.com");
+        let macs = v("umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1");
+        let kex = v("sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256");
+        let hostkeys = v("ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256");
+        crate::model::Capabilities {
+            openssh: Some(crate::model::OpenSshCapabilities {
+                version: "OpenSSH_9.2p1".into(),
+                ciphers: ciphers.clone(),
+                macs: macs.clone(),
+                kex: kex.clone(),
+                hostkey_algorithms: hostkeys.clone(),
+            }),
+            sshd_defaults: Some(crate::model::SshLists {
+                ciphers,
+                macs,
+                kex,
+                hostkeys,
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// A class whose hosts measured SSH sessions of AEAD ciphers only (no MAC), and
+    /// whose exports stored their OpenSSH lists.
+    fn ssh_class(name: &str, first: u32, macs: &[&str]) -> ClassAcc {
+        let mut c = class(name, 2, first, &[], |_, _| 0.0);
+        let s = Summary {
+            median: 4.0e8,
+            mean: 4.0e8,
+            min: 3.9e8,
+            max: 4.1e8,
+            ci95_low: 3.9e8,
+            ci95_high: 4.1e8,
+            samples: 10,
+            cv: 0.01,
+        };
+        let sessions = [("chacha20-poly1305@openssh.com", None)]
+            .into_iter()
+            .chain(macs.iter().map(|m| ("aes128-ctr", Some(*m))));
+        for (cipher, mac) in sessions {
+            let subject = Subject {
+                cipher: Some(cipher.into()),
+                mac: mac.map(str::to_string),
+                ..Default::default()
+            };
+            let t = ResultRecord::ok(Kind::SshBulk, subject, Metric::BytesPerSec, &s, None);
+            let figs = (first..first + 2)
+                .map(|h| Fig {
+                    host: h,
+                    median: 4.0e8,
+                    low: 3.9e8,
+                    high: 4.1e8,
+                })
+                .collect();
+            c.subjects.insert(
+                crate::fleet::merge::subject_key(&t),
+                SubjectAcc {
+                    template: t,
+                    figs,
+                    samples: 20,
+                },
+            );
+        }
+        c.capabilities = Some(openssh_caps());
+        c
+    }
+
+    fn directive<'a>(lines: &'a [String], key: &str) -> Option<(usize, Vec<&'a str>)> {
+        let at = lines.iter().position(|l| l.trim().starts_with(&format!("{key} ")))?;
+        Some((at, lines[at].trim()[key.len() + 1..].split(',').collect()))
+    }
+
+    #[test]
+    fn a_class_that_measured_no_mac_still_gets_the_policys_macs_and_says_so() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let merged = Merged {
+            hosts: (0..4).map(|h| format!("h{h}")).collect(),
+            classes: vec![ssh_class("no-mac", 0, &[]), ssh_class("mac", 2, &["hmac-sha2-256-etm@openssh.com"])],
+            problems: vec![],
+            class_of: vec![0, 0, 1, 1],
+            findings: Default::default(),
+            runs: Default::default(),
+        };
+        let d = decide(&merged, &k, &p, &["sshd".to_string(), "ssh".to_string()]);
+        let c = d.classes.iter().find(|c| c.label.contains("no-mac")).unwrap();
+        assert_eq!(c.unmeasured, ["ssh_macs", "ssh_kex", "ssh_hostkeys"], "{:?}", c.rankings);
+        let sshd = &c.lines.iter().find(|l| l.target == "sshd").expect("sshd lines").lines;
+        let (at, macs) = directive(sshd, "MACs").unwrap_or_else(|| panic!("no MACs line: {sshd:#?}"));
+        assert_eq!(sshd[at - 1], "# MACs: not measured in this run; ordered by the policy");
+        // Every MAC the hosts offer that the policy accepts, in the policy's order:
+        // none of sshd's refused defaults (umac-64, hmac-sha1).
+        let offered = openssh_caps().openssh.unwrap().macs;
+        let allowed: Vec<&str> = offered
+            .iter()
+            .map(String::as_str)
+            .filter(|m| p.allows(&k.judge(crate::judge::Domain::SshMac, m)).allowed)
+            .collect();
+        assert!(allowed.len() >= 4 && allowed.len() < 10, "{allowed:?}");
+        let mut sorted = macs.clone();
+        sorted.sort();
+        let mut want = allowed.clone();
+        want.sort();
+        assert_eq!(sorted, want, "{sshd:#?}");
+        for m in &macs {
+            assert!(p.allows(&k.judge(crate::judge::Domain::SshMac, m)).allowed, "{m}");
+        }
+        // The measured cipher list is the measured one, not called unmeasured.
+        let (at, ciphers) = directive(sshd, "Ciphers").unwrap();
+        assert_eq!(ciphers, ["chacha20-poly1305@openssh.com"]);
+        assert!(at == 0 || !sshd[at - 1].contains("not measured"), "{sshd:#?}");
+        // The client's block too.
+        let ssh = &c.lines.iter().find(|l| l.target == "ssh").expect("ssh lines").lines;
+        let (at, client_macs) = directive(ssh, "MACs").unwrap_or_else(|| panic!("{ssh:#?}"));
+        assert_eq!(ssh[at - 1].trim(), "# MACs: not measured in this run; ordered by the policy");
+        assert_eq!(client_macs, macs);
+        // The class that measured its MAC keeps only it, with no note.
+        let other = d.classes.iter().find(|c| !c.label.contains("no-mac")).unwrap();
+        assert!(!other.unmeasured.contains(&"ssh_macs".to_string()), "{:?}", other.unmeasured);
+        let sshd2 = &other.lines.iter().find(|l| l.target == "sshd").unwrap().lines;
+        assert_eq!(directive(sshd2, "MACs").unwrap().1, ["hmac-sha2-256-etm@openssh.com"]);
+        // Fleet-wide: not every class measured MACs, so the policy orders them,
+        // and the line says so.
+        assert!(d.fleet.unmeasured.contains(&"ssh_macs".to_string()), "{:?}", d.fleet.notes);
+        let fleet = &d.fleet.lines.iter().find(|l| l.target == "sshd").unwrap().lines;
+        let (at, fm) = directive(fleet, "MACs").unwrap_or_else(|| panic!("{fleet:#?}"));
+        assert_eq!(fleet[at - 1], "# MACs: not measured in this run; ordered by the policy");
+        assert_eq!(fm, macs);
+        assert!(
+            d.fleet.notes.iter().any(|n| n.contains("ordered by the policy")),
+            "{:?}",
+            d.fleet.notes
         );
     }
 }

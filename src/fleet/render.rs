@@ -122,6 +122,13 @@ fn class_table(c: &ClassReport) -> Table {
     if let Some(n) = &c.outlier_note {
         t.notes.push(format!("outliers: not looked for, {n}"));
     }
+    for l in &c.unmeasured {
+        t.notes.push(format!(
+            "{}: {} (every option all its hosts offer that the policy accepts)",
+            list_title(l),
+            crate::recommend::emit::UNMEASURED_NOTE_END
+        ));
+    }
     line_notes(&mut t.notes, &c.lines);
     t
 }
@@ -129,7 +136,7 @@ fn class_table(c: &ClassReport) -> Table {
 /// One config for every host, and what each class gives up for it.
 fn fleet_wide(r: &FleetReport) -> Table {
     let mut f = Table {
-        title: "Fleet-wide: one config for every host (options every class measured and the policy accepts, the worst class's throughput first)".into(),
+        title: "Fleet-wide: one config for every host (options every class measured and the policy accepts, the worst class's throughput first; a list not every class measured: ordered by the policy)".into(),
         header: ["class", "list", "its own best", "fleet choice", "gives up"].map(String::from).to_vec(),
         rows: Vec::new(),
         notes: Vec::new(),
@@ -257,7 +264,9 @@ fn with_lines(vars: &mut Value, scope: &str, lines: &[Lines], who: &str, skipped
                     m.insert(key, v);
                     written += 1;
                 }
-                None => skipped.push(format!("{who}: no {t} lines (nothing measured for them), {key} not written")),
+                None => skipped.push(format!(
+                    "{who}: no {t} lines (nothing measured or known for them), {key} not written"
+                )),
             }
         }
     }
