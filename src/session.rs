@@ -74,6 +74,18 @@ impl Checkpoint for StoreCheckpoint {
     }
 }
 
+/// The libraries with the run's OpenSSH (its settings' `openssh`, set by the
+/// commands that ran it: `ssh` and the main job) beside OpenSSL and GnuTLS.
+fn with_openssh(
+    mut libraries: std::collections::BTreeMap<String, String>,
+    settings: &serde_json::Value,
+) -> std::collections::BTreeMap<String, String> {
+    if let Some(v) = settings.get("openssh").and_then(|v| v.as_str()) {
+        libraries.insert("openssh".to_string(), v.to_string());
+    }
+    libraries
+}
+
 /// A sortable, unique-enough run id: `20261122T150405Z-1a2b`.
 fn new_id(now: &chrono::DateTime<chrono::Utc>) -> String {
     let mut r = [0u8; 2];
@@ -93,7 +105,7 @@ impl Session {
             status: RunStatus::Running,
             command: command.to_string(),
             host: discover::host::fingerprint(),
-            libraries: discover::openssl::libraries(),
+            libraries: with_openssh(discover::openssl::libraries(), &settings),
             settings: settings.clone(),
             capabilities: Default::default(),
         };

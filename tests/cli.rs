@@ -286,6 +286,11 @@ fn no_subcommand_runs_the_main_job() {
         assert!(kinds.contains(&k), "no {k} results");
     }
     assert!(!doc["recommendations"].as_array().unwrap().is_empty());
+    // The main job without `run` names its OpenSSH, beside OpenSSL, so that
+    // `fleet` does not class the host as "OpenSSH unknown".
+    let openssh = doc["run"]["libraries"]["openssh"].as_str().unwrap_or_default();
+    assert!(openssh.starts_with("OpenSSH_"), "{}", doc["run"]["libraries"]);
+    assert_eq!(doc["run"]["settings"]["openssh"], openssh);
     assert_eq!(sshd_dirs(&tmp), Vec::<String>::new(), "a private sshd directory was left behind");
 }
 

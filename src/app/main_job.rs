@@ -15,14 +15,10 @@ use anyhow::Result;
 use serde_json::json;
 
 /// `run`: the main job, with `--cpu-caps` re-executed under the masking variable
-/// (as `speed` does). The mask and the OpenSSH version are kept in the settings so
-/// that `fleet` can class the host by what the run could really use.
+/// (as `speed` does). The mask is kept in the settings so that `fleet` can class
+/// the host by what the run could really use.
 pub(super) fn run(c: &CommonOptions, a: &RunOptions) -> Result<()> {
-    let mut extra = masked(a.cpu_caps.as_deref())?;
-    if let Some(v) = discover::openssh::discover().ok().map(|o| o.version) {
-        extra["openssh"] = json!(v);
-    }
-    run_main(c, extra)
+    run_main(c, masked(a.cpu_caps.as_deref())?)
 }
 
 /// The main job: profile this machine within `--budget` (default 90 s) and answer
@@ -209,13 +205,19 @@ fn discover_main() -> Found {
     Found { openssh, sshd, ssh_note }
 }
 
-/// `extra` settings come from `run` (`--cpu-caps`, the OpenSSH version) for `fleet`.
+/// `extra` settings come from `run` (`--cpu-caps`) for `fleet`.
 fn start_main(c: &CommonOptions, job: &MainJob, found: &Found, extra: serde_json::Value) -> Result<(Session, Measurements)> {
     let mut settings = json!({ "budget_seconds": job.budget.0, "policy": job.policy.name, "targets": job.targets });
     if let (Some(m), Some(x)) = (settings.as_object_mut(), extra.as_object()) {
         m.extend(x.clone());
     }
     settings["ssh"] = json!(found.ssh_note.clone().unwrap_or_else(|| "private sshd on 127.0.0.1".into()));
+    // Every main job (with or without `run`, and recommend's fresh one) names its
+    // OpenSSH, so that `fleet` classes the host by it (the session copies it into
+    // `run.libraries`).
+    if let Some(o) = &found.openssh {
+        settings["openssh"] = json!(o.version);
+    }
     Session::start("run", settings, open_store(c)?, progress(c))
 }
 
