@@ -540,3 +540,26 @@ pub fn largest_noise(settings: &serde_json::Value) -> Option<f64> {
         .filter_map(|v| v.as_f64())
         .fold(None, |acc: Option<f64>, x| Some(acc.map_or(x, |a| a.max(x))))
 }
+
+/// What the NZBGet the lines are for does with `ServerX.Cipher`, and the system
+/// OpenSSL configuration its own file builds on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NzbgetInstalled {
+    /// `nzbget -v`'s version (`21.0`); `None` when not known.
+    pub version: Option<String>,
+    /// The system openssl.cnf (`OPENSSLDIR/openssl.cnf`).
+    pub system_cnf: String,
+    /// The section its `openssl_conf` names (`openssl_init`).
+    pub init_section: String,
+}
+
+impl NzbgetInstalled {
+    /// Whether this NZBGet gives ServerX.Cipher to the TLS 1.3 API too (25.4+).
+    /// Unknown: no, and the lines that follow work with either.
+    pub fn tls13_in_cipher(&self) -> bool {
+        let Some(v) = &self.version else { return false };
+        let mut parts = v.split(|c: char| !c.is_ascii_digit()).map(|p| p.parse::<u32>().unwrap_or(0));
+        let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        (major, minor) >= (25, 4)
+    }
+}

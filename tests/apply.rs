@@ -509,6 +509,12 @@ fn an_unprivileged_local_user_cannot_cancel_the_sshd_roll_back() {
             .iter()
             .any(|s| line.split_once(' ').is_some_and(|(_, p)| p.starts_with(s.as_str())))
     };
+    // The play's confirmation base: a fresh folder of root's in /run that anyone
+    // may list (the attacker sees the names in it), so that what is left in it
+    // afterwards is this play's alone (other plays of this binary and of the
+    // fleet tests run beside this one and use /run too).
+    let base = tempfile::Builder::new().prefix("cb-apply-attack.").tempdir_in("/run").unwrap();
+    std::fs::set_permissions(base.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let log_path = f.tmp.path().join("attack.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let mut attacker = Command::new("setpriv")
@@ -521,7 +527,11 @@ fn an_unprivileged_local_user_cannot_cancel_the_sshd_roll_back() {
         .spawn()
         .expect("setpriv");
     let t0 = Instant::now();
-    let out = f.ansible("apply.yml", &json!({"cipherbench_rollback_seconds": 15}), &[]);
+    let out = f.ansible(
+        "apply.yml",
+        &json!({"cipherbench_rollback_seconds": 15, "cipherbench_confirm_base": base.path()}),
+        &[],
+    );
     eprintln!("apply.yml under attack: {:.0?}", t0.elapsed());
     let _ = attacker.kill();
     let _ = attacker.wait();
@@ -543,12 +553,13 @@ fn an_unprivileged_local_user_cannot_cancel_the_sshd_roll_back() {
     assert!(stdout.contains("reloaded sshd by itself (restored)"), "{stdout}");
     assert_eq!(std::fs::read(f.hosts[0].config()).unwrap(), before, "not rolled back: {stdout}");
     assert!(f.login(&f.hosts[0]).status.success(), "a new login after the roll-back");
-    // Nothing of the confirmation is left in /run.
-    let left: Vec<String> = std::fs::read_dir("/run")
+    // The attacker saw this play's confirmation directory, and nothing of it is left.
+    let base_name = base.path().display().to_string();
+    assert!(seen.iter().any(|s| s.contains(&base_name)), "{seen:?} (base {base_name})");
+    let left: Vec<String> = std::fs::read_dir(base.path())
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().to_string())
-        .filter(|n| n.starts_with("cipherbench-confirm.") && seen.iter().any(|s| s.contains(n.as_str())))
         .collect();
-    assert!(left.is_empty(), "left in /run: {left:?}");
+    assert!(left.is_empty(), "left in {base_name}: {left:?}");
 }

@@ -94,6 +94,14 @@ fn record(real: &Value, kind: &str, metric: &str, subject: Value, median: f64) -
     ] {
         r[k] = Value::from(median * f);
     }
+    // The real record's CPU and wall figures are in its own metric (bytes per
+    // CPU second): in another metric they are not physically possible, and the
+    // history refuses them when it reads the run back.
+    for k in ["cpu_median", "wall_median", "p95"] {
+        if let Some(o) = r.as_object_mut() {
+            o.remove(k);
+        }
+    }
     r
 }
 
@@ -146,8 +154,9 @@ fn filled(real: &Value, f: &mut Fill) -> Value {
         }
         results.push(r);
     }
-    // A number of ours that starts like a formula stays a number in the CSV.
-    results[0]["min"] = Value::from(-3.5);
+    // (A negative figure, which would start like a formula, is no longer stored:
+    // the history refuses a figure that is not physically possible, see
+    // tests/fleet_hostile.rs.)
     let mut failed = record(
         &first,
         "primitive",
@@ -411,7 +420,6 @@ fn check_csv(plain: &str, hostile: &str) {
         }
     }
     assert!(quoted >= 3, "the formulas were expected, quoted: {hostile:.2000}");
-    assert!(h.iter().flatten().any(|c| c == "-3.5"), "a negative number stays a number");
 }
 
 #[test]

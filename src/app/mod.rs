@@ -54,6 +54,14 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         temp_dir_usable()?;
         crate::backend::openssl::usable()?;
     }
+    // The commands that emit lines for this machine emit NZBGet's for the NZBGet
+    // installed here (its version decides the form).
+    if matches!(
+        cli.command,
+        None | Some(Command::Run(_) | Command::Recommend(_) | Command::Check(_))
+    ) {
+        crate::recommend::emit::nzbget::for_installed(crate::discover::installed::nzbget::environment());
+    }
     match cli.command {
         None => main_job::run_main(&common, json!({})),
         Some(Command::Run(a)) => main_job::run(&common, &a.into()),

@@ -89,8 +89,10 @@ fn short(how: &str) -> String {
     let mut words = how.split_whitespace();
     let program = words.next().unwrap_or_default();
     let name = program.rsplit('/').next().unwrap_or(program);
+    // The program and its first word, without the value of a `--flag=VALUE`
+    // (`gnutls-cli --priority=…` reads as `gnutls-cli --priority`).
     match words.next() {
-        Some(first) => format!("{name} {first}"),
+        Some(first) => format!("{name} {}", first.split('=').next().unwrap_or(first)),
         None => name.to_string(),
     }
 }
@@ -112,6 +114,10 @@ mod tests {
         assert_eq!(short("/usr/sbin/sshd -t -f /tmp/x/sshd_config"), "sshd -t");
         assert_eq!(short("openssl ciphers -s"), "openssl ciphers");
         assert_eq!(short("gnutls-cli"), "gnutls-cli");
+        assert_eq!(
+            short("/usr/bin/gnutls-cli --priority=NONE:+AES-128-GCM -l"),
+            "gnutls-cli --priority"
+        );
     }
 
     /// The real parsers: sshd, nginx and openssl accept good lines and refuse a

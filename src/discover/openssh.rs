@@ -257,7 +257,7 @@ pub fn sshd_defaults() -> Option<crate::model::SshLists> {
 /// The four lists of `sshd -T` output; `None` when one is missing.
 pub fn parse_sshd_lists(text: &str) -> Option<crate::model::SshLists> {
     let list = |word: &str| {
-        crate::discover::installed::sshd::dump_value(text, word).map(|v| {
+        crate::backend::openssh::dump_value(text, word).map(|v| {
             v.trim()
                 .split(',')
                 .filter(|x| !x.is_empty())

@@ -329,7 +329,7 @@ impl Client {
         };
         let text = String::from_utf8_lossy(&out.stdout);
         // Keywords in any case (OpenSSH 10.6 capitalises them).
-        let get = |k: &str| crate::discover::installed::sshd::dump_value(&text, k).map(str::to_string);
+        let get = |k: &str| super::dump_value(&text, k).map(str::to_string);
         let proxied = get("proxyjump").is_some_and(|v| v != "none") || get("proxycommand").is_some_and(|v| v != "none");
         let (Some(host), Some(port)) = (get("hostname"), get("port").and_then(|p| p.parse::<u16>().ok())) else {
             return Ok(());

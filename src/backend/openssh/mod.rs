@@ -11,6 +11,17 @@ pub use daemon::PrivateSshd;
 
 use std::path::PathBuf;
 
+/// The value of the first `keyword value` line of a `sshd -T` / `ssh -G` dump
+/// whose keyword is `k` in any case: OpenSSH up to 10.0 prints keywords in
+/// lower case (`ciphers`), OpenSSH 10.6 (Debian forky) capitalised (`Ciphers`,
+/// `Macs`, `KexAlgorithms`).
+pub fn dump_value<'a>(text: &'a str, k: &str) -> Option<&'a str> {
+    text.lines().find_map(|l| {
+        let (word, rest) = l.split_once([' ', '\t'])?;
+        word.eq_ignore_ascii_case(k).then_some(rest.trim())
+    })
+}
+
 /// The local OpenSSH client's algorithm lists, in its own order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenSsh {

@@ -98,8 +98,8 @@ mod tests {
 
 /// The installed NZBGet's version and the system OpenSSL configuration its own
 /// OpenSSL file builds on (read once).
-pub fn environment() -> crate::recommend::emit::nzbget::Installed {
-    static ENV: std::sync::OnceLock<crate::recommend::emit::nzbget::Installed> = std::sync::OnceLock::new();
+pub fn environment() -> crate::model::NzbgetInstalled {
+    static ENV: std::sync::OnceLock<crate::model::NzbgetInstalled> = std::sync::OnceLock::new();
     ENV.get_or_init(|| {
         let version = super::find_program(&["nzbget"])
             .and_then(|p| super::run(&p, &["-v"]).ok())
@@ -113,7 +113,7 @@ pub fn environment() -> crate::recommend::emit::nzbget::Installed {
             .ok()
             .and_then(|t| init_section(&t))
             .unwrap_or_else(|| "openssl_init".into());
-        crate::recommend::emit::nzbget::Installed {
+        crate::model::NzbgetInstalled {
             version,
             system_cnf,
             init_section,

@@ -15,16 +15,7 @@ pub const DEFAULT_FILE: &str = "/etc/ssh/sshd_config";
 /// The keywords that decide what is negotiated, as `sshd -T` prints them.
 pub const KEYWORDS: &[&str] = &["ciphers", "macs", "kexalgorithms", "hostkeyalgorithms"];
 
-/// The value of the first `keyword value` line of a `sshd -T` / `ssh -G` dump
-/// whose keyword is `k` in any case: OpenSSH up to 10.0 prints keywords in
-/// lower case (`ciphers`), OpenSSH 10.6 (Debian forky) capitalised (`Ciphers`,
-/// `Macs`, `KexAlgorithms`).
-pub fn dump_value<'a>(text: &'a str, k: &str) -> Option<&'a str> {
-    text.lines().find_map(|l| {
-        let (word, rest) = l.split_once([' ', '\t'])?;
-        word.eq_ignore_ascii_case(k).then_some(rest.trim())
-    })
-}
+pub use crate::backend::openssh::dump_value;
 
 /// The four lists from `sshd -T` / `ssh -G` output (`keyword value` lines,
 /// keywords in any case).

@@ -21,27 +21,26 @@ pub const OPENSSL_CNF: &str = "/etc/nzbget/openssl-cipherbench.cnf";
 /// The systemd drop-in that gives it to nzbget.service.
 pub const DROP_IN: &str = "/etc/systemd/system/nzbget.service.d/cipherbench.conf";
 
-/// What the NZBGet the lines are for does with `ServerX.Cipher`, and the system
-/// OpenSSL configuration its own file builds on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Installed {
-    /// `nzbget -v`'s version (`21.0`); `None` when not known.
-    pub version: Option<String>,
-    /// The system openssl.cnf (`OPENSSLDIR/openssl.cnf`).
-    pub system_cnf: String,
-    /// The section its `openssl_conf` names (`openssl_init`).
-    pub init_section: String,
+pub use crate::model::NzbgetInstalled as Installed;
+
+/// The NZBGet the lines are for, as the app found it installed (set once, before
+/// recommending: the app discovers, this stage only reads what it is given).
+static FOR: std::sync::OnceLock<Installed> = std::sync::OnceLock::new();
+
+/// Emit for `i` from now on (the first call wins).
+pub fn for_installed(i: Installed) {
+    let _ = FOR.set(i);
 }
 
-impl Installed {
-    /// Whether this NZBGet gives ServerX.Cipher to the TLS 1.3 API too (25.4+).
-    /// Unknown: no, and the lines that follow work with either.
-    pub fn tls13_in_cipher(&self) -> bool {
-        let Some(v) = &self.version else { return false };
-        let mut parts = v.split(|c: char| !c.is_ascii_digit()).map(|p| p.parse::<u32>().unwrap_or(0));
-        let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-        (major, minor) >= (25, 4)
-    }
+/// What `for_installed` set; unset (a fleet, whose hosts are not this machine):
+/// an NZBGet of unknown version (the form every version honours) on the
+/// system's OpenSSL configuration at Debian's place.
+fn installed() -> Installed {
+    FOR.get().cloned().unwrap_or_else(|| Installed {
+        version: None,
+        system_cnf: "/usr/lib/ssl/openssl.cnf".into(),
+        init_section: "openssl_init".into(),
+    })
 }
 
 impl Emitter for Nzbget {
@@ -53,7 +52,7 @@ impl Emitter for Nzbget {
     }
     fn emit(&self, choice: &Choice) -> Option<Vec<String>> {
         let Choice::Tls(t) = choice else { return None };
-        Some(lines(t, &crate::discover::installed::nzbget::environment()))
+        Some(lines(t, &installed()))
     }
 }
 
