@@ -24,7 +24,7 @@ fn speed(dir: &Path, name: &str, algs: &[&str]) -> std::path::PathBuf {
     let out = dir.join(name);
     cb().arg("speed")
         .args(algs)
-        .args(["--bytes", "1k,16k", "--budget", "3s", "--no-store", "--quiet", "--export-json"])
+        .args(["--bytes", "1k,16k", "--budget", "5s", "--no-store", "--quiet", "--export-json"])
         .arg(&out)
         .env("XDG_DATA_HOME", dir)
         .assert()
