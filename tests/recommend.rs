@@ -388,7 +388,7 @@ fn ssh_recommendation_keeps_refused_algorithms_out_and_shows_their_price() {
     // The refused option's price is shown when the run measured it; a loaded
     // machine's 20 s run may spend its budget first, and then the refused
     // option's records say it was skipped (never a price made up).
-    let results = stored_results(&ssh_db());
+    let results = stored_results(ssh_db());
     let measured = |kind: &str, key: &str, name: &str| -> bool {
         let of: Vec<&Value> = results.iter().filter(|x| x["kind"] == kind && x["subject"][key] == name).collect();
         assert!(!of.is_empty(), "no {kind} record of {name}");
