@@ -17,7 +17,9 @@
 //! That bound holds for every figure of a record in its metric: `median`, `mean`,
 //! `min`, `max`, `ci95_low`, `ci95_high`, `cpu_median`, `wall_median`, `p95` and
 //! each round's value. Zero and negative figures are refused (a rate or a time of
-//! zero was not measured). Besides: `cv` is in [0, 1e3]; `samples` at most 1e12;
+//! zero was not measured), except CPU seconds (a record whose mode names `cpu`,
+//! e.g. `server-cpu-per-gb`), which may be 0: the kernel counts them in 10 ms
+//! ticks. Besides: `cv` is in [0, 1e3]; `samples` at most 1e12;
 //! `client_hello_bytes` at most 16 MiB; a CPU time per login (`handshake_cpu`) is
 //! in [0, 1e6] s (0 is possible: the server's clock ticks are 10 ms), and the
 //! high end of a one-login interval is `f64::MAX`, as the measurement writes it.
@@ -85,6 +87,14 @@ fn cpu(name: &str, f: &CpuFigure) -> Result<(), String> {
 /// Whether every figure of `r` is physically possible; else which one is not.
 pub fn check_record(r: &ResultRecord) -> Result<(), String> {
     let b = bounds(r.metric);
+    // CPU seconds (a `…-cpu-per-gb` record's mode) are counted in the kernel's
+    // clock ticks (10 ms): a short transfer that used less than a tick reads 0,
+    // and a run's own records must read back.
+    let b = if r.metric == Metric::Seconds && r.subject.mode.as_deref().is_some_and(|m| m.contains("cpu")) {
+        (0.0, b.1)
+    } else {
+        b
+    };
     let unit = metric_name(r.metric);
     let figures = [
         ("median", r.median),
@@ -144,6 +154,20 @@ pub fn check_records(records: &[ResultRecord]) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::model::{Kind, Status, Summary};
+
+    /// A CPU-seconds record may read 0 (less than a clock tick), and only it.
+    #[test]
+    fn cpu_seconds_may_be_zero_and_nothing_else_may() {
+        let mut r = rec(Metric::Seconds, 0.0);
+        assert!(check_record(&r).is_err());
+        r.subject.mode = Some("server-cpu-per-gb".into());
+        assert_eq!(check_record(&r), Ok(()));
+        r.min = Some(-1e-3);
+        assert!(check_record(&r).is_err());
+        let mut t = rec(Metric::BytesPerSec, 0.0);
+        t.subject.mode = Some("server-cpu-per-gb".into());
+        assert!(check_record(&t).is_err(), "a rate of 0 was not measured");
+    }
 
     fn rec(metric: Metric, v: f64) -> ResultRecord {
         let s = Summary {
