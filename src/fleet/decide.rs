@@ -560,6 +560,8 @@ struct HostFacts {
     tiers: bool,
     gnutls_groups: Option<Vec<String>>,
     sshd_defaults: Option<emit::SshLists>,
+    /// Why `sshd_defaults` is `None`: a host whose sshd's defaults were not read.
+    sshd_defaults_unread: Option<String>,
     beyond_defaults: bool,
 }
 
@@ -597,10 +599,18 @@ fn host_facts(outcomes: &[Outcome]) -> HostFacts {
             }))
         })
         .flatten();
+    let sshd_defaults_unread = sshd_defaults.is_none().then(|| {
+        let one = ssh.iter().find(|s| s.server_defaults.is_none());
+        let why = one
+            .and_then(|s| s.server_defaults_unread.clone())
+            .unwrap_or_else(|| "its run did not record why".into());
+        format!("not on every host of the class: one host's could not be read, {why}")
+    });
     HostFacts {
         tiers: !tls.is_empty() && tls.iter().all(|t| t.tiers),
         gnutls_groups,
         sshd_defaults,
+        sshd_defaults_unread,
         beyond_defaults: ssh.iter().any(|s| s.beyond_defaults),
     }
 }
@@ -660,7 +670,9 @@ fn emit_lines(
         // The hosts' own keys are not in the merge: sshd keeps its default host-key
         // list (every key it has), and apply.yml checks any such line per host.
         server_hostkeys: None,
+        server_hostkeys_unread: Some(crate::fleet::caps::PER_HOST_KEYS.to_string()),
         server_defaults: facts.sshd_defaults.clone(),
+        server_defaults_unread: facts.sshd_defaults_unread.clone(),
         beyond_defaults: facts.beyond_defaults,
         unmeasured: [
             ("ssh_ciphers", "Ciphers"),
