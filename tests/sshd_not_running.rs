@@ -150,3 +150,31 @@ fn without_sshd_defaults_the_sshd_block_sets_no_list_and_names_why() {
     assert!(why.contains("/run/sshd"), "{why}");
     assert!(lines.iter().any(|l| l.contains("left out") && l.contains(why)), "{lines:#?}");
 }
+
+/// Where `sshd -t` cannot run at all (as root, no /run/sshd can be made), the
+/// emitted sshd lines are "not checked", with that cause: never "rejected", as
+/// if sshd had refused the lines themselves, and no warning saying so.
+#[test]
+fn sshd_t_that_cannot_run_is_not_a_rejection() {
+    let Some((code, out, err)) = in_private_run(
+        true,
+        r#"D=$(mktemp -d)
+"$CB" --db "$D/h.sqlite" --quiet run --budget 3s >/dev/null 2>&1
+"$CB" --db "$D/h.sqlite" recommend --json --for sshd
+code=$?
+rm -rf "$D"
+exit $code"#,
+    ) else {
+        return;
+    };
+    assert_eq!(code, 0, "{out}\n{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let r = doc["recommendations"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["target"] == "sshd"))
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    let v = &r["validated"];
+    assert_eq!(v["status"], "not checked", "{r:#}");
+    assert!(v["detail"].as_str().is_some_and(|d| d.contains("/run/sshd")), "{v:#}");
+    assert!(!err.contains("refused the emitted lines"), "{err}");
+}
