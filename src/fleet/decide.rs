@@ -604,7 +604,7 @@ fn host_facts(outcomes: &[Outcome]) -> HostFacts {
         let why = one
             .and_then(|s| s.server_defaults_unread.clone())
             .unwrap_or_else(|| "its run did not record why".into());
-        format!("not on every host of the class: one host's could not be read, {why}")
+        format!("not read on every host of the class: {why}")
     });
     HostFacts {
         tiers: !tls.is_empty() && tls.iter().all(|t| t.tiers),

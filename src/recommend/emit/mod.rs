@@ -296,7 +296,7 @@ impl SshChoice {
         }
         if self.server_defaults.is_none() {
             out.push(format!(
-                "# Ciphers, MACs, KexAlgorithms and HostKeyAlgorithms left out: this sshd's own defaults could not be read ({}), and a list could go beyond them; sshd keeps its own (the ssh Host block carries the order)",
+                "# Ciphers, MACs, KexAlgorithms and HostKeyAlgorithms left out: this sshd's own defaults are not known ({}), and a list could go beyond them; sshd keeps its own (the ssh Host block carries the order)",
                 why(&self.server_defaults_unread)
             ));
             return out;
@@ -324,7 +324,7 @@ impl SshChoice {
                 "# HostKeyAlgorithms left out: none of this server's host keys is allowed by the policy; add one (ssh-keygen -t ed25519 -f /etc/ssh/ssh_host_ed25519_key) and run recommend again".to_string(),
             ),
             None => out.push(format!(
-                "# HostKeyAlgorithms left out: this server's host keys could not be read ({}); sshd keeps offering the keys it has",
+                "# HostKeyAlgorithms left out: this server's host keys are not known ({}); sshd keeps offering the keys it has",
                 why(&self.server_hostkeys_unread)
             )),
         }
