@@ -118,6 +118,11 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
                     let other = if s.server { "ssh" } else { "sshd" };
                     match crate::target::read_installed(other, None) {
                         Ok(Some(o)) => o,
+                        // A client-only machine: the client is read all the same.
+                        Ok(None) if !s.server => {
+                            let s = s.clone();
+                            return Ok(without_sshd(installed, &s, &anyhow::anyhow!("no sshd is installed here")));
+                        }
                         Ok(None) => anyhow::bail!("{other} is not installed: nothing to negotiate with"),
                         // The client's own configuration (`ssh -G`) does not depend on
                         // sshd: it is kept, and only what it negotiates is unknown.

@@ -121,7 +121,7 @@ pub const SSHD_CONFIG_ENV: &str = "CIPHERBENCH_SSHD_CONFIG";
 /// When sshd or its keys cannot be read (not installed, not root, no /run/sshd),
 /// why, in one sentence that names the real cause.
 pub fn server_hostkey_algorithms() -> Result<Vec<String>, String> {
-    let sshd = find_sshd().map_err(|_| NO_SSHD.to_string())?;
+    let sshd = find_sshd().map_err(|_| sshd_missing())?;
     crate::backend::openssh::daemon::ensure_privsep_dir().map_err(|e| format!("{e:#}"))?;
     let mut cmd = Command::new(&sshd);
     cmd.arg("-T");
@@ -171,6 +171,14 @@ pub fn server_hostkey_algorithms() -> Result<Vec<String>, String> {
 
 /// Why sshd cannot be read when there is none.
 const NO_SSHD: &str = "no sshd is installed (openssh-server)";
+
+/// Why no sshd was found: the override that names none, or none installed.
+fn sshd_missing() -> String {
+    match std::env::var_os(SSHD_ENV) {
+        Some(p) => format!("{SSHD_ENV}={} is not an executable sshd", p.to_string_lossy()),
+        None => NO_SSHD.to_string(),
+    }
+}
 
 /// `sshd -T` (`cmd`) run to completion and successful, or why not: sshd's own
 /// last line of complaint (one line, control characters dropped, bounded), with
@@ -264,7 +272,7 @@ fn is_executable(p: &Path) -> bool {
 /// throw-away host key (so that it needs no root). When sshd cannot run, why, in
 /// one sentence that names the real cause.
 pub fn sshd_defaults() -> Result<crate::model::SshLists, String> {
-    let sshd = find_sshd().map_err(|_| NO_SSHD.to_string())?;
+    let sshd = find_sshd().map_err(|_| sshd_missing())?;
     // As root, `sshd -T` needs /run/sshd even when no sshd runs.
     crate::backend::openssh::daemon::ensure_privsep_dir().map_err(|e| format!("{e:#}"))?;
     let dir = tempfile::tempdir().map_err(|e| format!("no temporary directory for a throw-away host key: {e}"))?;
