@@ -451,6 +451,19 @@ mod tests {
             notes.iter().any(|n| n.starts_with("post-quantum costs 50.00 ms of CPU per login")),
             "{notes:?}"
         );
+        // Without this machine's sshd defaults (the remote server's are never
+        // read): no sshd list, and the comment says both.
+        d.run.capabilities.sshd_defaults = None;
+        d.run.capabilities.sshd_defaults_unread = Some("no sshd is installed (openssh-server)".into());
+        let r = &recommend(&d, &k, &p, &["sshd".to_string()]).recommendations[0];
+        assert!(r.lines.iter().all(|l| l.starts_with('#')), "{:?}", r.lines);
+        assert!(
+            r.lines
+                .iter()
+                .any(|l| l.contains("`ssh --host` cannot read a remote sshd's defaults") && l.contains("openssh-server")),
+            "{:?}",
+            r.lines
+        );
     }
 
     /// The Debian 13 run that ranked sntrup761x25519 first: the budget reached

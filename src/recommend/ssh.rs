@@ -66,7 +66,7 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         server_hostkeys_unread: hostkeys.is_none().then(|| unread_hostkeys(doc)).flatten(),
         server_hostkeys: hostkeys,
         server_defaults: caps.sshd_defaults.clone(),
-        server_defaults_unread: caps.sshd_defaults.is_none().then(|| caps.sshd_defaults_unread.clone()).flatten(),
+        server_defaults_unread: caps.sshd_defaults.is_none().then(|| unread_defaults(doc)).flatten(),
         beyond_defaults: policy.min_level < crate::judge::Level::Secure,
         unmeasured: rankings
             .iter()
@@ -85,6 +85,21 @@ fn unread_hostkeys(doc: &Document) -> Option<String> {
         Some("the remote server's feature check accepted none of them".to_string())
     } else {
         doc.run.capabilities.sshd_hostkeys_unread.clone()
+    }
+}
+
+/// Why sshd's defaults are not known: the cause the run recorded; for a remote
+/// server (whose own defaults `ssh --host` cannot read, the lines keep to this
+/// machine's sshd's), that too.
+fn unread_defaults(doc: &Document) -> Option<String> {
+    let why = doc.run.capabilities.sshd_defaults_unread.clone();
+    if is_remote(doc) {
+        let why = why.unwrap_or_else(|| "the run did not record why".into());
+        Some(format!(
+            "`ssh --host` cannot read a remote sshd's defaults, and this machine's sshd's could not be read: {why}"
+        ))
+    } else {
+        why
     }
 }
 
