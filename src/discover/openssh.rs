@@ -181,7 +181,7 @@ fn sshd_missing() -> String {
 }
 
 /// `sshd -T` (`cmd`) run to completion and successful, or why not: sshd's own
-/// last line of complaint (one line, control characters dropped, bounded), with
+/// last line of complaint (one line, hostile characters escaped, bounded), with
 /// "not running as root" where sshd wants root (its host keys are root's).
 fn sshd_t(sshd: &Path, cmd: &mut Command) -> Result<crate::backend::process::Said, String> {
     let out = output_within(cmd, QUERY_LIMIT)
@@ -191,15 +191,8 @@ fn sshd_t(sshd: &Path, cmd: &mut Command) -> Result<crate::backend::process::Sai
         return Ok(out);
     }
     let said = String::from_utf8_lossy(&out.stderr);
-    let last: String = said
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty())
-        .unwrap_or("nothing")
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(200)
-        .collect();
+    let last = said.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("nothing");
+    let last = crate::untrusted::shown(&crate::untrusted::bounded(last, 300)).into_owned();
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let who = if root { "" } else { "not running as root: " };
