@@ -134,10 +134,18 @@ pub struct Capabilities {
     /// files); `None` when they could not be read (no sshd, not root).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sshd_hostkeys: Option<Vec<String>>,
+    /// Why `sshd_hostkeys` is `None`, one sentence naming the real cause (not
+    /// root, no /run/sshd, sshd not installed ...); `None` when they were read or
+    /// the document does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sshd_hostkeys_unread: Option<String>,
     /// The host's sshd's own defaults (`sshd -T` with an empty configuration):
     /// what its lines must not undercut nor go beyond; `None` when not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sshd_defaults: Option<SshLists>,
+    /// Why `sshd_defaults` is `None`, one sentence naming the real cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sshd_defaults_unread: Option<String>,
     /// The TLS groups the host's GnuTLS accepts (`GROUP-…`, `gnutls-cli --list`);
     /// `None` when not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -105,3 +105,76 @@ fn ssh_is_read_when_sshd_cannot_be() {
     assert!(!findings.iter().any(|f| f["kind"] == "negotiation"), "{r:#}");
     assert!(!notes.contains("negotiate nothing"), "{ssh:#}");
 }
+
+/// The sshd lines of a fresh `recommend --json --for sshd` (and the document).
+fn sshd_lines(doc: &serde_json::Value) -> Vec<String> {
+    let recs = doc["recommendations"].as_array().unwrap_or_else(|| panic!("{doc:#}"));
+    let r = recs
+        .iter()
+        .find(|r| r["target"] == "sshd")
+        .unwrap_or_else(|| panic!("no sshd lines: {recs:#?}"));
+    r["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Where sshd's own defaults cannot be read (/run read-only: `sshd -T` as root
+/// has no /run/sshd), the sshd block configures no list at all: one built from
+/// the client's lists re-added finite-field Diffie-Hellman that OpenSSH 10's
+/// sshd no longer offers. Its one comment names the real cause, never "needs
+/// root" (this runs as root).
+#[test]
+fn without_sshd_defaults_the_sshd_block_sets_no_list_and_names_why() {
+    let Some((code, out, err)) = in_private_run(
+        true,
+        r#""$CB" --no-store --db /tmp/cb-h3-recommend.sqlite recommend --json --for sshd --no-validate --budget 3s"#,
+    ) else {
+        return;
+    };
+    assert_eq!(code, 0, "{out}\n{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let lines = sshd_lines(&doc);
+    assert!(
+        !lines.iter().any(|l| !l.starts_with('#')),
+        "a list configured without sshd's defaults: {lines:#?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains("needs root")), "{lines:#?}");
+    let caps = &doc["run"]["capabilities"];
+    assert!(caps["sshd_defaults"].is_null(), "{caps:#}");
+    let why = caps["sshd_defaults_unread"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no cause recorded: {caps:#}"));
+    assert!(why.contains("/run/sshd"), "{why}");
+    assert!(lines.iter().any(|l| l.contains("left out") && l.contains(why)), "{lines:#?}");
+}
+
+/// Where `sshd -t` cannot run at all (as root, no /run/sshd can be made), the
+/// emitted sshd lines are "not checked", with that cause: never "rejected", as
+/// if sshd had refused the lines themselves, and no warning saying so.
+#[test]
+fn sshd_t_that_cannot_run_is_not_a_rejection() {
+    let Some((code, out, err)) = in_private_run(
+        true,
+        r#"D=$(mktemp -d)
+"$CB" --db "$D/h.sqlite" --quiet run --budget 3s >/dev/null 2>&1
+"$CB" --db "$D/h.sqlite" recommend --json --for sshd
+code=$?
+rm -rf "$D"
+exit $code"#,
+    ) else {
+        return;
+    };
+    assert_eq!(code, 0, "{out}\n{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let r = doc["recommendations"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["target"] == "sshd"))
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    let v = &r["validated"];
+    assert_eq!(v["status"], "not checked", "{r:#}");
+    assert!(v["detail"].as_str().is_some_and(|d| d.contains("/run/sshd")), "{v:#}");
+    assert!(!err.contains("refused the emitted lines"), "{err}");
+}

@@ -118,6 +118,11 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
                     let other = if s.server { "ssh" } else { "sshd" };
                     match crate::target::read_installed(other, None) {
                         Ok(Some(o)) => o,
+                        // A client-only machine: the client is read all the same.
+                        Ok(None) if !s.server => {
+                            let s = s.clone();
+                            return Ok(without_sshd(installed, &s, &anyhow::anyhow!("no sshd is installed here")));
+                        }
                         Ok(None) => anyhow::bail!("{other} is not installed: nothing to negotiate with"),
                         // The client's own configuration (`ssh -G`) does not depend on
                         // sshd: it is kept, and only what it negotiates is unknown.
@@ -463,17 +468,22 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
                 key_shares: Vec::new(),
             })
         }
-        Offer::Ssh(now) => Offer::Ssh(SshConfig {
-            server: now.server,
+        Offer::Ssh(now) => {
             // sshd's lines: within its defaults (`ssh_server_*` where they differ).
-            ciphers: negotiate::server_list(&r.choice, now.server, "ciphers"),
-            macs: negotiate::server_list(&r.choice, now.server, "macs"),
-            kex: negotiate::server_list(&r.choice, now.server, "kex"),
-            hostkeys: match negotiate::server_list(&r.choice, now.server, "hostkeys") {
-                h if h.is_empty() => now.hostkeys.clone(),
-                h => h,
-            },
-        }),
+            // An empty list is no line (left out, or sshd's defaults unknown): the
+            // installed list stays.
+            let list = |name: &str, installed: &Vec<String>| match negotiate::server_list(&r.choice, now.server, name) {
+                l if l.is_empty() => installed.clone(),
+                l => l,
+            };
+            Offer::Ssh(SshConfig {
+                server: now.server,
+                ciphers: list("ciphers", &now.ciphers),
+                macs: list("macs", &now.macs),
+                kex: list("kex", &now.kex),
+                hostkeys: list("hostkeys", &now.hostkeys),
+            })
+        }
     }
 }
 

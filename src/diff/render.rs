@@ -25,6 +25,11 @@ pub fn one(d: &SoftwareDiff) -> String {
         (Some(n), _) => {
             let _ = writeln!(s, "  now:          {}", n.label());
         }
+        // Its peer could not be read: what it negotiates is not known, which is
+        // not negotiating nothing.
+        (None, Some(e)) if e.starts_with(super::PEER_UNREAD) => {
+            let _ = writeln!(s, "  now:          {e}");
+        }
         (None, e) => {
             let _ = writeln!(s, "  now:          negotiates nothing: {}", e.as_deref().unwrap_or("unknown"));
         }
@@ -191,7 +196,13 @@ fn findings(d: &SoftwareDiff) -> String {
 pub fn section(diffs: &[SoftwareDiff], notes: &[String]) -> String {
     let mut s = String::from("\nWhat to change here (the installed configuration against the recommendation)\n");
     if diffs.is_empty() {
-        s.push_str("  no installed configuration found\n");
+        // Installed but unreadable software (sshd without /run/sshd) is not "none
+        // found": the lines after say what could not be read, and why.
+        s.push_str(if notes.is_empty() {
+            "  no installed configuration found\n"
+        } else {
+            "  no installed configuration could be read\n"
+        });
     }
     for d in diffs {
         s.push('\n');
@@ -208,6 +219,31 @@ mod tests {
     use super::*;
     use crate::diff::Finding;
     use crate::judge::Level;
+
+    /// Software whose peer could not be read: what it negotiates is not known,
+    /// never "negotiates nothing"; and installed software that could not be read
+    /// is never "no installed configuration found". (The texts the main job
+    /// printed as root with sshd installed and /run/sshd impossible to make.)
+    #[test]
+    fn what_could_not_be_read_is_said_as_such() {
+        let why = "this machine's sshd could not be read (sshd as root needs its privilege-separation directory /run/sshd, and it cannot be created: Read-only file system (os error 30))";
+        let d = SoftwareDiff {
+            now_error: Some(format!("{}{why}", super::super::PEER_UNREAD)),
+            ..SoftwareDiff::blank("ssh")
+        };
+        let text = one(&d);
+        assert!(text.contains(&format!("  now:          not known: {why}\n")), "{text}");
+        assert!(!text.contains("negotiates nothing"), "{text}");
+        let d = SoftwareDiff {
+            now_error: Some("no cipher in common".into()),
+            ..SoftwareDiff::blank("ssh")
+        };
+        assert!(one(&d).contains("now:          negotiates nothing: no cipher in common"));
+        let text = section(&[], &[format!("sshd: {why}")]);
+        assert!(!text.contains("no installed configuration found"), "{text}");
+        assert!(text.contains("no installed configuration could be read"), "{text}");
+        assert!(section(&[], &[]).contains("no installed configuration found"));
+    }
 
     /// A reason that names its option groups the options it refuses ("…").
     #[test]

@@ -18,12 +18,25 @@ pub fn capabilities() -> crate::model::Capabilities {
         let defaults = s.spawn(openssh::sshd_defaults);
         let gnutls = s.spawn(installed::gnutls::accepted_groups);
         let openssl = openssl::capabilities();
+        let (sshd_hostkeys, sshd_hostkeys_unread) = split(sshd.join());
+        let (sshd_defaults, sshd_defaults_unread) = split(defaults.join());
         crate::model::Capabilities {
             openssl: Some(openssl),
             openssh: ssh.join().unwrap_or(None),
-            sshd_hostkeys: sshd.join().unwrap_or(None),
-            sshd_defaults: defaults.join().unwrap_or(None),
+            sshd_hostkeys,
+            sshd_hostkeys_unread,
+            sshd_defaults,
+            sshd_defaults_unread,
             gnutls_groups: gnutls.join().unwrap_or(None),
         }
     })
+}
+
+/// What a reading thread read, or why not.
+fn split<T>(r: std::thread::Result<Result<T, String>>) -> (Option<T>, Option<String>) {
+    match r {
+        Ok(Ok(v)) => (Some(v), None),
+        Ok(Err(why)) => (None, Some(why)),
+        Err(_) => (None, Some("reading it failed inside cipherbench (a thread panicked)".to_string())),
+    }
 }

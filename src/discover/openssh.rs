@@ -118,19 +118,17 @@ pub const SSHD_CONFIG_ENV: &str = "CIPHERBENCH_SSHD_CONFIG";
 /// The host-key algorithms this machine's sshd can serve: one or more per key in
 /// its `HostKey` files (an RSA key serves rsa-sha2-512, rsa-sha2-256 and ssh-rsa)
 /// and per `HostCertificate`, read from `sshd -T` and the keys' `.pub` files.
-/// `None` when sshd or its keys cannot be read (not installed, not root).
-pub fn server_hostkey_algorithms() -> Option<Vec<String>> {
-    let sshd = find_sshd().ok()?;
-    crate::backend::openssh::daemon::ensure_privsep_dir().ok()?;
+/// When sshd or its keys cannot be read (not installed, not root, no /run/sshd),
+/// why, in one sentence that names the real cause.
+pub fn server_hostkey_algorithms() -> Result<Vec<String>, String> {
+    let sshd = find_sshd().map_err(|_| sshd_missing())?;
+    crate::backend::openssh::daemon::ensure_privsep_dir().map_err(|e| format!("{e:#}"))?;
     let mut cmd = Command::new(&sshd);
     cmd.arg("-T");
     if let Some(f) = std::env::var_os(SSHD_CONFIG_ENV) {
         cmd.arg("-f").arg(f);
     }
-    let out = output_within(&mut cmd, QUERY_LIMIT).ok()??;
-    if !out.status.success() {
-        return None;
-    }
+    let out = sshd_t(&sshd, &mut cmd)?;
     let text = String::from_utf8_lossy(&out.stdout);
     let mut algs = Vec::new();
     let mut keys = 0;
@@ -165,7 +163,40 @@ pub fn server_hostkey_algorithms() -> Option<Vec<String>> {
             }
         }
     }
-    (keys > 0).then_some(algs)
+    if keys == 0 {
+        return Err("none of the host keys `sshd -T` names could be read".to_string());
+    }
+    Ok(algs)
+}
+
+/// Why sshd cannot be read when there is none.
+const NO_SSHD: &str = "no sshd is installed (openssh-server)";
+
+/// Why no sshd was found: the override that names none, or none installed.
+fn sshd_missing() -> String {
+    match std::env::var_os(SSHD_ENV) {
+        Some(p) => format!("{SSHD_ENV}={} is not an executable sshd", p.to_string_lossy()),
+        None => NO_SSHD.to_string(),
+    }
+}
+
+/// `sshd -T` (`cmd`) run to completion and successful, or why not: sshd's own
+/// last line of complaint (one line, hostile characters escaped, bounded), with
+/// "not running as root" where sshd wants root (its host keys are root's).
+fn sshd_t(sshd: &Path, cmd: &mut Command) -> Result<crate::backend::process::Said, String> {
+    let out = output_within(cmd, QUERY_LIMIT)
+        .map_err(|e| format!("cannot run {}: {e}", sshd.display()))?
+        .ok_or_else(|| "`sshd -T` did not finish in time and was stopped".to_string())?;
+    if out.status.success() {
+        return Ok(out);
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let last = said.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("nothing");
+    let last = crate::untrusted::shown(&crate::untrusted::bounded(last, 300)).into_owned();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let who = if root { "" } else { "not running as root: " };
+    Err(format!("{who}`sshd -T` refused (it said: {last})"))
 }
 
 /// The signature algorithms a key (or certificate) of type `kind` serves.
@@ -231,27 +262,26 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// The host's sshd's own defaults: `sshd -T` with an empty configuration and a
-/// throw-away host key (so that it needs no root). `None` when sshd cannot run.
-pub fn sshd_defaults() -> Option<crate::model::SshLists> {
-    let sshd = find_sshd().ok()?;
+/// throw-away host key (so that it needs no root). When sshd cannot run, why, in
+/// one sentence that names the real cause.
+pub fn sshd_defaults() -> Result<crate::model::SshLists, String> {
+    let sshd = find_sshd().map_err(|_| sshd_missing())?;
     // As root, `sshd -T` needs /run/sshd even when no sshd runs.
-    crate::backend::openssh::daemon::ensure_privsep_dir().ok()?;
-    let dir = tempfile::tempdir().ok()?;
+    crate::backend::openssh::daemon::ensure_privsep_dir().map_err(|e| format!("{e:#}"))?;
+    let dir = tempfile::tempdir().map_err(|e| format!("no temporary directory for a throw-away host key: {e}"))?;
     let key = dir.path().join("hostkey");
     let made = output_within(
         Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key),
         QUERY_LIMIT,
-    )
-    .ok()??;
-    if !made.status.success() {
-        return None;
+    );
+    if !matches!(made, Ok(Some(ref m)) if m.status.success()) {
+        return Err("`ssh-keygen` could not make a throw-away host key for `sshd -T`".to_string());
     }
     let mut cmd = Command::new(&sshd);
     cmd.args(["-T", "-f", "/dev/null", "-h"]).arg(&key);
-    let out = output_within(&mut cmd, QUERY_LIMIT).ok()??;
-    out.status
-        .success()
-        .then(|| parse_sshd_lists(&String::from_utf8_lossy(&out.stdout)))?
+    let out = sshd_t(&sshd, &mut cmd)?;
+    parse_sshd_lists(&String::from_utf8_lossy(&out.stdout))
+        .ok_or_else(|| "`sshd -T` did not print all of Ciphers, MACs, KexAlgorithms and HostKeyAlgorithms".to_string())
 }
 
 /// The four lists of `sshd -T` output; `None` when one is missing.
@@ -325,8 +355,10 @@ mod tests {
     /// and 10.0 they never list a key exchange with SHA-1.
     #[test]
     fn sshd_defaults_are_read_from_the_installed_sshd() {
-        let Some(d) = sshd_defaults() else {
-            return crate::testing::missing("sshd (openssh-server), to read its defaults");
+        let d = match sshd_defaults() {
+            Ok(d) => d,
+            Err(why) if why == NO_SSHD => return crate::testing::missing("sshd (openssh-server), to read its defaults"),
+            Err(why) => panic!("{why}"),
         };
         assert!(d.kex.iter().any(|k| k == "curve25519-sha256"), "{d:?}");
         assert!(!d.kex.iter().any(|k| k.contains("sha1")), "{d:?}");

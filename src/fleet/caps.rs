@@ -47,16 +47,22 @@ pub fn common(a: &Capabilities, b: &Capabilities) -> Capabilities {
             hostkey_algorithms: both(&x.hostkey_algorithms, &y.hostkey_algorithms),
         }),
         sshd_hostkeys: None,
+        sshd_hostkeys_unread: Some(PER_HOST_KEYS.to_string()),
         sshd_defaults: part(&a.sshd_defaults, &b.sshd_defaults, lists),
+        sshd_defaults_unread: a.sshd_defaults_unread.clone().or_else(|| b.sshd_defaults_unread.clone()),
         gnutls_groups: part(&a.gnutls_groups, &b.gnutls_groups, |x, y| both(x, y)),
     }
 }
+
+/// Why a class has no sshd host keys.
+pub const PER_HOST_KEYS: &str = "host keys are per host, and a class has none in common";
 
 /// The class so far (`None`: its first host) with one more host's capabilities.
 pub fn fold(class: Option<Capabilities>, host: Capabilities) -> Capabilities {
     match class {
         None => Capabilities {
             sshd_hostkeys: None,
+            sshd_hostkeys_unread: Some(PER_HOST_KEYS.to_string()),
             ..host
         },
         Some(c) => common(&c, &host),

@@ -560,6 +560,8 @@ struct HostFacts {
     tiers: bool,
     gnutls_groups: Option<Vec<String>>,
     sshd_defaults: Option<emit::SshLists>,
+    /// Why `sshd_defaults` is `None`: a host whose sshd's defaults were not read.
+    sshd_defaults_unread: Option<String>,
     beyond_defaults: bool,
 }
 
@@ -597,10 +599,18 @@ fn host_facts(outcomes: &[Outcome]) -> HostFacts {
             }))
         })
         .flatten();
+    let sshd_defaults_unread = sshd_defaults.is_none().then(|| {
+        let one = ssh.iter().find(|s| s.server_defaults.is_none());
+        let why = one
+            .and_then(|s| s.server_defaults_unread.clone())
+            .unwrap_or_else(|| "its run did not record why".into());
+        format!("not read on every host: {why}")
+    });
     HostFacts {
         tiers: !tls.is_empty() && tls.iter().all(|t| t.tiers),
         gnutls_groups,
         sshd_defaults,
+        sshd_defaults_unread,
         beyond_defaults: ssh.iter().any(|s| s.beyond_defaults),
     }
 }
@@ -660,7 +670,9 @@ fn emit_lines(
         // The hosts' own keys are not in the merge: sshd keeps its default host-key
         // list (every key it has), and apply.yml checks any such line per host.
         server_hostkeys: None,
+        server_hostkeys_unread: Some(crate::fleet::caps::PER_HOST_KEYS.to_string()),
         server_defaults: facts.sshd_defaults.clone(),
+        server_defaults_unread: facts.sshd_defaults_unread.clone(),
         beyond_defaults: facts.beyond_defaults,
         unmeasured: [
             ("ssh_ciphers", "Ciphers"),
@@ -926,6 +938,43 @@ mod tests {
     fn directive<'a>(lines: &'a [String], key: &str) -> Option<(usize, Vec<&'a str>)> {
         let at = lines.iter().position(|l| l.trim().starts_with(&format!("{key} ")))?;
         Some((at, lines[at].trim()[key.len() + 1..].split(',').collect()))
+    }
+
+    /// A class with a host whose sshd's defaults were not read: no sshd list for
+    /// that class nor fleet-wide (one could go beyond that host's defaults), and
+    /// the comment gives the cause its export recorded; the class that has them
+    /// keeps its lines, with host keys left out as per host.
+    #[test]
+    fn a_host_without_sshd_defaults_gets_no_sshd_list_and_its_cause() {
+        let k = Knowledge::builtin().unwrap();
+        let p = Policy::builtin("intermediate").unwrap();
+        let why = "`sshd -T` refused (it said: Missing privilege separation directory: /run/sshd)";
+        let mut unread = ssh_class("unread", 0, &["hmac-sha2-256-etm@openssh.com"]);
+        let caps = unread.capabilities.as_mut().unwrap();
+        caps.sshd_defaults = None;
+        caps.sshd_defaults_unread = Some(why.into());
+        let merged = Merged {
+            hosts: (0..4).map(|h| format!("h{h}")).collect(),
+            classes: vec![unread, ssh_class("read", 2, &["hmac-sha2-256-etm@openssh.com"])],
+            problems: vec![],
+            class_of: vec![0, 0, 1, 1],
+            findings: Default::default(),
+            runs: Default::default(),
+        };
+        let d = decide(&merged, &k, &p, &["sshd".to_string()]);
+        let sshd_of = |c: &ClassReport| c.lines.iter().find(|l| l.target == "sshd").unwrap().lines.clone();
+        let c = d.classes.iter().find(|c| c.label.contains("unread")).unwrap();
+        for lines in [sshd_of(c), d.fleet.lines.iter().find(|l| l.target == "sshd").unwrap().lines.clone()] {
+            assert!(lines.iter().all(|l| l.starts_with('#')), "{lines:#?}");
+            assert!(lines.iter().any(|l| l.contains(why)), "{lines:#?}");
+        }
+        let read = sshd_of(d.classes.iter().find(|c| !c.label.contains("unread")).unwrap());
+        assert!(directive(&read, "Ciphers").is_some(), "{read:#?}");
+        assert!(
+            read.iter()
+                .any(|l| l.starts_with("# HostKeyAlgorithms left out") && l.contains(crate::fleet::caps::PER_HOST_KEYS)),
+            "{read:#?}"
+        );
     }
 
     #[test]

@@ -384,6 +384,17 @@ mod tests {
 
     pub(super) use crate::testing::doc;
 
+    /// OpenSSH 9.2's sshd defaults (`sshd -T -f /dev/null` on Debian 12).
+    fn openssh92() -> crate::model::SshLists {
+        let l = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
+        crate::model::SshLists {
+            ciphers: l("chacha20-poly1305@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr,aes128-gcm@openssh.com,aes256-gcm@openssh.com"),
+            macs: l("umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1"),
+            kex: l("sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256"),
+            hostkeys: l("ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,sk-ssh-ed25519-cert-v01@openssh.com,sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,rsa-sha2-512,rsa-sha2-256"),
+        }
+    }
+
     /// `ssh --host`: every list keeps what the remote server accepted, sshd's
     /// HostKeyAlgorithms follows what it offered
     /// in the feature check (here RSA only: both RSA signature algorithms stay), and
@@ -414,6 +425,8 @@ mod tests {
             hand("sntrup761x25519-sha512", 60.0),
         ]));
         d.run.settings = serde_json::json!({"target": "me@server"});
+        // The run's machine had an sshd whose defaults were read.
+        d.run.capabilities.sshd_defaults = Some(openssh92());
         let p = Policy::builtin("modern").unwrap();
         let out = recommend(&d, &k, &p, &["sshd".to_string()]);
         let r = &out.recommendations[0];
@@ -437,6 +450,19 @@ mod tests {
         assert!(
             notes.iter().any(|n| n.starts_with("post-quantum costs 50.00 ms of CPU per login")),
             "{notes:?}"
+        );
+        // Without this machine's sshd defaults (the remote server's are never
+        // read): no sshd list, and the comment says both.
+        d.run.capabilities.sshd_defaults = None;
+        d.run.capabilities.sshd_defaults_unread = Some("no sshd is installed (openssh-server)".into());
+        let r = &recommend(&d, &k, &p, &["sshd".to_string()]).recommendations[0];
+        assert!(r.lines.iter().all(|l| l.starts_with('#')), "{:?}", r.lines);
+        assert!(
+            r.lines
+                .iter()
+                .any(|l| l.contains("`ssh --host` cannot read a remote sshd's defaults") && l.contains("openssh-server")),
+            "{:?}",
+            r.lines
         );
     }
 
@@ -544,6 +570,7 @@ mod tests {
             groups: l("x25519,secp256r1,secp384r1,ffdhe2048"),
             ..Default::default()
         });
+        d.run.capabilities.sshd_defaults = Some(openssh92());
         let out = recommend(&d, &k, &p, &["sshd".to_string(), "nginx".to_string()]);
         let sshd = out
             .recommendations
@@ -590,6 +617,19 @@ mod tests {
             assert!(!v.is_empty() && v.iter().all(|n| allowed(d, n)), "{list}: {v:?}");
         }
         assert!(nginx.lines.iter().any(|x| x.starts_with("ssl_ciphers ")), "{:?}", nginx.lines);
+        // Without sshd's own defaults (and the cause its run recorded): the same
+        // choice, but no sshd list, and the comment names the cause.
+        d.run.capabilities.sshd_defaults = None;
+        d.run.capabilities.sshd_defaults_unread = Some("no sshd is installed (openssh-server)".into());
+        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let sshd = &out.recommendations[0];
+        assert!(!sshd.choice["ssh_kex"].is_empty());
+        assert!(sshd.lines.iter().all(|x| x.starts_with('#')), "{:?}", sshd.lines);
+        assert!(
+            sshd.lines.iter().any(|x| x.contains("(no sshd is installed (openssh-server))")),
+            "{:?}",
+            sshd.lines
+        );
     }
 
     pub(super) fn prim(alg: &str, op: &str, bytes: u64, median: f64) -> serde_json::Value {

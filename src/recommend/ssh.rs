@@ -56,13 +56,17 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         rankings.push(ranking);
         all.extend(cands);
     }
+    let caps = &doc.run.capabilities;
+    let hostkeys = server_hostkeys(doc, &rankings[3].choice());
     let choice = SshChoice {
         ciphers: rankings[0].choice(),
         macs: rankings[1].choice(),
         kex: rankings[2].choice(),
         hostkeys: rankings[3].choice(),
-        server_hostkeys: server_hostkeys(doc, &rankings[3].choice()),
-        server_defaults: doc.run.capabilities.sshd_defaults.clone(),
+        server_hostkeys_unread: hostkeys.is_none().then(|| unread_hostkeys(doc)).flatten(),
+        server_hostkeys: hostkeys,
+        server_defaults: caps.sshd_defaults.clone(),
+        server_defaults_unread: caps.sshd_defaults.is_none().then(|| unread_defaults(doc)).flatten(),
         beyond_defaults: policy.min_level < crate::judge::Level::Secure,
         unmeasured: rankings
             .iter()
@@ -72,6 +76,31 @@ pub(super) fn ssh(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
             .collect(),
     };
     Some((rankings, choice, all))
+}
+
+/// Why the server's host keys are not known: the cause its run recorded, or for
+/// a remote server that its feature check accepted none.
+fn unread_hostkeys(doc: &Document) -> Option<String> {
+    if is_remote(doc) {
+        Some("the remote server's feature check accepted none of them".to_string())
+    } else {
+        doc.run.capabilities.sshd_hostkeys_unread.clone()
+    }
+}
+
+/// Why sshd's defaults are not known: the cause the run recorded; for a remote
+/// server (whose own defaults `ssh --host` cannot read, the lines keep to this
+/// machine's sshd's), that too.
+fn unread_defaults(doc: &Document) -> Option<String> {
+    let why = doc.run.capabilities.sshd_defaults_unread.clone();
+    if is_remote(doc) {
+        let why = why.unwrap_or_else(|| "the run did not record why".into());
+        Some(format!(
+            "`ssh --host` cannot read a remote sshd's defaults, and this machine's sshd's could not be read: {why}"
+        ))
+    } else {
+        why
+    }
 }
 
 /// Of two names of one algorithm, whether `a` is the one to show: the one the

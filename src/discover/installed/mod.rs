@@ -347,13 +347,26 @@ pub(crate) fn run_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> Res
     cmd.envs(env.iter().copied());
     let said = crate::backend::process::output_by(&mut cmd, crate::deadline::op(TOOL_TIMEOUT))
         .with_context(|| format!("cannot run {program}"))?
-        .ok_or_else(|| anyhow::anyhow!("`{program} {}` did not finish in time and was stopped", args.join(" ")))?;
+        .ok_or_else(|| anyhow::anyhow!(stopped(&format!("{program} {}", args.join(" ")), crate::deadline::run_expired())))?;
     Ok(Ran {
         ok: said.status.success(),
         out: String::from_utf8_lossy(&said.stdout).into_owned(),
         err: String::from_utf8_lossy(&said.stderr).into_owned(),
         status: crate::backend::process::describe_status(said.status),
     })
+}
+
+/// Why a config tool (`how`, as run) was stopped: the run's budget spent (the
+/// tool is not slow; a larger --budget reads it), or the tool's own timeout.
+fn stopped(how: &str, budget_spent: bool) -> String {
+    if budget_spent {
+        format!(
+            "`{how}` was stopped at {}, before it finished: the run's budget was spent (raise --budget)",
+            crate::deadline::describe()
+        )
+    } else {
+        format!("`{how}` did not finish within {} s and was stopped", TOOL_TIMEOUT.as_secs())
+    }
 }
 
 /// The first of `candidates` that exists (programs in sbin are not on a user's PATH).
@@ -475,6 +488,21 @@ pub fn guess(path: &Path, text: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    /// A tool stopped by the run's deadline blames the budget, not the tool (the
+    /// main job's `not read: sshd: … did not finish in time` with a small budget).
+    #[test]
+    fn a_tool_stopped_by_the_budget_says_so() {
+        let how = "/usr/sbin/sshd -T -f /etc/ssh/sshd_config";
+        let by_budget = super::stopped(how, true);
+        assert!(by_budget.contains("the run's budget was spent (raise --budget)"), "{by_budget}");
+        assert!(!by_budget.contains("did not finish"), "{by_budget}");
+        let by_timeout = super::stopped(how, false);
+        assert!(
+            by_timeout.contains("did not finish within 60 s") && !by_timeout.contains("budget"),
+            "{by_timeout}"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -189,10 +189,19 @@ pub struct SshChoice {
     /// recommend): what sshd may offer. `None` when its keys could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_hostkeys: Option<Vec<String>>,
+    /// Why `server_hostkeys` is `None` (not root, no /run/sshd, a fleet class
+    /// ...), for the comment that says so; `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_hostkeys_unread: Option<String>,
     /// The host's sshd's own defaults (`sshd -T`, empty configuration): the sshd
-    /// block keeps to them; `None` when not known.
+    /// block keeps to them; `None` when not known, and then the sshd block
+    /// configures no list at all (see [`SshChoice::server_lists`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_defaults: Option<SshLists>,
+    /// Why `server_defaults` is `None`, for the comment that says so; `None`
+    /// when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_defaults_unread: Option<String>,
     /// The policy asks for algorithms sshd disables by default (legacy): the sshd
     /// block may then go beyond its defaults.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -221,7 +230,19 @@ impl SshChoice {
     /// from `server_hostkeys` (empty when unknown). The client's order decides what
     /// SSH negotiates, but the server's first entry is what a reader takes for the
     /// answer, so it is the fastest.
+    ///
+    /// Without sshd's own defaults, every list is empty (sshd keeps its own, for
+    /// any policy): the choice comes from the client's lists, and a line built
+    /// from them could bring back what this sshd no longer offers (OpenSSH 10
+    /// dropped finite-field Diffie-Hellman from its server default, not from its
+    /// client) or name what it does not know (sshd would then refuse to start).
+    /// Keeping sshd's default is never less secure than its default and locks
+    /// no one out; the ssh `Host` block still carries the order, and the
+    /// client's order is what SSH negotiates.
     pub fn server_lists(&self) -> SshLists {
+        if self.server_defaults.is_none() {
+            return SshLists::default();
+        }
         let d = self.server_defaults.as_ref().filter(|_| !self.beyond_defaults);
         let keep = |v: &[String], dv: Option<&Vec<String>>| -> Vec<String> {
             match dv {
@@ -273,6 +294,13 @@ impl SshChoice {
                 out.push(default_note(name, ""));
             }
         }
+        if self.server_defaults.is_none() {
+            out.push(format!(
+                "# Ciphers, MACs, KexAlgorithms and HostKeyAlgorithms left out: this sshd's own defaults are not known ({}), and a list could go beyond them; sshd keeps its own (the ssh Host block carries the order)",
+                why(&self.server_defaults_unread)
+            ));
+            return out;
+        }
         for (name, mine, all) in [
             ("Ciphers", &within.ciphers, &self.ciphers),
             ("MACs", &within.macs, &self.macs),
@@ -295,9 +323,10 @@ impl SshChoice {
             Some(_) => out.push(
                 "# HostKeyAlgorithms left out: none of this server's host keys is allowed by the policy; add one (ssh-keygen -t ed25519 -f /etc/ssh/ssh_host_ed25519_key) and run recommend again".to_string(),
             ),
-            None => out.push(
-                "# HostKeyAlgorithms left out: this server's host keys could not be read (`sshd -T` needs root); sshd keeps offering the keys it has".to_string(),
-            ),
+            None => out.push(format!(
+                "# HostKeyAlgorithms left out: this server's host keys are not known ({}); sshd keeps offering the keys it has",
+                why(&self.server_hostkeys_unread)
+            )),
         }
         out
     }
@@ -323,6 +352,11 @@ impl SshChoice {
         }
         out
     }
+}
+
+/// A recorded cause, or that the document recorded none (an older export).
+fn why(cause: &Option<String>) -> String {
+    cause.clone().unwrap_or_else(|| "the run did not record why".to_string())
 }
 
 /// The choice for one protocol family.
@@ -411,9 +445,22 @@ pub(crate) mod testdata {
             kex: vec!["curve25519-sha256".into(), "diffie-hellman-group16-sha512".into()],
             hostkeys: vec!["ssh-ed25519".into(), "rsa-sha2-512".into()],
             server_hostkeys: Some(vec!["ssh-ed25519".into()]),
-            server_defaults: None,
+            server_hostkeys_unread: None,
+            server_defaults: Some(openssh10()),
+            server_defaults_unread: None,
             beyond_defaults: false,
             unmeasured: Vec::new(),
+        }
+    }
+
+    /// OpenSSH 10.0's sshd defaults (`sshd -T -f /dev/null` on Debian 13).
+    pub fn openssh10() -> SshLists {
+        let l = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
+        SshLists {
+            ciphers: l("chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr"),
+            macs: l("umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1"),
+            kex: l("mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521"),
+            hostkeys: l("ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256"),
         }
     }
 }
@@ -517,7 +564,39 @@ mod tests {
         assert_eq!(client[4], "    HostKeyAlgorithms ssh-ed25519,rsa-sha2-512");
         let server = lines("sshd", &c).unwrap();
         assert_eq!(server.len(), 4);
+        // Within OpenSSH 10's sshd defaults: no finite-field Diffie-Hellman.
+        assert_eq!(server[2], "KexAlgorithms curve25519-sha256");
         assert_eq!(server[3], "HostKeyAlgorithms ssh-ed25519");
+    }
+
+    /// Without sshd's own defaults (`sshd -T` could not run), the sshd block
+    /// configures no list, for any policy: one built from the client's lists
+    /// could bring back what this sshd dropped (OpenSSH 10's finite-field
+    /// Diffie-Hellman). The comment names the recorded cause; the client keeps
+    /// its block.
+    #[test]
+    fn without_sshd_defaults_no_sshd_list_and_the_cause_is_named() {
+        // What the real `sshd -T` said as root without /run/sshd (OpenSSH 9.2).
+        let cause = "`sshd -T` refused (it said: Missing privilege separation directory: /run/sshd)";
+        for beyond_defaults in [false, true] {
+            let c = SshChoice {
+                server_defaults: None,
+                server_defaults_unread: Some(cause.into()),
+                beyond_defaults,
+                ..testdata::ssh()
+            };
+            let server = lines("sshd", &Choice::Ssh(c.clone())).unwrap();
+            assert_eq!(server.len(), 1, "{server:?}");
+            assert!(
+                server[0].starts_with("# Ciphers, MACs, KexAlgorithms and HostKeyAlgorithms left out"),
+                "{server:?}"
+            );
+            assert!(server[0].contains(cause), "{server:?}");
+            assert!(!server.iter().any(|l| l.contains("group16")), "{server:?}");
+            assert_eq!(c.server_lists(), SshLists::default());
+            let client = lines("ssh", &Choice::Ssh(c)).unwrap();
+            assert!(client.iter().any(|l| l.starts_with("    KexAlgorithms ")), "{client:?}");
+        }
     }
 
     /// sshd is never left without a host key: no line at all when the server has
@@ -535,16 +614,28 @@ mod tests {
         }
     }
 
-    /// OpenSSH 10.0's sshd defaults (`sshd -T -f /dev/null` on Debian 13).
-    fn openssh10() -> SshLists {
-        let l = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
-        SshLists {
-            ciphers: l("chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr"),
-            macs: l("umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1"),
-            kex: l("mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521"),
-            hostkeys: l("ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256"),
-        }
+    /// The host keys' comment names the cause the run recorded (as root, sshd
+    /// may be unreadable for want of /run/sshd, never for want of root), and
+    /// claims none when the run recorded none.
+    #[test]
+    fn unread_host_keys_name_the_recorded_cause() {
+        let comment = |server_hostkeys_unread: Option<&str>| {
+            let c = Choice::Ssh(SshChoice {
+                server_hostkeys: None,
+                server_hostkeys_unread: server_hostkeys_unread.map(str::to_string),
+                ..testdata::ssh()
+            });
+            let server = lines("sshd", &c).unwrap();
+            server.into_iter().find(|l| l.starts_with("# HostKeyAlgorithms left out")).unwrap()
+        };
+        let as_root = "`sshd -T` refused (it said: Missing privilege separation directory: /run/sshd)";
+        let l = comment(Some(as_root));
+        assert!(l.contains(as_root) && !l.contains("needs root"), "{l}");
+        let l = comment(None);
+        assert!(l.contains("the run did not record why") && !l.contains("root"), "{l}");
     }
+
+    use testdata::openssh10;
 
     /// sshd's lines bring back nothing its defaults dropped (OpenSSH 10's
     /// finite-field Diffie-Hellman), in the ranked order; a legacy policy may.
