@@ -3,6 +3,7 @@
 
 pub mod gnutls;
 pub mod nginx;
+pub mod nntp;
 pub mod openssh;
 pub mod openssl;
 pub mod process;
