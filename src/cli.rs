@@ -172,6 +172,9 @@ pub struct ServeNntpArgs {
     /// Stop after this many seconds in any case.
     #[arg(long, default_value_t = 60)]
     pub seconds: u64,
+    /// Speak TLS 1.2 at most.
+    #[arg(long)]
+    pub tls12_only: bool,
 }
 
 #[derive(Debug, Clone, Args, Default)]

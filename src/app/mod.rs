@@ -280,6 +280,7 @@ fn serve_nntp(a: &crate::cli::ServeNntpArgs) -> Result<()> {
         },
         connections: a.connections,
         within: std::time::Duration::from_secs(a.seconds),
+        tls12_only: a.tls12_only,
     })?;
     if let Some(p) = &a.nzb {
         std::fs::write(p, server.nzb()).with_context(|| format!("cannot write {}", p.display()))?;

@@ -19,7 +19,7 @@
 
 use super::openssl::certs::{CertType, Identity};
 use anyhow::{Context, Result};
-use openssl::ssl::{HandshakeError, Ssl, SslContext, SslMethod, SslStream};
+use openssl::ssl::{HandshakeError, Ssl, SslContext, SslMethod, SslStream, SslVersion};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -49,6 +49,8 @@ pub struct Spec {
     pub connections: usize,
     /// It stops this long after it started in any case.
     pub within: Duration,
+    /// It speaks TLS 1.2 at most (what a client's ≤1.2 list then picks).
+    pub tls12_only: bool,
 }
 
 /// What one handshake negotiated.
@@ -102,6 +104,9 @@ impl NewsServer {
         // Every suite and group this libssl enables by default, in the client's
         // order (no server preference).
         b.set_ciphersuites("TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256")?;
+        if spec.tls12_only {
+            b.set_max_proto_version(Some(SslVersion::TLS1_2))?;
+        }
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("cannot bind the news server to 127.0.0.1")?;
         listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
