@@ -4,6 +4,7 @@
 pub mod gnutls;
 pub mod nginx;
 pub mod nntp;
+pub mod nzbget;
 pub mod openssh;
 pub mod openssl;
 pub mod process;
