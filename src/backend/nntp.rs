@@ -202,7 +202,7 @@ fn serve(listener: TcpListener, shared: Arc<Shared>, connections: usize) {
                     done.fetch_add(1, Ordering::SeqCst);
                 }));
             }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(10)),
+            // Nothing waiting (or a connection that failed before it was accepted).
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
         }
     }

@@ -67,11 +67,8 @@ impl Target for Nzbget {
         }
         let parser = how.join("; ");
         let cipher = conf.first().and_then(|l| l.split_once('=')).map(|(_, v)| v).unwrap_or("");
-        match negotiate(
-            cipher,
-            scratch.as_ref().map(|s| s.file.as_path()),
-            &first_tls13(cipher, scratch.as_ref()),
-        )? {
+        let first = first_tls13(cipher, scratch.as_ref());
+        match negotiate(cipher, scratch.as_ref().map(|s| s.file.as_path()), first.as_deref())? {
             Some(said) => Ok(Checked::Negotiated { parser, said }),
             None => Ok(Checked::Parsed(parser)),
         }
@@ -121,7 +118,7 @@ const NEGOTIATE_WITHIN: Duration = Duration::from_secs(20);
 /// what it negotiated); a refusal when it negotiated something else, or could
 /// not connect. `Ok(None)`: NZBGet is not installed, or the run's budget leaves
 /// no time for it.
-fn negotiate(cipher: &str, cnf: Option<&Path>, first: &Option<String>) -> Result<Option<String>> {
+fn negotiate(cipher: &str, cnf: Option<&Path>, first: Option<&str>) -> Result<Option<String>> {
     use crate::backend::nntp::{NewsServer, Spec};
     use crate::backend::nzbget::PrivateNzbget;
     let Some(binary) = inst::find_program(&["nzbget"]) else {
@@ -152,7 +149,7 @@ fn negotiate(cipher: &str, cnf: Option<&Path>, first: &Option<String>) -> Result
         ));
     };
     match first {
-        Some(f) if got.suite == *f => Ok(Some(format!("nzbget: negotiated {got} (the answer's first choice)"))),
+        Some(f) if got.suite == f => Ok(Some(format!("nzbget: negotiated {got} (the answer's first choice)"))),
         Some(f) => Err(Refused(format!(
             "nzbget negotiated {got}, not the answer's first choice {f}: these lines do not steer the installed NZBGet"
         ))
