@@ -10,13 +10,16 @@
 //! configuration NZBGet alone reads, and the ServerX.Cipher value.
 //!
 //! `Drop` stops it (SIGTERM, then SIGKILL after 3 s, its children too) and
-//! removes its directory, on every path: a normal end, an error, a panic.
+//! removes its directory, on every path: a normal end, an error, a panic. When
+//! cipherbench is killed outright, NZBGet gets SIGTERM from the kernel (its
+//! parent-death signal); only its temporary directory then stays behind.
 
 use super::process::{descendants, reap, signal};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -51,6 +54,15 @@ impl PrivateNzbget {
             cmd.arg("-c").arg(&conf).arg("-s").env_remove("OPENSSL_CONF");
             if let Some(c) = openssl_conf {
                 cmd.env("OPENSSL_CONF", c);
+            }
+            // SAFETY: between fork and exec only prctl runs, a plain system call.
+            // NZBGet then gets SIGTERM when the thread that started it ends,
+            // however it ends (a forced exit included), and is never left behind.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                    Ok(())
+                });
             }
             let child = cmd
                 .stdin(Stdio::null())
