@@ -431,4 +431,86 @@ mod tests {
         let long = yenc(&[1u8; 300]);
         assert_eq!(long.split(|&c| c == b'\n').map(<[u8]>::len).max(), Some(129));
     }
+
+    /// A client over TLS: its TLS 1.3 order `suites`, the greeting read.
+    fn client(port: u16, suites: &str) -> SslStream<TcpStream> {
+        use openssl::ssl::{SslConnector, SslVerifyMode};
+        let mut b = SslConnector::builder(SslMethod::tls_client()).unwrap();
+        b.set_verify(SslVerifyMode::NONE);
+        b.set_ciphersuites(suites).unwrap();
+        let tcp = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut s = b.build().connect("localhost", tcp).unwrap();
+        assert!(line(&mut s).starts_with("200 "));
+        s
+    }
+
+    fn line(s: &mut impl Read) -> String {
+        String::from_utf8_lossy(&raw_line(s)).to_string()
+    }
+
+    /// One line without its CRLF, as bytes (yEnc is not UTF-8).
+    fn raw_line(s: &mut impl Read) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut b = [0u8; 1];
+        while !out.ends_with(b"\r\n") {
+            assert_eq!(s.read(&mut b).unwrap(), 1, "closed after {:?}", String::from_utf8_lossy(&out));
+            out.push(b[0]);
+        }
+        out.truncate(out.len() - 2);
+        out
+    }
+
+    /// The client's order decides (server preference off), each handshake is
+    /// recorded, and an article decodes to its part: size and CRC-32 as its
+    /// `=yend` line says; an unknown message-id is `430`.
+    #[test]
+    fn the_clients_order_decides_and_articles_decode() {
+        let server = NewsServer::start(Spec {
+            articles: Articles { count: 3, size: 1000 },
+            connections: 2,
+            within: Duration::from_secs(60),
+            tls12_only: false,
+        })
+        .unwrap();
+        for first in ["TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256"] {
+            let mut s = client(server.port(), &format!("{first}:TLS_AES_256_GCM_SHA384"));
+            s.write_all(b"ARTICLE <nothing@nowhere>\r\n").unwrap();
+            assert!(line(&mut s).starts_with("430 "));
+            s.write_all(b"BODY <cb2@cipherbench.invalid>\r\n").unwrap();
+            assert!(line(&mut s).starts_with("222 "));
+            let (mut data, mut trailer) = (Vec::new(), String::new());
+            loop {
+                let l = raw_line(&mut s);
+                if l == b"." {
+                    break;
+                }
+                if l.starts_with(b"=ybegin") || l.starts_with(b"=ypart") {
+                    continue;
+                }
+                if l.starts_with(b"=yend") {
+                    trailer = String::from_utf8(l).unwrap();
+                    continue;
+                }
+                let mut esc = false;
+                for &c in &l {
+                    match (esc, c) {
+                        (false, b'=') => esc = true,
+                        (true, _) => {
+                            data.push(c.wrapping_sub(64).wrapping_sub(42));
+                            esc = false
+                        }
+                        _ => data.push(c.wrapping_sub(42)),
+                    }
+                }
+            }
+            assert_eq!(data.len(), 1000);
+            assert!(trailer.contains(&format!("pcrc32={:08x}", crc32(&data))), "{trailer}");
+            s.write_all(b"QUIT\r\n").unwrap();
+            assert!(line(&mut s).starts_with("205 "));
+        }
+        let seen: Vec<String> = server.negotiated().iter().map(|n| n.suite.clone()).collect();
+        assert_eq!(seen, ["TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256"]);
+        assert!(server.nzb().contains(">cb3@cipherbench.invalid</segment>"));
+    }
 }
