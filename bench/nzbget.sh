@@ -21,13 +21,15 @@
 # negotiated, NZBGet's own rate (its history's downloaded bytes / DownloadTimeSec,
 # which NZBGet counts in whole seconds: coarse at a few seconds, none under one)
 # and the wall-clock rate (append to history, 20 ms polls); then
-# per case the median of each and the ratio of the medians (answer / installed).
+# per case the median of each and the ratio of the medians (answer / installed),
+# beside what `cipherbench check` predicted for the installed Server1 (its
+# throughput change, from its own loopback measurement; under the same mask).
 # The write-up's figure: 2,500 KB/s -> 3,800 KB/s (+52 %) on a Vu+ receiver.
 #
 # Environment: CB (binary, target/release/cipherbench), NZBGET (/usr/bin/nzbget),
 # ROUNDS (3), MB (about 200), CONNECTIONS (NZBGet's Server1.Connections, 4),
-# BUDGET (the measuring run's budget, 10s). The machine may be shared: read the
-# figures with their ranges.
+# BUDGET (the measuring run's budget, 10s), CHECK_BUDGET (30s). The machine may be
+# shared: read the figures with their ranges.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,16 +39,18 @@ ROUNDS=${ROUNDS:-3}
 MB=${MB:-200}
 CONNECTIONS=${CONNECTIONS:-4}
 BUDGET=${BUDGET:-10s}
+CHECK_BUDGET=${CHECK_BUDGET:-30s}
 [[ -x $CB ]] || { echo "build first: cargo build --release" >&2; exit 1; }
 [[ -x $NZBGET ]] || { echo "needs nzbget (apt-get install nzbget)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "needs python3" >&2; exit 1; }
 
-export CB NZBGET ROUNDS MB CONNECTIONS BUDGET
+export CB NZBGET ROUNDS MB CONNECTIONS BUDGET CHECK_BUDGET
 exec python3 - <<'PY'
 import base64, json, os, random, re, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 
 CB, NZBGET = os.environ["CB"], os.environ["NZBGET"]
 ROUNDS, MB, CONNECTIONS, BUDGET = int(os.environ["ROUNDS"]), int(os.environ["MB"]), int(os.environ["CONNECTIONS"]), os.environ["BUDGET"]
+CHECK_BUDGET = os.environ["CHECK_BUDGET"]
 ARTICLE = 768_000
 COUNT = max(1, MB * 1_000_000 // ARTICLE)
 # --cpu-caps no-aesni's mask (src/discover/cpucaps.rs): AES-NI, PCLMULQDQ, VAES, VPCLMULQDQ.
@@ -99,6 +103,20 @@ def answer(label, caps):
             f.write("\n".join(lines[a + 1:b]) + "\n")
     first = (r["choice"].get("tls13_suites") or ["-"])[0]
     return cipher, cnf, first
+
+def predicted(label, mask):
+    """What `check` predicts for the installed Server1 (Server1.Cipher empty): (now, recommended, throughput verdict)."""
+    conf = os.path.join(work, f"{label}-installed-nzbget.conf")
+    with open(conf, "w") as f:
+        f.write("Server1.Active=yes\nServer1.Name=news\nServer1.Host=127.0.0.1\nServer1.Port=563\nServer1.Encryption=yes\nServer1.Cipher=\nServer1.Connections=4\n")
+    out = subprocess.run([CB, "--no-store", "check", "--config-from", conf, "--for", "nzbget", "--budget", CHECK_BUDGET, "--json"],
+                         capture_output=True, env=env_with(mask)).stdout
+    try:
+        d = json.loads(out)["diffs"][0]
+        t = next(c for c in d["changes"] if c["metric"] == "throughput")
+        return d["now"]["suite"], d["recommended"]["suite"], t["verdict"]
+    except (ValueError, KeyError, IndexError, StopIteration, TypeError):
+        return "?", "?", "check gave no throughput change"
 
 def news_server(mask):
     log = open(os.path.join(work, "news.log"), "w+")
@@ -190,6 +208,8 @@ def case(title, caps, mask):
     print(f"\n== {title} ==", flush=True)
     cipher, cnf, first = answer(title.split()[0], caps)
     print(f"answer: Server1.Cipher={cipher}" + (f"; OPENSSL_CONF with Ciphersuites first {first}" if cnf else ""), flush=True)
+    now, rec, verdict = predicted(title.split()[0], mask)
+    print(f"check predicted (installed Server1, its loopback model): {now} -> {rec}: throughput {verdict}", flush=True)
     news, news_port, nzb, news_log = news_server(mask)
     runs = {"installed": [], "answer": []}
     for r in range(ROUNDS):
