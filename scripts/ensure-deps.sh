@@ -15,7 +15,7 @@ case "$profile" in
   # man-db: the man pages are rendered by `man -l` (tests/ux.rs).
   # nzbget: its own server test against a private news server (tests/nzbget.rs).
   test) packages+=(nginx-light python3-venv testssl.sh chromium apache2 haproxy stunnel4 man-db nzbget) ;;
-  bench) packages+=(nginx-light python3-venv testssl.sh hyperfine apache2-utils sslscan) ;;
+  bench) packages+=(nginx-light python3-venv testssl.sh hyperfine apache2-utils sslscan nzbget) ;;
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac
 

@@ -148,6 +148,33 @@ pub enum Command {
     /// Write the man pages made from these same definitions (`make install` uses it).
     #[command(hide = true)]
     Man(ManArgs),
+    /// A private NNTP-over-TLS news server on 127.0.0.1 for bench scripts and tests:
+    /// prints `listening 127.0.0.1:PORT`, then one `negotiated PROTOCOL SUITE [GROUP]`
+    /// line per handshake, and stops by itself.
+    #[command(hide = true)]
+    ServeNntp(ServeNntpArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeNntpArgs {
+    /// Serve this many yEnc parts of one generated file.
+    #[arg(long, default_value_t = 0)]
+    pub articles: usize,
+    /// The size of each part, in bytes.
+    #[arg(long, default_value_t = 768_000)]
+    pub article_size: usize,
+    /// Write the NZB that names the parts here.
+    #[arg(long, value_name = "FILE")]
+    pub nzb: Option<PathBuf>,
+    /// Stop once this many connections have ended.
+    #[arg(long, default_value_t = 1)]
+    pub connections: usize,
+    /// Stop after this many seconds in any case.
+    #[arg(long, default_value_t = 60)]
+    pub seconds: u64,
+    /// Speak TLS 1.2 at most.
+    #[arg(long)]
+    pub tls12_only: bool,
 }
 
 #[derive(Debug, Clone, Args, Default)]

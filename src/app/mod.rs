@@ -30,7 +30,7 @@ use crate::report::{self, Outputs};
 use crate::session::{Judged, Session};
 use crate::store::{self, Store};
 use crate::units::Seconds;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::json;
 
 /// The command line becomes plain options here, once; nothing below sees clap.
@@ -47,7 +47,13 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     let reads_only = matches!(
         cli.command,
         Some(
-            Command::History(_) | Command::Report(_) | Command::Compare(_) | Command::Fleet(_) | Command::Completions(_) | Command::Man(_)
+            Command::History(_)
+                | Command::Report(_)
+                | Command::Compare(_)
+                | Command::Fleet(_)
+                | Command::Completions(_)
+                | Command::Man(_)
+                | Command::ServeNntp(_)
         )
     );
     if !reads_only {
@@ -78,6 +84,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Check(a)) => check::check(&common, &a.into()),
         Some(Command::Completions(a)) => crate::cli::completions(&a),
         Some(Command::Man(a)) => crate::cli::man(&a),
+        Some(Command::ServeNntp(a)) => serve_nntp(&a),
     }
 }
 
@@ -259,4 +266,41 @@ fn conclude(
         return Err(crate::error::NotSaved(unsaved.join("; ")).into());
     }
     Ok(())
+}
+
+/// `serve-nntp` (hidden): the private news server in the foreground, for bench
+/// scripts and tests that run a real news client against it.
+fn serve_nntp(a: &crate::cli::ServeNntpArgs) -> Result<()> {
+    use crate::backend::nntp::{Articles, NewsServer, Spec};
+    use std::io::Write;
+    let server = NewsServer::start(Spec {
+        articles: Articles {
+            count: a.articles,
+            size: a.article_size,
+        },
+        connections: a.connections,
+        within: std::time::Duration::from_secs(a.seconds),
+        tls12_only: a.tls12_only,
+    })?;
+    if let Some(p) = &a.nzb {
+        std::fs::write(p, server.nzb()).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    let mut out = std::io::stdout();
+    writeln!(out, "listening 127.0.0.1:{}", server.port())?;
+    out.flush()?;
+    let mut said = 0;
+    loop {
+        let running = server.running() && !crate::interrupt::requested();
+        let seen = server.negotiated();
+        for n in &seen[said..] {
+            let group = n.group.as_deref().unwrap_or("-");
+            writeln!(out, "negotiated {} {} {group}", n.protocol, n.suite)?;
+        }
+        out.flush()?;
+        said = seen.len();
+        if !running {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

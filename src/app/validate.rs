@@ -1,7 +1,9 @@
 //! The emitted lines checked by each target software's own parser where it is
 //! installed (`Target::validate`: `sshd -t`, `nginx -t`, `haproxy -c`, `ssh -G`,
-//! `openssl ciphers`, `gnutls-cli --priority`): what `recommend` and the main job
-//! say under their answer, and keep per recommendation (`validated`).
+//! `openssl ciphers`, `gnutls-cli --priority`), and where the software can be run
+//! with them against a private peer, what it negotiated (NZBGet's own server
+//! test): what `recommend` and the main job say under their answer, and keep per
+//! recommendation (`validated`).
 
 use crate::model::{RecommendationRecord, Validated};
 use crate::target::{self, Checked, Refused};
@@ -45,7 +47,11 @@ pub(super) fn validate(recs: &mut [RecommendationRecord], skip: bool) -> String 
     for (r, v) in recs.iter_mut().zip(checked) {
         let Some(v) = v else { continue };
         let said = match v.status.as_str() {
-            ACCEPTED => format!("checked: {} accepts these lines", v.detail),
+            // `PARSER; what the software negotiated with them`.
+            ACCEPTED => match v.detail.split_once("; ") {
+                Some((parser, negotiated)) => format!("checked: {parser} accepts these lines; {negotiated}"),
+                None => format!("checked: {} accepts these lines", v.detail),
+            },
             REJECTED => {
                 crate::progress::warn(&format!("{}: its own parser refused the emitted lines: {}", r.target, v.detail));
                 format!("REJECTED: {}", v.detail)
@@ -69,6 +75,7 @@ fn check(r: &RecommendationRecord) -> Option<Validated> {
     let t = target::find(&r.target)?;
     let (status, detail) = match t.validate(&r.lines) {
         Ok(Checked::Parsed(how)) => (ACCEPTED, short(&how)),
+        Ok(Checked::Negotiated { parser, said }) => (ACCEPTED, format!("{}; {said}", short(&parser))),
         Ok(Checked::Unchecked(why)) => (NOT_CHECKED, why),
         Err(e) => match e.downcast_ref::<Refused>() {
             Some(refused) => (REJECTED, refused.0.clone()),

@@ -3,6 +3,8 @@
 
 pub mod gnutls;
 pub mod nginx;
+pub mod nntp;
+pub mod nzbget;
 pub mod openssh;
 pub mod openssl;
 pub mod process;
