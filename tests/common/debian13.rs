@@ -187,11 +187,12 @@ pub const PORT_TAKEN: i32 = 75;
 /// (`ss -p`: not merely something answering there), then prints `NAME-up`. When
 /// its port is taken ("Address already in use" in its log) it prints `port-taken
 /// NAME PORT`, stops every server it started and ends the script with status 75,
-/// for [`Root::run_serving`] to run it again on other ports. When the server exits
-/// first, or is not listening by then, it prints why (its exit status) and its
-/// log, and returns 1.
+/// for [`Root::run_serving`] to run it again on other ports. A server killed by a
+/// signal before it listened is said and started again (three starts in all). When
+/// the server exits first, or is not listening by then, it prints why (its exit
+/// status) and its log, and returns 1.
 pub const SERVE: &str = r#"serve() {
-  _sn=$1; _sp=$2; shift 2
+  _sn=$1; _sp=$2; shift 2; _stry=1
   "$@" > "$_sn.log" 2>&1 < /dev/null &
   _spid=$!; eval "${_sn}_pid=$_spid"; _served="$_served $_spid"
   _send=$(( $(date +%s) + 30 ))
@@ -202,6 +203,17 @@ pub const SERVE: &str = r#"serve() {
     fi
     if ! kill -0 "$_spid" 2>/dev/null; then
       wait "$_spid"; _sst=$?
+      if [ "$_sst" -gt 128 ] && [ "${_stry:-1}" -lt 3 ]; then
+        # Killed by a signal before it listened (Debian 13's stunnel once died of
+        # SIGSEGV with an empty log, and the same lines then started): said, and
+        # started again, at most three starts in all. A refused line exits with
+        # a status of its own, never a signal.
+        _stry=$(( ${_stry:-1} + 1 ))
+        echo "$_sn crashed (status $_sst) before it listened; starting it again (start $_stry of 3)"
+        "$@" > "$_sn.log" 2>&1 < /dev/null &
+        _spid=$!; eval "${_sn}_pid=$_spid"; _served="$_served $_spid"
+        continue
+      fi
       echo "$_sn exited (status $_sst) before it listened on 127.0.0.1:$_sp; its log $PWD/$_sn.log:"; cat "$_sn.log"; return 1
     fi
     if [ "$(date +%s)" -ge "$_send" ]; then
