@@ -6,11 +6,14 @@
 //! recommendation (`validated`).
 
 use crate::model::{RecommendationRecord, Validated};
-use crate::target::{self, Checked, Refused};
+use crate::target::{self, Checked, Negotiation, Refused, Want};
 
 pub(super) const ACCEPTED: &str = "accepted";
 pub(super) const REJECTED: &str = "rejected";
 pub(super) const NOT_CHECKED: &str = "not checked";
+/// The parser accepted the lines, and the real software run with them
+/// negotiated something other than the answer's first choice.
+pub(super) const OTHERWISE: &str = "negotiates otherwise";
 
 /// Why nothing was checked when the deadline was too close.
 const SPENT: &str = "the run's budget was spent (`cipherbench recommend` of the stored run checks them)";
@@ -56,6 +59,13 @@ pub(super) fn validate(recs: &mut [RecommendationRecord], skip: bool) -> String 
                 crate::progress::warn(&format!("{}: its own parser refused the emitted lines: {}", r.target, v.detail));
                 format!("REJECTED: {}", v.detail)
             }
+            OTHERWISE => {
+                crate::progress::warn(&format!(
+                    "{}: the installed software does not negotiate the answer with these lines: {}",
+                    r.target, v.detail
+                ));
+                format!("NOT THE ANSWER: {}", v.detail)
+            }
             _ => format!("not checked: {}", v.detail),
         };
         text.push_str(&format!("  {:<8} {said}\n", r.target));
@@ -74,7 +84,17 @@ fn check(r: &RecommendationRecord) -> Option<Validated> {
     }
     let t = target::find(&r.target)?;
     let (status, detail) = match t.validate(&r.lines) {
-        Ok(Checked::Parsed(how)) => (ACCEPTED, short(&how)),
+        Ok(Checked::Parsed(how)) => match t.negotiate(&r.lines, &Want::new(&r.choice)) {
+            Ok(Negotiation::Negotiated(said)) => (ACCEPTED, format!("{}; {said}", short(&how))),
+            Ok(Negotiation::NotRun(why)) => (ACCEPTED, format!("{}; not run with them: {why}", short(&how))),
+            Err(e) => match e.downcast_ref::<Refused>() {
+                Some(refused) => (OTHERWISE, refused.0.clone()),
+                None => (
+                    ACCEPTED,
+                    format!("{}; not run with them: {}", short(&how), crate::untrusted::shown(&format!("{e:#}"))),
+                ),
+            },
+        },
         Ok(Checked::Negotiated { parser, said }) => (ACCEPTED, format!("{}; {said}", short(&parser))),
         Ok(Checked::Unchecked(why)) => (NOT_CHECKED, why),
         Err(e) => match e.downcast_ref::<Refused>() {

@@ -198,7 +198,7 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
 
 /// The choice's lists as a recommendation names them (`tls13_suites`, `ssh_kex` ...);
 /// for sshd, `ssh_server_*` where its lines list less (within sshd's defaults).
-fn choice_lists(choice: &Choice) -> BTreeMap<String, Vec<String>> {
+pub fn choice_lists(choice: &Choice) -> BTreeMap<String, Vec<String>> {
     match choice {
         Choice::Tls(t) => BTreeMap::from([
             ("protocols".to_string(), t.protocols.clone()),

@@ -12,6 +12,7 @@ mod apache;
 mod curl;
 mod gnutls;
 mod haproxy;
+mod negotiated;
 mod nginx;
 mod nzbget;
 mod openssl;
@@ -27,6 +28,7 @@ use crate::recommend::emit::{Choice, Emitter};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
+pub use negotiated::{Negotiation, Want};
 pub use validate::{Checked, Refused};
 
 // Validation runs after `recommend` and the main job (app/validate.rs); some
@@ -93,6 +95,16 @@ pub trait Target: Sync {
     /// Its lines checked by its own parser: `Ok(Checked::Parsed)` when the parser
     /// accepted them, an error with what it said when it refused them.
     fn validate(&self, lines: &[String]) -> Result<Checked>;
+    /// "Validated means negotiated": after its parser accepted `lines`, the real
+    /// software run with them against a private peer on 127.0.0.1 (a server with
+    /// a default client, a client with a private server that honours the
+    /// client's order), judged against the answer `want` by
+    /// [`negotiated::judge`]: `Negotiation::Negotiated` with what it negotiated,
+    /// `Negotiation::NotRun` with why it could not run, a [`Refused`] starting
+    /// with what it negotiated when that is not the answer's first choice.
+    fn negotiate(&self, _lines: &[String], _want: &Want) -> Result<Negotiation> {
+        Ok(Negotiation::NotRun(format!("{} is not run with its lines yet", self.name())))
+    }
 
     /// Patch: every keyword its lines can start with (two-word ones first).
     fn keywords(&self) -> &'static [&'static str] {
