@@ -59,8 +59,7 @@ pub enum Seen {
         suite: String,
         group: Option<String>,
     },
-    // sshd and ssh (not yet run with their lines).
-    #[cfg_attr(not(test), allow(dead_code))]
+    // sshd and ssh (target/sshd.rs, target/ssh.rs).
     Ssh {
         cipher: String,
         /// `None`: implicit in an AEAD cipher.

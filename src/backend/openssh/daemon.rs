@@ -96,8 +96,21 @@ fn free_port() -> Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-/// The daemon config: every algorithm the binary supports, keys only, one user.
-pub fn config_text(dir: &Path, port: u16, user: &str, ssh: &OpenSsh, as_root: bool) -> String {
+/// The algorithms a private daemon offers.
+#[derive(Debug, Clone, Copy)]
+pub enum Offer<'a> {
+    /// Every algorithm the binary supports (legacy ones too): what is measured.
+    Every,
+    /// Given `sshd_config` lines (`Ciphers`, `MACs`, `KexAlgorithms`,
+    /// `HostKeyAlgorithms`, comments) and sshd's own defaults for every list they
+    /// do not set: an emitted sshd block as sshd will run it, or (no lines)
+    /// sshd as installed, a client's usual peer.
+    Lines(&'a [String]),
+}
+
+/// The daemon config offering `offer` (with [`Offer::Every`] every algorithm
+/// the binary supports), keys only, one user.
+pub fn config_text(dir: &Path, port: u16, user: &str, ssh: &OpenSsh, as_root: bool, offer: Offer) -> String {
     let join = |v: &[String]| v.join(",");
     let mut c = String::new();
     c.push_str(&format!("# cipherbench private sshd ({})\n", ssh.version));
@@ -118,6 +131,15 @@ pub fn config_text(dir: &Path, port: u16, user: &str, ssh: &OpenSsh, as_root: bo
          PermitUserEnvironment no\nCompression no\nMaxStartups 200:30:400\nMaxSessions 50\nMaxAuthTries 6\nLoginGraceTime 30\n\
          ClientAliveInterval 0\nLogLevel ERROR\n",
     );
+    if let Offer::Lines(lines) = offer {
+        // sshd takes the first value of a keyword: the lines come once, after
+        // the settings above (none of which they set), before nothing else.
+        for l in lines {
+            c.push_str(l.trim());
+            c.push('\n');
+        }
+        return c;
+    }
     c.push_str(&format!("Ciphers {}\n", join(&ssh.ciphers)));
     c.push_str(&format!("MACs {}\n", join(&ssh.macs)));
     c.push_str(&format!("KexAlgorithms {}\n", join(&ssh.kex)));
@@ -187,6 +209,21 @@ impl PrivateSshd {
     /// Generates keys and config, starts `sshd` and waits until it answers with its
     /// banner. Retries on another port if the chosen one was taken meanwhile.
     pub fn start(sshd: &Path, ssh: &OpenSsh) -> Result<PrivateSshd> {
+        // Not cut short by the run's deadline: a sweep whose budget is spent
+        // skips its subjects and says so, and that needs the daemon (it starts
+        // in a few seconds even on a busy machine; the docs give the smallest
+        // budget `ssh` keeps). Ctrl-C still stops the wait.
+        Self::start_by(sshd, ssh, Offer::Every, crate::deadline::Deadline::after(Duration::from_secs(15)))
+    }
+
+    /// [`PrivateSshd::start`] offering `offer` (an emitted sshd block, or sshd's
+    /// defaults), waiting at most `within` (and never past the run's deadline)
+    /// for its banner.
+    pub fn start_offering(sshd: &Path, ssh: &OpenSsh, offer: Offer, within: Duration) -> Result<PrivateSshd> {
+        Self::start_by(sshd, ssh, offer, crate::deadline::op(within))
+    }
+
+    fn start_by(sshd: &Path, ssh: &OpenSsh, offer: Offer, by: crate::deadline::Deadline) -> Result<PrivateSshd> {
         if !sshd.is_absolute() {
             bail!("sshd must be started by absolute path, got '{}'", sshd.display());
         }
@@ -202,7 +239,7 @@ impl PrivateSshd {
         for _ in 0..3 {
             let port = free_port()?;
             write_known_hosts(dir.path(), port, &f.known_hosts)?;
-            std::fs::write(&f.config, config_text(dir.path(), port, &user, ssh, as_root))?;
+            std::fs::write(&f.config, config_text(dir.path(), port, &user, ssh, as_root, offer))?;
             let child = spawn_daemon(sshd, &f)?;
             LIVE.lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -217,11 +254,7 @@ impl PrivateSshd {
                 user: user.clone(),
                 banner: String::new(),
             };
-            // Not cut short by the run's deadline: a sweep whose budget is spent
-            // skips its subjects and says so, and that needs the daemon (it starts
-            // in a few seconds even on a busy machine; the docs give the smallest
-            // budget `ssh` keeps). Ctrl-C still stops the wait.
-            match d.wait_ready(crate::deadline::Deadline::after(Duration::from_secs(15)), &f.log) {
+            match d.wait_ready(by, &f.log) {
                 Ok(banner) => {
                     d.banner = banner;
                     d.dir = Some(dir);

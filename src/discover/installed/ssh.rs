@@ -54,6 +54,28 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     ))
 }
 
+/// How [`read_default`] asks the client.
+pub const DEFAULT_SOURCE: &str = "ssh -F /dev/null -G localhost";
+
+/// This machine's ssh client with no configuration at all (`ssh -F /dev/null
+/// -G`: neither ~/.ssh/config nor /etc/ssh/ssh_config): its built-in lists, in
+/// its own order. The usual peer of a server: a client that nobody configured
+/// (another machine's, or this one's without a Host block), as sshd's
+/// negotiation is checked and predicted.
+pub fn read_default() -> Result<Installed> {
+    let ssh = crate::discover::openssh::ssh_binary().display().to_string();
+    let args = ["-F", "/dev/null", "-G", HOST];
+    let ran = run(&ssh, &args)?;
+    if !ran.ok {
+        anyhow::bail!("`{DEFAULT_SOURCE}` failed: {}", ran.why());
+    }
+    let config = parse_dump(&ran.out, false);
+    if config.ciphers.is_empty() {
+        anyhow::bail!("`{DEFAULT_SOURCE}` printed no ciphers line");
+    }
+    Ok(Installed::new("ssh", None, DEFAULT_SOURCE, Config::Ssh(config)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +98,16 @@ mod tests {
         assert_eq!(c.kex, vec!["curve25519-sha256"]);
         assert_eq!(i.directives.len(), 3);
         assert_eq!(i.directives[0].line, 2);
+    }
+
+    /// The default client ignores every configuration file: its lists are the
+    /// client's own (chacha20-poly1305 first in OpenSSH 6.9 to 10.x).
+    #[test]
+    fn the_default_client_is_read_without_any_file() {
+        let d = read_default().unwrap();
+        let Config::Ssh(c) = &d.config else { panic!() };
+        assert!(!c.server && d.file.is_none());
+        assert_eq!(d.source, DEFAULT_SOURCE);
+        assert!(c.ciphers.len() > 2 && !c.kex.is_empty() && !c.macs.is_empty(), "{c:?}");
     }
 }
