@@ -457,6 +457,81 @@ fn poor_sshd_diff_names_each_fix_matches_reality_applies_and_then_nothing_to_cha
     );
 }
 
+/// The prediction for a legacy sshd is what a default client (`ssh -F /dev/null`,
+/// sshd's usual peer) will negotiate with the installed and with the emitted
+/// configuration, not what this machine's configured client would: here the
+/// client's own configuration puts AES-GCM first (as `recommend --for ssh`'s
+/// Host block does on a machine with AES instructions), a default client puts
+/// chacha20-poly1305 first, and the predicted after-subject is the default
+/// client's pick with the patched file, as the real sshd and ssh then negotiate.
+#[test]
+fn legacy_sshd_is_predicted_with_what_a_default_client_then_picks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let key = d.join("host_ed25519");
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // This machine's client, configured: every `ssh` cipherbench runs without
+    // `-F` reads this file (a system ssh_config with a Host * block).
+    let client_conf = d.join("ssh_config");
+    std::fs::write(
+        &client_conf,
+        "Host *\n    Ciphers aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr\n",
+    )
+    .unwrap();
+    let wrapper = d.join("ssh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -F ] && exec ssh \"$@\"; done\nexec ssh -F {} \"$@\"\n",
+            client_conf.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let port = server_port();
+    let file = d.join("sshd_config");
+    std::fs::write(
+        &file,
+        format!(
+            "ListenAddress 127.0.0.1\nHostKey {}\nPidFile {}/sshd.pid\nUsePAM no\nCiphers aes128-cbc,aes256-cbc,aes128-ctr,aes256-ctr\nMACs hmac-sha1,hmac-sha2-256\nKexAlgorithms diffie-hellman-group14-sha1,diffie-hellman-group14-sha256,curve25519-sha256\n",
+            key.display(),
+            d.display()
+        ),
+    )
+    .unwrap();
+    sshd_t(&file);
+    let out = cb()
+        .env("CIPHERBENCH_SSH", &wrapper)
+        .args(["check", "--json", "--for", "sshd", "--budget", "15s", "--config-from"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let r = json_of(&out.stdout);
+    let diff = &r["diffs"][0];
+    let real_now = negotiated_with_real_sshd(&file, &port);
+    assert_eq!(diff["now"]["cipher"], real_now.0.as_str(), "{diff:#}");
+    apply(diff["patch"].as_str().expect("a unified diff"));
+    sshd_t(&file);
+    let real_after = negotiated_with_real_sshd(&file, &port);
+    // The configured client would pick AES-GCM with the emitted lines; the
+    // prediction is the default client's pick.
+    assert_ne!(real_after.0, "aes128-gcm@openssh.com", "a default client picks its own first");
+    assert_eq!(diff["recommended"]["cipher"], real_after.0.as_str(), "{diff:#}");
+    assert_eq!(diff["recommended"]["kex"], real_after.2.as_str(), "{diff:#}");
+    assert!(
+        diff["peer"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("a default ssh client (ssh -F /dev/null")),
+        "{diff:#}"
+    );
+}
+
 #[test]
 fn unreadable_config_is_a_clear_error_naming_the_file() {
     let out = cb()

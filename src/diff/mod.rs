@@ -111,28 +111,30 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
         }
         Config::Ssh(s) => {
             let aead = ssh_aead();
-            // The other end: this machine's client (for sshd) or sshd (for ssh).
+            // The other end. sshd's: a default client (this machine's ssh with no
+            // configuration, `-F /dev/null`), the client that sshd's usual peers
+            // run, and the one its lines are run with (target/sshd.rs): what it
+            // negotiates with the installed lists is "now", with the emitted ones
+            // the prediction, whatever Host block this machine's own client has.
+            // The client's: this machine's sshd.
             let other = match peer_ssh {
+                _ if s.server => crate::discover::installed::ssh::read_default()
+                    .map_err(|e| anyhow::anyhow!("no default ssh client to negotiate with: {e:#}"))?,
                 Some(p) => p.clone(),
-                None => {
-                    let other = if s.server { "ssh" } else { "sshd" };
-                    match crate::target::read_installed(other, None) {
-                        Ok(Some(o)) => o,
-                        // A client-only machine: the client is read all the same.
-                        Ok(None) if !s.server => {
-                            let s = s.clone();
-                            return Ok(without_sshd(installed, &s, &anyhow::anyhow!("no sshd is installed here")));
-                        }
-                        Ok(None) => anyhow::bail!("{other} is not installed: nothing to negotiate with"),
-                        // The client's own configuration (`ssh -G`) does not depend on
-                        // sshd: it is kept, and only what it negotiates is unknown.
-                        Err(e) if !s.server => {
-                            let s = s.clone();
-                            return Ok(without_sshd(installed, &s, &e));
-                        }
-                        Err(e) => return Err(e),
+                None => match crate::target::read_installed("sshd", None) {
+                    Ok(Some(o)) => o,
+                    // A client-only machine: the client is read all the same.
+                    Ok(None) => {
+                        let s = s.clone();
+                        return Ok(without_sshd(installed, &s, &anyhow::anyhow!("no sshd is installed here")));
                     }
-                }
+                    // The client's own configuration (`ssh -G`) does not depend on
+                    // sshd: it is kept, and only what it negotiates is unknown.
+                    Err(e) => {
+                        let s = s.clone();
+                        return Ok(without_sshd(installed, &s, &e));
+                    }
+                },
             };
             let Config::Ssh(o) = &other.config else {
                 anyhow::bail!("not an SSH configuration")
@@ -144,7 +146,7 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
             };
             Ok(Current {
                 peer: if s.server {
-                    format!("this machine's ssh client ({})", other.source)
+                    format!("a default ssh client ({})", other.source)
                 } else {
                     format!("this machine's sshd ({})", other.source)
                 },

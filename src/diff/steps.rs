@@ -50,11 +50,12 @@ pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>)
 pub fn resolve_all(installed: Vec<Installed>, k: &Knowledge) -> (Vec<Current>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    // sshd and ssh negotiate with each other: read each once.
+    // The ssh client's peer is this machine's sshd: read once. sshd's is a
+    // default client (`ssh -F /dev/null`), not this machine's configured one
+    // (see `current`).
     let ssh_peer = |want: &str| installed.iter().find(|i| i.software == want).cloned();
     for i in installed.iter().cloned() {
         let peer = match i.software {
-            "sshd" => ssh_peer("ssh"),
             "ssh" => ssh_peer("sshd"),
             _ => None,
         };

@@ -130,7 +130,13 @@ impl Subjects {
                         push(&mut s.ssh_macs, m);
                     }
                 }
-                let client = crate::target::read_installed("ssh", None).ok().flatten();
+                // sshd's peer is a default client (see `super::current`), the
+                // ssh client's own diff this machine's configured one.
+                let sshd = currents.iter().any(|c| matches!(&c.offer, Offer::Ssh(s) if s.server));
+                let client = match sshd {
+                    true => crate::discover::installed::ssh::read_default().ok(),
+                    false => crate::target::read_installed("ssh", None).ok().flatten(),
+                };
                 let order: Vec<String> = match client.map(|c| c.config) {
                     Some(crate::discover::installed::Config::Ssh(c)) => c.kex,
                     _ => o.kex.clone(),
