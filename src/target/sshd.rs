@@ -184,7 +184,7 @@ fn judge_default_client(chosen: &Chosen, server: &SshConfig, client: &SshConfig,
     };
     negotiated::judge(&who, &seen, want).map_err(|Refused(said)| {
         Refused(format!(
-            "{said}: in SSH the client's order decides, and a default client puts {} first; no sshd line changes that, the ssh Host block (`cipherbench recommend --for ssh`) gives clients the answer's order",
+            "{said}; in SSH the client's order decides, and a default client puts {} first; no sshd line changes that, the ssh Host block (`cipherbench recommend --for ssh`) gives clients the answer's order",
             client.ciphers.first().map(String::as_str).unwrap_or("its own")
         ))
     })
