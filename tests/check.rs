@@ -345,7 +345,7 @@ fn sshd_t(file: &Path) {
     );
 }
 
-/// What this machine's ssh client negotiates with a real sshd started from `file`:
+/// What a default ssh client (`-F /dev/null`) negotiates with a real sshd started from `file`:
 /// (cipher, MAC, kex) from `ssh -v` (the key exchange happens before authentication,
 /// which fails in BatchMode without a key).
 fn negotiated_with_real_sshd(file: &Path, port: &ServerPort) -> (String, String, String) {

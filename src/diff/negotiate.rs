@@ -1,8 +1,9 @@
 //! What a configuration negotiates with its usual peer.
 //!
 //! - **SSH** (RFC 4253 §7.1): for each list, the first algorithm of the *client's*
-//!   list that the server also has. The usual peer of this machine's sshd is this
-//!   machine's ssh client, and the other way round.
+//!   list that the server also has. The usual peer of this machine's sshd is a
+//!   default client (this machine's ssh with no configuration, `ssh -F /dev/null`);
+//!   that of this machine's ssh client is this machine's sshd.
 //! - **TLS**: the highest protocol both ends enable, then the first suite (and
 //!   group) in the *server's* order when it enforces its order, else in the client's.
 //!   The usual peer of a server is a default OpenSSL client (the system defaults of
