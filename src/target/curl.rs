@@ -1,7 +1,7 @@
 //! curl: command-line options; it has no configuration to read.
 
 use super::negotiated::{self, Negotiation, Want, Who};
-use super::validate::{unchecked, Checked};
+use super::validate::{parse_with, unchecked, Checked, Refused};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::emit::{self, Emitter};
@@ -27,8 +27,26 @@ impl Target for Curl {
     fn read_installed(&self, _config_from: Option<&Path>) -> Result<Option<Installed>> {
         Ok(None)
     }
-    fn validate(&self, _lines: &[String]) -> Result<Checked> {
-        unchecked("curl's options are checked only when it connects")
+    /// The line read as curl's arguments ([`options`]: refused when it cannot
+    /// be), and its lists through the real OpenSSL parser, as curl's OpenSSL
+    /// builds give them to it (`--ciphers` to `SSL_CTX_set_cipher_list`,
+    /// `--tls13-ciphers` to `SSL_CTX_set_ciphersuites`): `openssl ciphers -s`.
+    /// What curl itself negotiates with them is [`Target::negotiate`]'s.
+    fn validate(&self, lines: &[String]) -> Result<Checked> {
+        let Some(line) = lines.iter().find(|l| l.trim_start().starts_with("curl ")) else {
+            return unchecked("no curl command line among the lines");
+        };
+        let opts = options(line).map_err(|e| Refused(format!("the curl line cannot be read as curl's arguments: {e}")))?;
+        let value = |o: &str| opts.iter().position(|x| x == o).and_then(|i| opts.get(i + 1)).map(String::as_str);
+        let mut args = vec!["ciphers", "-s"];
+        if let Some(s) = value("--tls13-ciphers") {
+            args.extend(["-ciphersuites", s]);
+        }
+        if let Some(c) = value("--ciphers") {
+            // After `--`, a cipher list is never an option.
+            args.extend(["--", c]);
+        }
+        parse_with(&["openssl"], &args)
     }
     /// The real curl run with exactly the emitted options ([`options`]: the
     /// `curl … https://HOST/` line read as words, no shell), `HOST` the private
@@ -138,7 +156,6 @@ pub(super) fn options(line: &str) -> Result<Vec<String>, String> {
 mod tests {
     use super::*;
     use crate::recommend::emit::{testdata, Choice};
-    use crate::target::Refused;
 
     fn want() -> Want {
         Want::new(&crate::recommend::choice_lists(&Choice::Tls(testdata::tls())))
@@ -181,15 +198,21 @@ mod tests {
         }
     }
 
-    /// The emitted options in the real curl: it negotiates the answer's first
-    /// TLS 1.3 suite (ChaCha20 here, not curl's own first, AES-256-GCM) over
-    /// its first group.
+    /// The emitted options pass OpenSSL's parser, and in the real curl they
+    /// negotiate the answer's first TLS 1.3 suite (ChaCha20 here, not curl's
+    /// own first, AES-256-GCM) over its first group.
     #[test]
     fn the_real_curl_with_the_emitted_options_negotiates_the_answer() {
         if !installed() {
             return;
         }
         let lines = Curl.lines(&Choice::Tls(testdata::tls())).unwrap();
+        match Curl.validate(&lines).unwrap() {
+            Checked::Parsed(how) => assert!(how.contains("ciphers -s -ciphersuites TLS_CHACHA20_POLY1305_SHA256:"), "{how}"),
+            other => panic!("{other:?}"),
+        }
+        let bad = ["curl --ciphers 'NO-SUCH-CIPHER' https://HOST/".to_string()];
+        assert!(Curl.validate(&bad).unwrap_err().downcast_ref::<Refused>().is_some());
         match Curl.negotiate(&lines, &want()).unwrap() {
             Negotiation::Negotiated(said) => assert_eq!(
                 said,
