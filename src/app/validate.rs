@@ -1,8 +1,10 @@
 //! The emitted lines checked by each target software's own parser where it is
 //! installed (`Target::validate`: `sshd -t`, `nginx -t`, `haproxy -c`, `ssh -G`,
 //! `openssl ciphers`, `gnutls-cli --priority`), and where the software can be run
-//! with them against a private peer, what it negotiated (NZBGet's own server
-//! test): what `recommend` and the main job say under their answer, and keep per
+//! with them against a private peer, what it negotiated (`Target::negotiate`: a
+//! private nginx and a default client; curl, `openssl s_client`, `gnutls-cli`
+//! and NZBGet's own server test against a private recording server): what
+//! `recommend` and the main job say under their answer, and keep per
 //! recommendation (`validated`).
 
 use crate::model::{RecommendationRecord, Validated};
