@@ -77,10 +77,18 @@ impl Target for Curl {
             c.arg(format!("https://127.0.0.1:{port}/"));
             c
         })?;
+        // It offers only the groups its `--curves` names (the emitter leaves
+        // out those the host's OpenSSL cannot take): held to the answer's first
+        // among them.
+        let groups: Option<Vec<String>> = opts
+            .iter()
+            .position(|o| o == "--curves")
+            .and_then(|i| opts.get(i + 1))
+            .map(|v| v.split(':').map(str::to_string).collect());
         let who = Who {
             software: "curl",
             peer: "curl",
-            other_end_takes: None,
+            other_end_takes: groups.as_deref(),
         };
         Ok(Negotiation::Negotiated(negotiated::judge(&who, &seen, want)?))
     }

@@ -52,10 +52,13 @@ impl Target for GnuTls {
             c.args(["--insecure", "--", "127.0.0.1"]);
             c
         })?;
+        // It offers only the groups its string names (the emitter leaves out
+        // those GnuTLS cannot take): held to the answer's first among them.
+        let groups = offered_groups(priority);
         let who = Who {
             software: "gnutls",
             peer: "gnutls-cli",
-            other_end_takes: None,
+            other_end_takes: (!groups.is_empty()).then_some(groups.as_slice()),
         };
         Ok(Negotiation::Negotiated(negotiated::judge(&who, &seen, want)?))
     }
@@ -68,6 +71,17 @@ impl Target for GnuTls {
     fn keeps_comments(&self) -> bool {
         false
     }
+}
+
+/// The groups a priority string names (`+GROUP-X25519` → `GROUP-X25519`, a
+/// name the knowledge base knows as x25519), in its order.
+fn offered_groups(priority: &str) -> Vec<String> {
+    priority
+        .split(':')
+        .filter_map(|i| i.strip_prefix('+'))
+        .filter(|i| i.starts_with("GROUP-"))
+        .map(str::to_string)
+        .collect()
 }
 
 #[cfg(test)]
@@ -86,6 +100,28 @@ mod tests {
             crate::testing::missing("gnutls-cli is not installed");
         }
         ok
+    }
+
+    /// A group the string leaves out (one GnuTLS cannot take, such as a hybrid
+    /// it lacks) is not held against it: the answer's first group it names is.
+    #[test]
+    fn it_is_held_to_the_first_group_its_string_names() {
+        let mut want = want();
+        want.lists.get_mut("groups").unwrap().insert(0, "X25519MLKEM768".into());
+        let takes = offered_groups("NONE:+VERS-TLS1.3:+CHACHA20-POLY1305:+AEAD:+GROUP-X25519:+GROUP-SECP256R1:+SIGN-ALL");
+        assert_eq!(takes, ["GROUP-X25519", "GROUP-SECP256R1"]);
+        let who = Who {
+            software: "gnutls",
+            peer: "gnutls-cli",
+            other_end_takes: Some(&takes),
+        };
+        let seen = |group: &str| negotiated::Seen::Tls {
+            version: "TLSv1.3".into(),
+            suite: "TLS_CHACHA20_POLY1305_SHA256".into(),
+            group: Some(group.into()),
+        };
+        assert!(negotiated::judge(&who, &seen("X25519"), &want).is_ok());
+        assert!(negotiated::judge(&who, &seen("secp256r1"), &want).is_err());
     }
 
     /// The emitted priority string in the real gnutls-cli: it negotiates the

@@ -83,6 +83,9 @@ impl Target for Nzbget {
             Err(why) => return Ok(Negotiation::NotRun(why)),
         };
         let (conf, cnf, _) = emit::nzbget::parts(lines);
+        let groups = cnf
+            .as_deref()
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Groups = ")).map(str::to_string));
         let scratch = cnf.map(|text| Scratch::new("openssl-cipherbench.cnf", &text)).transpose()?;
         let cipher = conf.first().and_then(|l| l.split_once('=')).map(|(_, v)| v).unwrap_or("");
         let news = NewsServer::start(Spec {
@@ -115,10 +118,14 @@ impl Target for Nzbget {
             suite: got.suite,
             group: got.group,
         };
+        // It offers only the groups its OpenSSL configuration names, where it
+        // names them (the emitter leaves out those the host's OpenSSL cannot
+        // take): held to the answer's first among them.
+        let groups: Option<Vec<String>> = groups.map(|v| v.split(':').map(str::to_string).collect());
         let who = Who {
             software: "nzbget",
             peer: "NZBGet's server test",
-            other_end_takes: None,
+            other_end_takes: groups.as_deref(),
         };
         Ok(Negotiation::Negotiated(negotiated::judge(&who, &seen, want)?))
     }

@@ -58,10 +58,14 @@ impl Target for OpenSsl {
             c.env("OPENSSL_CONF", &cnf.file);
             c
         })?;
+        // It offers only the groups the `groups` line names (the emitter
+        // leaves out those the host's OpenSSL cannot take): held to the
+        // answer's first among them.
+        let groups: Option<Vec<String>> = labelled(lines, "groups").map(|v| v.split(':').map(str::to_string).collect());
         let who = Who {
             software: "openssl",
             peer: "openssl s_client",
-            other_end_takes: None,
+            other_end_takes: groups.as_deref(),
         };
         Ok(Negotiation::Negotiated(negotiated::judge(&who, &seen, want)?))
     }
