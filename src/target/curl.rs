@@ -84,7 +84,7 @@ impl Target for Curl {
             .iter()
             .position(|o| o == "--curves")
             .and_then(|i| opts.get(i + 1))
-            .map(|v| v.split(':').map(str::to_string).collect());
+            .map(|v| negotiated::openssl_groups(v));
         let who = Who {
             software: "curl",
             peer: "curl",

@@ -203,6 +203,18 @@ pub fn default_client(port: u16, within: Duration) -> anyhow::Result<Seen> {
     })
 }
 
+/// The groups an OpenSSL group list names, in its order: `X25519:P-256`, or
+/// with OpenSSL 3.5's tiers `*X25519MLKEM768/*X25519:secp256r1` (a `*` marks a
+/// key share, `/` ends a tier, `?` lets an unknown name pass; a `-` name is
+/// taken out, not named).
+pub fn openssl_groups(list: &str) -> Vec<String> {
+    list.split([':', '/'])
+        .map(|g| g.trim().trim_start_matches(['*', '?']))
+        .filter(|g| !g.is_empty() && !g.starts_with('-'))
+        .map(str::to_string)
+        .collect()
+}
+
 /// One run of a real TLS client against a private recording server on
 /// 127.0.0.1 (`backend::recording`: it accepts everything and honours the
 /// client's order, `talk` after the handshake): `command` is the client's
@@ -338,6 +350,15 @@ mod tests {
         assert!(
             e.contains("cipher aes128-gcm@openssh.com") && e.contains("key exchange mlkem768x25519-sha256"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn an_openssl_group_list_is_read_with_its_tiers() {
+        assert_eq!(openssl_groups("X25519:P-256"), ["X25519", "P-256"]);
+        assert_eq!(
+            openssl_groups("*X25519MLKEM768/*X25519:?secp256r1:-secp384r1"),
+            ["X25519MLKEM768", "X25519", "secp256r1"]
         );
     }
 

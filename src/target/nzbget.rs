@@ -121,7 +121,7 @@ impl Target for Nzbget {
         // It offers only the groups its OpenSSL configuration names, where it
         // names them (the emitter leaves out those the host's OpenSSL cannot
         // take): held to the answer's first among them.
-        let groups: Option<Vec<String>> = groups.map(|v| v.split(':').map(str::to_string).collect());
+        let groups: Option<Vec<String>> = groups.as_deref().map(negotiated::openssl_groups);
         let who = Who {
             software: "nzbget",
             peer: "NZBGet's server test",

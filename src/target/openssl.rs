@@ -61,7 +61,7 @@ impl Target for OpenSsl {
         // It offers only the groups the `groups` line names (the emitter
         // leaves out those the host's OpenSSL cannot take): held to the
         // answer's first among them.
-        let groups: Option<Vec<String>> = labelled(lines, "groups").map(|v| v.split(':').map(str::to_string).collect());
+        let groups: Option<Vec<String>> = labelled(lines, "groups").map(negotiated::openssl_groups);
         let who = Who {
             software: "openssl",
             peer: "openssl s_client",
