@@ -230,6 +230,22 @@ mod tests {
         }
     }
 
+    /// Options with which curl cannot connect at all are refused too, with
+    /// what curl said.
+    #[test]
+    fn options_curl_cannot_connect_with_are_refused_with_what_it_said() {
+        if !installed() {
+            return;
+        }
+        let line = "curl --curves 'no-such-group' https://HOST/".to_string();
+        let e = Curl.negotiate(&[line], &want()).unwrap_err();
+        let msg = &e.downcast_ref::<Refused>().unwrap_or_else(|| panic!("{e:#}")).0;
+        assert!(
+            msg.starts_with("curl: curl could not connect with these lines (exit status "),
+            "{msg}"
+        );
+    }
+
     /// Without `--tls13-ciphers` curl offers its own TLS 1.3 order: refused,
     /// with what it negotiated first.
     #[test]
