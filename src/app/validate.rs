@@ -1,8 +1,10 @@
 //! The emitted lines checked by each target software's own parser where it is
 //! installed (`Target::validate`: `sshd -t`, `nginx -t`, `haproxy -c`, `ssh -G`,
 //! `openssl ciphers`, `gnutls-cli --priority`), and where the software can be run
-//! with them against a private peer, what it negotiated (NZBGet's own server
-//! test): what `recommend` and the main job say under their answer, and keep per
+//! with them against a private peer, what it negotiated (`Target::negotiate`: a
+//! private nginx and a default client; curl, `openssl s_client`, `gnutls-cli`
+//! and NZBGet's own server test against a private recording server): what
+//! `recommend` and the main job say under their answer, and keep per
 //! recommendation (`validated`).
 
 use crate::model::{RecommendationRecord, Validated};
@@ -144,6 +146,42 @@ mod tests {
         assert_eq!(
             short("/usr/bin/gnutls-cli --priority=NONE:+AES-128-GCM -l"),
             "gnutls-cli --priority"
+        );
+    }
+
+    /// Validated means negotiated, for the client targets: curl's emitted
+    /// options are accepted with what curl negotiated; without their TLS 1.3
+    /// order they pass the parser yet negotiate curl's own first, which is said
+    /// first with status "negotiates otherwise", never called the answer.
+    #[test]
+    fn a_client_that_negotiates_otherwise_is_said_first() {
+        use crate::recommend::emit::{testdata, Choice};
+        for need in ["curl", "openssl"] {
+            if !target::installed(&[need]) {
+                return crate::testing::missing(&format!("{need} is not installed"));
+            }
+        }
+        let choice = Choice::Tls(testdata::tls());
+        let line = target::find("curl").unwrap().lines(&choice).unwrap().remove(0);
+        let at = line.find("--tls13-ciphers").unwrap();
+        let end = at + line[at..].find("' ").unwrap() + 2;
+        let mut recs = [line.clone(), format!("{}{}", &line[..at], &line[end..])].map(|l| RecommendationRecord {
+            target: "curl".into(),
+            lines: vec![l],
+            choice: crate::recommend::choice_lists(&choice),
+            ..Default::default()
+        });
+        let text = validate(&mut recs, false);
+        let v: Vec<&Validated> = recs.iter().map(|r| r.validated.as_ref().unwrap()).collect();
+        assert_eq!((v[0].status.as_str(), v[1].status.as_str()), (ACCEPTED, OTHERWISE), "{text}");
+        assert!(
+            v[0].detail
+                .starts_with("openssl ciphers; curl negotiates TLSv1.3 TLS_CHACHA20_POLY1305_SHA256"),
+            "{text}"
+        );
+        assert!(
+            text.contains("NOT THE ANSWER: curl: curl negotiated TLSv1.3 TLS_AES_256_GCM_SHA384"),
+            "{text}"
         );
     }
 

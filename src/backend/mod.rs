@@ -9,4 +9,5 @@ pub mod openssh;
 pub mod openssl;
 pub mod process;
 pub mod record;
+pub mod recording;
 pub mod tls;

@@ -1,11 +1,9 @@
 //! A private news server: NNTP over TLS on 127.0.0.1, so that a real news client
 //! (NZBGet) can be run against a peer whose side of the handshake is known.
 //!
-//! - It binds port 0 itself and says which port it got ([`NewsServer::port`]).
-//! - It honours the client's order (server preference off: OpenSSL's default
-//!   for a server context built without `SSL_OP_CIPHER_SERVER_PREFERENCE`), so
-//!   what it negotiates is what the client asked for first among what both
-//!   speak; every handshake's protocol, suite (IANA name) and group is recorded
+//! - Its TLS is the recording server's (`recording.rs`): port 0 on 127.0.0.1
+//!   ([`NewsServer::port`]), everything this libssl speaks in the client's
+//!   order, every handshake's protocol, suite (IANA name) and group recorded
 //!   ([`NewsServer::negotiated`]).
 //! - It speaks as much NNTP as NZBGet's server test and a download need:
 //!   greeting `200`, `AUTHINFO USER/PASS` (any credentials), `MODE READER`,
@@ -17,21 +15,18 @@
 //!   [`Spec::within`], or when it is dropped, whichever is first. Every socket
 //!   blocks for at most a slice of a second, so a silent client cannot hold it.
 
-use super::openssl::certs::{CertType, Identity};
-use anyhow::{Context, Result};
-use openssl::ssl::{HandshakeError, Ssl, SslContext, SslMethod, SslStream, SslVersion};
-use std::io::{ErrorKind, Read, Write};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use super::recording::{self, RecordingServer, Until};
+use anyhow::Result;
+use openssl::ssl::SslStream;
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use super::recording::Negotiated;
 
 /// The newsgroup the articles are posted to.
 pub const GROUP: &str = "alt.binaries.cipherbench";
-
-/// How long a socket blocks at a time before the server looks at its deadline.
-const SLICE: Duration = Duration::from_millis(200);
 
 /// The yEnc parts of one generated file, `count` parts of `size` bytes each.
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,96 +48,61 @@ pub struct Spec {
     pub tls12_only: bool,
 }
 
-/// What one handshake negotiated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Negotiated {
-    /// As OpenSSL prints it: `TLSv1.3`.
-    pub protocol: String,
-    /// The IANA name: `TLS_CHACHA20_POLY1305_SHA256`.
-    pub suite: String,
-    /// The key-exchange group, when libssl tells.
-    pub group: Option<String>,
-}
-
-impl std::fmt::Display for Negotiated {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.protocol, self.suite)?;
-        if let Some(g) = &self.group {
-            write!(f, " over {g}")?;
-        }
-        Ok(())
-    }
-}
-
 /// A running private news server; dropping it stops it.
 pub struct NewsServer {
-    port: u16,
-    stop: Arc<AtomicBool>,
-    seen: Arc<Mutex<Vec<Negotiated>>>,
+    server: RecordingServer,
     articles: Articles,
-    thread: Option<JoinHandle<()>>,
 }
 
 /// What the connections share.
 struct Shared {
-    ctx: SslContext,
     bodies: Vec<Body>,
     articles: Articles,
-    stop: Arc<AtomicBool>,
-    end: Instant,
-    seen: Arc<Mutex<Vec<Negotiated>>>,
 }
 
 impl NewsServer {
     /// Binds 127.0.0.1:0 and serves in the background.
     pub fn start(spec: Spec) -> Result<NewsServer> {
-        let id = Identity::generate(CertType::EcdsaP256)?;
-        let mut b = SslContext::builder(SslMethod::tls_server())?;
-        b.set_private_key(&id.key)?;
-        b.set_certificate(&id.cert)?;
-        b.check_private_key()?;
-        // Every suite and group this libssl enables by default, in the client's
-        // order (no server preference).
-        b.set_ciphersuites("TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256")?;
-        if spec.tls12_only {
-            b.set_max_proto_version(Some(SslVersion::TLS1_2))?;
-        }
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("cannot bind the news server to 127.0.0.1")?;
-        listener.set_nonblocking(true)?;
-        let port = listener.local_addr()?.port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let seen = Arc::new(Mutex::new(Vec::new()));
         let shared = Arc::new(Shared {
-            ctx: b.build(),
             bodies: bodies(spec.articles),
             articles: spec.articles,
-            stop: stop.clone(),
-            end: Instant::now() + spec.within,
-            seen: seen.clone(),
         });
-        let connections = spec.connections;
-        let thread = std::thread::spawn(move || serve(listener, shared, connections));
+        let server = RecordingServer::start(
+            recording::Spec {
+                connections: spec.connections,
+                within: spec.within,
+                tls12_only: spec.tls12_only,
+            },
+            Arc::new(move |s, until| connection(s, until, &shared)),
+        )?;
         Ok(NewsServer {
-            port,
-            stop,
-            seen,
+            server,
             articles: spec.articles,
-            thread: Some(thread),
         })
     }
 
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port()
     }
 
     /// Every handshake so far, in order.
     pub fn negotiated(&self) -> Vec<Negotiated> {
-        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+        self.server.negotiated()
+    }
+
+    /// Every handshake, once it has served its connections or after `within`.
+    pub fn settled(&self, within: Duration) -> Vec<Negotiated> {
+        self.server.settled(within)
+    }
+
+    /// Why handshakes failed (the first few).
+    pub fn failures(&self) -> Vec<String> {
+        self.server.failures()
     }
 
     /// Whether it still serves.
     pub fn running(&self) -> bool {
-        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+        self.server.running()
     }
 
     /// The NZB naming every article, for a client to download.
@@ -165,15 +125,6 @@ impl NewsServer {
     }
 }
 
-impl Drop for NewsServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 /// The name of the generated file.
 const FILE: &str = "cipherbench.bin";
 
@@ -182,68 +133,8 @@ fn message_id(i: usize) -> String {
     format!("cb{i}@cipherbench.invalid")
 }
 
-/// The accept loop: one thread per connection, until the connections are served,
-/// the time is up or the server is dropped.
-fn serve(listener: TcpListener, shared: Arc<Shared>, connections: usize) {
-    let ended = Arc::new(AtomicUsize::new(0));
-    let mut accepted = 0;
-    let mut threads = Vec::new();
-    while !shared.stop.load(Ordering::SeqCst) && Instant::now() < shared.end && ended.load(Ordering::SeqCst) < connections {
-        if accepted >= connections {
-            std::thread::sleep(Duration::from_millis(10));
-            continue;
-        }
-        match listener.accept() {
-            Ok((tcp, _)) => {
-                accepted += 1;
-                let (sh, done) = (shared.clone(), ended.clone());
-                threads.push(std::thread::spawn(move || {
-                    let _ = connection(tcp, &sh);
-                    done.fetch_add(1, Ordering::SeqCst);
-                }));
-            }
-            // Nothing waiting (or a connection that failed before it was accepted).
-            Err(_) => std::thread::sleep(Duration::from_millis(10)),
-        }
-    }
-    shared.stop.store(true, Ordering::SeqCst);
-    for t in threads {
-        let _ = t.join();
-    }
-}
-
-/// Whether a connection must end now.
-fn over(sh: &Shared) -> bool {
-    sh.stop.load(Ordering::SeqCst) || Instant::now() >= sh.end
-}
-
-/// One client: the handshake, recorded, then NNTP until `QUIT`, its close or the end.
-fn connection(tcp: TcpStream, sh: &Shared) -> Result<()> {
-    tcp.set_nonblocking(false)?;
-    tcp.set_read_timeout(Some(SLICE))?;
-    tcp.set_write_timeout(Some(Duration::from_secs(10)))?;
-    let _ = tcp.set_nodelay(true);
-    let mut hs = Ssl::new(&sh.ctx)?.accept(tcp);
-    let mut s: SslStream<TcpStream> = loop {
-        match hs {
-            Ok(s) => break s,
-            Err(HandshakeError::WouldBlock(mid)) if !over(sh) => hs = mid.handshake(),
-            Err(e) => anyhow::bail!("handshake: {e}"),
-        }
-    };
-    let suite = s
-        .ssl()
-        .current_cipher()
-        .map(|c| c.standard_name().unwrap_or(c.name()).to_string())
-        .unwrap_or_default();
-    let n = Negotiated {
-        protocol: s.ssl().version_str().to_string(),
-        suite,
-        group: super::openssl::tls::negotiated_group(&s),
-    };
-    if let Ok(mut seen) = sh.seen.lock() {
-        seen.push(n);
-    }
+/// One client after its handshake: NNTP until `QUIT`, its close or the end.
+fn connection(s: &mut SslStream<TcpStream>, until: &Until, sh: &Shared) -> Result<()> {
     s.write_all(b"200 cipherbench news server ready (posting prohibited)\r\n")?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -252,17 +143,15 @@ fn connection(tcp: TcpStream, sh: &Shared) -> Result<()> {
             if buf.len() > 4096 {
                 anyhow::bail!("a command line longer than 4 KiB");
             }
-            match s.read(&mut chunk) {
-                Ok(0) => return Ok(()),
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) && !over(sh) => {}
-                Err(e) => return Err(e.into()),
+            match recording::read_some(s, &mut chunk, until)? {
+                0 => return Ok(()),
+                n => buf.extend_from_slice(&chunk[..n]),
             }
             continue;
         };
         let line = String::from_utf8_lossy(&buf[..at]).to_string();
         buf.drain(..at + 2);
-        if !answer(&mut s, &line, sh)? {
+        if !answer(s, &line, sh)? {
             return Ok(());
         }
     }
@@ -420,6 +309,9 @@ fn crc32(data: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use openssl::ssl::SslMethod;
+    use std::io::Read;
+    use std::net::Ipv4Addr;
 
     #[test]
     fn crc32_and_yenc_match_their_known_answers() {

@@ -202,6 +202,69 @@ pub fn default_client(port: u16, within: Duration) -> anyhow::Result<Seen> {
     })
 }
 
+/// The groups an OpenSSL group list names, in its order: `X25519:P-256`, or
+/// with OpenSSL 3.5's tiers `*X25519MLKEM768/*X25519:secp256r1` (a `*` marks a
+/// key share, `/` ends a tier, `?` lets an unknown name pass; a `-` name is
+/// taken out, not named).
+pub fn openssl_groups(list: &str) -> Vec<String> {
+    list.split([':', '/'])
+        .map(|g| g.trim().trim_start_matches(['*', '?']))
+        .filter(|g| !g.is_empty() && !g.starts_with('-'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// One run of a real TLS client against a private recording server on
+/// 127.0.0.1 (`backend::recording`: it accepts everything and honours the
+/// client's order, `talk` after the handshake): `command` is the client's
+/// command line for the server's port, run with its input closed and within
+/// `within`. What the server recorded of the client's handshake, or a
+/// [`Refused`] when there was none (the client could not connect with its
+/// lines: what it said and what the server said).
+pub fn client_run(
+    software: &str,
+    talk: crate::backend::recording::Talk,
+    within: Duration,
+    command: impl FnOnce(u16) -> std::process::Command,
+) -> anyhow::Result<Seen> {
+    use crate::backend::recording::{RecordingServer, Spec};
+    let server = RecordingServer::start(
+        Spec {
+            connections: 1,
+            within,
+            tls12_only: false,
+        },
+        talk,
+    )?;
+    let mut cmd = command(server.port());
+    let said = crate::backend::process::output_by(&mut cmd, crate::deadline::op(within))
+        .map_err(|e| anyhow::anyhow!("cannot run {software}: {e}"))?
+        .ok_or_else(|| anyhow::anyhow!("{software} did not finish within {} s and was stopped", within.as_secs()))?;
+    let Some(got) = server.settled(Duration::from_secs(2)).into_iter().next() else {
+        let ran = crate::discover::installed::Ran {
+            ok: said.status.success(),
+            out: String::new(),
+            err: String::from_utf8_lossy(&said.stderr).into_owned(),
+            status: crate::backend::process::describe_status(said.status),
+        };
+        let server = server
+            .failures()
+            .first()
+            .map(|f| format!("; the private server: {}", crate::untrusted::shown(f)))
+            .unwrap_or_default();
+        return Err(Refused(format!(
+            "{software}: {software} could not connect with these lines ({}){server}",
+            ran.why()
+        ))
+        .into());
+    };
+    Ok(Seen::Tls {
+        version: got.protocol,
+        suite: got.suite,
+        group: got.group,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +349,15 @@ mod tests {
         assert!(
             e.contains("cipher aes128-gcm@openssh.com") && e.contains("key exchange mlkem768x25519-sha256"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn an_openssl_group_list_is_read_with_its_tiers() {
+        assert_eq!(openssl_groups("X25519:P-256"), ["X25519", "P-256"]);
+        assert_eq!(
+            openssl_groups("*X25519MLKEM768/*X25519:?secp256r1:-secp384r1"),
+            ["X25519MLKEM768", "X25519", "secp256r1"]
         );
     }
 

@@ -1,5 +1,6 @@
 //! NZBGet: its `ServerN.Cipher=` line (`/etc/nzbget.conf`, `~/.nzbget`).
 
+use super::negotiated::{self, Negotiation, Seen, Want, Who};
 use super::validate::{unchecked, Checked, Refused, Scratch};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
@@ -30,9 +31,8 @@ impl Target for Nzbget {
     /// The ServerX.Cipher value through the real OpenSSL parser (NZBGet gives it
     /// to `SSL_set_cipher_list`), and the OpenSSL configuration for NZBGet, when
     /// there is one, loaded by the real OpenSSL (`OPENSSL_CONF=FILE openssl
-    /// ciphers`): its TLS 1.3 order must be the one written. Then, where NZBGet
-    /// is installed, the real NZBGet with the lines ([`negotiate`]): what it
-    /// negotiates must be the answer's first TLS 1.3 choice.
+    /// ciphers`): its TLS 1.3 order must be the one written. What the real
+    /// NZBGet negotiates with them is [`Target::negotiate`]'s.
     fn validate(&self, lines: &[String]) -> Result<Checked> {
         let (conf, cnf, _) = emit::nzbget::parts(lines);
         let mut how = Vec::new();
@@ -44,7 +44,6 @@ impl Target for Nzbget {
             }
             how.push("openssl ciphers -s VALUE".to_string());
         }
-        let mut scratch = None;
         if let Some(text) = cnf {
             let s = Scratch::new("openssl-cipherbench.cnf", &text)?;
             let ran = run_env("openssl", &["ciphers", "-s", "-stdname"], &[("OPENSSL_CONF", &s.path())])?;
@@ -60,18 +59,75 @@ impl Target for Nzbget {
                 return Err(Refused(format!("with the configuration for NZBGet, OpenSSL puts {first} first, not {w}")).into());
             }
             how.push(format!("OPENSSL_CONF={} openssl ciphers", emit::nzbget::OPENSSL_CNF));
-            scratch = Some(s);
         }
         if how.is_empty() {
             return unchecked("no line to check");
         }
-        let parser = how.join("; ");
+        Ok(Checked::Parsed(how.join("; ")))
+    }
+    /// "Validated means negotiated": a private NZBGet (`backend::nzbget`,
+    /// `OPENSSL_CONF` naming the emitted OpenSSL configuration when there is
+    /// one) runs its own server test (`testserver`, with the emitted
+    /// ServerX.Cipher) against a private news server on 127.0.0.1 that honours
+    /// the client's order (`backend::nntp`); what that server recorded is judged
+    /// against the answer. A server test that fails is a refusal too: NZBGet
+    /// could not connect with these lines.
+    fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
+        use crate::backend::nntp::{NewsServer, Spec};
+        use crate::backend::nzbget::PrivateNzbget;
+        let Some(binary) = inst::find_program(&["nzbget"]) else {
+            return Ok(Negotiation::NotRun("nzbget is not installed".into()));
+        };
+        let within = match negotiated::time_for(Duration::from_secs(3)) {
+            Ok(w) => w,
+            Err(why) => return Ok(Negotiation::NotRun(why)),
+        };
+        let (conf, cnf, _) = emit::nzbget::parts(lines);
+        let groups = cnf
+            .as_deref()
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Groups = ")).map(str::to_string));
+        let scratch = cnf.map(|text| Scratch::new("openssl-cipherbench.cnf", &text)).transpose()?;
         let cipher = conf.first().and_then(|l| l.split_once('=')).map(|(_, v)| v).unwrap_or("");
-        let first = first_tls13(cipher, scratch.as_ref());
-        match negotiate(cipher, scratch.as_ref().map(|s| s.file.as_path()), first.as_deref())? {
-            Some(said) => Ok(Checked::Negotiated { parser, said }),
-            None => Ok(Checked::Parsed(parser)),
+        let news = NewsServer::start(Spec {
+            articles: Default::default(),
+            connections: 1,
+            within,
+            tls12_only: false,
+        })?;
+        let nzbget = PrivateNzbget::start(Path::new(&binary), scratch.as_ref().map(|s| s.file.as_path()), within)?;
+        if let Some(e) = nzbget.test_server("127.0.0.1", news.port(), cipher, within)? {
+            let e = crate::untrusted::shown(&e);
+            let server = news
+                .failures()
+                .first()
+                .map(|f| format!("; the news server: {f}"))
+                .unwrap_or_default();
+            return Err(Refused(format!(
+                "nzbget: NZBGet could not connect with these lines: its server test said `{e}`{server}"
+            ))
+            .into());
         }
+        drop(nzbget);
+        let Some(got) = news.settled(Duration::from_secs(2)).into_iter().next() else {
+            return Err(anyhow::anyhow!(
+                "nzbget's server test passed, yet the private news server saw no handshake"
+            ));
+        };
+        let seen = Seen::Tls {
+            version: got.protocol,
+            suite: got.suite,
+            group: got.group,
+        };
+        // It offers only the groups its OpenSSL configuration names, where it
+        // names them (the emitter leaves out those the host's OpenSSL cannot
+        // take): held to the answer's first among them.
+        let groups: Option<Vec<String>> = groups.as_deref().map(negotiated::openssl_groups);
+        let who = Who {
+            software: "nzbget",
+            peer: "NZBGet's server test",
+            other_end_takes: groups.as_deref(),
+        };
+        Ok(Negotiation::Negotiated(negotiated::judge(&who, &seen, want)?))
     }
     /// `ServerN`: the server that was read.
     fn file_lines(&self, installed: &Installed, emitted: &[String]) -> Vec<String> {
@@ -94,70 +150,6 @@ impl Target for Nzbget {
     }
 }
 
-/// The answer's first TLS 1.3 suite: the first of the OpenSSL configuration's
-/// `Ciphersuites` (NZBGet before 25.4), else the first TLS 1.3 name of the
-/// ServerX.Cipher value (25.4 and later).
-fn first_tls13(cipher: &str, cnf: Option<&Scratch>) -> Option<String> {
-    let from_cnf = cnf.and_then(|s| std::fs::read_to_string(&s.file).ok()).and_then(|t| {
-        t.lines().find_map(|l| {
-            l.strip_prefix("Ciphersuites = ")
-                .map(|v| v.split(':').next().unwrap_or("").to_string())
-        })
-    });
-    from_cnf.or_else(|| cipher.split(':').find(|n| n.starts_with("TLS_")).map(str::to_string))
-}
-
-/// How long NZBGet's server test may take at most.
-const NEGOTIATE_WITHIN: Duration = Duration::from_secs(20);
-
-/// "Validated means negotiated": where NZBGet is installed, a private NZBGet
-/// (`backend::nzbget`, `OPENSSL_CONF=cnf` when there is one) runs its own server
-/// test (`testserver`, ServerX.Cipher = `cipher`) against a private news server
-/// on 127.0.0.1 that honours the client's order (`backend::nntp`). `Ok(Some)`:
-/// it negotiated the answer's first TLS 1.3 choice `first` (or, without one,
-/// what it negotiated); a refusal when it negotiated something else, or could
-/// not connect. `Ok(None)`: NZBGet is not installed, or the run's budget leaves
-/// no time for it.
-fn negotiate(cipher: &str, cnf: Option<&Path>, first: Option<&str>) -> Result<Option<String>> {
-    use crate::backend::nntp::{NewsServer, Spec};
-    use crate::backend::nzbget::PrivateNzbget;
-    let Some(binary) = inst::find_program(&["nzbget"]) else {
-        return Ok(None);
-    };
-    let within = crate::deadline::run()
-        .left()
-        .saturating_sub(Duration::from_secs(1))
-        .min(NEGOTIATE_WITHIN);
-    if within < Duration::from_secs(3) {
-        return Ok(None);
-    }
-    let news = NewsServer::start(Spec {
-        articles: Default::default(),
-        connections: 1,
-        within,
-        tls12_only: false,
-    })?;
-    let nzbget = PrivateNzbget::start(Path::new(&binary), cnf, within)?;
-    if let Some(e) = nzbget.test_server("127.0.0.1", news.port(), cipher, within)? {
-        let e = crate::untrusted::shown(&e);
-        return Err(Refused(format!("nzbget could not connect with these lines: its server test said `{e}`")).into());
-    }
-    drop(nzbget);
-    let Some(got) = news.negotiated().into_iter().next() else {
-        return Err(anyhow::anyhow!(
-            "nzbget's server test passed, yet the private news server saw no handshake"
-        ));
-    };
-    match first {
-        Some(f) if got.suite == f => Ok(Some(format!("nzbget: negotiated {got} (the answer's first choice)"))),
-        Some(f) => Err(Refused(format!(
-            "nzbget negotiated {got}, not the answer's first choice {f}: these lines do not steer the installed NZBGet"
-        ))
-        .into()),
-        None => Ok(Some(format!("nzbget: negotiated {got} (the answer has no TLS 1.3 choice)"))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,26 +165,35 @@ mod tests {
         Some(inst::nzbget::environment())
     }
 
-    /// The lines emitted for the installed NZBGet are negotiated by it: its
-    /// server test reaches the answer's first TLS 1.3 choice (ChaCha20 here).
+    fn want() -> Want {
+        Want::new(&crate::recommend::choice_lists(&emit::Choice::Tls(testdata::tls())))
+    }
+
+    /// The lines emitted for the installed NZBGet pass the real OpenSSL parser
+    /// and are negotiated by NZBGet itself: its server test reaches the answer's
+    /// first TLS 1.3 choice (ChaCha20 here, not OpenSSL's own first, AES-256-GCM).
     #[test]
     fn the_installed_nzbget_negotiates_the_emitted_lines() {
         let Some(i) = installed() else { return };
         let lines = emit::nzbget::lines(&testdata::tls(), &i);
         match Nzbget.validate(&lines) {
-            Ok(Checked::Negotiated { said, .. }) => {
-                assert!(
-                    said.starts_with("nzbget: negotiated TLSv1.3 TLS_CHACHA20_POLY1305_SHA256"),
-                    "{said}"
-                )
-            }
+            Ok(Checked::Parsed(how)) => assert!(how.starts_with("openssl ciphers"), "{how}"),
+            other => panic!("{other:?}\n{lines:#?}"),
+        }
+        match Nzbget.negotiate(&lines, &want()) {
+            Ok(Negotiation::Negotiated(said)) => assert_eq!(
+                said,
+                "NZBGet's server test negotiates TLSv1.3 TLS_CHACHA20_POLY1305_SHA256 over X25519 (the answer's first choice)"
+            ),
             other => panic!("{other:?}\n{lines:#?}"),
         }
     }
 
-    /// The form of NZBGet 25.4 and later (TLS 1.3 names in ServerX.Cipher) does
-    /// not steer NZBGet 21: it negotiates OpenSSL's default instead, and the
-    /// validation says so first rather than calling the lines validated.
+    /// The form of NZBGet 25.4 and later (TLS 1.3 names in ServerX.Cipher, no
+    /// OpenSSL configuration: the TLS 1.3 order left out) does not steer NZBGet
+    /// 21: it negotiates OpenSSL's default instead. Its parser accepts the line;
+    /// the negotiation says what was negotiated first (status "negotiates
+    /// otherwise") rather than calling the lines validated.
     #[test]
     fn a_line_the_installed_nzbget_does_not_honour_is_refused_with_what_it_negotiated() {
         let Some(i) = installed() else { return };
@@ -207,15 +208,19 @@ mod tests {
             ..i
         };
         let lines = emit::nzbget::lines(&testdata::tls(), &newer);
+        assert!(matches!(Nzbget.validate(&lines), Ok(Checked::Parsed(_))), "{lines:#?}");
         let e = Nzbget
-            .validate(&lines)
+            .negotiate(&lines, &want())
             .expect_err("NZBGet 21 negotiated the answer's first choice from ServerX.Cipher alone");
         let msg = e
             .downcast_ref::<Refused>()
             .unwrap_or_else(|| panic!("not a refusal: {e:#}"))
             .0
             .clone();
-        assert!(msg.starts_with("nzbget negotiated TLSv1.3 TLS_AES_256_GCM_SHA384"), "{msg}");
-        assert!(msg.contains("not the answer's first choice TLS_CHACHA20_POLY1305_SHA256"), "{msg}");
+        assert!(
+            msg.starts_with("nzbget: NZBGet's server test negotiated TLSv1.3 TLS_AES_256_GCM_SHA384"),
+            "{msg}"
+        );
+        assert!(msg.contains("suite TLS_CHACHA20_POLY1305_SHA256"), "{msg}");
     }
 }
