@@ -97,7 +97,6 @@ fn check(r: &RecommendationRecord) -> Option<Validated> {
                 ),
             },
         },
-        Ok(Checked::Negotiated { parser, said }) => (ACCEPTED, format!("{}; {said}", short(&parser))),
         Ok(Checked::Unchecked(why)) => (NOT_CHECKED, why),
         Err(e) => match e.downcast_ref::<Refused>() {
             Some(refused) => (REJECTED, refused.0.clone()),

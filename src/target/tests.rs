@@ -36,7 +36,6 @@ fn lines_pass_each_targets_own_parser() {
         let lines = target.lines(&t).or_else(|| target.lines(&s)).unwrap();
         match target.validate(&lines) {
             Ok(Checked::Parsed(how)) => assert!(!how.is_empty()),
-            Ok(Checked::Negotiated { parser, said }) => assert!(!parser.is_empty() && said.contains("negotiated"), "{said}"),
             Ok(Checked::Unchecked(why)) if why.ends_with("is not installed") => crate::testing::missing(&why),
             Ok(Checked::Unchecked(why)) => eprintln!("{}: not checked: {why}", target.name()),
             Err(e) => panic!("{}: {e:#}\n{lines:#?}", target.name()),
@@ -58,7 +57,7 @@ fn a_parser_refuses_a_bad_line() {
             // fails); any other `Unchecked` is a target that stopped checking.
             Ok(Checked::Unchecked(why)) if why.ends_with("is not installed") => crate::testing::missing(&why),
             Ok(Checked::Unchecked(why)) => panic!("{name} has a parser, yet {bad} was not checked: {why}"),
-            Ok(Checked::Parsed(how) | Checked::Negotiated { parser: how, .. }) => panic!("{name} accepted {bad} ({how})"),
+            Ok(Checked::Parsed(how)) => panic!("{name} accepted {bad} ({how})"),
             Err(e) => assert!(format!("{e:#}").contains("refused"), "{e:#}"),
         }
     }

@@ -10,13 +10,6 @@ use std::path::PathBuf;
 pub enum Checked {
     /// The parser accepted them; how it was run.
     Parsed(String),
-    /// The parser accepted them (how it was run), and the software itself, run
-    /// with them against a private peer on 127.0.0.1, negotiated the answer's
-    /// first choice: `said` says what it negotiated. (No target returns it any
-    /// more: each one negotiates in `Target::negotiate`; app/validate.rs still
-    /// reads it.)
-    #[allow(dead_code)]
-    Negotiated { parser: String, said: String },
     /// Nothing checked them, and why (no parser on this machine, or none that
     /// reads the lines alone).
     Unchecked(String),
