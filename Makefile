@@ -4,7 +4,7 @@
 CARGO ?= cargo
 BIN := target/release/cipherbench
 
-.PHONY: run test build bench deps clean install uninstall debian13-root
+.PHONY: run test build bench deps clean install uninstall debian13-root forky-root
 
 run:
 	@scripts/ensure-deps.sh run
@@ -27,11 +27,15 @@ bench: build
 	@scripts/ensure-venv.sh >/dev/null
 	bench/speed-vs-openssl.sh
 
-# The Debian 13 root tests/debian13.rs runs the binary in (as root; built once, cached
-# outside the clone so that every clone reuses it: docs/debian13.md).
+# The Debian roots tests/debian13.rs and tests/forky.rs run the binary in (as root;
+# built once, cached outside the clone so that every clone reuses it: docs/debian13.md).
 DEBIAN13_ROOT ?= $(or $(CIPHERBENCH_DEBIAN13_ROOT),/var/cache/cipherbench/debian13-root)
 debian13-root:
-	scripts/debian13-root.sh $(DEBIAN13_ROOT)
+	scripts/debian-root.sh trixie $(DEBIAN13_ROOT)
+
+FORKY_ROOT ?= $(or $(CIPHERBENCH_FORKY_ROOT),/var/cache/cipherbench/forky-root)
+forky-root:
+	scripts/debian-root.sh forky $(FORKY_ROOT)
 
 # `make install PREFIX=~/.local` (default /usr/local): the binary, the man pages and
 # the bash, zsh and fish completions, all made from the binary's own definitions.

@@ -22,7 +22,9 @@ alone=(deadline_load)
 
 # The slowest binaries first (seconds on the CI machine, 2026-11-27), so that
 # the two lanes end together; any other binary follows, in cargo's order.
-slow=(fleet debian13 check_agrees apply check ssh cipherbench
+# forky (about 80 s with its root cached; its first build adds 3-4 minutes on a
+# new machine) runs early, so that a first build overlaps the other lane.
+slow=(fleet debian13 forky check_agrees apply check ssh cipherbench
   main_interrupt audit file_memory defaults recommend installed tls robust)
 
 list=$(mktemp)

@@ -1,6 +1,6 @@
 //! The binary under test inside a Debian 13 (trixie) root (issue 27): against
 //! Debian 13's OpenSSL 3.5, GnuTLS 3.8, OpenSSH 10 and nginx, as a user who
-//! upgraded would run it. The root is built once by `scripts/debian13-root.sh`
+//! upgraded would run it. The root is built once by `scripts/debian-root.sh trixie`
 //! (about a minute and a half from a near mirror) and cached under
 //! `/var/cache/cipherbench/debian13-root`; with it cached this file takes about two minutes.
 //!
@@ -12,12 +12,15 @@
 //! which Debian 13 ships as libssl3t64 under the same soname, and loads
 //! libgnutls.so.30 at run time.
 
-#[path = "common/debian13.rs"]
-mod debian13;
+#[path = "common/debian.rs"]
+mod debian;
 #[path = "common/ports.rs"]
 mod ports;
 
-use debian13::{negotiated_group, nginx_conf, servers_take_the_lines, text, write_server_confs, Root, CERT};
+use debian::{
+    json, negotiated_group, nginx_conf, nginx_lines_hold, servers_take_the_lines, sshd_lines_hold, text, write_server_confs, Root, BIN,
+    CERT,
+};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -25,18 +28,11 @@ use std::time::Duration;
 /// The tests measure: one at a time, so none times the others' load.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// Where the binary under test is put inside the root.
-const BIN: &str = "/usr/local/bin/cipherbench";
-
 fn root() -> Option<(Root, std::sync::MutexGuard<'static, ()>)> {
     let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let r = Root::get()?;
+    let r = Root::get(&debian::DEBIAN13)?;
     r.install_binary(BIN);
     Some((r, guard))
-}
-
-fn json(out: &std::process::Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(out)))
 }
 
 #[test]
@@ -58,36 +54,16 @@ fn host_binary_runs_against_debian13_libraries() {
     assert!(t.contains("mlkem768x25519-sha256"), "OpenSSH 10's default kex not listed: {t}");
 }
 
-/// `ssh --host` against the root's sshd: it ran, negotiated what `ssh -v` did, and
-/// the server's kex list it read is the server's (OpenSSH 10's sshd offers no
-/// finite-field Diffie-Hellman; its client, whose proposal `ssh -vv` prints a
-/// second time after NEWKEYS, still does).
-fn ssh_host_reads_the_server(real: &std::process::Output, dir: &debian13::InsideDir, kex: &str, cipher: &str) {
-    let said = String::from_utf8_lossy(&real.stdout);
-    let log = std::fs::read_to_string(dir.path().join("sshd.log")).unwrap_or_default();
-    assert!(said.contains("host=0"), "ssh --host failed: {}\nsshd: {log}", text(real));
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("host.json")).unwrap()).unwrap();
-    let measured = doc["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|x| x["status"] == "ok" && x["subject"]["kex"] == kex);
-    assert!(measured, "{kex} not measured against the root's sshd: {:#}", doc["results"]);
-    let diff = &doc["run"]["settings"]["installed_diff"][0];
-    assert_eq!(diff["now"]["kex"], kex, "{diff:#}");
-    assert_eq!(diff["now"]["cipher"], cipher, "{diff:#}");
-    let offered: Vec<&str> = diff["offered"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{diff:#}"))
-        .iter()
-        .filter(|g| g["list"] == "ssh_kex")
-        .filter_map(|g| g["name"].as_str())
-        .collect();
-    assert!(offered.contains(&kex), "{offered:?}");
-    assert!(
-        !offered.iter().any(|k| k.starts_with("diffie-hellman")),
-        "the client's list: {offered:?}"
-    );
+#[test]
+fn check_reads_debian13_sshd() {
+    let Some((r, _g)) = root() else { return };
+    debian::check_reads_sshd(&r);
+}
+
+#[test]
+fn check_reads_nginx_with_debian13_tls_defaults() {
+    let Some((r, _g)) = root() else { return };
+    debian::check_reads_nginx(&r);
 }
 
 #[test]
@@ -127,172 +103,6 @@ fn main_job_ends_within_its_budget_in_debian13() {
             );
         }
     }
-}
-
-#[test]
-fn check_reads_debian13_sshd() {
-    let Some((r, _g)) = root() else { return };
-    let (out, took) = r.run(
-        &[BIN, "check", "--for", "sshd", "--budget", "10s", "--no-store", "--json"],
-        Duration::from_secs(60),
-    );
-    // 0: nothing to change; 1: findings (Debian 13's sshd still offers umac-64 and
-    // hmac-sha1, which policy intermediate refuses).
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
-    assert!(took <= Duration::from_secs(11), "check took {took:.1?} for --budget 10s");
-    let d = json(&out);
-    let diff = &d["diffs"][0];
-    assert_eq!(diff["software"], "sshd", "{diff:#}");
-    assert_eq!(diff["file"], "/etc/ssh/sshd_config", "{diff:#}");
-    // Nothing OpenSSH 10 dropped comes back (its finite-field Diffie-Hellman).
-    let adds = diff["adds"].as_array().unwrap_or_else(|| panic!("{diff:#}"));
-    assert!(!adds.iter().any(|a| a.as_str().unwrap().contains("diffie-hellman")), "{adds:?}");
-
-    // "now" is what Debian 13's ssh really negotiates with Debian 13's sshd; and
-    // `ssh --host` against that sshd (its own configuration, a private port, a key
-    // for root) reads the server's proposal, not the client's second one.
-    let dir = r.tempdir();
-    let (_, real) = r.run_serving(Duration::from_secs(60), |[port]| {
-        format!(
-            "cd {d}; mkdir -p /run/sshd; rm -f user user.pub; ssh-keygen -q -t ed25519 -N '' -f {d}/user && cp {d}/user.pub {d}/authorized_keys; \
-             serve sshd {port} /usr/sbin/sshd -D -e -o ListenAddress=127.0.0.1 -o Port={port} -o PidFile={d}/sshd.pid \
-             -o AuthorizedKeysFile={d}/authorized_keys -o StrictModes=no -o UsePAM=no; \
-             ssh -v -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-             -o PreferredAuthentications=none -p {port} nobody@127.0.0.1 true; \
-             {BIN} ssh --json --no-store --host root@127.0.0.1 --port {port} --identity {d}/user \
-             -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null --budget 8s > {d}/host.json; echo host=$?; kill $sshd_pid",
-            d = dir.inside
-        )
-    });
-    let err = String::from_utf8_lossy(&real.stderr);
-    let kex = err
-        .lines()
-        .find_map(|l| l.split("kex: algorithm: ").nth(1))
-        .unwrap_or_else(|| panic!("no kex in ssh -v:\n{err}"))
-        .trim();
-    let cipher = err
-        .lines()
-        .find_map(|l| l.split("kex: client->server cipher: ").nth(1))
-        .and_then(|v| v.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no cipher in ssh -v:\n{err}"));
-    assert_eq!(kex, "mlkem768x25519-sha256", "OpenSSH 10's default");
-    assert_eq!(diff["now"]["kex"], kex, "{diff:#}");
-    assert_eq!(diff["now"]["cipher"], cipher, "{diff:#}");
-    ssh_host_reads_the_server(&real, &dir, kex, cipher);
-
-    // The lines are accepted by Debian 13's sshd.
-    let lines: Vec<&str> = diff["lines"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    // Policy intermediate accepts every kex of OpenSSH 10's sshd defaults: the line
-    // would restate them, so it is the note (else the hybrid comes first).
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("KexAlgorithms mlkem768x25519-sha256,") || *l == "# KexAlgorithms: the default already does this"),
-        "{lines:?}"
-    );
-    let installed = std::fs::read_to_string(r.path("/etc/ssh/sshd_config")).unwrap();
-    let file = dir.path().join("sshd_config");
-    // Global lines go before the first Match block: Debian's file has none active.
-    std::fs::write(&file, format!("{}\n{}\n", lines.join("\n"), installed)).unwrap();
-    let t = format!("{}/sshd_config", dir.inside);
-    let (out, _) = r.run(&["/usr/sbin/sshd", "-t", "-f", &t], Duration::from_secs(30));
-    assert!(out.status.success(), "sshd -t refused the lines {lines:?}:\n{}", text(&out));
-}
-
-#[test]
-fn check_reads_nginx_with_debian13_tls_defaults() {
-    let Some((r, _g)) = root() else { return };
-    let dir = r.tempdir();
-    let d = dir.inside.clone();
-    let defaults = "ssl_protocols TLSv1.2 TLSv1.3;\n        ssl_prefer_server_ciphers off;";
-    let (out, _) = r.run(
-        &[
-            "openssl",
-            "req",
-            "-x509",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-keyout",
-            &format!("{d}/key.pem"),
-            "-out",
-            &format!("{d}/cert.pem"),
-        ],
-        Duration::from_secs(30),
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let conf = format!("{d}/nginx.conf");
-
-    // `check` while the real nginx 1.26 runs: its "now" is a real handshake by
-    // OpenSSL 3.5's default client; then what `openssl s_client` gets.
-    let ([port], real) = r.run_serving(Duration::from_secs(60), |[port]| {
-        std::fs::write(dir.path().join("nginx.conf"), nginx_conf(&d, port, defaults)).unwrap();
-        format!(
-            "cd {d}; serve nginx {port} nginx -c {conf} -g 'daemon off;' || exit 1; \
-             t0=$(date +%s%N); {BIN} check --for nginx --budget 8s --no-store --json --config-from {conf} > {d}/check.json; \
-             echo check=$? took-ms=$(( ($(date +%s%N) - t0) / 1000000 )); \
-             echo Q | openssl s_client -connect 127.0.0.1:{port} 2>&1; kill $nginx_pid"
-        )
-    });
-    let s = String::from_utf8_lossy(&real.stdout);
-    assert!(s.contains("check=0") || s.contains("check=1"), "{}", text(&real));
-    let took: u64 = s
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("took-ms="))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("{}", text(&real)));
-    // The user sees the budget and the documented grace (docs/exit-codes.md).
-    assert!(took <= 12_000, "check took {took} ms for --budget 8s");
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("check.json")).unwrap()).unwrap();
-    let diff = &j["diffs"][0];
-    assert_eq!(diff["software"], "nginx", "{diff:#}");
-    let peer = diff["peer"].as_str().unwrap_or_default();
-    assert!(peer.contains(&format!("a real handshake with 127.0.0.1:{port}")), "{diff:#}");
-    let suite = s
-        .lines()
-        .find_map(|l| l.split(", Cipher is ").nth(1))
-        .unwrap_or_else(|| panic!("no handshake with nginx:\n{}", text(&real)))
-        .trim();
-    assert_eq!(diff["now"]["version"], "TLSv1.3", "{diff:#}");
-    assert_eq!(diff["now"]["suite"], suite, "{diff:#}");
-    // and its group: OpenSSL 3.5's default client and server settle on the hybrid.
-    let group = s.lines().find_map(|l| l.strip_prefix("Negotiated TLS1.3 group: "));
-    assert_eq!(group, Some("X25519MLKEM768"), "{s}");
-    assert_eq!(diff["now"]["group"], "X25519MLKEM768", "{diff:#}");
-
-    // nginx stopped: the model, said so, still on the hybrid.
-    let (out, _) = r.run(
-        &[
-            BIN,
-            "check",
-            "--for",
-            "nginx",
-            "--budget",
-            "5s",
-            "--no-store",
-            "--json",
-            "--config-from",
-            &conf,
-        ],
-        Duration::from_secs(30),
-    );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
-    let modelled = &json(&out)["diffs"][0];
-    assert!(modelled["peer"].as_str().unwrap_or_default().contains("modelled"), "{modelled:#}");
-    assert_eq!(modelled["now"]["group"], "X25519MLKEM768", "{modelled:#}");
-
-    // The recommended lines in place of the defaults pass `nginx -t`.
-    let lines: Vec<&str> = diff["lines"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert!(!lines.is_empty(), "{diff:#}");
-    std::fs::write(dir.path().join("after.conf"), nginx_conf(&d, port, &lines.join("\n        "))).unwrap();
-    let (t, _) = r.run(&["nginx", "-t", "-c", &format!("{d}/after.conf")], Duration::from_secs(30));
-    assert!(t.status.success(), "nginx -t refused {lines:?}:\n{}", text(&t));
 }
 
 /// `check` asks running Apache, HAProxy and stunnel servers (Debian 13's TLS
@@ -436,27 +246,6 @@ fn speed_measures_ml_kem_and_ml_dsa_in_debian13() {
     }
 }
 
-/// The names of `list` in a built-in policy's `only` list (data/policies/).
-fn policy_list(policy: &str, list: &str) -> Vec<String> {
-    let path = format!("{}/data/policies/{policy}.toml", env!("CARGO_MANIFEST_DIR"));
-    let v: toml::Value = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    v[list]["only"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_str().unwrap().to_string())
-        .collect()
-}
-
-/// The comma-separated value of the line that starts with `keyword `.
-fn ssh_list(lines: &[String], keyword: &str) -> Vec<String> {
-    let l = lines
-        .iter()
-        .find_map(|l| l.strip_prefix(keyword).and_then(|v| v.strip_prefix(' ')))
-        .unwrap_or_else(|| panic!("no {keyword} in {lines:?}"));
-    l.split(',').map(str::to_string).collect()
-}
-
 /// Issue 27, "never below the installed defaults", with Debian 13's own software:
 /// the lines `run --policy modern` emits for sshd, nginx and GnuTLS load there, keep
 /// every default the policy accepts and add nothing those defaults leave out.
@@ -539,7 +328,7 @@ const OPENSSL35_DEFAULT_GROUPS: &[&str] = &[
 /// With a policy that accepts exactly OpenSSL 3.5's default groups, the nginx group
 /// line would restate `auto`: it is a note, and with the lines a default client
 /// and one whose first key share is X25519 still end on X25519MLKEM768.
-fn auto_is_said_not_written(r: &Root, dir: &debian13::InsideDir) {
+fn auto_is_said_not_written(r: &Root, dir: &debian::InsideDir) {
     let d = &dir.inside;
     let none = std::fs::read_to_string(format!("{}/data/policies/none.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let quoted: Vec<String> = OPENSSL35_DEFAULT_GROUPS.iter().map(|g| format!("\"{g}\"")).collect();
@@ -607,7 +396,7 @@ fn auto_is_said_not_written(r: &Root, dir: &debian13::InsideDir) {
         negotiated_group(r, port, "-groups X25519:X25519MLKEM768"),
     );
     r.run(
-        &["/bin/sh", "-c", &debian13::stop(&format!("{d}/nginx.pid"))],
+        &["/bin/sh", "-c", &debian::stop(&format!("{d}/nginx.pid"))],
         Duration::from_secs(10),
     );
     assert_eq!((a.as_str(), b.as_str()), ("X25519MLKEM768", "X25519MLKEM768"), "{lines:?}");
@@ -642,126 +431,6 @@ fn fleet_on_this_host_keeps_the_debian13_class(export: &std::path::Path) {
     assert!(!lines("gnutls")[0].contains("MLKEM"), "{:?}", lines("gnutls"));
     let sshd = lines("sshd");
     assert!(!sshd.iter().any(|l| l.contains("diffie-hellman")), "{sshd:?}");
-}
-
-/// sshd: within `sshd -T`'s defaults, all of the defaults modern accepts, hybrid
-/// post-quantum kex first; `sshd -t` takes them and ssh-audit finds no FAIL.
-fn sshd_lines_hold(r: &Root, d: &str, lines: &[String]) {
-    let (out, _) = r.run(
-        &["/usr/sbin/sshd", "-T", "-f", "/dev/null", "-h", "/etc/ssh/ssh_host_ed25519_key"],
-        Duration::from_secs(30),
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let defaults = String::from_utf8_lossy(&out.stdout).into_owned();
-    let default_list = |word: &str| -> Vec<String> {
-        let l = defaults.lines().find_map(|l| l.strip_prefix(word)).unwrap();
-        l.trim().split(',').map(str::to_string).collect()
-    };
-    for (keyword, word, list) in [
-        ("KexAlgorithms", "kexalgorithms ", "ssh_kex"),
-        ("Ciphers", "ciphers ", "ssh_ciphers"),
-        ("MACs", "macs ", "ssh_macs"),
-    ] {
-        let (default, allowed) = (default_list(word), policy_list("modern", list));
-        // A list that would restate sshd's default is a note (OpenSSH 10's Ciphers
-        // under modern): every default is then one the policy accepts.
-        if lines.contains(&format!("# {keyword}: the default already does this")) {
-            assert!(!lines.iter().any(|l| l.starts_with(&format!("{keyword} "))), "{lines:?}");
-            assert!(
-                default.iter().all(|a| allowed.contains(a)),
-                "{keyword}: {default:?} against {allowed:?}"
-            );
-            continue;
-        }
-        let emitted = ssh_list(lines, keyword);
-        for a in &emitted {
-            assert!(default.contains(a), "{keyword}: {a} is not among sshd's defaults {default:?}");
-        }
-        for a in default.iter().filter(|a| allowed.contains(a)) {
-            assert!(
-                emitted.contains(a),
-                "{keyword}: the default {a} that modern accepts is missing: {emitted:?}"
-            );
-        }
-    }
-    assert_eq!(ssh_list(lines, "KexAlgorithms")[0], "mlkem768x25519-sha256", "{lines:?}");
-
-    let conf = format!(
-        "{}\nHostKey /etc/ssh/ssh_host_ed25519_key\nHostKey /etc/ssh/ssh_host_rsa_key\nPidFile {d}/sshd.pid\n",
-        lines.join("\n")
-    );
-    std::fs::write(r.path(&format!("{d}/sshd_config")), conf).unwrap();
-    let (out, _) = r.run(
-        &["/usr/sbin/sshd", "-t", "-f", &format!("{d}/sshd_config")],
-        Duration::from_secs(30),
-    );
-    assert!(out.status.success(), "sshd -t refused {lines:?}:\n{}", text(&out));
-    let (_, out) = r.run_serving(Duration::from_secs(60), |[port]| {
-        format!(
-            "cd {d}; mkdir -p /run/sshd; \
-             serve sshd {port} /usr/sbin/sshd -D -e -f {d}/sshd_config -o Port={port} -o ListenAddress=127.0.0.1 || exit 1; \
-             ssh-audit -n -p {port} 127.0.0.1; kill $sshd_pid"
-        )
-    });
-    let audit = String::from_utf8_lossy(&out.stdout);
-    let kex: Vec<&str> = audit.lines().filter_map(|l| l.strip_prefix("(kex) ")).collect();
-    assert!(
-        kex.first().is_some_and(|k| k.starts_with("mlkem768x25519-sha256 ")),
-        "first kex:\n{audit}"
-    );
-    let fails: Vec<&str> = audit.lines().filter(|l| l.contains("[fail]")).collect();
-    assert!(fails.is_empty(), "ssh-audit 3.3 fails:\n{}", fails.join("\n"));
-}
-
-/// nginx: `nginx -t` takes the lines; a default OpenSSL 3.5 client and one whose
-/// first key share is X25519 both end on X25519MLKEM768 (the flat list the lines
-/// replaced leaves the second on X25519: the control that this can fail);
-/// testssl.sh 3.2 lists the KEM as offered.
-fn nginx_lines_hold(r: &Root, dir: &debian13::InsideDir, lines: &[String]) {
-    let d = dir.inside.clone();
-    let (out, _) = r.run(
-        &[
-            "/bin/sh",
-            "-c",
-            &format!(
-                "openssl req -x509 -nodes -days 1 -subj /CN=localhost -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-             -keyout {d}/key.pem -out {d}/cert.pem"
-            ),
-        ],
-        Duration::from_secs(30),
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let x25519_first = "-groups X25519:X25519MLKEM768";
-    let serve = |tls: &str, then: &dyn Fn(u16)| {
-        let conf = format!("{d}/nginx.conf");
-        let ([port], up) = r.run_serving(Duration::from_secs(60), |[port]| {
-            std::fs::write(dir.path().join("nginx.conf"), nginx_conf(&d, port, tls)).unwrap();
-            format!("cd {d}; nginx -t -c {conf} 2>&1 || exit 1; serve nginx {port} nginx -c {conf} -g 'daemon off;'")
-        });
-        assert!(
-            up.status.success(),
-            "nginx -t refused {tls}, or nginx did not start:\n{}",
-            text(&up)
-        );
-        then(port);
-        r.run(
-            &["/bin/sh", "-c", &debian13::stop(&format!("{d}/nginx.pid"))],
-            Duration::from_secs(10),
-        );
-    };
-    let flat = "ssl_protocols TLSv1.3;\n        ssl_ecdh_curve X25519MLKEM768:x25519:secp256r1:secp384r1;";
-    serve(flat, &|port| assert_eq!(negotiated_group(r, port, x25519_first), "X25519"));
-    serve(&lines.join("\n        "), &|port| {
-        assert_eq!(negotiated_group(r, port, ""), "X25519MLKEM768", "{lines:?}");
-        assert_eq!(negotiated_group(r, port, x25519_first), "X25519MLKEM768", "{lines:?}");
-        let (out, _) = r.run(
-            &["testssl", "--quiet", "--color", "0", "--fs", &format!("127.0.0.1:{port}")],
-            Duration::from_secs(180),
-        );
-        let said = String::from_utf8_lossy(&out.stdout);
-        let kems = said.lines().find(|l| l.trim_start().starts_with("KEMs offered"));
-        assert!(kems.is_some_and(|l| l.contains("X25519MLKEM768")), "testssl --fs:\n{said}");
-    });
 }
 
 /// `cargo build --locked` works with Debian 13's own cargo (Rust 1.85): the
