@@ -492,6 +492,9 @@ pub enum HostKeyType {
     Ecdsa,
     Rsa,
     Dsa,
+    /// A post-quantum signature with a classical one (`ssh-mldsa44-ed25519`).
+    #[serde(rename = "hybrid-pq")]
+    HybridPq,
 }
 
 rated_entry! {
@@ -523,7 +526,8 @@ impl Entry for SshHostKey {
     }
     fn key_bits(&self) -> Vec<KeyBits> {
         let kind = match self.key_type {
-            HostKeyType::Ed25519 | HostKeyType::Ecdsa => KeyKind::EllipticCurve,
+            // A hybrid is held to its classical half's size (Ed25519's).
+            HostKeyType::Ed25519 | HostKeyType::Ecdsa | HostKeyType::HybridPq => KeyKind::EllipticCurve,
             HostKeyType::Rsa => KeyKind::Rsa,
             HostKeyType::Dsa => KeyKind::FiniteField,
         };

@@ -239,3 +239,22 @@ fn primitive_providers_match_openssl() {
     assert!(checked > 60, "only {checked} primitives found in openssl's list");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// OpenSSH 10.6's host-key algorithms (`ssh -Q HostKeyAlgorithms` in Debian
+/// forky's root, 2026-11-29) beyond this machine's: each has an entry, the
+/// ML-DSA hybrid rated secure with its own reason.
+#[test]
+fn openssh_10_6_host_keys_are_rated() {
+    let kb = kb();
+    for name in [
+        "ssh-mldsa44-ed25519",
+        "ssh-mldsa44-ed25519-cert",
+        "webauthn-sk-ecdsa-sha2-nistp256-cert-v01@openssh.com",
+    ] {
+        let e = kb.ssh_hostkey(name).unwrap_or_else(|| panic!("{name} has no entry"));
+        assert_eq!(e.name(), name);
+    }
+    let v = kb.ssh_hostkey("ssh-mldsa44-ed25519").unwrap();
+    assert_eq!(format!("{:?}", v.level).to_lowercase(), "secure");
+    assert!(v.reasons.iter().any(|r| r == "pq-hybrid-signature"), "{:?}", v.reasons);
+}
