@@ -1,11 +1,28 @@
-//! stunnel: its files are parsed (`/etc/stunnel/*.conf`).
+//! stunnel: its files are parsed (`/etc/stunnel/*.conf`). It has no check mode
+//! and reads a service's lines when it starts it: they are checked by starting
+//! a private stunnel with them (`backend::stunnel`).
 
+use super::negotiated::{Negotiation, Want};
+use super::server;
 use super::validate::{unchecked, Checked};
 use super::{Protocol, Target};
+use crate::backend::openssl::certs::{CertType, Identity};
+use crate::backend::stunnel::{PrivateStunnel, Spec, PROGRAMS};
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::emit::{self, Emitter};
 use anyhow::Result;
 use std::path::Path;
+use std::time::Duration;
+
+fn start(binary: &Path, tls: &[String], identity: &Identity, within: Duration) -> Result<PrivateStunnel> {
+    PrivateStunnel::start(&Spec {
+        binary,
+        tls_lines: tls,
+        identity,
+        body: b"cipherbench",
+        start_within: within,
+    })
+}
 
 pub struct Stunnel;
 
@@ -22,10 +39,67 @@ impl Target for Stunnel {
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
         inst::stunnel::read(config_from)
     }
-    fn validate(&self, _lines: &[String]) -> Result<Checked> {
-        unchecked("stunnel has no check mode: it reads a service's lines only when it starts it")
+    /// stunnel has no check mode: a private stunnel started with the lines in
+    /// a service is its parser (a line it refuses ends it, in its words).
+    fn validate(&self, lines: &[String]) -> Result<Checked> {
+        let Some(binary) = inst::find_program(PROGRAMS) else {
+            return unchecked("stunnel is not installed");
+        };
+        let within = match super::negotiated::time_for(Duration::from_secs(2)) {
+            Ok(w) => w,
+            Err(why) => return unchecked(&why),
+        };
+        let identity = Identity::generate(CertType::EcdsaP256)?;
+        match start(Path::new(&binary), &server::tls_lines(lines), &identity, within) {
+            Ok(_) => Ok(Checked::Parsed(binary.rsplit('/').next().unwrap_or("stunnel").to_string())),
+            Err(e) if crate::deadline::run_expired() || crate::interrupt::requested() => Err(e),
+            Err(e) => Err(super::Refused(format!("stunnel refused the lines: {}", crate::untrusted::shown(&format!("{e:#}")))).into()),
+        }
+    }
+    /// A private stunnel (`backend::stunnel`) started with the lines in its
+    /// service on 127.0.0.1, and one handshake by the installed libssl's
+    /// default client.
+    fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
+        let tls = server::tls_lines(lines);
+        let run = |binary: &Path, identity: &Identity, within: Duration| start(binary, &tls, identity, within);
+        server::negotiate("stunnel", PROGRAMS, want, run, |s| s.addr().port())
     }
     fn keywords(&self) -> &'static [&'static str] {
         inst::stunnel::KEYWORDS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::server::tests::{gives_the_answer, refused_in_the_clients_order};
+
+    fn installed() -> bool {
+        let ok = inst::find_program(PROGRAMS).is_some();
+        if !ok {
+            crate::testing::missing("stunnel is not installed");
+        }
+        ok
+    }
+
+    /// The emitted lines in a real stunnel: a default client negotiates the
+    /// answer's first TLS 1.3 suite (ChaCha20, not its own first) over its
+    /// first group.
+    #[test]
+    fn a_real_stunnel_with_the_emitted_lines_gives_a_default_client_the_answer() {
+        if installed() {
+            gives_the_answer(&Stunnel);
+        }
+    }
+
+    /// Without `options = CIPHER_SERVER_PREFERENCE` stunnel follows the
+    /// client: refused with what was negotiated.
+    #[test]
+    fn lines_that_leave_the_order_to_the_client_are_refused_with_what_was_negotiated() {
+        if installed() {
+            refused_in_the_clients_order(&Stunnel, |l| {
+                l.into_iter().filter(|l| !l.contains("CIPHER_SERVER_PREFERENCE")).collect()
+            });
+        }
     }
 }

@@ -1,0 +1,180 @@
+//! A private HAProxy: the system binary started by absolute path with `-db -f
+//! DIR/haproxy.cfg` (foreground, one thread) on a free random 127.0.0.1 port
+//! (`backend::private`: the 0700 directory, the generated identity, the cleanup),
+//! terminating TLS in HTTP mode in front of a plaintext HTTP server of this
+//! process on 127.0.0.1 ([`PlainHttp`]) that answers every GET with one body, as
+//! HAProxy fronts a web server. So what a user's TLS lines cost can be measured
+//! through HAProxy (`measure::tls::through`).
+//!
+//! The TLS lines are the caller's `ssl-default-bind-…` lines of the `global`
+//! section, one per line ([`tls_line_ok`]). As root it reads the certificate,
+//! binds, then runs as `nobody` (`user`/`group`).
+
+use crate::backend::openssl::certs::Identity;
+use crate::backend::private::{self, Daemon, Layout, PlainHttp, Start};
+use anyhow::{bail, Result};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The path GETs ask for (any path gets the body).
+#[allow(dead_code)]
+pub const PATH: &str = private::PATH;
+const PREFIX: &str = "cipherbench-haproxy-";
+
+/// What to start.
+pub struct Spec<'a> {
+    /// The haproxy binary, by absolute path.
+    pub binary: &'a Path,
+    /// Whole `ssl-default-bind-…` lines.
+    pub tls_lines: &'a [String],
+    pub identity: &'a Identity,
+    /// The body every GET gets.
+    pub body: &'a [u8],
+    pub start_within: Duration,
+}
+
+/// A running private HAProxy and its plaintext backend. Dropping it stops both
+/// and removes its directory.
+pub struct PrivateHaproxy {
+    daemon: Daemon,
+    _backend: PlainHttp,
+}
+
+/// Whether `line` is one `ssl-default-bind-…` line and nothing else.
+pub fn tls_line_ok(line: &str) -> bool {
+    line.trim_start().starts_with("ssl-default-bind-") && private::one_line(line)
+}
+
+/// The configuration of a private instance: one thread, HTTP mode, TLS on
+/// 127.0.0.1:`port` with `tls` in its `global` section, in front of `backend`.
+pub fn config_text(l: &Layout, port: u16, backend: SocketAddr, tls: &[String]) -> Result<String> {
+    if let Some(bad) = tls.iter().find(|l| !tls_line_ok(l)) {
+        bail!("not one TLS directive: '{bad}' (the private HAProxy takes ssl-default-bind-… lines only)");
+    }
+    let mut c = String::from("# cipherbench private HAProxy\nglobal\n    nbthread 1\n    maxconn 256\n");
+    if let Some((u, g)) = &l.user {
+        c.push_str(&format!("    user {u}\n    group {g}\n"));
+    }
+    for t in tls {
+        c.push_str(&format!("    {}\n", t.trim()));
+    }
+    c.push_str(&format!(
+        "defaults\n    mode http\n    timeout connect 5s\n    timeout client 60s\n    timeout server 60s\n    timeout http-keep-alive 60s\n\
+         frontend tls\n    bind 127.0.0.1:{port} ssl crt {d}/both.pem\n    default_backend plain\n\
+         backend plain\n    server plain {backend}\n",
+        d = l.dir.display()
+    ));
+    Ok(c)
+}
+
+impl PrivateHaproxy {
+    /// Starts the plaintext backend, writes the directory and configuration,
+    /// checks it with `haproxy -c`, starts HAProxy and waits until it accepts.
+    pub fn start(spec: &Spec) -> Result<PrivateHaproxy> {
+        if let Some(bad) = spec.tls_lines.iter().find(|l| !tls_line_ok(l)) {
+            bail!("not one TLS directive: '{bad}' (the private HAProxy takes ssl-default-bind-… lines only)");
+        }
+        let backend = PlainHttp::start(spec.body)?;
+        let to = backend.addr();
+        let config = |l: &Layout, port: u16| config_text(l, port, to, spec.tls_lines);
+        let run = |extra: &[&str], conf: &Path| {
+            let mut c = Command::new(spec.binary);
+            c.args(extra).arg("-f").arg(conf);
+            c
+        };
+        let check = |_: &Layout, conf: &Path| run(&["-c"], conf);
+        let command = |_: &Layout, conf: &Path| run(&["-db"], conf);
+        let daemon = Daemon::start(&Start {
+            what: "HAProxy",
+            prefix: PREFIX,
+            binary: spec.binary,
+            identity: spec.identity,
+            body: None,
+            file: "",
+            start_within: spec.start_within,
+            config_file: "haproxy.cfg",
+            config: &config,
+            check: Some(&check),
+            refusal: &["[ALERT]"],
+            command: &command,
+            ready: &|_| true,
+        })?;
+        Ok(PrivateHaproxy { daemon, _backend: backend })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.daemon.addr()
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn pid(&self) -> Option<u32> {
+        self.daemon.pid()
+    }
+
+    /// CPU seconds HAProxy has used so far.
+    #[allow(dead_code)]
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        self.daemon.cpu_seconds()
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        self.daemon.dirs()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::openssl::certs::CertType;
+    use crate::backend::process::alive;
+
+    fn lines(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// It starts with `ssl-default-bind-…` lines, answers a GET over TLS with the
+    /// backend's body under them, and leaves nothing behind; a line HAProxy
+    /// refuses comes back in its words; anything else never reaches it.
+    #[test]
+    fn starts_serves_refuses_and_leaves_nothing_behind() {
+        let Some(bin) = crate::backend::private::tests::program(&["haproxy"]) else {
+            return;
+        };
+        let id = Identity::generate(CertType::Rsa2048).unwrap();
+        let tls = lines(&[
+            "ssl-default-bind-ciphers ECDHE-RSA-AES128-SHA",
+            "ssl-default-bind-options ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2",
+        ]);
+        let spec = Spec {
+            binary: &bin,
+            tls_lines: &tls,
+            identity: &id,
+            body: b"through haproxy",
+            start_within: Duration::from_secs(10),
+        };
+        let h = PrivateHaproxy::start(&spec).unwrap();
+        let (pid, dirs) = (h.pid().unwrap(), h.dirs());
+        let (cipher, got) = crate::backend::private::tests::get_over_tls(h.addr(), PATH);
+        assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nthrough haproxy"), "{got}");
+        assert_eq!(cipher, "ECDHE-RSA-AES128-SHA");
+        drop(h);
+        assert!(!alive(pid), "HAProxy outlived its owner");
+        for d in dirs {
+            assert!(!d.exists(), "{} outlived its owner", d.display());
+        }
+        let bad = lines(&["ssl-default-bind-options no-such-option"]);
+        let e = PrivateHaproxy::start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
+        assert!(format!("{e:#}").contains("no-such-option"), "{e:#}");
+        for bad in [
+            "stats socket /tmp/x",
+            "ssl-default-bind-ciphers X\nlisten x",
+            "ssl-default-bind-ciphers X # y",
+        ] {
+            let l = lines(&[bad]);
+            assert!(PrivateHaproxy::start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! A private stunnel: the system binary started by absolute path with its
+//! configuration file (`foreground = yes`, no pid file) on a free random
+//! 127.0.0.1 port (`backend::private`: the 0700 directory, the generated
+//! identity, the cleanup), one service that accepts TLS and connects to a
+//! plaintext HTTP server of this process on 127.0.0.1 ([`PlainHttp`]) that
+//! answers every GET with one body, as stunnel fronts a plaintext service. So
+//! what a user's TLS lines cost can be measured through stunnel
+//! (`measure::tls::through`).
+//!
+//! The TLS lines are the caller's service options (`ciphers = …`,
+//! [`tls_line_ok`]). stunnel has no check mode: it reads them when it starts,
+//! and a line it refuses ends it ("Configuration failed"), with its words in
+//! the error. As root it reads the key, binds, then runs as `nobody`
+//! (`setuid`/`setgid`).
+
+use crate::backend::openssl::certs::Identity;
+use crate::backend::private::{self, Daemon, Layout, PlainHttp, Start};
+use anyhow::{bail, Result};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The path GETs ask for (any path gets the body).
+#[allow(dead_code)]
+pub const PATH: &str = private::PATH;
+const PREFIX: &str = "cipherbench-stunnel-";
+/// The programs that are stunnel.
+pub const PROGRAMS: &[&str] = &["stunnel4", "stunnel"];
+/// The service options a private stunnel takes (lower case).
+const OPTIONS: &[&str] = &[
+    "sslversion",
+    "sslversionmin",
+    "sslversionmax",
+    "ciphers",
+    "ciphersuites",
+    "curves",
+    "options",
+];
+
+/// What to start.
+pub struct Spec<'a> {
+    /// The stunnel binary, by absolute path.
+    pub binary: &'a Path,
+    /// Whole `option = value` lines of the service.
+    pub tls_lines: &'a [String],
+    pub identity: &'a Identity,
+    /// The body every GET gets.
+    pub body: &'a [u8],
+    pub start_within: Duration,
+}
+
+/// A running private stunnel and its plaintext backend. Dropping it stops both
+/// and removes its directory.
+pub struct PrivateStunnel {
+    daemon: Daemon,
+    _backend: PlainHttp,
+}
+
+/// Whether `line` is one TLS option of a service (`ciphers = …`) and nothing else.
+pub fn tls_line_ok(line: &str) -> bool {
+    let Some((key, _)) = line.split_once('=') else { return false };
+    OPTIONS.contains(&key.trim().to_ascii_lowercase().as_str()) && private::one_line(line) && !line.contains(';')
+}
+
+/// The configuration of a private instance: in the foreground, one service on
+/// 127.0.0.1:`port` with `tls`, connecting to `backend`.
+pub fn config_text(l: &Layout, port: u16, backend: SocketAddr, tls: &[String]) -> Result<String> {
+    if let Some(bad) = tls.iter().find(|l| !tls_line_ok(l)) {
+        bail!("not one TLS option: '{bad}' (the private stunnel takes a service's TLS options only)");
+    }
+    let mut c = String::from("; cipherbench private stunnel\nforeground = yes\npid =\ndebug = notice\n");
+    if let Some((u, g)) = &l.user {
+        c.push_str(&format!("setuid = {u}\nsetgid = {g}\n"));
+    }
+    c.push_str(&format!(
+        "[tls]\naccept = 127.0.0.1:{port}\nconnect = {backend}\ncert = {d}/cert.pem\nkey = {d}/key.pem\n",
+        d = l.dir.display()
+    ));
+    for t in tls {
+        c.push_str(t.trim());
+        c.push('\n');
+    }
+    Ok(c)
+}
+
+impl PrivateStunnel {
+    /// Starts the plaintext backend, writes the directory and configuration,
+    /// starts stunnel and waits until it accepts.
+    pub fn start(spec: &Spec) -> Result<PrivateStunnel> {
+        if let Some(bad) = spec.tls_lines.iter().find(|l| !tls_line_ok(l)) {
+            bail!("not one TLS option: '{bad}' (the private stunnel takes a service's TLS options only)");
+        }
+        let backend = PlainHttp::start(spec.body)?;
+        let to = backend.addr();
+        let config = |l: &Layout, port: u16| config_text(l, port, to, spec.tls_lines);
+        let command = |_: &Layout, conf: &Path| {
+            let mut c = Command::new(spec.binary);
+            c.arg(conf);
+            c
+        };
+        let daemon = Daemon::start(&Start {
+            what: "stunnel",
+            prefix: PREFIX,
+            binary: spec.binary,
+            identity: spec.identity,
+            body: None,
+            file: "",
+            start_within: spec.start_within,
+            config_file: "stunnel.conf",
+            config: &config,
+            check: None,
+            refusal: &[],
+            command: &command,
+            ready: &|_| true,
+        })?;
+        Ok(PrivateStunnel { daemon, _backend: backend })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.daemon.addr()
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn pid(&self) -> Option<u32> {
+        self.daemon.pid()
+    }
+
+    /// CPU seconds stunnel has used so far (all its threads).
+    #[allow(dead_code)]
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        self.daemon.cpu_seconds()
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        self.daemon.dirs()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::openssl::certs::CertType;
+    use crate::backend::process::alive;
+
+    fn lines(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// It starts with a service's TLS options, answers a GET over TLS with the
+    /// backend's body under them, and leaves nothing behind; an option stunnel
+    /// refuses comes back in its words; anything else never reaches it.
+    #[test]
+    fn starts_serves_refuses_and_leaves_nothing_behind() {
+        let Some(bin) = crate::backend::private::tests::program(PROGRAMS) else {
+            return;
+        };
+        let id = Identity::generate(CertType::Rsa2048).unwrap();
+        let tls = lines(&["sslVersionMax = TLSv1.2", "ciphers = ECDHE-RSA-AES128-SHA"]);
+        let spec = Spec {
+            binary: &bin,
+            tls_lines: &tls,
+            identity: &id,
+            body: b"through stunnel",
+            start_within: Duration::from_secs(10),
+        };
+        let s = PrivateStunnel::start(&spec).unwrap();
+        let (pid, dirs) = (s.pid().unwrap(), s.dirs());
+        let (cipher, got) = crate::backend::private::tests::get_over_tls(s.addr(), PATH);
+        assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nthrough stunnel"), "{got}");
+        assert_eq!(cipher, "ECDHE-RSA-AES128-SHA");
+        drop(s);
+        assert!(!alive(pid), "stunnel outlived its owner");
+        for d in dirs {
+            assert!(!d.exists(), "{} outlived its owner", d.display());
+        }
+        let bad = lines(&["ciphers = NO-SUCH-SUITE"]);
+        let e = PrivateStunnel::start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
+        assert!(format!("{e:#}").contains("stunnel"), "{e:#}");
+        for bad in ["exec = /bin/sh", "ciphers = X\n[x]", "ciphers = X ; y", "[other]"] {
+            let l = lines(&[bad]);
+            assert!(PrivateStunnel::start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
+        }
+    }
+}
