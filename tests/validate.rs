@@ -67,9 +67,10 @@ fn recommend_says_which_parser_accepted_its_lines() {
         ("gnutls", "gnutls-cli --priority"),
     ] {
         let v = validated(target);
-        assert_eq!(
-            (v["status"].as_str(), v["detail"].as_str()),
-            (Some("accepted"), Some(by)),
+        // The parser, then what the software negotiated where it was run with them.
+        let detail = v["detail"].as_str().unwrap_or_default();
+        assert!(
+            v["status"] == "accepted" && (detail == by || detail.starts_with(&format!("{by}; "))),
             "{target}: {v:#}"
         );
     }
@@ -116,7 +117,7 @@ fn the_main_job_keeps_each_parsers_word() {
         .find(|r| r["target"] == "nginx" && !r["lines"].as_array().unwrap().is_empty())
         .unwrap_or_else(|| panic!("no nginx lines: {recs:#?}"));
     let v = &nginx["validated"];
-    let ok = (v["status"] == "accepted" && v["detail"] == "nginx -t")
+    let ok = (v["status"] == "accepted" && v["detail"].as_str().unwrap_or("").starts_with("nginx -t"))
         || (v["status"] == "not checked" && v["detail"].as_str().unwrap_or("").contains("budget was spent"));
     assert!(ok, "{v:#}");
 }

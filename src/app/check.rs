@@ -135,7 +135,7 @@ fn measure_passes(
     } = job;
     let subjects = Subjects::with_candidates(currents, knowledge, policy);
     let t0 = std::time::Instant::now();
-    let through = currents.iter().any(|x| diff::subjects::through_nginx_binary(x).is_some());
+    let through = currents.iter().any(|x| diff::subjects::through_binary(x).is_some());
     let first = if through { CHECK_FIRST_PASS_THROUGH } else { CHECK_FIRST_PASS };
     let measured = diff::subjects::measure(&subjects, measurements, Seconds(budget.0 * first));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();

@@ -21,7 +21,6 @@ use std::process::Command;
 use std::time::Duration;
 
 /// The path of the served file.
-#[allow(dead_code)]
 pub const PATH: &str = private::PATH;
 const PREFIX: &str = "cipherbench-apache-";
 /// The programs that are Apache httpd.
@@ -164,15 +163,8 @@ impl PrivateApache {
         self.daemon.addr()
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn pid(&self) -> Option<u32> {
         self.daemon.pid()
-    }
-
-    /// CPU seconds of the parent and its child so far.
-    #[allow(dead_code)]
-    pub fn cpu_seconds(&self) -> Option<f64> {
-        self.daemon.cpu_seconds()
     }
 
     #[cfg_attr(not(test), allow(dead_code))]

@@ -18,9 +18,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// The path GETs ask for (any path gets the body).
-#[allow(dead_code)]
-pub const PATH: &str = private::PATH;
 const PREFIX: &str = "cipherbench-haproxy-";
 
 /// What to start.
@@ -108,15 +105,8 @@ impl PrivateHaproxy {
         self.daemon.addr()
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn pid(&self) -> Option<u32> {
         self.daemon.pid()
-    }
-
-    /// CPU seconds HAProxy has used so far.
-    #[allow(dead_code)]
-    pub fn cpu_seconds(&self) -> Option<f64> {
-        self.daemon.cpu_seconds()
     }
 
     #[cfg_attr(not(test), allow(dead_code))]
@@ -157,7 +147,7 @@ mod tests {
         };
         let h = PrivateHaproxy::start(&spec).unwrap();
         let (pid, dirs) = (h.pid().unwrap(), h.dirs());
-        let (cipher, got) = crate::backend::private::tests::get_over_tls(h.addr(), PATH);
+        let (cipher, got) = crate::backend::private::tests::get_over_tls(h.addr(), private::PATH);
         assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nthrough haproxy"), "{got}");
         assert_eq!(cipher, "ECDHE-RSA-AES128-SHA");
         drop(h);

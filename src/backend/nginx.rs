@@ -34,8 +34,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-pub use crate::backend::private::cpu_seconds;
-
 /// The path of the served file.
 pub const PATH: &str = private::PATH;
 

@@ -288,17 +288,6 @@ impl Daemon {
         self.dirs.iter().map(|d| d.path().to_path_buf()).collect()
     }
 
-    /// CPU seconds the server and everything it forked have used so far.
-    #[allow(dead_code)]
-    pub fn cpu_seconds(&self) -> Option<f64> {
-        let pid = self.pid()?;
-        let mut total = cpu_seconds(pid)?;
-        for k in descendants(pid) {
-            total += cpu_seconds(k).unwrap_or(0.0);
-        }
-        Some(total)
-    }
-
     /// Stops it (SIGTERM, then what [`process::reap`] does) with its descendants.
     fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {

@@ -21,9 +21,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// The path GETs ask for (any path gets the body).
-#[allow(dead_code)]
-pub const PATH: &str = private::PATH;
 const PREFIX: &str = "cipherbench-stunnel-";
 /// The programs that are stunnel.
 pub const PROGRAMS: &[&str] = &["stunnel4", "stunnel"];
@@ -121,15 +118,8 @@ impl PrivateStunnel {
         self.daemon.addr()
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn pid(&self) -> Option<u32> {
         self.daemon.pid()
-    }
-
-    /// CPU seconds stunnel has used so far (all its threads).
-    #[allow(dead_code)]
-    pub fn cpu_seconds(&self) -> Option<f64> {
-        self.daemon.cpu_seconds()
     }
 
     #[cfg_attr(not(test), allow(dead_code))]
@@ -167,7 +157,7 @@ mod tests {
         };
         let s = PrivateStunnel::start(&spec).unwrap();
         let (pid, dirs) = (s.pid().unwrap(), s.dirs());
-        let (cipher, got) = crate::backend::private::tests::get_over_tls(s.addr(), PATH);
+        let (cipher, got) = crate::backend::private::tests::get_over_tls(s.addr(), private::PATH);
         assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nthrough stunnel"), "{got}");
         assert_eq!(cipher, "ECDHE-RSA-AES128-SHA");
         drop(s);

@@ -151,7 +151,7 @@ pub fn annotate(recommendations: &mut [RecommendationRecord], diffs: &[SoftwareD
 /// Whether the main job measures a throughput change through private nginx
 /// instances once it has its recommendation (and so keeps time for it).
 pub fn through_applies(currents: &[Current]) -> bool {
-    currents.iter().any(|c| subjects::through_nginx_binary(c).is_some())
+    currents.iter().any(|c| subjects::through_binary(c).is_some())
 }
 
 /// The main job's step after ranking: the diffs of `currents` against the measured

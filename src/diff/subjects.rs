@@ -7,6 +7,7 @@ use super::negotiate::Negotiated;
 use super::{Current, Offer};
 use crate::judge::{Domain, Knowledge, Policy};
 use crate::measure::sink::Measurements;
+use crate::measure::tls::through::Software;
 use crate::model::{Kind, Metric, Status};
 use crate::units::Seconds;
 use anyhow::Result;
@@ -260,14 +261,74 @@ fn measure_tls(s: &Subjects, session: &mut Measurements, budget: Seconds) -> Res
     tls_kind::loopback(&plan, session)
 }
 
-/// The nginx binary, when `c` is this machine's nginx (not a remote server) and
-/// nginx is installed here: then its throughput change is measured through two
-/// private instances ([`measure_through`]).
-pub fn through_nginx_binary(c: &Current) -> Option<std::path::PathBuf> {
-    if c.installed.software != "nginx" || c.within_offer || !matches!(c.installed.config, crate::discover::installed::Config::Tls(_)) {
+/// The server software and its binary, when `c` is this machine's nginx,
+/// Apache, HAProxy or stunnel server (not a remote server) and it is installed
+/// here: then its throughput change is measured through two private instances
+/// ([`measure_through`]).
+pub fn through_binary(c: &Current) -> Option<(Software, std::path::PathBuf)> {
+    let sw = Software::named(c.installed.software)?;
+    match &c.installed.config {
+        crate::discover::installed::Config::Tls(t) if t.server && !c.within_offer => {}
+        _ => return None,
+    }
+    if sw == Software::Apache && crate::backend::apache::modules().is_none() {
         return None;
     }
-    crate::discover::installed::find_program(&["nginx"]).map(std::path::PathBuf::from)
+    let bin = crate::discover::installed::find_program(sw.programs()).map(std::path::PathBuf::from)?;
+    Some((sw, bin))
+}
+
+/// The installed configuration's TLS lines in `sw`'s own syntax, for its
+/// private instance: nginx's as [`now_lines`], the others' every value read
+/// (`discover::installed::NAME`), the order the server keeps included.
+pub fn now_lines_for(sw: Software, t: &crate::discover::installed::TlsConfig) -> Vec<String> {
+    let protocols = t.protocols.as_deref().filter(|p| !p.is_empty());
+    let mut out = Vec::new();
+    match sw {
+        Software::Nginx => return now_lines(t),
+        Software::Apache => {
+            if let Some(p) = protocols {
+                out.push(format!(
+                    "SSLProtocol -all {}",
+                    p.iter().map(|v| format!("+{v}")).collect::<Vec<_>>().join(" ")
+                ));
+            }
+            out.extend(t.cipher_string.as_ref().map(|c| format!("SSLCipherSuite {c}")));
+            out.extend(t.ciphersuites.as_ref().map(|c| format!("SSLCipherSuite TLSv1.3 {c}")));
+            out.extend(t.groups.as_ref().map(|g| format!("SSLOpenSSLConfCmd Curves {g}")));
+            out.push(format!("SSLHonorCipherOrder {}", if t.server_order { "on" } else { "off" }));
+        }
+        Software::Haproxy => {
+            out.extend(t.cipher_string.as_ref().map(|c| format!("ssl-default-bind-ciphers {c}")));
+            out.extend(t.ciphersuites.as_ref().map(|c| format!("ssl-default-bind-ciphersuites {c}")));
+            out.extend(t.groups.as_ref().map(|g| format!("ssl-default-bind-curves {g}")));
+            // HAProxy spells TLS 1.0 `TLSv1.0`.
+            let v = |p: &String| if p == "TLSv1" { "TLSv1.0".to_string() } else { p.clone() };
+            let mut options = Vec::new();
+            if let Some(p) = protocols {
+                options.push(format!("ssl-min-ver {} ssl-max-ver {}", v(&p[0]), v(&p[p.len() - 1])));
+            }
+            if !t.server_order {
+                options.push("prefer-client-ciphers".to_string());
+            }
+            if !options.is_empty() {
+                out.push(format!("ssl-default-bind-options {}", options.join(" ")));
+            }
+        }
+        Software::Stunnel => {
+            if let Some(p) = protocols {
+                out.push(format!("sslVersionMin = {}", p[0]));
+                out.push(format!("sslVersionMax = {}", p[p.len() - 1]));
+            }
+            out.extend(t.cipher_string.as_ref().map(|c| format!("ciphers = {c}")));
+            out.extend(t.ciphersuites.as_ref().map(|c| format!("ciphersuites = {c}")));
+            out.extend(t.groups.as_ref().map(|g| format!("curves = {g}")));
+            if t.server_order {
+                out.push("options = CIPHER_SERVER_PREFERENCE".to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The installed configuration's TLS lines, as nginx directives: every value it
@@ -298,9 +359,10 @@ pub fn now_lines(t: &crate::discover::installed::TlsConfig) -> Vec<String> {
     out
 }
 
-/// For each local nginx whose diff changes the negotiated TLS choice: its
-/// throughput now and with the recommended lines, measured through two private
-/// nginx instances (`measure::tls::through`) within `budget`, into `session`.
+/// For each local nginx, Apache, HAProxy or stunnel whose diff changes the
+/// negotiated TLS choice: its throughput now and with the recommended lines,
+/// measured through two private instances of it (`measure::tls::through`)
+/// within `budget`, into `session`.
 /// Returns what could not be measured, one sentence each (the diff then keeps
 /// the loopback figures).
 pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], session: &mut Measurements, budget: Seconds) -> Vec<String> {
@@ -308,15 +370,15 @@ pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], sess
     use crate::measure::tls::through;
     let mut notes = Vec::new();
     let t0 = std::time::Instant::now();
-    let work: Vec<(std::path::PathBuf, &Current, &super::SoftwareDiff)> = currents
+    let work: Vec<((Software, std::path::PathBuf), &Current, &super::SoftwareDiff)> = currents
         .iter()
         .filter_map(|c| {
-            let bin = through_nginx_binary(c)?;
+            let bin = through_binary(c)?;
             let d = diffs.iter().find(|d| d.software == c.installed.software)?;
             (d.now.is_some() && d.recommended.is_some() && d.now != d.recommended && !d.lines.is_empty()).then_some((bin, c, d))
         })
         .collect();
-    for (k, (bin, c, d)) in work.iter().enumerate() {
+    for (k, ((sw, bin), c, d)) in work.iter().enumerate() {
         if crate::interrupt::requested() {
             break;
         }
@@ -342,27 +404,30 @@ pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], sess
         };
         let left = budget.0 - t0.elapsed().as_secs_f64();
         let plan = through::ThroughPlan {
-            nginx: bin.clone(),
+            software: *sw,
+            binary: bin.clone(),
             cert,
             instances: vec![
                 through::Instance {
                     role: "now",
-                    lines: now_lines(t),
+                    lines: now_lines_for(*sw, t),
                     expect: (nv.clone(), ns.clone()),
                 },
                 through::Instance {
                     role: "recommended",
-                    lines: d.lines.clone(),
+                    // The emitters' notes are comments, not lines a server takes.
+                    lines: d.lines.iter().filter(|l| !l.trim_start().starts_with('#')).cloned().collect(),
                     expect: (rv.clone(), rs.clone()),
                 },
             ],
             budget: Seconds(left / (work.len() - k) as f64),
             timeout: std::time::Duration::from_secs(10),
         };
-        if let Err(e) = through::through_nginx(&plan, session) {
+        if let Err(e) = through::through(&plan, session) {
             notes.push(format!(
-                "{}: the throughput change could not be measured through a private nginx, so it is the loopback figure: {e:#}",
-                d.software
+                "{}: the throughput change could not be measured through a private {}, so it is the loopback figure: {e:#}",
+                d.software,
+                sw.shown()
             ));
         }
     }
