@@ -576,6 +576,79 @@ mod tests {
         }
     }
 
+    /// The installed values as Apache, HAProxy and stunnel lines: each the
+    /// software's own syntax, and its private instance starts with them and a
+    /// default client gets the server's first CBC suite over TLS 1.2, as the diff
+    /// of such a file says; a client's order (`server_order` false) is kept.
+    #[test]
+    fn now_lines_for_each_server_are_its_own_and_it_takes_them() {
+        use crate::discover::installed::TlsConfig;
+        let t = TlsConfig {
+            server: true,
+            protocols: Some(vec!["TLSv1".into(), "TLSv1.1".into(), "TLSv1.2".into()]),
+            cipher_string: Some("ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256".into()),
+            groups: Some("X25519:prime256v1".into()),
+            server_order: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            now_lines_for(Software::Apache, &t),
+            [
+                "SSLProtocol -all +TLSv1 +TLSv1.1 +TLSv1.2",
+                "SSLCipherSuite ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+                "SSLOpenSSLConfCmd Curves X25519:prime256v1",
+                "SSLHonorCipherOrder on",
+            ]
+        );
+        assert_eq!(
+            now_lines_for(Software::Haproxy, &t),
+            [
+                "ssl-default-bind-ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+                "ssl-default-bind-curves X25519:prime256v1",
+                "ssl-default-bind-options ssl-min-ver TLSv1.0 ssl-max-ver TLSv1.2",
+            ]
+        );
+        assert_eq!(
+            now_lines_for(Software::Stunnel, &t),
+            [
+                "sslVersionMin = TLSv1",
+                "sslVersionMax = TLSv1.2",
+                "ciphers = ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+                "curves = X25519:prime256v1",
+                "options = CIPHER_SERVER_PREFERENCE",
+            ]
+        );
+        let client = TlsConfig {
+            server_order: false,
+            ..t.clone()
+        };
+        assert!(now_lines_for(Software::Apache, &client).contains(&"SSLHonorCipherOrder off".to_string()));
+        assert!(now_lines_for(Software::Haproxy, &client)
+            .last()
+            .is_some_and(|l| l.ends_with(" prefer-client-ciphers")));
+        assert!(!now_lines_for(Software::Stunnel, &client).iter().any(|l| l.starts_with("options")));
+        assert_eq!(now_lines_for(Software::Nginx, &t), now_lines(&t));
+        // Each private instance takes them: the plan's "now" side, as `check` runs it.
+        for sw in [Software::Apache, Software::Haproxy, Software::Stunnel] {
+            let Some(bin) = crate::discover::installed::find_program(sw.programs()) else {
+                crate::testing::missing(&format!("{} is not installed", sw.name()));
+                continue;
+            };
+            let id = crate::backend::openssl::certs::Identity::generate(crate::backend::openssl::certs::CertType::Rsa2048).unwrap();
+            let lines = now_lines_for(sw, &t);
+            let server = sw
+                .start(std::path::Path::new(&bin), &lines, &id, b"ok", std::time::Duration::from_secs(10))
+                .unwrap_or_else(|e| panic!("{} refused {lines:?}: {e:#}", sw.name()));
+            let (cipher, got) = crate::backend::private::tests::get_over_tls(server.addr(), crate::backend::private::PATH);
+            assert_eq!(cipher, "ECDHE-RSA-AES128-SHA", "{}", sw.name());
+            assert!(
+                got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nok"),
+                "{}: {got}",
+                sw.name()
+            );
+        }
+    }
+
     /// Only comparisons the first pass could not call are measured again, bulk
     /// only: not a measurable one, not an unchanged one.
     #[test]

@@ -121,7 +121,7 @@ impl Software {
     }
 
     /// Starts a private instance with `lines`, serving `body`.
-    fn start(self, binary: &Path, lines: &[String], identity: &Identity, body: &[u8], within: Duration) -> Result<Running> {
+    pub fn start(self, binary: &Path, lines: &[String], identity: &Identity, body: &[u8], within: Duration) -> Result<Running> {
         Ok(match self {
             Software::Nginx => Running::Nginx(PrivateNginx::start(&nginx::Spec {
                 binary,
@@ -155,8 +155,8 @@ impl Software {
     }
 }
 
-/// A running private instance.
-enum Running {
+/// A running private instance (stopped when dropped).
+pub enum Running {
     Nginx(PrivateNginx),
     Apache(PrivateApache),
     Haproxy(PrivateHaproxy),
@@ -164,7 +164,7 @@ enum Running {
 }
 
 impl Running {
-    fn addr(&self) -> SocketAddr {
+    pub fn addr(&self) -> SocketAddr {
         match self {
             Running::Nginx(n) => n.addr(),
             Running::Apache(a) => a.addr(),
