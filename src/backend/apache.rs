@@ -11,14 +11,11 @@
 //! and binds, and its child serves as `nobody` (`User`/`Group`: Apache refuses
 //! to serve as root).
 
-use crate::backend::openssl::certs::Identity;
-use crate::backend::private::{self, Daemon, Layout, Start};
+use crate::backend::private::{self, Daemon, Layout, Served, Start};
 use crate::backend::process::descendants;
 use anyhow::{anyhow, bail, Result};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 /// The path of the served file.
 pub const PATH: &str = private::PATH;
@@ -35,17 +32,7 @@ const DIRECTIVES: &[&str] = &[
     "sslcompression",
 ];
 
-/// What to start.
-pub struct Spec<'a> {
-    /// The apache2 (httpd) binary, by absolute path.
-    pub binary: &'a Path,
-    /// Whole mod_ssl lines (`SSLCipherSuite …`).
-    pub tls_lines: &'a [String],
-    pub identity: &'a Identity,
-    /// The body served at [`PATH`].
-    pub body: &'a [u8],
-    pub start_within: Duration,
-}
+pub use crate::backend::private::Spec;
 
 /// A running private Apache. Dropping it stops it and removes its directories.
 pub struct PrivateApache {
@@ -158,18 +145,18 @@ impl PrivateApache {
         })?;
         Ok(PrivateApache { daemon })
     }
+}
 
-    pub fn addr(&self) -> SocketAddr {
-        self.daemon.addr()
+impl Served for PrivateApache {
+    fn daemon(&self) -> &Daemon {
+        &self.daemon
     }
-
-    pub fn pid(&self) -> Option<u32> {
-        self.daemon.pid()
-    }
-
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn dirs(&self) -> Vec<PathBuf> {
-        self.daemon.dirs()
+    /// The parent and its child.
+    fn serving(&self) -> Vec<u32> {
+        self.pid()
+            .into_iter()
+            .flat_map(|p| std::iter::once(p).chain(descendants(p)))
+            .collect()
     }
 }
 
@@ -177,7 +164,10 @@ impl PrivateApache {
 mod tests {
     use super::*;
     use crate::backend::openssl::certs::CertType;
+    use crate::backend::openssl::certs::Identity;
+    use crate::backend::private::Served;
     use crate::backend::process::alive;
+    use std::time::Duration;
 
     fn apache() -> Option<PathBuf> {
         if modules().is_none() {

@@ -10,34 +10,15 @@
 //! section, one per line ([`tls_line_ok`]). As root it reads the certificate,
 //! binds, then runs as `nobody` (`user`/`group`).
 
-use crate::backend::openssl::certs::Identity;
-use crate::backend::private::{self, Daemon, Layout, PlainHttp, Start};
+use crate::backend::private::{self, Daemon, Layout, Proxy, Start};
 use anyhow::{bail, Result};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 const PREFIX: &str = "cipherbench-haproxy-";
 
-/// What to start.
-pub struct Spec<'a> {
-    /// The haproxy binary, by absolute path.
-    pub binary: &'a Path,
-    /// Whole `ssl-default-bind-…` lines.
-    pub tls_lines: &'a [String],
-    pub identity: &'a Identity,
-    /// The body every GET gets.
-    pub body: &'a [u8],
-    pub start_within: Duration,
-}
-
-/// A running private HAProxy and its plaintext backend. Dropping it stops both
-/// and removes its directory.
-pub struct PrivateHaproxy {
-    daemon: Daemon,
-    _backend: PlainHttp,
-}
+pub use crate::backend::private::Spec;
 
 /// Whether `line` is one `ssl-default-bind-…` line and nothing else.
 pub fn tls_line_ok(line: &str) -> bool {
@@ -66,24 +47,22 @@ pub fn config_text(l: &Layout, port: u16, backend: SocketAddr, tls: &[String]) -
     Ok(c)
 }
 
-impl PrivateHaproxy {
-    /// Starts the plaintext backend, writes the directory and configuration,
-    /// checks it with `haproxy -c`, starts HAProxy and waits until it accepts.
-    pub fn start(spec: &Spec) -> Result<PrivateHaproxy> {
-        if let Some(bad) = spec.tls_lines.iter().find(|l| !tls_line_ok(l)) {
-            bail!("not one TLS directive: '{bad}' (the private HAProxy takes ssl-default-bind-… lines only)");
-        }
-        let backend = PlainHttp::start(spec.body)?;
-        let to = backend.addr();
+/// Starts the plaintext backend, writes the directory and configuration,
+/// checks it with `haproxy -c`, starts HAProxy and waits until it accepts.
+pub fn start(spec: &Spec) -> Result<Proxy> {
+    if let Some(bad) = spec.tls_lines.iter().find(|l| !tls_line_ok(l)) {
+        bail!("not one TLS directive: '{bad}' (the private HAProxy takes ssl-default-bind-… lines only)");
+    }
+    let run = |extra: &[&str], conf: &Path| {
+        let mut c = Command::new(spec.binary);
+        c.args(extra).arg("-f").arg(conf);
+        c
+    };
+    let check = |_: &Layout, conf: &Path| run(&["-c"], conf);
+    let command = |_: &Layout, conf: &Path| run(&["-db"], conf);
+    Proxy::start(spec.body, |to| {
         let config = |l: &Layout, port: u16| config_text(l, port, to, spec.tls_lines);
-        let run = |extra: &[&str], conf: &Path| {
-            let mut c = Command::new(spec.binary);
-            c.args(extra).arg("-f").arg(conf);
-            c
-        };
-        let check = |_: &Layout, conf: &Path| run(&["-c"], conf);
-        let command = |_: &Layout, conf: &Path| run(&["-db"], conf);
-        let daemon = Daemon::start(&Start {
+        Daemon::start(&Start {
             what: "HAProxy",
             prefix: PREFIX,
             binary: spec.binary,
@@ -97,29 +76,18 @@ impl PrivateHaproxy {
             refusal: &["[ALERT]"],
             command: &command,
             ready: &|_| true,
-        })?;
-        Ok(PrivateHaproxy { daemon, _backend: backend })
-    }
-
-    pub fn addr(&self) -> SocketAddr {
-        self.daemon.addr()
-    }
-
-    pub fn pid(&self) -> Option<u32> {
-        self.daemon.pid()
-    }
-
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn dirs(&self) -> Vec<PathBuf> {
-        self.daemon.dirs()
-    }
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::backend::openssl::certs::CertType;
+    use crate::backend::openssl::certs::Identity;
+    use crate::backend::private::Served;
     use crate::backend::process::alive;
+    use std::time::Duration;
 
     fn lines(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -145,7 +113,7 @@ mod tests {
             body: b"through haproxy",
             start_within: Duration::from_secs(10),
         };
-        let h = PrivateHaproxy::start(&spec).unwrap();
+        let h = start(&spec).unwrap();
         let (pid, dirs) = (h.pid().unwrap(), h.dirs());
         let (cipher, got) = crate::backend::private::tests::get_over_tls(h.addr(), private::PATH);
         assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nthrough haproxy"), "{got}");
@@ -156,7 +124,7 @@ mod tests {
             assert!(!d.exists(), "{} outlived its owner", d.display());
         }
         let bad = lines(&["ssl-default-bind-options no-such-option"]);
-        let e = PrivateHaproxy::start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
+        let e = start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
         assert!(format!("{e:#}").contains("no-such-option"), "{e:#}");
         for bad in [
             "stats socket /tmp/x",
@@ -164,7 +132,7 @@ mod tests {
             "ssl-default-bind-ciphers X # y",
         ] {
             let l = lines(&[bad]);
-            assert!(PrivateHaproxy::start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
+            assert!(start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
         }
     }
 }

@@ -25,12 +25,10 @@
 //! registered with [`crate::interrupt`] stops it on a forced exit; and directories
 //! left by a run that was killed outright are swept at the next start.
 
-use crate::backend::openssl::certs::Identity;
-use crate::backend::private::{self, Daemon, Layout, Start};
+use crate::backend::private::{self, Daemon, Layout, Served, Start};
 use crate::backend::process::{self, descendants};
 use anyhow::{bail, Result};
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -39,18 +37,7 @@ pub const PATH: &str = private::PATH;
 
 /// How private directories are named in the temporary directory.
 const PREFIX: &str = "cipherbench-nginx-";
-/// What to start.
-pub struct Spec<'a> {
-    /// The nginx binary, by absolute path.
-    pub binary: &'a Path,
-    /// The TLS directives, each a whole `ssl_…;` line.
-    pub tls_lines: &'a [String],
-    pub identity: &'a Identity,
-    /// The body served at [`PATH`].
-    pub body: &'a [u8],
-    /// How long it may take to answer (capped by the run's deadline).
-    pub start_within: Duration,
-}
+pub use crate::backend::private::Spec;
 
 /// A running private nginx. Dropping it stops it and removes its directories.
 pub struct PrivateNginx {
@@ -180,24 +167,19 @@ impl PrivateNginx {
         Ok(PrivateNginx { daemon })
     }
 
-    pub fn addr(&self) -> SocketAddr {
-        self.daemon.addr()
-    }
-
-    /// The master's pid while it runs.
-    pub fn pid(&self) -> Option<u32> {
-        self.daemon.pid()
-    }
-
     /// The worker's pid (the master's one child).
     pub fn worker(&self) -> Option<u32> {
         descendants(self.pid()?).into_iter().min()
     }
+}
 
-    /// The private directories (configuration, then the served file's).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn dirs(&self) -> Vec<PathBuf> {
-        self.daemon.dirs()
+impl Served for PrivateNginx {
+    fn daemon(&self) -> &Daemon {
+        &self.daemon
+    }
+    /// Its worker.
+    fn serving(&self) -> Vec<u32> {
+        self.worker().into_iter().collect()
     }
 }
 
@@ -217,9 +199,13 @@ fn test_config(binary: &Path, dir: &Path, config: &Path, within: Duration) -> Re
 mod tests {
     use super::*;
     use crate::backend::openssl::certs::CertType;
+    use crate::backend::openssl::certs::Identity;
+    use crate::backend::private::Served;
     use crate::backend::process::{alive, processes_with_arg};
     use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
     use std::process::Stdio;
+    use std::time::Duration;
     use std::time::Instant;
 
     fn nginx() -> Option<PathBuf> {

@@ -38,6 +38,73 @@ pub const PATH: &str = "/1m.bin";
 /// Instances alive in this process, for the forced-exit hook: (pid, directories).
 static LIVE: Mutex<Vec<(u32, Vec<PathBuf>)>> = Mutex::new(Vec::new());
 
+/// What to start: the same for every private TLS server.
+#[derive(Clone, Copy)]
+pub struct Spec<'a> {
+    /// The binary, by absolute path.
+    pub binary: &'a Path,
+    /// The TLS lines, each one whole directive of the software's own syntax.
+    pub tls_lines: &'a [String],
+    pub identity: &'a Identity,
+    /// The body every GET of [`PATH`] gets.
+    pub body: &'a [u8],
+    /// How long it may take to answer (capped by the run's deadline).
+    pub start_within: Duration,
+}
+
+/// A running private server, whichever it is.
+pub trait Served {
+    fn daemon(&self) -> &Daemon;
+    fn addr(&self) -> SocketAddr {
+        self.daemon().addr()
+    }
+    /// Its pid while it runs (the master, for a server that forks).
+    fn pid(&self) -> Option<u32> {
+        self.daemon().pid()
+    }
+    /// The private directories (configuration, then the served file's).
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn dirs(&self) -> Vec<PathBuf> {
+        self.daemon().dirs()
+    }
+    /// The processes whose CPU serves the requests: its one process unless
+    /// it says otherwise.
+    fn serving(&self) -> Vec<u32> {
+        self.pid().into_iter().collect()
+    }
+}
+
+impl Served for Daemon {
+    fn daemon(&self) -> &Daemon {
+        self
+    }
+}
+
+/// A private TLS proxy (HAProxy, stunnel) and the plaintext HTTP server of this
+/// process it fronts. Dropping it stops both.
+pub struct Proxy {
+    daemon: Daemon,
+    _backend: PlainHttp,
+}
+
+impl Proxy {
+    /// Starts the plaintext server with `body`, then the proxy `daemon` gives in
+    /// front of it.
+    pub fn start(body: &[u8], daemon: impl FnOnce(SocketAddr) -> Result<Daemon>) -> Result<Proxy> {
+        let backend = PlainHttp::start(body)?;
+        Ok(Proxy {
+            daemon: daemon(backend.addr())?,
+            _backend: backend,
+        })
+    }
+}
+
+impl Served for Proxy {
+    fn daemon(&self) -> &Daemon {
+        &self.daemon
+    }
+}
+
 /// The directories and account of one private server, for its configuration.
 pub struct Layout {
     /// The configuration directory (0700): key.pem, cert.pem, both.pem, the log.
@@ -284,6 +351,7 @@ impl Daemon {
     }
 
     /// The private directories (configuration, then the served file's).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn dirs(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|d| d.path().to_path_buf()).collect()
     }

@@ -13,13 +13,11 @@
 //! the error. As root it reads the key, binds, then runs as `nobody`
 //! (`setuid`/`setgid`).
 
-use crate::backend::openssl::certs::Identity;
-use crate::backend::private::{self, Daemon, Layout, PlainHttp, Start};
+use crate::backend::private::{self, Daemon, Layout, Proxy, Start};
 use anyhow::{bail, Result};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 const PREFIX: &str = "cipherbench-stunnel-";
 /// The programs that are stunnel.
@@ -35,24 +33,7 @@ const OPTIONS: &[&str] = &[
     "options",
 ];
 
-/// What to start.
-pub struct Spec<'a> {
-    /// The stunnel binary, by absolute path.
-    pub binary: &'a Path,
-    /// Whole `option = value` lines of the service.
-    pub tls_lines: &'a [String],
-    pub identity: &'a Identity,
-    /// The body every GET gets.
-    pub body: &'a [u8],
-    pub start_within: Duration,
-}
-
-/// A running private stunnel and its plaintext backend. Dropping it stops both
-/// and removes its directory.
-pub struct PrivateStunnel {
-    daemon: Daemon,
-    _backend: PlainHttp,
-}
+pub use crate::backend::private::Spec;
 
 /// Whether `line` is one TLS option of a service (`ciphers = …`) and nothing else.
 pub fn tls_line_ok(line: &str) -> bool {
@@ -81,22 +62,20 @@ pub fn config_text(l: &Layout, port: u16, backend: SocketAddr, tls: &[String]) -
     Ok(c)
 }
 
-impl PrivateStunnel {
-    /// Starts the plaintext backend, writes the directory and configuration,
-    /// starts stunnel and waits until it accepts.
-    pub fn start(spec: &Spec) -> Result<PrivateStunnel> {
-        if let Some(bad) = spec.tls_lines.iter().find(|l| !tls_line_ok(l)) {
-            bail!("not one TLS option: '{bad}' (the private stunnel takes a service's TLS options only)");
-        }
-        let backend = PlainHttp::start(spec.body)?;
-        let to = backend.addr();
+/// Starts the plaintext backend, writes the directory and configuration,
+/// starts stunnel and waits until it accepts.
+pub fn start(spec: &Spec) -> Result<Proxy> {
+    if let Some(bad) = spec.tls_lines.iter().find(|l| !tls_line_ok(l)) {
+        bail!("not one TLS option: '{bad}' (the private stunnel takes a service's TLS options only)");
+    }
+    let command = |_: &Layout, conf: &Path| {
+        let mut c = Command::new(spec.binary);
+        c.arg(conf);
+        c
+    };
+    Proxy::start(spec.body, |to| {
         let config = |l: &Layout, port: u16| config_text(l, port, to, spec.tls_lines);
-        let command = |_: &Layout, conf: &Path| {
-            let mut c = Command::new(spec.binary);
-            c.arg(conf);
-            c
-        };
-        let daemon = Daemon::start(&Start {
+        Daemon::start(&Start {
             what: "stunnel",
             prefix: PREFIX,
             binary: spec.binary,
@@ -110,29 +89,18 @@ impl PrivateStunnel {
             refusal: &[],
             command: &command,
             ready: &|_| true,
-        })?;
-        Ok(PrivateStunnel { daemon, _backend: backend })
-    }
-
-    pub fn addr(&self) -> SocketAddr {
-        self.daemon.addr()
-    }
-
-    pub fn pid(&self) -> Option<u32> {
-        self.daemon.pid()
-    }
-
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn dirs(&self) -> Vec<PathBuf> {
-        self.daemon.dirs()
-    }
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::backend::openssl::certs::CertType;
+    use crate::backend::openssl::certs::Identity;
+    use crate::backend::private::Served;
     use crate::backend::process::alive;
+    use std::time::Duration;
 
     fn lines(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -155,7 +123,7 @@ mod tests {
             body: b"through stunnel",
             start_within: Duration::from_secs(10),
         };
-        let s = PrivateStunnel::start(&spec).unwrap();
+        let s = start(&spec).unwrap();
         let (pid, dirs) = (s.pid().unwrap(), s.dirs());
         let (cipher, got) = crate::backend::private::tests::get_over_tls(s.addr(), private::PATH);
         assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nthrough stunnel"), "{got}");
@@ -166,11 +134,11 @@ mod tests {
             assert!(!d.exists(), "{} outlived its owner", d.display());
         }
         let bad = lines(&["ciphers = NO-SUCH-SUITE"]);
-        let e = PrivateStunnel::start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
+        let e = start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
         assert!(format!("{e:#}").contains("stunnel"), "{e:#}");
         for bad in ["exec = /bin/sh", "ciphers = X\n[x]", "ciphers = X ; y", "[other]"] {
             let l = lines(&[bad]);
-            assert!(PrivateStunnel::start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
+            assert!(start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
         }
     }
 }

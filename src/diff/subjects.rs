@@ -637,7 +637,13 @@ mod tests {
             let id = crate::backend::openssl::certs::Identity::generate(crate::backend::openssl::certs::CertType::Rsa2048).unwrap();
             let lines = now_lines_for(sw, &t);
             let server = sw
-                .start(std::path::Path::new(&bin), &lines, &id, b"ok", std::time::Duration::from_secs(10))
+                .start(&crate::backend::private::Spec {
+                    binary: std::path::Path::new(&bin),
+                    tls_lines: &lines,
+                    identity: &id,
+                    body: b"ok",
+                    start_within: std::time::Duration::from_secs(10),
+                })
                 .unwrap_or_else(|e| panic!("{} refused {lines:?}: {e:#}", sw.name()));
             let (cipher, got) = crate::backend::private::tests::get_over_tls(server.addr(), crate::backend::private::PATH);
             assert_eq!(cipher, "ECDHE-RSA-AES128-SHA", "{}", sw.name());

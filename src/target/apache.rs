@@ -6,13 +6,11 @@ use super::negotiated::{Negotiation, Want};
 use super::server;
 use super::validate::{parse_with, unchecked, Checked, Scratch};
 use super::{Protocol, Target};
-use crate::backend::apache::{self as private, PrivateApache, Spec};
-use crate::backend::openssl::certs::Identity;
+use crate::backend::apache::{self as private, PrivateApache};
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::emit::{self, Emitter};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub struct Apache;
 
@@ -51,17 +49,7 @@ impl Target for Apache {
     /// A private Apache (`backend::apache`) started with the lines on
     /// 127.0.0.1, and one handshake by the installed libssl's default client.
     fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
-        let tls = server::tls_lines(lines);
-        let start = |binary: &Path, identity: &Identity, within: Duration| {
-            PrivateApache::start(&Spec {
-                binary,
-                tls_lines: &tls,
-                identity,
-                body: b"cipherbench",
-                start_within: within,
-            })
-        };
-        server::negotiate("apache", private::PROGRAMS, want, start, |s| s.addr().port())
+        server::negotiate("apache", private::PROGRAMS, lines, want, PrivateApache::start)
     }
     fn keywords(&self) -> &'static [&'static str] {
         inst::apache::KEYWORDS

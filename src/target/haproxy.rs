@@ -5,13 +5,11 @@ use super::negotiated::{Negotiation, Want};
 use super::server;
 use super::validate::{parse_with, Checked, Scratch};
 use super::{Protocol, Target};
-use crate::backend::haproxy::{PrivateHaproxy, Spec};
-use crate::backend::openssl::certs::Identity;
+use crate::backend::haproxy;
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::emit::{self, Emitter};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub struct Haproxy;
 
@@ -42,17 +40,7 @@ impl Target for Haproxy {
     /// `global` section on 127.0.0.1, and one handshake by the installed
     /// libssl's default client.
     fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
-        let tls = server::tls_lines(lines);
-        let start = |binary: &Path, identity: &Identity, within: Duration| {
-            PrivateHaproxy::start(&Spec {
-                binary,
-                tls_lines: &tls,
-                identity,
-                body: b"cipherbench",
-                start_within: within,
-            })
-        };
-        server::negotiate("haproxy", &["haproxy"], want, start, |s| s.addr().port())
+        server::negotiate("haproxy", &["haproxy"], lines, want, haproxy::start)
     }
     fn keywords(&self) -> &'static [&'static str] {
         inst::haproxy::KEYWORDS

@@ -4,13 +4,11 @@ use super::negotiated::{Negotiation, Want};
 use super::server;
 use super::validate::{parse_with, Checked, Scratch};
 use super::{Protocol, Target};
-use crate::backend::nginx::{PrivateNginx, Spec};
-use crate::backend::openssl::certs::Identity;
+use crate::backend::nginx::PrivateNginx;
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::emit::{self, Emitter};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub struct Nginx;
 
@@ -44,17 +42,7 @@ impl Target for Nginx {
     /// A private nginx (`backend::nginx`) started with the lines on 127.0.0.1,
     /// and one handshake by the installed libssl's default client: its usual peer.
     fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
-        let tls = server::tls_lines(lines);
-        let start = |binary: &Path, identity: &Identity, within: Duration| {
-            PrivateNginx::start(&Spec {
-                binary,
-                tls_lines: &tls,
-                identity,
-                body: b"cipherbench",
-                start_within: within,
-            })
-        };
-        server::negotiate("nginx", &["nginx"], want, start, |s| s.addr().port())
+        server::negotiate("nginx", &["nginx"], lines, want, PrivateNginx::start)
     }
     fn keywords(&self) -> &'static [&'static str] {
         inst::nginx::KEYWORDS

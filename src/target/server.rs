@@ -5,6 +5,7 @@
 
 use super::negotiated::{self, Negotiation, Want, Who};
 use crate::backend::openssl::certs::Identity;
+use crate::backend::private::{Served, Spec};
 use crate::discover::installed as inst;
 use anyhow::Result;
 use std::path::Path;
@@ -16,16 +17,16 @@ pub fn tls_lines(lines: &[String]) -> Vec<String> {
 }
 
 /// Runs `software` (the first of `programs` installed) with `start` (its
-/// binary, a certificate the answer's first choice needs, the time it has),
-/// which gives the running instance and its port; one handshake by a default
+/// private instance: `backend::NAME`) and `lines` on 127.0.0.1, with a
+/// certificate the answer's first choice needs; one handshake by a default
 /// client; what it negotiated judged against `want`. Not installed, or no time
 /// left: `NotRun` with why.
-pub fn negotiate<S>(
+pub fn negotiate<S: Served>(
     software: &str,
     programs: &[&str],
+    lines: &[String],
     want: &Want,
-    start: impl FnOnce(&Path, &Identity, Duration) -> Result<S>,
-    port: impl Fn(&S) -> u16,
+    start: impl FnOnce(&Spec) -> Result<S>,
 ) -> Result<Negotiation> {
     let Some(binary) = inst::find_program(programs) else {
         return Ok(Negotiation::NotRun(format!("{software} is not installed")));
@@ -35,8 +36,15 @@ pub fn negotiate<S>(
         Err(why) => return Ok(Negotiation::NotRun(why)),
     };
     let identity = Identity::generate(negotiated::cert_for(want))?;
-    let server = start(Path::new(&binary), &identity, within)?;
-    let seen = negotiated::default_client(port(&server), within)?;
+    let tls = tls_lines(lines);
+    let server = start(&Spec {
+        binary: Path::new(&binary),
+        tls_lines: &tls,
+        identity: &identity,
+        body: b"cipherbench",
+        start_within: within,
+    })?;
+    let seen = negotiated::default_client(server.addr().port(), within)?;
     let who = Who {
         software,
         peer: "a default client",

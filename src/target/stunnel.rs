@@ -7,22 +7,13 @@ use super::server;
 use super::validate::{unchecked, Checked};
 use super::{Protocol, Target};
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::stunnel::{PrivateStunnel, Spec, PROGRAMS};
+use crate::backend::private::Spec;
+use crate::backend::stunnel::{self, PROGRAMS};
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::emit::{self, Emitter};
 use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
-
-fn start(binary: &Path, tls: &[String], identity: &Identity, within: Duration) -> Result<PrivateStunnel> {
-    PrivateStunnel::start(&Spec {
-        binary,
-        tls_lines: tls,
-        identity,
-        body: b"cipherbench",
-        start_within: within,
-    })
-}
 
 pub struct Stunnel;
 
@@ -50,7 +41,14 @@ impl Target for Stunnel {
             Err(why) => return unchecked(&why),
         };
         let identity = Identity::generate(CertType::EcdsaP256)?;
-        match start(Path::new(&binary), &server::tls_lines(lines), &identity, within) {
+        let spec = Spec {
+            binary: Path::new(&binary),
+            tls_lines: &server::tls_lines(lines),
+            identity: &identity,
+            body: b"cipherbench",
+            start_within: within,
+        };
+        match stunnel::start(&spec) {
             Ok(_) => Ok(Checked::Parsed(binary.rsplit('/').next().unwrap_or("stunnel").to_string())),
             Err(e) if crate::deadline::run_expired() || crate::interrupt::requested() => Err(e),
             Err(e) => Err(super::Refused(format!("stunnel refused the lines: {}", crate::untrusted::shown(&format!("{e:#}")))).into()),
@@ -60,9 +58,7 @@ impl Target for Stunnel {
     /// service on 127.0.0.1, and one handshake by the installed libssl's
     /// default client.
     fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
-        let tls = server::tls_lines(lines);
-        let run = |binary: &Path, identity: &Identity, within: Duration| start(binary, &tls, identity, within);
-        server::negotiate("stunnel", PROGRAMS, want, run, |s| s.addr().port())
+        server::negotiate("stunnel", PROGRAMS, lines, want, stunnel::start)
     }
     fn keywords(&self) -> &'static [&'static str] {
         inst::stunnel::KEYWORDS

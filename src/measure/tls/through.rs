@@ -25,12 +25,12 @@
 
 use super::http::HttpProbe;
 use crate::backend::apache::{self, PrivateApache};
-use crate::backend::haproxy::{self, PrivateHaproxy};
-use crate::backend::nginx::{self, PrivateNginx, PATH};
+use crate::backend::haproxy;
+use crate::backend::nginx::{PrivateNginx, PATH};
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls as ssl;
-use crate::backend::private::cpu_seconds;
-use crate::backend::stunnel::{self, PrivateStunnel};
+use crate::backend::private::{cpu_seconds, Served, Spec};
+use crate::backend::stunnel;
 use crate::measure::engine::sampler::{self, over_slices, Probe, Rate, SamplerConfig};
 use crate::measure::engine::stats::MIN_SAMPLES;
 use crate::measure::sink::Measurements;
@@ -40,7 +40,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use openssl::ssl::{SslContext, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode};
 use serde_json::json;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The server software a throughput change is measured through.
@@ -120,72 +120,14 @@ impl Software {
         }
     }
 
-    /// Starts a private instance with `lines`, serving `body`.
-    pub fn start(self, binary: &Path, lines: &[String], identity: &Identity, body: &[u8], within: Duration) -> Result<Running> {
+    /// Starts a private instance as `spec` says.
+    pub fn start(self, spec: &Spec) -> Result<Box<dyn Served>> {
         Ok(match self {
-            Software::Nginx => Running::Nginx(PrivateNginx::start(&nginx::Spec {
-                binary,
-                tls_lines: lines,
-                identity,
-                body,
-                start_within: within,
-            })?),
-            Software::Apache => Running::Apache(PrivateApache::start(&apache::Spec {
-                binary,
-                tls_lines: lines,
-                identity,
-                body,
-                start_within: within,
-            })?),
-            Software::Haproxy => Running::Haproxy(PrivateHaproxy::start(&haproxy::Spec {
-                binary,
-                tls_lines: lines,
-                identity,
-                body,
-                start_within: within,
-            })?),
-            Software::Stunnel => Running::Stunnel(PrivateStunnel::start(&stunnel::Spec {
-                binary,
-                tls_lines: lines,
-                identity,
-                body,
-                start_within: within,
-            })?),
+            Software::Nginx => Box::new(PrivateNginx::start(spec)?),
+            Software::Apache => Box::new(PrivateApache::start(spec)?),
+            Software::Haproxy => Box::new(haproxy::start(spec)?),
+            Software::Stunnel => Box::new(stunnel::start(spec)?),
         })
-    }
-}
-
-/// A running private instance (stopped when dropped).
-pub enum Running {
-    Nginx(PrivateNginx),
-    Apache(PrivateApache),
-    Haproxy(PrivateHaproxy),
-    Stunnel(PrivateStunnel),
-}
-
-impl Running {
-    pub fn addr(&self) -> SocketAddr {
-        match self {
-            Running::Nginx(n) => n.addr(),
-            Running::Apache(a) => a.addr(),
-            Running::Haproxy(h) => h.addr(),
-            Running::Stunnel(s) => s.addr(),
-        }
-    }
-
-    /// The processes whose CPU serves the requests: nginx's worker, Apache's
-    /// parent and child, HAProxy's and stunnel's one process (all its threads).
-    fn serving(&self) -> Vec<u32> {
-        match self {
-            Running::Nginx(n) => n.worker().into_iter().collect(),
-            Running::Apache(a) => a
-                .pid()
-                .into_iter()
-                .flat_map(|p| std::iter::once(p).chain(crate::backend::process::descendants(p)))
-                .collect(),
-            Running::Haproxy(h) => h.pid().into_iter().collect(),
-            Running::Stunnel(s) => s.pid().into_iter().collect(),
-        }
     }
 }
 
@@ -358,7 +300,7 @@ type Negotiated = (String, String, String, Option<String>);
 
 /// A private server with one instance's lines, checked before timing.
 struct Server {
-    running: Running,
+    running: Box<dyn Served>,
     serving: Vec<u32>,
     neg: Negotiated,
 }
@@ -373,8 +315,15 @@ fn start_servers(plan: &ThroughPlan, ctx: &SslContext) -> Result<Vec<Server>> {
     let mut servers = Vec::new();
     let sw = plan.software;
     for inst in &plan.instances {
+        let spec = Spec {
+            binary: &plan.binary,
+            tls_lines: &inst.lines,
+            identity: &id,
+            body: &body,
+            start_within: Duration::from_secs(10),
+        };
         let running = sw
-            .start(&plan.binary, &inst.lines, &id, &body, Duration::from_secs(10))
+            .start(&spec)
             .with_context(|| format!("the private {} with the {} TLS lines", sw.shown(), inst.role))?;
         let neg = verify(ctx, sw, running.addr(), inst, &want, plan.timeout)?;
         let serving = running.serving();
@@ -608,7 +557,7 @@ mod tests {
         let mut body = vec![0u8; BODY_BYTES];
         openssl::rand::rand_bytes(&mut body).unwrap();
         let tls = lines(&NOW);
-        let n = PrivateNginx::start(&nginx::Spec {
+        let n = PrivateNginx::start(&Spec {
             binary: &bin,
             tls_lines: &tls,
             identity: &id,
