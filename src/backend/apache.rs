@@ -163,68 +163,31 @@ impl Served for PrivateApache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::openssl::certs::CertType;
-    use crate::backend::openssl::certs::Identity;
-    use crate::backend::private::Served;
-    use crate::backend::process::alive;
-    use std::time::Duration;
-
-    fn apache() -> Option<PathBuf> {
-        if modules().is_none() {
-            crate::testing::missing("Apache's mod_ssl is not installed");
-            return None;
-        }
-        crate::backend::private::tests::program(PROGRAMS)
-    }
-
-    fn lines(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::backend::private::tests::{starts_serves_refuses_and_leaves_nothing_behind as check, Case};
 
     /// It starts with mod_ssl lines, serves the file over TLS with them, and
     /// leaves nothing behind; a line Apache refuses comes back in its words;
     /// anything but a mod_ssl cipher directive never reaches it.
     #[test]
     fn starts_serves_refuses_and_leaves_nothing_behind() {
-        let Some(bin) = apache() else { return };
-        let id = Identity::generate(CertType::Rsa2048).unwrap();
-        let body = vec![7u8; 4096];
-        let tls = lines(&[
-            "SSLProtocol -all +TLSv1.2",
-            "SSLCipherSuite ECDHE-RSA-AES128-SHA",
-            "SSLHonorCipherOrder on",
-        ]);
-        let spec = Spec {
-            binary: &bin,
-            tls_lines: &tls,
-            identity: &id,
-            body: &body,
-            start_within: Duration::from_secs(10),
-        };
-        let a = PrivateApache::start(&spec).unwrap();
-        let (pid, dirs) = (a.pid().unwrap(), a.dirs());
-        let kids = descendants(pid);
-        assert!(!kids.is_empty());
-        let (cipher, got) = crate::backend::private::tests::get_over_tls(a.addr(), PATH);
-        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
-        assert!(got.contains("Content-Length: 4096"), "{got}");
-        assert_eq!(cipher, "ECDHE-RSA-AES128-SHA");
-        drop(a);
-        assert!(!alive(pid) && kids.iter().all(|k| !alive(*k)), "Apache outlived its owner");
-        for d in dirs {
-            assert!(!d.exists(), "{} outlived its owner", d.display());
-        }
-        let bad = lines(&["SSLCipherSuite NO-SUCH-SUITE"]);
-        let e = PrivateApache::start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
-        assert!(format!("{e:#}").contains("Apache"), "{e:#}");
-        for bad in [
-            "DocumentRoot /",
-            "SSLProtocol all\nListen 80",
-            "SSLProtocol all # x",
-            "<VirtualHost *:80>",
-        ] {
-            let l = lines(&[bad]);
-            assert!(PrivateApache::start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
-        }
+        check(
+            PrivateApache::start,
+            &Case {
+                programs: PROGRAMS,
+                good: &[
+                    "SSLProtocol -all +TLSv1.2",
+                    "SSLCipherSuite ECDHE-RSA-AES128-SHA",
+                    "SSLHonorCipherOrder on",
+                ],
+                refused: "SSLCipherSuite NO-SUCH-SUITE",
+                said: "Apache",
+                outside: &[
+                    "DocumentRoot /",
+                    "SSLProtocol all\nListen 80",
+                    "SSLProtocol all # x",
+                    "<VirtualHost *:80>",
+                ],
+            },
+        );
     }
 }

@@ -83,56 +83,29 @@ pub fn start(spec: &Spec) -> Result<Proxy> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::openssl::certs::CertType;
-    use crate::backend::openssl::certs::Identity;
-    use crate::backend::private::Served;
-    use crate::backend::process::alive;
-    use std::time::Duration;
-
-    fn lines(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::backend::private::tests::{starts_serves_refuses_and_leaves_nothing_behind as check, Case};
 
     /// It starts with `ssl-default-bind-…` lines, answers a GET over TLS with the
     /// backend's body under them, and leaves nothing behind; a line HAProxy
     /// refuses comes back in its words; anything else never reaches it.
     #[test]
     fn starts_serves_refuses_and_leaves_nothing_behind() {
-        let Some(bin) = crate::backend::private::tests::program(&["haproxy"]) else {
-            return;
-        };
-        let id = Identity::generate(CertType::Rsa2048).unwrap();
-        let tls = lines(&[
-            "ssl-default-bind-ciphers ECDHE-RSA-AES128-SHA",
-            "ssl-default-bind-options ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2",
-        ]);
-        let spec = Spec {
-            binary: &bin,
-            tls_lines: &tls,
-            identity: &id,
-            body: b"through haproxy",
-            start_within: Duration::from_secs(10),
-        };
-        let h = start(&spec).unwrap();
-        let (pid, dirs) = (h.pid().unwrap(), h.dirs());
-        let (cipher, got) = crate::backend::private::tests::get_over_tls(h.addr(), private::PATH);
-        assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nthrough haproxy"), "{got}");
-        assert_eq!(cipher, "ECDHE-RSA-AES128-SHA");
-        drop(h);
-        assert!(!alive(pid), "HAProxy outlived its owner");
-        for d in dirs {
-            assert!(!d.exists(), "{} outlived its owner", d.display());
-        }
-        let bad = lines(&["ssl-default-bind-options no-such-option"]);
-        let e = start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
-        assert!(format!("{e:#}").contains("no-such-option"), "{e:#}");
-        for bad in [
-            "stats socket /tmp/x",
-            "ssl-default-bind-ciphers X\nlisten x",
-            "ssl-default-bind-ciphers X # y",
-        ] {
-            let l = lines(&[bad]);
-            assert!(start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
-        }
+        check(
+            start,
+            &Case {
+                programs: &["haproxy"],
+                good: &[
+                    "ssl-default-bind-ciphers ECDHE-RSA-AES128-SHA",
+                    "ssl-default-bind-options ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2",
+                ],
+                refused: "ssl-default-bind-options no-such-option",
+                said: "no-such-option",
+                outside: &[
+                    "stats socket /tmp/x",
+                    "ssl-default-bind-ciphers X\nlisten x",
+                    "ssl-default-bind-ciphers X # y",
+                ],
+            },
+        );
     }
 }

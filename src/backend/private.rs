@@ -567,6 +567,56 @@ pub(crate) mod tests {
         found
     }
 
+    /// A private server's case: the programs, TLS lines that give
+    /// ECDHE-RSA-AES128-SHA over TLS 1.2, a line the software refuses and a word
+    /// of its refusal, and lines that must never reach it.
+    pub struct Case<'a> {
+        pub programs: &'a [&'a str],
+        pub good: &'a [&'a str],
+        pub refused: &'a str,
+        pub said: &'a str,
+        pub outside: &'a [&'a str],
+    }
+
+    /// `start` with the case's good lines serves a GET over TLS with them (the
+    /// body, the suite), and leaves nothing behind (no process of its tree, no
+    /// directory); the refused line comes back in the software's words; the
+    /// outside lines never reach it.
+    pub fn starts_serves_refuses_and_leaves_nothing_behind<S: Served>(start: impl Fn(&Spec) -> Result<S>, c: &Case) {
+        let Some(bin) = program(c.programs) else { return };
+        let id = Identity::generate(crate::backend::openssl::certs::CertType::Rsa2048).unwrap();
+        let lines = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let good = lines(c.good);
+        let spec = Spec {
+            binary: &bin,
+            tls_lines: &good,
+            identity: &id,
+            body: b"served privately",
+            start_within: Duration::from_secs(10),
+        };
+        let s = start(&spec).unwrap();
+        let pid = s.pid().unwrap();
+        let (tree, dirs) = ([vec![pid], descendants(pid)].concat(), s.dirs());
+        let (cipher, got) = get_over_tls(s.addr(), PATH);
+        assert!(
+            got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nserved privately"),
+            "{got}"
+        );
+        assert_eq!(cipher, "ECDHE-RSA-AES128-SHA");
+        drop(s);
+        assert!(tree.iter().all(|p| !process::alive(*p)), "{} outlived its owner", c.programs[0]);
+        for d in dirs {
+            assert!(!d.exists(), "{} outlived its owner", d.display());
+        }
+        let bad = lines(&[c.refused]);
+        let e = start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
+        assert!(format!("{e:#}").contains(c.said), "{e:#}");
+        for bad in c.outside {
+            let l = lines(&[bad]);
+            assert!(start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
+        }
+    }
+
     /// One GET of `path` over TLS (libssl's defaults, no verification):
     /// the cipher negotiated (OpenSSL's name) and the whole response.
     pub fn get_over_tls(addr: SocketAddr, path: &str) -> (String, String) {

@@ -96,49 +96,22 @@ pub fn start(spec: &Spec) -> Result<Proxy> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::openssl::certs::CertType;
-    use crate::backend::openssl::certs::Identity;
-    use crate::backend::private::Served;
-    use crate::backend::process::alive;
-    use std::time::Duration;
-
-    fn lines(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::backend::private::tests::{starts_serves_refuses_and_leaves_nothing_behind as check, Case};
 
     /// It starts with a service's TLS options, answers a GET over TLS with the
     /// backend's body under them, and leaves nothing behind; an option stunnel
     /// refuses comes back in its words; anything else never reaches it.
     #[test]
     fn starts_serves_refuses_and_leaves_nothing_behind() {
-        let Some(bin) = crate::backend::private::tests::program(PROGRAMS) else {
-            return;
-        };
-        let id = Identity::generate(CertType::Rsa2048).unwrap();
-        let tls = lines(&["sslVersionMax = TLSv1.2", "ciphers = ECDHE-RSA-AES128-SHA"]);
-        let spec = Spec {
-            binary: &bin,
-            tls_lines: &tls,
-            identity: &id,
-            body: b"through stunnel",
-            start_within: Duration::from_secs(10),
-        };
-        let s = start(&spec).unwrap();
-        let (pid, dirs) = (s.pid().unwrap(), s.dirs());
-        let (cipher, got) = crate::backend::private::tests::get_over_tls(s.addr(), private::PATH);
-        assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nthrough stunnel"), "{got}");
-        assert_eq!(cipher, "ECDHE-RSA-AES128-SHA");
-        drop(s);
-        assert!(!alive(pid), "stunnel outlived its owner");
-        for d in dirs {
-            assert!(!d.exists(), "{} outlived its owner", d.display());
-        }
-        let bad = lines(&["ciphers = NO-SUCH-SUITE"]);
-        let e = start(&Spec { tls_lines: &bad, ..spec }).err().expect("refused");
-        assert!(format!("{e:#}").contains("stunnel"), "{e:#}");
-        for bad in ["exec = /bin/sh", "ciphers = X\n[x]", "ciphers = X ; y", "[other]"] {
-            let l = lines(&[bad]);
-            assert!(start(&Spec { tls_lines: &l, ..spec }).is_err(), "{bad}");
-        }
+        check(
+            start,
+            &Case {
+                programs: PROGRAMS,
+                good: &["sslVersionMax = TLSv1.2", "ciphers = ECDHE-RSA-AES128-SHA"],
+                refused: "ciphers = NO-SUCH-SUITE",
+                said: "stunnel",
+                outside: &["exec = /bin/sh", "ciphers = X\n[x]", "ciphers = X ; y", "[other]"],
+            },
+        );
     }
 }

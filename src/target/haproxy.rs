@@ -50,22 +50,14 @@ impl Target for Haproxy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::server::tests::{gives_the_answer, refused_in_the_clients_order};
-
-    fn installed() -> bool {
-        let ok = inst::find_program(&["haproxy"]).is_some();
-        if !ok {
-            crate::testing::missing("haproxy is not installed");
-        }
-        ok
-    }
+    use crate::target::server::tests::{gives_the_answer, installed, refused_in_the_clients_order};
 
     /// The emitted lines in a real HAProxy: a default client negotiates the
     /// answer's first TLS 1.3 suite (ChaCha20, not its own first) over its
     /// first group.
     #[test]
     fn a_real_haproxy_with_the_emitted_lines_gives_a_default_client_the_answer() {
-        if installed() {
+        if installed(&["haproxy"]) {
             gives_the_answer(&Haproxy);
         }
     }
@@ -74,7 +66,7 @@ mod tests {
     /// what was negotiated.
     #[test]
     fn lines_that_leave_the_order_to_the_client_are_refused_with_what_was_negotiated() {
-        if installed() {
+        if installed(&["haproxy"]) {
             refused_in_the_clients_order(&Haproxy, |l| {
                 l.into_iter()
                     .map(|l| match l.strip_prefix("ssl-default-bind-options ") {

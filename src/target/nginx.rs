@@ -55,22 +55,14 @@ impl Target for Nginx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::server::tests::{gives_the_answer, refused_in_the_clients_order};
-
-    fn installed() -> bool {
-        let ok = inst::find_program(&["nginx"]).is_some();
-        if !ok {
-            crate::testing::missing("nginx is not installed");
-        }
-        ok
-    }
+    use crate::target::server::tests::{gives_the_answer, installed, refused_in_the_clients_order};
 
     /// The emitted lines in a real nginx: a default client negotiates the
     /// answer's first TLS 1.3 suite (ChaCha20 here, not the client's own first,
     /// AES-256-GCM) over its first group.
     #[test]
     fn a_real_nginx_with_the_emitted_lines_gives_a_default_client_the_answer() {
-        if installed() {
+        if installed(&["nginx"]) {
             gives_the_answer(&Nginx);
         }
     }
@@ -80,7 +72,7 @@ mod tests {
     /// negotiated, never called the answer.
     #[test]
     fn lines_that_leave_the_order_to_the_client_are_refused_with_what_was_negotiated() {
-        if installed() {
+        if installed(&["nginx"]) {
             refused_in_the_clients_order(&Nginx, |l| {
                 l.into_iter().filter(|l| !l.starts_with("ssl_prefer_server_ciphers")).collect()
             });

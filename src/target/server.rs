@@ -59,6 +59,16 @@ pub mod tests {
     use crate::recommend::emit::{testdata, Choice};
     use crate::target::{Refused, Target};
 
+    /// Whether one of `programs` is installed (a missing one is said, and
+    /// fails under CI=true).
+    pub fn installed(programs: &[&str]) -> bool {
+        let ok = inst::find_program(programs).is_some();
+        if !ok {
+            crate::testing::missing(&format!("{} is not installed", programs[0]));
+        }
+        ok
+    }
+
     /// The answer of the emitters' test data (ChaCha20 first) and `t`'s lines for it.
     pub fn answer(t: &dyn Target) -> (Want, Vec<String>) {
         let choice = Choice::Tls(testdata::tls());

@@ -68,22 +68,14 @@ impl Target for Stunnel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::server::tests::{gives_the_answer, refused_in_the_clients_order};
-
-    fn installed() -> bool {
-        let ok = inst::find_program(PROGRAMS).is_some();
-        if !ok {
-            crate::testing::missing("stunnel is not installed");
-        }
-        ok
-    }
+    use crate::target::server::tests::{gives_the_answer, installed, refused_in_the_clients_order};
 
     /// The emitted lines in a real stunnel: a default client negotiates the
     /// answer's first TLS 1.3 suite (ChaCha20, not its own first) over its
     /// first group.
     #[test]
     fn a_real_stunnel_with_the_emitted_lines_gives_a_default_client_the_answer() {
-        if installed() {
+        if installed(PROGRAMS) {
             gives_the_answer(&Stunnel);
         }
     }
@@ -92,7 +84,7 @@ mod tests {
     /// client: refused with what was negotiated.
     #[test]
     fn lines_that_leave_the_order_to_the_client_are_refused_with_what_was_negotiated() {
-        if installed() {
+        if installed(PROGRAMS) {
             refused_in_the_clients_order(&Stunnel, |l| {
                 l.into_iter().filter(|l| !l.contains("CIPHER_SERVER_PREFERENCE")).collect()
             });
