@@ -181,6 +181,52 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// `cipherbench check --json --for SOFTWARE --budget BUDGET` of `conf`, with
+/// `tmp` as its temporary directory, its document to `stdout`, its export to
+/// `export`: how it ended (within 240 s) and its pid.
+fn check_through(
+    software: &str,
+    budget: &str,
+    conf: &Path,
+    tmp: &Path,
+    export: &Path,
+    stdout: &Path,
+    stderr: Stdio,
+) -> (std::process::ExitStatus, u32) {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
+        .env("TMPDIR", tmp)
+        .args([
+            "--no-store",
+            "check",
+            "--json",
+            "--for",
+            software,
+            "--budget",
+            budget,
+            "--config-from",
+        ])
+        .arg(conf)
+        .arg("--export-json")
+        .arg(export)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(stdout).unwrap())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return (st, pid);
+        }
+        if t0.elapsed() > Duration::from_secs(240) {
+            let _ = child.kill();
+            panic!("check did not end within 240 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// `check` predicts nginx's gain by measuring through two private nginx
 /// instances (one with the file's TLS lines, one with the recommended ones): the
 /// throughput change says so, both sides come from records measured through
@@ -194,38 +240,7 @@ fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left()
     let tmp = tempfile::tempdir().unwrap();
     let export = d.join("run.json");
     let stdout = d.join("check.json");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
-        .env("TMPDIR", tmp.path())
-        .args([
-            "--no-store",
-            "check",
-            "--json",
-            "--for",
-            "nginx",
-            "--budget",
-            "15s",
-            "--config-from",
-        ])
-        .arg(&file)
-        .arg("--export-json")
-        .arg(&export)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let t0 = std::time::Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed() > Duration::from_secs(240) {
-            let _ = child.kill();
-            panic!("check did not end within 240 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (status, pid) = check_through("nginx", "15s", &file, tmp.path(), &export, &stdout, Stdio::null());
     assert_eq!(status.code(), Some(1), "a poor config is a finding");
     let r = json_of(&std::fs::read(&stdout).unwrap());
     let diff = &r["diffs"][0];
@@ -691,40 +706,10 @@ fn poor_server_is_measured_through_the_real_software(software: &str, shown: &str
     let tmp = tempfile::tempdir().unwrap();
     let (conf, export, stdout) = (d.join(file), d.join("run.json"), d.join("check.json"));
     std::fs::write(&conf, text).unwrap();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
-        .env("TMPDIR", tmp.path())
-        // More than nginx's 15 s: three of these may run side by side, and the
-        // step through the server gets only what the first pass left.
-        .args([
-            "--no-store",
-            "check",
-            "--json",
-            "--for",
-            software,
-            "--budget",
-            "20s",
-            "--config-from",
-        ])
-        .arg(&conf)
-        .arg("--export-json")
-        .arg(&export)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(std::fs::File::create(d.join("check.err")).unwrap())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let t0 = std::time::Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed() > Duration::from_secs(240) {
-            let _ = child.kill();
-            panic!("check did not end within 240 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    // More than nginx's 15 s: three of these may run side by side, and the
+    // step through the server gets only what the first pass left.
+    let err = std::fs::File::create(d.join("check.err")).unwrap();
+    let (status, pid) = check_through(software, "20s", &conf, tmp.path(), &export, &stdout, err.into());
     assert_eq!(status.code(), Some(1), "a poor config is a finding");
     let r = json_of(&std::fs::read(&stdout).unwrap());
     let diff = &r["diffs"][0];
