@@ -69,7 +69,7 @@ impl Target for Apache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::server::tests::{gives_the_answer, refused_in_the_clients_order};
+    use crate::target::server::tests::{gives_the_answer, gives_the_tls12_answer, refused_in_the_clients_order};
 
     fn installed() -> bool {
         let ok = inst::find_program(private::PROGRAMS).is_some() && private::modules().is_some();
@@ -97,6 +97,14 @@ mod tests {
             refused_in_the_clients_order(&Apache, |l| {
                 l.into_iter().filter(|l| !l.starts_with("SSLHonorCipherOrder")).collect()
             });
+        }
+    }
+
+    /// A TLS 1.2-only answer: its first suite (ECDSA ChaCha20) is negotiated.
+    #[test]
+    fn the_tls12_answer_is_negotiated_too() {
+        if installed() {
+            gives_the_tls12_answer(&Apache);
         }
     }
 }

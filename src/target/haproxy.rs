@@ -50,7 +50,7 @@ impl Target for Haproxy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::server::tests::{gives_the_answer, installed, refused_in_the_clients_order};
+    use crate::target::server::tests::{gives_the_answer, gives_the_tls12_answer, installed, refused_in_the_clients_order};
 
     /// The emitted lines in a real HAProxy: a default client negotiates the
     /// answer's first TLS 1.3 suite (ChaCha20, not its own first) over its
@@ -75,6 +75,14 @@ mod tests {
                     })
                     .collect()
             });
+        }
+    }
+
+    /// A TLS 1.2-only answer: its first suite (ECDSA ChaCha20) is negotiated.
+    #[test]
+    fn the_tls12_answer_is_negotiated_too() {
+        if installed(&["haproxy"]) {
+            gives_the_tls12_answer(&Haproxy);
         }
     }
 }

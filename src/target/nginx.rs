@@ -55,7 +55,7 @@ impl Target for Nginx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::server::tests::{gives_the_answer, installed, refused_in_the_clients_order};
+    use crate::target::server::tests::{gives_the_answer, gives_the_tls12_answer, installed, refused_in_the_clients_order};
 
     /// The emitted lines in a real nginx: a default client negotiates the
     /// answer's first TLS 1.3 suite (ChaCha20 here, not the client's own first,
@@ -76,6 +76,14 @@ mod tests {
             refused_in_the_clients_order(&Nginx, |l| {
                 l.into_iter().filter(|l| !l.starts_with("ssl_prefer_server_ciphers")).collect()
             });
+        }
+    }
+
+    /// A TLS 1.2-only answer: its first suite (ECDSA ChaCha20) is negotiated.
+    #[test]
+    fn the_tls12_answer_is_negotiated_too() {
+        if installed(&["nginx"]) {
+            gives_the_tls12_answer(&Nginx);
         }
     }
 }

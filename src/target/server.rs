@@ -89,6 +89,23 @@ pub mod tests {
         }
     }
 
+    /// `t`'s lines for a TLS 1.2-only answer (ChaCha20 with ECDSA first, not
+    /// the default client's own first, AES-256-GCM): a default client
+    /// negotiates it, on the ECDSA certificate the answer needs.
+    pub fn gives_the_tls12_answer(t: &dyn Target) {
+        let mut tls = testdata::tls();
+        tls.protocols = vec!["TLSv1.2".into()];
+        let choice = Choice::Tls(tls);
+        let want = Want::new(&crate::recommend::choice_lists(&choice));
+        match t.negotiate(&t.lines(&choice).unwrap(), &want).unwrap() {
+            Negotiation::Negotiated(said) => assert_eq!(
+                said,
+                "a default client negotiates TLSv1.2 TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 over X25519 (the answer's first choice)"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// `t`'s lines made to leave the order to the client (`client_order`): the
     /// client's first TLS 1.3 suite, AES-256-GCM, is negotiated, and the lines
     /// are refused with what was, never called the answer.

@@ -68,7 +68,7 @@ impl Target for Stunnel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::server::tests::{gives_the_answer, installed, refused_in_the_clients_order};
+    use crate::target::server::tests::{gives_the_answer, gives_the_tls12_answer, installed, refused_in_the_clients_order};
 
     /// The emitted lines in a real stunnel: a default client negotiates the
     /// answer's first TLS 1.3 suite (ChaCha20, not its own first) over its
@@ -88,6 +88,14 @@ mod tests {
             refused_in_the_clients_order(&Stunnel, |l| {
                 l.into_iter().filter(|l| !l.contains("CIPHER_SERVER_PREFERENCE")).collect()
             });
+        }
+    }
+
+    /// A TLS 1.2-only answer: its first suite (ECDSA ChaCha20) is negotiated.
+    #[test]
+    fn the_tls12_answer_is_negotiated_too() {
+        if installed(PROGRAMS) {
+            gives_the_tls12_answer(&Stunnel);
         }
     }
 }
