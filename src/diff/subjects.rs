@@ -677,7 +677,7 @@ mod tests {
             (1.0, 0.5, 2.0),
             (1.0, 0.5, 2.0),
         );
-        // Open, but measured through a private nginx: loopback samples would not
+        // Open, but measured through a private server: loopback samples would not
         // narrow it, so the second pass leaves it out.
         let mut through = diff(
             tls("TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA"),
