@@ -4,7 +4,9 @@
 //! terminating TLS in HTTP mode in front of a plaintext HTTP server of this
 //! process on 127.0.0.1 ([`PlainHttp`]) that answers every GET with one body, as
 //! HAProxy fronts a web server. So what a user's TLS lines cost can be measured
-//! through HAProxy (`measure::tls::through`).
+//! through HAProxy (`measure::tls::through`). (HAProxy's own `http-request return
+//! … file` answers only with a file that fits in one buffer, `tune.bufsize`,
+//! 16 KiB by default: not the 1 MiB measured, hence the backend.)
 //!
 //! The TLS lines are the caller's `ssl-default-bind-…` lines of the `global`
 //! section, one per line ([`tls_line_ok`]). As root it reads the certificate,
