@@ -43,11 +43,28 @@ pub const PRACTICAL: f64 = 0.05;
 pub const BUDGET_SKIPPED: &str = "skipped: the budget was spent first (raise --budget)";
 
 /// The `mode` of TLS bulk records measured through a private nginx (HTTP/1.1
-/// keep-alive GETs, `measure::tls::through`), and of that nginx worker's CPU per GB.
+/// keep-alive GETs, `measure::tls::through`); that nginx worker's CPU per GB is
+/// [`through_cpu_mode`]`("nginx")`.
 /// They answer "what would my nginx gain", not "which suite is fastest": the
 /// ranking leaves them out, and tables show them beside the loopback figures.
+#[cfg_attr(not(test), allow(dead_code))]
 pub const THROUGH_NGINX: &str = "through-nginx";
-pub const THROUGH_NGINX_CPU: &str = "server-cpu-per-gb-through-nginx";
+
+/// The `mode` of TLS bulk records measured through a private `software`
+/// (`nginx`, `apache`, `haproxy`, `stunnel`): [`THROUGH_NGINX`] for nginx.
+pub fn through_mode(software: &str) -> String {
+    format!("through-{software}")
+}
+
+/// The `mode` of the server's CPU per GB measured through a private `software`.
+pub fn through_cpu_mode(software: &str) -> String {
+    format!("server-cpu-per-gb-through-{software}")
+}
+
+/// The software a throughput record's `mode` was measured through, if any.
+pub fn through_software(mode: Option<&str>) -> Option<&str> {
+    mode?.strip_prefix("through-")
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {

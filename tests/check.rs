@@ -151,10 +151,16 @@ fn poor_nginx_diff_names_each_fix_matches_reality_and_applies() {
 /// The private nginx directories (`cipherbench-nginx-*`) in `dir` that the process
 /// `pid` owns (their `owner.pid`), or all of them when `pid` is `None`.
 fn private_nginx_dirs(dir: &Path, pid: Option<u32>) -> Vec<PathBuf> {
+    private_dirs("nginx", dir, pid)
+}
+
+/// The private directories of `software`'s instances in `dir` (of the run `pid`).
+fn private_dirs(software: &str, dir: &Path, pid: Option<u32>) -> Vec<PathBuf> {
+    let prefix = format!("cipherbench-{software}-");
     std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("cipherbench-nginx-"))
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
                 .map(|e| e.path())
                 .filter(|p| pid.is_none_or(|pid| std::fs::read_to_string(p.join("owner.pid")).is_ok_and(|o| o.trim() == pid.to_string())))
                 .collect()
@@ -175,6 +181,52 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// `cipherbench check --json --for SOFTWARE --budget BUDGET` of `conf`, with
+/// `tmp` as its temporary directory, its document to `stdout`, its export to
+/// `export`: how it ended (within 240 s) and its pid.
+fn check_through(
+    software: &str,
+    budget: &str,
+    conf: &Path,
+    tmp: &Path,
+    export: &Path,
+    stdout: &Path,
+    stderr: Stdio,
+) -> (std::process::ExitStatus, u32) {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
+        .env("TMPDIR", tmp)
+        .args([
+            "--no-store",
+            "check",
+            "--json",
+            "--for",
+            software,
+            "--budget",
+            budget,
+            "--config-from",
+        ])
+        .arg(conf)
+        .arg("--export-json")
+        .arg(export)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(stdout).unwrap())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return (st, pid);
+        }
+        if t0.elapsed() > Duration::from_secs(240) {
+            let _ = child.kill();
+            panic!("check did not end within 240 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// `check` predicts nginx's gain by measuring through two private nginx
 /// instances (one with the file's TLS lines, one with the recommended ones): the
 /// throughput change says so, both sides come from records measured through
@@ -188,38 +240,7 @@ fn poor_nginx_throughput_is_measured_through_private_nginx_and_nothing_is_left()
     let tmp = tempfile::tempdir().unwrap();
     let export = d.join("run.json");
     let stdout = d.join("check.json");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("cipherbench"))
-        .env("TMPDIR", tmp.path())
-        .args([
-            "--no-store",
-            "check",
-            "--json",
-            "--for",
-            "nginx",
-            "--budget",
-            "15s",
-            "--config-from",
-        ])
-        .arg(&file)
-        .arg("--export-json")
-        .arg(&export)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let t0 = std::time::Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed() > Duration::from_secs(240) {
-            let _ = child.kill();
-            panic!("check did not end within 240 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (status, pid) = check_through("nginx", "15s", &file, tmp.path(), &export, &stdout, Stdio::null());
     assert_eq!(status.code(), Some(1), "a poor config is a finding");
     let r = json_of(&std::fs::read(&stdout).unwrap());
     let diff = &r["diffs"][0];
@@ -742,4 +763,102 @@ fn main_job_and_recommend_end_with_the_diff() {
     if nginx_installed {
         assert!(text.contains("nginx — /etc/nginx/nginx.conf"), "{text}");
     }
+}
+
+/// A poor configuration of `software` (TLS 1.0 to 1.2, a CBC suite first, the
+/// server's order): `check` predicts its gain by measuring through two private
+/// instances of the real software (one with the file's TLS lines, one with the
+/// recommended ones), with paired slices, and leaves nothing running or on disk.
+fn poor_server_is_measured_through_the_real_software(software: &str, shown: &str, programs: &[&str], file: &str, text: &str) {
+    if !programs
+        .iter()
+        .any(|p| ["/usr/sbin", "/usr/bin"].iter().any(|d| Path::new(d).join(p).exists()))
+    {
+        return common::missing(&format!("{software} is not installed"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tmp = tempfile::tempdir().unwrap();
+    let (conf, export, stdout) = (d.join(file), d.join("run.json"), d.join("check.json"));
+    std::fs::write(&conf, text).unwrap();
+    // More than nginx's 15 s: three of these may run side by side, and the
+    // step through the server gets only what the first pass left.
+    let err = std::fs::File::create(d.join("check.err")).unwrap();
+    let (status, pid) = check_through(software, "20s", &conf, tmp.path(), &export, &stdout, err.into());
+    assert_eq!(status.code(), Some(1), "a poor config is a finding");
+    let r = json_of(&std::fs::read(&stdout).unwrap());
+    let diff = &r["diffs"][0];
+    assert_eq!(diff["now"]["openssl_name"], "ECDHE-RSA-AES128-SHA", "{diff:#}");
+    let thr = change(diff, "throughput");
+    assert!(
+        thr["how"]
+            .as_str()
+            .is_some_and(|h| h.contains(&format!("through a private {shown} "))),
+        "not measured through {shown}: {thr:#}\nits stderr: {}",
+        std::fs::read_to_string(d.join("check.err")).unwrap_or_default()
+    );
+    let cpu = change(diff, "server CPU per GB");
+    assert!(
+        cpu["how"]
+            .as_str()
+            .is_some_and(|h| h.contains(&format!("through a private {shown} "))),
+        "{cpu:#}"
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
+    let mode = format!("through-{software}");
+    let through: Vec<&Value> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["kind"] == "tls-bulk" && x["metric"] == "bytes_per_sec" && x["subject"]["mode"] == mode.as_str())
+        .collect();
+    assert_eq!(through.len(), 2, "{through:#?}");
+    for (side, want) in [("now", &diff["now"]), ("recommended", &diff["recommended"])] {
+        let rec = through
+            .iter()
+            .find(|x| x["subject"]["suite"] == want["suite"] && x["subject"]["protocol"] == want["version"])
+            .unwrap_or_else(|| panic!("no {mode} record of {side} {want}: {through:#?}"));
+        assert_eq!(rec["status"], "ok", "{rec:#}");
+        assert!(rec["samples"].as_u64().unwrap() >= 3, "{side}: {rec:#}");
+        assert_eq!(
+            thr[side]["median"], rec["median"],
+            "{side}: the diff's figure is the {mode} record's"
+        );
+    }
+    let paired = &doc["run"]["settings"][format!("through_{software}").as_str()]["paired_gain"];
+    assert!(paired["pairs"].as_u64().unwrap() >= 3, "{paired:#}");
+    assert_eq!(thr["gain"], paired["gain"], "{thr:#}");
+    assert_eq!(processes_mentioning(&tmp.path().display().to_string()), Vec::<String>::new());
+    assert_eq!(private_dirs(software, tmp.path(), None), Vec::<PathBuf>::new());
+    for shared in ["/tmp", "/dev/shm"] {
+        assert_eq!(private_dirs(software, Path::new(shared), Some(pid)), Vec::<PathBuf>::new());
+    }
+}
+
+const POOR_CIPHERS: &str = "ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256";
+
+#[test]
+fn poor_apache_throughput_is_measured_through_private_apache_and_nothing_is_left() {
+    let text = format!(
+        "<VirtualHost 127.0.0.1:8443>\nSSLEngine on\nSSLProtocol -all +TLSv1 +TLSv1.1 +TLSv1.2\nSSLCipherSuite {POOR_CIPHERS}\nSSLHonorCipherOrder on\n</VirtualHost>\n"
+    );
+    poor_server_is_measured_through_the_real_software("apache", "Apache", &["apache2", "httpd"], "apache2.conf", &text);
+}
+
+#[test]
+fn poor_haproxy_throughput_is_measured_through_private_haproxy_and_nothing_is_left() {
+    let text = format!(
+        "global\n    ssl-default-bind-ciphers {POOR_CIPHERS}\n    ssl-default-bind-options ssl-min-ver TLSv1.0 ssl-max-ver TLSv1.2\n\
+         defaults\n    mode http\n    timeout connect 5s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend f\n    bind 127.0.0.1:8443 ssl crt /etc/ssl/site.pem\n"
+    );
+    poor_server_is_measured_through_the_real_software("haproxy", "HAProxy", &["haproxy"], "haproxy.cfg", &text);
+}
+
+#[test]
+fn poor_stunnel_throughput_is_measured_through_private_stunnel_and_nothing_is_left() {
+    let text = format!(
+        "[https]\naccept = 127.0.0.1:8443\nconnect = 127.0.0.1:80\ncert = /etc/ssl/site.pem\nsslVersionMax = TLSv1.2\nciphers = {POOR_CIPHERS}\noptions = CIPHER_SERVER_PREFERENCE\n"
+    );
+    poor_server_is_measured_through_the_real_software("stunnel", "stunnel", &["stunnel4", "stunnel"], "stunnel.conf", &text);
 }

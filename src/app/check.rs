@@ -15,8 +15,9 @@ use serde_json::json;
 /// rest measures again the comparisons the first pass left open.
 const CHECK_FIRST_PASS: f64 = 0.7;
 
-/// With a local nginx: the first pass's share, and the most the throughput
-/// through two private nginx instances takes (`diff::subjects::measure_through`).
+/// With a local nginx, Apache, HAProxy or stunnel: the first pass's share, and
+/// the most the throughput through two private instances of it takes
+/// (`diff::subjects::measure_through`).
 const CHECK_FIRST_PASS_THROUGH: f64 = 0.6;
 
 const CHECK_THROUGH: f64 = 0.3;
@@ -117,9 +118,9 @@ fn validate(c: &CommonOptions, a: &CheckOptions) -> Result<Checked> {
 
 /// Two passes: every candidate first, then what is left of the budget on the
 /// comparisons the answer is about (now against recommended) that the first
-/// pass could not call. A local nginx: its throughput change is measured through
-/// two private nginx instances once the recommendation is known (the second pass
-/// leaves it out).
+/// pass could not call. A local nginx, Apache, HAProxy or stunnel: its throughput
+/// change is measured through two private instances of it once the
+/// recommendation is known (the second pass leaves it out).
 fn measure_passes(
     c: &CommonOptions,
     job: &mut Checked,
@@ -135,7 +136,7 @@ fn measure_passes(
     } = job;
     let subjects = Subjects::with_candidates(currents, knowledge, policy);
     let t0 = std::time::Instant::now();
-    let through = currents.iter().any(|x| diff::subjects::through_nginx_binary(x).is_some());
+    let through = currents.iter().any(|x| diff::subjects::through_binary(x).is_some());
     let first = if through { CHECK_FIRST_PASS_THROUGH } else { CHECK_FIRST_PASS };
     let measured = diff::subjects::measure(&subjects, measurements, Seconds(budget.0 * first));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
@@ -153,6 +154,11 @@ fn measure_passes(
             knowledge,
             policy,
         );
+    } else if through && measured.is_ok() && !crate::interrupt::requested() {
+        notes.push(format!(
+            "the throughput change was not measured through the real server: the budget left {:.1} s for it (raise --budget), so it is the loopback figure",
+            left.max(0.0)
+        ));
     }
     let passes = Passes { measured, outcome, diffs };
     let left = budget.0 - t0.elapsed().as_secs_f64();

@@ -86,14 +86,15 @@ fn plan_main(job: &MainJob, found: &Found) -> crate::plan::MainPlan {
 
 /// What the main job measured besides its results (those are in the run's
 /// `Measurements`, written to the history as they came): how measuring ended, the installed configurations and what was
-/// kept back for the throughput through private nginx instances.
+/// kept back for the throughput through private server instances (nginx, Apache,
+/// HAProxy, stunnel).
 struct Measured {
     status: Result<()>,
     /// Why SSH was left out although it is installed (too little budget left).
     ssh_skipped: Option<String>,
     /// The installed configurations read, and notes on what could not be.
     installed: (Vec<crate::diff::Current>, Vec<String>),
-    /// Seconds kept for measuring a local nginx's throughput through private instances.
+    /// Seconds kept for measuring a local server's throughput through private instances.
     through: f64,
     t0: std::time::Instant,
 }
@@ -136,8 +137,9 @@ fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::p
     }
 }
 
-/// Once the answer is known: each local nginx's throughput now and with the
-/// recommended lines, through two private nginx instances, within the time kept
+/// Once the answer is known: each local nginx's, Apache's, HAProxy's or stunnel's
+/// throughput now and with the recommended lines, through two private instances of
+/// it, within the time kept
 /// for it; what could not be measured goes to the installed notes.
 fn measure_through(
     job: &MainJob,

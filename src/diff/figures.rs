@@ -70,7 +70,7 @@ fn tls_figures(
         r.subject.suite.as_deref().is_some_and(|s| same_alg(s, suite)) && r.subject.protocol.as_deref().is_none_or(|p| p == version)
     };
     // Loopback (or a remote server's downloads): not the figures measured
-    // through a private nginx, which `through_figure` reads.
+    // through a private server, which `through_figure` reads.
     let bulk = most(
         ok(doc, Kind::TlsBulk, Metric::BytesPerSec)
             .filter(is)
@@ -146,28 +146,30 @@ fn ssh_figures(doc: &Document, cipher: &str, mac: Option<&str>, kex: &str) -> Ve
     ]
 }
 
-/// The throughput of a negotiated TLS choice measured through a private nginx
-/// (`measure::tls::through`), when the run has it.
-pub fn through_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
+/// The throughput of a negotiated TLS choice measured through a private
+/// `software` (`nginx`, `apache` ...: `measure::tls::through`), when the run has it.
+pub fn through_figure(doc: &Document, software: &str, n: &Negotiated) -> Option<Figure> {
     let Negotiated::Tls { version, suite, .. } = n else {
         return None;
     };
+    let mode = crate::model::through_mode(software);
     most(ok(doc, Kind::TlsBulk, Metric::BytesPerSec).filter(|r| {
-        r.subject.mode.as_deref() == Some(crate::measure::tls::through::MODE)
+        r.subject.mode.as_deref() == Some(mode.as_str())
             && r.subject.suite.as_deref().is_some_and(|s| same_alg(s, suite))
             && r.subject.protocol.as_deref() == Some(version)
     }))
     .and_then(Figure::of)
 }
 
-/// The nginx worker's CPU per GB for a negotiated TLS choice, measured through a
-/// private nginx (`measure::tls::through`), when the run has it.
-pub fn through_cpu_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
+/// The server's CPU per GB for a negotiated TLS choice (nginx's worker, ...),
+/// measured through a private `software` (`measure::tls::through`), when the run has it.
+pub fn through_cpu_figure(doc: &Document, software: &str, n: &Negotiated) -> Option<Figure> {
     let Negotiated::Tls { version, suite, .. } = n else {
         return None;
     };
+    let mode = crate::model::through_cpu_mode(software);
     most(ok(doc, Kind::TlsBulk, Metric::Seconds).filter(|r| {
-        r.subject.mode.as_deref() == Some(crate::model::THROUGH_NGINX_CPU)
+        r.subject.mode.as_deref() == Some(mode.as_str())
             && r.subject.suite.as_deref().is_some_and(|s| same_alg(s, suite))
             && r.subject.protocol.as_deref() == Some(version)
     }))

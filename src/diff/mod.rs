@@ -243,7 +243,7 @@ pub struct Change {
     /// In words: `+24 % (18 – 31 %)`, `no measurable gain`, `not measured`, `unchanged`.
     pub verdict: String,
     /// How the figures were measured, when not as the rest of the run was (a
-    /// throughput measured through a private nginx: `measure::tls::through::HOW`).
+    /// throughput measured through a private server: `measure::tls::through`'s `how`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub how: Option<String>,
 }
@@ -297,17 +297,17 @@ impl Change {
         };
     }
 
-    /// The throughput change measured through two private nginx instances in
-    /// turns: the gain is the median of neighbouring slices' ratios
+    /// The throughput change measured through two private instances of `sw`
+    /// in turns: the gain is the median of neighbouring slices' ratios
     /// (`measure::tls::through`'s `paired_gain`), which cancels what moved the
     /// whole machine during the run, as a load generator's before/after rounds do;
     /// the figures stay each instance's own.
-    fn through(mut self, paired: Option<(f64, f64, f64, u64)>) -> Change {
-        self.how = Some(crate::measure::tls::through::HOW.to_string());
+    fn through(mut self, sw: crate::measure::tls::through::Software, paired: Option<(f64, f64, f64, u64)>) -> Change {
+        self.how = Some(sw.how());
         if let Some((g, lo, hi, pairs)) = paired {
             self.set_gain(g, lo, hi, &format!("the interval of {pairs} paired slices reaches zero"));
             self.unless_too_wide(1.0 + g, 1.0 + lo, 1.0 + hi);
-            self.how = Some(format!("{}; gain from {pairs} paired slices", crate::measure::tls::through::HOW));
+            self.how = Some(format!("{}; gain from {pairs} paired slices", sw.how()));
         }
         self
     }
@@ -322,13 +322,13 @@ fn pct(x: f64) -> String {
     }
 }
 
-/// The paired gain of the through-nginx step (gain, low, high, pairs), when it
-/// compared exactly these two suites.
-fn paired_through_gain(doc: &Document, now: &Negotiated, rec: &Negotiated) -> Option<(f64, f64, f64, u64)> {
+/// The paired gain of the step through a private `software` (gain, low, high,
+/// pairs), when it compared exactly these two suites.
+fn paired_through_gain(doc: &Document, software: &str, now: &Negotiated, rec: &Negotiated) -> Option<(f64, f64, f64, u64)> {
     let (Negotiated::Tls { suite: n, .. }, Negotiated::Tls { suite: r, .. }) = (now, rec) else {
         return None;
     };
-    let p = doc.run.settings.get("through_nginx")?.get("paired_gain")?;
+    let p = doc.run.settings.get(format!("through_{software}").as_str())?.get("paired_gain")?;
     if !same_alg(p.get("now")?.as_str()?, n) || !same_alg(p.get("recommended")?.as_str()?, r) {
         return None;
     }
@@ -735,28 +735,30 @@ fn recommended_side(
     }
 }
 
-/// Each measured figure now and with the recommendation. nginx's throughput and
-/// worker CPU come from the two private instances when both were measured (never
-/// one side through nginx and the other on loopback).
+/// Each measured figure now and with the recommendation. A server's throughput
+/// and CPU (nginx, Apache, HAProxy, stunnel) come from its two private instances
+/// when both were measured (never one side through the server and the other on
+/// loopback).
 fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: &Knowledge) -> Vec<Change> {
+    use crate::measure::tls::through::Software;
     let same = same_choice(now, r);
-    let nginx = software == "nginx" && !same;
-    let pair = |f: fn(&Document, &Negotiated) -> Option<Figure>| match (nginx, f(doc, now), f(doc, r)) {
-        (true, Some(n), Some(rf)) => Some((n, rf)),
+    let server = Software::named(software).filter(|_| !same);
+    let pair = |f: fn(&Document, &str, &Negotiated) -> Option<Figure>| match (server, f(doc, software, now), f(doc, software, r)) {
+        (Some(_), Some(n), Some(rf)) => Some((n, rf)),
         _ => None,
     };
     let through = pair(through_figure);
-    // The worker's CPU per GB through the same instances: nginx's own cost per
+    // The server's CPU per GB through the same instances: its own cost per
     // byte served, per-request work included, as the load generator sees it.
     let through_cpu = pair(through_cpu_figure);
     let mut changes = Vec::new();
     for ((metric, unit, higher, n), (_, _, _, rf)) in figures::figures_at(doc, now, k).into_iter().zip(figures::figures_at(doc, r, k)) {
-        changes.push(match (through, through_cpu) {
-            (Some((tn, tr)), _) if metric == "throughput" => {
-                Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(paired_through_gain(doc, now, r))
+        changes.push(match (server, through, through_cpu) {
+            (Some(sw), Some((tn, tr)), _) if metric == "throughput" => {
+                Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(sw, paired_through_gain(doc, software, now, r))
             }
-            (_, Some((cn, cr))) if metric == "server CPU per GB" => Change {
-                how: Some(format!("{}; the nginx worker's CPU", crate::measure::tls::through::HOW)),
+            (Some(sw), _, Some((cn, cr))) if metric == "server CPU per GB" => Change {
+                how: Some(format!("{}; {}", sw.how(), sw.cpu_of())),
                 ..Change::new(metric, unit, higher, Some(cn), Some(cr), same)
             },
             _ => Change::between(metric, unit, higher, (n, rf), same, doc),

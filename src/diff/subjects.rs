@@ -7,6 +7,7 @@ use super::negotiate::Negotiated;
 use super::{Current, Offer};
 use crate::judge::{Domain, Knowledge, Policy};
 use crate::measure::sink::Measurements;
+use crate::measure::tls::through::Software;
 use crate::model::{Kind, Metric, Status};
 use crate::units::Seconds;
 use anyhow::Result;
@@ -266,14 +267,74 @@ fn measure_tls(s: &Subjects, session: &mut Measurements, budget: Seconds) -> Res
     tls_kind::loopback(&plan, session)
 }
 
-/// The nginx binary, when `c` is this machine's nginx (not a remote server) and
-/// nginx is installed here: then its throughput change is measured through two
-/// private instances ([`measure_through`]).
-pub fn through_nginx_binary(c: &Current) -> Option<std::path::PathBuf> {
-    if c.installed.software != "nginx" || c.within_offer || !matches!(c.installed.config, crate::discover::installed::Config::Tls(_)) {
+/// The server software and its binary, when `c` is this machine's nginx,
+/// Apache, HAProxy or stunnel server (not a remote server) and it is installed
+/// here: then its throughput change is measured through two private instances
+/// ([`measure_through`]).
+pub fn through_binary(c: &Current) -> Option<(Software, std::path::PathBuf)> {
+    let sw = Software::named(c.installed.software)?;
+    match &c.installed.config {
+        crate::discover::installed::Config::Tls(t) if t.server && !c.within_offer => {}
+        _ => return None,
+    }
+    if sw == Software::Apache && crate::backend::apache::modules().is_none() {
         return None;
     }
-    crate::discover::installed::find_program(&["nginx"]).map(std::path::PathBuf::from)
+    let bin = crate::discover::installed::find_program(sw.programs()).map(std::path::PathBuf::from)?;
+    Some((sw, bin))
+}
+
+/// The installed configuration's TLS lines in `sw`'s own syntax, for its
+/// private instance: nginx's as [`now_lines`], the others' every value read
+/// (`discover::installed::NAME`), the order the server keeps included.
+pub fn now_lines_for(sw: Software, t: &crate::discover::installed::TlsConfig) -> Vec<String> {
+    let protocols = t.protocols.as_deref().filter(|p| !p.is_empty());
+    let mut out = Vec::new();
+    match sw {
+        Software::Nginx => return now_lines(t),
+        Software::Apache => {
+            if let Some(p) = protocols {
+                out.push(format!(
+                    "SSLProtocol -all {}",
+                    p.iter().map(|v| format!("+{v}")).collect::<Vec<_>>().join(" ")
+                ));
+            }
+            out.extend(t.cipher_string.as_ref().map(|c| format!("SSLCipherSuite {c}")));
+            out.extend(t.ciphersuites.as_ref().map(|c| format!("SSLCipherSuite TLSv1.3 {c}")));
+            out.extend(t.groups.as_ref().map(|g| format!("SSLOpenSSLConfCmd Curves {g}")));
+            out.push(format!("SSLHonorCipherOrder {}", if t.server_order { "on" } else { "off" }));
+        }
+        Software::Haproxy => {
+            out.extend(t.cipher_string.as_ref().map(|c| format!("ssl-default-bind-ciphers {c}")));
+            out.extend(t.ciphersuites.as_ref().map(|c| format!("ssl-default-bind-ciphersuites {c}")));
+            out.extend(t.groups.as_ref().map(|g| format!("ssl-default-bind-curves {g}")));
+            // HAProxy spells TLS 1.0 `TLSv1.0`.
+            let v = |p: &String| if p == "TLSv1" { "TLSv1.0".to_string() } else { p.clone() };
+            let mut options = Vec::new();
+            if let Some(p) = protocols {
+                options.push(format!("ssl-min-ver {} ssl-max-ver {}", v(&p[0]), v(&p[p.len() - 1])));
+            }
+            if !t.server_order {
+                options.push("prefer-client-ciphers".to_string());
+            }
+            if !options.is_empty() {
+                out.push(format!("ssl-default-bind-options {}", options.join(" ")));
+            }
+        }
+        Software::Stunnel => {
+            if let Some(p) = protocols {
+                out.push(format!("sslVersionMin = {}", p[0]));
+                out.push(format!("sslVersionMax = {}", p[p.len() - 1]));
+            }
+            out.extend(t.cipher_string.as_ref().map(|c| format!("ciphers = {c}")));
+            out.extend(t.ciphersuites.as_ref().map(|c| format!("ciphersuites = {c}")));
+            out.extend(t.groups.as_ref().map(|g| format!("curves = {g}")));
+            if t.server_order {
+                out.push("options = CIPHER_SERVER_PREFERENCE".to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The installed configuration's TLS lines, as nginx directives: every value it
@@ -304,9 +365,10 @@ pub fn now_lines(t: &crate::discover::installed::TlsConfig) -> Vec<String> {
     out
 }
 
-/// For each local nginx whose diff changes the negotiated TLS choice: its
-/// throughput now and with the recommended lines, measured through two private
-/// nginx instances (`measure::tls::through`) within `budget`, into `session`.
+/// For each local nginx, Apache, HAProxy or stunnel whose diff changes the
+/// negotiated TLS choice: its throughput now and with the recommended lines,
+/// measured through two private instances of it (`measure::tls::through`)
+/// within `budget`, into `session`.
 /// Returns what could not be measured, one sentence each (the diff then keeps
 /// the loopback figures).
 pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], session: &mut Measurements, budget: Seconds) -> Vec<String> {
@@ -314,15 +376,15 @@ pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], sess
     use crate::measure::tls::through;
     let mut notes = Vec::new();
     let t0 = std::time::Instant::now();
-    let work: Vec<(std::path::PathBuf, &Current, &super::SoftwareDiff)> = currents
+    let work: Vec<((Software, std::path::PathBuf), &Current, &super::SoftwareDiff)> = currents
         .iter()
         .filter_map(|c| {
-            let bin = through_nginx_binary(c)?;
+            let bin = through_binary(c)?;
             let d = diffs.iter().find(|d| d.software == c.installed.software)?;
             (d.now.is_some() && d.recommended.is_some() && d.now != d.recommended && !d.lines.is_empty()).then_some((bin, c, d))
         })
         .collect();
-    for (k, (bin, c, d)) in work.iter().enumerate() {
+    for (k, ((sw, bin), c, d)) in work.iter().enumerate() {
         if crate::interrupt::requested() {
             break;
         }
@@ -348,27 +410,30 @@ pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], sess
         };
         let left = budget.0 - t0.elapsed().as_secs_f64();
         let plan = through::ThroughPlan {
-            nginx: bin.clone(),
+            software: *sw,
+            binary: bin.clone(),
             cert,
             instances: vec![
                 through::Instance {
                     role: "now",
-                    lines: now_lines(t),
+                    lines: now_lines_for(*sw, t),
                     expect: (nv.clone(), ns.clone()),
                 },
                 through::Instance {
                     role: "recommended",
-                    lines: d.lines.clone(),
+                    // The emitters' notes are comments, not lines a server takes.
+                    lines: d.lines.iter().filter(|l| !l.trim_start().starts_with('#')).cloned().collect(),
                     expect: (rv.clone(), rs.clone()),
                 },
             ],
             budget: Seconds(left / (work.len() - k) as f64),
             timeout: std::time::Duration::from_secs(10),
         };
-        if let Err(e) = through::through_nginx(&plan, session) {
+        if let Err(e) = through::through(&plan, session) {
             notes.push(format!(
-                "{}: the throughput change could not be measured through a private nginx, so it is the loopback figure: {e:#}",
-                d.software
+                "{}: the throughput change could not be measured through a private {}, so it is the loopback figure: {e:#}",
+                d.software,
+                sw.shown()
             ));
         }
     }
@@ -517,6 +582,85 @@ mod tests {
         }
     }
 
+    /// The installed values as Apache, HAProxy and stunnel lines: each the
+    /// software's own syntax, and its private instance starts with them and a
+    /// default client gets the server's first CBC suite over TLS 1.2, as the diff
+    /// of such a file says; a client's order (`server_order` false) is kept.
+    #[test]
+    fn now_lines_for_each_server_are_its_own_and_it_takes_them() {
+        use crate::discover::installed::TlsConfig;
+        let t = TlsConfig {
+            server: true,
+            protocols: Some(vec!["TLSv1".into(), "TLSv1.1".into(), "TLSv1.2".into()]),
+            cipher_string: Some("ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256".into()),
+            groups: Some("X25519:prime256v1".into()),
+            server_order: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            now_lines_for(Software::Apache, &t),
+            [
+                "SSLProtocol -all +TLSv1 +TLSv1.1 +TLSv1.2",
+                "SSLCipherSuite ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+                "SSLOpenSSLConfCmd Curves X25519:prime256v1",
+                "SSLHonorCipherOrder on",
+            ]
+        );
+        assert_eq!(
+            now_lines_for(Software::Haproxy, &t),
+            [
+                "ssl-default-bind-ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+                "ssl-default-bind-curves X25519:prime256v1",
+                "ssl-default-bind-options ssl-min-ver TLSv1.0 ssl-max-ver TLSv1.2",
+            ]
+        );
+        assert_eq!(
+            now_lines_for(Software::Stunnel, &t),
+            [
+                "sslVersionMin = TLSv1",
+                "sslVersionMax = TLSv1.2",
+                "ciphers = ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+                "curves = X25519:prime256v1",
+                "options = CIPHER_SERVER_PREFERENCE",
+            ]
+        );
+        let client = TlsConfig {
+            server_order: false,
+            ..t.clone()
+        };
+        assert!(now_lines_for(Software::Apache, &client).contains(&"SSLHonorCipherOrder off".to_string()));
+        assert!(now_lines_for(Software::Haproxy, &client)
+            .last()
+            .is_some_and(|l| l.ends_with(" prefer-client-ciphers")));
+        assert!(!now_lines_for(Software::Stunnel, &client).iter().any(|l| l.starts_with("options")));
+        assert_eq!(now_lines_for(Software::Nginx, &t), now_lines(&t));
+        // Each private instance takes them: the plan's "now" side, as `check` runs it.
+        for sw in [Software::Apache, Software::Haproxy, Software::Stunnel] {
+            let Some(bin) = crate::discover::installed::find_program(sw.programs()) else {
+                crate::testing::missing(&format!("{} is not installed", sw.name()));
+                continue;
+            };
+            let id = crate::backend::openssl::certs::Identity::generate(crate::backend::openssl::certs::CertType::Rsa2048).unwrap();
+            let lines = now_lines_for(sw, &t);
+            let server = sw
+                .start(&crate::backend::private::Spec {
+                    binary: std::path::Path::new(&bin),
+                    tls_lines: &lines,
+                    identity: &id,
+                    body: b"ok",
+                    start_within: std::time::Duration::from_secs(10),
+                })
+                .unwrap_or_else(|e| panic!("{} refused {lines:?}: {e:#}", sw.name()));
+            let (cipher, got) = crate::backend::private::tests::get_over_tls(server.addr(), crate::backend::private::PATH);
+            assert_eq!(cipher, "ECDHE-RSA-AES128-SHA", "{}", sw.name());
+            assert!(
+                got.starts_with("HTTP/1.1 200") && got.ends_with("\r\n\r\nok"),
+                "{}: {got}",
+                sw.name()
+            );
+        }
+    }
+
     /// Only comparisons the first pass could not call are measured again, bulk
     /// only: not a measurable one, not an unchanged one.
     #[test]
@@ -539,7 +683,7 @@ mod tests {
             (1.0, 0.5, 2.0),
             (1.0, 0.5, 2.0),
         );
-        // Open, but measured through a private nginx: loopback samples would not
+        // Open, but measured through a private server: loopback samples would not
         // narrow it, so the second pass leaves it out.
         let mut through = diff(
             tls("TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA"),

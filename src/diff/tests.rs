@@ -159,10 +159,12 @@ fn a_through_change_takes_the_paired_gain_of_its_two_suites() {
         "results": []
     }))
     .unwrap();
-    assert_eq!(paired_through_gain(&doc, &now, &rec), Some((1.95, 1.9, 2.0, 6)));
+    assert_eq!(paired_through_gain(&doc, "nginx", &now, &rec), Some((1.95, 1.9, 2.0, 6)));
     // The figures alone would give about [+125 %, +278 %]: the pairs are much tighter.
-    let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
-        .through(paired_through_gain(&doc, &now, &rec));
+    let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false).through(
+        crate::measure::tls::through::Software::Nginx,
+        paired_through_gain(&doc, "nginx", &now, &rec),
+    );
     assert_eq!(
         (c.gain, c.gain_low, c.gain_high, c.measurable),
         (Some(1.95), Some(1.9), Some(2.0), true)
@@ -172,8 +174,9 @@ fn a_through_change_takes_the_paired_gain_of_its_two_suites() {
     assert_eq!(c.now.unwrap().median, 5e8);
     // Other suites: the pairs do not apply, the figures' interval stands.
     let other = tls("TLSv1.3", "TLS_AES_256_GCM_SHA384");
-    assert_eq!(paired_through_gain(&doc, &now, &other), None);
-    let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false).through(None);
+    assert_eq!(paired_through_gain(&doc, "nginx", &now, &other), None);
+    let c = Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
+        .through(crate::measure::tls::through::Software::Nginx, None);
     let ratio = crate::stats::ratio_of_intervals((1.5e9, 1.2e9, 1.6e9), (5e8, 4e8, 6e8)).unwrap();
     assert!(
         (c.gain_low.unwrap() - (ratio.low - 1.0)).abs() < 1e-9 && (c.gain_high.unwrap() - (ratio.high - 1.0)).abs() < 1e-9,
@@ -183,8 +186,10 @@ fn a_through_change_takes_the_paired_gain_of_its_two_suites() {
     // either way (-1 % to +200 % around +195 %) cannot tell.
     doc.run.settings["through_nginx"]["paired_gain"]["gain_low"] = serde_json::json!(-0.01);
     let through = |doc: &Document| {
-        Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false)
-            .through(paired_through_gain(doc, &now, &rec))
+        Change::new("throughput", "bytes_per_sec", true, f(5e8, 4e8, 6e8), f(1.5e9, 1.2e9, 1.6e9), false).through(
+            crate::measure::tls::through::Software::Nginx,
+            paired_through_gain(doc, "nginx", &now, &rec),
+        )
     };
     let c = through(&doc);
     assert!(!c.measurable && c.verdict.starts_with("cannot tell"), "{}", c.verdict);
@@ -233,10 +238,10 @@ fn through_nginx_records_stay_apart_from_loopback() {
     let k = Knowledge::builtin().unwrap();
     doc.results = vec![rec(Some(crate::measure::tls::through::MODE), &[4e8, 5e8, 6e8, 7e8])];
     assert_eq!(figures(&doc, &n, &k)[0].3, None, "a through-nginx record is not a loopback figure");
-    assert_eq!(through_figure(&doc, &n).map(|f| f.median), Some(5.5e8));
+    assert_eq!(through_figure(&doc, "nginx", &n).map(|f| f.median), Some(5.5e8));
     doc.results.push(rec(None, &[9e8, 1e9, 1.1e9]));
     assert_eq!(figures(&doc, &n, &k)[0].3.map(|f| f.median), Some(1e9));
-    assert_eq!(through_figure(&doc, &n).map(|f| f.median), Some(5.5e8));
+    assert_eq!(through_figure(&doc, "nginx", &n).map(|f| f.median), Some(5.5e8));
     // Another protocol's record is not this choice's.
     let n13 = Negotiated::Tls {
         version: "TLSv1.3".into(),
@@ -244,7 +249,7 @@ fn through_nginx_records_stay_apart_from_loopback() {
         openssl_name: String::new(),
         group: None,
     };
-    assert_eq!(through_figure(&doc, &n13), None);
+    assert_eq!(through_figure(&doc, "nginx", &n13), None);
 }
 
 #[test]

@@ -191,10 +191,10 @@ fn named(r: &ResultRecord, s: &TlsSuite) -> bool {
 }
 
 /// A TLS bulk throughput record the ranking may use: not one measured through a
-/// private nginx (`model::THROUGH_NGINX`), which is a whole web server's figure for
-/// the diff, not a suite's record throughput.
+/// private server (`model::THROUGH_NGINX`, `model::through_mode`), which is a whole
+/// server's figure for the diff, not a suite's record throughput.
 fn ranked_bulk(r: &ResultRecord) -> bool {
-    r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec && r.subject.mode.as_deref() != Some(crate::model::THROUGH_NGINX)
+    r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec && crate::model::through_software(r.subject.mode.as_deref()).is_none()
 }
 
 /// The figure for a TLS suite: its own `tls-bulk` result, else its primitives.

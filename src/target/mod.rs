@@ -16,6 +16,7 @@ mod negotiated;
 mod nginx;
 mod nzbget;
 mod openssl;
+mod server;
 mod ssh;
 mod sshd;
 mod stunnel;

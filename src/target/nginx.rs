@@ -1,15 +1,14 @@
 //! nginx: read with `nginx -T`, checked with `nginx -t` on a throw-away config.
 
-use super::negotiated::{self, Negotiation, Want, Who};
+use super::negotiated::{Negotiation, Want};
+use super::server;
 use super::validate::{parse_with, Checked, Scratch};
 use super::{Protocol, Target};
-use crate::backend::nginx::{PrivateNginx, Spec};
-use crate::backend::openssl::certs::Identity;
+use crate::backend::nginx::PrivateNginx;
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::emit::{self, Emitter};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub struct Nginx;
 
@@ -43,29 +42,7 @@ impl Target for Nginx {
     /// A private nginx (`backend::nginx`) started with the lines on 127.0.0.1,
     /// and one handshake by the installed libssl's default client: its usual peer.
     fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
-        let Some(binary) = inst::find_program(&["nginx"]) else {
-            return Ok(Negotiation::NotRun("nginx is not installed".into()));
-        };
-        let within = match negotiated::time_for(Duration::from_secs(3)) {
-            Ok(w) => w,
-            Err(why) => return Ok(Negotiation::NotRun(why)),
-        };
-        let identity = Identity::generate(negotiated::cert_for(want))?;
-        let tls: Vec<String> = lines.iter().filter(|l| !l.trim_start().starts_with('#')).cloned().collect();
-        let server = PrivateNginx::start(&Spec {
-            binary: Path::new(&binary),
-            tls_lines: &tls,
-            identity: &identity,
-            body: b"cipherbench",
-            start_within: within,
-        })?;
-        let seen = negotiated::default_client(server.addr().port(), within)?;
-        let who = Who {
-            software: "nginx",
-            peer: "a default client",
-            other_end_takes: None,
-        };
-        Ok(Negotiation::Negotiated(negotiated::judge(&who, &seen, want)?))
+        server::negotiate("nginx", &["nginx"], lines, want, PrivateNginx::start)
     }
     fn keywords(&self) -> &'static [&'static str] {
         inst::nginx::KEYWORDS
@@ -78,34 +55,15 @@ impl Target for Nginx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recommend::emit::{testdata, Choice};
-    use crate::target::Refused;
-
-    fn installed() -> bool {
-        let ok = inst::find_program(&["nginx"]).is_some();
-        if !ok {
-            crate::testing::missing("nginx is not installed");
-        }
-        ok
-    }
+    use crate::target::server::tests::{gives_the_answer, gives_the_tls12_answer, installed, refused_in_the_clients_order};
 
     /// The emitted lines in a real nginx: a default client negotiates the
     /// answer's first TLS 1.3 suite (ChaCha20 here, not the client's own first,
     /// AES-256-GCM) over its first group.
     #[test]
     fn a_real_nginx_with_the_emitted_lines_gives_a_default_client_the_answer() {
-        if !installed() {
-            return;
-        }
-        let choice = Choice::Tls(testdata::tls());
-        let want = Want::new(&crate::recommend::choice_lists(&choice));
-        let lines = Nginx.lines(&choice).unwrap();
-        match Nginx.negotiate(&lines, &want).unwrap() {
-            Negotiation::Negotiated(said) => assert_eq!(
-                said,
-                "a default client negotiates TLSv1.3 TLS_CHACHA20_POLY1305_SHA256 over X25519 (the answer's first choice)"
-            ),
-            other => panic!("{other:?}"),
+        if installed(&["nginx"]) {
+            gives_the_answer(&Nginx);
         }
     }
 
@@ -114,23 +72,18 @@ mod tests {
     /// negotiated, never called the answer.
     #[test]
     fn lines_that_leave_the_order_to_the_client_are_refused_with_what_was_negotiated() {
-        if !installed() {
-            return;
+        if installed(&["nginx"]) {
+            refused_in_the_clients_order(&Nginx, |l| {
+                l.into_iter().filter(|l| !l.starts_with("ssl_prefer_server_ciphers")).collect()
+            });
         }
-        let choice = Choice::Tls(testdata::tls());
-        let want = Want::new(&crate::recommend::choice_lists(&choice));
-        let lines: Vec<String> = Nginx
-            .lines(&choice)
-            .unwrap()
-            .into_iter()
-            .filter(|l| !l.starts_with("ssl_prefer_server_ciphers"))
-            .collect();
-        let e = Nginx.negotiate(&lines, &want).unwrap_err();
-        let msg = &e.downcast_ref::<Refused>().unwrap_or_else(|| panic!("{e:#}")).0;
-        assert!(
-            msg.starts_with("nginx: a default client negotiated TLSv1.3 TLS_AES_256_GCM_SHA384"),
-            "{msg}"
-        );
-        assert!(msg.contains("suite TLS_CHACHA20_POLY1305_SHA256"), "{msg}");
+    }
+
+    /// A TLS 1.2-only answer: its first suite (ECDSA ChaCha20) is negotiated.
+    #[test]
+    fn the_tls12_answer_is_negotiated_too() {
+        if installed(&["nginx"]) {
+            gives_the_tls12_answer(&Nginx);
+        }
     }
 }

@@ -1,27 +1,36 @@
-//! Through a private nginx: what a change of TLS lines gains for nginx, measured
-//! through nginx itself.
+//! Through a private server: what a change of TLS lines gains for nginx, Apache,
+//! HAProxy or stunnel, measured through that software itself.
 //!
 //! Why: the loopback figures (`loopback`) time TLS records in-process, which is
 //! what a cipher changes, and nothing else. A real server adds per-request work
 //! the cipher does not touch (reading the file, HTTP, copies, a second process on
 //! the same cores), so its gain is diluted: on the 2-core VM the loopback
 //! predicted +310 % where ApacheBench through nginx measured +172 %. So when the
-//! software is nginx and its binary is here, two private instances are started
-//! (`backend::nginx`), one with the installed TLS lines and one with the
+//! software is nginx, Apache, HAProxy or stunnel and its binary is here, two
+//! private instances are started ([`Software`]: `backend::nginx`, `apache`,
+//! `haproxy`, `stunnel`), one with the installed TLS lines and one with the
 //! recommended ones, and HTTP/1.1 keep-alive GETs of a 1 MiB file are timed
 //! through each with the same probe `--connect --http-get` uses ([`HttpProbe`]),
 //! the two interleaved in slices (`sampler::interleave`, as loopback bulk is).
+//! nginx and Apache serve the file themselves; HAProxy and stunnel terminate TLS
+//! in front of a plaintext HTTP server thread of this process
+//! (`backend::private::PlainHttp`), as they front a web server or a service.
 //!
 //! Before anything is timed each instance proves it does real work: one GET whose
 //! body must hash to the served file, over the suite and protocol the diff says a
 //! default client negotiates there. Its records are `tls-bulk` with op `http-get`
-//! and mode [`MODE`] (and the worker's CPU per GB, mode [`CPU_MODE`]), so they
-//! never mix with loopback records.
+//! and mode `through-SOFTWARE` ([`MODE`] for nginx; and the server's CPU per GB,
+//! `server-cpu-per-gb-through-SOFTWARE`: `model::through_mode`), so they never
+//! mix with loopback records.
 
 use super::http::HttpProbe;
-use crate::backend::nginx::{cpu_seconds, PrivateNginx, Spec, PATH};
+use crate::backend::apache::{self, PrivateApache};
+use crate::backend::haproxy;
+use crate::backend::nginx::{PrivateNginx, PATH};
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls as ssl;
+use crate::backend::private::{cpu_seconds, Served, Spec};
+use crate::backend::stunnel;
 use crate::measure::engine::sampler::{self, over_slices, Probe, Rate, SamplerConfig};
 use crate::measure::engine::stats::MIN_SAMPLES;
 use crate::measure::sink::Measurements;
@@ -30,13 +39,106 @@ use crate::units::Seconds;
 use anyhow::{anyhow, bail, Context, Result};
 use openssl::ssl::{SslContext, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode};
 use serde_json::json;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// The server software a throughput change is measured through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Software {
+    Nginx,
+    Apache,
+    Haproxy,
+    Stunnel,
+}
+
+impl Software {
+    pub const ALL: [Software; 4] = [Software::Nginx, Software::Apache, Software::Haproxy, Software::Stunnel];
+
+    /// Its `--for` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Software::Nginx => "nginx",
+            Software::Apache => "apache",
+            Software::Haproxy => "haproxy",
+            Software::Stunnel => "stunnel",
+        }
+    }
+
+    /// The one named `name` (a `--for` name).
+    pub fn named(name: &str) -> Option<Software> {
+        Software::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Its programs, the first installed one being run.
+    pub fn programs(self) -> &'static [&'static str] {
+        match self {
+            Software::Nginx => &["nginx"],
+            Software::Apache => apache::PROGRAMS,
+            Software::Haproxy => &["haproxy"],
+            Software::Stunnel => stunnel::PROGRAMS,
+        }
+    }
+
+    /// Its name in sentences.
+    pub fn shown(self) -> &'static str {
+        match self {
+            Software::Nginx => "nginx",
+            Software::Apache => "Apache",
+            Software::Haproxy => "HAProxy",
+            Software::Stunnel => "stunnel",
+        }
+    }
+
+    /// The mode of its throughput records.
+    pub fn mode(self) -> String {
+        crate::model::through_mode(self.name())
+    }
+
+    /// The mode of its CPU per GB records.
+    pub fn cpu_mode(self) -> String {
+        crate::model::through_cpu_mode(self.name())
+    }
+
+    /// How its figures were measured, in words (the diff shows it).
+    pub fn how(self) -> String {
+        match self {
+            Software::Nginx => HOW.to_string(),
+            Software::Apache => HOW.replace("nginx", "Apache"),
+            Software::Haproxy => format!("{} (in front of a plaintext HTTP server)", HOW.replace("nginx", "HAProxy")),
+            Software::Stunnel => format!("{} (in front of a plaintext HTTP server)", HOW.replace("nginx", "stunnel")),
+        }
+    }
+
+    /// Whose CPU the server CPU per GB is, in words.
+    pub fn cpu_of(self) -> &'static str {
+        match self {
+            Software::Nginx => "the nginx worker's CPU",
+            Software::Apache => "the Apache processes' CPU",
+            Software::Haproxy => "HAProxy's CPU",
+            Software::Stunnel => "stunnel's CPU",
+        }
+    }
+
+    /// Starts a private instance as `spec` says.
+    pub fn start(self, spec: &Spec) -> Result<Box<dyn Served>> {
+        Ok(match self {
+            Software::Nginx => Box::new(PrivateNginx::start(spec)?),
+            Software::Apache => Box::new(PrivateApache::start(spec)?),
+            Software::Haproxy => Box::new(haproxy::start(spec)?),
+            Software::Stunnel => Box::new(stunnel::start(spec)?),
+        })
+    }
+}
+
+/// CPU seconds of `pids` together, when every one can be read.
+fn cpu_of(pids: &[u32]) -> Option<f64> {
+    pids.iter().map(|p| cpu_seconds(*p)).sum()
+}
+
 /// The mode of the throughput records measured through a private nginx.
+#[cfg_attr(not(test), allow(dead_code))]
 pub const MODE: &str = crate::model::THROUGH_NGINX;
-/// The mode of the nginx worker's CPU per GB records.
-pub const CPU_MODE: &str = crate::model::THROUGH_NGINX_CPU;
 /// How these figures were measured, in words (the diff shows it).
 pub const HOW: &str = "through a private nginx with your TLS lines, HTTP/1.1 keep-alive, 1 MiB responses";
 /// The size of the served file.
@@ -53,10 +155,12 @@ pub struct Instance {
     pub expect: (String, String),
 }
 
-/// What to measure through nginx.
+/// What to measure through which server.
 #[derive(Debug, Clone)]
 pub struct ThroughPlan {
-    pub nginx: PathBuf,
+    pub software: Software,
+    /// Its binary, by absolute path.
+    pub binary: PathBuf,
     /// The certificate type the installed server's suites need.
     pub cert: CertType,
     pub instances: Vec<Instance>,
@@ -84,11 +188,11 @@ fn default_client() -> Result<SslContext> {
 /// (+162 % against +164 %) with more exposure to other load.
 const CONNECTIONS: usize = 1;
 
-/// The GET probe, and the nginx worker's CPU over each run.
+/// The GET probe, and the server's CPU over each run.
 struct Through {
     http: HttpProbe,
-    /// The worker to read, on the one probe that reads it.
-    worker: Option<u32>,
+    /// The serving processes to read, on the one probe that reads them.
+    serving: Vec<u32>,
     /// Probes running at once, the same units each: this run's share of the
     /// worker's CPU is 1/connections of it.
     connections: usize,
@@ -98,9 +202,10 @@ struct Through {
 
 impl Probe for Through {
     fn run(&mut self, units: u64) -> Result<f64> {
-        let c0 = self.worker.and_then(cpu_seconds);
+        let read = !self.serving.is_empty();
+        let c0 = read.then(|| cpu_of(&self.serving)).flatten();
         let work = self.http.run(units)?;
-        if let (Some(a), Some(b)) = (c0, self.worker.and_then(cpu_seconds)) {
+        if let (Some(a), Some(b)) = (c0, read.then(|| cpu_of(&self.serving)).flatten()) {
             self.runs.push((b - a, work * self.connections as f64));
         }
         Ok(work)
@@ -120,21 +225,22 @@ fn negotiated(p: &HttpProbe) -> Option<Negotiated> {
 
 /// One GET outside any timing: the body must be the served file, over the
 /// expected protocol and suite. Returns what was negotiated.
-fn verify(ctx: &SslContext, n: &PrivateNginx, inst: &Instance, want: &[u8; 32], timeout: Duration) -> Result<Negotiated> {
-    let mut p = HttpProbe::new(ctx, n.addr(), None, "localhost".into(), PATH, timeout);
+fn verify(ctx: &SslContext, sw: Software, addr: SocketAddr, inst: &Instance, want: &[u8; 32], timeout: Duration) -> Result<Negotiated> {
+    let what = sw.shown();
+    let mut p = HttpProbe::new(ctx, addr, None, "localhost".into(), PATH, timeout);
     p.digest = Some(openssl::sha::Sha256::new());
     let got = p.get()?;
     let digest = p.digest.take().map(|d| d.finish());
     if got != BODY_BYTES as u64 || digest.as_ref() != Some(want) {
         bail!(
-            "the private nginx ({}) served {got} bytes that are not the {BODY_BYTES}-byte file it was given",
+            "the private {what} ({}) served {got} bytes that are not the {BODY_BYTES}-byte file it was given",
             inst.role
         );
     }
-    let neg = negotiated(&p).ok_or_else(|| anyhow!("the private nginx ({}) closed a keep-alive connection", inst.role))?;
+    let neg = negotiated(&p).ok_or_else(|| anyhow!("the private {what} ({}) closed a keep-alive connection", inst.role))?;
     if (neg.0.as_str(), neg.1.as_str()) != (inst.expect.0.as_str(), inst.expect.1.as_str()) {
         bail!(
-            "through a private nginx with the {} lines a default client negotiated {} {}, not {} {} as worked out",
+            "through a private {what} with the {} lines a default client negotiated {} {}, not {} {} as worked out",
             inst.role,
             neg.0,
             neg.1,
@@ -145,21 +251,22 @@ fn verify(ctx: &SslContext, n: &PrivateNginx, inst: &Instance, want: &[u8; 32], 
     Ok(neg)
 }
 
-/// Starts one private nginx per instance, checks each, and measures HTTP/1.1
+/// Starts one private server per instance, checks each, and measures HTTP/1.1
 /// keep-alive GETs through them in interleaved slices within `plan.budget`. The
 /// records go to `session`; the instances are stopped and their directories
 /// removed before it returns, whatever happened.
-pub fn through_nginx(plan: &ThroughPlan, session: &mut Measurements) -> Result<()> {
+pub fn through(plan: &ThroughPlan, session: &mut Measurements) -> Result<()> {
     let t0 = Instant::now();
+    let sw = plan.software;
     let left = || Seconds(plan.budget.0 - t0.elapsed().as_secs_f64());
     session.progress_start(plan.instances.len() as u64);
-    session.progress_message("starting private nginx instances");
+    session.progress_message(&format!("starting private {} instances", sw.shown()));
     let ctx = default_client()?;
     // Both up before anything is timed; each stops (Drop) on every way out.
     let servers = start_servers(plan, &ctx)?;
     let share = left().0 * 0.9 / plan.instances.len().max(1) as f64;
     if share < 0.3 {
-        bail!("no time left to measure through nginx ({:.1} s)", left().0);
+        bail!("no time left to measure through {} ({:.1} s)", sw.shown(), left().0);
     }
     let cfg = SamplerConfig {
         max_units: 1000,
@@ -173,9 +280,9 @@ pub fn through_nginx(plan: &ThroughPlan, session: &mut Measurements) -> Result<(
     }
     drop(servers);
     session.set_setting(
-        "through_nginx",
+        &format!("through_{}", sw.name()),
         json!({
-            "how": HOW,
+            "how": sw.how(),
             "measured": "interleaved slices, each a fresh keep-alive connection (TCP and full handshake untimed, checked), a short untimed warm-up, then GETs timed from request to last body byte; each slice is one sample",
             "instances": plan.instances.iter().map(|i| json!({"role": i.role, "lines": i.lines})).collect::<Vec<_>>(),
             "cert": plan.cert.name(),
@@ -191,14 +298,14 @@ pub fn through_nginx(plan: &ThroughPlan, session: &mut Measurements) -> Result<(
 /// What a default client negotiated: version, suite, OpenSSL name, group.
 type Negotiated = (String, String, String, Option<String>);
 
-/// A private nginx serving one instance's lines, checked before timing.
+/// A private server with one instance's lines, checked before timing.
 struct Server {
-    nginx: PrivateNginx,
-    worker: u32,
+    running: Box<dyn Served>,
+    serving: Vec<u32>,
     neg: Negotiated,
 }
 
-/// Starts one private nginx per instance with a fresh identity and body, and
+/// Starts one private server per instance with a fresh identity and body, and
 /// checks that each serves the body and negotiates what was worked out.
 fn start_servers(plan: &ThroughPlan, ctx: &SslContext) -> Result<Vec<Server>> {
     let id = Identity::generate(plan.cert)?;
@@ -206,20 +313,24 @@ fn start_servers(plan: &ThroughPlan, ctx: &SslContext) -> Result<Vec<Server>> {
     openssl::rand::rand_bytes(&mut body)?;
     let want = openssl::sha::sha256(&body);
     let mut servers = Vec::new();
+    let sw = plan.software;
     for inst in &plan.instances {
-        let nginx = PrivateNginx::start(&Spec {
-            binary: &plan.nginx,
+        let spec = Spec {
+            binary: &plan.binary,
             tls_lines: &inst.lines,
             identity: &id,
             body: &body,
             start_within: Duration::from_secs(10),
-        })
-        .with_context(|| format!("the private nginx with the {} TLS lines", inst.role))?;
-        let neg = verify(ctx, &nginx, inst, &want, plan.timeout)?;
-        let worker = nginx
-            .worker()
-            .ok_or_else(|| anyhow!("the private nginx ({}) has no worker", inst.role))?;
-        servers.push(Server { nginx, worker, neg });
+        };
+        let running = sw
+            .start(&spec)
+            .with_context(|| format!("the private {} with the {} TLS lines", sw.shown(), inst.role))?;
+        let neg = verify(ctx, sw, running.addr(), inst, &want, plan.timeout)?;
+        let serving = running.serving();
+        if serving.is_empty() {
+            bail!("the private {} ({}) has no serving process", sw.shown(), inst.role);
+        }
+        servers.push(Server { running, serving, neg });
     }
     Ok(servers)
 }
@@ -235,7 +346,8 @@ fn measure_servers(plan: &ThroughPlan, s: &Measurements, ctx: &SslContext, serve
         let server = &servers[spec.subject];
         let (inst, neg) = (&plan.instances[spec.subject], &server.neg);
         s.progress_message(&format!(
-            "through nginx ({}): {} {} (slice {}/{})",
+            "through {} ({}): {} {} (slice {}/{})",
+            plan.software.shown(),
             inst.role,
             neg.0,
             neg.1,
@@ -244,9 +356,9 @@ fn measure_servers(plan: &ThroughPlan, s: &Measurements, ctx: &SslContext, serve
         ));
         let mut probes: Vec<Through> = (0..CONNECTIONS)
             .map(|k| Through {
-                http: HttpProbe::new(ctx, server.nginx.addr(), None, "localhost".into(), PATH, plan.timeout),
-                // One probe reads the worker's CPU over each sample (all run at once).
-                worker: (k == 0).then_some(server.worker),
+                http: HttpProbe::new(ctx, server.running.addr(), None, "localhost".into(), PATH, plan.timeout),
+                // One probe reads the server's CPU over each sample (all run at once).
+                serving: if k == 0 { server.serving.clone() } else { Vec::new() },
                 connections: CONNECTIONS,
                 runs: Vec::new(),
             })
@@ -268,7 +380,7 @@ fn check_negotiated(probes: &[Through], inst: &Instance, neg: &Negotiated) -> Re
         if let Some(got) = negotiated(&p.http) {
             if got != *neg {
                 bail!(
-                    "a new connection to the private nginx ({}) negotiated {} {}",
+                    "a new connection to the private server ({}) negotiated {} {}",
                     inst.role,
                     got.0,
                     got.1
@@ -298,11 +410,11 @@ fn record_instance(
         op: Some("http-get".into()),
         path: Some(PATH.into()),
         bytes: Some(BODY_BYTES as u64),
-        mode: Some(MODE.into()),
+        mode: Some(plan.software.mode()),
         ..Default::default()
     };
     let mut cpu_subject = subject.clone();
-    cpu_subject.mode = Some(CPU_MODE.into());
+    cpu_subject.mode = Some(plan.software.cpu_mode());
     match r {
         Ok(Some(m)) => {
             for rec in records(subject, cpu_subject, &m, server_cpu) {
@@ -395,7 +507,7 @@ fn records(subject: Subject, cpu_subject: Subject, m: &sampler::Sliced, server: 
             cpu_subject,
             Metric::Seconds,
             Status::Failed,
-            "the worker's CPU could not be read from /proc",
+            "the server's CPU could not be read from /proc",
         ),
     });
     out
@@ -460,11 +572,11 @@ mod tests {
             expect: ("TLSv1.2".into(), "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into()),
         };
         let t = Duration::from_secs(10);
-        let neg = verify(&ctx, &n, &inst, &openssl::sha::sha256(&body), t).unwrap();
+        let neg = verify(&ctx, Software::Nginx, n.addr(), &inst, &openssl::sha::sha256(&body), t).unwrap();
         assert_eq!((neg.0.as_str(), neg.2.as_str()), ("TLSv1.2", "ECDHE-RSA-AES128-SHA"));
         // One byte different: not the file.
         body[BODY_BYTES / 2] ^= 1;
-        let e = verify(&ctx, &n, &inst, &openssl::sha::sha256(&body), t).unwrap_err();
+        let e = verify(&ctx, Software::Nginx, n.addr(), &inst, &openssl::sha::sha256(&body), t).unwrap_err();
         assert!(e.to_string().contains("not the"), "{e:#}");
         body[BODY_BYTES / 2] ^= 1;
         // Another suite than worked out: said, not measured.
@@ -472,43 +584,91 @@ mod tests {
             expect: ("TLSv1.2".into(), "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into()),
             ..inst
         };
-        let e = verify(&ctx, &n, &wrong, &openssl::sha::sha256(&body), t).unwrap_err();
+        let e = verify(&ctx, Software::Nginx, n.addr(), &wrong, &openssl::sha::sha256(&body), t).unwrap_err();
         assert!(
             e.to_string().contains("negotiated TLSv1.2 TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"),
             "{e:#}"
         );
     }
 
-    /// Two instances measured interleaved: one throughput and one worker CPU per
-    /// GB record each, under the through-nginx modes, with the suites negotiated.
-    #[test]
-    fn both_instances_are_measured_and_recorded_apart() {
-        let Some(bin) = nginx() else {
-            crate::testing::missing("nginx is not installed");
+    /// Each software's installed-style lines and recommended ones, and what a
+    /// default client negotiates with each.
+    fn instances(sw: Software) -> Vec<Instance> {
+        let (now, rec): (&[&str], &[&str]) = match sw {
+            Software::Nginx => (&NOW, &REC),
+            Software::Apache => (
+                &[
+                    "SSLProtocol -all +TLSv1.2",
+                    "SSLCipherSuite ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+                    "SSLHonorCipherOrder on",
+                ],
+                &[
+                    "SSLProtocol -all +TLSv1.2 +TLSv1.3",
+                    "SSLCipherSuite ECDHE-RSA-AES128-GCM-SHA256",
+                    "SSLCipherSuite TLSv1.3 TLS_AES_128_GCM_SHA256",
+                    "SSLHonorCipherOrder on",
+                ],
+            ),
+            Software::Haproxy => (
+                &[
+                    "ssl-default-bind-ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+                    "ssl-default-bind-options ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2",
+                ],
+                &[
+                    "ssl-default-bind-ciphers ECDHE-RSA-AES128-GCM-SHA256",
+                    "ssl-default-bind-ciphersuites TLS_AES_128_GCM_SHA256",
+                    "ssl-default-bind-options ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.3",
+                ],
+            ),
+            Software::Stunnel => (
+                &[
+                    "sslVersionMax = TLSv1.2",
+                    "ciphers = ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+                    "options = CIPHER_SERVER_PREFERENCE",
+                ],
+                &[
+                    "sslVersionMin = TLSv1.2",
+                    "sslVersionMax = TLSv1.3",
+                    "ciphers = ECDHE-RSA-AES128-GCM-SHA256",
+                    "ciphersuites = TLS_AES_128_GCM_SHA256",
+                    "options = CIPHER_SERVER_PREFERENCE",
+                ],
+            ),
+        };
+        vec![
+            Instance {
+                role: "now",
+                lines: lines(now),
+                expect: ("TLSv1.2".into(), "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into()),
+            },
+            Instance {
+                role: "recommended",
+                lines: lines(rec),
+                expect: ("TLSv1.3".into(), "TLS_AES_128_GCM_SHA256".into()),
+            },
+        ]
+    }
+
+    /// Two instances of `sw` measured interleaved: one throughput and one server
+    /// CPU per GB record each, under its through modes, with the suites
+    /// negotiated, and the paired gain.
+    fn both_instances_are_measured_through(sw: Software) {
+        let Some(bin) = crate::discover::installed::find_program(sw.programs()).map(PathBuf::from) else {
+            crate::testing::missing(&format!("{} is not installed", sw.name()));
             return;
         };
         let plan = ThroughPlan {
-            nginx: bin,
+            software: sw,
+            binary: bin,
             cert: CertType::Rsa2048,
-            instances: vec![
-                Instance {
-                    role: "now",
-                    lines: lines(&NOW),
-                    expect: ("TLSv1.2".into(), "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into()),
-                },
-                Instance {
-                    role: "recommended",
-                    lines: lines(&REC),
-                    expect: ("TLSv1.3".into(), "TLS_AES_128_GCM_SHA256".into()),
-                },
-            ],
-            // Enough for two paired slices per instance after both nginx start,
-            // also when the machine is busy (2.5 s left one slice in 1 of 2 runs).
+            instances: instances(sw),
+            // Enough for two paired slices per instance after both start, also
+            // when the machine is busy (2.5 s left one slice in 1 of 2 runs).
             budget: Seconds(5.0),
             timeout: Duration::from_secs(10),
         };
         let mut session = crate::measure::sink::Measurements::new();
-        through_nginx(&plan, &mut session).unwrap();
+        through(&plan, &mut session).unwrap();
         let r = session.results();
         let find = |suite: &str, mode: &str| {
             r.iter()
@@ -516,7 +676,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("no {mode} record of {suite}: {r:#?}"))
         };
         for suite in ["TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "TLS_AES_128_GCM_SHA256"] {
-            let thr = find(suite, MODE);
+            let thr = find(suite, &sw.mode());
             assert_eq!(
                 (thr.kind, thr.metric, thr.status),
                 (Kind::TlsBulk, Metric::BytesPerSec, Status::Ok),
@@ -524,12 +684,34 @@ mod tests {
             );
             assert_eq!(thr.subject.op.as_deref(), Some("http-get"));
             assert!(thr.samples.unwrap_or(0) >= 2 && thr.median.unwrap() > 1e6, "{thr:?}");
-            let cpu = find(suite, CPU_MODE);
-            assert_eq!(cpu.metric, Metric::Seconds);
+            let cpu = find(suite, &sw.cpu_mode());
+            assert_eq!((cpu.metric, cpu.status), (Metric::Seconds, Status::Ok), "{cpu:?}");
+            assert!(cpu.median.unwrap() > 0.0, "{cpu:?}");
         }
-        assert!(r
-            .iter()
-            .all(|x| x.subject.mode.as_deref().is_some_and(|m| m.ends_with("through-nginx"))));
-        assert_eq!(session.settings["through_nginx"]["how"], HOW);
+        let through = format!("through-{}", sw.name());
+        assert!(r.iter().all(|x| x.subject.mode.as_deref().is_some_and(|m| m.ends_with(&through))));
+        let setting = &session.settings[&format!("through_{}", sw.name())];
+        assert_eq!(setting["how"], sw.how());
+        assert_eq!(setting["paired_gain"]["now"], "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "{setting:#}");
+    }
+
+    #[test]
+    fn both_instances_are_measured_and_recorded_apart() {
+        both_instances_are_measured_through(Software::Nginx);
+    }
+
+    #[test]
+    fn both_apache_instances_are_measured_and_recorded_apart() {
+        both_instances_are_measured_through(Software::Apache);
+    }
+
+    #[test]
+    fn both_haproxy_instances_are_measured_and_recorded_apart() {
+        both_instances_are_measured_through(Software::Haproxy);
+    }
+
+    #[test]
+    fn both_stunnel_instances_are_measured_and_recorded_apart() {
+        both_instances_are_measured_through(Software::Stunnel);
     }
 }

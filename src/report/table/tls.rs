@@ -228,8 +228,8 @@ fn bulk(doc: &Document) -> Option<Table> {
             vec![
                 opt(&s.protocol),
                 opt(&s.suite),
-                match (&s.op, &s.path, s.mode.as_deref()) {
-                    (Some(op), Some(p), Some(crate::model::THROUGH_NGINX)) => format!("{op} {p} via nginx"),
+                match (&s.op, &s.path, crate::model::through_software(s.mode.as_deref())) {
+                    (Some(op), Some(p), Some(software)) => format!("{op} {p} via {software}"),
                     (Some(op), Some(p), _) => format!("{op} {p}"),
                     (op, _, _) => opt(op),
                 },
@@ -237,11 +237,10 @@ fn bulk(doc: &Document) -> Option<Table> {
                 threads_of(r).to_string(),
                 tp,
                 cpu("client-cpu-per-gb"),
-                // Through a private nginx: the worker's CPU, under its own mode.
-                if s.mode.as_deref() == Some(crate::model::THROUGH_NGINX) {
-                    cpu(crate::model::THROUGH_NGINX_CPU)
-                } else {
-                    cpu("server-cpu-per-gb")
+                // Through a private server: its CPU, under its own mode.
+                match crate::model::through_software(s.mode.as_deref()) {
+                    Some(software) => cpu(&crate::model::through_cpu_mode(software)),
+                    None => cpu("server-cpu-per-gb"),
                 },
             ]
         })
