@@ -48,6 +48,10 @@ pub const BUDGET_SKIPPED: &str = "skipped: the budget was spent first (raise --b
 /// ranking leaves them out, and tables show them beside the loopback figures.
 pub const THROUGH_NGINX: &str = "through-nginx";
 pub const THROUGH_NGINX_CPU: &str = "server-cpu-per-gb-through-nginx";
+/// The `mode` of TLS bulk records measured through a private NZBGet (downloads
+/// of yEnc articles from a private news server, `measure::tls::nzbget`): like
+/// [`THROUGH_NGINX`], NZBGet's figure for the diff, not a suite's.
+pub const THROUGH_NZBGET: &str = "through-nzbget";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {

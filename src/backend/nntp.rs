@@ -12,7 +12,9 @@
 //!   `GROUP`, `ARTICLE`/`BODY`/`HEAD`/`STAT` and `QUIT`. Articles are yEnc parts
 //!   of one generated file ([`Articles`]), and [`NewsServer::nzb`] is the NZB
 //!   that names them; any other message-id is `430 No such article` (what the
-//!   server test asks for).
+//!   server test asks for). Each article served is timed ([`NewsServer::served`]:
+//!   when its command arrived), and [`NewsServer::file_sha256`] is what a client
+//!   that decoded them all must have written.
 //! - It stops by itself: after [`Spec::connections`] connections have ended, at
 //!   [`Spec::within`], or when it is dropped, whichever is first. Every socket
 //!   blocks for at most a slice of a second, so a silent client cannot hold it.
@@ -79,8 +81,16 @@ pub struct NewsServer {
     port: u16,
     stop: Arc<AtomicBool>,
     seen: Arc<Mutex<Vec<Negotiated>>>,
+    served: Arc<Mutex<Vec<Served>>>,
     articles: Articles,
     thread: Option<JoinHandle<()>>,
+}
+
+/// One article served: when its command arrived, and its decoded size.
+#[derive(Debug, Clone, Copy)]
+pub struct Served {
+    pub asked: Instant,
+    pub bytes: usize,
 }
 
 /// What the connections share.
@@ -91,6 +101,7 @@ struct Shared {
     stop: Arc<AtomicBool>,
     end: Instant,
     seen: Arc<Mutex<Vec<Negotiated>>>,
+    served: Arc<Mutex<Vec<Served>>>,
 }
 
 impl NewsServer {
@@ -112,6 +123,7 @@ impl NewsServer {
         let port = listener.local_addr()?.port();
         let stop = Arc::new(AtomicBool::new(false));
         let seen = Arc::new(Mutex::new(Vec::new()));
+        let served = Arc::new(Mutex::new(Vec::new()));
         let shared = Arc::new(Shared {
             ctx: b.build(),
             bodies: bodies(spec.articles),
@@ -119,6 +131,7 @@ impl NewsServer {
             stop: stop.clone(),
             end: Instant::now() + spec.within,
             seen: seen.clone(),
+            served: served.clone(),
         });
         let connections = spec.connections;
         let thread = std::thread::spawn(move || serve(listener, shared, connections));
@@ -126,6 +139,7 @@ impl NewsServer {
             port,
             stop,
             seen,
+            served,
             articles: spec.articles,
             thread: Some(thread),
         })
@@ -138,6 +152,23 @@ impl NewsServer {
     /// Every handshake so far, in order.
     pub fn negotiated(&self) -> Vec<Negotiated> {
         self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Every article served so far (`ARTICLE` and `BODY`), in order.
+    pub fn served(&self) -> Vec<Served> {
+        self.served.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The SHA-256 of the whole file the articles are parts of, decoded: what a
+    /// client that downloaded and decoded every article must have written.
+    pub fn file_sha256(&self) -> [u8; 32] {
+        let a = self.articles;
+        let mut h = openssl::sha::Sha256::new();
+        let parts: Vec<Vec<u8>> = (0..DISTINCT.min(a.count)).map(|k| data(k, a.size)).collect();
+        for i in 0..a.count {
+            h.update(&parts[i % parts.len()]);
+        }
+        h.finish()
     }
 
     /// Whether it still serves.
@@ -175,7 +206,7 @@ impl Drop for NewsServer {
 }
 
 /// The name of the generated file.
-const FILE: &str = "cipherbench.bin";
+pub const FILE: &str = "cipherbench.bin";
 
 /// Part `i`'s message-id (without angle brackets).
 fn message_id(i: usize) -> String {
@@ -284,6 +315,7 @@ fn answer(s: &mut impl Write, line: &str, sh: &Shared) -> Result<bool> {
         "GROUP" => format!("211 {} 1 {} {arg}", sh.articles.count, sh.articles.count.max(1)),
         "ARTICLE" | "BODY" | "HEAD" | "STAT" => match part_of(arg, sh.articles) {
             Some(i) => {
+                let asked = Instant::now();
                 let code = match verb.as_str() {
                     "ARTICLE" => 220,
                     "HEAD" => 221,
@@ -308,6 +340,14 @@ fn answer(s: &mut impl Write, line: &str, sh: &Shared) -> Result<bool> {
                     write_part(s, i, sh)?;
                 }
                 s.write_all(b".\r\n")?;
+                if verb != "HEAD" {
+                    if let Ok(mut v) = sh.served.lock() {
+                        v.push(Served {
+                            asked,
+                            bytes: sh.articles.size,
+                        });
+                    }
+                }
                 return Ok(true);
             }
             None => "430 No such article".to_string(),
@@ -340,19 +380,24 @@ fn bodies(a: Articles) -> Vec<Body> {
     }
     (0..DISTINCT.min(a.count))
         .map(|k| {
-            let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ (k as u64 + 1);
-            let data: Vec<u8> = (0..a.size)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
+            let data = data(k, a.size);
             Body {
                 encoded: yenc(&data),
                 crc: crc32(&data),
             }
+        })
+        .collect()
+}
+
+/// The `k`th distinct part's data, `size` bytes.
+fn data(k: usize, size: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ (k as u64 + 1);
+    (0..size)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
         })
         .collect()
 }

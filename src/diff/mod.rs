@@ -21,7 +21,7 @@ pub mod subjects;
 
 #[cfg(test)]
 use figures::figures;
-pub use figures::{same_alg, same_choice, through_cpu_figure, through_figure};
+pub use figures::{same_alg, same_choice, through_cpu_figure, through_figure, through_nzbget_figure};
 pub use steps::*;
 
 use crate::discover::installed::{Config, Installed, SshConfig};
@@ -300,12 +300,23 @@ impl Change {
     /// (`measure::tls::through`'s `paired_gain`), which cancels what moved the
     /// whole machine during the run, as a load generator's before/after rounds do;
     /// the figures stay each instance's own.
-    fn through(mut self, paired: Option<(f64, f64, f64, u64)>) -> Change {
-        self.how = Some(crate::measure::tls::through::HOW.to_string());
+    fn through(self, paired: Option<(f64, f64, f64, u64)>) -> Change {
+        self.measured_through(crate::measure::tls::through::HOW, "paired slices", paired)
+    }
+
+    /// The download-rate change measured through two private NZBGet instances
+    /// in turns (`measure::tls::nzbget`): the gain is the median of the paired
+    /// rounds' ratios, as [`Change::through`]'s.
+    fn through_nzbget(self, paired: Option<(f64, f64, f64, u64)>) -> Change {
+        self.measured_through(crate::measure::tls::nzbget::HOW, "paired rounds", paired)
+    }
+
+    fn measured_through(mut self, how: &str, pairs_are: &str, paired: Option<(f64, f64, f64, u64)>) -> Change {
+        self.how = Some(how.to_string());
         if let Some((g, lo, hi, pairs)) = paired {
-            self.set_gain(g, lo, hi, &format!("the interval of {pairs} paired slices reaches zero"));
+            self.set_gain(g, lo, hi, &format!("the interval of {pairs} {pairs_are} reaches zero"));
             self.unless_too_wide(1.0 + g, 1.0 + lo, 1.0 + hi);
-            self.how = Some(format!("{}; gain from {pairs} paired slices", crate::measure::tls::through::HOW));
+            self.how = Some(format!("{how}; gain from {pairs} {pairs_are}"));
         }
         self
     }
@@ -323,10 +334,16 @@ fn pct(x: f64) -> String {
 /// The paired gain of the through-nginx step (gain, low, high, pairs), when it
 /// compared exactly these two suites.
 fn paired_through_gain(doc: &Document, now: &Negotiated, rec: &Negotiated) -> Option<(f64, f64, f64, u64)> {
+    paired_gain_of(doc, "through_nginx", now, rec)
+}
+
+/// The paired gain a through step stored under `key` (`through_nginx`,
+/// `through_nzbget`), when it compared exactly these two suites.
+fn paired_gain_of(doc: &Document, key: &str, now: &Negotiated, rec: &Negotiated) -> Option<(f64, f64, f64, u64)> {
     let (Negotiated::Tls { suite: n, .. }, Negotiated::Tls { suite: r, .. }) = (now, rec) else {
         return None;
     };
-    let p = doc.run.settings.get("through_nginx")?.get("paired_gain")?;
+    let p = doc.run.settings.get(key)?.get("paired_gain")?;
     if !same_alg(p.get("now")?.as_str()?, n) || !same_alg(p.get("recommended")?.as_str()?, r) {
         return None;
     }
@@ -735,10 +752,19 @@ fn recommended_side(
 
 /// Each measured figure now and with the recommendation. nginx's throughput and
 /// worker CPU come from the two private instances when both were measured (never
-/// one side through nginx and the other on loopback).
+/// one side through nginx and the other on loopback); NZBGet's throughput is its
+/// download rate through two private NZBGet instances, when both were measured.
 fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: &Knowledge) -> Vec<Change> {
     let same = same_choice(now, r);
     let nginx = software == "nginx" && !same;
+    let nzbget = match (
+        software == "nzbget" && !same,
+        through_nzbget_figure(doc, now),
+        through_nzbget_figure(doc, r),
+    ) {
+        (true, Some(n), Some(rf)) => Some((n, rf)),
+        _ => None,
+    };
     let pair = |f: fn(&Document, &Negotiated) -> Option<Figure>| match (nginx, f(doc, now), f(doc, r)) {
         (true, Some(n), Some(rf)) => Some((n, rf)),
         _ => None,
@@ -750,6 +776,10 @@ fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: 
     let mut changes = Vec::new();
     for ((metric, unit, higher, n), (_, _, _, rf)) in figures::figures_at(doc, now, k).into_iter().zip(figures::figures_at(doc, r, k)) {
         changes.push(match (through, through_cpu) {
+            _ if metric == "throughput" && nzbget.is_some() => {
+                let (tn, tr) = nzbget.expect("matched");
+                Change::new(metric, unit, higher, Some(tn), Some(tr), same).through_nzbget(paired_gain_of(doc, "through_nzbget", now, r))
+            }
             (Some((tn, tr)), _) if metric == "throughput" => {
                 Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(paired_through_gain(doc, now, r))
             }

@@ -297,6 +297,7 @@ fn sshd_by_other_names() -> (Current, Outcome) {
         directives: vec![],
         insert_at: None,
         notes: vec![],
+        openssl_env: None,
     };
     let c = Current {
         negotiated: negotiate::ssh(&offer, &peer, &ssh_aead()),

@@ -191,10 +191,15 @@ fn named(r: &ResultRecord, s: &TlsSuite) -> bool {
 }
 
 /// A TLS bulk throughput record the ranking may use: not one measured through a
-/// private nginx (`model::THROUGH_NGINX`), which is a whole web server's figure for
-/// the diff, not a suite's record throughput.
+/// private nginx (`model::THROUGH_NGINX`) or NZBGet (`model::THROUGH_NZBGET`),
+/// which is a whole program's figure for the diff, not a suite's record throughput.
 fn ranked_bulk(r: &ResultRecord) -> bool {
-    r.kind == Kind::TlsBulk && r.metric == Metric::BytesPerSec && r.subject.mode.as_deref() != Some(crate::model::THROUGH_NGINX)
+    r.kind == Kind::TlsBulk
+        && r.metric == Metric::BytesPerSec
+        && !matches!(
+            r.subject.mode.as_deref(),
+            Some(crate::model::THROUGH_NGINX | crate::model::THROUGH_NZBGET)
+        )
 }
 
 /// The figure for a TLS suite: its own `tls-bulk` result, else its primitives.

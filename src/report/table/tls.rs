@@ -240,6 +240,9 @@ fn bulk(doc: &Document) -> Option<Table> {
                 // Through a private nginx: the worker's CPU, under its own mode.
                 if s.mode.as_deref() == Some(crate::model::THROUGH_NGINX) {
                     cpu(crate::model::THROUGH_NGINX_CPU)
+                } else if s.mode.as_deref() == Some(crate::model::THROUGH_NZBGET) {
+                    // NZBGet is the client: no server CPU of its own.
+                    "-".into()
                 } else {
                     cpu("server-cpu-per-gb")
                 },

@@ -1,0 +1,471 @@
+//! Through a private NZBGet: what a change of NZBGet's TLS lines gains, measured
+//! through NZBGet itself, as `through` measures nginx's.
+//!
+//! Why: NZBGet is a news client. What a cipher changes is its download rate,
+//! and NZBGet adds its own work per byte that the cipher does not touch (yEnc
+//! decoding, writing the file), so the loopback figure (TLS records alone) says
+//! more than NZBGet will gain. So, where NZBGet is installed, two private NZBGet
+//! instances are started (`backend::nzbget`), each with its own private news
+//! server on 127.0.0.1 (`backend::nntp`, which honours the client's order): one
+//! with the installed Server cipher (and the OpenSSL configuration the installed
+//! drop-in gives it, or none) and one with the emitted lines (ServerX.Cipher and,
+//! before NZBGet 25.4, the emitted OpenSSL configuration as its `OPENSSL_CONF`).
+//! Each round, each downloads the same NZB of yEnc articles over TLS, the two in
+//! turns (now, recommended; then recommended, now ...).
+//!
+//! The rate of a round is timed at the news server: from the first article's
+//! command to the last one's, over the articles in between. NZBGet asks for an
+//! article once it has read and decoded the one before on its one connection, so
+//! that span is NZBGet's own download and decoding of those articles; NZBGet's
+//! queue, start-up and history bookkeeping, the same for both, are left out.
+//!
+//! Before anything is timed each instance proves it does real work (the known
+//! answer): one download whose history says SUCCESS with every article decoded,
+//! whose file hashes to the file the articles are parts of, over the suite and
+//! protocol the diff says NZBGet negotiates there. Its records are `tls-bulk`
+//! with op `nzbget-download` and mode [`MODE`], so they never mix with loopback
+//! records.
+
+use crate::backend::nntp::{Articles, NewsServer, Spec};
+use crate::backend::nzbget::{Download, Downloaded, PrivateNzbget};
+use crate::deadline::Deadline;
+use crate::measure::engine::stats::{few_samples, MIN_SAMPLES};
+use crate::measure::sink::Measurements;
+use crate::model::{Kind, Metric, ResultRecord, Status, Subject, Summary};
+use crate::units::Seconds;
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The mode of the download records measured through a private NZBGet.
+pub const MODE: &str = crate::model::THROUGH_NZBGET;
+/// How these figures were measured, in words (the diff shows it).
+pub const HOW: &str = "through a private NZBGet downloading yEnc articles over TLS (one connection) from a private news server";
+/// The articles of one round: 24 parts of 256 KiB (6 MiB).
+pub const ARTICLES: Articles = Articles {
+    count: 24,
+    size: 256 * 1024,
+};
+/// The most rounds per instance.
+const MAX_ROUNDS: usize = 30;
+
+/// One private NZBGet to measure.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// `now` or `recommended`, for messages.
+    pub role: &'static str,
+    /// Its Server1.Cipher.
+    pub cipher: String,
+    /// The OpenSSL configuration it gets as `OPENSSL_CONF` (its text), if any.
+    pub openssl_conf: Option<String>,
+    /// What it must negotiate with the news server: (protocol, IANA suite).
+    pub expect: (String, String),
+}
+
+/// What to measure through NZBGet.
+#[derive(Debug, Clone)]
+pub struct NzbgetPlan {
+    pub nzbget: PathBuf,
+    pub instances: Vec<Instance>,
+    pub articles: Articles,
+    /// Everything included: start-up, the known answer, rounds, teardown.
+    pub budget: Seconds,
+}
+
+/// A private NZBGet with its private news server, checked.
+pub struct Client {
+    news: NewsServer,
+    nzbget: PrivateNzbget,
+    /// What the news server negotiated with it: (protocol, suite, group).
+    neg: (String, String, Option<String>),
+    articles: Articles,
+    rounds: usize,
+}
+
+/// Starts the news server and NZBGet of `inst` and makes the known-answer
+/// download: it must succeed, decode every article to the file the articles
+/// are parts of, and negotiate what was worked out.
+pub fn start_client(plan: &NzbgetPlan, inst: &Instance, within: Duration) -> Result<Client> {
+    let news = NewsServer::start(Spec {
+        articles: plan.articles,
+        connections: usize::MAX,
+        within: within + Duration::from_secs(3600),
+        tls12_only: false,
+    })?;
+    let nzbget = PrivateNzbget::downloading(
+        &plan.nzbget,
+        inst.openssl_conf.as_deref(),
+        Download {
+            port: news.port(),
+            cipher: &inst.cipher,
+        },
+        within,
+    )
+    .with_context(|| format!("the private NZBGet with the {} lines", inst.role))?;
+    let mut c = Client {
+        news,
+        nzbget,
+        neg: Default::default(),
+        articles: plan.articles,
+        rounds: 0,
+    };
+    let d = c.download(inst, Deadline::after(within))?;
+    let file = d.dest.join(crate::backend::nntp::FILE);
+    let got = sha256_of(&file)?;
+    let _ = std::fs::remove_dir_all(&d.dest);
+    if got != c.news.file_sha256() {
+        bail!(
+            "the private NZBGet ({}) wrote {} that is not the file the articles are parts of",
+            inst.role,
+            file.display()
+        );
+    }
+    let seen = c.news.negotiated();
+    let first = seen
+        .first()
+        .ok_or_else(|| anyhow!("the private NZBGet ({}) downloaded without a TLS handshake", inst.role))?;
+    if (first.protocol.as_str(), first.suite.as_str()) != (inst.expect.0.as_str(), inst.expect.1.as_str()) {
+        bail!(
+            "through a private NZBGet with the {} lines NZBGet negotiated {} {}, not {} {} as worked out",
+            inst.role,
+            first.protocol,
+            first.suite,
+            inst.expect.0,
+            inst.expect.1
+        );
+    }
+    c.neg = (first.protocol.clone(), first.suite.clone(), first.group.clone());
+    Ok(c)
+}
+
+impl Client {
+    /// One download of the NZB; NZBGet's history must say it succeeded with
+    /// every article decoded and the whole file's size.
+    fn download(&mut self, inst: &Instance, deadline: Deadline) -> Result<Downloaded> {
+        self.rounds += 1;
+        let name = format!("cipherbench-{}-{}.nzb", inst.role, self.rounds);
+        let id = self.nzbget.append(&name, &self.news.nzb(), deadline.cap(Duration::from_secs(10)))?;
+        let d = self.nzbget.wait_history(id, deadline)?;
+        let a = self.articles;
+        if !d.status.starts_with("SUCCESS")
+            || d.success_articles != a.count as u64
+            || d.failed_articles != 0
+            || d.file_bytes != (a.count * a.size) as u64
+        {
+            bail!(
+                "the private NZBGet ({}) did not download the NZB: status {}, {} of {} articles decoded, {} failed, {} of {} bytes",
+                inst.role,
+                d.status,
+                d.success_articles,
+                a.count,
+                d.failed_articles,
+                d.file_bytes,
+                a.count * a.size
+            );
+        }
+        Ok(d)
+    }
+
+    /// One timed round: the download rate in bytes per second, from the news
+    /// server's times (see the module doc); every handshake of it negotiated
+    /// what the known answer did.
+    fn round(&mut self, inst: &Instance, deadline: Deadline) -> Result<f64> {
+        let before = self.news.served().len();
+        let d = self.download(inst, deadline)?;
+        let _ = std::fs::remove_dir_all(&d.dest);
+        let served = self.news.served();
+        let rate = rate_of(&served[before.min(served.len())..])
+            .ok_or_else(|| anyhow!("the private NZBGet ({}) downloaded fewer than two articles in a round", inst.role))?;
+        if let Some(n) = self
+            .news
+            .negotiated()
+            .iter()
+            .find(|n| (&n.protocol, &n.suite) != (&self.neg.0, &self.neg.1))
+        {
+            bail!("a new connection of the private NZBGet ({}) negotiated {n}", inst.role);
+        }
+        Ok(rate)
+    }
+}
+
+/// The rate of one round's articles: the bytes of all but the last over the
+/// time from the first article's command to the last one's. `None` with fewer
+/// than two articles or no time between them.
+pub fn rate_of(served: &[crate::backend::nntp::Served]) -> Option<f64> {
+    let (first, last) = (served.first()?, served.last()?);
+    let span = last.asked.checked_duration_since(first.asked)?.as_secs_f64();
+    let bytes: usize = served[..served.len() - 1].iter().map(|s| s.bytes).sum();
+    (served.len() >= 2 && span > 0.0).then(|| bytes as f64 / span)
+}
+
+fn sha256_of(p: &Path) -> Result<[u8; 32]> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(p).with_context(|| format!("NZBGet wrote no {}", p.display()))?;
+    let mut h = openssl::sha::Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finish())
+}
+
+/// Starts one private NZBGet (and news server) per instance, checks each with
+/// the known answer, and times downloads through them in interleaved rounds
+/// within `plan.budget`. The records go to `session`; the instances are stopped
+/// and their directories removed before it returns, whatever happened.
+pub fn through_nzbget(plan: &NzbgetPlan, session: &mut Measurements) -> Result<()> {
+    let t0 = Instant::now();
+    let end = crate::deadline::run().min(Deadline::after(Duration::from_secs_f64(plan.budget.0.max(0.0))));
+    session.progress_message("starting private NZBGet instances");
+    let mut clients = Vec::new();
+    for inst in &plan.instances {
+        clients.push(start_client(plan, inst, end.left())?);
+    }
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); clients.len()];
+    let mut pair_time = Duration::ZERO;
+    for r in 0..MAX_ROUNDS {
+        // Another pair only when it fits in what is left (the last one's time, and a half more).
+        if crate::interrupt::requested() || end.left() < pair_time.mul_f64(1.5) || end.expired() {
+            break;
+        }
+        let p0 = Instant::now();
+        let order: Vec<usize> = if r % 2 == 0 {
+            (0..clients.len()).collect()
+        } else {
+            (0..clients.len()).rev().collect()
+        };
+        for k in order {
+            let inst = &plan.instances[k];
+            session.progress_message(&format!(
+                "through NZBGet ({}): {} {} (round {})",
+                inst.role,
+                clients[k].neg.0,
+                clients[k].neg.1,
+                r + 1
+            ));
+            match clients[k].round(inst, end) {
+                Ok(v) => rates[k].push(v),
+                // The deadline cut a round short: the rounds before it stand.
+                Err(_) if end.expired() || crate::interrupt::requested() => break,
+                Err(e) => return Err(e),
+            }
+        }
+        pair_time = p0.elapsed();
+    }
+    // The pairs both finished.
+    let pairs = rates.iter().map(Vec::len).min().unwrap_or(0);
+    let paired = paired_gain(&plan.instances, &clients, &rates, pairs);
+    for (c, v) in clients.iter().zip(&rates) {
+        session.record(record(plan, c, v))?;
+    }
+    drop(clients);
+    session.set_setting(
+        "through_nzbget",
+        json!({
+            "how": HOW,
+            "measured": "interleaved rounds, each a download of the same NZB by one private NZBGet after the other (in turns); each round's rate is timed at the news server from the first article's command to the last one's; a known-answer download first (untimed)",
+            "instances": plan.instances.iter().map(|i| json!({"role": i.role, "cipher": i.cipher, "openssl_conf": i.openssl_conf})).collect::<Vec<_>>(),
+            "articles": {"count": plan.articles.count, "size": plan.articles.size},
+            "budget_seconds": plan.budget.0,
+            "seconds": t0.elapsed().as_secs_f64(),
+            "rounds": pairs,
+            "paired_gain": paired,
+        }),
+    );
+    Ok(())
+}
+
+/// The recommended instance's rate over the current one's, round by round (the
+/// two downloaded in turns), as `through::paired_gain`: the median of the
+/// ratios minus one with the engine's interval; `null` without [`MIN_SAMPLES`].
+fn paired_gain(instances: &[Instance], clients: &[Client], rates: &[Vec<f64>], pairs: usize) -> serde_json::Value {
+    let at = |role: &str| instances.iter().position(|i| i.role == role);
+    let (Some(n), Some(r)) = (at("now"), at("recommended")) else {
+        return serde_json::Value::Null;
+    };
+    let ratios = super::through::pair_ratios(&rates[n][..pairs], &rates[r][..pairs]);
+    let Some(sum) = (ratios.len() >= MIN_SAMPLES).then(|| Summary::of(&ratios)).flatten() else {
+        return serde_json::Value::Null;
+    };
+    json!({
+        "now": clients[n].neg.1,
+        "recommended": clients[r].neg.1,
+        "pairs": ratios.len(),
+        "gain": sum.median - 1.0,
+        "gain_low": sum.ci95_low - 1.0,
+        "gain_high": sum.ci95_high - 1.0,
+    })
+}
+
+/// One instance's download-rate record (or why it has none).
+fn record(plan: &NzbgetPlan, c: &Client, rates: &[f64]) -> ResultRecord {
+    let subject = Subject {
+        protocol: Some(c.neg.0.clone()),
+        suite: Some(c.neg.1.clone()),
+        group: c.neg.2.clone(),
+        library: Some("openssl".into()),
+        threads: Some(1),
+        op: Some("nzbget-download".into()),
+        bytes: Some((plan.articles.count * plan.articles.size) as u64),
+        mode: Some(MODE.into()),
+        ..Default::default()
+    };
+    match Summary::of(rates) {
+        Some(s) => {
+            ResultRecord::ok(Kind::TlsBulk, subject, Metric::BytesPerSec, &few_samples(s, rates, 1.1), None).with_values(rates.to_vec())
+        }
+        None => ResultRecord::not_ok(
+            Kind::TlsBulk,
+            subject,
+            Metric::BytesPerSec,
+            Status::Failed,
+            "no round finished within the budget",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::nntp::Served;
+
+    fn nzbget() -> Option<PathBuf> {
+        let p = crate::discover::installed::find_program(&["nzbget"]).map(PathBuf::from);
+        if p.is_none() {
+            crate::testing::missing("nzbget is not installed");
+        }
+        p
+    }
+
+    /// A round's rate: the bytes of all but the last article over the time
+    /// between the first and the last command.
+    #[test]
+    fn the_rate_spans_the_first_to_the_last_article() {
+        let t = Instant::now();
+        let s = |ms: u64| Served {
+            asked: t + Duration::from_millis(ms),
+            bytes: 1000,
+        };
+        let r = rate_of(&[s(0), s(10), s(20)]).unwrap();
+        assert!((r - 2000.0 / 0.020).abs() < 1e-6, "{r}");
+        assert_eq!(rate_of(&[s(0)]), None);
+        assert_eq!(rate_of(&[]), None);
+    }
+
+    fn plan(bin: PathBuf, instances: Vec<Instance>, budget: f64) -> NzbgetPlan {
+        NzbgetPlan {
+            nzbget: bin,
+            instances,
+            articles: Articles { count: 8, size: 64 * 1024 },
+            budget: Seconds(budget),
+        }
+    }
+
+    fn default_tls13() -> String {
+        let k = crate::discover::installed::run("openssl", &["ciphers", "-s", "-stdname", "-tls1_3"]).unwrap();
+        k.out.split_whitespace().next().unwrap().to_string()
+    }
+
+    /// The known answer: the real NZBGet downloads and decodes every article
+    /// (its history says SUCCESS, the byte count and the file's hash match)
+    /// over the suite worked out; a suite other than the one it negotiates is
+    /// said, not measured.
+    #[test]
+    fn the_known_answer_is_a_real_download_and_another_suite_is_noticed() {
+        let Some(bin) = nzbget() else { return };
+        let default = default_tls13();
+        let inst = Instance {
+            role: "now",
+            cipher: String::new(),
+            openssl_conf: None,
+            expect: ("TLSv1.3".into(), default.clone()),
+        };
+        let p = plan(bin, vec![inst.clone()], 30.0);
+        let mut c = start_client(&p, &inst, Duration::from_secs(30)).unwrap();
+        assert_eq!(c.neg.1, default);
+        let before = c.news.served().len();
+        let rate = c.round(&inst, Deadline::after(Duration::from_secs(30))).unwrap();
+        assert_eq!(c.news.served().len() - before, 8, "one round is every article once");
+        assert!(rate > 1e5 && rate.is_finite(), "{rate}");
+        drop(c);
+        let other = if default == "TLS_CHACHA20_POLY1305_SHA256" {
+            "TLS_AES_128_GCM_SHA256"
+        } else {
+            "TLS_CHACHA20_POLY1305_SHA256"
+        };
+        let wrong = Instance {
+            expect: ("TLSv1.3".into(), other.into()),
+            ..inst
+        };
+        let e = start_client(&p, &wrong, Duration::from_secs(30))
+            .err()
+            .expect("another suite was not noticed");
+        assert!(
+            e.to_string()
+                .contains(&format!("negotiated TLSv1.3 {default}, not TLSv1.3 {other}")),
+            "{e:#}"
+        );
+    }
+
+    /// Two instances in rounds: the one with an OpenSSL configuration putting
+    /// ChaCha20 first negotiates it, each has a download-rate record, and the
+    /// paired gain is there with its interval.
+    #[test]
+    fn both_instances_are_measured_in_rounds() {
+        let Some(bin) = nzbget() else { return };
+        let system = crate::discover::installed::nzbget::environment();
+        let cnf = format!(
+            ".include {}\n[ {} ]\nssl_conf = cb_ssl\n[ cb_ssl ]\nsystem_default = cb_tls\n[ cb_tls ]\nCiphersuites = TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256\n",
+            system.system_cnf, system.init_section
+        );
+        let default = default_tls13();
+        if default == "TLS_CHACHA20_POLY1305_SHA256" {
+            return eprintln!("skipped: OpenSSL's default is ChaCha20 already");
+        }
+        let p = plan(
+            bin,
+            vec![
+                Instance {
+                    role: "now",
+                    cipher: String::new(),
+                    openssl_conf: None,
+                    expect: ("TLSv1.3".into(), default.clone()),
+                },
+                Instance {
+                    role: "recommended",
+                    cipher: "ECDHE-ECDSA-CHACHA20-POLY1305".into(),
+                    openssl_conf: Some(cnf),
+                    expect: ("TLSv1.3".into(), "TLS_CHACHA20_POLY1305_SHA256".into()),
+                },
+            ],
+            12.0,
+        );
+        let mut session = Measurements::new();
+        through_nzbget(&p, &mut session).unwrap();
+        let r = session.results();
+        for suite in [default.as_str(), "TLS_CHACHA20_POLY1305_SHA256"] {
+            let x = r
+                .iter()
+                .find(|x| x.subject.suite.as_deref() == Some(suite))
+                .unwrap_or_else(|| panic!("no record of {suite}: {r:#?}"));
+            assert_eq!(
+                (x.kind, x.metric, x.status),
+                (Kind::TlsBulk, Metric::BytesPerSec, Status::Ok),
+                "{x:?}"
+            );
+            assert_eq!(x.subject.mode.as_deref(), Some(MODE));
+            assert!(x.samples.unwrap_or(0) >= MIN_SAMPLES && x.median.unwrap() > 1e5, "{x:?}");
+        }
+        let s = &session.settings["through_nzbget"];
+        eprintln!("{s:#}");
+        assert_eq!(s["how"], HOW);
+        let g = &s["paired_gain"];
+        assert_eq!(g["recommended"], "TLS_CHACHA20_POLY1305_SHA256", "{s:#}");
+        assert!(g["gain_low"].as_f64().unwrap() <= g["gain"].as_f64().unwrap(), "{g}");
+    }
+}
