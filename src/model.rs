@@ -563,6 +563,11 @@ pub struct NzbgetInstalled {
     pub system_cnf: String,
     /// The section its `openssl_conf` names (`openssl_init`).
     pub init_section: String,
+    /// The system's `system_default` entries the file for NZBGet keeps (its
+    /// own section replaces that one): Debian's `CipherString =
+    /// DEFAULT:@SECLEVEL=2` ...; not those the file sets itself (`Ciphersuites`,
+    /// `Groups`, `Curves`, `MinProtocol`, `MaxProtocol`).
+    pub system_default: Vec<(String, String)>,
 }
 
 impl NzbgetInstalled {

@@ -27,6 +27,8 @@ pub fn keyword_of(target: &dyn Target, line: &str) -> String {
 struct Files {
     originals: BTreeMap<PathBuf, String>,
     edited: BTreeMap<PathBuf, Vec<String>>,
+    /// Files to create, with their text.
+    created: BTreeMap<PathBuf, String>,
 }
 
 impl Files {
@@ -62,7 +64,29 @@ impl Files {
                     .to_string(),
             );
         }
+        for (p, text) in &self.created {
+            let name = p.display().to_string();
+            let rel = name.trim_start_matches('/');
+            let d = similar::TextDiff::from_lines("", text.as_str());
+            out.push_str(
+                &d.unified_diff()
+                    .context_radius(3)
+                    .header("/dev/null", &format!("b/{rel}"))
+                    .to_string(),
+            );
+        }
         out
+    }
+
+    /// `path` set to `text` whole: changed where it is, created where it is not.
+    fn set_whole(&mut self, path: &Path, text: &str) -> Result<(), UsageError> {
+        if std::fs::symlink_metadata(path).is_err() {
+            self.created.insert(path.to_path_buf(), text.to_string());
+            return Ok(());
+        }
+        let lines = self.lines(path)?;
+        *lines = text.lines().map(str::to_string).collect();
+        Ok(())
     }
 }
 
@@ -177,6 +201,11 @@ pub fn unified(installed: &Installed, emitted: &[String]) -> Result<Option<Strin
             return Ok(None);
         };
         insert(&mut files, &file, after, &missing)?;
+    }
+    // Files beside it that the lines set whole (NZBGet's OpenSSL configuration
+    // and drop-in).
+    for (path, text) in target.whole_files(installed, emitted) {
+        files.set_whole(&path, &text)?;
     }
     let out = files.diff();
     Ok((!out.is_empty()).then_some(out))
