@@ -192,19 +192,50 @@ impl PrivateNzbget {
             let Some(slice) = deadline.slice() else {
                 bail!("nzbget did not finish NZB {id} in time");
             };
-            let h = self.rpc("history", json!([false]), slice.max(Duration::from_millis(100)) * 5)?;
-            if let Some(e) = h.as_array().and_then(|v| v.iter().find(|e| e["NZBID"].as_i64() == Some(id))) {
-                let n = |k: &str| e[k].as_u64().unwrap_or(0);
-                return Ok(Downloaded {
-                    status: e["Status"].as_str().unwrap_or("").to_string(),
-                    success_articles: n("SuccessArticles"),
-                    failed_articles: n("FailedArticles"),
-                    file_bytes: (n("FileSizeHi") << 32) + n("FileSizeLo"),
-                    dest: e["DestDir"].as_str().unwrap_or("").into(),
-                });
+            if let Some(d) = self
+                .history(deadline.cap(Duration::from_secs(5)).max(slice))?
+                .into_iter()
+                .find(|(i, _)| *i == id)
+            {
+                return Ok(d.1);
             }
             std::thread::sleep(Duration::from_millis(10).min(slice));
         }
+    }
+
+    /// Every NZB in the history: its id and what the history says of it.
+    pub fn history(&self, timeout: Duration) -> Result<Vec<(i64, Downloaded)>> {
+        let h = self.rpc("history", json!([false]), timeout)?;
+        let Some(v) = h.as_array() else {
+            bail!("nzbget's history is not a list: {h}");
+        };
+        Ok(v.iter()
+            .filter_map(|e| {
+                let n = |k: &str| e[k].as_u64().unwrap_or(0);
+                Some((
+                    e["NZBID"].as_i64()?,
+                    Downloaded {
+                        status: e["Status"].as_str().unwrap_or("").to_string(),
+                        success_articles: n("SuccessArticles"),
+                        failed_articles: n("FailedArticles"),
+                        file_bytes: (n("FileSizeHi") << 32) + n("FileSizeLo"),
+                        dest: e["DestDir"].as_str().unwrap_or("").into(),
+                    },
+                ))
+            })
+            .collect())
+    }
+
+    /// The bytes of NZB `id` still to download (`listgroups`); `None` once it
+    /// has left the queue.
+    pub fn remaining(&self, id: i64, timeout: Duration) -> Result<Option<u64>> {
+        let g = self.rpc("listgroups", json!([0]), timeout)?;
+        Ok(g.as_array()
+            .and_then(|v| v.iter().find(|e| e["NZBID"].as_i64() == Some(id)))
+            .map(|e| {
+                let n = |k: &str| e[k].as_u64().unwrap_or(0);
+                (n("RemainingSizeHi") << 32) + n("RemainingSizeLo")
+            }))
     }
 
     /// NZBGet's server test (`testserver`) against `host:port` over TLS with
