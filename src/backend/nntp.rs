@@ -82,6 +82,9 @@ pub struct NewsServer {
     stop: Arc<AtomicBool>,
     seen: Arc<Mutex<Vec<Negotiated>>>,
     served: Arc<Mutex<Vec<Served>>>,
+    /// Set by tests only ([`NewsServer::corrupt`]).
+    #[cfg_attr(not(test), allow(dead_code))]
+    corrupt: Arc<AtomicBool>,
     articles: Articles,
     thread: Option<JoinHandle<()>>,
 }
@@ -102,6 +105,8 @@ struct Shared {
     end: Instant,
     seen: Arc<Mutex<Vec<Negotiated>>>,
     served: Arc<Mutex<Vec<Served>>>,
+    /// From now on every part's `pcrc32` is wrong (tests: a client must notice).
+    corrupt: Arc<AtomicBool>,
 }
 
 impl NewsServer {
@@ -124,6 +129,7 @@ impl NewsServer {
         let stop = Arc::new(AtomicBool::new(false));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let served = Arc::new(Mutex::new(Vec::new()));
+        let corrupt = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Shared {
             ctx: b.build(),
             bodies: bodies(spec.articles),
@@ -132,6 +138,7 @@ impl NewsServer {
             end: Instant::now() + spec.within,
             seen: seen.clone(),
             served: served.clone(),
+            corrupt: corrupt.clone(),
         });
         let connections = spec.connections;
         let thread = std::thread::spawn(move || serve(listener, shared, connections));
@@ -140,6 +147,7 @@ impl NewsServer {
             stop,
             seen,
             served,
+            corrupt,
             articles: spec.articles,
             thread: Some(thread),
         })
@@ -169,6 +177,13 @@ impl NewsServer {
             h.update(&parts[i % parts.len()]);
         }
         h.finish()
+    }
+
+    /// From now on every part it serves says a wrong CRC-32 (`pcrc32`): a
+    /// client that checks what it decodes fails them.
+    #[cfg(test)]
+    pub fn corrupt(&self) {
+        self.corrupt.store(true, Ordering::SeqCst);
     }
 
     /// Whether it still serves.
@@ -417,7 +432,8 @@ fn write_part(s: &mut impl Write, i: usize, sh: &Shared) -> Result<()> {
         .as_bytes(),
     )?;
     s.write_all(&b.encoded)?;
-    s.write_all(format!("=yend size={} part={i} pcrc32={:08x}\r\n", a.size, b.crc).as_bytes())?;
+    let crc = if sh.corrupt.load(Ordering::SeqCst) { !b.crc } else { b.crc };
+    s.write_all(format!("=yend size={} part={i} pcrc32={crc:08x}\r\n", a.size).as_bytes())?;
     Ok(())
 }
 

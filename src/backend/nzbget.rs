@@ -301,7 +301,7 @@ fn config(dir: &Path, port: u16, server: Option<Download>) -> String {
         // A value with a line break would start another option: cut there.
         let cipher = s.cipher.lines().next().unwrap_or("");
         c.push_str(&format!(
-            "ParCheck=manual\nUnpack=no\nHealthCheck=none\nDupeCheck=no\nKeepHistory=1\n\
+            "ParCheck=manual\nUnpack=no\nHealthCheck=none\nDupeCheck=no\nKeepHistory=1\nArticleRetries=0\n\
              Server1.Active=yes\nServer1.Name=private\nServer1.Level=0\nServer1.Host=127.0.0.1\nServer1.Port={}\n\
              Server1.Username=\nServer1.Password=\nServer1.Encryption=yes\nServer1.Cipher={cipher}\n\
              Server1.Connections=1\nServer1.Retention=0\n",

@@ -466,6 +466,12 @@ mod tests {
         c.settle(&inst, 0, Deadline::after(Duration::from_secs(30))).unwrap();
         assert!(c.pending.is_empty());
         assert!(rate > 1e5 && rate.is_finite(), "{rate}");
+        // Parts whose CRC-32 does not match: NZBGet fails them, and so does the probe.
+        c.news.corrupt();
+        let e = c
+            .download(&inst, Deadline::after(Duration::from_secs(30)))
+            .expect_err("corrupt articles passed");
+        assert!(e.to_string().contains("did not download the NZB"), "{e:#}");
         drop(c);
         let other = if default == "TLS_CHACHA20_POLY1305_SHA256" {
             "TLS_AES_128_GCM_SHA256"
