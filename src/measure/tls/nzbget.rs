@@ -59,6 +59,11 @@ const RPC_WITHIN: Duration = Duration::from_secs(5);
 /// history (it does that one NZB at a time, about 0.6 s each) before the next
 /// round waits for it.
 const BACKLOG: usize = 1;
+/// How long a private NZBGet may take to answer once started.
+const START_WITHIN: Duration = Duration::from_secs(10);
+/// The longest the last rounds may take to reach NZBGet's history (past the
+/// budget, within the run's deadline).
+const SETTLE_MOST: Duration = Duration::from_secs(10);
 /// Kept at the end for the last rounds to reach NZBGet's history.
 const SETTLE: Duration = Duration::from_secs(1);
 /// The most rounds per instance.
@@ -103,10 +108,12 @@ pub struct Client {
 /// download: it must succeed, decode every article to the file the articles
 /// are parts of, and negotiate what was worked out.
 pub fn start_client(plan: &NzbgetPlan, inst: &Instance, within: Duration) -> Result<Client> {
+    // The news server outlives the rounds by the wait for their history; it
+    // stops when dropped in any case.
     let news = NewsServer::start(Spec {
         articles: plan.articles,
         connections: usize::MAX,
-        within: within + Duration::from_secs(3600),
+        within: within + SETTLE_MOST,
         tls12_only: false,
     })?;
     let nzbget = PrivateNzbget::downloading(
@@ -116,7 +123,7 @@ pub fn start_client(plan: &NzbgetPlan, inst: &Instance, within: Duration) -> Res
             port: news.port(),
             cipher: &inst.cipher,
         },
-        within,
+        within.min(START_WITHIN),
     )
     .with_context(|| format!("the private NZBGet with the {} lines", inst.role))?;
     let mut c = Client {
@@ -325,7 +332,7 @@ pub fn through_nzbget(plan: &NzbgetPlan, session: &mut Measurements) -> Result<(
     }
     // Every round must have succeeded, as its history says (a little past the
     // budget: the run's deadline bounds it).
-    let settle_by = crate::deadline::run().min(Deadline::after(Duration::from_secs(10)));
+    let settle_by = crate::deadline::run().min(Deadline::after(SETTLE_MOST));
     for (c, inst) in clients.iter_mut().zip(&plan.instances) {
         c.settle(inst, 0, settle_by)?;
     }
