@@ -89,10 +89,12 @@ pub struct NewsServer {
     thread: Option<JoinHandle<()>>,
 }
 
-/// One article served: when its command arrived, and its decoded size.
+/// One article served: when its command arrived, on which connection (in the
+/// order they were accepted), and its decoded size.
 #[derive(Debug, Clone, Copy)]
 pub struct Served {
     pub asked: Instant,
+    pub conn: usize,
     pub bytes: usize,
 }
 
@@ -242,9 +244,9 @@ fn serve(listener: TcpListener, shared: Arc<Shared>, connections: usize) {
         match listener.accept() {
             Ok((tcp, _)) => {
                 accepted += 1;
-                let (sh, done) = (shared.clone(), ended.clone());
+                let (sh, done, conn) = (shared.clone(), ended.clone(), accepted);
                 threads.push(std::thread::spawn(move || {
-                    let _ = connection(tcp, &sh);
+                    let _ = connection(tcp, &sh, conn);
                     done.fetch_add(1, Ordering::SeqCst);
                 }));
             }
@@ -264,7 +266,7 @@ fn over(sh: &Shared) -> bool {
 }
 
 /// One client: the handshake, recorded, then NNTP until `QUIT`, its close or the end.
-fn connection(tcp: TcpStream, sh: &Shared) -> Result<()> {
+fn connection(tcp: TcpStream, sh: &Shared, conn: usize) -> Result<()> {
     tcp.set_nonblocking(false)?;
     tcp.set_read_timeout(Some(SLICE))?;
     tcp.set_write_timeout(Some(Duration::from_secs(10)))?;
@@ -308,14 +310,14 @@ fn connection(tcp: TcpStream, sh: &Shared) -> Result<()> {
         };
         let line = String::from_utf8_lossy(&buf[..at]).to_string();
         buf.drain(..at + 2);
-        if !answer(&mut s, &line, sh)? {
+        if !answer(&mut s, &line, sh, conn)? {
             return Ok(());
         }
     }
 }
 
 /// Answers one command; `false` after `QUIT`.
-fn answer(s: &mut impl Write, line: &str, sh: &Shared) -> Result<bool> {
+fn answer(s: &mut impl Write, line: &str, sh: &Shared, conn: usize) -> Result<bool> {
     let mut words = line.split_whitespace();
     let verb = words.next().unwrap_or("").to_ascii_uppercase();
     let arg = words.next().unwrap_or("");
@@ -359,6 +361,7 @@ fn answer(s: &mut impl Write, line: &str, sh: &Shared) -> Result<bool> {
                     if let Ok(mut v) = sh.served.lock() {
                         v.push(Served {
                             asked,
+                            conn,
                             bytes: sh.articles.size,
                         });
                     }

@@ -8,7 +8,7 @@
 //! It is there to run NZBGet's own server test (`testserver`, a real connection
 //! and handshake) with the lines under test: `OPENSSL_CONF` for the OpenSSL
 //! configuration NZBGet alone reads, and the ServerX.Cipher value; and, with a
-//! news server of its own ([`Download`]: Server1, one connection), to download
+//! news server of its own ([`Download`]: Server1), to download
 //! NZBs through it (`append`, then its `history`), as `check` measures NZBGet's
 //! gain (`measure::tls::nzbget`).
 //!
@@ -46,6 +46,8 @@ pub struct Download<'a> {
     pub port: u16,
     /// Server1.Cipher.
     pub cipher: &'a str,
+    /// Server1.Connections (at least one).
+    pub connections: usize,
 }
 
 /// What one download ended as, from NZBGet's history.
@@ -287,7 +289,7 @@ enum OpensslConf<'a> {
 
 /// The configuration: everything in `dir`, the control port on 127.0.0.1 without
 /// a password, logs to the file only; no news server of its own, or `server` as
-/// Server1 (TLS, one connection) with nothing after a download (no par check,
+/// Server1 (TLS) with nothing after a download (no par check,
 /// unpacking or duplicate check: the same NZB is downloaded round after round).
 fn config(dir: &Path, port: u16, server: Option<Download>) -> String {
     let m = dir.display();
@@ -304,8 +306,9 @@ fn config(dir: &Path, port: u16, server: Option<Download>) -> String {
             "ParCheck=manual\nUnpack=no\nHealthCheck=none\nDupeCheck=no\nKeepHistory=1\nArticleRetries=0\n\
              Server1.Active=yes\nServer1.Name=private\nServer1.Level=0\nServer1.Host=127.0.0.1\nServer1.Port={}\n\
              Server1.Username=\nServer1.Password=\nServer1.Encryption=yes\nServer1.Cipher={cipher}\n\
-             Server1.Connections=1\nServer1.Retention=0\n",
-            s.port
+             Server1.Connections={}\nServer1.Retention=0\n",
+            s.port,
+            s.connections.max(1)
         ));
     }
     c

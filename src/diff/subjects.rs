@@ -455,6 +455,7 @@ pub fn measure_through_nzbget(
                 },
             ],
             articles: through::ARTICLES,
+            connections: through::CONNECTIONS,
             budget: Seconds(left / (work.len() - k) as f64),
         };
         if let Err(e) = through::through_nzbget(&plan, session) {
