@@ -23,7 +23,9 @@
 # and the wall-clock rate (append to history, 20 ms polls); then
 # per case the median of each and the ratio of the medians (answer / installed),
 # beside what `cipherbench check` predicted for the installed Server1 (its
-# throughput change, from its own loopback measurement; under the same mask).
+# throughput change: where NZBGet is installed, measured through two private
+# NZBGet instances downloading a few MB a round from private news servers, in
+# turns; else its loopback model; under the same mask).
 # The write-up's figure: 2,500 KB/s -> 3,800 KB/s (+52 %) on a Vu+ receiver.
 #
 # Environment: CB (binary, target/release/cipherbench), NZBGET (/usr/bin/nzbget),
@@ -209,7 +211,7 @@ def case(title, caps, mask):
     cipher, cnf, first = answer(title.split()[0], caps)
     print(f"answer: Server1.Cipher={cipher}" + (f"; OPENSSL_CONF with Ciphersuites first {first}" if cnf else ""), flush=True)
     now, rec, verdict = predicted(title.split()[0], mask)
-    print(f"check predicted (installed Server1, its loopback model): {now} -> {rec}: throughput {verdict}", flush=True)
+    print(f"check predicted (installed Server1, through private NZBGet instances): {now} -> {rec}: throughput {verdict}", flush=True)
     news, news_port, nzb, news_log = news_server(mask)
     runs = {"installed": [], "answer": []}
     for r in range(ROUNDS):

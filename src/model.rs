@@ -66,6 +66,12 @@ pub fn through_software(mode: Option<&str>) -> Option<&str> {
     mode?.strip_prefix("through-")
 }
 
+/// The `mode` of TLS bulk records measured through a private NZBGet (downloads
+/// of yEnc articles from a private news server, `measure::tls::nzbget`): like
+/// [`THROUGH_NGINX`], NZBGet's figure for the diff, not a suite's; NZBGet is the
+/// client, so there is no server CPU under [`through_cpu_mode`]`("nzbget")`.
+pub const THROUGH_NZBGET: &str = "through-nzbget";
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {
     pub schema: String,
@@ -576,6 +582,11 @@ pub struct NzbgetInstalled {
     pub system_cnf: String,
     /// The section its `openssl_conf` names (`openssl_init`).
     pub init_section: String,
+    /// The system's `system_default` entries the file for NZBGet keeps (its
+    /// own section replaces that one): Debian's `CipherString =
+    /// DEFAULT:@SECLEVEL=2` ...; not those the file sets itself (`Ciphersuites`,
+    /// `Groups`, `Curves`, `MinProtocol`, `MaxProtocol`).
+    pub system_default: Vec<(String, String)>,
 }
 
 impl NzbgetInstalled {

@@ -2,11 +2,14 @@
 //! OpenSSL parser, and the emitted answer negotiated by the real NZBGet (its own
 //! server test, the `testserver` JSON-RPC method) against a private news server
 //! on 127.0.0.1 (`cipherbench serve-nntp`, which honours the client's order and
-//! says what each handshake negotiated).
+//! says what each handshake negotiated). `check` on a system under a temporary
+//! root (`--config-from ROOT/etc/nzbget.conf`): its gain measured through the
+//! real NZBGet, its patch (nzbget.conf, the OpenSSL file and the drop-in)
+//! applied into the root, and nothing left to change after.
 
 mod common;
 
-use common::check::check;
+use common::check::{apply, check};
 use common::{json_of, missing, ports, Proc};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -288,4 +291,299 @@ fn rpc(port: u16, method: &str, params: Value) -> Value {
     let (_, json) = out.split_once("\r\n\r\n").unwrap_or_else(|| panic!("not an HTTP answer: {out}"));
     let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"));
     v.get("result").cloned().unwrap_or_else(|| panic!("no result: {v:#}"))
+}
+
+/// `check --json --for nzbget` on `conf` with AES instructions masked (the
+/// guide's receiver: ChaCha20 is then the answer, OpenSSL's default AES-256-GCM
+/// is not), its temporary files in `tmp`: (exit code, report).
+fn check_masked(conf: &Path, budget: &str, tmp: Option<&Path>) -> (i32, Value) {
+    let out = masked_check(conf, budget, tmp).output().unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 1,
+        "check exited {code}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (code, json_of(&out.stdout))
+}
+
+fn masked_check(conf: &Path, budget: &str, tmp: Option<&Path>) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("cipherbench"));
+    c.args([
+        "--no-store",
+        "check",
+        "--json",
+        "--for",
+        "nzbget",
+        "--budget",
+        budget,
+        "--config-from",
+    ])
+    .arg(conf)
+    .env_remove("NO_COLOR")
+    .env_remove("OPENSSL_CONF")
+    .env("OPENSSL_ia32cap", NO_AESNI);
+    if let Some(t) = tmp {
+        c.env("TMPDIR", t);
+    }
+    c
+}
+
+/// `--cpu-caps no-aesni`'s mask (src/discover/cpucaps.rs): AES-NI, PCLMULQDQ, VAES, VPCLMULQDQ.
+const NO_AESNI: &str = "~0x200000200000000:~0x60000000000";
+
+/// Whether these tests can run here: NZBGet installed, and an x86 CPU (the mask).
+fn can_run() -> bool {
+    if !Path::new(NZBGET).exists() {
+        missing("nzbget is not installed");
+        return false;
+    }
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("skipped: OPENSSL_ia32cap masks AES instructions on x86 only");
+        return false;
+    }
+    true
+}
+
+/// A system under `root` with NZBGet's nzbget.conf (Server1 over TLS with
+/// `cipher`): its path.
+fn system(root: &Path, cipher: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    let conf = root.join("etc/nzbget.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "MainDir=/tmp/nzbget-never\nServer1.Active=yes\nServer1.Host=news.example.com\nServer1.Port=563\n\
+             Server1.Encryption=yes\nServer1.Cipher={cipher}\nServer1.Connections=4\n"
+        ),
+    )
+    .unwrap();
+    conf
+}
+
+/// The throughput change, measured through the real NZBGet: both figures, a
+/// gain with its interval from the paired rounds.
+fn assert_through_nzbget(d: &Value) {
+    let t = d["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "throughput")
+        .unwrap_or_else(|| panic!("no throughput change: {d:#}"));
+    let how = t["how"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not measured through NZBGet: {t:#}\n{:#}", d["notes"]));
+    assert!(
+        how.starts_with("through a private NZBGet") && how.contains("paired rounds"),
+        "{how}"
+    );
+    for side in ["now", "recommended"] {
+        assert!(t[side]["median"].as_f64().unwrap() > 1e6, "{side}: {t:#}");
+    }
+    let (g, lo, hi) = (
+        t["gain"].as_f64().unwrap(),
+        t["gain_low"].as_f64().unwrap(),
+        t["gain_high"].as_f64().unwrap(),
+    );
+    assert!(lo <= g && g <= hi, "{t:#}");
+}
+
+/// Issue 38: `check` measures NZBGet's gain through the real NZBGet (the
+/// installed Server1.Cipher, no OpenSSL file; the emitted lines), its patch
+/// creates the OpenSSL file and the drop-in beside the nzbget.conf change, and
+/// once applied into the root `check` reads them back (the drop-in, the file it
+/// names: ChaCha20 first) and finds nothing left to change.
+#[test]
+fn check_measures_through_nzbget_and_after_its_patch_nothing_is_left() {
+    if !can_run() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let conf = system(root.path(), "");
+    let (_, r) = check_masked(&conf, "30s", None);
+    let d = &r["diffs"][0];
+    assert_eq!(d["now"]["suite"], openssl_default_tls13(), "{d:#}");
+    // ChaCha20 as a rule; AES-128-GCM where a loaded machine ties them.
+    let rec = d["recommended"]["suite"].as_str().unwrap().to_string();
+    assert_ne!(d["now"]["suite"], rec, "{d:#}");
+    assert_through_nzbget(d);
+    let patch = d["patch"].as_str().unwrap_or_else(|| panic!("no patch: {d:#}"));
+    let r0 = root.path().display().to_string();
+    let r0 = r0.trim_start_matches('/');
+    for want in [
+        format!("+++ b/{r0}/etc/nzbget.conf\n"),
+        "\n+Server1.Cipher=ECDHE-".to_string(),
+        format!("--- /dev/null\n+++ b/{r0}/etc/nzbget/openssl-cipherbench.cnf\n"),
+        format!("\n+Ciphersuites = {rec}:"),
+        format!("--- /dev/null\n+++ b/{r0}/etc/systemd/system/nzbget.service.d/cipherbench.conf\n"),
+        "\n+Environment=OPENSSL_CONF=/etc/nzbget/openssl-cipherbench.cnf\n".to_string(),
+    ] {
+        assert!(patch.contains(&want), "{want:?} missing from\n{patch}");
+    }
+    apply(patch);
+    assert!(root.path().join("etc/nzbget/openssl-cipherbench.cnf").is_file());
+
+    let (code, again) = check_masked(&conf, "20s", None);
+    let d2 = &again["diffs"][0];
+    assert_eq!(code, 0, "{again:#}");
+    assert!(
+        d2["source"]
+            .as_str()
+            .unwrap()
+            .contains("OPENSSL_CONF=/etc/nzbget/openssl-cipherbench.cnf from "),
+        "{d2:#}"
+    );
+    assert_eq!(d2["now"]["suite"], rec.as_str(), "{d2:#}");
+    assert_eq!(d2["nothing_to_change"], true, "{d2:#}");
+    assert_eq!(d2["fixed"].as_array().unwrap().len(), 0, "{d2:#}");
+    assert_read_back(&d2["patch"]);
+}
+
+/// After its patch the files were read back: none left to create, no drop-in
+/// to change. (Another run may order a tie the other way, two groups or suites
+/// this machine cannot tell apart, and say so in the lines: "nothing to change"
+/// all the same.)
+fn assert_read_back(patch: &Value) {
+    if let Some(p) = patch.as_str() {
+        assert!(!p.contains("/dev/null"), "a file is still to create:\n{p}");
+        assert!(!p.contains("Environment="), "the drop-in is still to change:\n{p}");
+    }
+}
+
+/// An existing drop-in that sets OPENSSL_CONF to a file of the admin's is read
+/// (what NZBGet negotiates comes from that file: over P-256, not OpenSSL's
+/// default group), NZBGet's gain is measured from it, and the patch renames
+/// that assignment (a drop-in of ours beside it would override it or be
+/// overridden) and creates the OpenSSL file; applied, nothing is left.
+#[test]
+fn an_existing_drop_in_is_read_and_its_assignment_renamed() {
+    if !can_run() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let conf = system(root.path(), "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256");
+    let dir = root.path().join("etc/systemd/system/nzbget.service.d");
+    std::fs::create_dir_all(&dir).unwrap();
+    let drop_in = dir.join("override.conf");
+    std::fs::write(
+        &drop_in,
+        "[Service]\nNice=5\nEnvironment=\"NZB=1\" OPENSSL_CONF=/etc/ssl/nzbget-old.cnf\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.path().join("etc/ssl")).unwrap();
+    let (system_cnf, init) = system_cnf();
+    std::fs::write(
+        root.path().join("etc/ssl/nzbget-old.cnf"),
+        format!(".include {system_cnf}\n[ {init} ]\nssl_conf = old_ssl\n[ old_ssl ]\nsystem_default = old_tls\n[ old_tls ]\nMinProtocol = TLSv1.2\nCiphersuites = TLS_AES_256_GCM_SHA384\nGroups = P-256\n"),
+    )
+    .unwrap();
+    let (_, r) = check_masked(&conf, "30s", None);
+    let d = &r["diffs"][0];
+    assert_eq!(d["now"]["suite"], "TLS_AES_256_GCM_SHA384", "{d:#}");
+    assert_eq!(d["now"]["group"], "secp256r1", "the drop-in's file was not read: {d:#}");
+    let rec = d["recommended"]["suite"].as_str().unwrap().to_string();
+    assert_ne!(d["now"]["suite"], rec, "{d:#}");
+    assert_through_nzbget(d);
+    let patch = d["patch"].as_str().unwrap_or_else(|| panic!("no patch: {d:#}"));
+    for want in [
+        "\n-Environment=\"NZB=1\" OPENSSL_CONF=/etc/ssl/nzbget-old.cnf\n",
+        "\n+Environment=\"NZB=1\" OPENSSL_CONF=/etc/nzbget/openssl-cipherbench.cnf\n",
+        "/etc/nzbget/openssl-cipherbench.cnf\n@@ -0,0 +1,",
+    ] {
+        assert!(patch.contains(want), "{want:?} missing from\n{patch}");
+    }
+    assert!(
+        !patch.contains("cipherbench.conf"),
+        "a drop-in beside the one that sets it:\n{patch}"
+    );
+    apply(patch);
+    let (code, again) = check_masked(&conf, "20s", None);
+    let d2 = &again["diffs"][0];
+    assert_eq!(code, 0, "{again:#}");
+    assert_eq!(d2["now"]["suite"], rec.as_str(), "{d2:#}");
+    assert_ne!(d2["now"]["group"], "secp256r1", "the renamed drop-in was not read: {d2:#}");
+    assert_eq!(d2["nothing_to_change"], true, "{d2:#}");
+    assert_read_back(&d2["patch"]);
+}
+
+/// The system openssl.cnf and the section its `openssl_conf` names.
+fn system_cnf() -> (String, String) {
+    let out = Command::new("openssl").args(["version", "-d"]).output().unwrap();
+    let dir = String::from_utf8_lossy(&out.stdout).split('"').nth(1).unwrap().to_string();
+    let file = format!("{dir}/openssl.cnf");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let init = text
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .find_map(|l| {
+            let (k, v) = l.split('#').next()?.split_once('=')?;
+            (k.trim() == "openssl_conf").then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "openssl_init".into());
+    (file, init)
+}
+
+/// A cipherbench killed with SIGKILL while its private NZBGet runs leaves that
+/// NZBGet's directory behind (NZBGet itself gets its parent-death signal); the
+/// next private NZBGet's start removes it, its owner being gone.
+#[test]
+fn a_private_nzbget_left_behind_by_sigkill_is_swept_at_the_next_start() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let conf = system(root.path(), "");
+    let private = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("cipherbench-nzbget-"))
+            .map(|e| e.path())
+            .collect()
+    };
+    let mut run = masked_check(&conf, "30s", Some(tmp.path()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(90);
+    let left = loop {
+        let found: Vec<_> = private().into_iter().filter(|d| d.join("nzbget.conf").exists()).collect();
+        if !found.is_empty() {
+            break found;
+        }
+        assert!(run.try_wait().unwrap().is_none(), "check ended before it started a private NZBGet");
+        assert!(Instant::now() < end, "no private NZBGet within 90 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    run.kill().unwrap();
+    run.wait().unwrap();
+    for d in &left {
+        assert!(d.exists(), "{} did not outlive SIGKILL: nothing to sweep", d.display());
+        let owner: u32 = std::fs::read_to_string(d.join("owner.pid")).unwrap().trim().parse().unwrap();
+        assert_eq!(owner, run.id());
+    }
+    // Its NZBGet stops by itself (SIGTERM on its parent's death).
+    let end = Instant::now() + Duration::from_secs(15);
+    while left.iter().any(|d| running_with(&d.join("nzbget.conf"))) {
+        assert!(Instant::now() < end, "the private NZBGet outlived its owner");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The next run's private NZBGet removes the leftovers.
+    let (_, r) = check_masked(&conf, "30s", Some(tmp.path()));
+    assert_through_nzbget(&r["diffs"][0]);
+    for d in &left {
+        assert!(!d.exists(), "{} was not swept", d.display());
+    }
+    assert!(private().is_empty(), "{:?}", private());
+}
+
+/// Whether a process runs with `arg` in its command line.
+fn running_with(arg: &Path) -> bool {
+    let want = arg.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c.windows(want.len()).any(|w| w == want.as_bytes())))
 }

@@ -15,9 +15,9 @@ use serde_json::json;
 /// rest measures again the comparisons the first pass left open.
 const CHECK_FIRST_PASS: f64 = 0.7;
 
-/// With a local nginx, Apache, HAProxy or stunnel: the first pass's share, and
-/// the most the throughput through two private instances of it takes
-/// (`diff::subjects::measure_through`).
+/// With a local nginx, Apache, HAProxy, stunnel or NZBGet: the first pass's
+/// share, and the most the throughput through two private instances of it takes
+/// (`diff::subjects::measure_through`, `diff::subjects::measure_through_nzbget`).
 const CHECK_FIRST_PASS_THROUGH: f64 = 0.6;
 
 const CHECK_THROUGH: f64 = 0.3;
@@ -118,8 +118,8 @@ fn validate(c: &CommonOptions, a: &CheckOptions) -> Result<Checked> {
 
 /// Two passes: every candidate first, then what is left of the budget on the
 /// comparisons the answer is about (now against recommended) that the first
-/// pass could not call. A local nginx, Apache, HAProxy or stunnel: its throughput
-/// change is measured through two private instances of it once the
+/// pass could not call. A local nginx, Apache, HAProxy, stunnel or NZBGet: its
+/// throughput change is measured through two private instances of it once the
 /// recommendation is known (the second pass leaves it out).
 fn measure_passes(
     c: &CommonOptions,
@@ -136,7 +136,9 @@ fn measure_passes(
     } = job;
     let subjects = Subjects::with_candidates(currents, knowledge, policy);
     let t0 = std::time::Instant::now();
-    let through = currents.iter().any(|x| diff::subjects::through_binary(x).is_some());
+    let server = currents.iter().any(|x| diff::subjects::through_binary(x).is_some());
+    let nzbget = currents.iter().any(|x| diff::subjects::through_nzbget_binary(x).is_some());
+    let through = server || nzbget;
     let first = if through { CHECK_FIRST_PASS_THROUGH } else { CHECK_FIRST_PASS };
     let measured = diff::subjects::measure(&subjects, measurements, Seconds(budget.0 * first));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
@@ -146,7 +148,20 @@ fn measure_passes(
     let mut diffs = diff::build_all(currents, &snapshot, &outcome, knowledge, policy);
     let left = (budget.0 - t0.elapsed().as_secs_f64()).min(budget.0 * CHECK_THROUGH);
     if through && measured.is_ok() && left >= 1.5 && !crate::interrupt::requested() {
-        notes.extend(diff::subjects::measure_through(currents, &diffs, measurements, Seconds(left)));
+        let t1 = std::time::Instant::now();
+        if server {
+            let share = if nzbget { left / 2.0 } else { left };
+            notes.extend(diff::subjects::measure_through(currents, &diffs, measurements, Seconds(share)));
+        }
+        if nzbget && !crate::interrupt::requested() {
+            let rest = left - t1.elapsed().as_secs_f64();
+            notes.extend(diff::subjects::measure_through_nzbget(
+                currents,
+                &diffs,
+                measurements,
+                Seconds(rest),
+            ));
+        }
         diffs = diff::build_all(
             currents,
             &super::pool::pooled(c, &session.document(measurements)),

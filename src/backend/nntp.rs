@@ -10,7 +10,9 @@
 //!   `GROUP`, `ARTICLE`/`BODY`/`HEAD`/`STAT` and `QUIT`. Articles are yEnc parts
 //!   of one generated file ([`Articles`]), and [`NewsServer::nzb`] is the NZB
 //!   that names them; any other message-id is `430 No such article` (what the
-//!   server test asks for).
+//!   server test asks for). Each article served is timed ([`NewsServer::served`]:
+//!   when its command arrived), and [`NewsServer::file_sha256`] is what a client
+//!   that decoded them all must have written.
 //! - It stops by itself: after [`Spec::connections`] connections have ended, at
 //!   [`Spec::within`], or when it is dropped, whichever is first. Every socket
 //!   blocks for at most a slice of a second, so a silent client cannot hold it.
@@ -20,8 +22,9 @@ use anyhow::Result;
 use openssl::ssl::SslStream;
 use std::io::Write;
 use std::net::TcpStream;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub use super::recording::Negotiated;
 
@@ -52,20 +55,43 @@ pub struct Spec {
 pub struct NewsServer {
     server: RecordingServer,
     articles: Articles,
+    served: Arc<Mutex<Vec<Served>>>,
+    /// Set by tests only ([`NewsServer::corrupt`]).
+    #[cfg_attr(not(test), allow(dead_code))]
+    corrupt: Arc<AtomicBool>,
+}
+
+/// One article served: when its command arrived, on which connection (in the
+/// order their handshakes ended), and its decoded size.
+#[derive(Debug, Clone, Copy)]
+pub struct Served {
+    pub asked: Instant,
+    pub conn: usize,
+    pub bytes: usize,
 }
 
 /// What the connections share.
 struct Shared {
     bodies: Vec<Body>,
     articles: Articles,
+    served: Arc<Mutex<Vec<Served>>>,
+    /// From now on every part's `pcrc32` is wrong (tests: a client must notice).
+    corrupt: Arc<AtomicBool>,
+    /// Connections so far (each one's number).
+    conns: AtomicUsize,
 }
 
 impl NewsServer {
     /// Binds 127.0.0.1:0 and serves in the background.
     pub fn start(spec: Spec) -> Result<NewsServer> {
+        let served = Arc::new(Mutex::new(Vec::new()));
+        let corrupt = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Shared {
             bodies: bodies(spec.articles),
             articles: spec.articles,
+            served: served.clone(),
+            corrupt: corrupt.clone(),
+            conns: AtomicUsize::new(0),
         });
         let server = RecordingServer::start(
             recording::Spec {
@@ -78,6 +104,8 @@ impl NewsServer {
         Ok(NewsServer {
             server,
             articles: spec.articles,
+            served,
+            corrupt,
         })
     }
 
@@ -98,6 +126,30 @@ impl NewsServer {
     /// Why handshakes failed (the first few).
     pub fn failures(&self) -> Vec<String> {
         self.server.failures()
+    }
+
+    /// Every article served so far (`ARTICLE` and `BODY`), in order.
+    pub fn served(&self) -> Vec<Served> {
+        self.served.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The SHA-256 of the whole file the articles are parts of, decoded: what a
+    /// client that downloaded and decoded every article must have written.
+    pub fn file_sha256(&self) -> [u8; 32] {
+        let a = self.articles;
+        let mut h = openssl::sha::Sha256::new();
+        let parts: Vec<Vec<u8>> = (0..DISTINCT.min(a.count)).map(|k| data(k, a.size)).collect();
+        for i in 0..a.count {
+            h.update(&parts[i % parts.len()]);
+        }
+        h.finish()
+    }
+
+    /// From now on every part it serves says a wrong CRC-32 (`pcrc32`): a
+    /// client that checks what it decodes fails them.
+    #[cfg(test)]
+    pub fn corrupt(&self) {
+        self.corrupt.store(true, Ordering::SeqCst);
     }
 
     /// Whether it still serves.
@@ -126,7 +178,7 @@ impl NewsServer {
 }
 
 /// The name of the generated file.
-const FILE: &str = "cipherbench.bin";
+pub const FILE: &str = "cipherbench.bin";
 
 /// Part `i`'s message-id (without angle brackets).
 fn message_id(i: usize) -> String {
@@ -135,6 +187,7 @@ fn message_id(i: usize) -> String {
 
 /// One client after its handshake: NNTP until `QUIT`, its close or the end.
 fn connection(s: &mut SslStream<TcpStream>, until: &Until, sh: &Shared) -> Result<()> {
+    let conn = sh.conns.fetch_add(1, Ordering::SeqCst) + 1;
     s.write_all(b"200 cipherbench news server ready (posting prohibited)\r\n")?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -151,14 +204,14 @@ fn connection(s: &mut SslStream<TcpStream>, until: &Until, sh: &Shared) -> Resul
         };
         let line = String::from_utf8_lossy(&buf[..at]).to_string();
         buf.drain(..at + 2);
-        if !answer(s, &line, sh)? {
+        if !answer(s, &line, sh, conn)? {
             return Ok(());
         }
     }
 }
 
 /// Answers one command; `false` after `QUIT`.
-fn answer(s: &mut impl Write, line: &str, sh: &Shared) -> Result<bool> {
+fn answer(s: &mut impl Write, line: &str, sh: &Shared, conn: usize) -> Result<bool> {
     let mut words = line.split_whitespace();
     let verb = words.next().unwrap_or("").to_ascii_uppercase();
     let arg = words.next().unwrap_or("");
@@ -173,6 +226,7 @@ fn answer(s: &mut impl Write, line: &str, sh: &Shared) -> Result<bool> {
         "GROUP" => format!("211 {} 1 {} {arg}", sh.articles.count, sh.articles.count.max(1)),
         "ARTICLE" | "BODY" | "HEAD" | "STAT" => match part_of(arg, sh.articles) {
             Some(i) => {
+                let asked = Instant::now();
                 let code = match verb.as_str() {
                     "ARTICLE" => 220,
                     "HEAD" => 221,
@@ -197,6 +251,15 @@ fn answer(s: &mut impl Write, line: &str, sh: &Shared) -> Result<bool> {
                     write_part(s, i, sh)?;
                 }
                 s.write_all(b".\r\n")?;
+                if verb != "HEAD" {
+                    if let Ok(mut v) = sh.served.lock() {
+                        v.push(Served {
+                            asked,
+                            conn,
+                            bytes: sh.articles.size,
+                        });
+                    }
+                }
                 return Ok(true);
             }
             None => "430 No such article".to_string(),
@@ -229,19 +292,24 @@ fn bodies(a: Articles) -> Vec<Body> {
     }
     (0..DISTINCT.min(a.count))
         .map(|k| {
-            let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ (k as u64 + 1);
-            let data: Vec<u8> = (0..a.size)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
+            let data = data(k, a.size);
             Body {
                 encoded: yenc(&data),
                 crc: crc32(&data),
             }
+        })
+        .collect()
+}
+
+/// The `k`th distinct part's data, `size` bytes.
+fn data(k: usize, size: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ (k as u64 + 1);
+    (0..size)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
         })
         .collect()
 }
@@ -261,7 +329,8 @@ fn write_part(s: &mut impl Write, i: usize, sh: &Shared) -> Result<()> {
         .as_bytes(),
     )?;
     s.write_all(&b.encoded)?;
-    s.write_all(format!("=yend size={} part={i} pcrc32={:08x}\r\n", a.size, b.crc).as_bytes())?;
+    let crc = if sh.corrupt.load(Ordering::SeqCst) { !b.crc } else { b.crc };
+    s.write_all(format!("=yend size={} part={i} pcrc32={crc:08x}\r\n", a.size).as_bytes())?;
     Ok(())
 }
 

@@ -161,6 +161,20 @@ pub fn through_figure(doc: &Document, software: &str, n: &Negotiated) -> Option<
     .and_then(Figure::of)
 }
 
+/// The download rate of a negotiated TLS choice measured through a private
+/// NZBGet (`measure::tls::nzbget`), when the run has it.
+pub fn through_nzbget_figure(doc: &Document, n: &Negotiated) -> Option<Figure> {
+    let Negotiated::Tls { version, suite, .. } = n else {
+        return None;
+    };
+    most(ok(doc, Kind::TlsBulk, Metric::BytesPerSec).filter(|r| {
+        r.subject.mode.as_deref() == Some(crate::model::THROUGH_NZBGET)
+            && r.subject.suite.as_deref().is_some_and(|s| same_alg(s, suite))
+            && r.subject.protocol.as_deref() == Some(version)
+    }))
+    .and_then(Figure::of)
+}
+
 /// The server's CPU per GB for a negotiated TLS choice (nginx's worker, ...),
 /// measured through a private `software` (`measure::tls::through`), when the run has it.
 pub fn through_cpu_figure(doc: &Document, software: &str, n: &Negotiated) -> Option<Figure> {

@@ -21,7 +21,7 @@ pub mod subjects;
 
 #[cfg(test)]
 use figures::figures;
-pub use figures::{same_alg, same_choice, through_cpu_figure, through_figure};
+pub use figures::{same_alg, same_choice, through_cpu_figure, through_figure, through_nzbget_figure};
 pub use steps::*;
 
 use crate::discover::installed::{Config, Installed, SshConfig};
@@ -302,12 +302,24 @@ impl Change {
     /// (`measure::tls::through`'s `paired_gain`), which cancels what moved the
     /// whole machine during the run, as a load generator's before/after rounds do;
     /// the figures stay each instance's own.
-    fn through(mut self, sw: crate::measure::tls::through::Software, paired: Option<(f64, f64, f64, u64)>) -> Change {
-        self.how = Some(sw.how());
+    fn through(self, sw: crate::measure::tls::through::Software, paired: Option<(f64, f64, f64, u64)>) -> Change {
+        let how = sw.how();
+        self.measured_through(&how, "paired slices", paired)
+    }
+
+    /// The download-rate change measured through two private NZBGet instances
+    /// in turns (`measure::tls::nzbget`): the gain is the median of the paired
+    /// rounds' ratios, as [`Change::through`]'s.
+    fn through_nzbget(self, paired: Option<(f64, f64, f64, u64)>) -> Change {
+        self.measured_through(crate::measure::tls::nzbget::HOW, "paired rounds", paired)
+    }
+
+    fn measured_through(mut self, how: &str, pairs_are: &str, paired: Option<(f64, f64, f64, u64)>) -> Change {
+        self.how = Some(how.to_string());
         if let Some((g, lo, hi, pairs)) = paired {
-            self.set_gain(g, lo, hi, &format!("the interval of {pairs} paired slices reaches zero"));
+            self.set_gain(g, lo, hi, &format!("the interval of {pairs} {pairs_are} reaches zero"));
             self.unless_too_wide(1.0 + g, 1.0 + lo, 1.0 + hi);
-            self.how = Some(format!("{}; gain from {pairs} paired slices", sw.how()));
+            self.how = Some(format!("{how}; gain from {pairs} {pairs_are}"));
         }
         self
     }
@@ -325,10 +337,16 @@ fn pct(x: f64) -> String {
 /// The paired gain of the step through a private `software` (gain, low, high,
 /// pairs), when it compared exactly these two suites.
 fn paired_through_gain(doc: &Document, software: &str, now: &Negotiated, rec: &Negotiated) -> Option<(f64, f64, f64, u64)> {
+    paired_gain_of(doc, &format!("through_{software}"), now, rec)
+}
+
+/// The paired gain a through step stored under `key` (`through_nginx`,
+/// `through_nzbget` ...), when it compared exactly these two suites.
+fn paired_gain_of(doc: &Document, key: &str, now: &Negotiated, rec: &Negotiated) -> Option<(f64, f64, f64, u64)> {
     let (Negotiated::Tls { suite: n, .. }, Negotiated::Tls { suite: r, .. }) = (now, rec) else {
         return None;
     };
-    let p = doc.run.settings.get(format!("through_{software}").as_str())?.get("paired_gain")?;
+    let p = doc.run.settings.get(key)?.get("paired_gain")?;
     if !same_alg(p.get("now")?.as_str()?, n) || !same_alg(p.get("recommended")?.as_str()?, r) {
         return None;
     }
@@ -738,11 +756,20 @@ fn recommended_side(
 /// Each measured figure now and with the recommendation. A server's throughput
 /// and CPU (nginx, Apache, HAProxy, stunnel) come from its two private instances
 /// when both were measured (never one side through the server and the other on
-/// loopback).
+/// loopback); NZBGet's throughput is its download rate through two private NZBGet
+/// instances, when both were measured.
 fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: &Knowledge) -> Vec<Change> {
     use crate::measure::tls::through::Software;
     let same = same_choice(now, r);
     let server = Software::named(software).filter(|_| !same);
+    let nzbget = match (
+        software == "nzbget" && !same,
+        through_nzbget_figure(doc, now),
+        through_nzbget_figure(doc, r),
+    ) {
+        (true, Some(n), Some(rf)) => Some((n, rf)),
+        _ => None,
+    };
     let pair = |f: fn(&Document, &str, &Negotiated) -> Option<Figure>| match (server, f(doc, software, now), f(doc, software, r)) {
         (Some(_), Some(n), Some(rf)) => Some((n, rf)),
         _ => None,
@@ -754,6 +781,10 @@ fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: 
     let mut changes = Vec::new();
     for ((metric, unit, higher, n), (_, _, _, rf)) in figures::figures_at(doc, now, k).into_iter().zip(figures::figures_at(doc, r, k)) {
         changes.push(match (server, through, through_cpu) {
+            _ if metric == "throughput" && nzbget.is_some() => {
+                let (tn, tr) = nzbget.expect("matched");
+                Change::new(metric, unit, higher, Some(tn), Some(tr), same).through_nzbget(paired_gain_of(doc, "through_nzbget", now, r))
+            }
             (Some(sw), Some((tn, tr)), _) if metric == "throughput" => {
                 Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(sw, paired_through_gain(doc, software, now, r))
             }

@@ -27,6 +27,8 @@ pub fn keyword_of(target: &dyn Target, line: &str) -> String {
 struct Files {
     originals: BTreeMap<PathBuf, String>,
     edited: BTreeMap<PathBuf, Vec<String>>,
+    /// Files to create, with their text.
+    created: BTreeMap<PathBuf, String>,
 }
 
 impl Files {
@@ -62,7 +64,29 @@ impl Files {
                     .to_string(),
             );
         }
+        for (p, text) in &self.created {
+            let name = p.display().to_string();
+            let rel = name.trim_start_matches('/');
+            let d = similar::TextDiff::from_lines("", text.as_str());
+            out.push_str(
+                &d.unified_diff()
+                    .context_radius(3)
+                    .header("/dev/null", &format!("b/{rel}"))
+                    .to_string(),
+            );
+        }
         out
+    }
+
+    /// `path` set to `text` whole: changed where it is, created where it is not.
+    fn set_whole(&mut self, path: &Path, text: &str) -> Result<(), UsageError> {
+        if std::fs::symlink_metadata(path).is_err() {
+            self.created.insert(path.to_path_buf(), text.to_string());
+            return Ok(());
+        }
+        let lines = self.lines(path)?;
+        *lines = text.lines().map(str::to_string).collect();
+        Ok(())
     }
 }
 
@@ -178,6 +202,11 @@ pub fn unified(installed: &Installed, emitted: &[String]) -> Result<Option<Strin
         };
         insert(&mut files, &file, after, &missing)?;
     }
+    // Files beside it that the lines set whole (NZBGet's OpenSSL configuration
+    // and drop-in).
+    for (path, text) in target.whole_files(installed, emitted) {
+        files.set_whole(&path, &text)?;
+    }
     let out = files.diff();
     Ok((!out.is_empty()).then_some(out))
 }
@@ -284,6 +313,81 @@ mod tests {
             ),
             vec!["CipherString = ECDHE-RSA-AES128-GCM-SHA256", "Groups = X25519"]
         );
+    }
+
+    /// NZBGet before 25.4: the OpenSSL file and the drop-in are created under
+    /// the root the configuration was read under (`ROOT/etc/nzbget.conf`), the
+    /// real `patch` applies them there, and read back they leave nothing to
+    /// change; an existing file of ours with other text is changed, not created.
+    #[test]
+    fn nzbget_files_are_created_under_the_root_and_read_back() {
+        use crate::recommend::emit;
+        let root = tempfile::tempdir().unwrap();
+        let conf = root.path().join("etc/nzbget.conf");
+        std::fs::create_dir_all(conf.parent().unwrap()).unwrap();
+        std::fs::write(
+            &conf,
+            "Server1.Host=news.example\nServer1.Encryption=yes\nServer1.Cipher=RC4-SHA:AES128-SHA\n",
+        )
+        .unwrap();
+        let read = || crate::discover::installed::nzbget::read(Some(&conf)).unwrap().unwrap();
+        let v21 = crate::model::NzbgetInstalled {
+            version: Some("21.0".into()),
+            ..crate::discover::installed::nzbget::environment()
+        };
+        let lines = emit::nzbget::lines(&emit::testdata::tls(), &v21);
+        let p = unified(&read(), &lines).unwrap().unwrap();
+        let r = root.path().display().to_string();
+        let r = r.trim_start_matches('/');
+        assert!(
+            p.contains(&format!("--- /dev/null\n+++ b/{r}/etc/nzbget/openssl-cipherbench.cnf\n")),
+            "{p}"
+        );
+        assert!(
+            p.contains(&format!(
+                "--- /dev/null\n+++ b/{r}/etc/systemd/system/nzbget.service.d/cipherbench.conf\n"
+            )),
+            "{p}"
+        );
+        assert!(p.contains("\n-Server1.Cipher=RC4-SHA:AES128-SHA\n"), "{p}");
+        let apply = |p: &str| {
+            let st = std::process::Command::new("patch")
+                .args(["-s", "-d", "/", "-p1"])
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .and_then(|mut c| {
+                    use std::io::Write;
+                    c.stdin.take().unwrap().write_all(p.as_bytes())?;
+                    c.wait()
+                })
+                .unwrap();
+            assert!(st.success(), "{p}");
+        };
+        apply(&p);
+        let (_, cnf, drop_in) = emit::nzbget::parts(&lines);
+        let cnf_file = root.path().join("etc/nzbget/openssl-cipherbench.cnf");
+        assert_eq!(std::fs::read_to_string(&cnf_file).unwrap(), cnf.unwrap());
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("etc/systemd/system/nzbget.service.d/cipherbench.conf")).unwrap(),
+            drop_in.unwrap()
+        );
+        let again = read();
+        assert!(
+            again.source.contains("OPENSSL_CONF=/etc/nzbget/openssl-cipherbench.cnf"),
+            "{}",
+            again.source
+        );
+        assert_eq!(unified(&again, &lines).unwrap(), None);
+        // Our file with another order in it: changed in place.
+        let old = std::fs::read_to_string(&cnf_file).unwrap();
+        std::fs::write(&cnf_file, old.replace("Ciphersuites = ", "Ciphersuites = TLS_AES_256_GCM_SHA384:")).unwrap();
+        let p = unified(&read(), &lines).unwrap().unwrap();
+        assert!(
+            p.contains(&format!("--- a/{r}/etc/nzbget/openssl-cipherbench.cnf\n")) && !p.contains("/dev/null"),
+            "{p}"
+        );
+        apply(&p);
+        assert_eq!(unified(&read(), &lines).unwrap(), None);
     }
 
     /// "The default already does this": an installed line of that directive becomes

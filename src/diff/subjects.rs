@@ -440,6 +440,105 @@ pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], sess
     notes
 }
 
+/// The NZBGet binary, when `c` is this machine's NZBGet (or a file under review
+/// for it) and NZBGet is installed here: then its throughput change is measured
+/// through two private NZBGet instances ([`measure_through_nzbget`]).
+pub fn through_nzbget_binary(c: &Current) -> Option<std::path::PathBuf> {
+    if c.installed.software != "nzbget" || c.within_offer || !matches!(c.installed.config, crate::discover::installed::Config::Tls(_)) {
+        return None;
+    }
+    crate::discover::installed::find_program(&["nzbget"]).map(std::path::PathBuf::from)
+}
+
+/// The installed NZBGet as the private one gets it: its Server cipher (empty:
+/// OpenSSL's default list) and the OpenSSL configuration its drop-in names
+/// (its text), if any.
+pub fn nzbget_now(i: &crate::discover::installed::Installed) -> (String, Option<String>) {
+    let cipher = match &i.config {
+        crate::discover::installed::Config::Tls(t) => t.cipher_string.clone().unwrap_or_default(),
+        _ => String::new(),
+    };
+    let conf = i.openssl_env.as_ref().and_then(|e| e.conf.as_ref()).map(|(_, text)| text.clone());
+    (cipher, conf)
+}
+
+/// For each NZBGet whose diff changes the negotiated TLS choice: its download
+/// rate now and with the recommended lines, measured through two private NZBGet
+/// instances (`measure::tls::nzbget`) within `budget`, into `session`. Returns
+/// what could not be measured, one sentence each (the diff then keeps the
+/// loopback figures).
+pub fn measure_through_nzbget(
+    currents: &[Current],
+    diffs: &[super::SoftwareDiff],
+    session: &mut Measurements,
+    budget: Seconds,
+) -> Vec<String> {
+    use crate::measure::tls::nzbget as through;
+    let mut notes = Vec::new();
+    let t0 = std::time::Instant::now();
+    let work: Vec<(std::path::PathBuf, &Current, &super::SoftwareDiff)> = currents
+        .iter()
+        .filter_map(|c| {
+            let bin = through_nzbget_binary(c)?;
+            let d = diffs.iter().find(|d| d.software == c.installed.software)?;
+            (d.now.is_some() && d.recommended.is_some() && d.now != d.recommended && !d.lines.is_empty()).then_some((bin, c, d))
+        })
+        .collect();
+    for (k, (bin, c, d)) in work.iter().enumerate() {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let (
+            Some(Negotiated::Tls {
+                version: nv, suite: ns, ..
+            }),
+            Some(Negotiated::Tls {
+                version: rv, suite: rs, ..
+            }),
+        ) = (&d.now, &d.recommended)
+        else {
+            continue;
+        };
+        let (cipher, conf) = nzbget_now(&c.installed);
+        let (lines, cnf, _) = crate::recommend::emit::nzbget::parts(&d.lines);
+        let rec_cipher = lines
+            .first()
+            .and_then(|l| l.split_once('='))
+            .map(|(_, v)| v.to_string())
+            .unwrap_or_default();
+        let left = budget.0 - t0.elapsed().as_secs_f64();
+        let plan = through::NzbgetPlan {
+            nzbget: bin.clone(),
+            instances: vec![
+                through::Instance {
+                    role: "now",
+                    cipher,
+                    openssl_conf: conf,
+                    expect: (nv.clone(), ns.clone()),
+                },
+                through::Instance {
+                    role: "recommended",
+                    cipher: rec_cipher,
+                    // Without a file of its own (NZBGet 25.4 and later), the
+                    // installed one stays.
+                    openssl_conf: cnf.or_else(|| nzbget_now(&c.installed).1),
+                    expect: (rv.clone(), rs.clone()),
+                },
+            ],
+            articles: through::ARTICLES,
+            connections: through::CONNECTIONS,
+            budget: Seconds(left / (work.len() - k) as f64),
+        };
+        if let Err(e) = through::through_nzbget(&plan, session) {
+            notes.push(format!(
+                "{}: the throughput change could not be measured through a private NZBGet, so it is the loopback figure: {e:#}",
+                d.software
+            ));
+        }
+    }
+    notes
+}
+
 fn measure_ssh(s: &Subjects, session: &mut Measurements, budget: Seconds) -> Result<()> {
     use crate::backend::openssh::{Client, PrivateSshd, Target};
     use crate::measure::ssh as ssh_kind;

@@ -302,6 +302,7 @@ fn sshd_by_other_names() -> (Current, Outcome) {
         directives: vec![],
         insert_at: None,
         notes: vec![],
+        openssl_env: None,
     };
     let c = Current {
         negotiated: negotiate::ssh(&offer, &peer, &ssh_aead()),
@@ -444,4 +445,74 @@ fn sshd_notes_a_faster_cipher_the_clients_block_would_pick() {
     assert!(n.contains(&format!("negotiate {gcm}")) && n.contains("+30 %"), "{n}");
     assert_eq!(note(2.0e8), None, "no measurable gain: no note");
     assert_eq!(note(1.6e8), None, "slower: no note");
+}
+
+/// NZBGet's throughput change comes from the records measured through a private
+/// NZBGet and its paired rounds, when both sides were measured; nginx never
+/// takes them, and without them NZBGet keeps the loopback figures.
+#[test]
+fn nzbget_takes_its_through_nzbget_records_and_paired_rounds() {
+    use crate::model::Subject;
+    let mut doc: Document = serde_json::from_value(serde_json::json!({
+        "schema": "cipherbench/1",
+        "run": {"id": "r", "started_at": "t", "status": "complete", "command": "check",
+                "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                "libraries": {}, "settings": {"through_nzbget": {"paired_gain": {
+                    "now": "TLS_AES_256_GCM_SHA384", "recommended": "TLS_CHACHA20_POLY1305_SHA256",
+                    "pairs": 14, "gain": 0.5, "gain_low": 0.4, "gain_high": 0.6}}}},
+        "results": []
+    }))
+    .unwrap();
+    let rec = |suite: &str, mode: Option<&str>, v: &[f64]| {
+        let subject = Subject {
+            protocol: Some("TLSv1.3".into()),
+            suite: Some(suite.into()),
+            library: Some("openssl".into()),
+            threads: Some(1),
+            mode: mode.map(str::to_string),
+            ..Default::default()
+        };
+        ResultRecord::ok(
+            Kind::TlsBulk,
+            subject,
+            Metric::BytesPerSec,
+            &crate::model::Summary::of(v).unwrap(),
+            None,
+        )
+    };
+    let tls = |s: &str| Negotiated::Tls {
+        version: "TLSv1.3".into(),
+        suite: s.into(),
+        openssl_name: String::new(),
+        group: None,
+    };
+    let (now, r) = (tls("TLS_AES_256_GCM_SHA384"), tls("TLS_CHACHA20_POLY1305_SHA256"));
+    let k = Knowledge::builtin().unwrap();
+    let through = crate::measure::tls::nzbget::MODE;
+    doc.results = vec![
+        rec("TLS_AES_256_GCM_SHA384", None, &[1e9, 1.1e9, 1.2e9]),
+        rec("TLS_CHACHA20_POLY1305_SHA256", None, &[3e9, 3.1e9, 3.2e9]),
+        rec("TLS_AES_256_GCM_SHA384", Some(through), &[4e7, 4.1e7, 4.2e7]),
+        rec("TLS_CHACHA20_POLY1305_SHA256", Some(through), &[6e7, 6.1e7, 6.2e7]),
+    ];
+    let thr = |software: &str, doc: &Document| {
+        changes(software, doc, &now, &r, &k)
+            .into_iter()
+            .find(|c| c.metric == "throughput")
+            .unwrap()
+    };
+    let c = thr("nzbget", &doc);
+    assert_eq!((c.now.unwrap().median, c.recommended.unwrap().median), (4.1e7, 6.1e7), "{c:?}");
+    assert_eq!(
+        (c.gain, c.gain_low, c.gain_high, c.measurable),
+        (Some(0.5), Some(0.4), Some(0.6), true)
+    );
+    assert!(c.how.as_deref().unwrap().ends_with("gain from 14 paired rounds"), "{:?}", c.how);
+    // nginx reads no NZBGet records: its loopback figures.
+    let c = thr("nginx", &doc);
+    assert_eq!((c.now.unwrap().median, c.how), (1.1e9, None));
+    // One side only through NZBGet: both loopback, never one of each.
+    doc.results.pop();
+    let c = thr("nzbget", &doc);
+    assert_eq!((c.now.unwrap().median, c.recommended.unwrap().median, c.how), (1.1e9, 3.1e9, None));
 }

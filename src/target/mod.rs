@@ -115,6 +115,13 @@ pub trait Target: Sync {
     fn file_lines(&self, _installed: &Installed, emitted: &[String]) -> Vec<String> {
         emitted.to_vec()
     }
+    /// Patch: the files beside the main one that the emitted lines set whole,
+    /// each as (its path on disk, its whole new text): created where missing,
+    /// changed where it differs (NZBGet before 25.4: its OpenSSL configuration
+    /// and the systemd drop-in that names it).
+    fn whole_files(&self, _installed: &Installed, _emitted: &[String]) -> Vec<(PathBuf, String)> {
+        Vec::new()
+    }
     /// Patch: whether keywords `a` and `b` set the same value (an emitted line
     /// then replaces either).
     fn same_setting(&self, a: &str, b: &str) -> bool {

@@ -148,6 +148,51 @@ impl Target for Nzbget {
     fn keeps_comments(&self) -> bool {
         false
     }
+    /// Before NZBGet 25.4: the OpenSSL configuration for NZBGet alone, and the
+    /// drop-in that names it, under the root the installed NZBGet was read
+    /// under. Where another drop-in already sets `OPENSSL_CONF` (the one that
+    /// wins), its assignment is changed to name the file instead of adding a
+    /// drop-in it would override or be overridden by.
+    fn whole_files(&self, installed: &Installed, emitted: &[String]) -> Vec<(PathBuf, String)> {
+        let (_, cnf, drop_in) = emit::nzbget::parts(emitted);
+        let Some(cnf) = cnf else { return Vec::new() };
+        let root = installed
+            .openssl_env
+            .as_ref()
+            .map(|e| e.root.clone())
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let mut out = vec![(inst::nzbget::under(&root, emit::nzbget::OPENSSL_CNF), cnf)];
+        let ours = inst::nzbget::under(&root, emit::nzbget::DROP_IN);
+        match installed.openssl_env.as_ref().and_then(|e| e.drop_in.as_ref()) {
+            Some((file, line, value)) if *file != ours => {
+                if value != emit::nzbget::OPENSSL_CNF {
+                    if let Ok(text) = inst::read_config(file) {
+                        out.push((file.clone(), renamed(&text, *line, value)));
+                    }
+                }
+            }
+            _ => out.extend(drop_in.map(|d| (ours, d))),
+        }
+        out
+    }
+}
+
+/// A drop-in's `text` with its `OPENSSL_CONF=value` assignment on `line`
+/// (1-based) naming the OpenSSL configuration for NZBGet instead.
+fn renamed(text: &str, line: usize, value: &str) -> String {
+    let from = format!("OPENSSL_CONF={value}");
+    let to = format!("OPENSSL_CONF={}", emit::nzbget::OPENSSL_CNF);
+    let mut out: Vec<String> = text.lines().map(str::to_string).collect();
+    if let Some(l) = out.get_mut(line.wrapping_sub(1)) {
+        if let Some(at) = l.rfind(&from) {
+            l.replace_range(at..at + from.len(), &to);
+        }
+    }
+    let mut s = out.join("\n");
+    if text.ends_with('\n') {
+        s.push('\n');
+    }
+    s
 }
 
 #[cfg(test)]
@@ -155,6 +200,20 @@ mod tests {
     use super::*;
     use crate::model::NzbgetInstalled;
     use crate::recommend::emit::testdata;
+
+    /// An existing drop-in's assignment is renamed on its own line, the rest kept.
+    #[test]
+    fn another_drop_ins_assignment_names_the_file() {
+        let text = "[Service]\nEnvironment=\"A=1\" OPENSSL_CONF=/etc/x.cnf\nNice=5\n";
+        assert_eq!(
+            renamed(text, 2, "/etc/x.cnf"),
+            format!(
+                "[Service]\nEnvironment=\"A=1\" OPENSSL_CONF={}\nNice=5\n",
+                emit::nzbget::OPENSSL_CNF
+            )
+        );
+        assert_eq!(renamed(text, 3, "/etc/x.cnf"), text);
+    }
 
     /// The installed NZBGet, or why the test cannot run.
     fn installed() -> Option<NzbgetInstalled> {

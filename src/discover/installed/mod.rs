@@ -54,6 +54,27 @@ pub struct Installed {
     pub insert_at: Option<usize>,
     /// What could not be read, and other caveats, one sentence each.
     pub notes: Vec<String>,
+    /// Where the software's OpenSSL configuration comes from a systemd drop-in
+    /// (NZBGet before 25.4: `OPENSSL_CONF`), what was read of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub openssl_env: Option<OpensslEnv>,
+}
+
+/// The `OPENSSL_CONF` a systemd unit's drop-ins give a service, and the file it
+/// names, as read (NZBGet before 25.4 takes its TLS 1.3 order and groups from it).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct OpensslEnv {
+    /// The root the system's files were read under: `/`, or ROOT for a
+    /// `--config-from ROOT/etc/nzbget.conf` (a system under review, or a test's).
+    pub root: PathBuf,
+    /// The drop-in that sets `OPENSSL_CONF` last (its path on disk, under
+    /// `root`), the line (1-based) and the value as written (a path on the system).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drop_in: Option<(PathBuf, usize, String)>,
+    /// The file that value names (on disk, under `root`) and its text, when it
+    /// could be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conf: Option<(PathBuf, String)>,
 }
 
 impl Installed {
@@ -68,6 +89,7 @@ impl Installed {
             directives: Vec::new(),
             insert_at: None,
             notes: Vec::new(),
+            openssl_env: None,
         }
     }
 

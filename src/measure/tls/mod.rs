@@ -28,6 +28,7 @@ pub mod gnutls;
 mod http;
 pub mod libraries;
 mod loopback;
+pub mod nzbget;
 mod pairs;
 mod probe;
 mod remote;

@@ -478,7 +478,7 @@ fn paired_gain(instances: &[Instance], suites: &[&str], measured: &[anyhow::Resu
 
 /// Ratios of neighbouring slices, `rec[i] / now[i]`, over the slices both have
 /// with a positive rate.
-fn pair_ratios(now: &[f64], rec: &[f64]) -> Vec<f64> {
+pub(super) fn pair_ratios(now: &[f64], rec: &[f64]) -> Vec<f64> {
     now.iter()
         .zip(rec)
         .filter(|(n, r)| **n > 0.0 && **r > 0.0 && n.is_finite() && r.is_finite())

@@ -10,7 +10,10 @@
 //!   order and groups go into an OpenSSL configuration read by NZBGet alone
 //!   (`OPENSSL_CONF`, set by a systemd drop-in for nzbget.service). That file
 //!   includes the system's openssl.cnf first and points the system's own init
-//!   section at its own `system_default`, so everything else stays as it was.
+//!   section at its own `system_default`, so everything else stays as it was;
+//!   that section keeps the system section's other entries (Debian's
+//!   `CipherString = DEFAULT:@SECLEVEL=2`) and sets the answer's protocols
+//!   (`MinProtocol`, and `MaxProtocol` below TLS 1.3).
 
 use super::{Choice, Emitter, TlsChoice};
 
@@ -40,6 +43,7 @@ fn installed() -> Installed {
         version: None,
         system_cnf: "/usr/lib/ssl/openssl.cnf".into(),
         init_section: "openssl_init".into(),
+        system_default: Vec::new(),
     })
 }
 
@@ -96,6 +100,16 @@ pub fn lines(t: &TlsChoice, i: &Installed) -> Vec<String> {
     out.push("[ cipherbench_nzbget_ssl ]".into());
     out.push("system_default = cipherbench_nzbget_tls".into());
     out.push("[ cipherbench_nzbget_tls ]".into());
+    // This section replaces the system's: what else that one sets stays.
+    for (k, v) in &i.system_default {
+        out.push(format!("{k} = {v}"));
+    }
+    if let Some(min) = t.min_protocol() {
+        out.push(format!("MinProtocol = {min}"));
+    }
+    if let Some(max) = t.protocols.last().filter(|p| p.as_str() != "TLSv1.3") {
+        out.push(format!("MaxProtocol = {max}"));
+    }
     if tls13 {
         out.push(format!("Ciphersuites = {}", t.openssl_tls13()));
     }
