@@ -58,6 +58,25 @@ struct Writer {
     failed: Option<String>,
 }
 
+/// The runs of this process still open (their writer, history file and run id),
+/// for the forced exit's hook ([`mark_open_runs_interrupted`]).
+type Open = (std::sync::Weak<Mutex<Writer>>, std::path::PathBuf, String);
+static OPEN: Mutex<Vec<Open>> = Mutex::new(Vec::new());
+
+/// On a forced exit (Ctrl-C twice, or a step that did not stop within the
+/// interrupt's watchdog): every run still open is marked `interrupted` in its
+/// history over a connection of its own (the run's may be busy in the thread
+/// that did not stop), what was written of it kept.
+fn mark_open_runs_interrupted() {
+    let open = OPEN.lock().map(|v| v.clone()).unwrap_or_default();
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    for (w, path, id) in open {
+        if w.strong_count() > 0 {
+            let _ = Store::mark_interrupted(&path, &id, &now);
+        }
+    }
+}
+
 /// The session's eye on the measurements: each result written as it is kept.
 struct StoreCheckpoint(Arc<Mutex<Writer>>);
 
@@ -121,6 +140,18 @@ impl Session {
             run_id: info.id.clone(),
             failed: store_failed,
         }));
+        if let (Ok(mut open), Some(s)) = (
+            OPEN.lock(),
+            writer
+                .lock()
+                .ok()
+                .as_ref()
+                .and_then(|w| w.store.as_ref().map(|s| s.path().to_path_buf())),
+        ) {
+            open.retain(|(w, _, _)| w.strong_count() > 0);
+            open.push((Arc::downgrade(&writer), s, info.id.clone()));
+        }
+        crate::interrupt::at_forced_exit(mark_open_runs_interrupted);
         let measurements = Measurements {
             checkpoint: Some(Box::new(StoreCheckpoint(writer.clone()))),
             ..Measurements::pass(settings, progress)

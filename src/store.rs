@@ -315,6 +315,26 @@ impl Store {
         Ok(())
     }
 
+    /// Marks run `id` of the history at `path`, if still `running`, as
+    /// `interrupted` at `finished_at`: the forced exit's last write (Ctrl-C
+    /// twice, or a step that did not stop in time), over a connection of its own
+    /// (the run's may be busy in another thread) that waits at most a second for
+    /// a lock, so that the history says what happened rather than `abandoned`.
+    pub fn mark_interrupted(path: &Path, id: &str, finished_at: &str) -> Result<usize> {
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+        conn.busy_timeout(std::time::Duration::from_secs(1))?;
+        let n = conn.execute(
+            "UPDATE runs SET status = 'interrupted', finished_at = ?2 WHERE id = ?1 AND status = 'running'",
+            params![id, finished_at],
+        )?;
+        // The run's info as readers see it says so too (where it is JSON).
+        let _ = conn.execute(
+            "UPDATE runs SET info = json_set(info, '$.status', 'interrupted', '$.finished_at', ?2) WHERE id = ?1 AND json_valid(info)",
+            params![id, finished_at],
+        );
+        Ok(n)
+    }
+
     /// Marks the run finished and stores what the later stages made of it.
     pub fn finish_run(&self, doc: &Document) -> Result<()> {
         self.conn

@@ -239,10 +239,10 @@ fn nzbget_21_negotiates_the_answer_in_forky() {
     let v = &rec["validated"];
     assert_eq!(v["status"], "accepted", "{v:#}\n{lines:#?}");
     let detail = v["detail"].as_str().unwrap_or_default();
-    // "nzbget: negotiated TLSv1.3 TLS_CHACHA20_POLY1305_SHA256 over X25519MLKEM768
-    // (the answer's first choice)".
+    // "openssl ciphers; NZBGet's server test negotiates TLSv1.3
+    // TLS_CHACHA20_POLY1305_SHA256 over X25519MLKEM768 (the answer's first choice)".
     assert!(
-        detail.contains(&format!("nzbget: negotiated TLSv1.3 {first13} ")) && detail.ends_with("(the answer's first choice)"),
+        detail.contains(&format!("NZBGet's server test negotiates TLSv1.3 {first13} ")) && detail.ends_with("(the answer's first choice)"),
         "{v:#}"
     );
 }

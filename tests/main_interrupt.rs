@@ -102,3 +102,39 @@ fn sigint_at_random_moments_keeps_the_database_and_stops_the_daemon() {
         }
     });
 }
+
+/// Ctrl-C twice quits at once (the forced exit): the run is still written as
+/// `interrupted`, not left `running` for the next run to call abandoned, and the
+/// private sshd is stopped with its directory.
+#[test]
+fn ctrl_c_twice_quits_at_once_and_the_run_reads_interrupted() {
+    let exe = assert_cmd::cargo::cargo_bin("cipherbench");
+    let (data, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for (i, first) in [1500u64, 4000].into_iter().enumerate() {
+        let db = data.path().join(format!("twice{i}.sqlite"));
+        let child = Command::new(&exe)
+            .args(["--budget", "30s", "--quiet", "--db"])
+            .arg(&db)
+            .env("XDG_DATA_HOME", data.path())
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(first));
+        for _ in 0..2 {
+            // SAFETY: kill(2) on our own child.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{said}");
+        assert!(db.exists(), "no history written after {first} ms: {said}");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let status: String = conn.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
+        assert_eq!(status, "interrupted", "after {first} ms: {said}");
+        assert_eq!(private_sshds(tmp.path()), 0, "a private sshd outlived the forced exit");
+        assert_eq!(sshd_dirs(tmp.path()), 0, "a private sshd directory was left");
+    }
+}
