@@ -168,12 +168,17 @@ pub fn judge(who: &Who, seen: &Seen, want: &Want) -> Result<String, Refused> {
 pub const AT_MOST: Duration = Duration::from_secs(20);
 
 /// The time a negotiation may take: [`AT_MOST`], or what is left of the run's
-/// deadline less a second; `None` (with why, for [`Negotiation::NotRun`]) when
-/// that is under `least`.
+/// deadline less a second, and never past the run's budget itself (the grace is
+/// the report's, not the software's: a main job whose measuring spent its budget
+/// runs nothing); `None` (with why, for [`Negotiation::NotRun`]) when that is
+/// under `least`.
 pub fn time_for(least: Duration) -> Result<Duration, String> {
-    let within = crate::deadline::run().left().saturating_sub(Duration::from_secs(1)).min(AT_MOST);
+    let mut within = crate::deadline::run().left().saturating_sub(Duration::from_secs(1)).min(AT_MOST);
+    if let Some(budget) = crate::deadline::budget_left() {
+        within = within.min(Duration::from_secs_f64(budget.0.max(0.0)));
+    }
     if within < least {
-        return Err("the run's budget left no time to run it".to_string());
+        return Err("the run's budget left no time to run it (`cipherbench recommend` of the stored run runs it)".to_string());
     }
     Ok(within)
 }
