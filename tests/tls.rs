@@ -702,7 +702,7 @@ fn full_matrix_is_the_cross_product() {
                 "--write-size",
                 "4k",
                 "--budget",
-                "3s",
+                "6s",
                 "--json",
             ])
             .assert()
