@@ -400,7 +400,7 @@ fn check_measures_through_nzbget_and_after_its_patch_nothing_is_left() {
     }
     let root = tempfile::tempdir().unwrap();
     let conf = system(root.path(), "");
-    let (_, r) = check_masked(&conf, "30s", None);
+    let (_, r) = check_masked(&conf, "45s", None);
     let d = &r["diffs"][0];
     assert_eq!(d["now"]["suite"], openssl_default_tls13(), "{d:#}");
     // ChaCha20 as a rule; AES-128-GCM where a loaded machine ties them.
@@ -477,7 +477,7 @@ fn an_existing_drop_in_is_read_and_its_assignment_renamed() {
         format!(".include {system_cnf}\n[ {init} ]\nssl_conf = old_ssl\n[ old_ssl ]\nsystem_default = old_tls\n[ old_tls ]\nMinProtocol = TLSv1.2\nCiphersuites = TLS_AES_256_GCM_SHA384\nGroups = P-256\n"),
     )
     .unwrap();
-    let (_, r) = check_masked(&conf, "30s", None);
+    let (_, r) = check_masked(&conf, "45s", None);
     let d = &r["diffs"][0];
     assert_eq!(d["now"]["suite"], "TLS_AES_256_GCM_SHA384", "{d:#}");
     assert_eq!(d["now"]["group"], "secp256r1", "the drop-in's file was not read: {d:#}");
@@ -542,7 +542,7 @@ fn a_private_nzbget_left_behind_by_sigkill_is_swept_at_the_next_start() {
             .map(|e| e.path())
             .collect()
     };
-    let mut run = masked_check(&conf, "30s", Some(tmp.path()))
+    let mut run = masked_check(&conf, "45s", Some(tmp.path()))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -571,7 +571,7 @@ fn a_private_nzbget_left_behind_by_sigkill_is_swept_at_the_next_start() {
         std::thread::sleep(Duration::from_millis(50));
     }
     // The next run's private NZBGet removes the leftovers.
-    let (_, r) = check_masked(&conf, "30s", Some(tmp.path()));
+    let (_, r) = check_masked(&conf, "45s", Some(tmp.path()));
     assert_through_nzbget(&r["diffs"][0]);
     for d in &left {
         assert!(!d.exists(), "{} was not swept", d.display());
