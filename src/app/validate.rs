@@ -76,7 +76,7 @@ pub(super) fn validate(recs: &mut [RecommendationRecord], skip: bool) -> String 
     if text.is_empty() {
         return text;
     }
-    format!("Config lines checked by each software's own parser (--no-validate skips this):\n{text}")
+    format!("Config lines checked by each software's own parser, then run in the software against a private peer on 127.0.0.1 (--no-validate skips this):\n{text}")
 }
 
 /// What `r`'s target's parser makes of its lines; `None` without lines or target.
