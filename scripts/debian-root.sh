@@ -204,6 +204,12 @@ build() {
   # private ones.
   printf '#!/bin/sh\nexit 101\n' >"$part/usr/sbin/policy-rc.d"
   chmod 755 "$part/usr/sbin/policy-rc.d"
+  # Never write the host's own files: the root must be the one debootstrap just
+  # made, with its suite and mirror known.
+  if [[ -z "$part" || "$(realpath -m "$part")" == / || ! -x "$part/usr/bin/apt-get" || -z "$suite" || -z "$mirror" ]]; then
+    log "refusing to configure apt in '$part' (suite '$suite', mirror '$mirror'): not a fresh root"
+    return 1
+  fi
   cp -L /etc/resolv.conf "$part/etc/resolv.conf"
   local pocket security="${DEBIAN_SECURITY_MIRROR:-${DEBIAN13_SECURITY_MIRROR:-${mirror%/debian}/debian-security}}"
   {
