@@ -22,7 +22,7 @@ alone=(deadline_load)
 
 # The slowest binaries first (seconds on the CI machine, 2026-11-27), so that
 # the two lanes end together; any other binary follows, in cargo's order.
-slow=(fleet debian13 check_agrees apply check ssh cipherbench
+slow=(fleet debian13 package check_agrees apply check ssh cipherbench
   main_interrupt audit file_memory defaults recommend installed tls robust)
 
 list=$(mktemp)
