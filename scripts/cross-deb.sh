@@ -63,6 +63,6 @@ in_layer env CARGO_HOME=/root/.cargo CARGO_TARGET_DIR=/build/target "$cainfo" \
   PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR="/usr/lib/$gnu/pkgconfig:/usr/share/pkgconfig" \
   CB_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   CB_DATE="$(git log -1 --format=%aD 2>/dev/null || date -R)" \
-  /bin/sh -euc "cd /src && nice cargo build --release --locked --target $triple >&2 && \
+  /bin/sh -euc "cd /src && cargo build --release --locked --target $triple >&2 && \
     scripts/make-deb.sh --arch $arch --bin /build/target/$triple/release/cipherbench --gen /src/$native --out /src/target/debian"
 echo "cross-deb: built for $arch in $(($(date +%s) - started)) s" >&2
