@@ -3,9 +3,10 @@
 //! `apt install ./cipherbench_*.deb` pulls what it needs, `cipherbench --budget 20s`
 //! answers (exit 0 and a TLS line), and `apt purge cipherbench` leaves none of the
 //! package's files. An arm64 package made by `make deb ARCH=arm64` is installed in an
-//! arm64 Debian 13 root under qemu-user, where the main job with AES masked must
-//! read the CPU's features from the aux vector, mask them through OPENSSL_armcap and
-//! put ChaCha20 first.
+//! arm64 Debian 13 root under qemu-user (OpenSSL, OpenSSH and GnuTLS installed there
+//! once: emulated, their installation takes minutes), where the main job with AES
+//! masked must read the CPU's features from the aux vector, mask them through
+//! OPENSSL_armcap, put ChaCha20 first and answer within its budget + 10%.
 //!
 //! Every command runs in a throw-away overlay of a cached root
 //! (`scripts/pkg-root.sh run`: an overlayfs with a tmpfs upper layer in a private
@@ -242,7 +243,7 @@ fn arm64_package_answers_under_qemu_with_aes_masked() {
     let budget = 60;
     let script = install_run_purge(
         &deb,
-        &format!("--budget {budget}s --cpu-caps no-aesni --export-json /tmp/run.json"),
+        &format!("run --budget {budget}s --cpu-caps no-aesni --export-json /tmp/run.json"),
     )
     .replace(
         "apt purge",
@@ -287,6 +288,13 @@ fn arm64_package_answers_under_qemu_with_aes_masked() {
         .find_map(|l| l.strip_prefix("main-job: rc=0 in "))
         .and_then(|s| s.trim_end_matches(" s").parse().ok())
         .unwrap();
-    assert!(secs * 10 <= budget * 11, "the main job took {secs} s for a {budget} s budget");
+    // The bound: the budget + 10%. Under qemu the main job has overrun it (74 s
+    // and 112 s for 60 s on 2026-11-29): what follows measuring (recommend, the
+    // installed diff, the answer and the report) runs 10-20 times slower emulated,
+    // and the deadline keeps for it only a share of the grace sized for native speed.
+    assert!(
+        secs * 10 <= budget * 11,
+        "the main job took {secs} s for a {budget} s budget (the limit is the budget + 10%)"
+    );
     eprintln!("arm64 under qemu: install, main job ({secs} s for {budget} s), purge in {took:.0?}");
 }
