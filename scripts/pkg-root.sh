@@ -6,9 +6,10 @@
 #   scripts/pkg-root.sh build SUITE ARCH DIR
 #       builds DIR once (idempotent) and prints it: `debootstrap --variant=minbase`
 #       of SUITE for ARCH (amd64, or arm64 under qemu-user), nothing more installed,
-#       and the archives of what cipherbench's package pulls (libssl3, OpenSSH,
-#       GnuTLS) downloaded into its apt cache, so that `apt install ./X.deb` in it
-#       pulls them without the network.
+#       and the archives of what cipherbench's package pulls (libssl3, openssl,
+#       OpenSSH, GnuTLS) downloaded into its apt cache, so that `apt install ./X.deb`
+#       in it pulls them without the network. arm64 roots have them installed
+#       instead: emulated, dpkg and OpenSSH's postinst take minutes per install.
 #   scripts/pkg-root.sh run DIR [--upper UPPER] [--bind HOST:INSIDE]... -- CMD ARG..
 #       runs CMD inside an overlay of DIR in a private mount namespace: DIR is the
 #       lower layer and is never written; the upper layer is a tmpfs that vanishes
@@ -104,23 +105,27 @@ build() {
   local suite="$1" arch="$2" dir="$3" recipe part mirror started deps
   case "$arch" in amd64 | arm64) ;; *) die "ARCH must be amd64 or arm64" ;; esac
   deps=$(deps_of "$suite")
+  # arm64: installed, not only downloaded: under qemu-user dpkg and OpenSSH's
+  # postinst (host keys) take minutes, which each test run would pay again.
+  get=--download-only
+  [[ $arch == amd64 ]] || get=
   recipe="cipherbench-pkg-root/1 $suite $arch minbase"
   exec 9>"$dir.lock"
   flock 9
   if [[ -f "$dir/.cipherbench-root" && "$(cat "$dir/.cipherbench-root")" == "$recipe" ]]; then
     # A finished root whose cached archives predate a change of the list: only
     # those are downloaded.
-    if [[ "$(cat "$dir/.cached-debs" 2>/dev/null)" != "$deps" ]]; then
-      log "downloading the archives of $deps into $dir"
+    if [[ "$(cat "$dir/.cached-debs" 2>/dev/null)" != "$deps (${get:-installed})" ]]; then
+      log "apt-get install ${get:+$get }$deps in $dir"
       # shellcheck disable=SC2086
       {
         plain_in_root "$dir" apt-get update -qq
-        plain_in_root "$dir" apt-get install -y -qq --download-only $deps
+        plain_in_root "$dir" apt-get install -y -qq $get $deps
       } >"$dir/apt.log" 2>&1 </dev/null || {
         tail -20 "$dir/apt.log" >&2
         return 1
       }
-      echo "$deps" >"$dir/.cached-debs"
+      echo "$deps (${get:-installed})" >"$dir/.cached-debs"
     fi
     echo "$dir"
     return
@@ -155,13 +160,13 @@ build() {
   # shellcheck disable=SC2086
   {
     plain_in_root "$part" apt-get update -qq
-    plain_in_root "$part" apt-get install -y -qq --download-only $deps
+    plain_in_root "$part" apt-get install -y -qq $get $deps
   } >"$part/apt.log" 2>&1 </dev/null || {
     tail -20 "$part/apt.log" >&2
     return 1
   }
   plain_in_root "$part" dpkg-query -W -f='${Package} ${Version}\n' >"$part/.versions"
-  echo "$deps" >"$part/.cached-debs"
+  echo "$deps (${get:-installed})" >"$part/.cached-debs"
   echo "$recipe" >"$part/.cipherbench-root"
   mv "$part" "$dir"
   log "built $dir in $(($(date +%s) - started)) s"
