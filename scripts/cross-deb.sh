@@ -64,5 +64,6 @@ in_layer env CARGO_HOME=/root/.cargo CARGO_TARGET_DIR=/build/target "$cainfo" \
   CB_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   CB_DATE="$(git log -1 --format=%aD 2>/dev/null || date -R)" \
   /bin/sh -euc "cd /src && cargo build --release --locked --target $triple >&2 && \
-    scripts/make-deb.sh --arch $arch --bin /build/target/$triple/release/cipherbench --gen /src/$native --out /src/target/debian"
+    scripts/make-deb.sh --arch $arch --bin /build/target/$triple/release/cipherbench --gen /src/$native --out /src/target/debian" |
+  sed "s|^/src/|$PWD/|"
 echo "cross-deb: built for $arch in $(($(date +%s) - started)) s" >&2
