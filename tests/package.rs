@@ -123,9 +123,11 @@ fn in_overlay(root: &Path, deb: &Path, script: &str, limit: Duration) -> (Output
 /// are still there. Each step prints a marker line the test looks for.
 fn install_run_purge(deb: &Path, run_args: &str) -> String {
     let name = deb.file_name().unwrap().to_string_lossy();
+    let wanted = WANTED.join(" ");
     format!(
         "cd /pkg; apt install -y ./{name} >/tmp/apt.log 2>&1 || {{ cat /tmp/apt.log; exit 1; }}; echo installed; \
          dpkg -L cipherbench > /tmp/files; \
+         for p in {wanted}; do if grep -qx \"$p\" /tmp/files && [ -s \"$p\" ]; then echo \"has: $p\"; fi; done; \
          dpkg-query -W -f='${{Package}} ${{Status}}\\n' libssl3 libssl3t64 openssl openssh-server 2>/dev/null | sed 's/^/pkg: /'; \
          echo \"depends: $(dpkg-query -W -f='${{Depends}}' cipherbench)\"; \
          cd /root; rc=0; start=$(date +%s); cipherbench {run_args} > /tmp/run.out 2> /tmp/run.err || rc=$?; \
@@ -138,7 +140,21 @@ fn install_run_purge(deb: &Path, run_args: &str) -> String {
     )
 }
 
-/// What every root must show: installed, the main job's exit 0 and a TLS answer
+/// Files the package must install, each non-empty.
+const WANTED: &[&str] = &[
+    "/usr/bin/cipherbench",
+    "/usr/share/man/man1/cipherbench.1.gz",
+    "/usr/share/bash-completion/completions/cipherbench",
+    "/usr/share/zsh/vendor-completions/_cipherbench",
+    "/usr/share/fish/vendor_completions.d/cipherbench.fish",
+    "/usr/share/doc/cipherbench/copyright",
+    "/usr/share/doc/cipherbench/changelog.gz",
+    "/usr/share/doc/cipherbench/README.md",
+    "/usr/share/cipherbench/ansible/profile.yml",
+    "/usr/share/cipherbench/ansible/roles/cipherbench_profile/tasks/main.yml",
+];
+
+/// What every root must show: installed, each of [`WANTED`] in the package, the main job's exit 0 and a TLS answer
 /// line, purged with nothing left of the (listed) files.
 fn assert_installed_answered_purged(said: &str, out: &Output) {
     for want in ["installed", "main-job: rc=0", "purged"] {
@@ -150,6 +166,13 @@ fn assert_installed_answered_purged(said: &str, out: &Output) {
         "no TLS answer line:\n{}",
         text(out)
     );
+    for f in WANTED {
+        assert!(
+            said.lines().any(|l| l == format!("has: {f}")),
+            "the package lacks {f} (or it is empty):\n{}",
+            text(out)
+        );
+    }
     let left: Vec<&str> = said.lines().filter(|l| l.starts_with("left: ")).collect();
     assert!(left.is_empty(), "apt purge left {left:?}:\n{}", text(out));
     let listed: usize = said
