@@ -4,7 +4,7 @@
 CARGO ?= cargo
 BIN := target/release/cipherbench
 
-.PHONY: run test build bench deps clean install uninstall debian13-root forky-root
+.PHONY: run test build bench deps clean install uninstall debian13-root forky-root deb
 
 run:
 	@scripts/ensure-deps.sh run
@@ -36,6 +36,20 @@ debian13-root:
 FORKY_ROOT ?= $(or $(CIPHERBENCH_FORKY_ROOT),/var/cache/cipherbench/forky-root)
 forky-root:
 	scripts/debian-root.sh forky $(FORKY_ROOT)
+
+# `make deb` (as root for ARCH=arm64): target/debian/cipherbench_VERSION_ARCH.deb, the
+# binary, man pages, completions, docs and Ansible playbooks, Depends from the
+# binary's shared libraries (scripts/make-deb.sh). ARCH=arm64 cross-builds inside
+# an overlay of the Debian 13 root (scripts/cross-deb.sh); the host is not changed.
+HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+ARCH ?= $(HOST_ARCH)
+deb: build
+	@scripts/ensure-deps.sh deb
+ifeq ($(ARCH),$(HOST_ARCH))
+	scripts/make-deb.sh --bin $(BIN)
+else
+	scripts/cross-deb.sh $(ARCH) $(BIN)
+endif
 
 # `make install PREFIX=~/.local` (default /usr/local): the binary, the man pages and
 # the bash, zsh and fish completions, all made from the binary's own definitions.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages cipherbench needs, when they are missing.
 # As root it uses apt-get; otherwise it prints the exact command to run.
-# Usage: scripts/ensure-deps.sh run|test|bench
+# Usage: scripts/ensure-deps.sh run|test|bench|deb
 set -euo pipefail
 
 profile="${1:-run}"
@@ -14,9 +14,11 @@ case "$profile" in
   # apache2, haproxy, stunnel4: `check` against the real servers (tests/installed.rs).
   # man-db: the man pages are rendered by `man -l` (tests/ux.rs).
   # nzbget: its own server test against a private news server (tests/nzbget.rs).
-  test) packages+=(nginx-light python3-venv testssl.sh chromium apache2 haproxy stunnel4 man-db nzbget) ;;
+  test) packages+=(nginx-light python3-venv testssl.sh chromium apache2 haproxy stunnel4 man-db nzbget dpkg-dev) ;;
+  # dpkg-dev: dpkg-shlibdeps and dpkg-architecture for `make deb` (scripts/make-deb.sh).
+  deb) packages+=(dpkg-dev) ;;
   bench) packages+=(nginx-light python3-venv testssl.sh hyperfine apache2-utils sslscan nzbget) ;;
-  *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
+  *) echo "usage: $0 run|test|bench|deb" >&2; exit 2 ;;
 esac
 
 missing=()

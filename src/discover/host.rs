@@ -18,10 +18,17 @@ const X86_FLAGS: &[&str] = &[
 ];
 const ARM_FLAGS: &[&str] = &["aes", "pmull", "sha1", "sha2", "sha512", "sha3", "asimd"];
 
-/// Reads the fingerprint from /proc and uname.
+/// Reads the fingerprint from /proc and uname. On ARM the crypto flags come from the
+/// auxiliary vector (`getauxval(AT_HWCAP)`, what the kernel, and OpenSSL itself,
+/// go by; under qemu-user it is the emulated CPU's, while /proc/cpuinfo is the
+/// host's and has no `Features` line), with /proc/cpuinfo's `Features` as the
+/// fallback when the vector says nothing.
 pub fn fingerprint() -> Host {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let (cpu_model, cpu_flags) = parse_cpuinfo(&cpuinfo, std::env::consts::ARCH);
+    let (cpu_model, mut cpu_flags) = parse_cpuinfo(&cpuinfo, std::env::consts::ARCH);
+    if let Some(flags) = arm_hwcap_flags() {
+        cpu_flags = flags;
+    }
     Host {
         cpu_model,
         cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
@@ -30,6 +37,61 @@ pub fn fingerprint() -> Host {
         arch: std::env::consts::ARCH.to_string(),
         hostname: read_trimmed("/proc/sys/kernel/hostname"),
     }
+}
+
+/// aarch64's `AT_HWCAP` bits (the kernel's `arch/arm64/include/uapi/asm/hwcap.h`) for
+/// the flags in [`ARM_FLAGS`], named as /proc/cpuinfo's `Features` names them.
+const AARCH64_HWCAP: &[(&str, u64)] = &[
+    ("asimd", 1 << 1),
+    ("aes", 1 << 3),
+    ("pmull", 1 << 4),
+    ("sha1", 1 << 5),
+    ("sha2", 1 << 6),
+    ("sha3", 1 << 17),
+    ("sha512", 1 << 21),
+];
+
+/// 32-bit ARM: NEON in `AT_HWCAP` (bit 12, named `neon` there; OpenSSL's NEON paths,
+/// as aarch64's `asimd`), the ARMv8 crypto extensions in `AT_HWCAP2`
+/// (`arch/arm/include/uapi/asm/hwcap.h`).
+const ARM32_HWCAP: &[(&str, u64)] = &[("asimd", 1 << 12)];
+const ARM32_HWCAP2: &[(&str, u64)] = &[("aes", 1 << 0), ("pmull", 1 << 1), ("sha1", 1 << 2), ("sha2", 1 << 3)];
+
+/// The crypto flags set in the auxiliary vector's `hwcap` and `hwcap2` words of
+/// `arch`, in [`ARM_FLAGS`]' order; `None` off ARM, or when both words are 0 (no
+/// vector: the caller falls back to /proc/cpuinfo).
+pub fn decode_arm_hwcap(arch: &str, hwcap: u64, hwcap2: u64) -> Option<Vec<String>> {
+    let set: Vec<&str> = if arch.starts_with("aarch64") {
+        AARCH64_HWCAP.iter().filter(|(_, bit)| hwcap & bit != 0).map(|(n, _)| *n).collect()
+    } else if arch.starts_with("arm") {
+        ARM32_HWCAP
+            .iter()
+            .filter(|(_, bit)| hwcap & bit != 0)
+            .chain(ARM32_HWCAP2.iter().filter(|(_, bit)| hwcap2 & bit != 0))
+            .map(|(n, _)| *n)
+            .collect()
+    } else {
+        return None;
+    };
+    if hwcap == 0 && hwcap2 == 0 {
+        return None;
+    }
+    Some(ARM_FLAGS.iter().filter(|f| set.contains(f)).map(|f| f.to_string()).collect())
+}
+
+/// This process's ARM crypto flags from its auxiliary vector; `None` off ARM or
+/// without one.
+fn arm_hwcap_flags() -> Option<Vec<String>> {
+    let arch = std::env::consts::ARCH;
+    if !(arch.starts_with("aarch64") || arch.starts_with("arm")) {
+        return None;
+    }
+    // SAFETY: getauxval has no preconditions; an absent entry reads as 0.
+    let (hwcap, hwcap2) = unsafe { (libc::getauxval(libc::AT_HWCAP), libc::getauxval(libc::AT_HWCAP2)) };
+    // c_ulong is 32 bits on 32-bit ARM: the cast widens there.
+    #[allow(clippy::unnecessary_cast)]
+    let (hwcap, hwcap2) = (hwcap as u64, hwcap2 as u64);
+    decode_arm_hwcap(arch, hwcap, hwcap2)
 }
 
 fn read_trimmed(path: &str) -> String {
@@ -79,6 +141,56 @@ mod tests {
         let (model, flags) = parse_cpuinfo(text, "aarch64");
         assert_eq!(model, "0xd0c");
         assert_eq!(flags, ["aes", "pmull", "sha1", "sha2", "asimd"]);
+    }
+
+    #[test]
+    fn aarch64_hwcap_bits_decode_to_the_features_names() {
+        // A Cortex-A72 with the crypto extensions (AWS Graviton 1): fp asimd evtstrm
+        // aes pmull sha1 sha2 crc32 cpuid, as its /proc/cpuinfo says.
+        let a72 = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 11);
+        assert_eq!(
+            decode_arm_hwcap("aarch64", a72, 0).unwrap(),
+            ["aes", "pmull", "sha1", "sha2", "asimd"]
+        );
+        // A Raspberry Pi 4 (Cortex-A72 without them): fp asimd evtstrm crc32 cpuid.
+        let pi4 = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 7) | (1 << 11);
+        assert_eq!(decode_arm_hwcap("aarch64", pi4, 0).unwrap(), ["asimd"]);
+        // Neoverse V1 adds sha3 (bit 17) and sha512 (bit 21).
+        let v1 = a72 | (1 << 17) | (1 << 21);
+        assert_eq!(
+            decode_arm_hwcap("aarch64", v1, 0).unwrap(),
+            ["aes", "pmull", "sha1", "sha2", "sha512", "sha3", "asimd"]
+        );
+        // Each flag is its own bit: aes alone is aes alone.
+        assert_eq!(decode_arm_hwcap("aarch64", 1 << 3, 0).unwrap(), ["aes"]);
+        assert_eq!(decode_arm_hwcap("aarch64", 1 << 4, 0).unwrap(), ["pmull"]);
+        assert_eq!(decode_arm_hwcap("aarch64", 1 << 6, 0).unwrap(), ["sha2"]);
+    }
+
+    #[test]
+    fn arm32_reads_neon_from_hwcap_and_the_crypto_extensions_from_hwcap2() {
+        assert_eq!(
+            decode_arm_hwcap("arm", 1 << 12, 0b1111).unwrap(),
+            ["aes", "pmull", "sha1", "sha2", "asimd"]
+        );
+        // The same bits in the other word mean something else: hwcap's bit 0 is swp.
+        assert_eq!(decode_arm_hwcap("arm", 0b1111, 0).unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn no_vector_or_not_arm_falls_back_to_cpuinfo() {
+        assert_eq!(decode_arm_hwcap("aarch64", 0, 0), None);
+        assert_eq!(decode_arm_hwcap("x86_64", 1 << 3, 0), None);
+    }
+
+    #[test]
+    fn the_decoded_flags_mask_as_cpuinfo_flags_do() {
+        // What the aux vector says feeds `--cpu-caps` as /proc/cpuinfo did: masking AES
+        // on an A72 with the extensions leaves NEON and SHA-1/SHA-256.
+        let flags = decode_arm_hwcap("aarch64", (1 << 1) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6), 0).unwrap();
+        let caps = crate::discover::cpucaps::parse("no-aesni").unwrap();
+        let (var, value) = crate::discover::cpucaps::environment(&caps, "aarch64", &flags);
+        assert_eq!((var.as_str(), value.as_str()), ("OPENSSL_armcap", "0x19"));
     }
 
     #[test]
