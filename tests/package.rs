@@ -19,8 +19,8 @@
 //! Needs root (chroot, mount): otherwise each test prints a `skipped:` line. A root
 //! that cannot be built skips with its error, and fails under `CI=true`.
 
-#[path = "common/debian13.rs"]
-mod debian13;
+#[path = "common/debian.rs"]
+mod debian;
 #[path = "common/ports.rs"]
 mod ports;
 
@@ -40,7 +40,7 @@ fn is_root() -> bool {
 }
 
 fn text(out: &Output) -> String {
-    debian13::text(out)
+    debian::text(out)
 }
 
 /// Under `CI=true` a root or tool the test needs must be there; elsewhere a skip.
@@ -225,7 +225,7 @@ fn debian13_installs_the_same_package_answers_and_purges() {
         eprintln!("skipped: installing a package in a Debian root needs root (chroot and mount)");
         return;
     }
-    let Some(root) = debian13::Root::get() else { return };
+    let Some(root) = debian::Root::get(&debian::DEBIAN13) else { return };
     let deb = package();
     let (out, took) = in_overlay(&root.dir, deb, &install_run_purge(deb, "--budget 20s"), Duration::from_secs(150));
     let said = String::from_utf8_lossy(&out.stdout).to_string();
