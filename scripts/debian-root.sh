@@ -96,23 +96,9 @@ marker="$dir/.cipherbench-root"
 
 log() { echo "$name-root: $*" >&2; }
 
-# The mirror the host's apt uses (deb822 .sources or one-line .list), unless given.
-host_mirror() {
-  local f uri
-  for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [[ -r "$f" ]] || continue
-    uri=$(awk '
-      /^[[:space:]]*#/ { next }
-      /^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }
-      /^deb[[:space:]]/ { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):\/\// && $i ~ /\/debian\/?$/) { print $i; exit } }
-    ' "$f")
-    if [[ -n "$uri" ]]; then
-      echo "${uri%/}"
-      return
-    fi
-  done
-  echo "http://deb.debian.org/debian"
-}
+# The mirror the host's apt uses (scripts/host-mirror.sh), unless given.
+scripts_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+host_mirror() { "$scripts_dir/host-mirror.sh"; }
 
 # Mounts for a command inside root $1; used only inside a private mount namespace,
 # or, without unshare, undone by the EXIT trap.

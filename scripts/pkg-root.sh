@@ -30,23 +30,9 @@ die() { echo "pkg-root: $*" >&2; exit 2; }
 log() { echo "pkg-root: $*" >&2; }
 [[ $(id -u) -eq 0 ]] || { echo "pkg-root: needs root (debootstrap, chroot, mount)" >&2; exit 1; }
 
-# The mirror the host's apt uses (as scripts/debian13-root.sh finds it).
-host_mirror() {
-  local f uri
-  for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [[ -r "$f" ]] || continue
-    uri=$(awk '
-      /^[[:space:]]*#/ { next }
-      /^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }
-      /^deb[[:space:]]/ { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):\/\// && $i ~ /\/debian\/?$/) { print $i; exit } }
-    ' "$f")
-    if [[ -n "$uri" ]]; then
-      echo "${uri%/}"
-      return
-    fi
-  done
-  echo "http://deb.debian.org/debian"
-}
+# The mirror the host's apt uses (scripts/host-mirror.sh), unless given.
+scripts_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+host_mirror() { "$scripts_dir/host-mirror.sh"; }
 
 # Host apt, tolerant of a malformed /etc/apt/sources.list (the deb822 sources suffice).
 host_apt_install() {

@@ -365,6 +365,41 @@ pub fn now_lines(t: &crate::discover::installed::TlsConfig) -> Vec<String> {
     out
 }
 
+/// The local software a through step can run (`binary` of it: what to start)
+/// whose diff changes what is negotiated and has lines to change it with.
+fn changing<'a, B>(
+    currents: &'a [Current],
+    diffs: &'a [super::SoftwareDiff],
+    binary: impl Fn(&Current) -> Option<B>,
+) -> Vec<(B, &'a Current, &'a super::SoftwareDiff)> {
+    currents
+        .iter()
+        .filter_map(|c| {
+            let bin = binary(c)?;
+            let d = diffs.iter().find(|d| d.software == c.installed.software)?;
+            (d.now.is_some() && d.recommended.is_some() && d.now != d.recommended && !d.lines.is_empty()).then_some((bin, c, d))
+        })
+        .collect()
+}
+
+/// A negotiated TLS choice's (version, suite).
+type VersionSuite<'a> = (&'a str, &'a str);
+
+/// A TLS diff's (version, suite) now and recommended; `None` for SSH.
+fn tls_change(d: &super::SoftwareDiff) -> Option<(VersionSuite<'_>, VersionSuite<'_>)> {
+    match (&d.now, &d.recommended) {
+        (
+            Some(Negotiated::Tls {
+                version: nv, suite: ns, ..
+            }),
+            Some(Negotiated::Tls {
+                version: rv, suite: rs, ..
+            }),
+        ) => Some(((nv.as_str(), ns.as_str()), (rv.as_str(), rs.as_str()))),
+        _ => None,
+    }
+}
+
 /// For each local nginx, Apache, HAProxy or stunnel whose diff changes the
 /// negotiated TLS choice: its throughput now and with the recommended lines,
 /// measured through two private instances of it (`measure::tls::through`)
@@ -376,27 +411,12 @@ pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], sess
     use crate::measure::tls::through;
     let mut notes = Vec::new();
     let t0 = std::time::Instant::now();
-    let work: Vec<((Software, std::path::PathBuf), &Current, &super::SoftwareDiff)> = currents
-        .iter()
-        .filter_map(|c| {
-            let bin = through_binary(c)?;
-            let d = diffs.iter().find(|d| d.software == c.installed.software)?;
-            (d.now.is_some() && d.recommended.is_some() && d.now != d.recommended && !d.lines.is_empty()).then_some((bin, c, d))
-        })
-        .collect();
+    let work = changing(currents, diffs, through_binary);
     for (k, ((sw, bin), c, d)) in work.iter().enumerate() {
         if crate::interrupt::requested() {
             break;
         }
-        let (
-            Some(Negotiated::Tls {
-                version: nv, suite: ns, ..
-            }),
-            Some(Negotiated::Tls {
-                version: rv, suite: rs, ..
-            }),
-        ) = (&d.now, &d.recommended)
-        else {
+        let Some(((nv, ns), (rv, rs))) = tls_change(d) else {
             continue;
         };
         let crate::discover::installed::Config::Tls(t) = &c.installed.config else {
@@ -417,13 +437,13 @@ pub fn measure_through(currents: &[Current], diffs: &[super::SoftwareDiff], sess
                 through::Instance {
                     role: "now",
                     lines: now_lines_for(*sw, t),
-                    expect: (nv.clone(), ns.clone()),
+                    expect: (nv.to_string(), ns.to_string()),
                 },
                 through::Instance {
                     role: "recommended",
                     // The emitters' notes are comments, not lines a server takes.
                     lines: d.lines.iter().filter(|l| !l.trim_start().starts_with('#')).cloned().collect(),
-                    expect: (rv.clone(), rs.clone()),
+                    expect: (rv.to_string(), rs.to_string()),
                 },
             ],
             budget: Seconds(left / (work.len() - k) as f64),
@@ -476,27 +496,12 @@ pub fn measure_through_nzbget(
     use crate::measure::tls::nzbget as through;
     let mut notes = Vec::new();
     let t0 = std::time::Instant::now();
-    let work: Vec<(std::path::PathBuf, &Current, &super::SoftwareDiff)> = currents
-        .iter()
-        .filter_map(|c| {
-            let bin = through_nzbget_binary(c)?;
-            let d = diffs.iter().find(|d| d.software == c.installed.software)?;
-            (d.now.is_some() && d.recommended.is_some() && d.now != d.recommended && !d.lines.is_empty()).then_some((bin, c, d))
-        })
-        .collect();
+    let work = changing(currents, diffs, through_nzbget_binary);
     for (k, (bin, c, d)) in work.iter().enumerate() {
         if crate::interrupt::requested() {
             break;
         }
-        let (
-            Some(Negotiated::Tls {
-                version: nv, suite: ns, ..
-            }),
-            Some(Negotiated::Tls {
-                version: rv, suite: rs, ..
-            }),
-        ) = (&d.now, &d.recommended)
-        else {
+        let Some(((nv, ns), (rv, rs))) = tls_change(d) else {
             continue;
         };
         let (cipher, conf) = nzbget_now(&c.installed);
@@ -514,7 +519,7 @@ pub fn measure_through_nzbget(
                     role: "now",
                     cipher,
                     openssl_conf: conf,
-                    expect: (nv.clone(), ns.clone()),
+                    expect: (nv.to_string(), ns.to_string()),
                 },
                 through::Instance {
                     role: "recommended",
@@ -522,7 +527,7 @@ pub fn measure_through_nzbget(
                     // Without a file of its own (NZBGet 25.4 and later), the
                     // installed one stays.
                     openssl_conf: cnf.or_else(|| nzbget_now(&c.installed).1),
-                    expect: (rv.clone(), rs.clone()),
+                    expect: (rv.to_string(), rs.to_string()),
                 },
             ],
             articles: through::ARTICLES,
