@@ -564,7 +564,7 @@ fn a_private_nzbget_left_behind_by_sigkill_is_swept_at_the_next_start() {
         let owner: u32 = std::fs::read_to_string(d.join("owner.pid")).unwrap().trim().parse().unwrap();
         assert_eq!(owner, run.id());
     }
-    // Its NZBGet stops by itself (SIGTERM on its parent's death).
+    // Its NZBGet stops by itself (SIGKILL on its parent's death).
     let end = Instant::now() + Duration::from_secs(15);
     while left.iter().any(|d| running_with(&d.join("nzbget.conf"))) {
         assert!(Instant::now() < end, "the private NZBGet outlived its owner");

@@ -14,7 +14,7 @@
 //!
 //! `Drop` stops it (SIGTERM, then SIGKILL after 3 s, its children too) and
 //! removes its directory, on every path: a normal end, an error, a panic. When
-//! cipherbench is killed outright, NZBGet gets SIGTERM from the kernel (its
+//! cipherbench is killed outright, NZBGet gets SIGKILL from the kernel (its
 //! parent-death signal); only its temporary directory (`cipherbench-nzbget-*`,
 //! with the owner's pid in it) then stays behind, and the next start removes
 //! every such directory whose owner is gone ([`sweep_leftovers`]), as
@@ -112,12 +112,17 @@ impl PrivateNzbget {
             if let Some(c) = &openssl_conf {
                 cmd.env("OPENSSL_CONF", c);
             }
-            // SAFETY: between fork and exec only prctl runs, a plain system call.
-            // NZBGet then gets SIGTERM when the thread that started it ends,
-            // however it ends (a forced exit included), and is never left behind.
+            // SAFETY: between fork and exec only prctl and getppid run, plain
+            // system calls. NZBGet is then killed when the thread that started it
+            // ends, however it ends (a forced exit included). Where the owner died
+            // between fork and prctl, the child never starts NZBGet at all.
+            let owner = std::process::id() as libc::pid_t;
             unsafe {
-                cmd.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                cmd.pre_exec(move || {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    if libc::getppid() != owner {
+                        libc::_exit(1);
+                    }
                     Ok(())
                 });
             }
