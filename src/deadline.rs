@@ -94,13 +94,50 @@ struct Run {
     budget: Option<Seconds>,
     /// Start + budget, without grace: what a plan may spend.
     budget_end: Option<Instant>,
+    /// Seconds of budget + grace kept back from measuring for what follows it
+    /// ([`reserve`], or more after [`keep_for_after`]).
+    kept: f64,
 }
 
 static RUN: Mutex<Run> = Mutex::new(Run {
     deadline: Deadline::NONE,
     budget: None,
     budget_end: None,
+    kept: 0.0,
 });
+
+/// Keeps `secs` of the run's budget + grace back from measuring for what follows
+/// it, where that is more than the [`reserve`] sized for a native machine: the
+/// measuring deadline (and the cut, [`crate::interrupt::cut_at`]) moves earlier,
+/// never later. For a machine that runs tools many times slower than usual (an
+/// emulated one), measured by how long discovery took.
+pub fn keep_for_after(secs: f64) {
+    let mut r = RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let (Some(budget), Some(end)) = (r.budget, r.budget_end) else {
+        return;
+    };
+    if secs.is_nan() || secs <= r.kept {
+        return;
+    }
+    r.kept = secs;
+    let d = r.deadline.min(Deadline {
+        at: measuring_end(end, budget, secs),
+    });
+    r.deadline = d;
+    if let Some(at) = d.at {
+        crate::interrupt::cut_at(at);
+    }
+}
+
+/// When measuring must end: the budget's end plus its grace, less `kept`.
+fn measuring_end(budget_end: Instant, budget: Seconds, kept: f64) -> Option<Instant> {
+    let offset = grace(budget).0 - kept;
+    if offset >= 0.0 {
+        budget_end.checked_add(Duration::from_secs_f64(offset.min(1e9)))
+    } else {
+        budget_end.checked_sub(Duration::from_secs_f64((-offset).min(1e9)))
+    }
+}
 
 /// `budget`, or less when start-up already spent some of it: what a plan made now
 /// may share out.
@@ -120,6 +157,11 @@ pub fn budget_left() -> Option<Seconds> {
 /// When the process started (`main` marks it first thing): a run's budget counts
 /// from here, so start-up under load is inside it.
 static PROCESS_START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// Seconds since the process started (or since first asked, before `main` marked it).
+pub fn since_start() -> f64 {
+    PROCESS_START.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
 
 /// Marks the start of the process. Called once, first thing in `main`.
 pub fn mark_process_start() {
@@ -145,6 +187,7 @@ pub fn set_run(start: Instant, budget: Seconds) {
     r.deadline = d;
     r.budget = Some(budget);
     r.budget_end = start.checked_add(Duration::from_secs_f64(budget.0.clamp(0.0, 1e9)));
+    r.kept = reserve(budget);
     if let Some(at) = at {
         crate::interrupt::cut_at(at);
     }
@@ -167,12 +210,18 @@ pub fn run_expired() -> bool {
 
 /// "the run's deadline (budget 10 s + grace 1.5 s)", for messages.
 pub fn describe() -> String {
-    match RUN.lock().unwrap_or_else(|e| e.into_inner()).budget {
-        Some(b) => format!(
+    let r = RUN.lock().unwrap_or_else(|e| e.into_inner());
+    match r.budget {
+        Some(b) if r.kept <= grace(b).0 => format!(
             "the run's deadline (budget {:.0} s + {:.1} s of its {:.1} s grace; the rest is for the report)",
             b.0,
-            grace(b).0 - reserve(b),
+            grace(b).0 - r.kept,
             grace(b).0
+        ),
+        Some(b) => format!(
+            "the run's deadline (budget {:.0} s less {:.1} s kept for what follows measuring: start-up was slow here, as on an emulated machine)",
+            b.0,
+            r.kept - grace(b).0
         ),
         None => "the run's deadline".to_string(),
     }
@@ -286,5 +335,17 @@ mod tests {
         assert!(short.expired());
         assert_eq!(short.slice(), None);
         assert!(Deadline::NONE.slice().is_some_and(|s| s == SLICE));
+    }
+
+    #[test]
+    fn what_is_kept_for_after_measuring_moves_the_measuring_end_earlier() {
+        let end = Instant::now() + Duration::from_secs(100);
+        let b = Seconds(60.0); // grace 4 s
+        let at = |kept| measuring_end(end, b, kept).unwrap();
+        assert_eq!(at(2.0), end + Duration::from_secs(2));
+        assert_eq!(at(4.0), end);
+        // More than the grace: measuring ends before the budget does.
+        assert_eq!(at(9.5), end - Duration::from_millis(5500));
+        assert!(at(9.5) < at(2.0));
     }
 }

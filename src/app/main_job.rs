@@ -31,16 +31,24 @@ pub(super) fn run(c: &CommonOptions, a: &RunOptions) -> Result<()> {
 pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> Result<()> {
     let job = validate_main(c)?;
     crate::deadline::set_run(std::time::Instant::now(), job.budget);
+    let mut phases = Phases::default();
     let found = discover_main();
     let (session, mut measurements) = start_main(c, &job, &found, extra_settings)?;
-    let plan = plan_main(&job, &found);
+    let after = after_measuring(job.budget, phases.mark("discovered"));
+    crate::deadline::keep_for_after(after);
+    let plan = plan_main(&job, &found, after);
     let mut measured = measure_main(c, &job, &found, &plan, (&session, &mut measurements));
+    phases.mark("measured");
     let verdicts = crate::judge::primitive_verdicts(&measurements.results);
     // The history is evidence: this run pooled with the same machine's earlier runs.
     let evidence = super::pool::pooled(c, &session.document(&measurements));
     let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
+    phases.mark("recommended");
     measure_through(&job, &plan, &outcome, &mut measured, (&session, &mut measurements));
+    phases.mark("measured_through");
     let (judged, closing) = answer_main(c, &job, verdicts, &outcome, &measured, (&session, &mut measurements));
+    phases.mark("validated");
+    measurements.set_setting("phases_seconds", phases.json());
     let note = measured.ssh_skipped.take().or(found.ssh_note);
     let run = (session, measurements);
     report_and_store(c, run, judged, &job, &outcome, note.as_deref(), measured.status, &closing)
@@ -78,10 +86,21 @@ fn answer_main(
 /// start. Kept back from the plan for what follows measuring (reading the
 /// installed configuration, judging, the report): a plan that spends the whole
 /// budget runs into the deadline on a loaded machine.
-fn plan_main(job: &MainJob, found: &Found) -> crate::plan::MainPlan {
+fn plan_main(job: &MainJob, found: &Found, after: f64) -> crate::plan::MainPlan {
     let budget = crate::deadline::budget_left().map_or(job.budget, |l| Seconds(l.0.min(job.budget.0)));
-    let reserve = 0.5 + 0.05 * job.budget.0;
-    crate::plan::main_job(Seconds((budget.0 - reserve).max(budget.0 * 0.5)), found.usable())
+    crate::plan::main_job(Seconds((budget.0 - after).max(budget.0 * 0.5)), found.usable())
+}
+
+/// Seconds kept back from measuring for what follows it: 0.5 s + 5% of the
+/// budget, or three times what discovery took where that is more (capped at a
+/// quarter of the budget). What follows measuring (each target's parser, the
+/// installed diff, the report) starts the installed tools as discovery did, so a
+/// machine that runs them many times slower (an emulated arm64 root: discovery
+/// 3.2 s against 0.1-0.3 s native, validation 6.3 s against 0.5 s) gets time in
+/// proportion and still ends within its budget and grace.
+fn after_measuring(budget: Seconds, discovered: f64) -> f64 {
+    let native = 0.5 + 0.05 * budget.0;
+    native.max((3.0 * discovered).min(0.25 * budget.0))
 }
 
 /// What the main job measured besides its results (those are in the run's
@@ -159,6 +178,25 @@ fn measure_through(
     let diffs = crate::diff::through_diffs(currents, &session.document(measurements), outcome, &job.knowledge, &job.policy);
     let notes = crate::diff::subjects::measure_through(currents, &diffs, measurements, Seconds(spare));
     measured.installed.1.extend(notes);
+}
+
+/// When each stage of the main job ended, in seconds since the process started:
+/// the run's `settings.phases_seconds`, which says where a run's time went (a slow
+/// machine, an emulated one, spends it after measuring too).
+#[derive(Default)]
+struct Phases(serde_json::Map<String, serde_json::Value>);
+
+impl Phases {
+    /// Marks `stage` as ended now: seconds since the process started.
+    fn mark(&mut self, stage: &str) -> f64 {
+        let t = crate::deadline::since_start();
+        self.0.insert(stage.to_string(), json!((t * 100.0).round() / 100.0));
+        t
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::Value::Object(self.0.clone())
+    }
 }
 
 /// What the main job was asked, checked before anything runs.
@@ -503,4 +541,20 @@ fn main_targets(c: &CommonOptions) -> Result<Vec<String>> {
         found.push("openssl".into());
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_start_keeps_more_for_after_measuring_and_a_native_one_does_not() {
+        // Native: discovery in 0.1-0.3 s; the usual reserve stands.
+        assert_eq!(after_measuring(Seconds(60.0), 0.25), 3.5);
+        assert_eq!(after_measuring(Seconds(20.0), 0.13), 1.5);
+        // Emulated: 3.15 s of discovery keeps 9.45 s.
+        assert!((after_measuring(Seconds(60.0), 3.15) - 9.45).abs() < 1e-9);
+        // Never more than a quarter of the budget.
+        assert_eq!(after_measuring(Seconds(60.0), 30.0), 15.0);
+    }
 }

@@ -108,12 +108,27 @@ pub fn parse_cpuinfo(text: &str, arch: &str) -> (String, Vec<String>) {
             fields.entry(k.trim()).or_insert(v.trim());
         }
     }
-    let model = ["model name", "Model", "Hardware", "cpu model", "CPU part"]
+    let arm = arch.starts_with("aarch64") || arch.starts_with("arm");
+    let named = ["model name", "Model", "Hardware", "cpu model"]
         .iter()
         .find_map(|k| fields.get(k).filter(|v| !v.is_empty()))
-        .map(|s| s.to_string())
-        .unwrap_or_else(|| "unknown".into());
-    let (raw, wanted) = if arch.starts_with("aarch64") || arch.starts_with("arm") {
+        .map(|s| s.to_string());
+    let model = if arm && fields.contains_key("vendor_id") && !fields.contains_key("CPU implementer") {
+        // Under qemu-user the kernel's /proc/cpuinfo is the x86 host's: its model is
+        // not this process's CPU, and a fleet must not class the emulated arm64 host
+        // with the x86 machine it runs on.
+        format!(
+            "{arch} CPU, emulated (the kernel's /proc/cpuinfo describes {})",
+            named.as_deref().unwrap_or("another architecture")
+        )
+    } else if arm {
+        arm_core(fields.get("CPU implementer").copied(), fields.get("CPU part").copied())
+            .or(named)
+            .unwrap_or_else(|| "unknown".into())
+    } else {
+        named.unwrap_or_else(|| "unknown".into())
+    };
+    let (raw, wanted) = if arm {
         (fields.get("Features").copied().unwrap_or(""), ARM_FLAGS)
     } else {
         (fields.get("flags").copied().unwrap_or(""), X86_FLAGS)
@@ -121,6 +136,52 @@ pub fn parse_cpuinfo(text: &str, arch: &str) -> (String, Vec<String>) {
     let present: Vec<&str> = raw.split_whitespace().collect();
     let flags = wanted.iter().filter(|f| present.contains(f)).map(|f| f.to_string()).collect();
     (model, flags)
+}
+
+/// ARM cores by /proc/cpuinfo's `CPU implementer` and `CPU part` (the MIDR fields;
+/// Linux's `arch/arm64/include/asm/cputype.h`): the ones ARM servers, boards and
+/// NAS boxes use. Named with the numbers, so two cores never read alike; an
+/// unknown part reads as its numbers.
+const ARM_CORES: &[(&str, &str, &str)] = &[
+    ("0x41", "0xd03", "Cortex-A53"),
+    ("0x41", "0xd04", "Cortex-A35"),
+    ("0x41", "0xd05", "Cortex-A55"),
+    ("0x41", "0xd07", "Cortex-A57"),
+    ("0x41", "0xd08", "Cortex-A72"),
+    ("0x41", "0xd09", "Cortex-A73"),
+    ("0x41", "0xd0a", "Cortex-A75"),
+    ("0x41", "0xd0b", "Cortex-A76"),
+    ("0x41", "0xd0c", "Neoverse-N1"),
+    ("0x41", "0xd0d", "Cortex-A77"),
+    ("0x41", "0xd40", "Neoverse-V1"),
+    ("0x41", "0xd41", "Cortex-A78"),
+    ("0x41", "0xd44", "Cortex-X1"),
+    ("0x41", "0xd46", "Cortex-A510"),
+    ("0x41", "0xd47", "Cortex-A710"),
+    ("0x41", "0xd49", "Neoverse-N2"),
+    ("0x41", "0xd4f", "Neoverse-V2"),
+    ("0x41", "0xd80", "Cortex-A520"),
+    ("0x41", "0xd81", "Cortex-A720"),
+    ("0x41", "0xd8e", "Neoverse-N3"),
+    ("0xc0", "0xac3", "Ampere-1"),
+    ("0x61", "0x022", "Apple M1 Icestorm"),
+    ("0x61", "0x023", "Apple M1 Firestorm"),
+];
+
+/// An ARM core's name from its implementer and part, with the numbers; `None`
+/// without a part.
+fn arm_core(implementer: Option<&str>, part: Option<&str>) -> Option<String> {
+    let part = part?.trim().to_ascii_lowercase();
+    let implementer = implementer.unwrap_or("").trim().to_ascii_lowercase();
+    let name = ARM_CORES
+        .iter()
+        .find(|(i, p, _)| *i == implementer && *p == part)
+        .map(|(_, _, n)| *n);
+    Some(match (name, implementer.is_empty()) {
+        (Some(n), _) => format!("{n} ({implementer}/{part})"),
+        (None, false) => format!("ARM implementer {implementer} part {part}"),
+        (None, true) => format!("ARM part {part}"),
+    })
 }
 
 #[cfg(test)]
@@ -137,10 +198,29 @@ mod tests {
 
     #[test]
     fn parses_arm_cpuinfo() {
-        let text = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\nCPU part\t: 0xd0c\n";
+        let text = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n";
         let (model, flags) = parse_cpuinfo(text, "aarch64");
-        assert_eq!(model, "0xd0c");
+        assert_eq!(model, "Neoverse-N1 (0x41/0xd0c)");
         assert_eq!(flags, ["aes", "pmull", "sha1", "sha2", "asimd"]);
+        // A Raspberry Pi 4: a Cortex-A72 without the crypto extensions.
+        let pi4 = "processor\t: 0\nBogoMIPS\t: 108.00\nFeatures\t: fp asimd evtstrm crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd08\nCPU revision\t: 3\n\nHardware\t: BCM2835\nModel\t: Raspberry Pi 4 Model B Rev 1.4\n";
+        let (model, flags) = parse_cpuinfo(pi4, "aarch64");
+        assert_eq!(model, "Cortex-A72 (0x41/0xd08)");
+        assert_eq!(flags, ["asimd"]);
+        // A part not in the table reads as its numbers, never as another core.
+        let other = "CPU implementer\t: 0x48\nCPU part\t: 0xd01\n";
+        assert_eq!(parse_cpuinfo(other, "aarch64").0, "ARM implementer 0x48 part 0xd01");
+    }
+
+    #[test]
+    fn an_arm_process_under_qemu_does_not_take_the_x86_hosts_model() {
+        // qemu-user passes the x86 host's /proc/cpuinfo through.
+        let x86 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu aes avx2\n";
+        let (model, flags) = parse_cpuinfo(x86, "aarch64");
+        assert_eq!(model, "aarch64 CPU, emulated (the kernel's /proc/cpuinfo describes AMD EPYC 7B13)");
+        assert!(flags.is_empty(), "{flags:?}: x86 flags are not ARM features");
+        // The same text on x86 is the host itself.
+        assert_eq!(parse_cpuinfo(x86, "x86_64").0, "AMD EPYC 7B13");
     }
 
     #[test]
