@@ -37,7 +37,7 @@ pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> 
     let after = after_measuring(job.budget, phases.mark("discovered"));
     crate::deadline::keep_for_after(after);
     let plan = plan_main(&job, &found, after);
-    let mut measured = measure_main(c, &job, &found, &plan, (&session, &mut measurements));
+    let mut measured = measure_main(c, &job, &found, &plan, (&session, &mut measurements), &mut phases);
     phases.mark("measured");
     let verdicts = crate::judge::primitive_verdicts(&measurements.results);
     // The history is evidence: this run pooled with the same machine's earlier runs.
@@ -121,13 +121,14 @@ struct Measured {
 /// The measuring stage: the first pass, the installed choice when the run has not
 /// measured it yet (so that "now" is a subject of the run), then the race over
 /// what is still tied.
-fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::plan::MainPlan, run: Run) -> Measured {
+fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::plan::MainPlan, run: Run, phases: &mut Phases) -> Measured {
     let (session, measurements) = run;
     let t0 = std::time::Instant::now();
     // The installed configurations first: their tools (`nginx -T`, `sshd -T` …)
     // run within the run's deadline, which a loaded first pass can bring close.
     let mut installed = crate::diff::installed(&job.knowledge, &job.targets);
-    let mut first = measure_first_pass(plan, job, found, measurements, t0);
+    let mut first = measure_first_pass(plan, job, found, measurements, (t0, phases));
+    phases.mark("first_pass");
     let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0;
     let missing = crate::diff::unmeasured(&installed.0, &measurements.results);
     let budget = Seconds(left.min(job.budget.0 * 0.1));
@@ -144,9 +145,11 @@ fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::p
     if first.measured.is_ok() && !crate::interrupt::requested() {
         let left = plan.budget.0 - t0.elapsed().as_secs_f64() - 2.0 - through;
         first.measured = race_ties(c, job, &first, (session, measurements), left);
+        phases.mark("raced");
     }
     // The race is over: the private sshd stops now.
     drop(first.ssh_run);
+    phases.mark("sshd_stopped");
     Measured {
         status: first.measured,
         ssh_skipped: first.ssh_skipped,
@@ -290,7 +293,7 @@ fn measure_first_pass(
     job: &MainJob,
     found: &Found,
     measurements: &mut Measurements,
-    t0: std::time::Instant,
+    (t0, phases): (std::time::Instant, &mut Phases),
 ) -> FirstPass {
     let mut first = FirstPass {
         measured: Ok(()),
@@ -299,6 +302,7 @@ fn measure_first_pass(
         ssh_skipped: None,
     };
     first.measured = measure_primitives_and_tls(plan, job, measurements, &mut first.tls_plan);
+    phases.mark("tls");
     // The private sshd takes a few seconds to start (host keys): with less than
     // that left of the budget, SSH is skipped and said so, not started late.
     let left = plan.budget.0 - t0.elapsed().as_secs_f64();
@@ -324,6 +328,7 @@ fn measure_first_pass(
                 None => Ok(()),
             }
             .and_then(|_| measure_ssh(plan, &picks, openssh, sshd, measurements, t0, &mut first.ssh_run));
+            phases.mark("ssh");
         }
     }
     first
