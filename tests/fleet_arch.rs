@@ -1,0 +1,272 @@
+//! A mixed amd64 + arm64 fleet (issue 39), with the real engine: Ansible over real
+//! SSH to three inventory hosts, as in tests/fleet.rs, one of which runs arm64:
+//! its private sshd's sessions run chrooted (sshd's ChrootDirectory) in a
+//! throw-away overlay of the cached arm64 Debian 13 root, where `uname -m` says
+//! aarch64 under qemu-user and Ansible's modules run with the root's python3
+//! (installed once in a cached layer over that root by
+//! `scripts/fleet-arm64-host.sh layer`; the shared root is never written).
+//!
+//! Both tests run only when the arm64 build exists
+//! (`target/debian/cipherbench_VERSION_arm64.deb`, which `make deb ARCH=arm64` makes:
+//! a cross build of minutes, not part of `make test`), and as root (chroot, mount,
+//! binfmt_misc); otherwise each prints `skipped:` and costs nothing. They assert
+//! behaviour, never emulated speed: which build each host got, which architecture
+//! its export names, its class, that a class has its own answer, and that what the
+//! play installed is gone afterwards.
+
+#[path = "common/fleet.rs"]
+mod hosts;
+#[path = "common/ports.rs"]
+mod ports;
+
+use hosts::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Instant;
+
+/// The arm64 package `make deb ARCH=arm64` made, if any.
+fn arm64_package() -> Option<PathBuf> {
+    let version = std::fs::read_to_string(repo().join("Cargo.toml"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \"").map(|v| v.trim_end_matches('"').to_string()))
+        .unwrap();
+    let deb = repo().join(format!("target/debian/cipherbench_{version}_arm64.deb"));
+    deb.is_file().then_some(deb)
+}
+
+/// The gate both tests share: root, the arm64 build, and the arm64 root with its
+/// python3 layer (prepared once; a failure to prepare it skips, and fails under
+/// `CI=true`).
+fn arm64_ready(what: &str) -> Option<PathBuf> {
+    if !is_root() {
+        eprintln!("skipped: {what} needs root (chroot, mount, binfmt_misc)");
+        return None;
+    }
+    let Some(deb) = arm64_package() else {
+        eprintln!(
+            "skipped: {what}: no target/debian/cipherbench_*_arm64.deb (`make deb ARCH=arm64` makes it; a cross build, not part of make test)"
+        );
+        return None;
+    };
+    let t = Instant::now();
+    let out = Command::new(repo().join("scripts/fleet-arm64-host.sh"))
+        .arg("layer")
+        .stdin(Stdio::null())
+        .output()
+        .expect("scripts/fleet-arm64-host.sh");
+    if !out.status.success() {
+        missing(&format!("{what}: scripts/fleet-arm64-host.sh layer failed: {}", text(&out)));
+        return None;
+    }
+    if t.elapsed().as_secs() > 10 {
+        eprintln!("prepared the arm64 python3 layer in {:.0?}", t.elapsed());
+    }
+    Some(deb)
+}
+
+/// The amd64 package of the binary under test (uncompressed: made in a second).
+fn amd64_package(dir: &Path) -> PathBuf {
+    let out = Command::new(repo().join("scripts/make-deb.sh"))
+        .args(["--bin", env!("CARGO_BIN_EXE_cipherbench"), "--arch", "amd64", "--out"])
+        .arg(dir)
+        .env("CB_DEB_COMPRESSION", "none")
+        .stdin(Stdio::null())
+        .output()
+        .expect("scripts/make-deb.sh");
+    assert!(out.status.success(), "make-deb.sh: {}", text(&out));
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+fn fleet_json(results: &Path) -> (Output, Value) {
+    let out = Command::new(bin())
+        .args(["fleet", "--json", "--no-store"])
+        .arg(results)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("fleet --json: {e}: {}", text(&out)));
+    (out, v)
+}
+
+fn class_of<'a>(report: &'a Value, host: &str) -> &'a str {
+    report["host_classes"][host]
+        .as_str()
+        .unwrap_or_else(|| panic!("{host} not classed: {report:#}"))
+}
+
+fn class<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["classes"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()
+}
+
+fn leaders<'a>(report: &'a Value, id: &str, list: &str) -> Vec<&'a str> {
+    class(report, id)["answer"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["list"] == list)
+        .map(|a| a["leaders"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect())
+        .unwrap_or_default()
+}
+
+fn arch_of(results: &Path, host: &str) -> String {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(results.join(format!("{host}.json"))).unwrap()).unwrap();
+    v["run"]["host"]["arch"].as_str().unwrap_or("").to_string()
+}
+
+/// Runs `script` with `sh -c` on `h` over a fresh SSH login (inside the arm64 chroot
+/// for the arm64 host).
+fn on_host(f: &Fleet, h: &HostSshd, script: &str) -> Output {
+    Command::new("ssh")
+        .args(["-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "BatchMode=yes"])
+        .args(["-o", "IdentitiesOnly=yes", "-o", "StrictHostKeyChecking=yes"])
+        .arg("-o")
+        .arg(format!("UserKnownHostsFile={}", f.known_hosts().display()))
+        .arg("-i")
+        .arg(f.client_key())
+        .arg("-p")
+        .arg(h.port.to_string())
+        .arg("-l")
+        .arg(current_user())
+        .arg(h.addr.to_string())
+        .arg(script)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// What a host has of cipherbench: dpkg's status and whether /usr/bin/cipherbench is there.
+const WHAT_IS_INSTALLED: &str = "echo \"arch=$(uname -m) dpkg=$(dpkg-query -W -f='${db:Status-Status}' cipherbench 2>/dev/null || echo none) file=$(test -e /usr/bin/cipherbench && echo yes || echo no)\"";
+
+/// Three hosts, each offered what fits it:
+/// - 127.0.0.2, amd64: the binary (`cipherbench_binaries.x86_64`), copied to its
+///   private directory and removed with it;
+/// - 127.0.0.3, arm64 (the chroot): the arm64 package, installed with become
+///   through apt and purged after, with `cipherbench_binary` (an x86_64 build)
+///   never used there;
+/// - 127.0.0.4, amd64, offered only the amd64 package and a `sudo` that refuses:
+///   it runs the binary extracted from that package on the controller, as the
+///   login user (issue 39: what an admin expects from a host that cannot become
+///   root).
+///
+/// Each export names its architecture; `fleet` puts the arm64 host in a class of
+/// its own with its own answer and the two amd64 hosts in one; nothing is left on
+/// any host, and only the arm64 host became root.
+#[test]
+fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
+    let Some(arm_deb) = arm64_ready("the mixed amd64 + arm64 fleet") else {
+        return;
+    };
+    let Some(sshd) = sshd_path() else {
+        missing("no sshd");
+        return;
+    };
+    if !venv_ok() {
+        return;
+    }
+    let t0 = Instant::now();
+    let mut f = Fleet::empty();
+    let client_pub = f.client_pub();
+    let tmp = f.tmp.path().to_path_buf();
+    // The arm64 host's sessions see the test's directory at the same path (the
+    // remote base, Ansible's remote temp dir, the stand-in for sudo and its log).
+    let arm_prefix: Vec<String> = [
+        repo().join("scripts/fleet-arm64-host.sh").display().to_string(),
+        "serve".into(),
+        "--bind".into(),
+        tmp.display().to_string(),
+        "--".into(),
+    ]
+    .into();
+    f.hosts = vec![
+        HostSshd::start(&sshd, [127, 0, 0, 2].into(), &tmp, &client_pub),
+        HostSshd::start_under(&arm_prefix, &sshd, [127, 0, 0, 3].into(), &tmp, &client_pub),
+        HostSshd::start(&sshd, [127, 0, 0, 4].into(), &tmp, &client_pub),
+    ];
+    let debs = tmp.join("debs");
+    let amd_deb = amd64_package(&debs);
+    let no_sudo = tmp.join("no-sudo");
+    std::fs::write(&no_sudo, "#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&no_sudo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let stripped = f.binary();
+    f.write_inventory_with(|h| match h.addr.octets()[3] {
+        2 => format!("cipherbench_binaries='{{\"x86_64\": \"{}\"}}'", stripped.display()),
+        3 => format!(
+            "cipherbench_packages='{{\"aarch64\": \"{}\"}}' cipherbench_binary={}",
+            arm_deb.display(),
+            stripped.display()
+        ),
+        _ => format!(
+            "cipherbench_packages='{{\"x86_64\": \"{}\"}}' cipherbench_binary={} ansible_become_exe={}",
+            amd_deb.display(),
+            tmp.join("no-such-binary").display(),
+            no_sudo.display()
+        ),
+    });
+    for h in &f.hosts {
+        let said = text(&on_host(&f, h, WHAT_IS_INSTALLED));
+        assert!(
+            said.contains("dpkg=none file=no"),
+            "{}: cipherbench before the play: {said}",
+            h.addr
+        );
+    }
+    let arm_said = text(&on_host(&f, &f.hosts[1], WHAT_IS_INSTALLED));
+    assert!(arm_said.contains("arch=aarch64"), "the arm64 host: {arm_said}");
+
+    let results = tmp.join("results");
+    let extra = serde_json::json!({
+        "cipherbench_results": results,
+        "cipherbench_command": "speed",
+        "cipherbench_budget_seconds": 3,
+        "cipherbench_extra_args": ["aes-128-gcm", "chacha20-poly1305", "--bytes", "16k"],
+        "cipherbench_remote_base": f.remote_base(),
+        "cipherbench_poll_seconds": 1,
+        "cipherbench_grace_seconds": 120,
+    });
+    let t = Instant::now();
+    let out = f.ansible("profile.yml", &extra, &[]);
+    let took = t.elapsed();
+    let said = text(&out);
+    assert!(out.status.success(), "profile.yml: {said}");
+    eprintln!("profile.yml on the mixed fleet: {took:.0?}");
+    // Which build each host got, as the play says it.
+    assert!(said.contains("\"x86_64: the binary "), "{said}");
+    assert!(said.contains("aarch64: the package cipherbench_"), "{said}");
+    assert!(
+        said.contains("(package not used: the login user cannot become root"),
+        "127.0.0.4 falls back to the package's binary: {said}"
+    );
+    for (h, arch) in [("127.0.0.2", "x86_64"), ("127.0.0.3", "aarch64"), ("127.0.0.4", "x86_64")] {
+        assert_eq!(arch_of(&results, h), arch, "{h}'s export");
+    }
+    // Nothing left: no file under the remote base, no process, no package.
+    f.assert_nothing_left();
+    for h in &f.hosts {
+        let now = text(&on_host(&f, h, WHAT_IS_INSTALLED));
+        assert!(now.contains("dpkg=none file=no"), "{}: cipherbench after the play: {now}", h.addr);
+    }
+    // Only the arm64 host became root (install and purge); 127.0.0.4's sudo refused.
+    let became = std::fs::read_to_string(f.become_log()).unwrap_or_default();
+    assert!(became.lines().any(|l| l.contains(" 127.0.0.3 ")), "{became}");
+    assert!(
+        became.lines().all(|l| l.contains(" 127.0.0.3 ")),
+        "a host other than the arm64 one became root: {became}"
+    );
+
+    let (out, report) = fleet_json(&results);
+    assert!(out.status.success(), "fleet: {}", text(&out));
+    assert_eq!(report["hosts_merged"], 3, "{report:#}");
+    assert_eq!(report["classes"].as_array().unwrap().len(), 2, "{report:#}");
+    assert_eq!(class_of(&report, "127.0.0.2"), class_of(&report, "127.0.0.4"));
+    let arm = class_of(&report, "127.0.0.3");
+    assert_ne!(arm, class_of(&report, "127.0.0.2"));
+    assert_eq!(class(&report, arm)["key"]["arch"], "aarch64", "{report:#}");
+    assert!(
+        !leaders(&report, arm, "tls13_suites").is_empty(),
+        "the arm64 class has an answer of its own: {report:#}"
+    );
+    eprintln!("mixed fleet test: {:.0?} in all", t0.elapsed());
+}
