@@ -2,9 +2,11 @@
 //! SSH to three inventory hosts, as in tests/fleet.rs, one of which runs arm64:
 //! its private sshd's sessions run chrooted (sshd's ChrootDirectory) in a
 //! throw-away overlay of the cached arm64 Debian 13 root, where `uname -m` says
-//! aarch64 under qemu-user and Ansible's modules run with the root's python3
-//! (installed once in a cached layer over that root by
-//! `scripts/fleet-arm64-host.sh layer`; the shared root is never written).
+//! aarch64 under qemu-user, and dpkg, apt-get and cipherbench there are the root's
+//! arm64 binaries (`scripts/fleet-arm64-host.sh serve`; the cached root is never
+//! written). Ansible's modules on that host run with this machine's python3,
+//! bind-mounted read-only into the chroot: emulated, python3 made each module take
+//! 10-30 s (558 s for one play), natively the play takes a minute.
 //!
 //! Both tests run only when the arm64 build exists
 //! (`target/debian/cipherbench_VERSION_arm64.deb`, which `make deb ARCH=arm64` makes:
@@ -36,9 +38,9 @@ fn arm64_package() -> Option<PathBuf> {
     deb.is_file().then_some(deb)
 }
 
-/// The gate both tests share: root, the arm64 build, and the arm64 root with its
-/// python3 layer (prepared once; a failure to prepare it skips, and fails under
-/// `CI=true`).
+/// The gate both tests share: root, the arm64 build, and the arm64 root (built once
+/// by scripts/pkg-root.sh, as tests/package.rs does; a failure to build it skips,
+/// and fails under `CI=true`).
 fn arm64_ready(what: &str) -> Option<PathBuf> {
     if !is_root() {
         eprintln!("skipped: {what} needs root (chroot, mount, binfmt_misc)");
@@ -52,16 +54,16 @@ fn arm64_ready(what: &str) -> Option<PathBuf> {
     };
     let t = Instant::now();
     let out = Command::new(repo().join("scripts/fleet-arm64-host.sh"))
-        .arg("layer")
+        .arg("root")
         .stdin(Stdio::null())
         .output()
         .expect("scripts/fleet-arm64-host.sh");
     if !out.status.success() {
-        missing(&format!("{what}: scripts/fleet-arm64-host.sh layer failed: {}", text(&out)));
+        missing(&format!("{what}: scripts/fleet-arm64-host.sh root failed: {}", text(&out)));
         return None;
     }
     if t.elapsed().as_secs() > 10 {
-        eprintln!("prepared the arm64 python3 layer in {:.0?}", t.elapsed());
+        eprintln!("built the arm64 root in {:.0?}", t.elapsed());
     }
     Some(deb)
 }
@@ -194,7 +196,7 @@ fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
     f.write_inventory_with(|h| match h.addr.octets()[3] {
         2 => format!("cipherbench_binaries='{{\"x86_64\": \"{}\"}}'", stripped.display()),
         3 => format!(
-            "cipherbench_packages='{{\"aarch64\": \"{}\"}}' cipherbench_binary={}",
+            "cipherbench_packages='{{\"aarch64\": \"{}\"}}' cipherbench_binary={} ansible_python_interpreter=/usr/local/bin/native-python3",
             arm_deb.display(),
             stripped.display()
         ),
