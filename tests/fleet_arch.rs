@@ -180,9 +180,11 @@ Description: the cipherbench this host had before the play\n",
 ///   package, it gets the binary (`cipherbench_binaries.x86_64`) instead, and its
 ///   own cipherbench is still installed after the play.
 ///
-/// Each export names its architecture; `fleet` puts the arm64 host in a class of
-/// its own with its own answer and the two amd64 hosts in one; nothing is left on
-/// any host, and only the arm64 host became root.
+/// A fourth host, 127.0.0.5 (x86_64), offered only an aarch64 binary, is named in
+/// results/127.0.0.5.failed with its architecture, and the others go on.
+///
+/// Each export names its architecture; `fleet` makes three classes, each with its
+/// own answer; nothing is left on any host, and only the arm64 host became root.
 #[test]
 fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
     let Some(arm_deb) = arm64_ready("the mixed amd64 + arm64 fleet") else {
@@ -218,7 +220,15 @@ fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
         HostSshd::start(&sshd, [127, 0, 0, 2].into(), &tmp, &client_pub),
         HostSshd::start_under(&chroot(None), &sshd, [127, 0, 0, 3].into(), &tmp, &client_pub),
         HostSshd::start_under(&chroot(Some(deb13)), &sshd, [127, 0, 0, 4].into(), &tmp, &client_pub),
+        HostSshd::start(&sshd, [127, 0, 0, 5].into(), &tmp, &client_pub),
     ];
+    // 127.0.0.5 (x86_64) is offered only an aarch64 binary (an ELF header that says so).
+    let mut elf = vec![0u8; 64];
+    elf[..8].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0]);
+    elf[16] = 2;
+    elf[18] = 183;
+    let arm_only = tmp.join("cipherbench-aarch64");
+    std::fs::write(&arm_only, elf).unwrap();
     let debs = tmp.join("debs");
     let amd_deb = amd64_package(&debs);
     let older = older_package(&debs);
@@ -239,13 +249,14 @@ fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
             arm_deb.display(),
             stripped.display()
         ),
-        _ => format!(
+        4 => format!(
             "cipherbench_packages='{{\"x86_64\": \"{}\"}}' cipherbench_binaries='{{\"x86_64\": \"{}\"}}'",
             amd_deb.display(),
             stripped.display()
         ),
+        _ => format!("cipherbench_binary={}", arm_only.display()),
     });
-    for h in &f.hosts {
+    for h in &f.hosts[..3] {
         let said = text(&on_host(&f, h, WHAT_IS_INSTALLED));
         assert!(
             said.contains("dpkg=none file=no"),
@@ -280,8 +291,15 @@ fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
     let out = f.ansible("profile.yml", &extra, &[]);
     let took = t.elapsed();
     let said = text(&out);
-    assert!(out.status.success(), "profile.yml: {said}");
     eprintln!("profile.yml on the mixed fleet: {took:.0?}");
+    // The host without a build is named with its architecture; the others went on.
+    assert!(!out.status.success(), "127.0.0.5 has no build: the play fails: {said}");
+    assert!(said.contains("no export from: 127.0.0.5"), "{said}");
+    let why = std::fs::read_to_string(results.join("127.0.0.5.failed")).unwrap_or_else(|e| panic!("no 127.0.0.5.failed ({e}): {said}"));
+    assert!(
+        why.contains("(x86_64)") && why.contains("no cipherbench build for x86_64") && why.contains("is a build for aarch64"),
+        "{why}"
+    );
     // Which build each host got, as the play says it.
     assert!(said.contains("aarch64: the package cipherbench_"), "{said}");
     assert!(
@@ -298,7 +316,7 @@ fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
     // Nothing left: no file under the remote base, no process, no package the play
     // installed; 127.0.0.4's own cipherbench is still there, the same version.
     f.assert_nothing_left();
-    for h in &f.hosts[..2] {
+    for h in [&f.hosts[0], &f.hosts[1], &f.hosts[3]] {
         let now = text(&on_host(&f, h, WHAT_IS_INSTALLED));
         assert!(now.contains("dpkg=none file=no"), "{}: cipherbench after the play: {now}", h.addr);
     }
@@ -321,8 +339,13 @@ fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
     );
 
     let (out, report) = fleet_json(&results);
-    assert!(out.status.success(), "fleet: {}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "127.0.0.5 is not merged: {}", text(&out));
     assert_eq!(report["hosts_merged"], 3, "{report:#}");
+    assert!(report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["host"] == "127.0.0.5" && p["kind"] == "failed"));
     // Three classes: this machine (its OpenSSL and OpenSSH), the arm64 host, and the
     // amd64 Debian 13 host (the same CPU as this machine, Debian 13's libraries).
     assert_eq!(report["classes"].as_array().unwrap().len(), 3, "{report:#}");
@@ -345,6 +368,7 @@ fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
         "both chroots are Debian 13"
     );
     assert_eq!(class(&report, ids[0])["key"]["cpu_model"], deb13["cpu_model"], "this machine's CPU");
+
     eprintln!("mixed fleet test: {:.0?} in all", t0.elapsed());
 }
 
