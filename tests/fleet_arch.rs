@@ -389,7 +389,7 @@ fn arm64_hosts_with_and_without_aes_are_two_classes_with_their_own_answers() {
         return;
     }
     std::fs::create_dir_all(dir.path().join("results")).unwrap();
-    let speed = "/cb/pkg/usr/bin/cipherbench speed aes-128-gcm chacha20-poly1305 --bytes 16k --budget 4s --no-store --quiet";
+    let speed = "/cb/pkg/usr/bin/cipherbench speed aes-128-gcm chacha20-poly1305 --bytes 16k --budget 3s --no-store --quiet";
     let script = format!(
         "cd /tmp && export HOME=/tmp && {speed} --export-json /cb/results/arm-aes.json >/dev/null && \
          {speed} --cpu-caps no-aesni --export-json /cb/results/arm-no-aes.json >/dev/null && uname -m"
