@@ -278,6 +278,16 @@ fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
         text(&pre)
     );
 
+    // The controller's directories of extracted binaries (tempfile's, in its temp dir).
+    let extracted = || -> Vec<PathBuf> {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("cipherbench-deb."))
+            .map(|e| e.path())
+            .collect()
+    };
+    let extracted_before = extracted();
     let results = tmp.join("results");
     let extra = serde_json::json!({
         "cipherbench_results": results,
@@ -314,6 +324,7 @@ fn a_mixed_amd64_and_arm64_fleet_installs_what_fits_each_host_and_removes_it() {
     for (h, arch) in [("127.0.0.2", "x86_64"), ("127.0.0.3", "aarch64"), ("127.0.0.4", "x86_64")] {
         assert_eq!(arch_of(&results, h), arch, "{h}'s export");
     }
+    assert_eq!(extracted(), extracted_before, "the binary extracted on the controller is removed");
     // Nothing left: no file under the remote base, no process, no package the play
     // installed; 127.0.0.4's own cipherbench is still there, the same version.
     f.assert_nothing_left();
