@@ -574,6 +574,38 @@ mod tests {
         );
     }
 
+    /// An aarch64 run as the aux vector reports the CPU (issue 39).
+    fn arm_run(flags: &[&str], settings: serde_json::Value) -> RunLite {
+        let mut r = run(flags, settings);
+        r.host.arch = "aarch64".into();
+        r.host.cpu_model = "Cortex-A72".into();
+        r
+    }
+
+    #[test]
+    fn aarch64_runs_with_and_without_aes_and_pmull_are_different_classes() {
+        let base = ["fp", "asimd", "evtstrm", "crc32", "cpuid", "sha1", "sha2"];
+        let crypto: Vec<&str> = base.iter().copied().chain(["aes", "pmull"]).collect();
+        let with = class_key(&arm_run(&crypto, serde_json::json!({})));
+        let without = class_key(&arm_run(&base, serde_json::json!({})));
+        assert_eq!(with.cpu_flags, ["aes", "pmull", "sha2"], "ARM's deciding flags");
+        assert_eq!(without.cpu_flags, ["sha2"]);
+        assert_ne!(with, without, "a CPU without ARMv8 AES/PMULL is a class of its own");
+        assert_ne!(with.label(), without.label());
+        // AES alone (PMULL missing: GHASH without it) decides too.
+        let aes_only = class_key(&arm_run(&["asimd", "aes", "sha2"], serde_json::json!({})));
+        assert_ne!(aes_only, with);
+        assert_ne!(aes_only, without);
+        // --cpu-caps no-aesni on a CPU with the extensions (OPENSSL_armcap without AES
+        // and PMULL) measures the class of one without them.
+        let masked = class_key(&arm_run(&crypto, serde_json::json!({"cpu_caps": "no-aesni"})));
+        assert_eq!(masked, without);
+        // And an x86 run with the same flag names is never an ARM class.
+        let x86 = class_key(&run(&["aes", "sha2"], serde_json::json!({})));
+        assert_ne!(x86.arch, with.arch);
+        assert_eq!(x86.cpu_flags, ["aes"], "sha2 is not an x86 flag that decides");
+    }
+
     #[test]
     fn results_fold_into_their_class_and_failed_ones_are_skipped() {
         let rec = |median: Option<f64>| ResultRecord {

@@ -111,6 +111,13 @@ pub struct HostSshd {
 impl HostSshd {
     /// A private sshd with a config of its own.
     pub fn start(sshd: &Path, addr: Ipv4Addr, base: &Path, client_pub: &str) -> HostSshd {
+        Self::start_under(&[], sshd, addr, base, client_pub)
+    }
+
+    /// [`HostSshd::start`], sshd started as the last argument of `prefix` (a
+    /// command that execs it, e.g. `scripts/fleet-arm64-host.sh serve ... --`, whose
+    /// sessions run chrooted in an arm64 root).
+    pub fn start_under(prefix: &[String], sshd: &Path, addr: Ipv4Addr, base: &Path, client_pub: &str) -> HostSshd {
         let dir = Self::prepare(addr, base, client_pub);
         let config = dir.join("sshd_config");
         let d = dir.display().to_string();
@@ -124,7 +131,7 @@ MaxStartups 100:30:200\nMaxSessions 50\nSubsystem sftp internal-sftp\n",
                 root = if is_root() { "PermitRootLogin prohibit-password\n" } else { "" },
             )
         };
-        Self::spawn(sshd, addr, dir, config.clone(), |port| {
+        Self::spawn_under(prefix, sshd, addr, dir, config.clone(), |port| {
             std::fs::write(&config, cfg(port)).unwrap();
             Vec::new()
         })
@@ -177,9 +184,27 @@ MaxStartups 100:30:200\nMaxSessions 50\nSubsystem sftp internal-sftp\n",
     /// Starts sshd on a port of its own (`args(port)`: its `-o` options, after
     /// `-f config`; tried again on another port while it is taken), and waits for
     /// its banner.
-    fn spawn(sshd: &Path, addr: Ipv4Addr, dir: PathBuf, config: PathBuf, mut args: impl FnMut(u16) -> Vec<String>) -> HostSshd {
+    fn spawn(sshd: &Path, addr: Ipv4Addr, dir: PathBuf, config: PathBuf, args: impl FnMut(u16) -> Vec<String>) -> HostSshd {
+        Self::spawn_under(&[], sshd, addr, dir, config, args)
+    }
+
+    fn spawn_under(
+        prefix: &[String],
+        sshd: &Path,
+        addr: Ipv4Addr,
+        dir: PathBuf,
+        config: PathBuf,
+        mut args: impl FnMut(u16) -> Vec<String>,
+    ) -> HostSshd {
         let (port, child) = crate::ports::start(&format!("sshd on {addr}"), &dir.join("sshd.log"), |port| {
-            let mut c = Command::new(sshd);
+            let mut c = match prefix.split_first() {
+                Some((first, rest)) => {
+                    let mut c = Command::new(first);
+                    c.args(rest).arg(sshd);
+                    c
+                }
+                None => Command::new(sshd),
+            };
             c.args(["-D", "-e", "-f"]).arg(&config).args(args(port));
             c
         });
@@ -324,7 +349,8 @@ impl Fleet {
         }
     }
 
-    /// The inventory with `vars(host)` on each host's line.
+    /// The inventory with `vars(host)` on each host's line. Each line of the become
+    /// log starts with the session's `[$SSH_CONNECTION]` (the host's address in it).
     pub fn write_inventory_with(&self, vars: impl Fn(&HostSshd) -> String) {
         let inv = self.inventory_dir();
         std::fs::create_dir_all(&inv).unwrap();
@@ -335,7 +361,7 @@ impl Fleet {
             &sudo,
             format!(
                 "#!/bin/sh\n# sudo's options as Ansible passes them, then the command: run it as we are, and log it.\n\
-echo \"$*\" >> '{}'\nwhile [ $# -gt 0 ]; do case \"$1\" in -u|-p) shift 2 ;; -*) shift ;; *) break ;; esac; done\nexec \"$@\"\n",
+echo \"[$SSH_CONNECTION] $*\" >> '{}'\nwhile [ $# -gt 0 ]; do case \"$1\" in -u|-p) shift 2 ;; -*) shift ;; *) break ;; esac; done\nexec \"$@\"\n",
                 self.become_log().display()
             ),
         )
