@@ -169,14 +169,16 @@ install() {
   started=$(date +%s)
   scripts/pkg-root.sh run "$clean_root" --layer "$clean_layer" --bind "$PWD/$out:/pkg" -- /bin/sh -euc "
     cd /pkg; apt install -y ./$(basename "$deb") >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
-    dpkg-query -W -f='pkg: \${Package} \${Version}\n' libssl4 libssl3t64 openssl 2>/dev/null || true
+    dpkg-query -W -f='pkg: \${Package} \${Version}\n' libssl4 libssl3t64 openssl openssl-provider-legacy 2>/dev/null || true
     echo \"openssl: \$(openssl version)\"
+    echo \"library: \$(cipherbench list primitives 2>&1 | head -1)\"
+    echo \"legacy: \$(cipherbench list primitives 2>&1 | grep -c 'available (legacy provider)') algorithms available through the legacy provider\"
     cd /root; rc=0; start=\$(date +%s)
     cipherbench --budget 20s >/tmp/run.out 2>/tmp/run.err || rc=\$?
     echo \"main-job: rc=\$rc in \$(( \$(date +%s) - start )) s\"
     sed 's/^/out: /' /tmp/run.out; tail -5 /tmp/run.err | sed 's/^/err: /'
     [ \$rc -eq 0 ]" </dev/null >"$out/install.log" 2>&1 || rc=$?
-  grep -E '^(pkg|openssl|main-job):' "$out/install.log" | while read -r l; do say "install: $l"; done
+  grep -E '^(pkg|openssl|library|legacy|main-job):' "$out/install.log" | while read -r l; do say "install: $l"; done
   grep -E '^out:   (TLS|SSH)' "$out/install.log" | while read -r l; do say "install: $l"; done
   if [[ $rc -ne 0 ]]; then
     tail -30 "$out/install.log" >&2
