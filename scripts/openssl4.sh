@@ -21,8 +21,9 @@
 #            OPENSSL4_TESTS (default: tls ssh recommend gnutls_tls cli exit_codes
 #            installed defaults): a line per binary with its result and time; the
 #            logs are in target/openssl4/test-NAME.log.
-#   deb      scripts/make-deb.sh there: target/openssl4/cipherbench_VERSION_amd64.deb,
-#            whose Depends (dpkg-shlibdeps) must name libssl4.
+#   deb      scripts/make-deb.sh there on the last build's binary:
+#            target/openssl4/cipherbench_VERSION_amd64.deb, whose Depends
+#            (dpkg-shlibdeps) must name libssl4.
 #   install  a clean minbase forky root (scripts/pkg-root.sh build forky amd64) with
 #            a kept layer (/var/cache/cipherbench/forky-openssl4-clean) that adds
 #            experimental to its sources and downloads libssl4's archives; in a
@@ -31,7 +32,8 @@
 #            `cipherbench --budget 20s` must answer. tests/package.rs's
 #            openssl4_package_installs_answers_and_purges repeats this when the
 #            package and the layer exist.
-# Results go to stdout and to target/openssl4/results.txt. Needs root and a Debian
+# Results go to stdout and to target/openssl4/results.txt; a failed test binary
+# does not stop the later steps but makes the exit status 1. Needs root and a Debian
 # mirror (the host's, or DEBIAN_MIRROR=http://...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -105,6 +107,7 @@ build() {
   say "list primitives: $(in_layer /build/target/release/cipherbench list primitives 2>&1 | grep -m1 "^OpenSSL" || true)"
 }
 
+failed=()
 test_one() {
   local name="$1" started rc=0 summary
   shift
@@ -114,6 +117,7 @@ test_one() {
   if [[ $rc -eq 0 ]]; then
     say "test $name: ok in $(($(date +%s) - started)) s: ${summary:-no summary}"
   else
+    failed+=("$name")
     say "test $name: FAILED (exit $rc) in $(($(date +%s) - started)) s: ${summary:-no summary}; failures: $(grep -E '^    [a-z_0-9:]+$' "$out/test-$name.log" | tr -d ' ' | tr '\n' ' ' || true)"
   fi
 }
@@ -188,16 +192,24 @@ install() {
   say "install: apt install and the main job in a clean forky+experimental root in $(($(date +%s) - started)) s"
 }
 
+# A step that needs the build layer prepares it first when it is missing.
+need_layer() { [[ -f "$layer.recipe" ]] || prepare; }
+
 steps=("$@")
 [[ ${#steps[@]} -gt 0 ]] || steps=(prepare build test deb install)
 echo "# $(date -u +%FT%TZ) scripts/openssl4.sh ${steps[*]} at $(git rev-parse --short HEAD 2>/dev/null)" >>"$results"
 for s in "${steps[@]}"; do
   case "$s" in
     prepare) prepare ;;
-    build) build ;;
-    test) run_tests ;;
-    deb) deb ;;
+    build) need_layer; build ;;
+    test) need_layer; run_tests ;;
+    deb) need_layer; deb ;;
     install) install ;;
     *) echo "openssl4: unknown step $s (prepare build test deb install)" >&2; exit 2 ;;
   esac
 done
+# Failed test binaries do not stop the package and its install; they make the exit 1.
+if [[ ${#failed[@]} -gt 0 ]]; then
+  say "failed test binaries: ${failed[*]} (logs: $out/test-NAME.log)"
+  exit 1
+fi

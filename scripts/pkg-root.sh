@@ -5,7 +5,9 @@
 # Usage:
 #   scripts/pkg-root.sh build SUITE ARCH DIR
 #       builds DIR once (idempotent) and prints it: `debootstrap --variant=minbase`
-#       of SUITE for ARCH (amd64, or arm64 under qemu-user), nothing more installed,
+#       of SUITE (bookworm, trixie, forky: with sid's debootstrap script where the
+#       host's debootstrap has none, and no Valid-Until check inside a testing
+#       root) for ARCH (amd64, or arm64 under qemu-user), nothing more installed,
 #       and the archives of what cipherbench's package pulls (libssl3, openssl,
 #       OpenSSH, GnuTLS) downloaded into its apt cache, so that `apt install ./X.deb`
 #       in it pulls them without the network. arm64 roots have them installed

@@ -6,13 +6,16 @@
 //! arm64 Debian 13 root under qemu-user (OpenSSL, OpenSSH and GnuTLS installed there
 //! once: emulated, their installation takes minutes), where the main job with AES
 //! masked must read the CPU's features from the aux vector, mask them through
-//! OPENSSL_armcap, put ChaCha20 first and answer within its budget + 10%.
+//! OPENSSL_armcap, put ChaCha20 first and answer within its budget + 10%. A package
+//! built against Debian experimental's OpenSSL 4 by `make openssl4`
+//! (scripts/openssl4.sh), when it exists, installs in the clean forky root with
+//! experimental's archives (a kept layer) and must pull libssl4 and answer.
 //!
 //! Every command runs in a throw-away overlay of a cached root
 //! (`scripts/pkg-root.sh run`: an overlayfs with a tmpfs upper layer in a private
-//! mount namespace), so the cached roots are never written. The Debian 12 root
-//! (`debootstrap --variant=minbase bookworm`, with only the archives of what the
-//! package pulls in its apt cache) and the arm64 one are built once (about 5
+//! mount namespace), so the cached roots are never written. The Debian 12 and forky
+//! roots (`debootstrap --variant=minbase`, with only the archives of what the
+//! package pulls in their apt cache) and the arm64 one are built once (one to five
 //! minutes each) under /var/cache/cipherbench; the Debian 13 root is
 //! scripts/debian13-root.sh's.
 //!
