@@ -4,7 +4,7 @@
 CARGO ?= cargo
 BIN := target/release/cipherbench
 
-.PHONY: run test build bench deps clean install uninstall debian13-root forky-root deb
+.PHONY: run test build bench deps clean install uninstall debian13-root forky-root deb openssl4
 
 run:
 	@scripts/ensure-deps.sh run
@@ -50,6 +50,13 @@ ifeq ($(ARCH),$(HOST_ARCH))
 else
 	scripts/cross-deb.sh $(ARCH) $(BIN)
 endif
+
+# `sudo make openssl4`: builds, tests and packages cipherbench against Debian
+# experimental's OpenSSL 4 in an overlay of the forky root, then installs the
+# package in a clean forky root with experimental's archives (scripts/openssl4.sh;
+# results in target/openssl4/results.txt). Minutes: not part of `make test`.
+openssl4:
+	scripts/openssl4.sh $(STEPS)
 
 # `make install PREFIX=~/.local` (default /usr/local): the binary, the man pages and
 # the bash, zsh and fish completions, all made from the binary's own definitions.

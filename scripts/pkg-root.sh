@@ -5,17 +5,23 @@
 # Usage:
 #   scripts/pkg-root.sh build SUITE ARCH DIR
 #       builds DIR once (idempotent) and prints it: `debootstrap --variant=minbase`
-#       of SUITE for ARCH (amd64, or arm64 under qemu-user), nothing more installed,
+#       of SUITE (bookworm, trixie, forky: with sid's debootstrap script where the
+#       host's debootstrap has none, and no Valid-Until check inside a testing
+#       root) for ARCH (amd64, or arm64 under qemu-user), nothing more installed,
 #       and the archives of what cipherbench's package pulls (libssl3, openssl,
 #       OpenSSH, GnuTLS) downloaded into its apt cache, so that `apt install ./X.deb`
 #       in it pulls them without the network. arm64 roots have them installed
 #       instead: emulated, dpkg and OpenSSH's postinst take minutes per install.
-#   scripts/pkg-root.sh run DIR [--upper UPPER] [--bind HOST:INSIDE]... -- CMD ARG..
+#   scripts/pkg-root.sh run DIR [--layer LAYER]... [--upper UPPER] [--bind HOST:INSIDE]... -- CMD ARG..
 #       runs CMD inside an overlay of DIR in a private mount namespace: DIR is the
 #       lower layer and is never written; the upper layer is a tmpfs that vanishes
 #       with the command (or, with --upper, the directory UPPER, kept: a cached
-#       layer of its own, as for the cross-build's root). /proc, /sys and /dev are
-#       mounted for it alone, and each --bind HOST dir is bind-mounted at INSIDE.
+#       layer of its own, as for the cross-build's root). Each --layer is such a
+#       kept UPPER of an earlier run, stacked read-only over DIR (the last given
+#       topmost): a cached layer that the command sees but does not write (the
+#       OpenSSL 4 install test's experimental archives: scripts/openssl4.sh).
+#       /proc, /sys and /dev are mounted for it alone, and each --bind HOST dir is
+#       bind-mounted at INSIDE.
 #
 # Roots are cached under /var/cache/cipherbench (e.g. debian12-root,
 # debian13-arm64-root), outside any clone. A root is built in DIR.partial and renamed
@@ -129,8 +135,12 @@ build() {
   command -v debootstrap >/dev/null || host_apt_install debootstrap
   [[ $arch == amd64 ]] || ensure_qemu
   mkdir -p "$(dirname "$dir")"
-  log "debootstrap --arch=$arch --variant=minbase --foreign $suite $part $mirror"
-  nice debootstrap --arch="$arch" --variant=minbase --foreign "$suite" "$part" "$mirror" >"$part.log" 2>&1 || {
+  # A debootstrap older than the suite has no script for it: sid's makes the same
+  # base system (forky on Debian 12).
+  local script=()
+  [[ -e "/usr/share/debootstrap/scripts/$suite" ]] || script=(/usr/share/debootstrap/scripts/sid)
+  log "debootstrap --arch=$arch --variant=minbase --foreign $suite $part $mirror ${script[*]}"
+  nice debootstrap --arch="$arch" --variant=minbase --foreign "$suite" "$part" "$mirror" "${script[@]}" >"$part.log" 2>&1 || {
     tail -20 "$part.log" >&2
     return 1
   }
@@ -143,6 +153,11 @@ build() {
   printf '#!/bin/sh\nexit 101\n' >"$part/usr/sbin/policy-rc.d"
   chmod 755 "$part/usr/sbin/policy-rc.d"
   cp -L /etc/resolv.conf "$part/etc/resolv.conf"
+  # Debian testing (forky): its mirror's Release files may be past their Valid-Until
+  # (a frozen or lagging mirror). Written inside the fresh root only, never the host's.
+  if [[ $suite != bookworm && $suite != trixie && -d "$part/etc/apt/apt.conf.d" && "$(realpath -m "$part")" != / ]]; then
+    echo 'Acquire::Check-Valid-Until "false";' >"$part/etc/apt/apt.conf.d/99cipherbench-valid-until"
+  fi
   # shellcheck disable=SC2086
   {
     plain_in_root "$part" apt-get update -qq
@@ -160,11 +175,17 @@ build() {
 }
 
 run() {
-  local dir="$1" upper="" binds=()
+  local dir="$1" upper="" binds=() lower
   shift
+  lower="$dir"
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --upper) upper="$2"; shift 2 ;;
+      --layer)
+        [[ -d "$2/upper" ]] || die "run: $2 is not a kept layer (no $2/upper)"
+        lower="$2/upper:$lower"
+        shift 2
+        ;;
       --bind) binds+=("$2"); shift 2 ;;
       --) shift; break ;;
       *) die "run: unknown option $1" ;;
@@ -204,14 +225,14 @@ run() {
     umount -R -l "$base"
     rmdir "$base"
     exit "$rc"
-  ' sh "$dir" "$upper" "${#binds[@]}" "${binds[@]}" "${env[@]}" "$@"
+  ' sh "$lower" "$upper" "${#binds[@]}" "${binds[@]}" "${env[@]}" "$@"
 }
 
-[[ $# -ge 1 ]] || die "usage: $0 build SUITE ARCH DIR | run DIR [--upper U] [--bind H:I]... -- CMD..."
+[[ $# -ge 1 ]] || die "usage: $0 build SUITE ARCH DIR | run DIR [--layer L]... [--upper U] [--bind H:I]... -- CMD..."
 cmd="$1"
 shift
 case "$cmd" in
   build) [[ $# -eq 3 ]] || die "usage: $0 build SUITE ARCH DIR"; build "$1" "$2" "${3%/}" ;;
-  run) [[ $# -ge 3 ]] || die "usage: $0 run DIR [--upper U] [--bind H:I]... -- CMD..."; run "$@" ;;
+  run) [[ $# -ge 3 ]] || die "usage: $0 run DIR [--layer L]... [--upper U] [--bind H:I]... -- CMD..."; run "$@" ;;
   *) die "unknown command $cmd" ;;
 esac

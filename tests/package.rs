@@ -1,18 +1,21 @@
 //! The Debian package (issue 39), as a user gets it: `scripts/make-deb.sh` packages the
-//! binary under test, and in a clean Debian 12 root and in the Debian 13 root
+//! binary under test, and in clean Debian 12 and forky roots and in the Debian 13 root
 //! `apt install ./cipherbench_*.deb` pulls what it needs, `cipherbench --budget 20s`
 //! answers (exit 0 and a TLS line), and `apt purge cipherbench` leaves none of the
 //! package's files. An arm64 package made by `make deb ARCH=arm64` is installed in an
 //! arm64 Debian 13 root under qemu-user (OpenSSL, OpenSSH and GnuTLS installed there
 //! once: emulated, their installation takes minutes), where the main job with AES
 //! masked must read the CPU's features from the aux vector, mask them through
-//! OPENSSL_armcap, put ChaCha20 first and answer within its budget + 10%.
+//! OPENSSL_armcap, put ChaCha20 first and answer within its budget + 10%. A package
+//! built against Debian experimental's OpenSSL 4 by `make openssl4`
+//! (scripts/openssl4.sh), when it exists, installs in the clean forky root with
+//! experimental's archives (a kept layer) and must pull libssl4 and answer.
 //!
 //! Every command runs in a throw-away overlay of a cached root
 //! (`scripts/pkg-root.sh run`: an overlayfs with a tmpfs upper layer in a private
-//! mount namespace), so the cached roots are never written. The Debian 12 root
-//! (`debootstrap --variant=minbase bookworm`, with only the archives of what the
-//! package pulls in its apt cache) and the arm64 one are built once (about 5
+//! mount namespace), so the cached roots are never written. The Debian 12 and forky
+//! roots (`debootstrap --variant=minbase`, with only the archives of what the
+//! package pulls in their apt cache) and the arm64 one are built once (one to five
 //! minutes each) under /var/cache/cipherbench; the Debian 13 root is
 //! scripts/debian13-root.sh's.
 //!
@@ -103,12 +106,22 @@ fn pkg_root(suite: &str, arch: &str) -> Option<PathBuf> {
 /// Runs `script` with `sh -eu` in a throw-away overlay of `root`, the package's
 /// directory at /pkg; killed after `limit`.
 fn in_overlay(root: &Path, deb: &Path, script: &str, limit: Duration) -> (Output, Duration) {
+    in_layered_overlay(root, &[], deb, script, limit)
+}
+
+/// [`in_overlay`] with kept `layers` (`scripts/pkg-root.sh run --layer`) stacked
+/// read-only over `root`.
+fn in_layered_overlay(root: &Path, layers: &[&Path], deb: &Path, script: &str, limit: Duration) -> (Output, Duration) {
     let t = Instant::now();
-    let out = Command::new("timeout")
-        .args(["-k", "5", &limit.as_secs().to_string()])
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-k", "5", &limit.as_secs().to_string()])
         .arg(project().join("scripts/pkg-root.sh"))
         .arg("run")
-        .arg(root)
+        .arg(root);
+    for l in layers {
+        cmd.arg("--layer").arg(l);
+    }
+    let out = cmd
         .arg("--bind")
         .arg(format!("{}:/pkg", deb.parent().unwrap().display()))
         .args(["--", "/bin/sh", "-euc", script])
@@ -128,7 +141,7 @@ fn install_run_purge(deb: &Path, run_args: &str) -> String {
         "cd /pkg; apt install -y ./{name} >/tmp/apt.log 2>&1 || {{ cat /tmp/apt.log; exit 1; }}; echo installed; \
          dpkg -L cipherbench > /tmp/files; \
          for p in {wanted}; do if grep -qx \"$p\" /tmp/files && [ -s \"$p\" ]; then echo \"has: $p\"; fi; done; \
-         dpkg-query -W -f='${{Package}} ${{Status}}\\n' libssl3 libssl3t64 openssl openssh-server 2>/dev/null | sed 's/^/pkg: /'; \
+         dpkg-query -W -f='${{Package}} ${{Status}}\\n' libssl3 libssl3t64 libssl4 openssl openssh-server 2>/dev/null | sed 's/^/pkg: /'; \
          echo \"depends: $(dpkg-query -W -f='${{Depends}}' cipherbench)\"; \
          cd /root; rc=0; start=$(date +%s); cipherbench {run_args} > /tmp/run.out 2> /tmp/run.err || rc=$?; \
          echo \"main-job: rc=$rc in $(( $(date +%s) - start )) s\"; sed 's/^/out: /' /tmp/run.out; sed 's/^/err: /' /tmp/run.err | tail -20; \
@@ -233,6 +246,78 @@ fn debian13_installs_the_same_package_answers_and_purges() {
     assert_installed_answered_purged(&said, &out);
     assert!(said.lines().any(|l| l == "pkg: libssl3t64 install ok installed"), "{}", text(&out));
     eprintln!("Debian 13: install, main job, purge in {took:.0?}");
+}
+
+/// Debian forky (testing, the next stable): the same package in a clean minbase
+/// forky root. forky's minbase already has libssl3t64 (apt 3 links OpenSSL), so
+/// only openssl and OpenSSH are pulled; its libssl3t64 provides libssl3 as Debian
+/// 13's does.
+#[test]
+fn forky_installs_the_same_package_answers_and_purges() {
+    if !is_root() {
+        eprintln!("skipped: installing a package in a Debian root needs root (chroot and mount)");
+        return;
+    }
+    let Some(root) = pkg_root("forky", "amd64") else { return };
+    let deb = package();
+    let (out, took) = in_overlay(&root, deb, &install_run_purge(deb, "--budget 20s"), Duration::from_secs(150));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_installed_answered_purged(&said, &out);
+    for pulled in ["libssl3t64", "openssl", "openssh-server"] {
+        assert!(
+            said.lines().any(|l| l == format!("pkg: {pulled} install ok installed")),
+            "{pulled} is not installed:\n{}",
+            text(&out)
+        );
+    }
+    eprintln!("Debian forky: install, main job, purge in {took:.0?}");
+}
+
+/// The package `make openssl4` (scripts/openssl4.sh) built against Debian
+/// experimental's OpenSSL 4, and the kept layer of the clean forky root with
+/// experimental's lists and archives it made, if both exist.
+fn openssl4_package() -> Option<(PathBuf, PathBuf)> {
+    let deb = project().join(format!("target/openssl4/cipherbench_{}_amd64.deb", env!("CARGO_PKG_VERSION")));
+    let layer = PathBuf::from("/var/cache/cipherbench/forky-openssl4-clean");
+    (deb.is_file() && layer.with_extension("recipe").is_file() && layer.join("upper").is_dir()).then_some((deb, layer))
+}
+
+/// OpenSSL 4 (Debian experimental's libssl4): when `make openssl4` has built the
+/// package (minutes: not part of `make test`; otherwise `skipped:`), it installs
+/// in a clean forky root with experimental in its sources (apt takes libssl4 from
+/// there, the only suite that has it), answers and purges. Its Depends must name
+/// libssl4, not libssl3.
+#[test]
+fn openssl4_package_installs_answers_and_purges_in_forky_with_experimental() {
+    if !is_root() {
+        eprintln!("skipped: installing a package in a Debian root needs root (chroot and mount)");
+        return;
+    }
+    let Some((deb, layer)) = openssl4_package() else {
+        eprintln!("skipped: no target/openssl4/cipherbench_*_amd64.deb and its forky+experimental layer: `make openssl4` makes them (an OpenSSL 4 build of several minutes, not part of make test)");
+        return;
+    };
+    let Some(root) = pkg_root("forky", "amd64") else { return };
+    let (out, took) = in_layered_overlay(
+        &root,
+        &[&layer],
+        &deb,
+        &install_run_purge(&deb, "--budget 20s"),
+        Duration::from_secs(150),
+    );
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_installed_answered_purged(&said, &out);
+    assert!(
+        said.lines().any(|l| l == "pkg: libssl4 install ok installed"),
+        "libssl4 was not pulled in:\n{}",
+        text(&out)
+    );
+    let depends = said.lines().find_map(|l| l.strip_prefix("depends: ")).unwrap_or("");
+    assert!(depends.contains("libssl4 (>= 4."), "{depends}");
+    assert!(!depends.contains("libssl3"), "{depends}");
+    eprintln!("OpenSSL 4 in forky+experimental: install, main job, purge in {took:.0?}");
 }
 
 /// The arm64 package `make deb ARCH=arm64` made, if any.

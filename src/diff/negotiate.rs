@@ -290,8 +290,11 @@ pub fn tls(server: &TlsOffer, client: &TlsOffer) -> Result<Negotiated, String> {
     let group = if *version == "TLSv1.3" {
         tls13_group(server, client)
     } else {
+        // TLS 1.2's ECDHE takes elliptic curves only: never an ML-KEM group (OpenSSL
+        // 3.5's default list starts with X25519MLKEM768) nor a finite-field one.
+        let ec = |g: &&String| !g.to_ascii_uppercase().contains("MLKEM") && !g.starts_with("ffdhe");
         needs_group
-            .then(|| first.groups.iter().find(|g| second.groups.contains(g)).cloned())
+            .then(|| first.groups.iter().filter(ec).find(|g| second.groups.contains(g)).cloned())
             .flatten()
     };
     Ok(Negotiated::Tls {
