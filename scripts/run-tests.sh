@@ -24,7 +24,7 @@ alone=(deadline_load)
 # the two lanes end together; any other binary follows, in cargo's order.
 # forky (about 80 s with its root cached; its first build adds 3-4 minutes on a
 # new machine) runs early, so that a first build overlaps the other lane.
-slow=(fleet debian13 forky package check_agrees apply check ssh cipherbench
+slow=(fleet debian13 forky package fleet_arch check_agrees apply check ssh cipherbench
   main_interrupt audit file_memory defaults recommend installed tls robust)
 
 list=$(mktemp)

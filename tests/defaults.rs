@@ -141,7 +141,17 @@ fn emitted_lines_never_undercut_this_machines_defaults() {
         ("Ciphers", "ciphers ", "ssh_ciphers"),
         ("MACs", "macs ", "ssh_macs"),
     ] {
-        let default: Vec<&str> = defaults.lines().find_map(|l| l.strip_prefix(word)).unwrap().split(',').collect();
+        // The keyword in any case: OpenSSH 10.6's `sshd -T` prints `KexAlgorithms`.
+        let default: Vec<&str> = defaults
+            .lines()
+            .find_map(|l| {
+                l.split_once(' ')
+                    .filter(|(k, _)| k.eq_ignore_ascii_case(word.trim()))
+                    .map(|(_, v)| v)
+            })
+            .unwrap()
+            .split(',')
+            .collect();
         // A list that would restate sshd's default is a note: every default is then
         // one the policy accepts.
         let note = format!("# {keyword}: the default already does this");

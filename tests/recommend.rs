@@ -351,11 +351,16 @@ fn ssh_doc() -> Value {
     json_of(&out.stdout)
 }
 
-/// `key value` lines of `sshd -T` / `ssh -G`.
+/// `key value` lines of `sshd -T` / `ssh -G`: the keyword in any case (OpenSSH
+/// 10.6's `sshd -T` prints `KexAlgorithms`, earlier ones `kexalgorithms`).
 fn effective(out: &[u8], key: &str) -> Vec<String> {
     String::from_utf8_lossy(out)
         .lines()
-        .find_map(|l| l.strip_prefix(&format!("{key} ")))
+        .find_map(|l| {
+            l.split_once(' ')
+                .filter(|(k, _)| k.eq_ignore_ascii_case(key))
+                .map(|(_, v)| v.to_string())
+        })
         .unwrap_or_else(|| panic!("no {key} in output"))
         .split(',')
         .map(str::to_string)

@@ -92,15 +92,17 @@ fn plan_main(job: &MainJob, found: &Found, after: f64) -> crate::plan::MainPlan 
 }
 
 /// Seconds kept back from measuring for what follows it: 0.5 s + 5% of the
-/// budget, or three times what discovery took where that is more (capped at a
-/// quarter of the budget). What follows measuring (each target's parser, the
-/// installed diff, the report) starts the installed tools as discovery did, so a
-/// machine that runs them many times slower (an emulated arm64 root: discovery
-/// 3.2 s against 0.1-0.3 s native, validation 6.3 s against 0.5 s) gets time in
-/// proportion and still ends within its budget and grace.
+/// budget, or five times what discovery took where that is more (capped at a
+/// quarter of the budget). What follows measuring (recommending, the installed
+/// diff, each target's parser, the report) starts the installed tools as
+/// discovery did, so a machine that runs them many times slower gets time in
+/// proportion and still ends within its budget and grace. An emulated arm64 root
+/// (qemu-user): discovery 3.0-3.3 s against 0.1-0.3 s native, and 13 s after
+/// measuring (recommend 5.1 s, the diff and parsers 7.0 s, the report 0.9 s)
+/// against 0.6 s.
 fn after_measuring(budget: Seconds, discovered: f64) -> f64 {
     let native = 0.5 + 0.05 * budget.0;
-    native.max((3.0 * discovered).min(0.25 * budget.0))
+    native.max((5.0 * discovered).min(0.25 * budget.0))
 }
 
 /// What the main job measured besides its results (those are in the run's
@@ -557,8 +559,8 @@ mod tests {
         // Native: discovery in 0.1-0.3 s; the usual reserve stands.
         assert_eq!(after_measuring(Seconds(60.0), 0.25), 3.5);
         assert_eq!(after_measuring(Seconds(20.0), 0.13), 1.5);
-        // Emulated: 3.15 s of discovery keeps 9.45 s.
-        assert!((after_measuring(Seconds(60.0), 3.15) - 9.45).abs() < 1e-9);
+        // Emulated: 2.6 s of discovery keeps 13 s.
+        assert!((after_measuring(Seconds(60.0), 2.6) - 13.0).abs() < 1e-9);
         // Never more than a quarter of the budget.
         assert_eq!(after_measuring(Seconds(60.0), 30.0), 15.0);
     }
