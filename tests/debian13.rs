@@ -433,12 +433,16 @@ fn fleet_on_this_host_keeps_the_debian13_class(export: &std::path::Path) {
     assert!(!sshd.iter().any(|l| l.contains("diffie-hellman")), "{sshd:?}");
 }
 
-/// `cargo build --locked` works with Debian 13's own cargo (Rust 1.85): the
-/// sources are copied into the root and built there, with the crates and the
-/// compiled dependencies kept in the root (`/root/.cargo`, `/build/target`), so
-/// only the first build downloads and compiles them all.
+/// `cargo check --locked` passes with Debian 13's own cargo (Rust 1.85): the
+/// sources are copied into the root and checked there (every dependency compiled,
+/// the build scripts run: openssl-sys against Debian 13's libssl-dev), with the
+/// crates and the compiled dependencies kept in the root (`/root/.cargo`,
+/// `/build/target`), so only the first run downloads and compiles them all. A
+/// check, not a build, of the crate itself: its code generation took 2-3 minutes
+/// of `make test` under load, and the same Rust 1.85 builds and links the whole
+/// project in `make deb ARCH=arm64` (scripts/cross-deb.sh, in this root).
 #[test]
-fn builds_with_debian13s_own_cargo() {
+fn compiles_with_debian13s_own_cargo() {
     let Some((r, _g)) = root() else { return };
     let src = r.path("/src/cipherbench");
     let _ = std::fs::remove_dir_all(&src);
@@ -468,15 +472,15 @@ fn builds_with_debian13s_own_cargo() {
             cainfo,
             "sh",
             "-c",
-            "cd /src/cipherbench && cargo --version && nice cargo build --locked 2>&1",
+            "cd /src/cipherbench && cargo --version && nice cargo check --locked 2>&1",
         ],
         Duration::from_secs(3600),
     );
     let said = text(&out);
-    assert!(out.status.success(), "Debian 13's cargo did not build it:\n{said}");
+    assert!(out.status.success(), "Debian 13's cargo did not compile it:\n{said}");
     assert!(said.contains("cargo 1.85"), "not Debian 13's cargo: {said}");
     assert!(!said.contains("warning:"), "{said}");
-    eprintln!("built with Debian 13's cargo in {took:.0?}");
+    eprintln!("checked with Debian 13's cargo in {took:.0?}");
 }
 
 /// The crate's unit-test binary (`cargo test --no-run --bin cipherbench`, the
