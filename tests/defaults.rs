@@ -104,7 +104,12 @@ fn emitted_lines_never_undercut_this_machines_defaults() {
         c
     };
     let lines = |sub: &[&str], target: &str| -> Vec<String> {
-        let run = cb(target).args(sub).args(["--budget", "20s", "--quiet"]).output().unwrap();
+        let run = cb(target)
+            .args(sub)
+            .args(["--budget", "20s", "--quiet", "--export-json"])
+            .arg(d.join(format!("{target}.json")))
+            .output()
+            .unwrap();
         let said = String::from_utf8_lossy(&run.stderr).into_owned();
         assert!(run.status.success(), "{said}");
         recommend(cb(target), "modern", target, &said)
@@ -200,11 +205,18 @@ fn emitted_lines_never_undercut_this_machines_defaults() {
     let with_lines = nginx_group(d, &tls(&nginx.join("\n        ")));
     assert_eq!(with_lines, by_default, "{nginx:?}");
 
-    // A policy that accepts exactly OpenSSL 3.0's default groups (ffdhe included):
-    // `ssl_ecdh_curve` would restate `auto`, so it is a note, and nginx with the
-    // lines gives a default client what nginx's default gives it.
+    // A policy that accepts exactly the installed libssl's default groups (ffdhe
+    // included; OpenSSL 3.0's list, or 3.5 and later's with X25519MLKEM768 first, as
+    // the run found them): `ssl_ecdh_curve` would restate `auto`, so it is a note,
+    // and nginx with the lines gives a default client what nginx's default gives it.
+    let export: Value = serde_json::from_slice(&std::fs::read(d.join("nginx.json")).unwrap()).unwrap();
+    let found = export["run"]["capabilities"]["openssl"]["default_groups"]
+        .as_array()
+        .or_else(|| export["capabilities"]["openssl"]["default_groups"].as_array())
+        .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>());
+    let defaults = found.unwrap_or_else(|| OPENSSL3_DEFAULT_GROUPS.to_vec());
     let policy = d.join("auto-groups.toml");
-    std::fs::write(&policy, auto_policy(OPENSSL3_DEFAULT_GROUPS)).unwrap();
+    std::fs::write(&policy, auto_policy(&defaults)).unwrap();
     let auto = recommend(cb("nginx"), policy.to_str().unwrap(), "nginx", "");
     assert!(
         auto.contains(&"# ssl_ecdh_curve: the default (auto) already does this".to_string()),
@@ -214,7 +226,8 @@ fn emitted_lines_never_undercut_this_machines_defaults() {
     assert_eq!(nginx_group(d, &tls(&auto.join("\n        "))), by_default, "{auto:?}");
 }
 
-/// OpenSSL 3.0's default groups (ssl/t1_lib.c's `supported_groups_default`).
+/// OpenSSL 3.0's default groups (ssl/t1_lib.c's `supported_groups_default`), for
+/// an export that does not say which groups the installed libssl's default has.
 const OPENSSL3_DEFAULT_GROUPS: &[&str] = &[
     "x25519",
     "secp256r1",
