@@ -84,23 +84,6 @@ fn assert_fleet_choice_passes(report: &Value, policy: &str) {
     }
 }
 
-fn class_of<'a>(report: &'a Value, host: &str) -> &'a str {
-    report["host_classes"][host]
-        .as_str()
-        .unwrap_or_else(|| panic!("{host} not classed: {report:#}"))
-}
-
-fn leaders<'a>(report: &'a Value, class: &str, list: &str) -> Vec<&'a str> {
-    let c = report["classes"].as_array().unwrap().iter().find(|c| c["id"] == class).unwrap();
-    c["answer"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["list"] == list)
-        .map(|a| a["leaders"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect())
-        .unwrap_or_default()
-}
-
 #[test]
 fn ansible_profiles_three_hosts_merges_two_classes_and_applies_safely() {
     let Some(sshd) = sshd_path() else {

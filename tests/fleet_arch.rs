@@ -93,26 +93,6 @@ fn fleet_json(results: &Path) -> (Output, Value) {
     (out, v)
 }
 
-fn class_of<'a>(report: &'a Value, host: &str) -> &'a str {
-    report["host_classes"][host]
-        .as_str()
-        .unwrap_or_else(|| panic!("{host} not classed: {report:#}"))
-}
-
-fn class<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["classes"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()
-}
-
-fn leaders<'a>(report: &'a Value, id: &str, list: &str) -> Vec<&'a str> {
-    class(report, id)["answer"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["list"] == list)
-        .map(|a| a["leaders"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect())
-        .unwrap_or_default()
-}
-
 fn arch_of(results: &Path, host: &str) -> String {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(results.join(format!("{host}.json"))).unwrap()).unwrap();
     v["run"]["host"]["arch"].as_str().unwrap_or("").to_string()

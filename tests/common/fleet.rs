@@ -522,3 +522,26 @@ ansible_python_interpreter=/usr/bin/python3\nansible_become_exe={}\n{confirm_bas
         assert!(procs.is_empty(), "processes left on the hosts: {procs:?}");
     }
 }
+
+/// The class `host` is in, by the fleet report's `host_classes`.
+pub fn class_of<'a>(report: &'a Value, host: &str) -> &'a str {
+    report["host_classes"][host]
+        .as_str()
+        .unwrap_or_else(|| panic!("{host} not classed: {report:#}"))
+}
+
+/// The fleet report's class `id`.
+pub fn class<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["classes"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()
+}
+
+/// The leaders of class `id`'s answer for `list` (`tls13_suites` …).
+pub fn leaders<'a>(report: &'a Value, id: &str, list: &str) -> Vec<&'a str> {
+    class(report, id)["answer"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["list"] == list)
+        .map(|a| a["leaders"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect())
+        .unwrap_or_default()
+}
