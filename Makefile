@@ -4,6 +4,12 @@
 CARGO ?= cargo
 BIN := target/release/cipherbench
 
+# In CI (a fresh clone, CI=true) incremental compilation only writes caches no
+# later build reads: without it the test build takes 35-40% less time here.
+ifneq ($(CI),)
+export CARGO_INCREMENTAL ?= 0
+endif
+
 .PHONY: run test build bench deps clean install uninstall debian13-root forky-root deb openssl4
 
 run:
