@@ -7,7 +7,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 mod convert;
-pub use convert::{FormatArg, IoModeArg, LibraryArg};
+use crate::catalog::Library;
+use convert::library_arg;
+pub use convert::{FormatArg, IoModeArg};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -267,9 +269,9 @@ pub struct SpeedArgs {
     /// Measure every primitive in the catalogue.
     #[arg(long, conflicts_with = "algorithms")]
     pub all: bool,
-    /// Libraries to measure, side by side: openssl, gnutls or openssl,gnutls.
-    #[arg(long = "lib", aliases = ["libs", "library", "libraries"], value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
-    pub libraries: Vec<LibraryArg>,
+    /// Libraries to measure, side by side: openssl, gnutls, rustls, or several (openssl,gnutls).
+    #[arg(long = "lib", aliases = ["libs", "library", "libraries"], value_parser = library_arg(), value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
+    pub libraries: Vec<Library>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -288,9 +290,9 @@ pub enum ListWhat {
 pub struct ListArgs {
     #[arg(value_enum)]
     pub what: ListWhat,
-    /// `list tls`: which library's suites (openssl or gnutls).
-    #[arg(long = "lib", aliases = ["libs", "library"], value_enum, default_value = "openssl", value_name = "LIB")]
-    pub library: LibraryArg,
+    /// `list tls`: which library's suites (openssl, gnutls or rustls).
+    #[arg(long = "lib", aliases = ["libs", "library"], value_parser = library_arg(), default_value = "openssl", value_name = "LIB")]
+    pub library: Library,
     /// `list tls --lib gnutls`: what this GnuTLS priority string resolves to (default NORMAL),
     /// like `gnutls-cli --priority STRING -l`.
     #[arg(long, value_name = "STRING")]
@@ -529,10 +531,10 @@ pub struct TlsArgs {
     /// Timeout for every connect, read and write.
     #[arg(long, default_value = "5s", value_parser = duration_arg, value_name = "DURATION")]
     pub timeout: Seconds,
-    /// TLS libraries: openssl, gnutls, or openssl,gnutls for every client→server pair
-    /// (the interop matrix).
-    #[arg(long = "lib", aliases = ["libs", "library", "libraries"], value_enum, value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
-    pub libraries: Vec<LibraryArg>,
+    /// TLS libraries: openssl, gnutls, rustls, or several (openssl,rustls) for every
+    /// client→server pair (the interop matrix).
+    #[arg(long = "lib", aliases = ["libs", "library", "libraries"], value_parser = library_arg(), value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
+    pub libraries: Vec<Library>,
     /// GnuTLS priority string for every GnuTLS end (e.g. 'NORMAL:-VERS-TLS1.3'): measures
     /// exactly what it negotiates instead of the suite sweep. Needs --lib gnutls.
     #[arg(long, value_name = "STRING", conflicts_with_all = ["suites", "groups", "protocols", "full_matrix"])]

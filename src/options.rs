@@ -60,7 +60,7 @@ impl Default for SpeedOptions {
             threads: 1,
             cpu_caps: None,
             all: false,
-            libraries: vec![Library::Openssl],
+            libraries: vec![Library::DEFAULT],
         }
     }
 }
@@ -93,7 +93,7 @@ impl Default for ListOptions {
     fn default() -> Self {
         ListOptions {
             what: ListWhat::default(),
-            library: Library::Openssl,
+            library: Library::DEFAULT,
             priority: None,
         }
     }
@@ -312,7 +312,7 @@ impl Default for TlsOptions {
             sni: None,
             http_get: None,
             timeout: Seconds(5.0),
-            libraries: vec![Library::Openssl],
+            libraries: vec![Library::DEFAULT],
             priority: None,
             serve: None,
         }

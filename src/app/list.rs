@@ -57,8 +57,8 @@ pub(super) fn list(c: &CommonOptions, a: &ListOptions) -> Result<()> {
             report::print_text(&out)
         }
         ListWhat::Ssh => super::list_ssh::list(c.json, &grades),
-        ListWhat::Tls if a.library == primitive::Library::Gnutls || a.priority.is_some() => {
-            super::list_gnutls::list(c.json, a.library, a.priority.as_deref(), &grades)
+        ListWhat::Tls if a.library != primitive::Library::DEFAULT || a.priority.is_some() => {
+            super::list_library::list(c.json, a.library, a.priority.as_deref(), &grades)
         }
         ListWhat::Tls => list_tls(c, &grades),
         ListWhat::CpuCaps => {

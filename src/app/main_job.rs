@@ -347,7 +347,7 @@ fn measure_primitives_and_tls(
     let prims: Vec<_> = primitive::CATALOG.iter().filter(|p| p.default).collect();
     let primitives = plan::primitives(
         &prims,
-        &[primitive::Library::Openssl],
+        &[primitive::Library::DEFAULT],
         &plan.sizes,
         1,
         plan.share(plan.shares.primitives),

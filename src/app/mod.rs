@@ -9,7 +9,7 @@ mod check;
 mod file;
 mod history;
 mod list;
-mod list_gnutls;
+mod list_library;
 mod list_ssh;
 mod main_job;
 mod pool;

@@ -179,7 +179,7 @@ pub(super) fn physics(
     }
     let per = prims.len() as f64 * PHYSICS_PER_PRIMITIVE;
     let budget = Seconds(per.min(run_budget.0 * 0.1).clamp(PHYSICS_MIN, PHYSICS_MAX));
-    let lib = [crate::measure::primitive::Library::Openssl];
+    let lib = [crate::measure::primitive::Library::DEFAULT];
     // Sealing only: the cost per byte recommend compares is the encrypt (or MAC)
     // figure, so a decrypt pass would halve every other primitive's share.
     use crate::measure::primitive::Op;

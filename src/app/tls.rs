@@ -17,7 +17,7 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
     let budget = c.budget.unwrap_or(Seconds(60.0));
     // The policy and knowledge that order loopback's spending, read before the
     // budget's clock starts.
-    let loopback = a.serve.is_none() && a.priority.is_none() && a.connect.is_none() && a.libraries == [primitive::Library::Openssl];
+    let loopback = a.serve.is_none() && a.priority.is_none() && a.connect.is_none() && a.libraries == [primitive::Library::DEFAULT];
     let judge = loopback
         .then(|| Ok::<_, anyhow::Error>((policy(c)?, crate::judge::Knowledge::builtin()?)))
         .transpose()?;
@@ -35,7 +35,7 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
             );
         }
     }
-    if a.serve.is_some() || a.priority.is_some() || a.libraries != [primitive::Library::Openssl] {
+    if a.serve.is_some() || a.priority.is_some() || a.libraries != [primitive::Library::DEFAULT] {
         return tls_libraries(c, a, budget);
     }
     if let Some(target) = &a.connect {
@@ -85,7 +85,7 @@ fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<(
         return tls_gnutls::serve(a, addr, c.quiet || c.json);
     }
     if let Some(target) = &a.connect {
-        if a.libraries.iter().any(|l| *l != primitive::Library::Gnutls) {
+        if a.libraries.iter().any(|l| crate::backend::libraries::native_text(*l).is_none()) {
             return Err(
                 UsageError::Invalid("--connect measures through one library: --lib openssl (default) or --lib gnutls".into()).into(),
             );

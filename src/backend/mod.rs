@@ -4,11 +4,13 @@
 pub mod apache;
 pub mod gnutls;
 pub mod haproxy;
+pub mod libraries;
 pub mod nginx;
 pub mod nntp;
 pub mod nzbget;
 pub mod openssh;
 pub mod openssl;
+pub mod primitives;
 pub mod private;
 pub mod process;
 pub mod record;

@@ -79,6 +79,21 @@ pub struct Refused {
     pub gave_up: bool,
 }
 
+/// What a library is and what it can do.
+pub struct Entry {
+    /// The `--lib` name, as results carry it.
+    pub name: &'static str,
+    /// One line for `--help`.
+    pub about: &'static str,
+    /// What its own configuration text is, when it takes one in place of suites
+    /// and groups (GnuTLS: a priority string, `--priority`).
+    pub native_text: Option<&'static str>,
+    /// The library as a TLS implementation (loaded on first use).
+    pub tls: fn() -> Result<Arc<dyn TlsLibrary>>,
+    /// Whether it can run a catalogue primitive here, and why not.
+    pub primitives: fn(&crate::catalog::Primitive) -> crate::backend::primitives::Availability,
+}
+
 /// A TLS library.
 pub trait TlsLibrary: Send + Sync {
     /// `openssl`, `gnutls`: the name results carry.

@@ -38,16 +38,15 @@ macro_rules! options_from {
     (@value $v:expr, $convert:expr) => { ($convert)($v) };
 }
 
-/// A library, as `--lib` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LibraryArg {
-    /// The system OpenSSL (libcrypto), through the `openssl` crate.
-    Openssl,
-    /// The system GnuTLS (libgnutls.so.30), loaded at run time.
-    Gnutls,
+/// `--lib`: the names of the library registry (`backend::libraries`), each with
+/// what it is; a typo is refused with the close names.
+pub(super) fn library_arg() -> impl clap::builder::TypedValueParser<Value = Library> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = crate::backend::libraries::ALL
+        .iter()
+        .map(|e| PossibleValue::new(e.name).help(e.about));
+    PossibleValuesParser::new(values).map(|name| crate::backend::libraries::named(&name).expect("a registered name"))
 }
-
-variants_from!(LibraryArg => Library { Openssl, Gnutls });
 
 /// A whole-document format, as `report --format` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -81,19 +80,15 @@ variants_from!(IoModeArg => IoMode { Memory, Disk });
 
 variants_from!(ListWhat => crate::options::ListWhat { Primitives, CpuCaps, Ssh, Tls });
 
-fn libraries(l: Vec<LibraryArg>) -> Vec<Library> {
-    l.into_iter().map(Library::from).collect()
-}
-
 options_from!(Common => CommonOptions {
     json, export_json, export_csv, export_markdown, db, no_store, budget, quiet, policy, targets, no_validate,
 });
 
 options_from!(RunArgs => RunOptions { cpu_caps });
 
-options_from!(SpeedArgs => SpeedOptions { algorithms, bytes, threads, cpu_caps, all, libraries: libraries });
+options_from!(SpeedArgs => SpeedOptions { algorithms, bytes, threads, cpu_caps, all, libraries });
 
-options_from!(ListArgs => ListOptions { what: Into::into, library: Into::into, priority });
+options_from!(ListArgs => ListOptions { what: Into::into, library, priority });
 
 options_from!(HistoryArgs => HistoryOptions { limit });
 
@@ -114,7 +109,7 @@ options_from!(RecommendArgs => RecommendOptions { run, no_pool });
 
 options_from!(TlsArgs => TlsOptions {
     suites, groups, certs, protocols, write_size, bytes, threads, full_matrix, both_directions, no_handshakes, no_bulk,
-    verify, connect, sni, http_get, timeout, libraries: libraries, priority, serve,
+    verify, connect, sni, http_get, timeout, libraries, priority, serve,
 });
 
 options_from!(FleetArgs => FleetOptions { paths, ansible_vars, export_html, max_export_size });
@@ -180,7 +175,10 @@ mod tests {
         let Command::Tls(a) = parsed(&["tls", "--lib", "gnutls,openssl"]).1 else {
             panic!()
         };
-        assert_eq!(TlsOptions::from(a).libraries, [Library::Gnutls, Library::Openssl]);
+        assert_eq!(
+            TlsOptions::from(a).libraries,
+            [crate::backend::libraries::named("gnutls").unwrap(), Library::DEFAULT]
+        );
         let Command::Report(a) = parsed(&["report", "--format", "markdown"]).1 else {
             panic!()
         };
@@ -193,7 +191,10 @@ mod tests {
             panic!()
         };
         let l = ListOptions::from(a);
-        assert_eq!((l.what, l.library), (What::CpuCaps, Library::Gnutls));
+        assert_eq!(
+            (l.what, l.library),
+            (What::CpuCaps, crate::backend::libraries::named("gnutls").unwrap())
+        );
         let (common, _) = parsed(&["--budget", "2m", "--for", "nginx,sshd", "-q", "history"]);
         assert_eq!(common.budget, Some(Seconds(120.0)));
         assert_eq!(

@@ -1,8 +1,9 @@
 //! What the system OpenSSL offers: its runtime version and which catalogue
 //! primitives it can run (and why not).
 
-use super::primitives::{fetch, Availability, Fetched};
+use crate::backend::openssl::primitives::fetch;
 use crate::backend::openssl::{legacy_provider, runtime_version, LegacyProvider};
+use crate::backend::primitives::{Availability, Fetched};
 use crate::catalog::{Primitive, CATALOG};
 use std::collections::BTreeMap;
 

@@ -59,7 +59,7 @@ impl<'a> FilesRun<'a> {
     /// One cipher on one input: its keys, the library's passes, then `openssl
     /// enc`'s. `false` when the run must stop.
     fn cipher(&mut self, session: &mut Measurements, input: &FileInput, p: &'static Primitive) -> anyhow::Result<bool> {
-        let fetched = ready(p, primitive::Library::Openssl, &mut self.cache);
+        let fetched = ready(p, primitive::Library::DEFAULT, &mut self.cache);
         let keys = self.keys(session, &fetched)?;
         Ok(self.library_passes(session, input, p, &fetched, keys.as_ref())?
             && (!self.plan.via_openssl_cli || self.cli_passes(session, input, p, keys.as_ref())?))

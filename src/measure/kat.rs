@@ -209,6 +209,10 @@ pub fn check(p: &Primitive, fetched: &Fetched) -> Result<Passed, KatError> {
             }
         }
         (Class::CbcHmac(d), fetched) => passed.extend(check_composite(p, d, fetched)?),
+        (Class::Aead(_), Fetched::Records(r)) => passed.extend((r.known_answer)(r.aead).map_err(|message| KatError::Library {
+            source_doc: format!("{} record known answer", p.name),
+            message,
+        })?),
         (_, Fetched::Gnutls(name, info)) => passed.extend(check_gnutls(p, name, *info, f)?),
         (Class::Kem(alg), Fetched::Pkey(_)) => {
             passed.push(check_kem(alg)?);

@@ -190,7 +190,7 @@ mod tests {
     fn plan_covers_ops_and_sizes_within_budget() {
         let prims = [lookup("aes-128-gcm").unwrap(), lookup("sha256").unwrap()];
         let sizes = [Bytes(16), Bytes(16384)];
-        let plan = primitives(&prims, &[Library::Openssl], &sizes, 1, Seconds(6.0));
+        let plan = primitives(&prims, &[Library::DEFAULT], &sizes, 1, Seconds(6.0));
         // gcm: encrypt+decrypt x 2 sizes, sha256: digest x 2 sizes
         assert_eq!(plan.items.len(), 6);
         assert!((plan.sampler.budget.0 * 6.0) <= 6.0 * 0.8 + 1e-9);
@@ -207,7 +207,7 @@ mod tests {
             lookup("sha256").unwrap(),
         ];
         let sizes = [Bytes(16), Bytes(1024), Bytes(16384)];
-        let plan = primitives(&prims, &[Library::Openssl], &sizes, 1, Seconds(6.0));
+        let plan = primitives(&prims, &[Library::DEFAULT], &sizes, 1, Seconds(6.0));
         let ops: Vec<&str> = plan.items.iter().map(|i| i.op.as_str()).collect();
         assert_eq!(
             ops,

@@ -146,8 +146,9 @@ impl PqWork {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::openssl::primitives::fetch;
+    use crate::backend::primitives::Availability;
     use crate::catalog::lookup;
-    use crate::discover::primitives::{fetch, Availability};
 
     /// Runs `f` for every post-quantum primitive this OpenSSL has; on OpenSSL
     /// before 3.5, checks that each is unavailable with the reason, and says so.

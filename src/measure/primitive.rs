@@ -13,14 +13,17 @@ use crate::backend::openssl::engine::{CipherEngine, DigestEngine, Direction};
 use crate::backend::openssl::first_error;
 use crate::backend::openssl::mac::MacCtx;
 use crate::backend::openssl::record as openssl_record;
-use crate::backend::record::{Block, RecordCipher};
+use crate::backend::record::{records, Block, RecordLoop};
 use crate::measure::engine::sampler::Probe;
 use crate::measure::pq::PqWork;
 use anyhow::{anyhow, Result};
 
 pub use crate::catalog::*;
 
-pub use crate::discover::primitives::{fetch, fetch_from, fetch_gnutls, Availability, Fetched};
+pub use crate::backend::gnutls::primitives::fetch as fetch_gnutls;
+pub use crate::backend::libraries::fetch as fetch_from;
+pub use crate::backend::openssl::primitives::fetch;
+pub use crate::backend::primitives::{Availability, Fetched};
 
 pub use crate::backend::record::{AAD_LEN, NONCE_LEN};
 
@@ -118,6 +121,9 @@ impl PrimitiveProbe {
                 buf: random_block(len),
                 out: [0u8; 64],
             },
+            (Class::Aead(_), Fetched::Records(r), Op::Encrypt | Op::Decrypt) => {
+                Work::Record((r.make)(r.aead, len, op == Op::Decrypt).map_err(|e| anyhow!("{}: {e:#}", p.name))?)
+            }
             (_, Fetched::Gnutls(name, info), _) => Self::gnutls_work(p, name, *info, op, len)?,
             (Class::Kem(_) | Class::Signature(_), Fetched::Pkey(alg), _) => Work::Pq(PqWork::new(p.class, alg, op)?),
             _ => anyhow::bail!("{} has no {} operation", p.name, op.as_str()),
@@ -179,7 +185,7 @@ impl PrimitiveProbe {
         let nonce = random(NONCE_LEN);
         let record = openssl_record::Record::new(c, kind, &random(c.key_length()), &nonce, &random(len))
             .map_err(|e| anyhow!("{}: {}", p.name, first_error(&e)))?;
-        Records::work(record, &nonce, op)
+        Ok(Work::Record(records(record, &nonce, &random(AAD_LEN), op == Op::Decrypt)?))
     }
 
     /// GnuTLS work for `op` on `len`-byte records, the same shapes as OpenSSL's.
@@ -227,7 +233,7 @@ impl PrimitiveProbe {
             (Class::Aead(_), Some(info), Op::Encrypt | Op::Decrypt) => {
                 let nonce = random(NONCE_LEN);
                 let record = gnutls::record::Record::new(&info, &random(info.key_len), &random(len)).map_err(err)?;
-                Records::work(record, &nonce, op)?
+                Work::Record(records(record, &nonce, &random(AAD_LEN), op == Op::Decrypt)?)
             }
             (Class::Digest, None, Op::Digest) => Work::GtDigest {
                 hash: gnutls::Hash::new(name).map_err(err)?,
@@ -259,18 +265,6 @@ impl PrimitiveProbe {
     }
 }
 
-/// Advances to the next record: a fresh nonce as TLS 1.3 derives it (IV XOR
-/// sequence number) and the sequence number in the AAD.
-fn next_record(nonce: &[u8; NONCE_LEN], seq: &mut u64, aad: &mut [u8; AAD_LEN]) -> [u8; NONCE_LEN] {
-    *seq += 1;
-    let mut n = *nonce;
-    for (b, s) in n[NONCE_LEN - 8..].iter_mut().zip(seq.to_be_bytes()) {
-        *b ^= s;
-    }
-    aad[..8].copy_from_slice(&seq.to_be_bytes());
-    n
-}
-
 /// Lays out a TLS 1.2 CBC record in `buf`: data (already there, `len` bytes), its
 /// MAC from `mac`, then padding (p bytes of value p-1) to the 16-byte block.
 /// Returns the record length.
@@ -292,79 +286,6 @@ fn check_cbc_record(buf: &[u8], len: usize, tag: &[u8]) -> Result<()> {
         anyhow::bail!("CBC record failed its MAC or padding check");
     }
     Ok(())
-}
-
-/// TLS records through one library's [`RecordCipher`]: sealing with a fresh
-/// nonce per record, or opening one sealed record again and again (verifying its
-/// tag each time). One loop for every library, generic over the library's record
-/// (static calls inside; one dynamic call per batch of units).
-struct Records<R> {
-    cipher: R,
-    nonce: [u8; NONCE_LEN],
-    seq: u64,
-    aad: [u8; AAD_LEN],
-    open: bool,
-}
-
-/// A [`Records`] of any library, as the probe holds it.
-trait RecordLoop: Send {
-    /// `units` records sealed or opened (the timed loop).
-    fn run(&mut self, units: u64) -> Result<()>;
-    #[cfg(test)]
-    fn buffer(&self) -> &[u8];
-    #[cfg(test)]
-    fn cipher(&mut self) -> &mut dyn RecordCipher;
-}
-
-impl<R: RecordCipher + 'static> Records<R> {
-    /// The work of `op` over `cipher`'s record, from `nonce` and a random AAD;
-    /// opening gets a sealed record first (and opens it once).
-    fn work(mut cipher: R, nonce: &[u8], op: Op) -> Result<Work> {
-        let mut n = [0u8; NONCE_LEN];
-        n.copy_from_slice(nonce);
-        let mut aad = [0u8; AAD_LEN];
-        aad.copy_from_slice(&random(AAD_LEN));
-        let open = op == Op::Decrypt;
-        if open {
-            cipher.seal(&n, &aad)?;
-            cipher.open(&n, &aad)?;
-        }
-        Ok(Work::Record(Box::new(Records {
-            cipher,
-            nonce: n,
-            seq: 0,
-            aad,
-            open,
-        })))
-    }
-}
-
-impl<R: RecordCipher> RecordLoop for Records<R> {
-    fn run(&mut self, units: u64) -> Result<()> {
-        if self.open {
-            for _ in 0..units {
-                self.cipher.open(&self.nonce, &self.aad)?;
-            }
-        } else {
-            for _ in 0..units {
-                let n = next_record(&self.nonce, &mut self.seq, &mut self.aad);
-                self.cipher.seal(&n, &self.aad)?;
-            }
-        }
-        Ok(())
-    }
-    #[cfg(test)]
-    fn buffer(&self) -> &[u8] {
-        if self.open {
-            self.cipher.opened()
-        } else {
-            self.cipher.sealed()
-        }
-    }
-    #[cfg(test)]
-    fn cipher(&mut self) -> &mut dyn RecordCipher {
-        &mut self.cipher
-    }
 }
 
 impl Probe for PrimitiveProbe {

@@ -266,7 +266,7 @@ mod tests {
     fn every_subject_gets_the_floor_of_batches() {
         let prims = [lookup("aes-128-gcm").unwrap(), lookup("hmac-sha256").unwrap()];
         let plan = |floor: usize| {
-            let mut p = primitives_of_ops(&prims, &[Library::Openssl], &[Bytes(16384)], 1, Seconds(0.02), |op| {
+            let mut p = primitives_of_ops(&prims, &[Library::DEFAULT], &[Bytes(16384)], 1, Seconds(0.02), |op| {
                 op != Op::Decrypt
             });
             p.min_batches = floor;

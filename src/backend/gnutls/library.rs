@@ -133,6 +133,28 @@ pub struct Gnutls {
     pub names: Arc<Names>,
 }
 
+/// The system GnuTLS in the library registry (`backend::libraries`).
+pub const ENTRY: crate::backend::tls::Entry = crate::backend::tls::Entry {
+    name: "gnutls",
+    about: "The system GnuTLS (libgnutls.so.30), loaded at run time",
+    native_text: Some("a GnuTLS priority string"),
+    tls: || Ok(Arc::new(Gnutls { names: Arc::new(names()?) })),
+    primitives: super::primitives::fetch,
+};
+
+/// GnuTLS's suite table with IANA names: by code from the local libssl's
+/// suites, else the suite catalogue, else GnuTLS's own name.
+pub fn names() -> Result<Names> {
+    let local = crate::backend::openssl::library::suite_codes();
+    Names::load(|code| {
+        local
+            .iter()
+            .find(|(c, _)| c.eq_ignore_ascii_case(code))
+            .map(|(_, iana)| iana.clone())
+            .or_else(|| crate::catalog::tls_suite_name(code).map(|t| t.iana.clone()))
+    })
+}
+
 impl Gnutls {
     fn priority(&self, s: &Selection) -> Result<Arc<Priority>> {
         let text = priority_text(s, &self.names).map_err(|e| anyhow!(e))?;

@@ -3,6 +3,7 @@
 
 mod ffi;
 pub mod library;
+pub mod primitives;
 pub mod priority;
 pub mod record;
 pub mod session;

@@ -17,6 +17,50 @@ use std::time::Duration;
 /// The system libssl.
 pub struct Openssl;
 
+/// The system OpenSSL in the library registry (`backend::libraries`).
+pub const ENTRY: crate::backend::tls::Entry = crate::backend::tls::Entry {
+    name: "openssl",
+    about: "The system OpenSSL (libssl, libcrypto), through the `openssl` crate",
+    native_text: None,
+    tls: || Ok(Arc::new(Openssl)),
+    primitives: super::primitives::fetch,
+};
+
+/// Every suite this libssl implements, whatever its security level, by its
+/// two-byte code (`0xC0,0x2F`) with its IANA name.
+pub fn suite_codes() -> Vec<(String, String)> {
+    use openssl::ssl::{SslContextBuilder, SslMethod};
+    let build = || -> Result<SslContext> {
+        let mut b = SslContextBuilder::new(SslMethod::tls())?;
+        b.set_cipher_list("ALL:COMPLEMENTOFALL:@SECLEVEL=0")?;
+        // Every TLS 1.3 suite, CCM ones included (not offered by default).
+        b.set_ciphersuites(
+            "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_CCM_SHA256:TLS_AES_128_CCM_8_SHA256",
+        )?;
+        Ok(b.build())
+    };
+    build().map(|ctx| context_suites(&ctx)).unwrap_or_default()
+}
+
+/// A context's suites: code (`0xC0,0x2F`) and IANA name.
+fn context_suites(ctx: &SslContext) -> Vec<(String, String)> {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: the context's own cipher stack, read while the context lives.
+    unsafe {
+        let sk = SSL_CTX_get_ciphers(openssl::ssl::SslContextRef::as_ptr(ctx));
+        if sk.is_null() {
+            return Vec::new();
+        }
+        StackRef::<SslCipher>::from_ptr(sk)
+            .iter()
+            .filter_map(|c| {
+                let [a, b] = c.protocol_id();
+                Some((format!("0x{a:02X},0x{b:02X}"), c.standard_name()?.to_string()))
+            })
+            .collect()
+    }
+}
+
 /// libssl's settings for a selection: one protocol, its suites (TLS 1.3 by IANA
 /// name, older ones by OpenSSL name), its groups. `native` text is GnuTLS's, so
 /// libssl offers its default then.
@@ -62,22 +106,9 @@ impl TlsLibrary for Openssl {
     }
 
     fn suites(&self) -> Vec<String> {
-        use foreign_types::ForeignTypeRef;
-        let Ok(ctx) = ssl::client_context(&Settings::default(), false) else {
-            return Vec::new();
-        };
-        // SAFETY: the context's own cipher stack, read while the context lives.
-        unsafe {
-            let sk = SSL_CTX_get_ciphers(openssl::ssl::SslContextRef::as_ptr(&ctx));
-            if sk.is_null() {
-                return Vec::new();
-            }
-            StackRef::<SslCipher>::from_ptr(sk)
-                .iter()
-                .filter_map(|c| c.standard_name())
-                .map(str::to_string)
-                .collect()
-        }
+        ssl::client_context(&Settings::default(), false)
+            .map(|ctx| context_suites(&ctx).into_iter().map(|(_, iana)| iana).collect())
+            .unwrap_or_default()
     }
 
     fn groups(&self) -> Vec<String> {

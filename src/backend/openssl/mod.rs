@@ -6,6 +6,7 @@ mod ffi;
 pub mod library;
 pub mod mac;
 pub mod pq;
+pub mod primitives;
 pub mod record;
 pub mod tls;
 pub mod transport;

@@ -12,9 +12,10 @@ pub use super::libraries::{pairs, user_priority};
 pub use super::pairs::{loopback, priority_items, GnutlsPlan};
 pub use super::RemotePlan;
 
-use super::libraries::{gnutls_names, library};
+use super::libraries::library;
 use super::probe::{durations, HandshakeProbe, Log, Refusals, Server};
 use super::wire::{handshake_records, record_or_fail};
+use crate::backend::gnutls::library::names as gnutls_names;
 use crate::backend::gnutls::session::{Priority, SuiteInfo};
 use crate::backend::openssl::certs::Identity;
 use crate::backend::openssl::tls::ConnectError;
@@ -169,12 +170,16 @@ pub fn serve(a: &crate::options::TlsOptions, addr: &str, quiet: bool) -> Result<
     let [lib] = libs[..] else {
         return Err(UsageError::Invalid("--serve runs one library: --lib openssl or --lib gnutls".into()).into());
     };
-    let selection = match (&a.priority, lib) {
-        (Some(_), Library::Openssl) => {
-            return Err(UsageError::Invalid("--priority is a GnuTLS priority string: add --lib gnutls".into()).into())
+    let selection = match (&a.priority, crate::backend::libraries::native_text(lib)) {
+        (Some(_), None) => {
+            return Err(UsageError::Invalid(format!(
+                "--priority is a library's own configuration text: use {}",
+                crate::backend::libraries::native_libs()
+            ))
+            .into())
         }
-        (p, Library::Gnutls) => native(user_priority(p.as_deref().unwrap_or("NORMAL"))?.text()),
-        (None, _) => Selection::default(),
+        (p, Some(_)) => native(user_priority(p.as_deref().unwrap_or("NORMAL"))?.text()),
+        (None, None) => Selection::default(),
     };
     let cert = crate::measure::tls::parse_certs(&a.certs)?[0];
     let timeout = Duration::from_secs_f64(a.timeout.0);
@@ -213,12 +218,9 @@ mod tests {
 
     #[test]
     fn gnutls_pairs_cover_both_directions() {
-        use Library::*;
-        assert_eq!(pairs(&[Gnutls]), [(Gnutls, Gnutls)]);
-        assert_eq!(
-            pairs(&[Openssl, Gnutls, Openssl]),
-            [(Openssl, Openssl), (Openssl, Gnutls), (Gnutls, Openssl), (Gnutls, Gnutls)]
-        );
+        let (o, g) = (Library::DEFAULT, crate::backend::libraries::named("gnutls").unwrap());
+        assert_eq!(pairs(&[g]), [(g, g)]);
+        assert_eq!(pairs(&[o, g, o]), [(o, o), (o, g), (g, o), (g, g)]);
     }
 
     /// Each subject's priority string resolves to exactly its one suite.

@@ -1,10 +1,8 @@
-//! Where TLS libraries are listed: each `Library` (the `--lib` names, in
-//! `catalog.rs`) and the `backend::tls::TlsLibrary` that runs it. Everything else
-//! in `measure::tls` is written against the trait.
+//! The TLS libraries of a run: each `--lib` name's `backend::tls::TlsLibrary`
+//! (from the registry, `backend::libraries`), and the client → server pairs.
+//! Everything else in `measure::tls` is written against the trait.
 
-use crate::backend::gnutls::library::{Gnutls, Names};
 use crate::backend::gnutls::session::{Priority, PriorityError};
-use crate::backend::openssl::library::Openssl;
 use crate::backend::tls::TlsLibrary;
 use crate::catalog::Library;
 use crate::error::UsageError;
@@ -13,25 +11,7 @@ use std::sync::Arc;
 
 /// The TLS library behind a `--lib` name.
 pub fn library(lib: Library) -> Result<Arc<dyn TlsLibrary>> {
-    Ok(match lib {
-        Library::Openssl => Arc::new(Openssl),
-        Library::Gnutls => Arc::new(Gnutls {
-            names: Arc::new(gnutls_names()?),
-        }),
-    })
-}
-
-/// GnuTLS's suite table with IANA names: by code from the local OpenSSL's list,
-/// else the suite catalogue, else GnuTLS's own name.
-pub fn gnutls_names() -> Result<Names> {
-    let local = crate::discover::openssl::tls_suites().unwrap_or_default();
-    Names::load(|code| {
-        local
-            .iter()
-            .find(|l| l.code.eq_ignore_ascii_case(code))
-            .map(|l| l.iana.clone())
-            .or_else(|| crate::catalog::tls_suite_name(code).map(|t| t.iana.clone()))
-    })
+    crate::backend::libraries::tls(lib)
 }
 
 /// Client → server library pairs for `--lib`: one library alone, or every pair of two.

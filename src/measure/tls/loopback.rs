@@ -343,7 +343,7 @@ pub fn hello_retries(plan: &LoopbackPlan, session: &mut Measurements) -> Result<
     if hrr.is_empty() {
         return Ok(());
     }
-    let lib = super::libraries::library(crate::catalog::Library::Openssl)?;
+    let lib = super::libraries::library(crate::catalog::Library::DEFAULT)?;
     let mut ids = BTreeMap::new();
     session.progress_start(hrr.iter().map(|i| i.records().len()).sum::<usize>() as u64);
     for item in hrr {
@@ -548,7 +548,7 @@ pub(super) fn loopback_pass(plan: &LoopbackPlan, session: &mut Measurements) -> 
             why.clone(),
         ))?;
     }
-    let lib = super::libraries::library(crate::catalog::Library::Openssl)?;
+    let lib = super::libraries::library(crate::catalog::Library::DEFAULT)?;
     let mut ids = BTreeMap::new();
     let (bulk, handshakes): (Vec<&Item>, Vec<&Item>) = plan.items.iter().partition(|i| matches!(i.work, Work::Bulk(_)));
     // What the deadline did not reach is recorded as skipped, as the SSH sweep does.

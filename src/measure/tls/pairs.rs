@@ -47,10 +47,12 @@ impl GnutlsPlan {
     pub fn new(libs: &[Library], priority: Option<&str>) -> Result<GnutlsPlan> {
         // Check the string before anything else: a typo is exit 2.
         let priority = priority.map(super::libraries::user_priority).transpose()?.map(Arc::new);
-        if priority.is_some() && !libs.contains(&Library::Gnutls) {
-            return Err(
-                UsageError::Invalid("--priority is a GnuTLS priority string: add --lib gnutls (or --lib openssl,gnutls)".into()).into(),
-            );
+        if priority.is_some() && crate::backend::libraries::takes_native(libs).is_none() {
+            return Err(UsageError::Invalid(format!(
+                "--priority is a library's own configuration text: add {}",
+                crate::backend::libraries::native_libs()
+            ))
+            .into());
         }
         let pairs = pairs(libs);
         let mut l = BTreeMap::new();

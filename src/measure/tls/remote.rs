@@ -74,7 +74,8 @@ impl RemotePlan {
     /// A plan for the one library of `--lib` (OpenSSL unless it is `gnutls`).
     pub fn new(a: &crate::options::TlsOptions, target: &str, budget: Seconds) -> Result<RemotePlan> {
         let (host, port) = split_target(target)?;
-        let priority = if a.libraries.contains(&Library::Gnutls) {
+        let native = crate::backend::libraries::takes_native(&a.libraries).map(|(l, _)| l);
+        let priority = if native.is_some() {
             let p = super::libraries::user_priority(a.priority.as_deref().unwrap_or("NORMAL"))?;
             if !a.suites.is_empty() || a.http_get.is_some() {
                 return Err(UsageError::Invalid(
@@ -107,7 +108,7 @@ impl RemotePlan {
             }
         }
         let (addr, sni) = resolve_target(&host, port, a.sni.as_deref())?;
-        let lib = super::libraries::library(if priority.is_some() { Library::Gnutls } else { Library::Openssl })?;
+        let lib = super::libraries::library(native.unwrap_or(Library::DEFAULT))?;
         Ok(RemotePlan {
             target: format!("{host}:{port}"),
             host,

@@ -238,7 +238,7 @@ fn loopback_handshake_and_verified_bulk() {
 /// suite the `openssl` tool lists, and both have the usual groups.
 #[test]
 fn tls_libraries_name_what_they_support() {
-    let openssl = super::libraries::library(crate::catalog::Library::Openssl).unwrap();
+    let openssl = super::libraries::library(crate::catalog::Library::DEFAULT).unwrap();
     assert_eq!(openssl.name(), "openssl");
     for s in local_suites().unwrap() {
         assert_eq!(openssl.lacks(&s.iana), None, "{}", s.iana);
@@ -247,7 +247,7 @@ fn tls_libraries_name_what_they_support() {
     assert!(["X25519", "P-256", "ffdhe2048"]
         .iter()
         .all(|g| openssl.groups().iter().any(|h| h == g)));
-    let Ok(gnutls) = super::libraries::library(crate::catalog::Library::Gnutls) else {
+    let Ok(gnutls) = super::libraries::library(crate::backend::libraries::named("gnutls").unwrap()) else {
         crate::testing::missing("GnuTLS is not installed");
         return;
     };

@@ -1,11 +1,12 @@
-//! `list tls --lib gnutls`: what a GnuTLS priority string resolves to, graded.
-//! Looking only, no measuring.
+//! `list tls --lib LIB` for a library other than the system OpenSSL: what a
+//! GnuTLS priority string resolves to, or the suites and groups another library
+//! implements (rustls), graded. Looking only, no measuring.
 
 use crate::backend::gnutls::library::code_text;
+use crate::backend::gnutls::library::names as gnutls_names;
 use crate::backend::gnutls::session::{Priority, PriorityError, SuiteInfo};
 use crate::catalog::Library;
 use crate::error::UsageError;
-use crate::measure::tls::libraries::gnutls_names;
 use anyhow::{bail, Result};
 use serde_json::json;
 
@@ -13,10 +14,15 @@ use serde_json::json;
 /// (IANA and GnuTLS names, code, minimum protocol, Kx/Enc/Mac, grade), protocols,
 /// groups and signature algorithms.
 pub(super) fn list(json_out: bool, lib: Library, priority: Option<&str>, grades: &crate::judge::Grader) -> Result<()> {
-    if lib == Library::Openssl {
-        return Err(
-            UsageError::Invalid("--priority is a GnuTLS priority string: use `list tls --lib gnutls --priority ...`".into()).into(),
-        );
+    if crate::backend::libraries::native_text(lib).is_none() {
+        if priority.is_some() {
+            return Err(UsageError::Invalid(format!(
+                "--priority is a library's own configuration text: use `list tls {} --priority ...`",
+                crate::backend::libraries::native_libs()
+            ))
+            .into());
+        }
+        return list_library(json_out, lib, grades);
     }
     let text = priority.unwrap_or("NORMAL");
     let p = match Priority::new(text) {
@@ -81,5 +87,40 @@ pub(super) fn list(json_out: bool, lib: Library, priority: Option<&str>, grades:
         p.groups().join(", "),
         p.signatures().join(", ")
     );
+    crate::report::print_text(&out)
+}
+
+/// The suites and groups a library implements, as the library itself lists them,
+/// graded (TLS 1.3 suites first, as the library orders them).
+fn list_library(json_out: bool, lib: Library, grades: &crate::judge::Grader) -> Result<()> {
+    let tls = crate::backend::libraries::tls(lib)?;
+    let domain = |iana: &str| {
+        if iana.starts_with("TLS_AES_") || iana.starts_with("TLS_CHACHA20_") {
+            crate::judge::Domain::Tls13Suite
+        } else {
+            crate::judge::Domain::Tls12Suite
+        }
+    };
+    let (suites, groups) = (tls.suites(), tls.groups());
+    if json_out {
+        let v = json!({
+            "library": lib.as_str(),
+            "version": tls.version(),
+            "suites": suites.iter().map(|s| json!({"iana": s, "grade": grades.grade(domain(s), s)})).collect::<Vec<_>>(),
+            "groups": groups,
+        });
+        return crate::report::print(&serde_json::to_vec_pretty(&v)?);
+    }
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
+    let mut header = vec!["IANA".to_string()];
+    header.extend(grades.headers());
+    t.set_header(header);
+    for s in &suites {
+        let mut row = vec![s.clone()];
+        row.extend(grades.cells(domain(s), s));
+        t.add_row(row);
+    }
+    let out = format!("{} · {} suites\n{t}\nGroups: {}\n", tls.version(), suites.len(), groups.join(", "));
     crate::report::print_text(&out)
 }
