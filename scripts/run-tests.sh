@@ -20,12 +20,12 @@ lanes=${LANES:-2}
 # Run after the others, one at a time.
 alone=(deadline_load)
 
-# The slowest binaries first (seconds on the CI machine, 2026-11-27), so that
+# The slowest binaries first (seconds on the CI machine, 2026-11-29), so that
 # the two lanes end together; any other binary follows, in cargo's order.
 # forky (about 80 s with its root cached; its first build adds 3-4 minutes on a
 # new machine) runs early, so that a first build overlaps the other lane.
-slow=(fleet debian13 forky package fleet_arch check_agrees apply check ssh cipherbench
-  main_interrupt audit file_memory defaults recommend installed tls robust)
+slow=(debian13 fleet forky package fleet_arch apply check_agrees cipherbench check nzbget
+  ssh main_interrupt audit recommend file_memory exit_codes tls defaults installed robust)
 
 list=$(mktemp)
 out=$(mktemp -d)

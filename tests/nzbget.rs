@@ -571,7 +571,7 @@ fn a_private_nzbget_left_behind_by_sigkill_is_swept_at_the_next_start() {
         std::thread::sleep(Duration::from_millis(50));
     }
     // The next run's private NZBGet removes the leftovers.
-    let (_, r) = check_masked(&conf, "45s", Some(tmp.path()));
+    let (_, r) = check_masked(&conf, "20s", Some(tmp.path()));
     assert_through_nzbget(&r["diffs"][0]);
     for d in &left {
         assert!(!d.exists(), "{} was not swept", d.display());
