@@ -180,7 +180,16 @@ impl Choices<'_> {
 impl LoopbackPlan {
     pub fn new(a: &crate::options::TlsOptions, budget: Seconds) -> Result<LoopbackPlan> {
         let protocols = parse_protocols(&a.protocols, &[Protocol::Tls12, Protocol::Tls13])?;
-        let groups = parse_groups(&a.groups, &ssl::GROUPS)?;
+        // Groups another library of the run has and this libssl lacks (rustls's
+        // X25519MLKEM768 beside OpenSSL 3.0) are measured through that library.
+        let also: Vec<String> = a
+            .libraries
+            .iter()
+            .filter(|l| **l != crate::catalog::Library::DEFAULT)
+            .filter_map(|l| super::libraries::library(*l).ok())
+            .flat_map(|t| t.groups())
+            .collect();
+        let groups = parse_groups(&a.groups, &ssl::GROUPS, &also)?;
         let certs = parse_certs(&a.certs)?;
         let local = local_suites()?;
         let user = resolve_suites(&a.suites, &local)?;

@@ -174,10 +174,16 @@ pub(crate) fn parse_protocols(names: &[String], default: &[Protocol]) -> Result<
 }
 
 /// The groups asked for, canonical; with none, those of `candidates` this libssl
-/// accepts (discovered at run time). An unknown name, or one this libssl lacks, is
-/// bad input with the closest names it has.
-pub(super) fn parse_groups(names: &[String], candidates: &[&'static str]) -> Result<Vec<&'static str>, UsageError> {
-    let supported = ssl::supported_groups(candidates);
+/// accepts (discovered at run time), or another library of the run (`also`, as
+/// `TlsLibrary::groups` spells them). An unknown name, or one no library of the
+/// run has, is bad input with the closest names they have.
+pub(super) fn parse_groups(names: &[String], candidates: &[&'static str], also: &[String]) -> Result<Vec<&'static str>, UsageError> {
+    let mut supported = ssl::supported_groups(candidates);
+    for &c in candidates {
+        if !supported.contains(&c) && also.iter().any(|g| g == c) {
+            supported.push(c);
+        }
+    }
     if names.is_empty() {
         return Ok(supported);
     }

@@ -92,7 +92,7 @@ impl RemotePlan {
             Some(_) => (Vec::new(), Vec::new(), Vec::new()),
             None => {
                 let protocols = parse_protocols(&a.protocols, &Protocol::ALL)?;
-                let groups = parse_groups(&a.groups, &ssl::PROBE_GROUPS)?;
+                let groups = parse_groups(&a.groups, &ssl::PROBE_GROUPS, &[])?;
                 let local = local_suites()?;
                 let user = resolve_suites(&a.suites, &local)?;
                 let suites: Vec<Suite> = if user.is_empty() { local } else { user }
