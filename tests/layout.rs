@@ -3,8 +3,8 @@
 //!
 //! The module graph is read from the source text itself: every `crate::…`,
 //! `super::…` and `self::…` path, and every use of a child module by its bare name,
-//! outside comments and outside the `#[cfg(test)]` module at the end of a file
-//! (test code may reach anywhere). A path names the deepest module file it reaches
+//! outside comments and outside `#[cfg(test)] mod … { … }` blocks (test code may
+//! reach anywhere; the production code around them is read whole). A path names the deepest module file it reaches
 //! (`crate::measure::engine::stats::overlap` → `measure/engine/stats`).
 //!
 //! - **No import circles:** no strongly connected group of two or more modules, where
@@ -53,13 +53,10 @@ fn modules(src: &Path) -> BTreeMap<Module, PathBuf> {
     out
 }
 
-/// The code of a file without comments and without its trailing test module, on
-/// one line.
+/// The code of a file without comments and without its test modules (each
+/// `#[cfg(test)] mod NAME { … }` block, wherever it stands), on one line: the
+/// production code before, between and after test modules is all read.
 fn code(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod ") {
-        Some(i) => &text[..i],
-        None => text,
-    };
     let mut out = String::new();
     for line in text.lines() {
         let t = line.trim_start();
@@ -72,7 +69,79 @@ fn code(text: &str) -> String {
         out.push_str(line);
         out.push(' ');
     }
+    without_test_modules(&out)
+}
+
+/// `code` without the bodies of its `#[cfg(test)] mod NAME { … }` blocks. Braces
+/// inside string and character literals do not count.
+fn without_test_modules(code: &str) -> String {
+    let mut out = String::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        let after = rest[at + "#[cfg(test)]".len()..].trim_start();
+        let is_block = after.strip_prefix("mod ").is_some_and(|m| {
+            let name_end = m.find(|c: char| !is_ident(c)).unwrap_or(m.len());
+            m[name_end..].trim_start().starts_with('{')
+        });
+        out.push_str(&rest[..at]);
+        if !is_block {
+            out.push_str("#[cfg(test)]");
+            rest = &rest[at + "#[cfg(test)]".len()..];
+            continue;
+        }
+        let open = at + rest[at..].find('{').expect("a block");
+        let end = block_end(&rest[open..]).map_or(rest.len(), |e| open + e);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
     out
+}
+
+/// Where the block that `s` starts with (at its `{`) ends, just after its `}`.
+fn block_end(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            // A raw string: r"…", r#"…"#.
+            b'r' if !s[..i].ends_with(is_ident) && matches!(b.get(i + 1), Some(b'"' | b'#')) => {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                if b.get(i + 1 + hashes) == Some(&b'"') {
+                    let close = format!("\"{}", "#".repeat(hashes));
+                    let from = i + 2 + hashes;
+                    i = s[from..].find(&close).map_or(b.len(), |e| from + e + close.len());
+                    continue;
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            // A character literal ('{', '\'', '\u{7b}'), not a lifetime ('a).
+            b'\'' => {
+                if b.get(i + 1) == Some(&b'\\') {
+                    i += 2;
+                    while i < b.len() && b[i] != b'\'' {
+                        i += 1;
+                    }
+                } else if b.get(i + 2) == Some(&b'\'') {
+                    i += 2;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn is_ident(c: char) -> bool {
@@ -418,4 +487,19 @@ fn no_circle_between_top_level_modules() {
         })
         .collect();
     assert!(circles(&table).is_empty(), "docs/layout.md allows a circle: {:?}", circles(&table));
+}
+
+/// A test module's body is left out, with braces in its strings and characters,
+/// and the production code after it is read (before, a file was cut at its first
+/// test module: report/html.rs after line 17).
+#[test]
+fn code_after_a_test_module_is_read_and_the_module_is_not() {
+    let text = "use crate::a;\n#[cfg(test)]\nmod tests {\n    use crate::hidden;\n    fn f() { let s = \"}}{\"; let c = '}'; let r = r#\"}\"#; let e = '\\''; }\n}\n\nuse crate::b; // after\n#[cfg(test)]\nmod t;\n";
+    let c = code(text);
+    assert!(c.contains("use crate::a;") && c.contains("use crate::b;"), "{c}");
+    assert!(!c.contains("hidden"), "{c}");
+    assert!(c.contains("#[cfg(test)] mod t;"), "a test module declared elsewhere is only a declaration: {c}");
+    let html = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report/html.rs")).unwrap();
+    let read = code(&html);
+    assert!(read.len() > html.len() / 3, "most of report/html.rs is production code: {} of {}", read.len(), html.len());
 }
