@@ -498,8 +498,16 @@ fn code_after_a_test_module_is_read_and_the_module_is_not() {
     let c = code(text);
     assert!(c.contains("use crate::a;") && c.contains("use crate::b;"), "{c}");
     assert!(!c.contains("hidden"), "{c}");
-    assert!(c.contains("#[cfg(test)] mod t;"), "a test module declared elsewhere is only a declaration: {c}");
+    assert!(
+        c.contains("#[cfg(test)] mod t;"),
+        "a test module declared elsewhere is only a declaration: {c}"
+    );
     let html = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report/html.rs")).unwrap();
     let read = code(&html);
-    assert!(read.len() > html.len() / 3, "most of report/html.rs is production code: {} of {}", read.len(), html.len());
+    assert!(
+        read.len() > html.len() / 3,
+        "most of report/html.rs is production code: {} of {}",
+        read.len(),
+        html.len()
+    );
 }
