@@ -4,7 +4,7 @@
 use super::{close, conclude, masked, open_store, outputs, policy, progress};
 use crate::discover;
 use crate::error::UsageError;
-use crate::measure::plans as plan;
+use crate::measure::plans;
 use crate::measure::sink::Measurements;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, RunOptions, TlsOptions};
@@ -345,7 +345,7 @@ fn measure_primitives_and_tls(
     use crate::backend::openssl::{certs::CertType, tls::Protocol};
     use crate::measure::tls as tls_kind;
     let prims: Vec<_> = primitive::CATALOG.iter().filter(|p| p.default).collect();
-    let primitives = plan::primitives(
+    let primitives = plans::primitives(
         &prims,
         &[primitive::Library::DEFAULT],
         &plan.sizes,
@@ -382,7 +382,7 @@ fn measure_ssh(
     t0: std::time::Instant,
     ssh_run: &mut Option<SshRun>,
 ) -> Result<()> {
-    use crate::backend::openssh::{Client, PrivateSshd, Target};
+    use crate::backend::openssh::{Client, Destination, PrivateSshd};
     use crate::measure::ssh as ssh_kind;
     let servable = openssh.private_hostkeys();
     let ssh_plan = |ciphers: &[String], macs: &[String], kex: &[String], handshakes: bool, f: f64| {
@@ -413,7 +413,7 @@ fn measure_ssh(
     bulk.budget = Seconds(left);
     let client = Client {
         ssh: openssh.ssh.clone(),
-        target: Target::Private {
+        target: Destination::Private {
             port: daemon.port(),
             user: daemon.user().into(),
             key: daemon.files().client_key,
@@ -434,16 +434,16 @@ fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, (session, meas
     // Only what the history has not ordered yet is raced (see `pool`).
     let evidence = super::pool::pooled(c, &session.document(measurements));
     let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
-    let contests = crate::race::contests(&outcome, &measurements.results);
+    let contests = crate::contest::contests(&outcome, &measurements.results);
     if contests.is_empty() || left < 3.0 {
         return Ok(());
     }
-    let racers = crate::race::Racers {
+    let racers = crate::contest::Racers {
         tls: first.tls_plan.as_ref(),
         ssh: first.ssh_run.as_ref().map(|(p, c, _, pre)| (p, c, pre)),
     };
     let started = std::time::Instant::now();
-    let r = crate::race::race(measurements, &contests, &racers, Seconds(left), c.quiet || c.json);
+    let r = crate::contest::race(measurements, &contests, &racers, Seconds(left), c.quiet || c.json);
     let lists: Vec<_> = contests.iter().map(|k| json!({ "list": k.list, "contenders": k.names })).collect();
     let remeasured = r.as_ref().ok().copied();
     measurements.set_setting(
@@ -530,7 +530,7 @@ fn main_reports_dir(c: &CommonOptions) -> Result<Option<std::path::PathBuf>> {
 
 /// Config targets for the answer: `--for`, else the software found installed.
 fn main_targets(c: &CommonOptions) -> Result<Vec<String>> {
-    let names = crate::target::names();
+    let names = crate::software::names();
     for t in &c.targets {
         if !names.iter().any(|n| n.eq_ignore_ascii_case(t)) {
             return Err(UsageError::unknown("target", t, names.iter().copied()).into());
@@ -539,9 +539,9 @@ fn main_targets(c: &CommonOptions) -> Result<Vec<String>> {
     if !c.targets.is_empty() {
         return Ok(c.targets.clone());
     }
-    let mut found: Vec<String> = crate::target::ALL
+    let mut found: Vec<String> = crate::software::ALL
         .iter()
-        .filter(|t| crate::target::installed(t.programs()))
+        .filter(|t| crate::software::installed(t.programs()))
         .map(|t| t.name().to_string())
         .collect();
     if found.is_empty() {

@@ -12,7 +12,7 @@ use serde_json::json;
 /// `recommend`: a stored run (or a fresh default run) → judge → rank → config lines.
 pub(super) fn recommend(c: &CommonOptions, a: &RecommendOptions) -> Result<()> {
     let policy = policy(c)?;
-    let names = crate::target::names();
+    let names = crate::software::names();
     for t in &c.targets {
         if !names.iter().any(|n| n.eq_ignore_ascii_case(t)) {
             return Err(UsageError::unknown("target", t, names.iter().copied()).into());

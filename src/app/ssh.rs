@@ -1,7 +1,7 @@
 //! `ssh`: OpenSSH transfers and handshakes on a private sshd or a remote host.
 
 use super::{finish, masked, open_store, outputs, policy, progress};
-use crate::backend::openssh::{Client, PrivateSshd, Target};
+use crate::backend::openssh::{Client, Destination, PrivateSshd};
 use crate::discover;
 use crate::measure;
 use crate::measure::sink::Measurements;
@@ -102,13 +102,13 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
 /// configuration.
 fn client(a: &SshOptions, openssh: &discover::openssh::OpenSsh, daemon: Option<&PrivateSshd>) -> Client {
     let target = match (daemon, &a.host) {
-        (Some(d), _) => Target::Private {
+        (Some(d), _) => Destination::Private {
             port: d.port(),
             user: d.user().into(),
             key: d.files().client_key,
             known_hosts: d.files().known_hosts,
         },
-        (None, h) => Target::Remote {
+        (None, h) => Destination::Remote {
             destination: h.clone().unwrap_or_default(),
             port: a.port,
             identity: a.identity.clone(),

@@ -8,7 +8,7 @@
 //! recommendation (`validated`).
 
 use crate::model::{RecommendationRecord, Validated};
-use crate::target::{self, Checked, Negotiation, Refused, Want};
+use crate::software::{self, Checked, Negotiation, Refused, Want};
 
 pub(super) const ACCEPTED: &str = "accepted";
 pub(super) const REJECTED: &str = "rejected";
@@ -84,7 +84,7 @@ fn check(r: &RecommendationRecord) -> Option<Validated> {
     if r.lines.is_empty() {
         return None;
     }
-    let t = target::find(&r.target)?;
+    let t = software::find(&r.target)?;
     let (status, detail) = match t.validate(&r.lines) {
         Ok(Checked::Parsed(how)) => match t.negotiate(&r.lines, &Want::new(&r.choice)) {
             Ok(Negotiation::Negotiated(said)) => (ACCEPTED, format!("{}; {said}", short(&how))),
@@ -156,12 +156,12 @@ mod tests {
     fn a_client_that_negotiates_otherwise_is_said_first() {
         use crate::recommend::emit::{testdata, Choice};
         for need in ["curl", "openssl"] {
-            if !target::installed(&[need]) {
+            if !software::installed(&[need]) {
                 return crate::testing::missing(&format!("{need} is not installed"));
             }
         }
         let choice = Choice::Tls(testdata::tls());
-        let line = target::find("curl").unwrap().lines(&choice).unwrap().remove(0);
+        let line = software::find("curl").unwrap().lines(&choice).unwrap().remove(0);
         let at = line.find("--tls13-ciphers").unwrap();
         let end = at + line[at..].find("' ").unwrap() + 2;
         let mut recs = [line.clone(), format!("{}{}", &line[..at], &line[end..])].map(|l| RecommendationRecord {
@@ -198,7 +198,7 @@ mod tests {
             rec("sshd", &[]),
         ];
         for need in ["sshd", "nginx", "openssl"] {
-            if !target::installed(&[need]) {
+            if !software::installed(&[need]) {
                 crate::testing::missing(&format!("{need} is not installed"));
                 return;
             }

@@ -121,7 +121,7 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
                 _ if s.server => crate::discover::installed::ssh::read_default()
                     .map_err(|e| anyhow::anyhow!("no default ssh client to negotiate with: {e:#}"))?,
                 Some(p) => p.clone(),
-                None => match crate::target::read_installed("sshd", None) {
+                None => match crate::software::read_installed("sshd", None) {
                     Ok(Some(o)) => o,
                     // A client-only machine: the client is read all the same.
                     Ok(None) => {
@@ -615,7 +615,7 @@ pub fn build(c: &Current, doc: &Document, outcome: &Outcome, k: &Knowledge, poli
         }
     }
     let lines = rec.map(|r| r.lines.clone()).unwrap_or_default();
-    let fix = match (&c.negotiated, crate::target::find(i.software)) {
+    let fix = match (&c.negotiated, crate::software::find(i.software)) {
         (Err(_), Some(t)) if !lines.is_empty() => t.file_lines(i, &lines),
         _ => Vec::new(),
     };

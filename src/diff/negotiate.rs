@@ -14,7 +14,7 @@
 //! `gnutls-cli -l`), never from a re-implementation of cipher-string syntax.
 
 use crate::discover::installed::openssl::{self as inst_openssl, OfferedSuite};
-use crate::discover::installed::{gnutls, Config, SshConfig, TlsConfig, TlsLibrary};
+use crate::discover::installed::{gnutls, Config, LinkedLibrary, SshConfig, TlsConfig};
 use crate::judge::Knowledge;
 use anyhow::Result;
 use serde::Serialize;
@@ -157,7 +157,7 @@ pub fn tls_offer(c: &TlsConfig, k: &Knowledge) -> Result<TlsOffer> {
         .map(|s| s.to_string())
         .collect();
     match c.library {
-        TlsLibrary::Openssl => {
+        LinkedLibrary::Openssl => {
             let suites = inst_openssl::resolve(c.cipher_string.as_deref(), c.ciphersuites.as_deref())?;
             let protocols = c.protocols.clone().unwrap_or(all);
             let (group_tiers, key_shares) = match &c.groups {
@@ -173,7 +173,7 @@ pub fn tls_offer(c: &TlsConfig, k: &Knowledge) -> Result<TlsOffer> {
                 key_shares,
             })
         }
-        TlsLibrary::Gnutls => {
+        LinkedLibrary::Gnutls => {
             let r = gnutls::resolve(c.cipher_string.as_deref().unwrap_or("NORMAL"), &|code| k.suite_names_by_code(code))?;
             Ok(TlsOffer {
                 suites: r.suites.into_iter().filter(|s| usable(s, &r.protocols)).collect(),

@@ -8,7 +8,7 @@
 
 use crate::discover::installed::{read_config, Directive, Installed};
 use crate::error::UsageError;
-use crate::target::Target;
+use crate::software::Target;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -183,7 +183,7 @@ fn insert(files: &mut Files, file: &Path, after: usize, missing: &[String]) -> R
 /// or nothing changes. Unreadable files are an error naming them.
 pub fn unified(installed: &Installed, emitted: &[String]) -> Result<Option<String>, UsageError> {
     // Every reader's software is a target.
-    let Some(target) = crate::target::find(installed.software) else {
+    let Some(target) = crate::software::find(installed.software) else {
         return Ok(None);
     };
     let lines = target.file_lines(installed, emitted);
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn keywords_and_file_syntax() {
-        let t = |n: &str| crate::target::find(n).unwrap();
+        let t = |n: &str| crate::software::find(n).unwrap();
         assert_eq!(
             keyword_of(t("nginx"), "ssl_conf_command Ciphersuites X;"),
             "ssl_conf_command ciphersuites"

@@ -9,14 +9,14 @@ use super::*;
 pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>) -> anyhow::Result<(Vec<Installed>, Vec<String>)> {
     use crate::discover::installed as inst;
     use crate::error::UsageError;
-    use crate::target;
+    use crate::software;
     for t in targets {
-        if !target::readable().iter().any(|s| s.eq_ignore_ascii_case(t)) {
-            return Err(UsageError::unknown("software to check", t, target::readable()).into());
+        if !software::readable().iter().any(|s| s.eq_ignore_ascii_case(t)) {
+            return Err(UsageError::unknown("software to check", t, software::readable()).into());
         }
     }
     let Some(typed) = config_from else {
-        return Ok(target::discover(targets));
+        return Ok(software::discover(targets));
     };
     // Absolute before any tool sees it: `nginx -p DIR -c FILE` and `sshd -f FILE`
     // would read a relative path against their own prefix, not the cwd.
@@ -35,13 +35,13 @@ pub fn read_installed(targets: &[String], config_from: Option<&std::path::Path>)
                 UsageError::Invalid(format!(
                     "cannot tell which software {} configures; add --for {}",
                     path.display(),
-                    target::readable().join("|")
+                    software::readable().join("|")
                 ))
             })?
             .to_string(),
         _ => return Err(UsageError::Invalid("--config-from reads one file: give one --for target".into()).into()),
     };
-    let i = target::read_installed(&software, Some(path))?
+    let i = software::read_installed(&software, Some(path))?
         .ok_or_else(|| UsageError::Invalid(format!("{} is not a {software} configuration", path.display())))?;
     Ok((vec![i], Vec::new()))
 }
@@ -77,7 +77,7 @@ pub fn build_all(currents: &[Current], doc: &Document, outcome: &Outcome, k: &Kn
 fn readable(targets: &[String]) -> Vec<String> {
     targets
         .iter()
-        .filter(|t| crate::target::readable().iter().any(|s| s.eq_ignore_ascii_case(t)))
+        .filter(|t| crate::software::readable().iter().any(|s| s.eq_ignore_ascii_case(t)))
         .cloned()
         .collect()
 }
@@ -89,7 +89,7 @@ pub fn installed(k: &Knowledge, targets: &[String]) -> (Vec<Current>, Vec<String
     if wanted.is_empty() || crate::interrupt::requested() {
         return (Vec::new(), Vec::new());
     }
-    let (installed, mut notes) = crate::target::discover(&wanted);
+    let (installed, mut notes) = crate::software::discover(&wanted);
     let (currents, more) = resolve_all(installed, k);
     notes.extend(more);
     (currents, notes)
@@ -173,7 +173,7 @@ pub fn for_stored_run(targets: &[String], k: &Knowledge) -> (Vec<Current>, Vec<S
     if !targets.is_empty() && wanted.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    let (installed, mut notes) = crate::target::discover(&wanted);
+    let (installed, mut notes) = crate::software::discover(&wanted);
     let (currents, more) = resolve_all(installed, k);
     notes.extend(more);
     (currents, notes)

@@ -136,7 +136,7 @@ impl Subjects {
                 let sshd = currents.iter().any(|c| matches!(&c.offer, Offer::Ssh(s) if s.server));
                 let client = match sshd {
                     true => crate::discover::installed::ssh::read_default().ok(),
-                    false => crate::target::read_installed("ssh", None).ok().flatten(),
+                    false => crate::software::read_installed("ssh", None).ok().flatten(),
                 };
                 let order: Vec<String> = match client.map(|c| c.config) {
                     Some(crate::discover::installed::Config::Ssh(c)) => c.kex,
@@ -545,7 +545,7 @@ pub fn measure_through_nzbget(
 }
 
 fn measure_ssh(s: &Subjects, session: &mut Measurements, budget: Seconds) -> Result<()> {
-    use crate::backend::openssh::{Client, PrivateSshd, Target};
+    use crate::backend::openssh::{Client, Destination, PrivateSshd};
     use crate::measure::ssh as ssh_kind;
     let o = crate::discover::openssh::discover()?;
     let sshd = crate::discover::openssh::find_sshd()?;
@@ -580,7 +580,7 @@ fn measure_ssh(s: &Subjects, session: &mut Measurements, budget: Seconds) -> Res
     };
     let client = Client {
         ssh: o.ssh.clone(),
-        target: Target::Private {
+        target: Destination::Private {
             port: daemon.port(),
             user: daemon.user().into(),
             key: daemon.files().client_key,

@@ -140,7 +140,7 @@ fn hostile() -> impl Strategy<Value = Hostile> {
 
 fn build_of(files: &[PathBuf]) -> FleetReport {
     let policy = crate::judge::Policy::builtin("intermediate").unwrap();
-    let targets: Vec<String> = crate::target::ansible().iter().map(|s| s.to_string()).collect();
+    let targets: Vec<String> = crate::software::ansible().iter().map(|s| s.to_string()).collect();
     build(
         files,
         64 << 20,

@@ -103,7 +103,7 @@ fn findings(merged: &merge::Merged, knowledge: &crate::judge::Knowledge, policy:
 pub fn command(c: &CommonOptions, a: &FleetOptions) -> Result<()> {
     let policy = crate::judge::Policy::resolve(c.policy.as_deref().unwrap_or(crate::judge::DEFAULT_POLICY))
         .map_err(|e| UsageError::Invalid(e.to_string()))?;
-    let names = crate::target::names();
+    let names = crate::software::names();
     for t in &c.targets {
         if !names.iter().any(|n| n.eq_ignore_ascii_case(t)) {
             return Err(UsageError::unknown("target", t, names.iter().copied()).into());
@@ -111,7 +111,7 @@ pub fn command(c: &CommonOptions, a: &FleetOptions) -> Result<()> {
     }
     let targets: Vec<String> = if c.targets.is_empty() {
         // Default targets: what apply.yml writes.
-        crate::target::ansible().iter().map(|s| s.to_string()).collect()
+        crate::software::ansible().iter().map(|s| s.to_string()).collect()
     } else {
         c.targets.clone()
     };

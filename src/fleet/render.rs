@@ -257,7 +257,7 @@ fn lines_of(lines: &[Lines], target: &str) -> Option<Value> {
 fn with_lines(vars: &mut Value, scope: &str, lines: &[Lines], who: &str, skipped: &mut Vec<String>) -> usize {
     let mut written = 0;
     if let Value::Object(m) = vars {
-        for t in crate::target::ansible() {
+        for t in crate::software::ansible() {
             let key = format!("cipherbench_{scope}_{t}_lines");
             match lines_of(lines, t) {
                 Some(v) => {
@@ -380,7 +380,7 @@ pub fn ansible_vars(r: &FleetReport, dir: &Path) -> Result<()> {
     if written == 0 {
         return Err(crate::error::Finding(format!(
             "no class and not the fleet has a line for {}: nothing for apply.yml to apply (the variables were written without lines)",
-            crate::target::ansible().join(" or ")
+            crate::software::ansible().join(" or ")
         ))
         .into());
     }

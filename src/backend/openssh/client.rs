@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// Where the client connects.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub enum Destination {
     /// The private daemon: its own key and known_hosts, no user configuration.
     Private {
         port: u16,
@@ -166,7 +166,7 @@ pub fn classify(status: ExitStatus, stderr: &str, command: &str) -> Option<SshEr
 #[derive(Debug, Clone)]
 pub struct Client {
     pub ssh: PathBuf,
-    pub target: Target,
+    pub target: Destination,
 }
 
 impl Client {
@@ -201,7 +201,7 @@ impl Client {
             c.arg("-o").arg(opt);
         };
         match &self.target {
-            Target::Private { .. } => {
+            Destination::Private { .. } => {
                 o("BatchMode=yes");
                 o("IdentitiesOnly=yes");
                 o("IdentityAgent=none");
@@ -213,7 +213,7 @@ impl Client {
                 o("CheckHostIP=no");
                 o("UpdateHostKeys=no");
             }
-            Target::Remote { .. } => {
+            Destination::Remote { .. } => {
                 // The user's config and keys; host-key checking stays as configured.
                 o("BatchMode=yes");
             }
@@ -234,7 +234,7 @@ impl Client {
     /// The destination: the private daemon on 127.0.0.1, or the user's host.
     fn destination_args(&self, c: &mut Command) {
         match &self.target {
-            Target::Private {
+            Destination::Private {
                 port,
                 user,
                 key,
@@ -250,7 +250,7 @@ impl Client {
                 c.arg("-l").arg(user);
                 c.arg("127.0.0.1");
             }
-            Target::Remote {
+            Destination::Remote {
                 destination,
                 port,
                 identity,
@@ -305,7 +305,7 @@ impl Client {
     /// unreachable, silent, too slow or not SSH. Skipped when ssh goes through a
     /// proxy (ProxyJump, ProxyCommand): ssh's own messages then tell.
     pub fn reach(&self) -> Result<(), SshError> {
-        let Target::Remote {
+        let Destination::Remote {
             destination,
             port,
             options,
@@ -854,7 +854,7 @@ mod tests {
     fn remote_command_line_keeps_the_users_checking() {
         let cl = Client {
             ssh: "ssh".into(),
-            target: Target::Remote {
+            target: Destination::Remote {
                 destination: "me@example.org".into(),
                 port: Some(2222),
                 identity: None,

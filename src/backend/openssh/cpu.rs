@@ -22,7 +22,7 @@
 //! its interval, seconds per GB per bulk session) is the measuring side's
 //! (`measure::ssh`), with the engine's intervals (`measure::engine::stats`).
 
-use super::client::{classify, Algorithms, Client, SshError, Target};
+use super::client::{classify, Algorithms, Client, Destination, SshError};
 use super::daemon;
 use crate::proc::ticks_per_second;
 use crate::units::Seconds;
@@ -176,14 +176,14 @@ impl ServerClock {
     /// For connections to `target`: the private daemon's listener is found by the
     /// pid file it writes into its own directory (beside known_hosts); a remote
     /// server is not observable.
-    pub fn for_target(target: &Target) -> ServerClock {
+    pub fn for_target(target: &Destination) -> ServerClock {
         let listener = match target {
-            Target::Private { known_hosts, .. } => known_hosts
+            Destination::Private { known_hosts, .. } => known_hosts
                 .parent()
                 .and_then(|d| std::fs::read_to_string(d.join("sshd.pid")).ok())
                 .and_then(|s| s.trim().parse::<u32>().ok())
                 .filter(|&pid| daemon::alive(pid)),
-            Target::Remote { .. } => None,
+            Destination::Remote { .. } => None,
         };
         ServerClock::of_listener(listener)
     }

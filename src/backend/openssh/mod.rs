@@ -6,7 +6,7 @@ pub mod cpu;
 pub mod daemon;
 pub mod placement;
 
-pub use client::{Client, Target};
+pub use client::{Client, Destination};
 pub use daemon::PrivateSshd;
 
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //! resolves a priority string with GnuTLS's own parser.
 
 use super::openssl::OfferedSuite;
-use super::{read_config, run, Config, Directive, Installed, TlsConfig, TlsLibrary};
+use super::{read_config, run, Config, Directive, Installed, LinkedLibrary, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -135,7 +135,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     };
     let source = format!("gnutls-cli --priority {priority} -l");
     let config = Config::Tls(TlsConfig {
-        library: TlsLibrary::Gnutls,
+        library: LinkedLibrary::Gnutls,
         server: false,
         cipher_string: Some(priority),
         ..Default::default()

@@ -146,7 +146,7 @@ pub enum Config {
 /// Which TLS library interprets a [`TlsConfig`].
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum TlsLibrary {
+pub enum LinkedLibrary {
     #[default]
     Openssl,
     Gnutls,
@@ -155,7 +155,7 @@ pub enum TlsLibrary {
 /// A TLS endpoint's configuration; `None` means the library's default.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct TlsConfig {
-    pub library: TlsLibrary,
+    pub library: LinkedLibrary,
     /// Whether this end is the server (the usual peer is then a default client).
     pub server: bool,
     /// Enabled protocol versions, `TLSv1` ... `TLSv1.3`.

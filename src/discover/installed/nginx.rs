@@ -368,7 +368,7 @@ pub fn from_files(files: &[(PathBuf, String)], prefix: &Path, version: Option<(u
     let get = |k: &str| chosen.iter().find(|s| key(s).as_deref() == Some(k));
     let rest = |s: &Stmt, skip: usize| s.words[skip..].join(" ");
     let config = TlsConfig {
-        library: super::TlsLibrary::Openssl,
+        library: super::LinkedLibrary::Openssl,
         server: true,
         protocols: Some(
             get("ssl_protocols")

@@ -16,7 +16,7 @@
 //! - [`race`]: ties, who is still in the running for a place, which subjects a
 //!   race samples next, and pooling a race's samples with the first pass's.
 //!
-//! `crate::race` (the main job's race over its tied lists) and the SSH sweep's
+//! `crate::contest` (the main job's race over its tied lists) and the SSH sweep's
 //! racer are callers of [`race`]; neither keeps a rule of its own.
 
 pub mod noise;

@@ -107,7 +107,7 @@ pub(super) fn feature_check(
     // The private sshd offers everything the client has: its handshakes check
     // their own key exchanges and host keys (a refusal is recorded as one), so
     // the feature check spends connections only on what bulk needs first.
-    let private = matches!(client.target, crate::backend::openssh::client::Target::Private { .. }) && plan.admitted.is_some();
+    let private = matches!(client.target, crate::backend::openssh::client::Destination::Private { .. }) && plan.admitted.is_some();
     let kex: Vec<&String> = match private {
         true => plan.kex.iter().filter(|k| **k == plan.bulk_kex).collect(),
         false => plan.kex.iter().collect(),

@@ -4,7 +4,7 @@
 //! (`backend::openssh::cpu`) become the record's `handshake_cpu` ([`LoginCpu`]).
 
 use super::*;
-use crate::backend::openssh::client::{Algorithms, Client, SshError, Target};
+use crate::backend::openssh::client::{Algorithms, Client, Destination, SshError};
 use crate::backend::openssh::cpu::{self, ServerClock};
 use crate::measure::engine::race;
 use crate::measure::engine::sampler::{self, Measurement, Probe, Rate};
@@ -54,7 +54,7 @@ pub struct LoginCpu {
 
 impl LoginCpu {
     /// For logins to `target` (the server's CPU only for the private sshd).
-    pub fn for_target(target: &Target) -> LoginCpu {
+    pub fn for_target(target: &Destination) -> LoginCpu {
         LoginCpu {
             server_clock: ServerClock::for_target(target),
             ..Default::default()

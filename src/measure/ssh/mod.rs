@@ -31,7 +31,7 @@
 //! connection). Without the policy's lists the bulk sweep is cipher × MAC.
 //! `--full-matrix` runs the write-up's cipher × MAC × kex sweep.
 
-use crate::backend::openssh::client::{Client, SshError, Target};
+use crate::backend::openssh::client::{Client, Destination, SshError};
 use crate::backend::openssh::PrivateSshd;
 use crate::discover::openssh::OpenSsh;
 use crate::measure::engine::sampler::Measurement;
@@ -395,8 +395,8 @@ pub(super) fn until(t: Instant) -> f64 {
 /// The run's settings: what was asked and where it ran.
 pub fn settings(plan: &SshPlan, o: &OpenSsh, client: &Client, daemon: Option<&PrivateSshd>) -> serde_json::Value {
     let target = match &client.target {
-        Target::Private { port, .. } => format!("private sshd on 127.0.0.1:{port}"),
-        Target::Remote { destination, port, .. } => format!("{destination}{}", port.map(|p| format!(":{p}")).unwrap_or_default()),
+        Destination::Private { port, .. } => format!("private sshd on 127.0.0.1:{port}"),
+        Destination::Remote { destination, port, .. } => format!("{destination}{}", port.map(|p| format!(":{p}")).unwrap_or_default()),
     };
     json!({
         "target": target,
@@ -413,9 +413,9 @@ pub fn settings(plan: &SshPlan, o: &OpenSsh, client: &Client, daemon: Option<&Pr
         "verify": plan.verify,
         "budget_seconds": plan.budget.0,
         "placement": match (&client.target, crate::backend::openssh::placement::placement()) {
-            (Target::Private { .. }, Some(p)) => p.describe(),
-            (Target::Private { .. }, None) => "one CPU: client and sshd share it".to_string(),
-            (Target::Remote { .. }, _) => "client here, server remote".to_string(),
+            (Destination::Private { .. }, Some(p)) => p.describe(),
+            (Destination::Private { .. }, None) => "one CPU: client and sshd share it".to_string(),
+            (Destination::Remote { .. }, _) => "client here, server remote".to_string(),
         },
     })
 }

@@ -1,6 +1,6 @@
 //! `ssh --serve`: keep the private daemon up for bench scripts.
 
-use crate::backend::openssh::client::{Client, Target};
+use crate::backend::openssh::client::{Client, Destination};
 use crate::backend::openssh::PrivateSshd;
 use anyhow::{bail, Result};
 use serde_json::json;
@@ -10,7 +10,7 @@ use serde_json::json;
 pub fn serve(client: &Client, daemon: Option<&PrivateSshd>) -> Result<()> {
     let (
         Some(d),
-        Target::Private {
+        Destination::Private {
             port,
             user,
             key,

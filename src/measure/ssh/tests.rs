@@ -1,5 +1,5 @@
 use super::*;
-use crate::backend::openssh::client::{Algorithms, Client, SshError, Target};
+use crate::backend::openssh::client::{Algorithms, Client, Destination, SshError};
 use crate::discover::openssh::OpenSsh;
 use crate::measure::engine::race;
 use crate::measure::engine::race::{could_place, MAX_SPREAD as MAX_SLACK, MIN_SPREAD as MIN_SLACK};
@@ -145,7 +145,7 @@ fn algorithms_checked_by_an_earlier_sweep_are_not_checked_again() {
     // A client that cannot run at all: any check it made would fail and be recorded.
     let client = Client {
         ssh: "/nonexistent/ssh".into(),
-        target: Target::Remote {
+        target: Destination::Remote {
             destination: "nowhere.invalid".into(),
             port: None,
             identity: None,
@@ -202,7 +202,7 @@ fn private() -> (crate::backend::openssh::PrivateSshd, Client) {
     let f = d.files();
     let client = Client {
         ssh: o.ssh.clone(),
-        target: Target::Private {
+        target: Destination::Private {
             port: d.port(),
             user: d.user().to_string(),
             key: f.client_key,

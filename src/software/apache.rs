@@ -69,7 +69,7 @@ impl Target for Apache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::server::tests::{gives_the_answer, gives_the_tls12_answer, refused_in_the_clients_order};
+    use crate::software::server::tests::{gives_the_answer, gives_the_tls12_answer, refused_in_the_clients_order};
 
     fn installed() -> bool {
         let ok = inst::find_program(private::PROGRAMS).is_some() && private::modules().is_some();

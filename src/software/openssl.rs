@@ -115,7 +115,7 @@ fn system_cnf(emitted: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::recommend::emit::{testdata, Choice};
-    use crate::target::Refused;
+    use crate::software::Refused;
 
     fn want() -> Want {
         Want::new(&crate::recommend::choice_lists(&Choice::Tls(testdata::tls())))

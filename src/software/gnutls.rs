@@ -88,7 +88,7 @@ fn offered_groups(priority: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::recommend::emit::{testdata, Choice};
-    use crate::target::Refused;
+    use crate::software::Refused;
 
     fn want() -> Want {
         Want::new(&crate::recommend::choice_lists(&Choice::Tls(testdata::tls())))

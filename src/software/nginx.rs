@@ -55,7 +55,7 @@ impl Target for Nginx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::server::tests::{gives_the_answer, gives_the_tls12_answer, installed, refused_in_the_clients_order};
+    use crate::software::server::tests::{gives_the_answer, gives_the_tls12_answer, installed, refused_in_the_clients_order};
 
     /// The emitted lines in a real nginx: a default client negotiates the
     /// answer's first TLS 1.3 suite (ChaCha20 here, not the client's own first,

@@ -57,7 +57,7 @@ pub fn negotiate<S: Served>(
 pub mod tests {
     use super::*;
     use crate::recommend::emit::{testdata, Choice};
-    use crate::target::{Refused, Target};
+    use crate::software::{Refused, Target};
 
     /// Whether one of `programs` is installed (a missing one is said, and
     /// fails under CI=true).

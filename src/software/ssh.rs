@@ -100,7 +100,7 @@ fn private_block(lines: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::recommend::emit::{testdata, Choice};
-    use crate::target::Refused;
+    use crate::software::Refused;
 
     fn installed() -> bool {
         let ok = crate::discover::openssh::find_sshd().is_ok() && crate::discover::openssh::discover().is_ok();
