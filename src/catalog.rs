@@ -112,6 +112,30 @@ impl Library {
     }
 }
 
+/// The primitives behind an SSH cipher and MAC (`aes128-gcm@openssh.com` →
+/// `aes-128-gcm`; a CTR or CBC cipher with `hmac-sha2-256-etm@openssh.com` →
+/// `aes-128-ctr` then `hmac-sha256`). `None` for what the catalogue does not
+/// measure (UMAC, HMAC-SHA-512) or an AEAD's absent MAC when one is needed.
+pub fn ssh_primitives(cipher: &str, mac: Option<&str>) -> Option<(String, Option<String>)> {
+    let c = match cipher {
+        "aes128-gcm@openssh.com" => return Some(("aes-128-gcm".into(), None)),
+        "aes256-gcm@openssh.com" => return Some(("aes-256-gcm".into(), None)),
+        "chacha20-poly1305@openssh.com" => return Some(("chacha20-poly1305".into(), None)),
+        "aes128-ctr" | "aes192-ctr" | "aes256-ctr" | "aes128-cbc" | "aes192-cbc" | "aes256-cbc" => {
+            format!("aes-{}-{}", &cipher[3..6], &cipher[7..])
+        }
+        "3des-cbc" => "des-ede3-cbc".to_string(),
+        _ => return None,
+    };
+    let m = match mac?.trim_end_matches("-etm@openssh.com") {
+        "hmac-sha1" => "hmac-sha1",
+        "hmac-sha2-256" => "hmac-sha256",
+        "hmac-md5" => "hmac-md5",
+        _ => return None,
+    };
+    Some((c, Some(m.to_string())))
+}
+
 /// GnuTLS's name for a catalogue primitive, where GnuTLS has it.
 pub fn gnutls_name(p: &Primitive) -> Option<&'static str> {
     Some(match p.name {

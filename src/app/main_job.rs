@@ -326,7 +326,7 @@ fn measure_first_pass(
             // The primitives behind the allowed ciphers (those the primitive pass
             // left without an orderable figure), as `cipherbench ssh` measures them.
             first.measured = match &picks.admitted {
-                Some(admitted) => super::ssh::physics(admitted, (&picks.ciphers, &picks.macs), plan.budget, measurements),
+                Some(admitted) => measure::ssh::physics::physics(admitted, (&picks.ciphers, &picks.macs), plan.budget, measurements),
                 None => Ok(()),
             }
             .and_then(|_| measure_ssh(plan, &picks, openssh, sshd, measurements, t0, &mut first.ssh_run));

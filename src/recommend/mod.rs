@@ -31,7 +31,6 @@ pub mod rank;
 mod ssh;
 mod tls;
 
-pub use figures::ssh_primitives;
 pub use host::{group_names, suite_names};
 pub use order::{disputed_by, tier};
 

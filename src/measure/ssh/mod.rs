@@ -45,6 +45,7 @@ use std::time::{Duration, Instant};
 mod bulk;
 mod features;
 mod handshake;
+pub mod physics;
 mod racer;
 mod rounds;
 mod serve;
