@@ -692,17 +692,12 @@ fn emit_lines(
     }
     let mut out = Vec::new();
     for choice in &choices {
-        for e in emit::all() {
-            if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(e.target())) {
-                continue;
-            }
-            if let Some(lines) = e.emit(choice) {
-                out.push(Lines {
-                    target: e.target().into(),
-                    location: e.location().into(),
-                    lines,
-                });
-            }
+        for e in emit::lines(choice, targets) {
+            out.push(Lines {
+                target: e.target.into(),
+                location: e.location.into(),
+                lines: e.lines,
+            });
         }
     }
     out

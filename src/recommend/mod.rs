@@ -171,21 +171,16 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
     let mut recommendations = Vec::new();
     for (protocol, rankings, choice) in &protocols {
         let lists = choice_lists(choice);
-        for e in emit::all() {
-            if !targets.is_empty() && !targets.iter().any(|t| t.eq_ignore_ascii_case(e.target())) {
-                continue;
-            }
-            if let Some(lines) = e.emit(choice) {
-                recommendations.push(Recommendation {
-                    protocol: protocol.clone(),
-                    target: e.target().to_string(),
-                    location: e.location().to_string(),
-                    policy: policy.name.clone(),
-                    choice: lists.clone(),
-                    lines,
-                    rankings: rankings.clone(),
-                });
-            }
+        for e in emit::lines(choice, targets) {
+            recommendations.push(Recommendation {
+                protocol: protocol.clone(),
+                target: e.target.to_string(),
+                location: e.location.to_string(),
+                policy: policy.name.clone(),
+                choice: lists.clone(),
+                lines: e.lines,
+                rankings: rankings.clone(),
+            });
         }
     }
     Outcome {

@@ -392,6 +392,30 @@ pub fn all() -> Vec<Box<dyn Emitter>> {
     ]
 }
 
+/// One target's lines for a choice.
+pub struct Emitted {
+    pub target: &'static str,
+    pub location: &'static str,
+    pub lines: Vec<String>,
+}
+
+/// The lines of every target for `choice` (of those in `targets`, all when
+/// empty; case-insensitive), in [`all`]'s order; targets that do not speak the
+/// choice's protocol have none.
+pub fn lines(choice: &Choice, targets: &[String]) -> Vec<Emitted> {
+    all()
+        .into_iter()
+        .filter(|e| targets.is_empty() || targets.iter().any(|t| t.eq_ignore_ascii_case(e.target())))
+        .filter_map(|e| {
+            e.emit(choice).map(|lines| Emitted {
+                target: e.target(),
+                location: e.location(),
+                lines,
+            })
+        })
+        .collect()
+}
+
 /// Protocol names as Apache and nginx write them (`TLSv1.2`, `TLSv1`).
 pub(crate) fn server_protocol_name(canonical: &str) -> String {
     if canonical == "TLSv1.0" {
