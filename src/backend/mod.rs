@@ -15,5 +15,6 @@ pub mod private;
 pub mod process;
 pub mod record;
 pub mod recording;
+pub mod rustls;
 pub mod stunnel;
 pub mod tls;
