@@ -13,7 +13,11 @@ use anyhow::Result;
 use std::sync::Arc;
 
 /// Every library, the default ([`Library::DEFAULT`], the system OpenSSL) first.
-pub const ALL: &[&Entry] = &[&super::openssl::library::ENTRY, &super::gnutls::library::ENTRY];
+pub const ALL: &[&Entry] = &[
+    &super::openssl::library::ENTRY,
+    &super::gnutls::library::ENTRY,
+    &super::rustls::library::ENTRY,
+];
 
 /// The library a `--lib` name stands for.
 pub fn named(name: &str) -> Option<Library> {

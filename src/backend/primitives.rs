@@ -20,7 +20,6 @@ pub enum Fetched {
     /// An OpenSSL key type (ML-KEM, ML-DSA) by name: its keys can be generated here.
     Pkey(&'static str),
     /// An AEAD through a library's own TLS record protection (rustls).
-    #[allow(dead_code)] // made by backend/rustls/, which the next commit adds
     Records(RecordSource),
 }
 

@@ -16,6 +16,7 @@ mod negotiated;
 mod nginx;
 mod nzbget;
 mod openssl;
+mod rustls;
 mod server;
 mod ssh;
 mod sshd;
@@ -150,6 +151,7 @@ pub static ALL: &[&dyn Target] = &[
     &openssl::OpenSsl,
     &gnutls::GnuTls,
     &curl::Curl,
+    &rustls::Rustls,
 ];
 
 /// The target named `name` (case-insensitive).

@@ -19,6 +19,15 @@ use std::time::Duration;
 /// rustls with its aws-lc-rs provider, built into this program.
 pub struct Rustls;
 
+/// rustls in the library registry (`backend::libraries`).
+pub const ENTRY: crate::backend::tls::Entry = crate::backend::tls::Entry {
+    name: "rustls",
+    about: "rustls 0.23 with its aws-lc-rs provider, built into cipherbench",
+    native_text: None,
+    tls: || Ok(Arc::new(Rustls)),
+    primitives: super::record::fetch,
+};
+
 /// Why rustls lacks a suite, by what the suite's name says.
 fn why_not(iana: &str) -> &'static str {
     let u = iana.to_ascii_uppercase();

@@ -16,11 +16,6 @@
 //! - `record`: TLS 1.3 application-data records sealed and opened by rustls's own
 //!   record protection (`MessageEncrypter` / `MessageDecrypter`).
 
-// Not yet listed where the program's TLS libraries and record ciphers are
-// chosen (`measure::tls::libraries`, `measure::primitive`): until it is, the
-// binary uses none of it and only the tests do. Remove with that one line.
-#![cfg_attr(not(test), allow(dead_code))]
-
 mod conn;
 pub mod library;
 pub mod record;

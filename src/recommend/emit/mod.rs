@@ -10,6 +10,7 @@ pub mod nginx;
 pub mod nzbget;
 pub mod openssh_client;
 pub mod openssl;
+pub mod rustls;
 pub mod sshd;
 pub mod stunnel;
 
@@ -386,6 +387,7 @@ pub fn all() -> Vec<Box<dyn Emitter>> {
         Box::new(haproxy::Haproxy),
         Box::new(stunnel::Stunnel),
         Box::new(curl::Curl),
+        Box::new(rustls::Rustls),
         Box::new(nzbget::Nzbget),
         Box::new(openssh_client::OpenSshClient),
         Box::new(sshd::Sshd),
@@ -528,7 +530,7 @@ mod tests {
             assert!(a.is_some() != b.is_some(), "{}", e.target());
             assert!(!a.or(b).unwrap().is_empty(), "{}", e.target());
         }
-        assert_eq!(all().len(), 10);
+        assert_eq!(all().len(), 11);
     }
 
     #[test]

@@ -7,35 +7,45 @@ use super::{Choice, Emitter};
 
 pub struct Rustls;
 
-/// rustls's constant for a suite it implements (`aws_lc_rs::cipher_suite::…`),
+/// rustls's constants for the suites it implements (`aws_lc_rs::cipher_suite::…`),
 /// by IANA name: its TLS 1.3 suites and the ECDHE AEAD suites of TLS 1.2.
+pub const SUITES: &[(&str, &str)] = &[
+    ("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"),
+    ("TLS_AES_256_GCM_SHA384", "TLS13_AES_256_GCM_SHA384"),
+    ("TLS_CHACHA20_POLY1305_SHA256", "TLS13_CHACHA20_POLY1305_SHA256"),
+    ("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+    ("TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
+    (
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+    ),
+    ("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+    ("TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"),
+    (
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+    ),
+];
+
+/// rustls's constants for key-exchange groups (`aws_lc_rs::kx_group::…`), by
+/// the knowledge's name (IANA's, compared in any case) and the canonical one.
+pub const GROUPS: &[(&str, &str, &str)] = &[
+    ("x25519mlkem768", "X25519MLKEM768", "X25519MLKEM768"),
+    ("secp256r1mlkem768", "SecP256r1MLKEM768", "SECP256R1MLKEM768"),
+    ("mlkem768", "MLKEM768", "MLKEM768"),
+    ("x25519", "X25519", "X25519"),
+    ("secp256r1", "P-256", "SECP256R1"),
+    ("secp384r1", "P-384", "SECP384R1"),
+];
+
+/// rustls's constant for a suite, by IANA name.
 pub fn suite_constant(iana: &str) -> Option<&'static str> {
-    Some(match iana {
-        "TLS_AES_128_GCM_SHA256" => "TLS13_AES_128_GCM_SHA256",
-        "TLS_AES_256_GCM_SHA384" => "TLS13_AES_256_GCM_SHA384",
-        "TLS_CHACHA20_POLY1305_SHA256" => "TLS13_CHACHA20_POLY1305_SHA256",
-        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256" => "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
-        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384" => "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
-        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256" => "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
-        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256" => "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-        "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384" => "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
-        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256" => "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
-        _ => return None,
-    })
+    SUITES.iter().find(|(i, _)| *i == iana).map(|(_, c)| *c)
 }
 
-/// rustls's constant for a key-exchange group (`aws_lc_rs::kx_group::…`), by
-/// the knowledge's name (IANA's, any case).
+/// rustls's constant for a group, by the knowledge's name.
 pub fn group_constant(name: &str) -> Option<&'static str> {
-    Some(match name.to_ascii_lowercase().as_str() {
-        "x25519mlkem768" => "X25519MLKEM768",
-        "secp256r1mlkem768" => "SECP256R1MLKEM768",
-        "mlkem768" => "MLKEM768",
-        "x25519" => "X25519",
-        "secp256r1" => "SECP256R1",
-        "secp384r1" => "SECP384R1",
-        _ => return None,
-    })
+    GROUPS.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(name)).map(|(_, _, c)| *c)
 }
 
 impl Emitter for Rustls {
@@ -88,8 +98,7 @@ impl Emitter for Rustls {
             versions.join(", ")
         ));
         lines.push(
-            "// rustls::ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(versions)? (or ServerConfig)"
-                .into(),
+            "// rustls::ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(versions)? (or ServerConfig)".into(),
         );
         Some(lines)
     }
@@ -116,7 +125,10 @@ mod tests {
             .map(|c| format!("cipher_suite::{c}"))
             .collect();
         assert_eq!(*suites, format!("    cipher_suites: vec![{}],", want.join(", ")));
-        assert!(suites.starts_with("    cipher_suites: vec![cipher_suite::TLS13_CHACHA20_POLY1305_SHA256"), "{text}");
+        assert!(
+            suites.starts_with("    cipher_suites: vec![cipher_suite::TLS13_CHACHA20_POLY1305_SHA256"),
+            "{text}"
+        );
         assert!(text.contains("kx_groups: vec![kx_group::X25519"), "{text}");
         let mut odd = t.clone();
         odd.tls12.push(crate::recommend::emit::SuiteNames {
@@ -124,7 +136,10 @@ mod tests {
             ..t.tls12[0].clone()
         });
         let text = Rustls.emit(&Choice::Tls(odd)).unwrap().join("\n");
-        assert!(text.contains("// Not in rustls's provider, left out: TLS_RSA_WITH_AES_128_CBC_SHA"), "{text}");
+        assert!(
+            text.contains("// Not in rustls's provider, left out: TLS_RSA_WITH_AES_128_CBC_SHA"),
+            "{text}"
+        );
         assert!(!text.contains("cipher_suite::TLS_RSA_WITH"), "{text}");
         assert!(Rustls.emit(&Choice::Ssh(Default::default())).is_none());
     }

@@ -128,12 +128,17 @@ fn handshakes(doc: &Document) -> Option<Table> {
     })
 }
 
-/// Said, not left out: a GnuTLS here without any ML-KEM group (3.8.9 on Debian 13)
+/// Said, not left out, where GnuTLS was measured: a GnuTLS here without any ML-KEM group (3.8.9 on Debian 13)
 /// gets no hybrid handshake and no HelloRetryRequest measured (from the groups the
 /// run stored: `run.capabilities.gnutls_groups`).
 pub(crate) fn gnutls_pq_note(doc: &Document) -> Option<String> {
     let groups = doc.run.capabilities.gnutls_groups.as_ref()?;
-    if groups.iter().any(|g| g.to_ascii_uppercase().contains("MLKEM")) {
+    let gnutls_ran = doc.results.iter().any(|r| {
+        [&r.subject.library, &r.subject.server_library]
+            .iter()
+            .any(|l| l.as_deref() == Some("gnutls"))
+    });
+    if !gnutls_ran || groups.iter().any(|g| g.to_ascii_uppercase().contains("MLKEM")) {
         return None;
     }
     let version = doc.run.libraries.get("gnutls").map(|v| format!(" {}", crate::untrusted::shown(v)));
@@ -341,8 +346,9 @@ mod hrr_tests {
         );
     }
 
-    /// GnuTLS without ML-KEM groups is said in the handshake notes; with one, or
-    /// with its groups unknown, nothing is said.
+    /// GnuTLS without ML-KEM groups is said in the handshake notes where GnuTLS
+    /// was measured; with one, with its groups unknown, or in a run without
+    /// GnuTLS, nothing is said.
     #[test]
     fn gnutls_without_ml_kem_is_said() {
         let doc = |groups: serde_json::Value| -> Document {
@@ -356,15 +362,36 @@ mod hrr_tests {
             }))
             .unwrap()
         };
-        let note = gnutls_pq_note(&doc(serde_json::json!(["GROUP-X25519", "GROUP-SECP256R1"])));
+        // Said only where GnuTLS was measured (not for a run of rustls alone).
+        let measured = |lib: &str, mut d: Document| {
+            let s = crate::model::Subject {
+                library: Some(lib.into()),
+                ..Default::default()
+            };
+            d.results.push(crate::model::ResultRecord::not_ok(
+                crate::model::Kind::TlsHandshake,
+                s,
+                crate::model::Metric::HandshakesPerSec,
+                crate::model::Status::Unsupported,
+                "x".to_string(),
+            ));
+            d
+        };
+        let without = || doc(serde_json::json!(["GROUP-X25519", "GROUP-SECP256R1"]));
+        assert_eq!(gnutls_pq_note(&measured("rustls", without())), None);
+        assert_eq!(gnutls_pq_note(&without()), None);
+        let note = gnutls_pq_note(&measured("gnutls", without()));
         assert_eq!(
             note.as_deref(),
             Some("GnuTLS 3.8.9 here has no ML-KEM group, so no hybrid handshake or HelloRetryRequest is measured for it.")
         );
         assert_eq!(
-            gnutls_pq_note(&doc(serde_json::json!(["GROUP-X25519", "GROUP-X25519-MLKEM768"]))),
+            gnutls_pq_note(&measured(
+                "gnutls",
+                doc(serde_json::json!(["GROUP-X25519", "GROUP-X25519-MLKEM768"]))
+            )),
             None
         );
-        assert_eq!(gnutls_pq_note(&doc(serde_json::Value::Null)), None);
+        assert_eq!(gnutls_pq_note(&measured("gnutls", doc(serde_json::Value::Null))), None);
     }
 }
