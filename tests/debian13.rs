@@ -434,7 +434,9 @@ fn fleet_on_this_host_keeps_the_debian13_class(export: &std::path::Path) {
 }
 
 /// `cargo check --locked` passes with Debian 13's own cargo (Rust 1.85): the
-/// sources are copied into the root and checked there (every dependency compiled,
+/// sources are synced into the root (a file is written only where its bytes
+/// differ, so cargo re-checks exactly when the sources changed since the last
+/// check there) and checked there (every dependency compiled,
 /// the build scripts run: openssl-sys against Debian 13's libssl-dev), with the
 /// crates and the compiled dependencies kept in the root (`/root/.cargo`,
 /// `/build/target`), so only the first run downloads and compiles them all. A
@@ -445,16 +447,19 @@ fn fleet_on_this_host_keeps_the_debian13_class(export: &std::path::Path) {
 fn compiles_with_debian13s_own_cargo() {
     let Some((r, _g)) = root() else { return };
     let src = r.path("/src/cipherbench");
-    let _ = std::fs::remove_dir_all(&src);
     std::fs::create_dir_all(&src).unwrap();
     let project = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let cp = std::process::Command::new("cp")
-        .arg("-a")
-        .args(["Cargo.toml", "Cargo.lock", "rustfmt.toml", "src", "data"].map(|p| project.join(p)))
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(cp.success());
+    // Only what differs is written, so cargo's fingerprints (file times) see
+    // exactly what changed since the last check in this root; the rest is gone.
+    let keep = ["Cargo.toml", "Cargo.lock", "rustfmt.toml", "src", "data"];
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        if !keep.iter().any(|k| e.file_name() == *k) {
+            let _ = std::fs::remove_dir_all(e.path()).or_else(|_| std::fs::remove_file(e.path()));
+        }
+    }
+    for k in keep {
+        sync(&project.join(k), &src.join(k));
+    }
     // Behind a TLS-intercepting proxy cargo needs the host's CA bundle (the root
     // trusts only Debian's ca-certificates).
     let ca = std::path::Path::new("/etc/ssl/certs/ca-certificates.crt");
@@ -481,6 +486,36 @@ fn compiles_with_debian13s_own_cargo() {
     assert!(said.contains("cargo 1.85"), "not Debian 13's cargo: {said}");
     assert!(!said.contains("warning:"), "{said}");
     eprintln!("checked with Debian 13's cargo in {took:.0?}");
+}
+
+/// Makes `to` hold what `from` holds (a file or a tree): a file whose bytes
+/// differ is written anew, an equal one is left as it is (its time too), and
+/// what `from` lacks is removed.
+fn sync(from: &std::path::Path, to: &std::path::Path) {
+    if from.is_dir() {
+        if to.is_file() {
+            std::fs::remove_file(to).unwrap();
+        }
+        std::fs::create_dir_all(to).unwrap();
+        let names: Vec<_> = std::fs::read_dir(from).unwrap().flatten().map(|e| e.file_name()).collect();
+        for e in std::fs::read_dir(to).unwrap().flatten() {
+            if !names.contains(&e.file_name()) {
+                let p = e.path();
+                let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+            }
+        }
+        for n in names {
+            sync(&from.join(&n), &to.join(&n));
+        }
+    } else {
+        if to.is_dir() {
+            std::fs::remove_dir_all(to).unwrap();
+        }
+        let bytes = std::fs::read(from).unwrap();
+        if std::fs::read(to).ok().as_deref() != Some(&bytes[..]) {
+            std::fs::write(to, &bytes).unwrap();
+        }
+    }
 }
 
 /// The crate's unit-test binary (`cargo test --no-run --bin cipherbench`, the

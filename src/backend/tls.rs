@@ -88,6 +88,9 @@ pub struct Entry {
     /// What its own configuration text is, when it takes one in place of suites
     /// and groups (GnuTLS: a priority string, `--priority`).
     pub native_text: Option<&'static str>,
+    /// Its version for the run's record (`run.libraries`), as the library
+    /// reports it; an error when it cannot be loaded here.
+    pub version: fn() -> Result<String>,
     /// The library as a TLS implementation (loaded on first use).
     pub tls: fn() -> Result<Arc<dyn TlsLibrary>>,
     /// Whether it can run a catalogue primitive here, and why not.

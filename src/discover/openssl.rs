@@ -36,7 +36,8 @@ pub fn primitives() -> Vec<PrimitiveInfo> {
         .collect()
 }
 
-/// Library name -> runtime version, for the run record.
+/// Library name -> runtime version, for the run record: each registered library
+/// (`backend::libraries`) and the legacy provider's state.
 pub fn libraries() -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     m.insert("openssl".to_string(), runtime_version());
@@ -48,10 +49,13 @@ pub fn libraries() -> BTreeMap<String, String> {
         },
     );
     m.insert("cipherbench".to_string(), env!("CARGO_PKG_VERSION").to_string());
-    m.insert(
-        "gnutls".to_string(),
-        crate::backend::gnutls::version().unwrap_or_else(|e| format!("unavailable: {e}")),
-    );
+    // Every library of the registry, as it reports itself (GnuTLS: `3.7.9`).
+    for e in crate::backend::libraries::ALL {
+        m.insert(
+            e.name.to_string(),
+            (e.version)().unwrap_or_else(|err| format!("unavailable: {err:#}")),
+        );
+    }
     m
 }
 

@@ -138,6 +138,7 @@ pub const ENTRY: crate::backend::tls::Entry = crate::backend::tls::Entry {
     name: "gnutls",
     about: "The system GnuTLS (libgnutls.so.30), loaded at run time",
     native_text: Some("a GnuTLS priority string"),
+    version: || super::version().map_err(|e| anyhow!("{e}")),
     tls: || Ok(Arc::new(Gnutls { names: Arc::new(names()?) })),
     primitives: super::primitives::fetch,
 };

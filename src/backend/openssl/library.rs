@@ -22,6 +22,7 @@ pub const ENTRY: crate::backend::tls::Entry = crate::backend::tls::Entry {
     name: "openssl",
     about: "The system OpenSSL (libssl, libcrypto), through the `openssl` crate",
     native_text: None,
+    version: || Ok(super::runtime_version()),
     tls: || Ok(Arc::new(Openssl)),
     primitives: super::primitives::fetch,
 };

@@ -24,6 +24,7 @@ pub const ENTRY: crate::backend::tls::Entry = crate::backend::tls::Entry {
     name: "rustls",
     about: "rustls 0.23 with its aws-lc-rs provider, built into cipherbench",
     native_text: None,
+    version: || Ok(super::version().trim_start_matches("rustls ").to_string()),
     tls: || Ok(Arc::new(Rustls)),
     primitives: super::record::fetch,
 };
