@@ -308,6 +308,21 @@ pub enum ConnectError {
     Interrupted,
 }
 
+impl ConnectError {
+    /// A handshake begun at `t0` that ran out of time after `bytes` from the
+    /// peer: Ctrl-C, the run's deadline, or the peer too slow (`Stalled`).
+    pub fn out_of_time(bytes: Option<u64>, t0: std::time::Instant) -> ConnectError {
+        let secs = t0.elapsed().as_secs_f64();
+        if crate::interrupt::by_user() {
+            ConnectError::Interrupted
+        } else if crate::deadline::run_expired() {
+            ConnectError::Deadline { bytes, secs }
+        } else {
+            ConnectError::Stalled { bytes, secs }
+        }
+    }
+}
+
 impl std::fmt::Display for ConnectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -591,16 +606,7 @@ fn handshake_until<S: Read + Write + Socket>(
         }
         None => false,
     };
-    let out_of_time = |bytes: Option<u64>| {
-        let secs = t0.elapsed().as_secs_f64();
-        if crate::interrupt::by_user() {
-            ConnectError::Interrupted
-        } else if crate::deadline::run_expired() {
-            ConnectError::Deadline { bytes, secs }
-        } else {
-            ConnectError::Stalled { bytes, secs }
-        }
-    };
+    let out_of_time = |bytes: Option<u64>| ConnectError::out_of_time(bytes, t0);
     if !arm(tcp.socket()) {
         return Err(out_of_time(Some(0)));
     }

@@ -111,16 +111,7 @@ impl Stream {
             timeout,
             session,
         };
-        let out_of_time = |bytes: u64| {
-            let (bytes, secs) = (Some(bytes), t0.elapsed().as_secs_f64());
-            if crate::interrupt::by_user() {
-                ConnectError::Interrupted
-            } else if crate::deadline::run_expired() {
-                ConnectError::Deadline { bytes, secs }
-            } else {
-                ConnectError::Stalled { bytes, secs }
-            }
-        };
+        let out_of_time = |bytes: u64| ConnectError::out_of_time(Some(bytes), t0);
         let mut bytes = 0u64;
         loop {
             // False once the time is up (or Ctrl-C): the socket then blocks no more.
