@@ -153,14 +153,7 @@ fn headline(outcome: &Outcome) -> Vec<String> {
 /// The machine in one (wrapped) line: CPU, cores, crypto instructions, libraries.
 fn machine(doc: &Document, width: usize) -> String {
     let h = &doc.run.host;
-    let lib = |k: &str| doc.run.libraries.get(k).cloned();
-    let mut libs = vec![lib("openssl").unwrap_or_default()];
-    if let Some(g) = lib("gnutls").filter(|g| !g.starts_with("unavailable")) {
-        libs.push(format!("GnuTLS {g}"));
-    }
-    if let Some(v) = doc.run.settings.get("openssh_version").and_then(|v| v.as_str()) {
-        libs.push(v.to_string());
-    }
+    let libs = super::library_versions(doc);
     wrap(
         &format!(
             "This machine: {}, {} cores, {} · {}",

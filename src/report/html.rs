@@ -189,16 +189,7 @@ fn top(doc: &Document) -> Markup {
         .get("policy")
         .and_then(|v| v.as_str())
         .or_else(|| doc.recommendations.first().map(|r| r.policy.as_str()).filter(|p| !p.is_empty()));
-    let mut libs: Vec<String> = Vec::new();
-    if let Some(v) = doc.run.libraries.get("openssl") {
-        libs.push(v.clone());
-    }
-    if let Some(v) = doc.run.libraries.get("gnutls").filter(|g| !g.starts_with("unavailable")) {
-        libs.push(format!("GnuTLS {v}"));
-    }
-    if let Some(v) = doc.run.settings.get("openssh_version").and_then(|v| v.as_str()) {
-        libs.push(v.to_string());
-    }
+    let libs = super::library_versions(doc);
     let started = doc.run.started_at.replace('T', " ");
     let started = started.trim_end_matches('Z').split('.').next().unwrap_or("");
     let status = match doc.run.status {

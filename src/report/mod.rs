@@ -49,6 +49,35 @@ impl Format {
 }
 
 /// `doc` rendered in `format`.
+/// The libraries a report names beside the machine, each as it reports itself:
+/// the system OpenSSL, then every other library of `run.libraries` that is
+/// available here and that the run measured (GnuTLS is named where it is
+/// installed, as before: its defaults matter to the answer), then OpenSSH.
+pub fn library_versions(doc: &Document) -> Vec<String> {
+    let mut libs: Vec<String> = doc.run.libraries.get("openssl").cloned().into_iter().collect();
+    let measured = |name: &str| {
+        doc.results.iter().any(|r| {
+            [&r.subject.library, &r.subject.server_library]
+                .iter()
+                .any(|l| l.as_deref() == Some(name))
+        })
+    };
+    for (name, v) in &doc.run.libraries {
+        if ["openssl", "openssl-legacy-provider", "cipherbench"].contains(&name.as_str()) || v.starts_with("unavailable") {
+            continue;
+        }
+        match name.as_str() {
+            "gnutls" => libs.push(format!("GnuTLS {v}")),
+            other if measured(other) => libs.push(format!("{other} {v}")),
+            _ => {}
+        }
+    }
+    if let Some(v) = doc.run.settings.get("openssh_version").and_then(|v| v.as_str()) {
+        libs.push(v.to_string());
+    }
+    libs
+}
+
 pub fn render(doc: &Document, format: Format) -> Result<Vec<u8>> {
     Ok(match format {
         Format::Html => html::render(doc).into_bytes(),
@@ -214,6 +243,46 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    /// The machine line names OpenSSL, an installed GnuTLS, and another library
+    /// (rustls) only in a run that measured it; never cipherbench itself or the
+    /// legacy provider's state.
+    #[test]
+    fn library_versions_name_what_the_run_used() {
+        let mut doc: Document = serde_json::from_value(serde_json::json!({
+            "schema": "cipherbench/1",
+            "run": {"id": "r", "started_at": "t", "status": "complete", "command": "tls",
+                    "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                    "libraries": {"openssl": "OpenSSL 3.0.19 27 Jan 2026", "gnutls": "3.7.9", "rustls": "0.23.46 (aws-lc-rs 1.19.0)",
+                                  "cipherbench": "0.1.0", "openssl-legacy-provider": "loaded"},
+                    "settings": {"openssh_version": "OpenSSH_9.2p1"}},
+            "results": []
+        }))
+        .unwrap();
+        assert_eq!(
+            library_versions(&doc),
+            ["OpenSSL 3.0.19 27 Jan 2026", "GnuTLS 3.7.9", "OpenSSH_9.2p1"]
+        );
+        doc.results.push(crate::model::ResultRecord::not_ok(
+            crate::model::Kind::TlsHandshake,
+            crate::model::Subject {
+                library: Some("rustls".into()),
+                ..Default::default()
+            },
+            crate::model::Metric::HandshakesPerSec,
+            crate::model::Status::Unsupported,
+            "x".to_string(),
+        ));
+        assert_eq!(
+            library_versions(&doc),
+            [
+                "OpenSSL 3.0.19 27 Jan 2026",
+                "GnuTLS 3.7.9",
+                "rustls 0.23.46 (aws-lc-rs 1.19.0)",
+                "OpenSSH_9.2p1"
+            ]
+        );
     }
 
     #[test]
