@@ -45,7 +45,8 @@ fn items(lines: &[String], field: &str, prefix: &str) -> Option<Vec<String>> {
 fn read(lines: &[String]) -> Result<Named, Refused> {
     let unknown = |what: &str, n: &str, known: Vec<&str>| {
         Refused(format!(
-            "rustls: the snippet names {what} {n}, which {} has not (it has {})",
+            "rustls: the snippet names {what} {}, which {} has not (it has {})",
+            crate::untrusted::shown(n),
             crate::backend::rustls::version(),
             known.join(", ")
         ))
@@ -79,19 +80,15 @@ impl Rustls {
     /// The linked rustls's client configuration from exactly what the snippet
     /// names: the suites and groups in its order, one version when it names one.
     fn client(&self, n: &Named) -> Result<std::sync::Arc<dyn crate::backend::tls::ClientConfig>> {
-        let local = crate::discover::openssl::tls_suites().unwrap_or_default();
         let selection = Selection {
             protocol: (n.versions.len() == 1).then(|| n.versions[0]),
             suites: n
                 .suites
                 .iter()
+                // rustls names suites by IANA name only.
                 .map(|iana| SuiteName {
                     iana: iana.clone(),
-                    openssl: local
-                        .iter()
-                        .find(|l| &l.iana == iana)
-                        .map(|l| l.openssl.clone())
-                        .unwrap_or_default(),
+                    openssl: String::new(),
                     tls13: !iana.contains("_WITH_"),
                 })
                 .collect(),
