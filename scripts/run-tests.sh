@@ -55,13 +55,18 @@ done >"$single"
 grep -v -F -x -f "$single" "$ordered" >"$ordered.lanes" || true
 
 # One binary: its output kept apart, then printed whole (one at a time).
+# Its time, and the CPU time of it and every process it waited for (bash's
+# `times` for children: user and system), so that the suite's CPU can be budgeted.
 run_one() {
-  local name=$1 exe=$2 out=$3 start rc=0
+  local name=$1 exe=$2 out=$3 start rc=0 cpu
   start=$(date +%s)
-  "$exe" >"$out/$name.log" 2>&1 </dev/null || rc=$?
+  ("$exe" >"$out/$name.log" 2>&1 </dev/null && rc=0 || rc=$?; times >"$out/$name.times"; exit "$rc") || rc=$?
+  cpu=$(sed -n 2p "$out/$name.times" | tr 'ms' '  ' |
+    awk '{ printf "%.0f", $1 * 60 + $2 + $3 * 60 + $4 }')
+  echo "$cpu" >>"$out/cpu"
   {
     flock 9
-    echo "     Running $name ($(($(date +%s) - start)) s)"
+    echo "     Running $name ($(($(date +%s) - start)) s, CPU ${cpu} s)"
     cat "$out/$name.log"
     [[ $rc -eq 0 ]] || echo "$name" >>"$out/failed"
   } 9>"$out/.print"
@@ -78,7 +83,8 @@ run_all() {
 started=$(date +%s)
 run_all "$ordered.lanes" "$lanes"
 run_all "$single" 1
-echo "test binaries: $(wc -l <"$ordered") in $(($(date +%s) - started)) s, $lanes at a time ($(wc -l <"$single") alone after)"
+cpu=$(awk '{ s += $1 } END { print s + 0 }' "$out/cpu" 2>/dev/null || echo 0)
+echo "test binaries: $(wc -l <"$ordered") in $(($(date +%s) - started)) s (CPU $cpu s), $lanes at a time ($(wc -l <"$single") alone after)"
 if [[ -s "$out/failed" ]]; then
   echo "failed: $(tr '\n' ' ' <"$out/failed")" >&2
   exit 101
