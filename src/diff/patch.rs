@@ -98,7 +98,7 @@ fn replace(installed: &Installed, target: &dyn Target, lines: &[String], files: 
     for l in lines {
         // "the default already does this": an installed line of that directive
         // becomes the note (the default applies); nothing is added where none is.
-        let note = crate::recommend::emit::default_note_directive(l);
+        let note = crate::recommend::choice::default_note_directive(l);
         let k = keyword_of(target, note.unwrap_or(l));
         let hits: Vec<&Directive> = installed
             .directives
@@ -400,11 +400,11 @@ mod tests {
         std::fs::write(&f, text).unwrap();
         let d = crate::discover::installed::sshd::global_directives(&f, text);
         let i = installed("sshd", &f, d, Some(crate::discover::installed::sshd::insert_line(text)));
-        let note = crate::recommend::emit::default_note("Ciphers", "");
+        let note = crate::recommend::choice::default_note("Ciphers", "");
         let p = unified(&i, std::slice::from_ref(&note)).unwrap().unwrap();
         assert!(p.contains("\n-Ciphers aes128-cbc,aes128-ctr\n"), "{p}");
         assert!(p.contains(&format!("\n+{note}\n")), "{p}");
-        let kex = crate::recommend::emit::default_note("KexAlgorithms", "");
+        let kex = crate::recommend::choice::default_note("KexAlgorithms", "");
         assert_eq!(unified(&i, &[kex]).unwrap(), None);
     }
 }

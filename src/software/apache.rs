@@ -8,7 +8,8 @@ use super::validate::{parse_with, unchecked, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::backend::apache::{self as private, PrivateApache};
 use crate::discover::installed::{self as inst, Installed};
-use crate::recommend::emit::{self, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,9 @@ impl Target for Apache {
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
+    }
+    fn report_order(&self) -> u8 {
+        2
     }
     fn programs(&self) -> &'static [&'static str] {
         &["apache2", "httpd"]

@@ -4,7 +4,8 @@ use super::negotiated::{self, Negotiation, Want, Who};
 use super::validate::{parse_with, unchecked, Checked, Refused};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
-use crate::recommend::emit::{self, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit;
 use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
@@ -17,6 +18,9 @@ impl Target for Curl {
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
+    }
+    fn report_order(&self) -> u8 {
+        6
     }
     fn programs(&self) -> &'static [&'static str] {
         &["curl"]
@@ -163,7 +167,7 @@ pub(super) fn options(line: &str) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recommend::emit::{testdata, Choice};
+    use crate::recommend::choice::{testdata, Choice};
 
     fn want() -> Want {
         Want::new(&crate::recommend::choice_lists(&Choice::Tls(testdata::tls())))

@@ -5,7 +5,8 @@ use super::negotiated::{self, Negotiation, Want, Who};
 use super::validate::{parse_with, Checked};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
-use crate::recommend::emit::{self, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,6 +19,9 @@ impl Target for GnuTls {
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
+    }
+    fn report_order(&self) -> u8 {
+        1
     }
     fn config_path(&self) -> Option<PathBuf> {
         Some(inst::gnutls::default_file())
@@ -87,7 +91,7 @@ fn offered_groups(priority: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recommend::emit::{testdata, Choice};
+    use crate::recommend::choice::{testdata, Choice};
     use crate::software::Refused;
 
     fn want() -> Want {

@@ -7,7 +7,8 @@ use super::validate::{parse_with, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::backend::haproxy;
 use crate::discover::installed::{self as inst, Installed};
-use crate::recommend::emit::{self, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,9 @@ impl Target for Haproxy {
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
+    }
+    fn report_order(&self) -> u8 {
+        4
     }
     fn programs(&self) -> &'static [&'static str] {
         &["haproxy"]

@@ -13,7 +13,7 @@ mod curl;
 mod gnutls;
 mod haproxy;
 mod negotiated;
-mod nginx;
+pub mod nginx;
 mod nzbget;
 mod openssl;
 mod rustls;
@@ -26,7 +26,7 @@ mod validate;
 
 use crate::discover::installed::Installed;
 use crate::error::UsageError;
-use crate::recommend::emit::{Choice, Emitter};
+use crate::recommend::choice::{Choice, Emitted, Emitter};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -60,6 +60,11 @@ pub trait Target: Sync {
     /// Its pure emitter: the lines from a choice (callable from recommend).
     fn emitter(&self) -> &'static dyn Emitter;
     fn protocol(&self) -> Protocol;
+
+    /// Its place among the recommendations (reports list the TLS libraries,
+    /// then the servers, then the clients; SSH's client before its server):
+    /// [`emitters`] sorts by it.
+    fn report_order(&self) -> u8;
 
     /// The `--for` name, e.g. `nginx`.
     fn name(&self) -> &'static str {
@@ -153,6 +158,25 @@ pub static ALL: &[&dyn Target] = &[
     &curl::Curl,
     &rustls::Rustls,
 ];
+
+/// The emitters of `targets` (every target when empty; case-insensitive), in
+/// the recommendations' order ([`Target::report_order`]): what `recommend` writes
+/// lines with.
+pub fn emitters(targets: &[String]) -> Vec<&'static dyn Emitter> {
+    let mut picked: Vec<&'static dyn Target> = ALL
+        .iter()
+        .copied()
+        .filter(|t| targets.is_empty() || targets.iter().any(|w| w.eq_ignore_ascii_case(t.name())))
+        .collect();
+    picked.sort_by_key(|t| t.report_order());
+    picked.into_iter().map(|t| t.emitter()).collect()
+}
+
+/// The lines of every target of `targets` (all when empty) for `choice`, in the
+/// recommendations' order; targets that do not speak its protocol have none.
+pub fn lines(choice: &Choice, targets: &[String]) -> Vec<Emitted> {
+    crate::recommend::choice::lines(choice, &emitters(targets))
+}
 
 /// The target named `name` (case-insensitive).
 pub fn find(name: &str) -> Option<&'static dyn Target> {

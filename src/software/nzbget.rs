@@ -5,7 +5,8 @@ use super::validate::{unchecked, Checked, Refused, Scratch};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
 use crate::discover::installed::{run, run_env};
-use crate::recommend::emit::{self, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,6 +19,9 @@ impl Target for Nzbget {
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
+    }
+    fn report_order(&self) -> u8 {
+        8
     }
     fn programs(&self) -> &'static [&'static str] {
         &["nzbget"]
@@ -199,7 +203,7 @@ fn renamed(text: &str, line: usize, value: &str) -> String {
 mod tests {
     use super::*;
     use crate::model::NzbgetInstalled;
-    use crate::recommend::emit::testdata;
+    use crate::recommend::choice::testdata;
 
     /// An existing drop-in's assignment is renamed on its own line, the rest kept.
     #[test]

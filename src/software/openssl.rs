@@ -4,7 +4,8 @@ use super::negotiated::{self, Negotiation, Want, Who};
 use super::validate::{labelled, parse_with, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
-use crate::recommend::emit::{self, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,6 +18,9 @@ impl Target for OpenSsl {
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
+    }
+    fn report_order(&self) -> u8 {
+        0
     }
     fn config_path(&self) -> Option<PathBuf> {
         Some(inst::openssl::default_file())
@@ -114,7 +118,7 @@ fn system_cnf(emitted: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recommend::emit::{testdata, Choice};
+    use crate::recommend::choice::{testdata, Choice};
     use crate::software::Refused;
 
     fn want() -> Want {

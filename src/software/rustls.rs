@@ -10,7 +10,8 @@ use super::{Protocol, Target};
 use crate::backend::openssl::tls::Protocol as Version;
 use crate::backend::tls::{Selection, SuiteName, TlsLibrary};
 use crate::discover::installed::Installed;
-use crate::recommend::emit::{self, rustls as names, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit::{self, rustls as names};
 use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
@@ -106,6 +107,9 @@ impl Target for Rustls {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
+    fn report_order(&self) -> u8 {
+        7
+    }
     fn reads_installed(&self) -> bool {
         false
     }
@@ -176,7 +180,7 @@ impl Target for Rustls {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recommend::emit::{testdata, Choice};
+    use crate::recommend::choice::{testdata, Choice};
 
     fn want() -> Want {
         Want::new(&crate::recommend::choice_lists(&Choice::Tls(testdata::tls())))

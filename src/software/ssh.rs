@@ -10,7 +10,8 @@ use super::{Protocol, Target};
 use crate::backend::openssh::client;
 use crate::backend::openssh::daemon::{Offer, PrivateSshd};
 use crate::discover::installed::{self as inst, Installed};
-use crate::recommend::emit::{self, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit;
 use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
@@ -23,6 +24,9 @@ impl Target for Ssh {
     }
     fn protocol(&self) -> Protocol {
         Protocol::Ssh
+    }
+    fn report_order(&self) -> u8 {
+        9
     }
     fn programs(&self) -> &'static [&'static str] {
         &["ssh"]
@@ -99,7 +103,7 @@ fn private_block(lines: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recommend::emit::{testdata, Choice};
+    use crate::recommend::choice::{testdata, Choice};
     use crate::software::Refused;
 
     fn installed() -> bool {

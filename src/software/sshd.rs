@@ -18,7 +18,8 @@ use super::{Protocol, Target};
 use crate::backend::openssh::client::{self, Chosen};
 use crate::backend::openssh::daemon::{Offer, PrivateSshd};
 use crate::discover::installed::{self as inst, Config, Installed, SshConfig};
-use crate::recommend::emit::{self, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,6 +32,9 @@ impl Target for Sshd {
     }
     fn protocol(&self) -> Protocol {
         Protocol::Ssh
+    }
+    fn report_order(&self) -> u8 {
+        10
     }
     fn programs(&self) -> &'static [&'static str] {
         &["sshd"]
@@ -193,7 +197,7 @@ fn judge_default_client(chosen: &Chosen, server: &SshConfig, client: &SshConfig,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recommend::emit::{testdata, Choice};
+    use crate::recommend::choice::{testdata, Choice};
 
     fn installed() -> bool {
         let ok = crate::discover::openssh::find_sshd().is_ok() && crate::discover::openssh::discover().is_ok();

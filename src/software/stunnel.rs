@@ -10,7 +10,8 @@ use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::private::Spec;
 use crate::backend::stunnel::{self, PROGRAMS};
 use crate::discover::installed::{self as inst, Installed};
-use crate::recommend::emit::{self, Emitter};
+use crate::recommend::choice::Emitter;
+use crate::recommend::emit;
 use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
@@ -23,6 +24,9 @@ impl Target for Stunnel {
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
+    }
+    fn report_order(&self) -> u8 {
+        5
     }
     fn programs(&self) -> &'static [&'static str] {
         &["stunnel4", "stunnel"]

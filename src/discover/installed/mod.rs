@@ -20,7 +20,6 @@ pub mod endpoint;
 pub mod gnutls;
 pub mod haproxy;
 pub mod libssl;
-pub mod nginx;
 pub mod nzbget;
 pub mod openssl;
 pub mod relay;

@@ -4,6 +4,7 @@
 //! input the tool did not write.
 
 use super::*;
+use crate::software::nginx::read as nginx;
 use proptest::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};

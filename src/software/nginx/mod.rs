@@ -1,12 +1,16 @@
-//! nginx: read with `nginx -T`, checked with `nginx -t` on a throw-away config.
+//! nginx: its lines (emit.rs), its installed configuration read with `nginx -T`
+//! (read.rs), checked with `nginx -t` on a throw-away config.
+
+mod emit;
+pub mod read;
 
 use super::negotiated::{Negotiation, Want};
 use super::server;
 use super::validate::{parse_with, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::backend::nginx::PrivateNginx;
-use crate::discover::installed::{self as inst, Installed};
-use crate::recommend::emit::{self, Emitter};
+use crate::discover::installed::Installed;
+use crate::recommend::choice::Emitter;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -14,19 +18,22 @@ pub struct Nginx;
 
 impl Target for Nginx {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::nginx::Nginx
+        &emit::Nginx
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
+    }
+    fn report_order(&self) -> u8 {
+        3
     }
     fn programs(&self) -> &'static [&'static str] {
         &["nginx"]
     }
     fn config_path(&self) -> Option<PathBuf> {
-        Some(PathBuf::from(inst::nginx::DEFAULT_FILE))
+        Some(PathBuf::from(read::DEFAULT_FILE))
     }
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
-        inst::nginx::read(config_from)
+        read::read(config_from)
     }
     /// The lines in an `http` block of a minimal config, `nginx -t` under a
     /// private prefix (no root, no log file of the system's).
@@ -45,7 +52,7 @@ impl Target for Nginx {
         server::negotiate("nginx", &["nginx"], lines, want, PrivateNginx::start)
     }
     fn keywords(&self) -> &'static [&'static str] {
-        inst::nginx::KEYWORDS
+        read::KEYWORDS
     }
     fn ansible(&self) -> bool {
         true

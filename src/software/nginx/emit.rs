@@ -1,6 +1,6 @@
 //! nginx (ngx_http_ssl_module; `ssl_conf_command` needs nginx 1.19.4 and OpenSSL 1.1.1).
 
-use super::{server_protocol_name, Choice, Emitter};
+use crate::recommend::choice::{server_protocol_name, Choice, Emitter};
 
 pub struct Nginx;
 

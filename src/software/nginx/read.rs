@@ -5,7 +5,7 @@
 //! nginx's defaults). When `nginx -T` fails (a file under review whose certificates
 //! do not exist yet), the file is parsed by itself and the note says why.
 
-use super::{read_config, run, Directive, Installed, Parsed, TlsConfig};
+use crate::discover::installed::{self as inst, read_config, run, Directive, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -311,7 +311,7 @@ fn effective(stmts: &[Stmt]) -> (Vec<Stmt>, Option<Stmt>, Vec<String>) {
 /// Where the first server block that listens with `ssl` listens (`listen 443 ssl`,
 /// `listen 127.0.0.1:8443 ssl`, `listen [::]:443 ssl`; a wildcard address as the
 /// loopback one, a unix socket not at all) and its first `server_name`.
-fn endpoint(stmts: &[Stmt]) -> Option<super::Endpoint> {
+fn endpoint(stmts: &[Stmt]) -> Option<inst::Endpoint> {
     let http = stmts.iter().find(|s| s.words.first().map(String::as_str) == Some("http"))?;
     http.block
         .as_deref()?
@@ -328,7 +328,7 @@ fn endpoint(stmts: &[Stmt]) -> Option<super::Endpoint> {
                 .find(|d| d.words.first().map(String::as_str) == Some("server_name"))
                 .and_then(|d| d.words.get(1).cloned())
                 .filter(|n| !n.is_empty() && n != "_" && !n.contains(['*', '~']));
-            Some(super::Endpoint { address, server_name })
+            Some(inst::Endpoint { address, server_name })
         })
 }
 
@@ -339,7 +339,7 @@ fn listen_address(a: &str) -> Option<String> {
     if a.starts_with("unix:") {
         return None;
     }
-    super::endpoint::local(a)
+    inst::endpoint::local(a)
 }
 
 /// nginx's defaults for this version: `ssl_protocols` gained TLSv1.3 and lost
@@ -355,7 +355,7 @@ fn default_protocols(version: Option<(u32, u32, u32)>) -> Vec<String> {
 }
 
 fn version(nginx: &str) -> Option<(u32, u32, u32)> {
-    let super::Ran { err, .. } = run(nginx, &["-v"]).ok()?;
+    let inst::Ran { err, .. } = run(nginx, &["-v"]).ok()?;
     let v = err.split("nginx/").nth(1)?.split_whitespace().next()?.to_string();
     let n: Vec<u32> = v.split('.').filter_map(|x| x.parse().ok()).collect();
     Some((*n.first()?, *n.get(1)?, *n.get(2).unwrap_or(&0)))
@@ -368,11 +368,11 @@ pub fn from_files(files: &[(PathBuf, String)], prefix: &Path, version: Option<(u
     let get = |k: &str| chosen.iter().find(|s| key(s).as_deref() == Some(k));
     let rest = |s: &Stmt, skip: usize| s.words[skip..].join(" ");
     let config = TlsConfig {
-        library: super::LinkedLibrary::Openssl,
+        library: inst::LinkedLibrary::Openssl,
         server: true,
         protocols: Some(
             get("ssl_protocols")
-                .map(|s| s.words[1..].iter().map(|p| super::normalise_version(p)).collect())
+                .map(|s| s.words[1..].iter().map(|p| inst::normalise_version(p)).collect())
                 .unwrap_or_else(|| default_protocols(version)),
         ),
         cipher_string: Some(get("ssl_ciphers").map(|s| rest(s, 1)).unwrap_or_else(|| "HIGH:!aNULL:!MD5".into())),
@@ -408,7 +408,7 @@ pub fn from_files(files: &[(PathBuf, String)], prefix: &Path, version: Option<(u
 /// Whether `nginx -T` failed only because a file the configuration names (a
 /// certificate, a key) is missing or unreadable, after parsing it: the
 /// configuration itself loads. A crash, a syntax error or an include loop is not.
-fn only_missing_files(ran: &super::Ran) -> bool {
+fn only_missing_files(ran: &inst::Ran) -> bool {
     if !ran.status.starts_with("exit status") {
         return false;
     }
@@ -422,7 +422,7 @@ fn only_missing_files(ran: &super::Ran) -> bool {
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
-    let nginx = super::find_program(&["nginx"]);
+    let nginx = inst::find_program(&["nginx"]);
     let file = config_from.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
     if nginx.is_none() && config_from.is_none() {
         return Ok(None);
@@ -533,7 +533,7 @@ mod tests {
     /// The real nginx: `nginx -T -c FILE` of a file with a certificate.
     #[test]
     fn real_nginx_dump() {
-        if super::super::find_program(&["nginx"]).is_none() {
+        if inst::find_program(&["nginx"]).is_none() {
             crate::testing::missing("nginx is not installed");
             return;
         }
@@ -567,7 +567,7 @@ mod tests {
         std::fs::write(&f, conf).unwrap();
         let i = read(Some(&f)).unwrap().unwrap();
         assert!(i.source.starts_with("nginx -T"), "{i:?}");
-        let super::super::Config::Tls(c) = &i.config else { panic!() };
+        let inst::Config::Tls(c) = &i.config else { panic!() };
         assert_eq!(c.cipher_string.as_deref(), Some("ECDHE-RSA-AES256-SHA:ECDHE-RSA-AES128-GCM-SHA256"));
         assert!(c.server_order);
         assert_eq!(i.directives.iter().find(|x| x.keyword == "ssl_ciphers").unwrap().line, 11);
