@@ -635,7 +635,7 @@ mod tests {
     fn gnutls_names_only_groups_its_gnutls_accepts() {
         let unknown = gnutls::priority(&with_hybrid(true, None));
         assert!(!unknown.contains("MLKEM"), "{unknown}");
-        let Some(host) = crate::discover::installed::gnutls::accepted_groups() else {
+        let Some(host) = crate::discover::gnutls::accepted_groups() else {
             return crate::testing::missing("gnutls-cli (gnutls-bin)");
         };
         let p = gnutls::priority(&with_hybrid(true, Some(host.clone())));

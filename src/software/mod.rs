@@ -9,7 +9,7 @@
 //! here and one line in [`ALL`].
 
 mod apache;
-mod curl;
+pub mod curl;
 mod gnutls;
 mod haproxy;
 mod negotiated;

@@ -3,7 +3,6 @@
 pub use super::choice::*;
 
 pub mod apache;
-pub mod curl;
 pub mod gnutls;
 pub mod haproxy;
 pub mod nzbget;

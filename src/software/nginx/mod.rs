@@ -1,7 +1,7 @@
 //! nginx: its lines (emit.rs), its installed configuration read with `nginx -T`
 //! (read.rs), checked with `nginx -t` on a throw-away config.
 
-mod emit;
+pub mod emit;
 pub mod read;
 
 use super::negotiated::{Negotiation, Want};

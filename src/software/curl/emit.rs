@@ -1,6 +1,6 @@
 //! curl (OpenSSL builds): command-line options.
 
-use super::{Choice, Emitter};
+use crate::recommend::choice::{Choice, Emitter};
 
 pub struct Curl;
 

@@ -1,11 +1,12 @@
 //! curl: command-line options; it has no configuration to read.
 
+pub mod emit;
+
 use super::negotiated::{self, Negotiation, Want, Who};
 use super::validate::{parse_with, unchecked, Checked, Refused};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit;
 use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
@@ -14,7 +15,7 @@ pub struct Curl;
 
 impl Target for Curl {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::curl::Curl
+        &emit::Curl
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
