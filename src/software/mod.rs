@@ -16,7 +16,7 @@ mod negotiated;
 pub mod nginx;
 mod nzbget;
 mod openssl;
-mod rustls;
+pub mod rustls;
 mod server;
 mod ssh;
 mod sshd;

@@ -8,6 +8,5 @@ pub mod haproxy;
 pub mod nzbget;
 pub mod openssh_client;
 pub mod openssl;
-pub mod rustls;
 pub mod sshd;
 pub mod stunnel;

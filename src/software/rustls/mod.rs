@@ -4,6 +4,8 @@
 //! a rustls client built from exactly those constants, in that order, must
 //! negotiate the answer's first choice with a private server.
 
+pub mod emit;
+
 use super::negotiated::{self, Negotiation, Want, Who};
 use super::validate::{Checked, Refused};
 use super::{Protocol, Target};
@@ -11,7 +13,6 @@ use crate::backend::openssl::tls::Protocol as Version;
 use crate::backend::tls::{Selection, SuiteName, TlsLibrary};
 use crate::discover::installed::Installed;
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit::{self, rustls as names};
 use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
@@ -54,13 +55,13 @@ fn read(lines: &[String]) -> Result<Named, Refused> {
     };
     let mut suites = Vec::new();
     for c in items(lines, "cipher_suites", "cipher_suite::").unwrap_or_default() {
-        let iana = names::SUITES.iter().find(|(_, k)| *k == c).map(|(i, _)| i.to_string());
-        suites.push(iana.ok_or_else(|| unknown("the suite", &c, names::SUITES.iter().map(|(_, k)| *k).collect()))?);
+        let iana = emit::SUITES.iter().find(|(_, k)| *k == c).map(|(i, _)| i.to_string());
+        suites.push(iana.ok_or_else(|| unknown("the suite", &c, emit::SUITES.iter().map(|(_, k)| *k).collect()))?);
     }
     let mut groups = Vec::new();
     for c in items(lines, "kx_groups", "kx_group::").unwrap_or_default() {
-        let g = names::GROUPS.iter().find(|(_, _, k)| *k == c).map(|(_, g, _)| g.to_string());
-        groups.push(g.ok_or_else(|| unknown("the group", &c, names::GROUPS.iter().map(|(_, _, k)| *k).collect()))?);
+        let g = emit::GROUPS.iter().find(|(_, _, k)| *k == c).map(|(_, g, _)| g.to_string());
+        groups.push(g.ok_or_else(|| unknown("the group", &c, emit::GROUPS.iter().map(|(_, _, k)| *k).collect()))?);
     }
     let line = lines
         .iter()
@@ -102,7 +103,7 @@ impl Rustls {
 
 impl Target for Rustls {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::rustls::Rustls
+        &emit::Rustls
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls

@@ -3,7 +3,7 @@
 //! in the answer's order (rustls offers and prefers them in the order of these
 //! vectors). Only what the provider has is named; the rest is said in a comment.
 
-use super::{Choice, Emitter};
+use crate::recommend::choice::{Choice, Emitter};
 
 pub struct Rustls;
 
@@ -107,7 +107,7 @@ impl Emitter for Rustls {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recommend::emit::testdata;
+    use crate::recommend::choice::testdata;
 
     /// The answer's order, TLS 1.3 first, in rustls's own constant names; a
     /// suite rustls lacks is named in a comment, never emitted.
@@ -131,7 +131,7 @@ mod tests {
         );
         assert!(text.contains("kx_groups: vec![kx_group::X25519"), "{text}");
         let mut odd = t.clone();
-        odd.tls12.push(crate::recommend::emit::SuiteNames {
+        odd.tls12.push(crate::recommend::choice::SuiteNames {
             iana: "TLS_RSA_WITH_AES_128_CBC_SHA".into(),
             ..t.tls12[0].clone()
         });
