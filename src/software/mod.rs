@@ -8,10 +8,10 @@
 //! `emit::all()`), its reader if it has one (`discover/installed/NAME.rs`), one file
 //! here and one line in [`ALL`].
 
-mod apache;
+pub mod apache;
 pub mod curl;
 mod gnutls;
-mod haproxy;
+pub mod haproxy;
 mod negotiated;
 pub mod nginx;
 mod nzbget;
@@ -20,7 +20,7 @@ pub mod rustls;
 mod server;
 mod ssh;
 mod sshd;
-mod stunnel;
+pub mod stunnel;
 #[cfg_attr(not(test), allow(dead_code))]
 mod validate;
 
@@ -240,5 +240,7 @@ pub fn discover(targets: &[String]) -> (Vec<Installed>, Vec<String>) {
     (found, notes)
 }
 
+#[cfg(test)]
+mod prop_tests;
 #[cfg(test)]
 mod tests;

@@ -15,20 +15,14 @@
 //!   and, as root, sshd's privilege-separation directory /run/sshd (empty, 0755,
 //!   as its unit makes it) when sshd is installed but has never run.
 
-pub mod apache;
 pub mod endpoint;
 pub mod gnutls;
-pub mod haproxy;
 pub mod libssl;
 pub mod nzbget;
 pub mod openssl;
 pub mod relay;
 pub mod ssh;
 pub mod sshd;
-pub mod stunnel;
-
-#[cfg(test)]
-mod prop_tests;
 
 use crate::error::UsageError;
 use anyhow::{Context, Result};

@@ -2,11 +2,8 @@
 
 pub use super::choice::*;
 
-pub mod apache;
 pub mod gnutls;
-pub mod haproxy;
 pub mod nzbget;
 pub mod openssh_client;
 pub mod openssl;
 pub mod sshd;
-pub mod stunnel;

@@ -1,14 +1,16 @@
 //! HAProxy: read and checked with `haproxy -c -f` (the lines in a `global` section
 //! of a minimal configuration).
 
+pub mod emit;
+pub mod read;
+
 use super::negotiated::{Negotiation, Want};
 use super::server;
 use super::validate::{parse_with, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::backend::haproxy;
-use crate::discover::installed::{self as inst, Installed};
+use crate::discover::installed::Installed;
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -16,7 +18,7 @@ pub struct Haproxy;
 
 impl Target for Haproxy {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::haproxy::Haproxy
+        &emit::Haproxy
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
@@ -28,10 +30,10 @@ impl Target for Haproxy {
         &["haproxy"]
     }
     fn config_path(&self) -> Option<PathBuf> {
-        Some(PathBuf::from(inst::haproxy::DEFAULT_FILE))
+        Some(PathBuf::from(read::DEFAULT_FILE))
     }
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
-        inst::haproxy::read(config_from)
+        read::read(config_from)
     }
     fn validate(&self, lines: &[String]) -> Result<Checked> {
         let body: String = lines.iter().map(|l| format!("    {l}\n")).collect();
@@ -47,7 +49,7 @@ impl Target for Haproxy {
         server::negotiate("haproxy", &["haproxy"], lines, want, haproxy::start)
     }
     fn keywords(&self) -> &'static [&'static str] {
-        inst::haproxy::KEYWORDS
+        read::KEYWORDS
     }
 }
 

@@ -1,6 +1,6 @@
 //! stunnel service section.
 
-use super::{Choice, Emitter};
+use crate::recommend::choice::{Choice, Emitter};
 
 pub struct Stunnel;
 
@@ -15,11 +15,11 @@ impl Emitter for Stunnel {
         let Choice::Tls(t) = choice else { return None };
         let mut out = Vec::new();
         if let Some(min) = t.min_protocol() {
-            out.push(format!("sslVersionMin = {}", super::server_protocol_name(min)));
+            out.push(format!("sslVersionMin = {}", crate::recommend::choice::server_protocol_name(min)));
         }
         // A file that caps the version (`sslVersionMax = TLSv1.2`) would keep TLS 1.3 off.
         if let Some(max) = t.protocols.last() {
-            out.push(format!("sslVersionMax = {}", super::server_protocol_name(max)));
+            out.push(format!("sslVersionMax = {}", crate::recommend::choice::server_protocol_name(max)));
         }
         if !t.tls12.is_empty() {
             out.push(format!("ciphers = {}", t.openssl_tls12()));

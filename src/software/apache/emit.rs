@@ -1,6 +1,6 @@
 //! Apache httpd mod_ssl.
 
-use super::{server_protocol_name, Choice, Emitter};
+use crate::recommend::choice::{server_protocol_name, Choice, Emitter};
 
 pub struct Apache;
 

@@ -2,6 +2,9 @@
 //! and reads a service's lines when it starts it: they are checked by starting
 //! a private stunnel with them (`backend::stunnel`).
 
+pub mod emit;
+pub mod read;
+
 use super::negotiated::{Negotiation, Want};
 use super::server;
 use super::validate::{unchecked, Checked};
@@ -11,7 +14,6 @@ use crate::backend::private::Spec;
 use crate::backend::stunnel::{self, PROGRAMS};
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit;
 use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
@@ -20,7 +22,7 @@ pub struct Stunnel;
 
 impl Target for Stunnel {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::stunnel::Stunnel
+        &emit::Stunnel
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
@@ -32,7 +34,7 @@ impl Target for Stunnel {
         &["stunnel4", "stunnel"]
     }
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
-        inst::stunnel::read(config_from)
+        read::read(config_from)
     }
     /// stunnel has no check mode: a private stunnel started with the lines in
     /// a service is its parser (a line it refuses ends it, in its words).
@@ -65,7 +67,7 @@ impl Target for Stunnel {
         server::negotiate("stunnel", PROGRAMS, lines, want, stunnel::start)
     }
     fn keywords(&self) -> &'static [&'static str] {
-        inst::stunnel::KEYWORDS
+        read::KEYWORDS
     }
 }
 

@@ -1,7 +1,7 @@
 //! HAProxy `global` section (bind side; `haproxy -c` of Debian 12's HAProxy 2.6
 //! accepts every line, `ssl-default-bind-curves` included).
 
-use super::{Choice, Emitter};
+use crate::recommend::choice::{Choice, Emitter};
 
 pub struct Haproxy;
 

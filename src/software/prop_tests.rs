@@ -3,8 +3,8 @@
 //! bidi characters spliced in), never panic and never take long. A config file is
 //! input the tool did not write.
 
-use super::*;
-use crate::software::nginx::read as nginx;
+use crate::discover::installed::*;
+use crate::software::{apache::read as apache, haproxy::read as haproxy, nginx::read as nginx, stunnel::read as stunnel};
 use proptest::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};

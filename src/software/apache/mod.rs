@@ -2,6 +2,9 @@
 //! with `apache2 -t` on a minimal configuration with mod_ssl loaded, and run with
 //! its lines in a private Apache (`backend::apache`).
 
+pub mod emit;
+pub mod read;
+
 use super::negotiated::{Negotiation, Want};
 use super::server;
 use super::validate::{parse_with, unchecked, Checked, Scratch};
@@ -9,7 +12,6 @@ use super::{Protocol, Target};
 use crate::backend::apache::{self as private, PrivateApache};
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +19,7 @@ pub struct Apache;
 
 impl Target for Apache {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::apache::Apache
+        &emit::Apache
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
@@ -32,7 +34,7 @@ impl Target for Apache {
         Some(PathBuf::from("/etc/apache2/apache2.conf"))
     }
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
-        inst::apache::read(config_from)
+        read::read(config_from)
     }
     /// The lines in the server config of a minimal configuration that loads
     /// mod_ssl from the system's modules, `apache2 -t` (`-d` a scratch root).
@@ -56,7 +58,7 @@ impl Target for Apache {
         server::negotiate("apache", private::PROGRAMS, lines, want, PrivateApache::start)
     }
     fn keywords(&self) -> &'static [&'static str] {
-        inst::apache::KEYWORDS
+        read::KEYWORDS
     }
     /// mod_ssl's `SSLOpenSSLConfCmd Ciphersuites` is `SSLCipherSuite TLSv1.3` given
     /// another way (and applied after it, so left in place it would win), and
