@@ -468,7 +468,7 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
             let mut suites = Vec::new();
             for n in list("tls13_suites").iter().chain(list("tls12_suites").iter()) {
                 if let Some(s) = k.tls_suite(n) {
-                    suites.push(crate::discover::installed::openssl::OfferedSuite {
+                    suites.push(crate::software::openssl::read::OfferedSuite {
                         iana: s.iana.clone(),
                         openssl: s.openssl.clone().unwrap_or_else(|| s.iana.clone()),
                         min_protocol: if s.is_tls13() { "TLSv1.3".into() } else { "TLSv1.2".into() },

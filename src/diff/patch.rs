@@ -321,7 +321,8 @@ mod tests {
     /// change; an existing file of ours with other text is changed, not created.
     #[test]
     fn nzbget_files_are_created_under_the_root_and_read_back() {
-        use crate::recommend::emit;
+        use crate::recommend::choice::testdata;
+        use crate::software::nzbget::emit;
         let root = tempfile::tempdir().unwrap();
         let conf = root.path().join("etc/nzbget.conf");
         std::fs::create_dir_all(conf.parent().unwrap()).unwrap();
@@ -330,12 +331,12 @@ mod tests {
             "Server1.Host=news.example\nServer1.Encryption=yes\nServer1.Cipher=RC4-SHA:AES128-SHA\n",
         )
         .unwrap();
-        let read = || crate::discover::installed::nzbget::read(Some(&conf)).unwrap().unwrap();
+        let read = || crate::software::nzbget::read::read(Some(&conf)).unwrap().unwrap();
         let v21 = crate::model::NzbgetInstalled {
             version: Some("21.0".into()),
-            ..crate::discover::installed::nzbget::environment()
+            ..crate::software::nzbget::read::environment()
         };
-        let lines = emit::nzbget::lines(&emit::testdata::tls(), &v21);
+        let lines = emit::lines(&testdata::tls(), &v21);
         let p = unified(&read(), &lines).unwrap().unwrap();
         let r = root.path().display().to_string();
         let r = r.trim_start_matches('/');
@@ -364,7 +365,7 @@ mod tests {
             assert!(st.success(), "{p}");
         };
         apply(&p);
-        let (_, cnf, drop_in) = emit::nzbget::parts(&lines);
+        let (_, cnf, drop_in) = emit::parts(&lines);
         let cnf_file = root.path().join("etc/nzbget/openssl-cipherbench.cnf");
         assert_eq!(std::fs::read_to_string(&cnf_file).unwrap(), cnf.unwrap());
         assert_eq!(

@@ -14,8 +14,8 @@
 
 use super::negotiate::{Negotiated, TlsOffer};
 use super::{Current, Offer};
-use crate::discover::installed::openssl::OfferedSuite;
 use crate::discover::installed::{Config, Installed, SshConfig, TlsConfig};
+use crate::software::openssl::read::OfferedSuite;
 use anyhow::{bail, Result};
 use std::process::Command;
 use std::time::Duration;

@@ -505,7 +505,7 @@ pub fn measure_through_nzbget(
             continue;
         };
         let (cipher, conf) = nzbget_now(&c.installed);
-        let (lines, cnf, _) = crate::recommend::emit::nzbget::parts(&d.lines);
+        let (lines, cnf, _) = crate::software::nzbget::emit::parts(&d.lines);
         let rec_cipher = lines
             .first()
             .and_then(|l| l.split_once('='))

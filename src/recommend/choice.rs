@@ -466,7 +466,7 @@ pub(crate) mod testdata {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recommend::emit::gnutls;
+    use crate::software::gnutls::emit as gnutls;
 
     fn lines(target: &str, c: &Choice) -> Option<Vec<String>> {
         crate::software::find(target).unwrap().lines(c)

@@ -10,12 +10,12 @@
 
 pub mod apache;
 pub mod curl;
-mod gnutls;
+pub mod gnutls;
 pub mod haproxy;
 mod negotiated;
 pub mod nginx;
-mod nzbget;
-mod openssl;
+pub mod nzbget;
+pub mod openssl;
 pub mod rustls;
 mod server;
 mod ssh;

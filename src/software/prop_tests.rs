@@ -4,7 +4,8 @@
 //! input the tool did not write.
 
 use crate::discover::installed::*;
-use crate::software::{apache::read as apache, haproxy::read as haproxy, nginx::read as nginx, stunnel::read as stunnel};
+use crate::software::{apache::read as apache, gnutls::read as gnutls, haproxy::read as haproxy, nginx::read as nginx};
+use crate::software::{nzbget::read as nzbget, openssl::read as openssl, stunnel::read as stunnel};
 use proptest::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};

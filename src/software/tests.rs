@@ -171,7 +171,7 @@ fn apache_haproxy_and_stunnel_strings_resolve_in_openssl_to_the_choice() {
 fn gnutls_orders_by_key_exchange_then_cipher_like_the_choice() {
     // ECDSA suites first, ChaCha20 before AES: gnutls-cli must print the same order.
     let t = testdata::tls();
-    let p = crate::recommend::emit::gnutls::priority(&t);
+    let p = crate::software::gnutls::emit::priority(&t);
     let out = std::process::Command::new("gnutls-cli")
         .args(["--priority", &p, "-l"])
         .output()

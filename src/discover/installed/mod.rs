@@ -16,10 +16,7 @@
 //!   as its unit makes it) when sshd is installed but has never run.
 
 pub mod endpoint;
-pub mod gnutls;
 pub mod libssl;
-pub mod nzbget;
-pub mod openssl;
 pub mod relay;
 pub mod ssh;
 pub mod sshd;

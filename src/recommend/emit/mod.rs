@@ -2,8 +2,5 @@
 
 pub use super::choice::*;
 
-pub mod gnutls;
-pub mod nzbget;
 pub mod openssh_client;
-pub mod openssl;
 pub mod sshd;

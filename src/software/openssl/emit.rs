@@ -1,7 +1,7 @@
 //! OpenSSL: the TLS ≤1.2 cipher string and the TLS 1.3 ciphersuites, as passed to
 //! `SSL_CTX_set_cipher_list` / `SSL_CTX_set_ciphersuites` or `openssl s_server`.
 
-use super::{Choice, Emitter};
+use crate::recommend::choice::{Choice, Emitter};
 
 pub struct OpenSsl;
 

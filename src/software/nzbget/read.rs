@@ -12,11 +12,11 @@
 //! A configuration read as `ROOT/etc/nzbget.conf` (`--config-from`) is a system
 //! under ROOT: its drop-ins and the file they name are read under ROOT too.
 
-use super::{read_config, scan_directives, value_after, Config, Installed, OpensslEnv, TlsConfig};
+use crate::discover::installed::{read_config, scan_directives, value_after, Config, Installed, OpensslEnv, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-pub fn from_text(file: &Path, text: &str) -> Option<(TlsConfig, Vec<super::Directive>, Option<usize>, String)> {
+pub fn from_text(file: &Path, text: &str) -> Option<(TlsConfig, Vec<crate::discover::installed::Directive>, Option<usize>, String)> {
     // ServerN.Encryption=yes, first N.
     let n = text.lines().find_map(|l| {
         let l = l.trim();
@@ -94,13 +94,13 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             }
             let (min, max) = (last_value(text, "MinProtocol"), last_value(text, "MaxProtocol"));
             if min.is_some() || max.is_some() {
-                config.protocols = Some(super::version_range(min.as_deref(), max.as_deref()));
+                config.protocols = Some(crate::discover::installed::version_range(min.as_deref(), max.as_deref()));
             }
         }
     }
     // Without a file of its own, the system's OpenSSL configuration applies.
     if env.conf.is_none() {
-        if let Ok(Some(sys)) = super::openssl::read(None) {
+        if let Ok(Some(sys)) = crate::software::openssl::read::read(None) {
             if let Config::Tls(t) = sys.config {
                 config.protocols = t.protocols;
             }
@@ -249,7 +249,7 @@ fn tls13_of(conf: &Path, text: &str) -> Result<(Option<String>, Option<String>)>
         None => None,
         Some(_) => {
             let c = conf.to_string_lossy();
-            let ran = super::run_env("openssl", &["ciphers", "-s", "-stdname", "-tls1_3"], &[("OPENSSL_CONF", &c)])?;
+            let ran = crate::discover::installed::run_env("openssl", &["ciphers", "-s", "-stdname", "-tls1_3"], &[("OPENSSL_CONF", &c)])?;
             if !ran.ok {
                 anyhow::bail!("OpenSSL refuses {} ({}): NZBGet cannot connect with it", conf.display(), ran.why());
             }
@@ -344,10 +344,10 @@ mod tests {
 pub fn environment() -> crate::model::NzbgetInstalled {
     static ENV: std::sync::OnceLock<crate::model::NzbgetInstalled> = std::sync::OnceLock::new();
     ENV.get_or_init(|| {
-        let version = super::find_program(&["nzbget"])
-            .and_then(|p| super::run(&p, &["-v"]).ok())
+        let version = crate::discover::installed::find_program(&["nzbget"])
+            .and_then(|p| crate::discover::installed::run(&p, &["-v"]).ok())
             .and_then(|r| version_of(&r.out));
-        let dir = super::run("openssl", &["version", "-d"])
+        let dir = crate::discover::installed::run("openssl", &["version", "-d"])
             .ok()
             .and_then(|r| r.out.split('"').nth(1).map(str::to_string))
             .unwrap_or_else(|| "/usr/lib/ssl".into());
@@ -356,7 +356,7 @@ pub fn environment() -> crate::model::NzbgetInstalled {
         let init_section = text.as_deref().and_then(init_section).unwrap_or_else(|| "openssl_init".into());
         let system_default = text
             .as_deref()
-            .and_then(super::openssl::system_default)
+            .and_then(crate::software::openssl::read::system_default)
             .map(|(_, entries)| kept(&entries))
             .unwrap_or_default();
         crate::model::NzbgetInstalled {
@@ -373,7 +373,7 @@ pub fn environment() -> crate::model::NzbgetInstalled {
 const OWN_KEYS: [&str; 5] = ["ciphersuites", "groups", "curves", "minprotocol", "maxprotocol"];
 
 /// The system `system_default` entries the file for NZBGet keeps.
-fn kept(entries: &super::openssl::Entries) -> Vec<(String, String)> {
+fn kept(entries: &crate::software::openssl::read::Entries) -> Vec<(String, String)> {
     entries
         .iter()
         .filter(|(_, k, _)| !OWN_KEYS.contains(&k.to_ascii_lowercase().as_str()))

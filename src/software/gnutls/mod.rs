@@ -1,12 +1,14 @@
 //! GnuTLS: the system priority file (`$GNUTLS_SYSTEM_PRIORITY_FILE`), checked with
 //! `gnutls-cli --priority … -l`.
 
+pub mod emit;
+pub mod read;
+
 use super::negotiated::{self, Negotiation, Want, Who};
 use super::validate::{parse_with, Checked};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,7 +17,7 @@ pub struct GnuTls;
 
 impl Target for GnuTls {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::gnutls::GnuTls
+        &emit::GnuTls
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
@@ -24,10 +26,10 @@ impl Target for GnuTls {
         1
     }
     fn config_path(&self) -> Option<PathBuf> {
-        Some(inst::gnutls::default_file())
+        Some(read::default_file())
     }
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
-        inst::gnutls::read(config_from)
+        read::read(config_from)
     }
     fn validate(&self, lines: &[String]) -> Result<Checked> {
         let priority = lines.first().map(String::as_str).unwrap_or("");

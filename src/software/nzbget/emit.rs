@@ -15,7 +15,7 @@
 //!   `CipherString = DEFAULT:@SECLEVEL=2`) and sets the answer's protocols
 //!   (`MinProtocol`, and `MaxProtocol` below TLS 1.3).
 
-use super::{Choice, Emitter, TlsChoice};
+use crate::recommend::choice::{Choice, Emitter, TlsChoice};
 
 pub struct Nzbget;
 

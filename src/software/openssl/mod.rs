@@ -1,11 +1,13 @@
 //! OpenSSL: the system `openssl.cnf` (`$OPENSSL_CONF`), checked with `openssl ciphers`.
 
+pub mod emit;
+pub mod read;
+
 use super::negotiated::{self, Negotiation, Want, Who};
 use super::validate::{labelled, parse_with, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,7 +16,7 @@ pub struct OpenSsl;
 
 impl Target for OpenSsl {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::openssl::OpenSsl
+        &emit::OpenSsl
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
@@ -23,10 +25,10 @@ impl Target for OpenSsl {
         0
     }
     fn config_path(&self) -> Option<PathBuf> {
-        Some(inst::openssl::default_file())
+        Some(read::default_file())
     }
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
-        inst::openssl::read(config_from)
+        read::read(config_from)
     }
     /// `openssl ciphers -s` with both lists (the groups are not checked).
     fn validate(&self, lines: &[String]) -> Result<Checked> {

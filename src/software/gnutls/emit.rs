@@ -2,7 +2,7 @@
 //! exchanges × ciphers × MACs, key exchange first, so the string names each of those
 //! once, in the order of first appearance in the choice.
 
-use super::{Choice, Emitter, SuiteNames};
+use crate::recommend::choice::{Choice, Emitter, SuiteNames};
 
 pub struct GnuTls;
 
@@ -56,7 +56,7 @@ fn push(v: &mut Vec<String>, item: String) {
 }
 
 /// The priority string for a TLS choice.
-pub fn priority(t: &super::TlsChoice) -> String {
+pub fn priority(t: &crate::recommend::choice::TlsChoice) -> String {
     let (mut ciphers, mut macs, mut kxs) = (Vec::new(), Vec::new(), Vec::new());
     for s in t.tls13.iter().chain(t.tls12.iter()) {
         if let Some(c) = cipher(s) {

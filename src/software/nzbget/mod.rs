@@ -1,12 +1,14 @@
 //! NZBGet: its `ServerN.Cipher=` line (`/etc/nzbget.conf`, `~/.nzbget`).
 
+pub mod emit;
+pub mod read;
+
 use super::negotiated::{self, Negotiation, Seen, Want, Who};
 use super::validate::{unchecked, Checked, Refused, Scratch};
 use super::{Protocol, Target};
 use crate::discover::installed::{self as inst, Installed};
 use crate::discover::installed::{run, run_env};
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,7 +17,7 @@ pub struct Nzbget;
 
 impl Target for Nzbget {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::nzbget::Nzbget
+        &emit::Nzbget
     }
     fn protocol(&self) -> Protocol {
         Protocol::Tls
@@ -30,7 +32,7 @@ impl Target for Nzbget {
         Some(PathBuf::from("/etc/nzbget.conf"))
     }
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
-        inst::nzbget::read(config_from)
+        read::read(config_from)
     }
     /// The ServerX.Cipher value through the real OpenSSL parser (NZBGet gives it
     /// to `SSL_set_cipher_list`), and the OpenSSL configuration for NZBGet, when
@@ -38,7 +40,7 @@ impl Target for Nzbget {
     /// ciphers`): its TLS 1.3 order must be the one written. What the real
     /// NZBGet negotiates with them is [`Target::negotiate`]'s.
     fn validate(&self, lines: &[String]) -> Result<Checked> {
-        let (conf, cnf, _) = emit::nzbget::parts(lines);
+        let (conf, cnf, _) = emit::parts(lines);
         let mut how = Vec::new();
         for l in &conf {
             let Some((_, v)) = l.split_once('=') else { continue };
@@ -62,7 +64,7 @@ impl Target for Nzbget {
             if let Some(w) = want.filter(|w| *w != first) {
                 return Err(Refused(format!("with the configuration for NZBGet, OpenSSL puts {first} first, not {w}")).into());
             }
-            how.push(format!("OPENSSL_CONF={} openssl ciphers", emit::nzbget::OPENSSL_CNF));
+            how.push(format!("OPENSSL_CONF={} openssl ciphers", emit::OPENSSL_CNF));
         }
         if how.is_empty() {
             return unchecked("no line to check");
@@ -86,7 +88,7 @@ impl Target for Nzbget {
             Ok(w) => w,
             Err(why) => return Ok(Negotiation::NotRun(why)),
         };
-        let (conf, cnf, _) = emit::nzbget::parts(lines);
+        let (conf, cnf, _) = emit::parts(lines);
         let groups = cnf
             .as_deref()
             .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Groups = ")).map(str::to_string));
@@ -140,7 +142,7 @@ impl Target for Nzbget {
             .first()
             .and_then(|d| d.text.split('=').next())
             .map(|k| k.trim().to_string());
-        emit::nzbget::parts(emitted)
+        emit::parts(emitted)
             .0
             .iter()
             .map(|l| match (&key, l.split_once('=')) {
@@ -158,18 +160,18 @@ impl Target for Nzbget {
     /// wins), its assignment is changed to name the file instead of adding a
     /// drop-in it would override or be overridden by.
     fn whole_files(&self, installed: &Installed, emitted: &[String]) -> Vec<(PathBuf, String)> {
-        let (_, cnf, drop_in) = emit::nzbget::parts(emitted);
+        let (_, cnf, drop_in) = emit::parts(emitted);
         let Some(cnf) = cnf else { return Vec::new() };
         let root = installed
             .openssl_env
             .as_ref()
             .map(|e| e.root.clone())
             .unwrap_or_else(|| PathBuf::from("/"));
-        let mut out = vec![(inst::nzbget::under(&root, emit::nzbget::OPENSSL_CNF), cnf)];
-        let ours = inst::nzbget::under(&root, emit::nzbget::DROP_IN);
+        let mut out = vec![(read::under(&root, emit::OPENSSL_CNF), cnf)];
+        let ours = read::under(&root, emit::DROP_IN);
         match installed.openssl_env.as_ref().and_then(|e| e.drop_in.as_ref()) {
             Some((file, line, value)) if *file != ours => {
-                if value != emit::nzbget::OPENSSL_CNF {
+                if value != emit::OPENSSL_CNF {
                     if let Ok(text) = inst::read_config(file) {
                         out.push((file.clone(), renamed(&text, *line, value)));
                     }
@@ -185,7 +187,7 @@ impl Target for Nzbget {
 /// (1-based) naming the OpenSSL configuration for NZBGet instead.
 fn renamed(text: &str, line: usize, value: &str) -> String {
     let from = format!("OPENSSL_CONF={value}");
-    let to = format!("OPENSSL_CONF={}", emit::nzbget::OPENSSL_CNF);
+    let to = format!("OPENSSL_CONF={}", emit::OPENSSL_CNF);
     let mut out: Vec<String> = text.lines().map(str::to_string).collect();
     if let Some(l) = out.get_mut(line.wrapping_sub(1)) {
         if let Some(at) = l.rfind(&from) {
@@ -211,10 +213,7 @@ mod tests {
         let text = "[Service]\nEnvironment=\"A=1\" OPENSSL_CONF=/etc/x.cnf\nNice=5\n";
         assert_eq!(
             renamed(text, 2, "/etc/x.cnf"),
-            format!(
-                "[Service]\nEnvironment=\"A=1\" OPENSSL_CONF={}\nNice=5\n",
-                emit::nzbget::OPENSSL_CNF
-            )
+            format!("[Service]\nEnvironment=\"A=1\" OPENSSL_CONF={}\nNice=5\n", emit::OPENSSL_CNF)
         );
         assert_eq!(renamed(text, 3, "/etc/x.cnf"), text);
     }
@@ -225,11 +224,13 @@ mod tests {
             crate::testing::missing("nzbget is not installed");
             return None;
         }
-        Some(inst::nzbget::environment())
+        Some(read::environment())
     }
 
     fn want() -> Want {
-        Want::new(&crate::recommend::choice_lists(&emit::Choice::Tls(testdata::tls())))
+        Want::new(&crate::recommend::choice_lists(&crate::recommend::choice::Choice::Tls(
+            testdata::tls(),
+        )))
     }
 
     /// The lines emitted for the installed NZBGet pass the real OpenSSL parser
@@ -238,7 +239,7 @@ mod tests {
     #[test]
     fn the_installed_nzbget_negotiates_the_emitted_lines() {
         let Some(i) = installed() else { return };
-        let lines = emit::nzbget::lines(&testdata::tls(), &i);
+        let lines = emit::lines(&testdata::tls(), &i);
         match Nzbget.validate(&lines) {
             Ok(Checked::Parsed(how)) => assert!(how.starts_with("openssl ciphers"), "{how}"),
             other => panic!("{other:?}\n{lines:#?}"),
@@ -270,7 +271,7 @@ mod tests {
             version: Some("25.4".into()),
             ..i
         };
-        let lines = emit::nzbget::lines(&testdata::tls(), &newer);
+        let lines = emit::lines(&testdata::tls(), &newer);
         assert!(matches!(Nzbget.validate(&lines), Ok(Checked::Parsed(_))), "{lines:#?}");
         let e = Nzbget
             .negotiate(&lines, &want())
