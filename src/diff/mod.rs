@@ -118,7 +118,7 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
             // the prediction, whatever Host block this machine's own client has.
             // The client's: this machine's sshd.
             let other = match peer_ssh {
-                _ if s.server => crate::discover::installed::ssh::read_default()
+                _ if s.server => crate::software::ssh::read::read_default()
                     .map_err(|e| anyhow::anyhow!("no default ssh client to negotiate with: {e:#}"))?,
                 Some(p) => p.clone(),
                 None => match crate::software::read_installed("sshd", None) {

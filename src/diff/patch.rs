@@ -226,8 +226,8 @@ mod tests {
         let f = dir.path().join("sshd_config");
         let text = "Port 22\nCiphers aes128-cbc,aes128-ctr\nMACs hmac-sha1\n\n# per user\nMatch User bob\n    X11Forwarding no\n";
         std::fs::write(&f, text).unwrap();
-        let d = crate::discover::installed::sshd::global_directives(&f, text);
-        let i = installed("sshd", &f, d, Some(crate::discover::installed::sshd::insert_line(text)));
+        let d = crate::software::sshd::read::global_directives(&f, text);
+        let i = installed("sshd", &f, d, Some(crate::software::sshd::read::insert_line(text)));
         let lines = vec![
             "Ciphers aes128-gcm@openssh.com,aes128-ctr".to_string(),
             "MACs hmac-sha2-256-etm@openssh.com".to_string(),
@@ -257,8 +257,8 @@ mod tests {
             "Port 22\nCiphers aes128-gcm@openssh.com,aes128-ctr\nMACs hmac-sha2-256-etm@openssh.com\nKexAlgorithms curve25519-sha256\n\n# per user\nMatch User bob\n    X11Forwarding no\n"
         );
         // The same lines again: nothing changes.
-        let d = crate::discover::installed::sshd::global_directives(&f, &after);
-        let i = installed("sshd", &f, d, Some(crate::discover::installed::sshd::insert_line(&after)));
+        let d = crate::software::sshd::read::global_directives(&f, &after);
+        let i = installed("sshd", &f, d, Some(crate::software::sshd::read::insert_line(&after)));
         assert_eq!(unified(&i, &lines).unwrap(), None);
     }
 
@@ -399,8 +399,8 @@ mod tests {
         let f = dir.path().join("sshd_config");
         let text = "Port 22\nCiphers aes128-cbc,aes128-ctr\n";
         std::fs::write(&f, text).unwrap();
-        let d = crate::discover::installed::sshd::global_directives(&f, text);
-        let i = installed("sshd", &f, d, Some(crate::discover::installed::sshd::insert_line(text)));
+        let d = crate::software::sshd::read::global_directives(&f, text);
+        let i = installed("sshd", &f, d, Some(crate::software::sshd::read::insert_line(text)));
         let note = crate::recommend::choice::default_note("Ciphers", "");
         let p = unified(&i, std::slice::from_ref(&note)).unwrap().unwrap();
         assert!(p.contains("\n-Ciphers aes128-cbc,aes128-ctr\n"), "{p}");

@@ -135,7 +135,7 @@ impl Subjects {
                 // ssh client's own diff this machine's configured one.
                 let sshd = currents.iter().any(|c| matches!(&c.offer, Offer::Ssh(s) if s.server));
                 let client = match sshd {
-                    true => crate::discover::installed::ssh::read_default().ok(),
+                    true => crate::software::ssh::read::read_default().ok(),
                     false => crate::software::read_installed("ssh", None).ok().flatten(),
                 };
                 let order: Vec<String> = match client.map(|c| c.config) {

@@ -21,7 +21,6 @@
 
 mod candidate;
 pub mod choice;
-pub mod emit;
 pub mod evidence;
 mod figures;
 mod host;

@@ -18,8 +18,8 @@ pub mod nzbget;
 pub mod openssl;
 pub mod rustls;
 mod server;
-mod ssh;
-mod sshd;
+pub mod ssh;
+pub mod sshd;
 pub mod stunnel;
 #[cfg_attr(not(test), allow(dead_code))]
 mod validate;

@@ -5,7 +5,7 @@
 
 use crate::discover::installed::*;
 use crate::software::{apache::read as apache, gnutls::read as gnutls, haproxy::read as haproxy, nginx::read as nginx};
-use crate::software::{nzbget::read as nzbget, openssl::read as openssl, stunnel::read as stunnel};
+use crate::software::{nzbget::read as nzbget, openssl::read as openssl, sshd::read as sshd, stunnel::read as stunnel};
 use proptest::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -18,8 +18,6 @@
 pub mod endpoint;
 pub mod libssl;
 pub mod relay;
-pub mod ssh;
-pub mod sshd;
 
 use crate::error::UsageError;
 use anyhow::{Context, Result};

@@ -2,8 +2,8 @@
 //! every `Host`/`Match` block and default. The usual peer of this machine's client
 //! is its own sshd, so HOST is `localhost`.
 
-use super::sshd::{parse_dump, KEYWORDS};
-use super::{read_config, run, scan_directives, Config, Installed};
+use crate::discover::installed::{read_config, run, scan_directives, Config, Installed};
+use crate::software::sshd::read::{parse_dump, KEYWORDS};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 

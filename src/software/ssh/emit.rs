@@ -1,6 +1,6 @@
 //! OpenSSH client: a `Host` block for `~/.ssh/config`.
 
-use super::{Choice, Emitter};
+use crate::recommend::choice::{Choice, Emitter};
 
 pub struct OpenSshClient;
 

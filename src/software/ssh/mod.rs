@@ -4,14 +4,16 @@
 //! negotiates, so it must negotiate the answer's first cipher, MAC (none with
 //! an AEAD cipher) and key exchange.
 
+pub mod emit;
+pub mod read;
+
 use super::negotiated::{self, Negotiation, Seen, Want, Who};
 use super::validate::{parse_with, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::backend::openssh::client;
 use crate::backend::openssh::daemon::{Offer, PrivateSshd};
-use crate::discover::installed::{self as inst, Installed};
+use crate::discover::installed::Installed;
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit;
 use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
@@ -20,7 +22,7 @@ pub struct Ssh;
 
 impl Target for Ssh {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::openssh_client::OpenSshClient
+        &emit::OpenSshClient
     }
     fn protocol(&self) -> Protocol {
         Protocol::Ssh
@@ -32,7 +34,7 @@ impl Target for Ssh {
         &["ssh"]
     }
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
-        inst::ssh::read(config_from)
+        read::read(config_from)
     }
     fn validate(&self, lines: &[String]) -> Result<Checked> {
         let s = Scratch::new("ssh_config", &format!("{}\n", lines.join("\n")))?;
@@ -70,7 +72,7 @@ impl Target for Ssh {
         Ok(Negotiation::Negotiated(negotiated::judge(&who, &seen, want)?))
     }
     fn keywords(&self) -> &'static [&'static str] {
-        inst::sshd::KEYWORDS
+        crate::software::sshd::read::KEYWORDS
     }
     /// The Host block's lines, for the top of the client config.
     fn file_lines(&self, _installed: &Installed, emitted: &[String]) -> Vec<String> {

@@ -12,6 +12,9 @@
 //! marked "negotiates otherwise": no sshd line can make a client pick the
 //! answer; the client's Host block (`--for ssh`) does.
 
+pub mod emit;
+pub mod read;
+
 use super::negotiated::{self, Negotiation, Seen, Want, Who};
 use super::validate::{parse_with, Checked, Refused, Scratch};
 use super::{Protocol, Target};
@@ -19,7 +22,6 @@ use crate::backend::openssh::client::{self, Chosen};
 use crate::backend::openssh::daemon::{Offer, PrivateSshd};
 use crate::discover::installed::{self as inst, Config, Installed, SshConfig};
 use crate::recommend::choice::Emitter;
-use crate::recommend::emit;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,7 +30,7 @@ pub struct Sshd;
 
 impl Target for Sshd {
     fn emitter(&self) -> &'static dyn Emitter {
-        &emit::sshd::Sshd
+        &emit::Sshd
     }
     fn protocol(&self) -> Protocol {
         Protocol::Ssh
@@ -40,10 +42,10 @@ impl Target for Sshd {
         &["sshd"]
     }
     fn config_path(&self) -> Option<PathBuf> {
-        Some(PathBuf::from(inst::sshd::DEFAULT_FILE))
+        Some(PathBuf::from(read::DEFAULT_FILE))
     }
     fn read_installed(&self, config_from: Option<&Path>) -> Result<Option<Installed>> {
-        inst::sshd::read(config_from)
+        read::read(config_from)
     }
     fn validate(&self, lines: &[String]) -> Result<Checked> {
         let s = Scratch::new("sshd_config", "")?;
@@ -96,7 +98,7 @@ impl Target for Sshd {
         )?))
     }
     fn keywords(&self) -> &'static [&'static str] {
-        inst::sshd::KEYWORDS
+        read::KEYWORDS
     }
     fn ansible(&self) -> bool {
         true
@@ -105,7 +107,7 @@ impl Target for Sshd {
 
 /// This machine's ssh client as nobody configured it (`ssh -F /dev/null -G`).
 fn default_client() -> Result<SshConfig> {
-    match inst::ssh::read_default()?.config {
+    match crate::software::ssh::read::read_default()?.config {
         Config::Ssh(c) => Ok(c),
         Config::Tls(_) => anyhow::bail!("the ssh client read as TLS"),
     }

@@ -1,6 +1,6 @@
 //! OpenSSH server: an `sshd_config` block (put it before any `Match` block).
 
-use super::{Choice, Emitter};
+use crate::recommend::choice::{Choice, Emitter};
 
 pub struct Sshd;
 
