@@ -10,7 +10,7 @@ use super::server;
 use super::validate::{parse_with, unchecked, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::backend::apache::{self as private, PrivateApache};
-use crate::discover::installed::{self as inst, Installed};
+use crate::discover::installed::Installed;
 use crate::recommend::choice::Emitter;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -78,7 +78,7 @@ mod tests {
     use crate::software::server::tests::{gives_the_answer, gives_the_tls12_answer, refused_in_the_clients_order};
 
     fn installed() -> bool {
-        let ok = inst::find_program(private::PROGRAMS).is_some() && private::modules().is_some();
+        let ok = crate::discover::installed::find_program(private::PROGRAMS).is_some() && private::modules().is_some();
         if !ok {
             crate::testing::missing("apache2 with mod_ssl is not installed");
         }
