@@ -286,7 +286,7 @@ pub fn through_binary(c: &Current) -> Option<(Software, std::path::PathBuf)> {
 
 /// The installed configuration's TLS lines in `sw`'s own syntax, for its
 /// private instance: nginx's as [`now_lines`], the others' every value read
-/// (`discover::installed::NAME`), the order the server keeps included.
+/// (`software::NAME::read`), the order the server keeps included.
 pub fn now_lines_for(sw: Software, t: &crate::discover::installed::TlsConfig) -> Vec<String> {
     let protocols = t.protocols.as_deref().filter(|p| !p.is_empty());
     let mut out = Vec::new();
@@ -338,7 +338,7 @@ pub fn now_lines_for(sw: Software, t: &crate::discover::installed::TlsConfig) ->
 }
 
 /// The installed configuration's TLS lines, as nginx directives: every value it
-/// reads (`discover::installed::nginx`), the defaults it resolved included.
+/// reads (`software::nginx::read`), the defaults it resolved included.
 pub fn now_lines(t: &crate::discover::installed::TlsConfig) -> Vec<String> {
     // A value with blanks needs quotes; nginx takes `!`, `:` and `+` bare.
     let value = |v: &str| {

@@ -1,12 +1,20 @@
-//! One interface for an emitted target: the software `recommend --for` writes lines
-//! for. A [`Target`] says which protocol lists it takes, what its lines are (the
-//! pure emitter in `recommend/emit/`), where its configuration lives, how to read
-//! the installed one (`discover/installed/`), how its own parser validates lines,
-//! and what a patch and the fleet's Ansible variables need.
+//! Everything cipherbench knows about each target software (the software
+//! `recommend --for` writes lines for), one folder per software, `software/NAME/`:
 //!
-//! Adding a target: its emitter (`recommend/emit/NAME.rs` and a line in
-//! `emit::all()`), its reader if it has one (`discover/installed/NAME.rs`), one file
-//! here and one line in [`ALL`].
+//! - `emit.rs`: its lines, a pure function of the choice (`recommend::choice`):
+//!   the [`Emitter`] that `recommend` is handed through [`emitters`];
+//! - `read.rs` (where it has a configuration): its installed configuration, read
+//!   with the shared tools of `discover::installed` (the `Installed` value, the
+//!   bounded file read, the config tool run within the run's deadline);
+//! - `mod.rs`: its [`Target`]: which protocol lists it takes, where its
+//!   configuration lives, how its own parser validates lines, how the real
+//!   software negotiates them against a private peer, and what a patch and the
+//!   fleet's Ansible variables need.
+//!
+//! Adding a target: its folder, and one line in [`ALL`] (its place among the
+//! recommendations is its [`Target::report_order`]). Nothing outside this module
+//! lists the software: `recommend` writes lines with the emitters it is given,
+//! and `diff`, `fleet` and `app` ask this registry.
 
 pub mod apache;
 pub mod curl;

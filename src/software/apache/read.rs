@@ -5,7 +5,7 @@
 //! Curves|Groups|Ciphersuites|MinProtocol|MaxProtocol` and `SSLHonorCipherOrder`
 //! lines decide what is offered. The last one read wins, as in the server's global
 //! scope; a server that does not load mod_ssl serves no TLS and is not diffed.
-use crate::discover::installed::{read_config, run, scan_directives, Directive, Installed, Parsed, TlsConfig};
+use crate::discover::installed::{self as inst, read_config, run, scan_directives, Directive, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -37,7 +37,7 @@ pub fn parse_includes(text: &str) -> Vec<PathBuf> {
 
 /// `SSLProtocol` words → enabled protocols (`all` is SSLv3 to TLSv1.3).
 pub fn protocols(words: &[&str]) -> Vec<String> {
-    let all: Vec<String> = crate::discover::installed::TLS_VERSIONS.iter().map(|s| s.to_string()).collect();
+    let all: Vec<String> = inst::TLS_VERSIONS.iter().map(|s| s.to_string()).collect();
     let mut on: Vec<String> = Vec::new();
     for w in words {
         let (sign, name) = match w.chars().next() {
@@ -48,7 +48,7 @@ pub fn protocols(words: &[&str]) -> Vec<String> {
         let set: Vec<String> = if name.eq_ignore_ascii_case("all") {
             all.clone()
         } else {
-            vec![crate::discover::installed::normalise_version(name)]
+            vec![inst::normalise_version(name)]
         };
         for v in set {
             if sign == '-' {
@@ -86,11 +86,7 @@ pub fn from_files(files: &[(PathBuf, String)]) -> Parsed {
             .map(String::as_str)
             .collect::<Vec<_>>(),
     );
-    let pos = |v: &str| {
-        crate::discover::installed::TLS_VERSIONS
-            .iter()
-            .position(|x| *x == crate::discover::installed::normalise_version(v))
-    };
+    let pos = |v: &str| inst::TLS_VERSIONS.iter().position(|x| *x == inst::normalise_version(v));
     if let Some(min) = joined("sslopensslconfcmd minprotocol").and_then(|v| pos(&v)) {
         protocols.retain(|p| pos(p) >= Some(min));
     }
@@ -123,7 +119,7 @@ pub fn from_files(files: &[(PathBuf, String)]) -> Parsed {
 /// The first `<VirtualHost ADDR:PORT>` with `SSLEngine on` in `text` whose address
 /// is one of this machine (`endpoint::local`: `*:443` is asked on the loopback
 /// one), with its `ServerName` as SNI.
-fn vhost_endpoint(text: &str) -> Option<crate::discover::installed::Endpoint> {
+fn vhost_endpoint(text: &str) -> Option<inst::Endpoint> {
     let mut open: Option<(Vec<String>, bool, Option<String>)> = None;
     for line in text.lines().map(str::trim).filter(|l| !l.starts_with('#')) {
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -133,8 +129,8 @@ fn vhost_endpoint(text: &str) -> Option<crate::discover::installed::Endpoint> {
             open = Some((addrs, false, None));
         } else if first == "</virtualhost>" {
             if let Some((addrs, true, name)) = open.take() {
-                if let Some(address) = addrs.iter().find_map(|a| crate::discover::installed::endpoint::local(a)) {
-                    return Some(crate::discover::installed::Endpoint {
+                if let Some(address) = addrs.iter().find_map(|a| inst::endpoint::local(a)) {
+                    return Some(inst::Endpoint {
                         address,
                         server_name: name.filter(|n| !n.contains(['*', '?'])),
                     });
@@ -166,7 +162,7 @@ fn loads_mod_ssl(files: &[(PathBuf, String)]) -> bool {
 /// `Include`s are followed by Apache itself). Returns (files, source, dumped).
 fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<Option<(Vec<PathBuf>, String, bool)>> {
     let Some(p) = config_from else {
-        let Some(ctl) = crate::discover::installed::find_program(&["apache2ctl", "apachectl"]) else {
+        let Some(ctl) = inst::find_program(&["apache2ctl", "apachectl"]) else {
             return Ok(None);
         };
         // The installed server's main file is the one named; its includes are not.
@@ -186,13 +182,13 @@ fn loaded_files(config_from: Option<&Path>, notes: &mut Vec<String>) -> Result<O
     };
     let f = p.display().to_string();
     let parsed = (vec![p.to_path_buf()], format!("parsed {f}"), false);
-    let Some(httpd) = crate::discover::installed::find_program(&["apache2", "httpd"]) else {
+    let Some(httpd) = inst::find_program(&["apache2", "httpd"]) else {
         notes.push("Apache is not installed: the file is parsed by itself, without its includes".into());
         return Ok(Some(parsed));
     };
     // What Apache says may quote a file the configuration includes: relayed as
     // that file's name and line only.
-    let crate::discover::installed::Ran { ok, out, err, .. } = run(&httpd, &["-t", "-D", "DUMP_INCLUDES", "-f", &f])?.about(p);
+    let inst::Ran { ok, out, err, .. } = run(&httpd, &["-t", "-D", "DUMP_INCLUDES", "-f", &f])?.about(p);
     let files = parse_includes(&out);
     let error = err
         .lines()
@@ -307,7 +303,7 @@ mod tests {
     /// refuses (no MPM loaded here): the TLS lines come from the included file.
     #[test]
     fn real_apache_follows_includes() {
-        let Some(httpd) = crate::discover::installed::find_program(&["apache2", "httpd"]) else {
+        let Some(httpd) = inst::find_program(&["apache2", "httpd"]) else {
             crate::testing::missing("Apache is not installed");
             return;
         };
@@ -323,9 +319,7 @@ mod tests {
         std::fs::write(&main, format!("ServerRoot {}\nInclude {}\n", d.display(), site.display())).unwrap();
         let i = read(Some(&main)).unwrap().unwrap();
         assert!(i.source.starts_with(&httpd) && i.source.contains("DUMP_INCLUDES"), "{i:?}");
-        let crate::discover::installed::Config::Tls(c) = &i.config else {
-            panic!()
-        };
+        let inst::Config::Tls(c) = &i.config else { panic!() };
         assert_eq!(c.cipher_string.as_deref(), Some("AES128-SHA"));
         assert_eq!(c.protocols.as_deref(), Some(&["TLSv1.2".to_string()][..]));
         assert_eq!(i.file.as_deref(), Some(site.as_path()));

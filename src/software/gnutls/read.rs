@@ -3,7 +3,7 @@
 //! which is what `@SYSTEM` means without a config file. `gnutls-cli --priority P -l`
 //! resolves a priority string with GnuTLS's own parser.
 
-use crate::discover::installed::{read_config, run, Config, Directive, Installed, LinkedLibrary, TlsConfig};
+use crate::discover::installed::{self as inst, read_config, run, Config, Directive, Installed, LinkedLibrary, TlsConfig};
 use crate::software::openssl::read::OfferedSuite;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -53,7 +53,7 @@ pub fn parse_list(text: &str, names: SuiteNames) -> Resolved {
             r.protocols = p
                 .split(", ")
                 .filter_map(|v| v.strip_prefix("VERS-TLS"))
-                .map(crate::discover::installed::normalise_version)
+                .map(inst::normalise_version)
                 .collect();
         } else if let Some(g) = l.strip_prefix("Groups: ") {
             r.groups = g.split(", ").map(|x| x.trim_start_matches("GROUP-").to_string()).collect();
@@ -66,7 +66,7 @@ pub fn parse_list(text: &str, names: SuiteNames) -> Resolved {
 pub fn resolve(priority: &str, names: SuiteNames) -> Result<Resolved> {
     // `--priority=VALUE`: a configuration's priority string is never read as an option.
     let flag = format!("--priority={priority}");
-    let crate::discover::installed::Ran { ok, out, err, .. } = run("gnutls-cli", &[&flag, "-l"])?;
+    let inst::Ran { ok, out, err, .. } = run("gnutls-cli", &[&flag, "-l"])?;
     if !ok || !out.contains("Cipher suites") {
         anyhow::bail!(
             "GnuTLS refuses the priority string `{priority}`: {}",
@@ -110,7 +110,7 @@ pub fn default_file() -> PathBuf {
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
-    if crate::discover::installed::find_program(&["gnutls-cli"]).is_none() && config_from.is_none() {
+    if inst::find_program(&["gnutls-cli"]).is_none() && config_from.is_none() {
         return Ok(None);
     }
     let file = config_from.map(Path::to_path_buf).unwrap_or_else(default_file);
@@ -163,7 +163,7 @@ mod tests {
     /// The real gnutls-cli: NORMAL resolves with TLS 1.3 first; nonsense is refused.
     #[test]
     fn real_gnutls_resolves_priorities() {
-        if crate::discover::installed::find_program(&["gnutls-cli"]).is_none() {
+        if inst::find_program(&["gnutls-cli"]).is_none() {
             crate::testing::missing("gnutls-cli is not installed");
             return;
         }

@@ -3,7 +3,7 @@
 //! offers unless a bind line overrides it. HAProxy enforces its own suite order
 //! unless `prefer-client-ciphers` is set, and defaults to TLS 1.2 as the minimum.
 
-use crate::discover::installed::{read_config, run, scan_directives, value_after, Installed, Parsed, TlsConfig};
+use crate::discover::installed::{self as inst, read_config, run, scan_directives, value_after, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -27,7 +27,7 @@ pub fn from_text(file: &Path, text: &str) -> Parsed {
         .map(|o| o.split_whitespace().map(str::to_string).collect())
         .unwrap_or_default();
     let opt = |name: &str| options.iter().position(|o| o == name).and_then(|i| options.get(i + 1)).cloned();
-    let mut protocols = crate::discover::installed::version_range(
+    let mut protocols = inst::version_range(
         Some(opt("ssl-min-ver").as_deref().unwrap_or("TLSv1.2")),
         opt("ssl-max-ver").as_deref(),
     );
@@ -70,7 +70,7 @@ pub fn from_text(file: &Path, text: &str) -> Parsed {
 /// The address of a `bind … ssl` line (`bind :443 ssl crt …`, `bind
 /// ipv4@127.0.0.1:8443 ssl`, the first of `a:1,b:2`, the first port of a range),
 /// when it is one of this machine (`endpoint::local`).
-fn bind_endpoint(line: &str) -> Option<crate::discover::installed::Endpoint> {
+fn bind_endpoint(line: &str) -> Option<inst::Endpoint> {
     let w: Vec<&str> = line.split_whitespace().collect();
     if w.first() != Some(&"bind") || !w.contains(&"ssl") {
         return None;
@@ -82,15 +82,15 @@ fn bind_endpoint(line: &str) -> Option<crate::discover::installed::Endpoint> {
     }
     let (host, ports) = first.rsplit_once(':')?;
     let port = ports.split('-').next()?;
-    let address = crate::discover::installed::endpoint::local(&format!("{host}:{port}"))?;
-    Some(crate::discover::installed::Endpoint {
+    let address = inst::endpoint::local(&format!("{host}:{port}"))?;
+    Some(inst::Endpoint {
         address,
         server_name: None,
     })
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
-    let haproxy = crate::discover::installed::find_program(&["haproxy"]);
+    let haproxy = inst::find_program(&["haproxy"]);
     let file = config_from.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
     if haproxy.is_none() && config_from.is_none() {
         return Ok(None);

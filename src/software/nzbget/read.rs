@@ -12,11 +12,11 @@
 //! A configuration read as `ROOT/etc/nzbget.conf` (`--config-from`) is a system
 //! under ROOT: its drop-ins and the file they name are read under ROOT too.
 
-use crate::discover::installed::{read_config, scan_directives, value_after, Config, Installed, OpensslEnv, TlsConfig};
+use crate::discover::installed::{self as inst, read_config, scan_directives, value_after, Config, Installed, OpensslEnv, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-pub fn from_text(file: &Path, text: &str) -> Option<(TlsConfig, Vec<crate::discover::installed::Directive>, Option<usize>, String)> {
+pub fn from_text(file: &Path, text: &str) -> Option<(TlsConfig, Vec<inst::Directive>, Option<usize>, String)> {
     // ServerN.Encryption=yes, first N.
     let n = text.lines().find_map(|l| {
         let l = l.trim();
@@ -94,7 +94,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
             }
             let (min, max) = (last_value(text, "MinProtocol"), last_value(text, "MaxProtocol"));
             if min.is_some() || max.is_some() {
-                config.protocols = Some(crate::discover::installed::version_range(min.as_deref(), max.as_deref()));
+                config.protocols = Some(inst::version_range(min.as_deref(), max.as_deref()));
             }
         }
     }
@@ -249,7 +249,7 @@ fn tls13_of(conf: &Path, text: &str) -> Result<(Option<String>, Option<String>)>
         None => None,
         Some(_) => {
             let c = conf.to_string_lossy();
-            let ran = crate::discover::installed::run_env("openssl", &["ciphers", "-s", "-stdname", "-tls1_3"], &[("OPENSSL_CONF", &c)])?;
+            let ran = inst::run_env("openssl", &["ciphers", "-s", "-stdname", "-tls1_3"], &[("OPENSSL_CONF", &c)])?;
             if !ran.ok {
                 anyhow::bail!("OpenSSL refuses {} ({}): NZBGet cannot connect with it", conf.display(), ran.why());
             }
@@ -344,10 +344,10 @@ mod tests {
 pub fn environment() -> crate::model::NzbgetInstalled {
     static ENV: std::sync::OnceLock<crate::model::NzbgetInstalled> = std::sync::OnceLock::new();
     ENV.get_or_init(|| {
-        let version = crate::discover::installed::find_program(&["nzbget"])
-            .and_then(|p| crate::discover::installed::run(&p, &["-v"]).ok())
+        let version = inst::find_program(&["nzbget"])
+            .and_then(|p| inst::run(&p, &["-v"]).ok())
             .and_then(|r| version_of(&r.out));
-        let dir = crate::discover::installed::run("openssl", &["version", "-d"])
+        let dir = inst::run("openssl", &["version", "-d"])
             .ok()
             .and_then(|r| r.out.split('"').nth(1).map(str::to_string))
             .unwrap_or_else(|| "/usr/lib/ssl".into());

@@ -5,7 +5,7 @@
 //! [`resolve`] is also how every OpenSSL cipher string here becomes a suite list:
 //! OpenSSL's own parser, never a re-implementation.
 
-use crate::discover::installed::{read_config, run, Config, Directive, Installed, Parsed, TlsConfig};
+use crate::discover::installed::{self as inst, read_config, run, Config, Directive, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ pub fn resolve(cipher_string: Option<&str>, ciphersuites: Option<&str>) -> Resul
         // never an option of `openssl ciphers`.
         args.extend(["--", s]);
     }
-    let crate::discover::installed::Ran { ok, out, err, .. } = run("openssl", &args)?;
+    let inst::Ran { ok, out, err, .. } = run("openssl", &args)?;
     if !ok {
         anyhow::bail!(
             "OpenSSL refuses the cipher list `{}`{}: {}",
@@ -148,7 +148,7 @@ pub fn from_text(file: &Path, text: &str) -> Parsed {
             config.groups = get("Groups").or_else(|| get("Curves"));
             let (min, max) = (get("MinProtocol"), get("MaxProtocol"));
             if min.is_some() || max.is_some() {
-                config.protocols = Some(crate::discover::installed::version_range(min.as_deref(), max.as_deref()));
+                config.protocols = Some(inst::version_range(min.as_deref(), max.as_deref()));
             }
             for (n, k, _) in &entries {
                 directives.push(Directive {

@@ -7,7 +7,7 @@
 //! which its unit makes when it starts: it is made here, as the unit would, when
 //! sshd is installed but not running.
 
-use crate::discover::installed::{read_config, run, scan_directives, Config, Installed, SshConfig};
+use crate::discover::installed::{self as inst, read_config, run, scan_directives, Config, Installed, SshConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -36,7 +36,7 @@ pub fn parse_dump(text: &str, server: bool) -> SshConfig {
 
 /// The directives in `text` before the first `Match`/`Host` block (where global
 /// values live), so a diff never edits a block that applies to some peers only.
-pub fn global_directives(file: &Path, text: &str) -> Vec<crate::discover::installed::Directive> {
+pub fn global_directives(file: &Path, text: &str) -> Vec<inst::Directive> {
     let end = text
         .lines()
         .position(|l| {
@@ -79,7 +79,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     }
     // What sshd says may quote a file the configuration includes: relayed as
     // that file's name and line only.
-    let crate::discover::installed::Ran { ok, mut out, err, .. } = run(&sshd_s, &args)?.about(&file);
+    let inst::Ran { ok, mut out, err, .. } = run(&sshd_s, &args)?.about(&file);
     let mut source = format!("{} {}", sshd_s, args.join(" "));
     if !ok {
         // No loadable host key (not root, or a file under review): add a throw-away one.
@@ -139,7 +139,7 @@ fn hostkey_notes(text: Option<&str>, said: &[&str]) -> Vec<String> {
     let mut keys: Vec<String> = text
         .unwrap_or("")
         .lines()
-        .filter_map(|l| crate::discover::installed::value_after(l, "hostkey"))
+        .filter_map(|l| inst::value_after(l, "hostkey"))
         .map(str::to_string)
         .collect();
     if keys.is_empty() {
@@ -172,7 +172,7 @@ fn from_text(file: &Path, text: &str, mut notes: Vec<String>) -> Installed {
         directives
             .iter()
             .find(|d| d.keyword == k)
-            .and_then(|d| crate::discover::installed::value_after(&d.text, k))
+            .and_then(|d| inst::value_after(&d.text, k))
             .map(|v| v.split(',').map(str::to_string).collect())
             .unwrap_or_default()
     };

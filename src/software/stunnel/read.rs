@@ -5,7 +5,7 @@
 //! section and the first service are read (a later service may differ; the note
 //! says so). `sslVersionMin` defaults to TLSv1 (stunnel(8)).
 
-use crate::discover::installed::{read_config, run, scan_directives, value_after, Installed, Parsed, TlsConfig};
+use crate::discover::installed::{self as inst, read_config, run, scan_directives, value_after, Installed, Parsed, TlsConfig};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -70,8 +70,8 @@ pub fn from_text(file: &Path, text: &str, defaults: &Defaults) -> Parsed {
             .map(str::to_string)
     };
     let protocols = match get("sslversion") {
-        Some(v) if !v.eq_ignore_ascii_case("all") => vec![crate::discover::installed::normalise_version(&v)],
-        _ => crate::discover::installed::version_range(
+        Some(v) if !v.eq_ignore_ascii_case("all") => vec![inst::normalise_version(&v)],
+        _ => inst::version_range(
             get("sslversionmin")
                 .as_deref()
                 .filter(|v| !v.eq_ignore_ascii_case("all"))
@@ -85,7 +85,7 @@ pub fn from_text(file: &Path, text: &str, defaults: &Defaults) -> Parsed {
     }
     // `options` lines accumulate: only the one that sets the server's order is a
     // line the recommendation replaces (the others, NO_TICKET ..., stay).
-    let order = |x: &crate::discover::installed::Directive| x.text.to_ascii_uppercase().contains("CIPHER_SERVER_PREFERENCE");
+    let order = |x: &inst::Directive| x.text.to_ascii_uppercase().contains("CIPHER_SERVER_PREFERENCE");
     let server_order = match d.iter().rev().find(|x| x.keyword == "options" && order(x)) {
         Some(x) => !value_after(&x.text, "options").is_some_and(|v| v.starts_with('-')),
         None => defaults.server_order,
@@ -110,7 +110,7 @@ pub fn from_text(file: &Path, text: &str, defaults: &Defaults) -> Parsed {
 
 /// The first service's `accept = [host:]port`, when it is an address of this
 /// machine (`endpoint::local`) and the service is a server (not `client = yes`).
-fn accept_endpoint(text: &str) -> Option<crate::discover::installed::Endpoint> {
+fn accept_endpoint(text: &str) -> Option<inst::Endpoint> {
     let mut service = text.lines().map(str::trim).skip_while(|l| !l.starts_with('['));
     let first: Vec<(String, String)> = service
         .by_ref()
@@ -123,15 +123,15 @@ fn accept_endpoint(text: &str) -> Option<crate::discover::installed::Endpoint> {
     if value("client").is_some_and(|v| v.eq_ignore_ascii_case("yes")) {
         return None;
     }
-    let address = crate::discover::installed::endpoint::local(value("accept")?)?;
-    Some(crate::discover::installed::Endpoint {
+    let address = inst::endpoint::local(value("accept")?)?;
+    Some(inst::Endpoint {
         address,
         server_name: None,
     })
 }
 
 pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
-    let stunnel = crate::discover::installed::find_program(&["stunnel4", "stunnel"]);
+    let stunnel = inst::find_program(&["stunnel4", "stunnel"]);
     let file = match config_from {
         Some(p) => p.to_path_buf(),
         None => {
@@ -159,7 +159,7 @@ pub fn read(config_from: Option<&Path>) -> Result<Option<Installed>> {
     let defaults = match &stunnel {
         Some(s) => {
             // `-version` prints to stderr and exits non-zero on some builds.
-            let crate::discover::installed::Ran { out, err, .. } = run(s, &["-version"])?;
+            let inst::Ran { out, err, .. } = run(s, &["-version"])?;
             let d = parse_defaults(&format!("{out}{err}"));
             if d.ciphers.is_some() {
                 source = format!("{source} over `{s} -version` (its built-in defaults)");
@@ -243,11 +243,11 @@ mod tests {
     /// The real `stunnel -version` has the block this reader expects.
     #[test]
     fn real_stunnel_prints_its_defaults() {
-        let Some(s) = crate::discover::installed::find_program(&["stunnel4", "stunnel"]) else {
+        let Some(s) = inst::find_program(&["stunnel4", "stunnel"]) else {
             crate::testing::missing("stunnel is not installed");
             return;
         };
-        let crate::discover::installed::Ran { out, err, .. } = run(&s, &["-version"]).unwrap();
+        let inst::Ran { out, err, .. } = run(&s, &["-version"]).unwrap();
         let d = parse_defaults(&format!("{out}{err}"));
         assert!(
             d.ciphers.is_some() && d.ciphersuites.is_some() && d.curves.is_some(),
