@@ -32,7 +32,7 @@ pub mod stunnel;
 #[cfg_attr(not(test), allow(dead_code))]
 mod validate;
 
-use crate::discover::installed::Installed;
+use crate::discover::installed::{Installed, TlsConfig};
 use crate::error::UsageError;
 use crate::recommend::choice::{Choice, Emitted, Emitter};
 use anyhow::Result;
@@ -119,6 +119,13 @@ pub trait Target: Sync {
     /// with what it negotiated when that is not the answer's first choice.
     fn negotiate(&self, _lines: &[String], _want: &Want) -> Result<Negotiation> {
         Ok(Negotiation::NotRun(format!("{} is not run with its lines yet", self.name())))
+    }
+
+    /// Through (`check`'s throughput of a server before and after): the installed
+    /// configuration's TLS values in its own syntax, for a private instance of it;
+    /// `None` when no private instance of it is run.
+    fn installed_lines(&self, _installed: &TlsConfig) -> Option<Vec<String>> {
+        None
     }
 
     /// Patch: every keyword its lines can start with (two-word ones first).

@@ -1,5 +1,6 @@
 //! Apache httpd mod_ssl.
 
+use crate::discover::installed::TlsConfig;
 use crate::recommend::choice::{server_protocol_name, Choice, Emitter};
 
 pub struct Apache;
@@ -25,4 +26,22 @@ impl Emitter for Apache {
         out.push("SSLHonorCipherOrder on".into());
         Some(out)
     }
+}
+
+/// The installed configuration's TLS values (as `read.rs` read them) in Apache's
+/// own syntax, for a private instance of it: the order the server keeps included.
+pub fn installed_lines(t: &TlsConfig) -> Vec<String> {
+    let protocols = t.protocols.as_deref().filter(|p| !p.is_empty());
+    let mut out = Vec::new();
+    if let Some(p) = protocols {
+        out.push(format!(
+            "SSLProtocol -all {}",
+            p.iter().map(|v| format!("+{v}")).collect::<Vec<_>>().join(" ")
+        ));
+    }
+    out.extend(t.cipher_string.as_ref().map(|c| format!("SSLCipherSuite {c}")));
+    out.extend(t.ciphersuites.as_ref().map(|c| format!("SSLCipherSuite TLSv1.3 {c}")));
+    out.extend(t.groups.as_ref().map(|g| format!("SSLOpenSSLConfCmd Curves {g}")));
+    out.push(format!("SSLHonorCipherOrder {}", if t.server_order { "on" } else { "off" }));
+    out
 }

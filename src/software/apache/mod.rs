@@ -10,7 +10,7 @@ use super::server;
 use super::validate::{parse_with, unchecked, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::backend::apache::{self as private, PrivateApache};
-use crate::discover::installed::Installed;
+use crate::discover::installed::{Installed, TlsConfig};
 use crate::recommend::choice::Emitter;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -56,6 +56,9 @@ impl Target for Apache {
     /// 127.0.0.1, and one handshake by the installed libssl's default client.
     fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
         server::negotiate("apache", private::PROGRAMS, lines, want, PrivateApache::start)
+    }
+    fn installed_lines(&self, installed: &TlsConfig) -> Option<Vec<String>> {
+        Some(emit::installed_lines(installed))
     }
     fn keywords(&self) -> &'static [&'static str] {
         read::KEYWORDS

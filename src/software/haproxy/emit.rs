@@ -1,6 +1,7 @@
 //! HAProxy `global` section (bind side; `haproxy -c` of Debian 12's HAProxy 2.6
 //! accepts every line, `ssl-default-bind-curves` included).
 
+use crate::discover::installed::TlsConfig;
 use crate::recommend::choice::{Choice, Emitter};
 
 pub struct Haproxy;
@@ -33,4 +34,27 @@ impl Emitter for Haproxy {
         out.push(format!("ssl-default-bind-options {}", options.join(" ")));
         Some(out)
     }
+}
+
+/// The installed configuration's TLS values (as `read.rs` read them) in HAProxy's
+/// own syntax, for a private instance of it: the order the server keeps included.
+pub fn installed_lines(t: &TlsConfig) -> Vec<String> {
+    let protocols = t.protocols.as_deref().filter(|p| !p.is_empty());
+    let mut out = Vec::new();
+    out.extend(t.cipher_string.as_ref().map(|c| format!("ssl-default-bind-ciphers {c}")));
+    out.extend(t.ciphersuites.as_ref().map(|c| format!("ssl-default-bind-ciphersuites {c}")));
+    out.extend(t.groups.as_ref().map(|g| format!("ssl-default-bind-curves {g}")));
+    // HAProxy spells TLS 1.0 `TLSv1.0`.
+    let v = |p: &String| if p == "TLSv1" { "TLSv1.0".to_string() } else { p.clone() };
+    let mut options = Vec::new();
+    if let Some(p) = protocols {
+        options.push(format!("ssl-min-ver {} ssl-max-ver {}", v(&p[0]), v(&p[p.len() - 1])));
+    }
+    if !t.server_order {
+        options.push("prefer-client-ciphers".to_string());
+    }
+    if !options.is_empty() {
+        out.push(format!("ssl-default-bind-options {}", options.join(" ")));
+    }
+    out
 }

@@ -9,7 +9,7 @@ use super::server;
 use super::validate::{parse_with, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::backend::haproxy;
-use crate::discover::installed::Installed;
+use crate::discover::installed::{Installed, TlsConfig};
 use crate::recommend::choice::Emitter;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,9 @@ impl Target for Haproxy {
     /// libssl's default client.
     fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
         server::negotiate("haproxy", &["haproxy"], lines, want, haproxy::start)
+    }
+    fn installed_lines(&self, installed: &TlsConfig) -> Option<Vec<String>> {
+        Some(emit::installed_lines(installed))
     }
     fn keywords(&self) -> &'static [&'static str] {
         read::KEYWORDS

@@ -1,5 +1,6 @@
 //! nginx (ngx_http_ssl_module; `ssl_conf_command` needs nginx 1.19.4 and OpenSSL 1.1.1).
 
+use crate::discover::installed::TlsConfig;
 use crate::recommend::choice::{server_protocol_name, Choice, Emitter};
 
 pub struct Nginx;
@@ -25,4 +26,32 @@ impl Emitter for Nginx {
         out.push("ssl_prefer_server_ciphers on;".into());
         Some(out)
     }
+}
+
+/// The installed configuration's TLS values as nginx directives, for a private
+/// instance of it: every value `read.rs` read, the defaults it resolved included.
+pub fn installed_lines(t: &TlsConfig) -> Vec<String> {
+    // A value with blanks needs quotes; nginx takes `!`, `:` and `+` bare.
+    let value = |v: &str| {
+        if v.contains(char::is_whitespace) {
+            format!("\"{}\"", v.replace('"', ""))
+        } else {
+            v.to_string()
+        }
+    };
+    let mut out = Vec::new();
+    if let Some(p) = t.protocols.as_ref().filter(|p| !p.is_empty()) {
+        out.push(format!("ssl_protocols {};", p.join(" ")));
+    }
+    if let Some(c) = &t.cipher_string {
+        out.push(format!("ssl_ciphers {};", value(c)));
+    }
+    if let Some(g) = &t.groups {
+        out.push(format!("ssl_ecdh_curve {};", value(g)));
+    }
+    if let Some(c) = &t.ciphersuites {
+        out.push(format!("ssl_conf_command Ciphersuites {};", value(c)));
+    }
+    out.push(format!("ssl_prefer_server_ciphers {};", if t.server_order { "on" } else { "off" }));
+    out
 }

@@ -9,7 +9,7 @@ use super::server;
 use super::validate::{parse_with, Checked, Scratch};
 use super::{Protocol, Target};
 use crate::backend::nginx::PrivateNginx;
-use crate::discover::installed::Installed;
+use crate::discover::installed::{Installed, TlsConfig};
 use crate::recommend::choice::Emitter;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -50,6 +50,9 @@ impl Target for Nginx {
     /// and one handshake by the installed libssl's default client: its usual peer.
     fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
         server::negotiate("nginx", &["nginx"], lines, want, PrivateNginx::start)
+    }
+    fn installed_lines(&self, installed: &TlsConfig) -> Option<Vec<String>> {
+        Some(emit::installed_lines(installed))
     }
     fn keywords(&self) -> &'static [&'static str] {
         read::KEYWORDS

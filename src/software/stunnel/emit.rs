@@ -1,5 +1,6 @@
 //! stunnel service section.
 
+use crate::discover::installed::TlsConfig;
 use crate::recommend::choice::{Choice, Emitter};
 
 pub struct Stunnel;
@@ -36,4 +37,22 @@ impl Emitter for Stunnel {
         out.push("options = CIPHER_SERVER_PREFERENCE".into());
         Some(out)
     }
+}
+
+/// The installed configuration's TLS values (as `read.rs` read them) in stunnel's
+/// own syntax, for a private instance of it: the order the server keeps included.
+pub fn installed_lines(t: &TlsConfig) -> Vec<String> {
+    let protocols = t.protocols.as_deref().filter(|p| !p.is_empty());
+    let mut out = Vec::new();
+    if let Some(p) = protocols {
+        out.push(format!("sslVersionMin = {}", p[0]));
+        out.push(format!("sslVersionMax = {}", p[p.len() - 1]));
+    }
+    out.extend(t.cipher_string.as_ref().map(|c| format!("ciphers = {c}")));
+    out.extend(t.ciphersuites.as_ref().map(|c| format!("ciphersuites = {c}")));
+    out.extend(t.groups.as_ref().map(|g| format!("curves = {g}")));
+    if t.server_order {
+        out.push("options = CIPHER_SERVER_PREFERENCE".to_string());
+    }
+    out
 }

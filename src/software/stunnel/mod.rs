@@ -12,7 +12,7 @@ use super::{Protocol, Target};
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::private::Spec;
 use crate::backend::stunnel::{self, PROGRAMS};
-use crate::discover::installed::{self as inst, Installed};
+use crate::discover::installed::{self as inst, Installed, TlsConfig};
 use crate::recommend::choice::Emitter;
 use anyhow::Result;
 use std::path::Path;
@@ -65,6 +65,9 @@ impl Target for Stunnel {
     /// default client.
     fn negotiate(&self, lines: &[String], want: &Want) -> Result<Negotiation> {
         server::negotiate("stunnel", PROGRAMS, lines, want, stunnel::start)
+    }
+    fn installed_lines(&self, installed: &TlsConfig) -> Option<Vec<String>> {
+        Some(emit::installed_lines(installed))
     }
     fn keywords(&self) -> &'static [&'static str] {
         read::KEYWORDS
