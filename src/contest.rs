@@ -254,7 +254,11 @@ mod tests {
             insecure_cost: None,
         };
         Outcome {
-            protocols: vec![("tls".into(), vec![ranking], crate::recommend::emit::Choice::Tls(Default::default()))],
+            protocols: vec![(
+                "tls".into(),
+                vec![ranking],
+                crate::recommend::choice::Choice::Tls(Default::default()),
+            )],
             recommendations: Vec::new(),
             verdicts: Vec::new(),
         }

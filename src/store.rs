@@ -698,7 +698,7 @@ mod tests {
     fn ssh_ciphers(d: &Document) -> Vec<(String, usize)> {
         let k = crate::judge::Knowledge::builtin().unwrap();
         let p = crate::judge::Policy::builtin("intermediate").unwrap();
-        let out = crate::recommend::recommend(d, &k, &p, &["sshd".to_string()]);
+        let out = crate::recommend::recommend(d, &k, &p, &crate::software::emitters(&["sshd".to_string()]));
         let r = out.recommendations[0].rankings.iter().find(|r| r.list == "ssh_ciphers").unwrap();
         r.ranked.iter().map(|x| (x.name.clone(), x.rank)).collect()
     }
@@ -730,7 +730,7 @@ mod tests {
         assert_eq!(r[1], ("chacha20-poly1305@openssh.com".to_string(), 2), "{r:?}");
         let k = crate::judge::Knowledge::builtin().unwrap();
         let p = crate::judge::Policy::builtin("intermediate").unwrap();
-        let out = crate::recommend::recommend(&pooled, &k, &p, &[]);
+        let out = crate::recommend::recommend(&pooled, &k, &p, &crate::software::emitters(&[]));
         let notes: Vec<String> = out
             .protocols
             .iter()

@@ -144,7 +144,7 @@ fn measure_passes(
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
     // Pooled with the history as `recommend` pools it, so both give one answer.
     let snapshot = super::pool::pooled(c, &session.document(measurements));
-    let outcome = crate::recommend::recommend(&snapshot, knowledge, policy, &targets);
+    let outcome = crate::recommend::recommend(&snapshot, knowledge, policy, &crate::software::emitters(&targets));
     let mut diffs = diff::build_all(currents, &snapshot, &outcome, knowledge, policy);
     let left = (budget.0 - t0.elapsed().as_secs_f64()).min(budget.0 * CHECK_THROUGH);
     if through && measured.is_ok() && left >= 1.5 && !crate::interrupt::requested() {
@@ -205,7 +205,7 @@ fn second_pass(
                "seconds": left.0, "pooled": pooled}),
     );
     let snapshot = super::pool::pooled(c, &session.document(measurements));
-    let outcome = crate::recommend::recommend(&snapshot, &job.knowledge, &job.policy, targets);
+    let outcome = crate::recommend::recommend(&snapshot, &job.knowledge, &job.policy, &crate::software::emitters(targets));
     let diffs = diff::build_all(&job.currents, &snapshot, &outcome, &job.knowledge, &job.policy);
     Ok(Passes { measured, outcome, diffs })
 }

@@ -85,7 +85,7 @@ fn with_recommendations(c: &CommonOptions, mut doc: crate::model::Document) -> R
     }
     let policy = policy(c)?;
     let knowledge = crate::judge::Knowledge::builtin()?;
-    let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &c.targets);
+    let outcome = crate::recommend::recommend(&doc, &knowledge, &policy, &crate::software::emitters(&c.targets));
     crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts);
     Ok(doc)
 }

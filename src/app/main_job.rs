@@ -42,7 +42,7 @@ pub(super) fn run_main(c: &CommonOptions, extra_settings: serde_json::Value) -> 
     let verdicts = crate::judge::primitive_verdicts(&measurements.results);
     // The history is evidence: this run pooled with the same machine's earlier runs.
     let evidence = super::pool::pooled(c, &session.document(&measurements));
-    let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
+    let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &crate::software::emitters(&job.targets));
     phases.mark("recommended");
     measure_through(&job, &plan, &outcome, &mut measured, (&session, &mut measurements));
     phases.mark("measured_through");
@@ -433,7 +433,7 @@ fn measure_ssh(
 fn race_ties(c: &CommonOptions, job: &MainJob, first: &FirstPass, (session, measurements): Run, left: f64) -> Result<()> {
     // Only what the history has not ordered yet is raced (see `pool`).
     let evidence = super::pool::pooled(c, &session.document(measurements));
-    let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &job.targets);
+    let outcome = crate::recommend::recommend(&evidence, &job.knowledge, &job.policy, &crate::software::emitters(&job.targets));
     let contests = crate::contest::contests(&outcome, &measurements.results);
     if contests.is_empty() || left < 3.0 {
         return Ok(());

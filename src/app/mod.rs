@@ -66,7 +66,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         cli.command,
         None | Some(Command::Run(_) | Command::Recommend(_) | Command::Check(_))
     ) {
-        crate::recommend::emit::nzbget::for_installed(crate::discover::installed::nzbget::environment());
+        crate::software::nzbget::emit::for_installed(crate::software::nzbget::read::environment());
     }
     match cli.command {
         None => main_job::run_main(&common, json!({})),

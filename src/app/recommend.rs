@@ -24,7 +24,7 @@ pub(super) fn recommend(c: &CommonOptions, a: &RecommendOptions) -> Result<()> {
     }
     let mut doc = recommend_source(c, a)?;
     let evidence = if a.no_pool { doc.clone() } else { super::pool::pooled(c, &doc) };
-    let outcome = crate::recommend::recommend(&evidence, &knowledge, &policy, &c.targets);
+    let outcome = crate::recommend::recommend(&evidence, &knowledge, &policy, &crate::software::emitters(&c.targets));
     crate::recommend::attach(&outcome, &mut doc.recommendations, &mut doc.verdicts);
     // What to change in the installed configuration, against this run's figures.
     let (installed, installed_notes) = crate::diff::for_stored_run(&c.targets, &knowledge);

@@ -154,7 +154,7 @@ mod tests {
     /// first with status "negotiates otherwise", never called the answer.
     #[test]
     fn a_client_that_negotiates_otherwise_is_said_first() {
-        use crate::recommend::emit::{testdata, Choice};
+        use crate::recommend::choice::{testdata, Choice};
         for need in ["curl", "openssl"] {
             if !software::installed(&[need]) {
                 return crate::testing::missing(&format!("{need} is not installed"));

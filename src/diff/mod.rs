@@ -118,7 +118,7 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
             // the prediction, whatever Host block this machine's own client has.
             // The client's: this machine's sshd.
             let other = match peer_ssh {
-                _ if s.server => crate::discover::installed::ssh::read_default()
+                _ if s.server => crate::software::ssh::read::read_default()
                     .map_err(|e| anyhow::anyhow!("no default ssh client to negotiate with: {e:#}"))?,
                 Some(p) => p.clone(),
                 None => match crate::software::read_installed("sshd", None) {
@@ -468,7 +468,7 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
             let mut suites = Vec::new();
             for n in list("tls13_suites").iter().chain(list("tls12_suites").iter()) {
                 if let Some(s) = k.tls_suite(n) {
-                    suites.push(crate::discover::installed::openssl::OfferedSuite {
+                    suites.push(crate::software::openssl::read::OfferedSuite {
                         iana: s.iana.clone(),
                         openssl: s.openssl.clone().unwrap_or_else(|| s.iana.clone()),
                         min_protocol: if s.is_tls13() { "TLSv1.3".into() } else { "TLSv1.2".into() },

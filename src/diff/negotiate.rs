@@ -13,9 +13,10 @@
 //! Both ends' lists come from the libraries' own parsers (`openssl ciphers`,
 //! `gnutls-cli -l`), never from a re-implementation of cipher-string syntax.
 
-use crate::discover::installed::openssl::{self as inst_openssl, OfferedSuite};
-use crate::discover::installed::{gnutls, Config, LinkedLibrary, SshConfig, TlsConfig};
+use crate::discover::installed::{Config, LinkedLibrary, SshConfig, TlsConfig};
 use crate::judge::Knowledge;
+use crate::software::gnutls::read as gnutls;
+use crate::software::openssl::read::{self as inst_openssl, OfferedSuite};
 use anyhow::Result;
 use serde::Serialize;
 
@@ -203,7 +204,7 @@ pub fn default_openssl_peer(server_order: bool) -> Result<TlsOffer> {
     let k = Knowledge::builtin()?;
     let (group_tiers, key_shares) = local_default_groups(&k);
     let suites = inst_openssl::resolve(None, None)?;
-    let system = crate::discover::installed::openssl::read(None)?
+    let system = crate::software::openssl::read::read(None)?
         .and_then(|i| match i.config {
             Config::Tls(t) => t.protocols,
             _ => None,

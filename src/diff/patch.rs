@@ -98,7 +98,7 @@ fn replace(installed: &Installed, target: &dyn Target, lines: &[String], files: 
     for l in lines {
         // "the default already does this": an installed line of that directive
         // becomes the note (the default applies); nothing is added where none is.
-        let note = crate::recommend::emit::default_note_directive(l);
+        let note = crate::recommend::choice::default_note_directive(l);
         let k = keyword_of(target, note.unwrap_or(l));
         let hits: Vec<&Directive> = installed
             .directives
@@ -226,8 +226,8 @@ mod tests {
         let f = dir.path().join("sshd_config");
         let text = "Port 22\nCiphers aes128-cbc,aes128-ctr\nMACs hmac-sha1\n\n# per user\nMatch User bob\n    X11Forwarding no\n";
         std::fs::write(&f, text).unwrap();
-        let d = crate::discover::installed::sshd::global_directives(&f, text);
-        let i = installed("sshd", &f, d, Some(crate::discover::installed::sshd::insert_line(text)));
+        let d = crate::software::sshd::read::global_directives(&f, text);
+        let i = installed("sshd", &f, d, Some(crate::software::sshd::read::insert_line(text)));
         let lines = vec![
             "Ciphers aes128-gcm@openssh.com,aes128-ctr".to_string(),
             "MACs hmac-sha2-256-etm@openssh.com".to_string(),
@@ -257,8 +257,8 @@ mod tests {
             "Port 22\nCiphers aes128-gcm@openssh.com,aes128-ctr\nMACs hmac-sha2-256-etm@openssh.com\nKexAlgorithms curve25519-sha256\n\n# per user\nMatch User bob\n    X11Forwarding no\n"
         );
         // The same lines again: nothing changes.
-        let d = crate::discover::installed::sshd::global_directives(&f, &after);
-        let i = installed("sshd", &f, d, Some(crate::discover::installed::sshd::insert_line(&after)));
+        let d = crate::software::sshd::read::global_directives(&f, &after);
+        let i = installed("sshd", &f, d, Some(crate::software::sshd::read::insert_line(&after)));
         assert_eq!(unified(&i, &lines).unwrap(), None);
     }
 
@@ -321,7 +321,8 @@ mod tests {
     /// change; an existing file of ours with other text is changed, not created.
     #[test]
     fn nzbget_files_are_created_under_the_root_and_read_back() {
-        use crate::recommend::emit;
+        use crate::recommend::choice::testdata;
+        use crate::software::nzbget::emit;
         let root = tempfile::tempdir().unwrap();
         let conf = root.path().join("etc/nzbget.conf");
         std::fs::create_dir_all(conf.parent().unwrap()).unwrap();
@@ -330,12 +331,12 @@ mod tests {
             "Server1.Host=news.example\nServer1.Encryption=yes\nServer1.Cipher=RC4-SHA:AES128-SHA\n",
         )
         .unwrap();
-        let read = || crate::discover::installed::nzbget::read(Some(&conf)).unwrap().unwrap();
+        let read = || crate::software::nzbget::read::read(Some(&conf)).unwrap().unwrap();
         let v21 = crate::model::NzbgetInstalled {
             version: Some("21.0".into()),
-            ..crate::discover::installed::nzbget::environment()
+            ..crate::software::nzbget::read::environment()
         };
-        let lines = emit::nzbget::lines(&emit::testdata::tls(), &v21);
+        let lines = emit::lines(&testdata::tls(), &v21);
         let p = unified(&read(), &lines).unwrap().unwrap();
         let r = root.path().display().to_string();
         let r = r.trim_start_matches('/');
@@ -364,7 +365,7 @@ mod tests {
             assert!(st.success(), "{p}");
         };
         apply(&p);
-        let (_, cnf, drop_in) = emit::nzbget::parts(&lines);
+        let (_, cnf, drop_in) = emit::parts(&lines);
         let cnf_file = root.path().join("etc/nzbget/openssl-cipherbench.cnf");
         assert_eq!(std::fs::read_to_string(&cnf_file).unwrap(), cnf.unwrap());
         assert_eq!(
@@ -398,13 +399,13 @@ mod tests {
         let f = dir.path().join("sshd_config");
         let text = "Port 22\nCiphers aes128-cbc,aes128-ctr\n";
         std::fs::write(&f, text).unwrap();
-        let d = crate::discover::installed::sshd::global_directives(&f, text);
-        let i = installed("sshd", &f, d, Some(crate::discover::installed::sshd::insert_line(text)));
-        let note = crate::recommend::emit::default_note("Ciphers", "");
+        let d = crate::software::sshd::read::global_directives(&f, text);
+        let i = installed("sshd", &f, d, Some(crate::software::sshd::read::insert_line(text)));
+        let note = crate::recommend::choice::default_note("Ciphers", "");
         let p = unified(&i, std::slice::from_ref(&note)).unwrap().unwrap();
         assert!(p.contains("\n-Ciphers aes128-cbc,aes128-ctr\n"), "{p}");
         assert!(p.contains(&format!("\n+{note}\n")), "{p}");
-        let kex = crate::recommend::emit::default_note("KexAlgorithms", "");
+        let kex = crate::recommend::choice::default_note("KexAlgorithms", "");
         assert_eq!(unified(&i, &[kex]).unwrap(), None);
     }
 }

@@ -14,8 +14,8 @@
 
 use super::negotiate::{Negotiated, TlsOffer};
 use super::{Current, Offer};
-use crate::discover::installed::openssl::OfferedSuite;
 use crate::discover::installed::{Config, Installed, SshConfig, TlsConfig};
+use crate::software::openssl::read::OfferedSuite;
 use anyhow::{bail, Result};
 use std::process::Command;
 use std::time::Duration;
@@ -352,7 +352,7 @@ pub fn section(
     policy: &crate::judge::Policy,
 ) -> Result<(Vec<super::SoftwareDiff>, String)> {
     let k = crate::judge::Knowledge::builtin()?;
-    let outcome = crate::recommend::recommend(doc, &k, policy, &[target.to_string()]);
+    let outcome = crate::recommend::recommend(doc, &k, policy, &crate::software::emitters(&[target.to_string()]));
     let (currents, notes) = match current {
         Ok(c) => (vec![c], Vec::new()),
         Err(e) => (Vec::new(), vec![format!("{e:#}")]),

@@ -135,7 +135,7 @@ impl Subjects {
                 // ssh client's own diff this machine's configured one.
                 let sshd = currents.iter().any(|c| matches!(&c.offer, Offer::Ssh(s) if s.server));
                 let client = match sshd {
-                    true => crate::discover::installed::ssh::read_default().ok(),
+                    true => crate::software::ssh::read::read_default().ok(),
                     false => crate::software::read_installed("ssh", None).ok().flatten(),
                 };
                 let order: Vec<String> = match client.map(|c| c.config) {
@@ -285,84 +285,12 @@ pub fn through_binary(c: &Current) -> Option<(Software, std::path::PathBuf)> {
 }
 
 /// The installed configuration's TLS lines in `sw`'s own syntax, for its
-/// private instance: nginx's as [`now_lines`], the others' every value read
-/// (`discover::installed::NAME`), the order the server keeps included.
+/// private instance: every value its reader read, the order the server keeps
+/// included ([`crate::software::Target::installed_lines`]).
 pub fn now_lines_for(sw: Software, t: &crate::discover::installed::TlsConfig) -> Vec<String> {
-    let protocols = t.protocols.as_deref().filter(|p| !p.is_empty());
-    let mut out = Vec::new();
-    match sw {
-        Software::Nginx => return now_lines(t),
-        Software::Apache => {
-            if let Some(p) = protocols {
-                out.push(format!(
-                    "SSLProtocol -all {}",
-                    p.iter().map(|v| format!("+{v}")).collect::<Vec<_>>().join(" ")
-                ));
-            }
-            out.extend(t.cipher_string.as_ref().map(|c| format!("SSLCipherSuite {c}")));
-            out.extend(t.ciphersuites.as_ref().map(|c| format!("SSLCipherSuite TLSv1.3 {c}")));
-            out.extend(t.groups.as_ref().map(|g| format!("SSLOpenSSLConfCmd Curves {g}")));
-            out.push(format!("SSLHonorCipherOrder {}", if t.server_order { "on" } else { "off" }));
-        }
-        Software::Haproxy => {
-            out.extend(t.cipher_string.as_ref().map(|c| format!("ssl-default-bind-ciphers {c}")));
-            out.extend(t.ciphersuites.as_ref().map(|c| format!("ssl-default-bind-ciphersuites {c}")));
-            out.extend(t.groups.as_ref().map(|g| format!("ssl-default-bind-curves {g}")));
-            // HAProxy spells TLS 1.0 `TLSv1.0`.
-            let v = |p: &String| if p == "TLSv1" { "TLSv1.0".to_string() } else { p.clone() };
-            let mut options = Vec::new();
-            if let Some(p) = protocols {
-                options.push(format!("ssl-min-ver {} ssl-max-ver {}", v(&p[0]), v(&p[p.len() - 1])));
-            }
-            if !t.server_order {
-                options.push("prefer-client-ciphers".to_string());
-            }
-            if !options.is_empty() {
-                out.push(format!("ssl-default-bind-options {}", options.join(" ")));
-            }
-        }
-        Software::Stunnel => {
-            if let Some(p) = protocols {
-                out.push(format!("sslVersionMin = {}", p[0]));
-                out.push(format!("sslVersionMax = {}", p[p.len() - 1]));
-            }
-            out.extend(t.cipher_string.as_ref().map(|c| format!("ciphers = {c}")));
-            out.extend(t.ciphersuites.as_ref().map(|c| format!("ciphersuites = {c}")));
-            out.extend(t.groups.as_ref().map(|g| format!("curves = {g}")));
-            if t.server_order {
-                out.push("options = CIPHER_SERVER_PREFERENCE".to_string());
-            }
-        }
-    }
-    out
-}
-
-/// The installed configuration's TLS lines, as nginx directives: every value it
-/// reads (`discover::installed::nginx`), the defaults it resolved included.
-pub fn now_lines(t: &crate::discover::installed::TlsConfig) -> Vec<String> {
-    // A value with blanks needs quotes; nginx takes `!`, `:` and `+` bare.
-    let value = |v: &str| {
-        if v.contains(char::is_whitespace) {
-            format!("\"{}\"", v.replace('"', ""))
-        } else {
-            v.to_string()
-        }
-    };
-    let mut out = Vec::new();
-    if let Some(p) = t.protocols.as_ref().filter(|p| !p.is_empty()) {
-        out.push(format!("ssl_protocols {};", p.join(" ")));
-    }
-    if let Some(c) = &t.cipher_string {
-        out.push(format!("ssl_ciphers {};", value(c)));
-    }
-    if let Some(g) = &t.groups {
-        out.push(format!("ssl_ecdh_curve {};", value(g)));
-    }
-    if let Some(c) = &t.ciphersuites {
-        out.push(format!("ssl_conf_command Ciphersuites {};", value(c)));
-    }
-    out.push(format!("ssl_prefer_server_ciphers {};", if t.server_order { "on" } else { "off" }));
-    out
+    crate::software::find(sw.name())
+        .and_then(|s| s.installed_lines(t))
+        .unwrap_or_default()
 }
 
 /// The local software a through step can run (`binary` of it: what to start)
@@ -505,7 +433,7 @@ pub fn measure_through_nzbget(
             continue;
         };
         let (cipher, conf) = nzbget_now(&c.installed);
-        let (lines, cnf, _) = crate::recommend::emit::nzbget::parts(&d.lines);
+        let (lines, cnf, _) = crate::software::nzbget::emit::parts(&d.lines);
         let rec_cipher = lines
             .first()
             .and_then(|l| l.split_once('='))
@@ -646,7 +574,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            now_lines(&t),
+            now_lines_for(Software::Nginx, &t),
             [
                 "ssl_protocols TLSv1 TLSv1.1 TLSv1.2;",
                 "ssl_ciphers ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256;",
@@ -661,7 +589,7 @@ mod tests {
             server_order: false,
             ..t.clone()
         };
-        let l = now_lines(&spaced);
+        let l = now_lines_for(Software::Nginx, &spaced);
         assert!(l.contains(&"ssl_ciphers \"HIGH:!aNULL !MD5\";".to_string()), "{l:?}");
         assert!(
             l.contains(&"ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;".to_string()),
@@ -673,7 +601,7 @@ mod tests {
             return;
         };
         let id = crate::backend::openssl::certs::Identity::generate(crate::backend::openssl::certs::CertType::Rsa2048).unwrap();
-        for lines in [now_lines(&t), now_lines(&spaced)] {
+        for lines in [now_lines_for(Software::Nginx, &t), now_lines_for(Software::Nginx, &spaced)] {
             let n = crate::backend::nginx::PrivateNginx::start(&crate::backend::nginx::Spec {
                 binary: std::path::Path::new(&bin),
                 tls_lines: &lines,
@@ -737,7 +665,6 @@ mod tests {
             .last()
             .is_some_and(|l| l.ends_with(" prefer-client-ciphers")));
         assert!(!now_lines_for(Software::Stunnel, &client).iter().any(|l| l.starts_with("options")));
-        assert_eq!(now_lines_for(Software::Nginx, &t), now_lines(&t));
         // Each private instance takes them: the plan's "now" side, as `check` runs it.
         for sw in [Software::Apache, Software::Haproxy, Software::Stunnel] {
             let Some(bin) = crate::discover::installed::find_program(sw.programs()) else {

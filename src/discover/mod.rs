@@ -2,6 +2,7 @@
 //! only looks; it never measures.
 
 pub mod cpucaps;
+pub mod gnutls;
 pub mod host;
 pub mod installed;
 pub mod openssh;
@@ -15,7 +16,7 @@ pub fn capabilities() -> crate::model::Capabilities {
         let ssh = s.spawn(openssh::capabilities);
         let sshd = s.spawn(openssh::server_hostkey_algorithms);
         let defaults = s.spawn(openssh::sshd_defaults);
-        let gnutls = s.spawn(installed::gnutls::accepted_groups);
+        let gnutls = s.spawn(gnutls::accepted_groups);
         let openssl = openssl::capabilities();
         let (sshd_hostkeys, sshd_hostkeys_unread) = split(sshd.join());
         let (sshd_defaults, sshd_defaults_unread) = split(defaults.join());

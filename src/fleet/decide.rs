@@ -20,7 +20,7 @@ use super::merge::{higher_is_better, is_speed, ClassAcc, ClassKey, Merged};
 use crate::judge::{Knowledge, Policy};
 use crate::model::Summary;
 use crate::model::{Document, Host, ResultRecord, RunInfo, RunStatus, SCHEMA};
-use crate::recommend::emit::{self, Choice, SshChoice, TlsChoice};
+use crate::recommend::choice::{self, Choice, SshChoice, TlsChoice};
 use crate::recommend::rank::{Ranked, Ranking};
 use crate::recommend::{self, Outcome};
 use crate::stats::median;
@@ -316,7 +316,7 @@ fn class_report(
     targets: &[String],
 ) -> (ClassReport, Outcome) {
     let doc = pooled(class, &id);
-    let outcome = recommend::recommend(&doc, knowledge, policy, targets);
+    let outcome = recommend::recommend(&doc, knowledge, policy, &crate::software::emitters(targets));
     let rankings: Vec<Ranking> = outcome.protocols.iter().flat_map(|(_, r, _)| r.clone()).collect();
     let answer = leaders(&rankings);
     // A measured list holds only what the class measured (in the ranking's own
@@ -559,7 +559,7 @@ fn common_protocols(outcomes: &[Outcome]) -> Vec<String> {
 struct HostFacts {
     tiers: bool,
     gnutls_groups: Option<Vec<String>>,
-    sshd_defaults: Option<emit::SshLists>,
+    sshd_defaults: Option<choice::SshLists>,
     /// Why `sshd_defaults` is `None`: a host whose sshd's defaults were not read.
     sshd_defaults_unread: Option<String>,
     beyond_defaults: bool,
@@ -586,11 +586,11 @@ fn host_facts(outcomes: &[Outcome]) -> HostFacts {
         .flatten();
     let sshd_defaults = ssh
         .iter()
-        .try_fold(None, |acc: Option<emit::SshLists>, s| {
+        .try_fold(None, |acc: Option<choice::SshLists>, s| {
             let d = s.server_defaults.clone()?;
             Some(Some(match acc {
                 None => d,
-                Some(a) => emit::SshLists {
+                Some(a) => choice::SshLists {
                     ciphers: both(a.ciphers, &d.ciphers),
                     macs: both(a.macs, &d.macs),
                     kex: both(a.kex, &d.kex),
@@ -619,7 +619,7 @@ fn host_facts(outcomes: &[Outcome]) -> HostFacts {
 /// A list that is empty is left out of the lines (the software keeps its default);
 /// a TLS protocol without suites is left out too. The SSH lines of the lists in
 /// `unmeasured` (list ids, `ssh_macs`) say they were not measured and follow the
-/// policy's order ([`emit::unmeasured_note`]).
+/// policy's order ([`choice::unmeasured_note`]).
 fn emit_lines(
     lists: &BTreeMap<String, Vec<String>>,
     unmeasured: &[String],
@@ -634,7 +634,7 @@ fn emit_lines(
     let tls12 = get("tls12_suites");
     if !tls13.is_empty() || !tls12.is_empty() {
         let names =
-            |v: &[String]| -> Vec<emit::SuiteNames> { v.iter().filter_map(|n| k.tls_suite(n)).map(recommend::suite_names).collect() };
+            |v: &[String]| -> Vec<choice::SuiteNames> { v.iter().filter_map(|n| k.tls_suite(n)).map(recommend::suite_names).collect() };
         let mut t12 = names(&tls12);
         // As a single run does: ≤1.2 suites grouped by Kx/Au, each group in order.
         let mut kinds: Vec<(String, String)> = Vec::new();
@@ -692,7 +692,7 @@ fn emit_lines(
     }
     let mut out = Vec::new();
     for choice in &choices {
-        for e in emit::lines(choice, targets) {
+        for e in crate::software::lines(choice, targets) {
             out.push(Lines {
                 target: e.target.into(),
                 location: e.location.into(),

@@ -126,7 +126,7 @@ fn class_table(c: &ClassReport) -> Table {
         t.notes.push(format!(
             "{}: {} (every option all its hosts offer that the policy accepts)",
             list_title(l),
-            crate::recommend::emit::UNMEASURED_NOTE_END
+            crate::recommend::choice::UNMEASURED_NOTE_END
         ));
     }
     line_notes(&mut t.notes, &c.lines);

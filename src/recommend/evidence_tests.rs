@@ -60,7 +60,12 @@ fn tied_on_the_wire() -> Document {
 
 fn ciphers(d: &Document) -> crate::recommend::rank::Ranking {
     let k = Knowledge::builtin().unwrap();
-    let out = crate::recommend::recommend(d, &k, &Policy::builtin("intermediate").unwrap(), &["sshd".to_string()]);
+    let out = crate::recommend::recommend(
+        d,
+        &k,
+        &Policy::builtin("intermediate").unwrap(),
+        &crate::software::emitters(&["sshd".to_string()]),
+    );
     let r = out.recommendations[0].rankings.iter().find(|r| r.list == "ssh_ciphers").unwrap();
     r.clone()
 }
@@ -301,7 +306,12 @@ fn the_primitive_leader_comes_first_when_a_tied_option_has_no_primitive() {
     // What a connection uses: the client's Host block order, and sshd's.
     let k = Knowledge::builtin().unwrap();
     let targets = ["ssh".to_string(), "sshd".to_string()];
-    let out = crate::recommend::recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &targets);
+    let out = crate::recommend::recommend(
+        &d,
+        &k,
+        &Policy::builtin("intermediate").unwrap(),
+        &crate::software::emitters(&targets),
+    );
     let host = out.recommendations.iter().find(|x| x.target == "ssh").unwrap();
     let line = host
         .lines
@@ -362,7 +372,7 @@ fn the_answer_says_the_noise_first_and_the_primitives_under_the_row() {
     let p = Policy::builtin("intermediate").unwrap();
     let mut d = ssh_doc(vec![bulk(AES128, 233e6, 0.24, 12), bulk(CHACHA, 173e6, 0.24, 12)], Some(0.24));
     d.run.command = "run".into();
-    let out = crate::recommend::recommend(&d, &k, &p, &["sshd".to_string()]);
+    let out = crate::recommend::recommend(&d, &k, &p, &crate::software::emitters(&["sshd".to_string()]));
     let text = crate::report::answer::render(&d, &out, &["sshd".to_string()], None, None, false);
     let (noise, choices) = (text.find("speed varied ±24%").expect("said"), text.find("Fastest secure").unwrap());
     assert!(noise < choices, "{text}");
@@ -370,7 +380,7 @@ fn the_answer_says_the_noise_first_and_the_primitives_under_the_row() {
         .push(serde_json::from_value(prim("aes-128-gcm", "encrypt", 16384, 4.1e9)).unwrap());
     d.results
         .push(serde_json::from_value(prim("chacha20-poly1305", "encrypt", 16384, 1.9e9)).unwrap());
-    let out = crate::recommend::recommend(&d, &k, &p, &["sshd".to_string()]);
+    let out = crate::recommend::recommend(&d, &k, &p, &crate::software::emitters(&["sshd".to_string()]));
     let text = crate::report::answer::render(&d, &out, &["sshd".to_string()], None, None, false);
     assert!(!text.contains("speed varied"), "{text}");
     let said = text.find("ordered by the primitives").expect("the order is said");

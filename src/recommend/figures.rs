@@ -426,7 +426,7 @@ mod tests {
         assert!((cbc.summary.median - 0.5e9).abs() < 1.0, "{}", cbc.summary.median);
         assert!(suite_rate(&d, k.tls_suite("TLS_CHACHA20_POLY1305_SHA256").unwrap()).is_none());
         let p = Policy::builtin("intermediate").unwrap();
-        let out = crate::recommend::recommend(&d, &k, &p, &["openssl".to_string()]);
+        let out = crate::recommend::recommend(&d, &k, &p, &crate::software::emitters(&["openssl".to_string()]));
         assert_eq!(out.recommendations.len(), 1, "only TLS was measured, for one target");
         let r = &out.recommendations[0];
         // The measured suite first; the others the policy allows follow, unmeasured,

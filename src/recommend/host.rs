@@ -3,7 +3,7 @@
 //! they were stored, what the document itself shows. Never the machine
 //! `recommend` runs on: a document gives its host's answer anywhere.
 
-use super::emit::{GroupNames, SuiteNames};
+use super::choice::{GroupNames, SuiteNames};
 use crate::judge::{Domain, Group, GroupKind, KexMethod, Knowledge, TlsSuite};
 use crate::model::{Capabilities, Document, Kind, ResultRecord, Status};
 

@@ -20,7 +20,7 @@
 //! and every allowed option kept (the unmeasured after the measured).
 
 mod candidate;
-pub mod emit;
+pub mod choice;
 pub mod evidence;
 mod figures;
 mod host;
@@ -37,7 +37,7 @@ pub use order::{disputed_by, tier};
 use crate::judge::{Domain, Knowledge, Policy, Verdict};
 use crate::model::Document;
 use crate::model::{RankedRecord, RankingRecord, RecommendationRecord, RefusedRecord, VerdictRecord};
-use emit::Choice;
+use choice::{Choice, Emitter};
 use rank::{Candidate, Ranking, Tier};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -135,9 +135,9 @@ fn ranking_record(r: &Ranking) -> RankingRecord {
     }
 }
 
-/// Ranks what `doc` measured under `policy` and emits config lines for `targets`
-/// (every target when empty).
-pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets: &[String]) -> Outcome {
+/// Ranks what `doc` measured under `policy` and writes config lines with each of
+/// `emitters`, in their order (the caller picks them: `software::emitters`).
+pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, emitters: &[&dyn Emitter]) -> Outcome {
     let mut protocols = Vec::new();
     let mut verdicts: Vec<Verdict> = Vec::new();
     let mut keep = |cands: &[Candidate]| {
@@ -171,7 +171,7 @@ pub fn recommend(doc: &Document, knowledge: &Knowledge, policy: &Policy, targets
     let mut recommendations = Vec::new();
     for (protocol, rankings, choice) in &protocols {
         let lists = choice_lists(choice);
-        for e in emit::lines(choice, targets) {
+        for e in choice::lines(choice, emitters) {
             recommendations.push(Recommendation {
                 protocol: protocol.clone(),
                 target: e.target.to_string(),
@@ -422,7 +422,7 @@ mod tests {
         // The run's machine had an sshd whose defaults were read.
         d.run.capabilities.sshd_defaults = Some(openssh92());
         let p = Policy::builtin("modern").unwrap();
-        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let out = recommend(&d, &k, &p, &crate::software::emitters(&["sshd".to_string()]));
         let r = &out.recommendations[0];
         assert_eq!(r.choice["ssh_server_hostkeys"], ["rsa-sha2-512", "rsa-sha2-256"]);
         // Only what that server accepted: its refused (or unchecked) ciphers stay out.
@@ -449,7 +449,7 @@ mod tests {
         // read): no sshd list, and the comment says both.
         d.run.capabilities.sshd_defaults = None;
         d.run.capabilities.sshd_defaults_unread = Some("no sshd is installed (openssh-server)".into());
-        let r = &recommend(&d, &k, &p, &["sshd".to_string()]).recommendations[0];
+        let r = &recommend(&d, &k, &p, &crate::software::emitters(&["sshd".to_string()])).recommendations[0];
         assert!(r.lines.iter().all(|l| l.starts_with('#')), "{:?}", r.lines);
         assert!(
             r.lines
@@ -492,7 +492,7 @@ mod tests {
             hostkey_algorithms: vec!["ssh-ed25519".into()],
         });
         let p = Policy::builtin("modern").unwrap();
-        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let out = recommend(&d, &k, &p, &crate::software::emitters(&["sshd".to_string()]));
         let r = &out.recommendations[0];
         assert_eq!(r.choice["ssh_kex"][..3], kex[..3], "{:?}", r.choice);
         let rk = r.rankings.iter().find(|x| x.list == "ssh_kex").unwrap();
@@ -512,7 +512,7 @@ mod tests {
         let p = Policy::builtin("strict").unwrap();
         // Without the host's client lists (an older document), only what the run
         // checked, and a note that says so.
-        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let out = recommend(&d, &k, &p, &crate::software::emitters(&["sshd".to_string()]));
         let r = out.recommendations.first().expect("sshd lines without figures or lists");
         assert_eq!(r.choice["ssh_kex"], ["curve25519-sha256"]);
         assert!(r.choice["ssh_ciphers"].is_empty(), "{:?}", r.choice);
@@ -529,7 +529,7 @@ mod tests {
             ],
             hostkey_algorithms: vec!["ssh-ed25519".into()],
         });
-        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let out = recommend(&d, &k, &p, &crate::software::emitters(&["sshd".to_string()]));
         let r = out.recommendations.first().expect("sshd lines without figures");
         let kex = &r.choice["ssh_kex"];
         assert!(kex[0].contains("x25519-sha"), "{kex:?}");
@@ -537,9 +537,14 @@ mod tests {
         assert!(r.rankings.iter().all(|x| x.ranked.is_empty()));
         assert!(r.rankings.iter().all(|x| x.notes.iter().all(|n| !n.contains("not known"))));
         // Without any SSH result at all, no SSH recommendation.
-        assert!(recommend(&doc(serde_json::json!([])), &k, &p, &["sshd".to_string()])
-            .recommendations
-            .is_empty());
+        assert!(recommend(
+            &doc(serde_json::json!([])),
+            &k,
+            &p,
+            &crate::software::emitters(&["sshd".to_string()])
+        )
+        .recommendations
+        .is_empty());
     }
 
     /// A run that measured nothing (a loaded main job's budget spent before SSH and
@@ -551,7 +556,10 @@ mod tests {
         let k = Knowledge::builtin().unwrap();
         let p = Policy::builtin("intermediate").unwrap();
         let mut d = doc(serde_json::json!([]));
-        assert!(recommend(&d, &k, &p, &[]).recommendations.is_empty(), "nothing known, nothing said");
+        assert!(
+            recommend(&d, &k, &p, &crate::software::emitters(&[])).recommendations.is_empty(),
+            "nothing known, nothing said"
+        );
         let l = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
         d.run.capabilities.openssh = Some(crate::model::OpenSshCapabilities {
             version: "OpenSSH_9.2p1".into(),
@@ -565,7 +573,7 @@ mod tests {
             ..Default::default()
         });
         d.run.capabilities.sshd_defaults = Some(openssh92());
-        let out = recommend(&d, &k, &p, &["sshd".to_string(), "nginx".to_string()]);
+        let out = recommend(&d, &k, &p, &crate::software::emitters(&["sshd".to_string(), "nginx".to_string()]));
         let sshd = out
             .recommendations
             .iter()
@@ -615,7 +623,7 @@ mod tests {
         // choice, but no sshd list, and the comment names the cause.
         d.run.capabilities.sshd_defaults = None;
         d.run.capabilities.sshd_defaults_unread = Some("no sshd is installed (openssh-server)".into());
-        let out = recommend(&d, &k, &p, &["sshd".to_string()]);
+        let out = recommend(&d, &k, &p, &crate::software::emitters(&["sshd".to_string()]));
         let sshd = &out.recommendations[0];
         assert!(!sshd.choice["ssh_kex"].is_empty());
         assert!(sshd.lines.iter().all(|x| x.starts_with('#')), "{:?}", sshd.lines);
@@ -640,7 +648,7 @@ mod tests {
             prim("aes-128-cbc", "encrypt", 16384, 9.0e9),
             prim("hmac-sha1", "mac", 16384, 9.0e9),
         ]));
-        let out = recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &[]);
+        let out = recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &crate::software::emitters(&[]));
         assert!(out
             .recommendations
             .iter()

@@ -74,7 +74,12 @@ fn run(seed: u64, options: &[(&str, f64)], rounds: usize, drift: f64, own: f64) 
 
 fn ciphers(d: &Document) -> Ranking {
     let k = Knowledge::builtin().unwrap();
-    let out = crate::recommend::recommend(d, &k, &Policy::builtin("intermediate").unwrap(), &["sshd".to_string()]);
+    let out = crate::recommend::recommend(
+        d,
+        &k,
+        &Policy::builtin("intermediate").unwrap(),
+        &crate::software::emitters(&["sshd".to_string()]),
+    );
     out.recommendations[0]
         .rankings
         .iter()
@@ -282,7 +287,12 @@ fn one_row_per_alias_under_the_name_the_software_lists_first() {
         ..Default::default()
     });
     let k = Knowledge::builtin().unwrap();
-    let out = crate::recommend::recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &["sshd".to_string()]);
+    let out = crate::recommend::recommend(
+        &d,
+        &k,
+        &Policy::builtin("intermediate").unwrap(),
+        &crate::software::emitters(&["sshd".to_string()]),
+    );
     let r = out.recommendations[0].rankings.iter().find(|r| r.list == "ssh_kex").unwrap();
     let rows: Vec<(&str, usize)> = r.ranked.iter().map(|x| (x.name.as_str(), x.rank)).collect();
     assert_eq!(rows, [(names[0], 1), (names[2], 2)], "{:?}", r.ranked);
@@ -291,7 +301,12 @@ fn one_row_per_alias_under_the_name_the_software_lists_first() {
     assert_eq!(at(names[3]), at(names[2]) + 1, "{:?}", r.order);
     // Without a default list, the client's order decides (here the suffixed first).
     d.run.capabilities.sshd_defaults = None;
-    let out = crate::recommend::recommend(&d, &k, &Policy::builtin("intermediate").unwrap(), &["sshd".to_string()]);
+    let out = crate::recommend::recommend(
+        &d,
+        &k,
+        &Policy::builtin("intermediate").unwrap(),
+        &crate::software::emitters(&["sshd".to_string()]),
+    );
     let r = out.recommendations[0].rankings.iter().find(|r| r.list == "ssh_kex").unwrap();
     let rows: Vec<&str> = r.ranked.iter().map(|x| x.name.as_str()).collect();
     assert_eq!(rows, [names[1], names[3]], "{:?}", r.ranked);
@@ -394,7 +409,12 @@ fn tls_run(seed: u64, options: &[(&str, f64)], rounds: usize, drift: f64, own: f
 
 fn tls13(d: &Document) -> Ranking {
     let k = Knowledge::builtin().unwrap();
-    let out = crate::recommend::recommend(d, &k, &Policy::builtin("intermediate").unwrap(), &["nginx".to_string()]);
+    let out = crate::recommend::recommend(
+        d,
+        &k,
+        &Policy::builtin("intermediate").unwrap(),
+        &crate::software::emitters(&["nginx".to_string()]),
+    );
     out.recommendations[0]
         .rankings
         .iter()

@@ -1,7 +1,7 @@
 //! SSH: ciphers and MACs ranked by `ssh-bulk` throughput, kex and host keys by CPU
 //! per login (`ssh-handshake`), among the algorithms the document's host has.
 
-use super::emit::SshChoice;
+use super::choice::SshChoice;
 use super::figures::{best, handshake_figure, ssh_physics, HandshakeMetric};
 use super::host::{is_remote, server_hostkeys, ssh_client_list};
 use super::order::{ssh_ordered, tier};

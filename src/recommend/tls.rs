@@ -1,7 +1,7 @@
 //! TLS: suites ranked by record throughput, groups by full handshakes, and the
 //! protocol versions that still have suites, for the document's host.
 
-use super::emit::{GroupNames, SuiteNames, TlsChoice};
+use super::choice::{GroupNames, SuiteNames, TlsChoice};
 use super::figures::{best, suite_physics, suite_rate_with, suite_rounds};
 use super::host::{has_group, host_group_names, offers_suite, suite_names};
 use super::order::{ordered, tier};
@@ -50,7 +50,7 @@ pub(super) fn tls(doc: &Document, k: &Knowledge, policy: &Policy) -> Option<Plan
         groups,
         tiers: doc.run.capabilities.openssl.as_ref().is_some_and(|o| o.tiers),
         gnutls_groups: doc.run.capabilities.gnutls_groups.clone(),
-        default_groups: super::emit::auto_groups(&doc.run.capabilities, k, policy),
+        default_groups: super::choice::auto_groups(&doc.run.capabilities, k, policy),
     };
     Some((vec![r13, r12, rg], choice, all))
 }
@@ -278,14 +278,24 @@ mod tests {
             tiers: false,
             default_groups: None,
         });
-        let out = crate::recommend::recommend(&d, &k, &Policy::builtin("modern").unwrap(), &["nginx".to_string()]);
+        let out = crate::recommend::recommend(
+            &d,
+            &k,
+            &Policy::builtin("modern").unwrap(),
+            &crate::software::emitters(&["nginx".to_string()]),
+        );
         let r = &out.recommendations[0];
         assert_eq!(r.choice["tls13_suites"], ["TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]);
         assert_eq!(r.choice["groups"], ["X25519MLKEM768", "x25519"]);
         assert!(r.lines.iter().any(|l| l.contains("X25519MLKEM768:x25519")), "{:?}", r.lines);
         assert!(r.rankings.iter().all(|x| x.notes.iter().all(|n| !n.contains("not known"))));
         // Under the policy that refuses nothing, the host's RC4 suite is a candidate.
-        let out = crate::recommend::recommend(&d, &k, &Policy::builtin("none").unwrap(), &["openssl".to_string()]);
+        let out = crate::recommend::recommend(
+            &d,
+            &k,
+            &Policy::builtin("none").unwrap(),
+            &crate::software::emitters(&["openssl".to_string()]),
+        );
         let r12 = &out.recommendations[0].choice["tls12_suites"];
         assert_eq!(r12.len(), 2, "{r12:?}");
         assert!(r12.contains(&"TLS_RSA_WITH_RC4_128_SHA".to_string()), "{r12:?}");
@@ -307,14 +317,14 @@ mod tests {
         let p = Policy::builtin("modern").unwrap();
         let aes = prim("aes-128-gcm", "encrypt", 16384, 4.0e9);
         let d = doc(serde_json::json!([aes, hand("x25519", 1000.0)]));
-        let out = crate::recommend::recommend(&d, &k, &p, &["nginx".to_string()]);
+        let out = crate::recommend::recommend(&d, &k, &p, &crate::software::emitters(&["nginx".to_string()]));
         let r = &out.recommendations[0];
         assert_eq!(r.choice["groups"], ["x25519", "secp256r1", "secp384r1"]);
         let rg = r.rankings.iter().find(|x| x.list == "groups").unwrap();
         assert!(rg.notes.iter().any(|n| n.contains("not known for that host")), "{:?}", rg.notes);
         // A hybrid the run measured is the host's.
         let d = doc(serde_json::json!([aes, hand("x25519", 1000.0), hand("X25519MLKEM768", 900.0)]));
-        let out = crate::recommend::recommend(&d, &k, &p, &["nginx".to_string()]);
+        let out = crate::recommend::recommend(&d, &k, &p, &crate::software::emitters(&["nginx".to_string()]));
         assert_eq!(out.recommendations[0].choice["groups"][0], "X25519MLKEM768");
     }
 
@@ -341,7 +351,7 @@ mod tests {
         let aes = prim("aes-128-gcm", "encrypt", 16384, 4.0e9);
         let p = Policy::builtin("intermediate").unwrap();
         let groups = |d: &Document| {
-            let out = crate::recommend::recommend(d, &k, &p, &["nginx".to_string()]);
+            let out = crate::recommend::recommend(d, &k, &p, &crate::software::emitters(&["nginx".to_string()]));
             let r = &out.recommendations[0];
             let notes = r.rankings.iter().find(|x| x.list == "groups").unwrap().notes.clone();
             (r.choice["groups"].clone(), notes)

@@ -1,32 +1,40 @@
-//! One interface for an emitted target: the software `recommend --for` writes lines
-//! for. A [`Target`] says which protocol lists it takes, what its lines are (the
-//! pure emitter in `recommend/emit/`), where its configuration lives, how to read
-//! the installed one (`discover/installed/`), how its own parser validates lines,
-//! and what a patch and the fleet's Ansible variables need.
+//! Everything cipherbench knows about each target software (the software
+//! `recommend --for` writes lines for), one folder per software, `software/NAME/`:
 //!
-//! Adding a target: its emitter (`recommend/emit/NAME.rs` and a line in
-//! `emit::all()`), its reader if it has one (`discover/installed/NAME.rs`), one file
-//! here and one line in [`ALL`].
+//! - `emit.rs`: its lines, a pure function of the choice (`recommend::choice`):
+//!   the [`Emitter`] that `recommend` is handed through [`emitters`];
+//! - `read.rs` (where it has a configuration): its installed configuration, read
+//!   with the shared tools of `discover::installed` (the `Installed` value, the
+//!   bounded file read, the config tool run within the run's deadline);
+//! - `mod.rs`: its [`Target`]: which protocol lists it takes, where its
+//!   configuration lives, how its own parser validates lines, how the real
+//!   software negotiates them against a private peer, and what a patch and the
+//!   fleet's Ansible variables need.
+//!
+//! Adding a target: its folder, and one line in [`ALL`] (its place among the
+//! recommendations is its [`Target::report_order`]). Nothing outside this module
+//! lists the software: `recommend` writes lines with the emitters it is given,
+//! and `diff`, `fleet` and `app` ask this registry.
 
-mod apache;
-mod curl;
-mod gnutls;
-mod haproxy;
+pub mod apache;
+pub mod curl;
+pub mod gnutls;
+pub mod haproxy;
 mod negotiated;
-mod nginx;
-mod nzbget;
-mod openssl;
-mod rustls;
+pub mod nginx;
+pub mod nzbget;
+pub mod openssl;
+pub mod rustls;
 mod server;
-mod ssh;
-mod sshd;
-mod stunnel;
+pub mod ssh;
+pub mod sshd;
+pub mod stunnel;
 #[cfg_attr(not(test), allow(dead_code))]
 mod validate;
 
-use crate::discover::installed::Installed;
+use crate::discover::installed::{Installed, TlsConfig};
 use crate::error::UsageError;
-use crate::recommend::emit::{Choice, Emitter};
+use crate::recommend::choice::{Choice, Emitted, Emitter};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -60,6 +68,11 @@ pub trait Target: Sync {
     /// Its pure emitter: the lines from a choice (callable from recommend).
     fn emitter(&self) -> &'static dyn Emitter;
     fn protocol(&self) -> Protocol;
+
+    /// Its place among the recommendations (reports list the TLS libraries,
+    /// then the servers, then the clients; SSH's client before its server):
+    /// [`emitters`] sorts by it.
+    fn report_order(&self) -> u8;
 
     /// The `--for` name, e.g. `nginx`.
     fn name(&self) -> &'static str {
@@ -108,6 +121,13 @@ pub trait Target: Sync {
         Ok(Negotiation::NotRun(format!("{} is not run with its lines yet", self.name())))
     }
 
+    /// Through (`check`'s throughput of a server before and after): the installed
+    /// configuration's TLS values in its own syntax, for a private instance of it;
+    /// `None` when no private instance of it is run.
+    fn installed_lines(&self, _installed: &TlsConfig) -> Option<Vec<String>> {
+        None
+    }
+
     /// Patch: every keyword its lines can start with (two-word ones first).
     fn keywords(&self) -> &'static [&'static str] {
         &[]
@@ -153,6 +173,25 @@ pub static ALL: &[&dyn Target] = &[
     &curl::Curl,
     &rustls::Rustls,
 ];
+
+/// The emitters of `targets` (every target when empty; case-insensitive), in
+/// the recommendations' order ([`Target::report_order`]): what `recommend` writes
+/// lines with.
+pub fn emitters(targets: &[String]) -> Vec<&'static dyn Emitter> {
+    let mut picked: Vec<&'static dyn Target> = ALL
+        .iter()
+        .copied()
+        .filter(|t| targets.is_empty() || targets.iter().any(|w| w.eq_ignore_ascii_case(t.name())))
+        .collect();
+    picked.sort_by_key(|t| t.report_order());
+    picked.into_iter().map(|t| t.emitter()).collect()
+}
+
+/// The lines of every target of `targets` (all when empty) for `choice`, in the
+/// recommendations' order; targets that do not speak its protocol have none.
+pub fn lines(choice: &Choice, targets: &[String]) -> Vec<Emitted> {
+    crate::recommend::choice::lines(choice, &emitters(targets))
+}
 
 /// The target named `name` (case-insensitive).
 pub fn find(name: &str) -> Option<&'static dyn Target> {
@@ -216,5 +255,7 @@ pub fn discover(targets: &[String]) -> (Vec<Installed>, Vec<String>) {
     (found, notes)
 }
 
+#[cfg(test)]
+mod prop_tests;
 #[cfg(test)]
 mod tests;

@@ -56,7 +56,7 @@ pub fn negotiate<S: Served>(
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    use crate::recommend::emit::{testdata, Choice};
+    use crate::recommend::choice::{testdata, Choice};
     use crate::software::{Refused, Target};
 
     /// Whether one of `programs` is installed (a missing one is said, and

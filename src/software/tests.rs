@@ -1,16 +1,29 @@
 use super::*;
-use crate::recommend::emit::testdata;
+use crate::recommend::choice::testdata;
 
 #[test]
-fn the_registry_holds_every_emitter_once() {
-    let mut emitters: Vec<&str> = crate::recommend::emit::all().iter().map(|e| e.target()).collect();
+fn the_registry_holds_every_target_once_with_its_own_place_in_the_reports() {
     let mut targets = names();
-    emitters.sort();
     targets.sort();
-    assert_eq!(targets, emitters);
     let mut unique = targets.clone();
     unique.dedup();
     assert_eq!(unique, targets);
+    let mut places: Vec<u8> = ALL.iter().map(|t| t.report_order()).collect();
+    places.sort();
+    places.dedup();
+    assert_eq!(places.len(), ALL.len(), "each target's report_order is its own");
+    // Each target's emitter writes under its own name.
+    for t in ALL {
+        assert_eq!(t.emitter().target(), t.name());
+    }
+    // The recommendations' order: the TLS libraries, servers, clients; then SSH.
+    let order: Vec<&str> = emitters(&[]).iter().map(|e| e.target()).collect();
+    assert_eq!(
+        order,
+        ["openssl", "gnutls", "apache", "nginx", "haproxy", "stunnel", "curl", "rustls", "nzbget", "ssh", "sshd"]
+    );
+    let picked: Vec<&str> = emitters(&["SSHD".into(), "nginx".into()]).iter().map(|e| e.target()).collect();
+    assert_eq!(picked, ["nginx", "sshd"]);
 }
 
 #[test]
@@ -89,4 +102,87 @@ fn each_target_says_where_its_lines_go() {
         Some(std::path::PathBuf::from("/etc/nginx/nginx.conf"))
     );
     assert_eq!(find("curl").unwrap().config_path(), None);
+}
+
+/// One target's lines for `c`.
+fn lines(target: &str, c: &Choice) -> Option<Vec<String>> {
+    find(target).unwrap().lines(c)
+}
+
+/// The value after `prefix` on the line that starts with it.
+fn value(lines: &[String], prefix: &str) -> String {
+    lines
+        .iter()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("{prefix} in {lines:?}"))
+        .trim()
+        .trim_end_matches(';')
+        .to_string()
+}
+
+fn openssl_resolves(tls13: &str, tls12: &str) -> Vec<String> {
+    let out = std::process::Command::new("openssl")
+        .args(["ciphers", "-v", "-stdname", "-ciphersuites", tls13, tls12])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_target_speaks_exactly_one_protocol() {
+    let (t, s) = (Choice::Tls(testdata::tls()), Choice::Ssh(testdata::ssh()));
+    for e in emitters(&[]) {
+        let (a, b) = (e.emit(&t), e.emit(&s));
+        assert!(a.is_some() != b.is_some(), "{}", e.target());
+        assert!(!a.or(b).unwrap().is_empty(), "{}", e.target());
+    }
+    assert_eq!(emitters(&[]).len(), 11);
+}
+
+#[test]
+fn apache_haproxy_and_stunnel_strings_resolve_in_openssl_to_the_choice() {
+    let t = testdata::tls();
+    let want: Vec<String> = t.tls13.iter().chain(t.tls12.iter()).map(|s| s.iana.clone()).collect();
+    let c = Choice::Tls(t);
+    let apache = lines("apache", &c).unwrap();
+    let a13 = value(&apache, "SSLCipherSuite TLSv1.3 ");
+    let a12 = apache
+        .iter()
+        .find_map(|l| l.strip_prefix("SSLCipherSuite ").filter(|v| !v.starts_with("TLSv1.3")))
+        .unwrap();
+    assert_eq!(openssl_resolves(&a13, a12), want);
+    assert_eq!(value(&apache, "SSLProtocol"), "-all +TLSv1.2 +TLSv1.3");
+    let h = lines("haproxy", &c).unwrap();
+    assert_eq!(
+        openssl_resolves(&value(&h, "ssl-default-bind-ciphersuites"), &value(&h, "ssl-default-bind-ciphers")),
+        want
+    );
+    let s = lines("stunnel", &c).unwrap();
+    assert_eq!(openssl_resolves(&value(&s, "ciphersuites ="), &value(&s, "ciphers =")), want);
+    assert_eq!(value(&s, "sslVersionMin ="), "TLSv1.2");
+    assert_eq!(value(&s, "sslVersionMax ="), "TLSv1.3");
+}
+
+#[test]
+fn gnutls_orders_by_key_exchange_then_cipher_like_the_choice() {
+    // ECDSA suites first, ChaCha20 before AES: gnutls-cli must print the same order.
+    let t = testdata::tls();
+    let p = crate::software::gnutls::emit::priority(&t);
+    let out = std::process::Command::new("gnutls-cli")
+        .args(["--priority", &p, "-l"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{p}: {text}");
+    let got: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("TLS_"))
+        .map(|l| l.split('\t').next().unwrap().trim())
+        .collect();
+    let want: Vec<String> = t.tls13.iter().chain(t.tls12.iter()).map(|s| s.gnutls.clone().unwrap()).collect();
+    assert_eq!(got, want, "{p}");
 }

@@ -1,6 +1,13 @@
 //! The installed configuration: what the software on this machine is configured to
 //! offer today, so that the answer can be a diff instead of lines pasted blind.
 //!
+//! This module is what every reader shares: the [`Installed`] value and its parts,
+//! the bounded read of a configuration file ([`read_config`]), a config tool run
+//! within the run's deadline ([`run`]), the program search, a listen address
+//! ([`endpoint`]), the installed libssl's default client and groups ([`libssl`]),
+//! and a tool's messages about included files ([`relay`]). Each software's own
+//! reader is in its folder, `software/NAME/read.rs`.
+//!
 //! Why it is read this way:
 //! - **Each program's own dump first** (`sshd -T`, `ssh -G`, `nginx -T`,
 //!   `apache2ctl -D DUMP_INCLUDES`, `haproxy -c`, `openssl ciphers`, `gnutls-cli -l`):
@@ -10,26 +17,14 @@
 //!   the file itself is parsed and the output says so in `notes`.
 //! - **Where each value came from is kept** ([`Directive`]: file and line), so the
 //!   recommended lines can be shown as a unified diff against the real file.
-//! - **Discovery only looks.** Nothing here starts a daemon or writes a file other
+//! - **Discovery only looks.** No reader starts a daemon or writes a file other
 //!   than a throw-away host key in a private temporary directory for `sshd -T`,
 //!   and, as root, sshd's privilege-separation directory /run/sshd (empty, 0755,
 //!   as its unit makes it) when sshd is installed but has never run.
 
-pub mod apache;
 pub mod endpoint;
-pub mod gnutls;
-pub mod haproxy;
 pub mod libssl;
-pub mod nginx;
-pub mod nzbget;
-pub mod openssl;
 pub mod relay;
-pub mod ssh;
-pub mod sshd;
-pub mod stunnel;
-
-#[cfg(test)]
-mod prop_tests;
 
 use crate::error::UsageError;
 use anyhow::{Context, Result};

@@ -534,7 +534,7 @@ mod tests {
     #[test]
     fn both_instances_are_measured_in_rounds() {
         let Some(bin) = nzbget() else { return };
-        let system = crate::discover::installed::nzbget::environment();
+        let system = crate::software::nzbget::read::environment();
         let cnf = format!(
             ".include {}\n[ {} ]\nssl_conf = cb_ssl\n[ cb_ssl ]\nsystem_default = cb_tls\n[ cb_tls ]\nCiphersuites = TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256\n",
             system.system_cnf, system.init_section
