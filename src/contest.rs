@@ -11,8 +11,8 @@
 
 use crate::backend::openssh::Client;
 use crate::measure::sink::Measurements;
-use crate::measure::{engine, ssh, tls};
-use crate::model::{Kind, ResultRecord, Status};
+use crate::measure::{ssh, tls};
+use crate::model::{Kind, ResultRecord};
 use crate::progress::Progress;
 use crate::recommend::Outcome;
 use crate::units::Seconds;
@@ -116,35 +116,8 @@ pub fn race(session: &mut Measurements, contests: &[Contest], racers: &Racers, b
         }
     }
     scratch.progress_finish();
-    let replaced = pool_into(session, &scratch)?;
+    let replaced = session.fold_in(&scratch.results, crate::measure::sink::Fold::Pool)?;
     measured.map(|()| replaced)
-}
-
-/// Pools the results of a second pass (`scratch`) into `session`: each new
-/// figure's samples join the same subject's first ones, floored by the run's
-/// noise for its kind; a subject the first pass did not have is added; one that
-/// failed now keeps its first figure. Returns how many results were pooled.
-pub fn pool_into(session: &mut Measurements, scratch: &crate::measure::sink::Measurements) -> Result<usize> {
-    let mut replaced = 0;
-    let settings = session.settings().clone();
-    for r in scratch.results.iter().filter(|r| r.status == Status::Ok) {
-        let same = |o: &ResultRecord| o.kind == r.kind && o.metric == r.metric && o.subject == r.subject;
-        match session.results().iter().position(same) {
-            Some(i) => {
-                // Pooled, then at least as wide as the run's noise for its kind.
-                let mut pooled = engine::race::pool(&session.results()[i], r);
-                if let Some(noise) = engine::noise::stored(&settings, r.kind) {
-                    pooled = engine::noise::floor(pooled, noise);
-                }
-                session.replace(i, pooled)?;
-                replaced += 1;
-            }
-            None => {
-                session.record(r.clone())?;
-            }
-        }
-    }
-    Ok(replaced)
 }
 
 /// The loopback plan cut down to the items that made `records`, every companion

@@ -198,7 +198,7 @@ fn second_pass(
     }
     let mut scratch = crate::measure::sink::Measurements::pass(measurements.settings.clone(), progress(c));
     let measured = diff::subjects::measure(&again, &mut scratch, left);
-    let pooled = crate::contest::pool_into(measurements, &scratch)?;
+    let pooled = measurements.fold_in(&scratch.results, crate::measure::sink::Fold::Pool)?;
     measurements.set_setting(
         "second_pass",
         json!({"tls_suites": again.tls_suites, "ssh_ciphers": again.ssh_ciphers, "ssh_macs": again.ssh_macs,

@@ -2,7 +2,7 @@
 
 use super::{finish, open_store, outputs, progress};
 use crate::error::UsageError;
-use crate::measure::plans as plan;
+use crate::measure::plans;
 use crate::measure::{self, primitive};
 use crate::options::{CommonOptions, FileOptions};
 use crate::session::{Judged, Session};
@@ -50,7 +50,7 @@ pub(super) fn file(c: &CommonOptions, a: &FileOptions) -> Result<()> {
     }
 
     let (session, mut measurements) = Session::start("file", settings, store, progress(c))?;
-    let plan = plan::FilePlan {
+    let plan = plans::FilePlan {
         inputs,
         primitives: prims,
         mode: a.mode,
@@ -78,7 +78,7 @@ fn resolve_file_ciphers(names: &[String], all: bool) -> Result<Vec<&'static prim
         return Ok(primitive::CATALOG.iter().filter(|p| supports(p)).collect());
     }
     let names: Vec<String> = if names.is_empty() {
-        plan::DEFAULT_FILE_CIPHERS.iter().map(|s| s.to_string()).collect()
+        plans::DEFAULT_FILE_CIPHERS.iter().map(|s| s.to_string()).collect()
     } else {
         names.to_vec()
     };
@@ -98,7 +98,7 @@ fn resolve_file_ciphers(names: &[String], all: bool) -> Result<Vec<&'static prim
 }
 
 /// Checks that each path is a readable regular file, before anything is measured.
-fn file_input(path: &std::path::Path, chunk: usize) -> Result<plan::FileInput> {
+fn file_input(path: &std::path::Path, chunk: usize) -> Result<plans::FileInput> {
     let shown = path.display();
     // stat, never open, first: opening a FIFO blocks until a writer comes.
     let meta = std::fs::metadata(path).map_err(|e| UsageError::Invalid(format!("cannot read {shown}: {e}")))?;
@@ -110,7 +110,7 @@ fn file_input(path: &std::path::Path, chunk: usize) -> Result<plan::FileInput> {
     }
     crate::measure::file::open_input(path).map_err(|e| UsageError::Invalid(format!("{e:#}")))?;
     let sha256 = crate::measure::file::hash_file(path, chunk)?;
-    Ok(plan::FileInput {
+    Ok(plans::FileInput {
         path: path.to_path_buf(),
         label: path.display().to_string(),
         size: meta.len(),
@@ -132,7 +132,7 @@ fn file_input_kind(path: &std::path::Path) -> Result<(), UsageError> {
 }
 
 /// Writes `size` bytes of random data in `dir`, chunk by chunk.
-fn generate_input(dir: &std::path::Path, size: Bytes, chunk: usize) -> Result<plan::FileInput> {
+fn generate_input(dir: &std::path::Path, size: Bytes, chunk: usize) -> Result<plans::FileInput> {
     use std::io::Write;
     let label = format!("generated-{size}").replace(' ', "");
     let path = dir.join(&label);

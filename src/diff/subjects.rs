@@ -63,7 +63,7 @@ impl Subjects {
     /// What `check` measures again: for each diff whose throughput change is not
     /// yet measurable (the two intervals overlap, yet the choices differ), the
     /// choice now and the recommended one, bulk only. Their new samples are pooled
-    /// with the first pass's (`race::pool_into`), so the time left goes to the
+    /// with the first pass's (`Measurements::fold_in`), so the time left goes to the
     /// one comparison the answer is about.
     pub fn undecided(diffs: &[super::SoftwareDiff]) -> Subjects {
         // Not one measured through a private server: loopback samples would not

@@ -60,7 +60,52 @@ impl Measurements {
     }
 }
 
+/// How a later pass's result joins the run's result of the same subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fold {
+    /// Its samples pooled with the first ones, then at least as wide as the run's
+    /// noise for its kind: a second pass over the same subjects (the main job's
+    /// race over tied leaders, `check`'s second pass).
+    Pool,
+    /// In its place: a pass that measured what the first left without an
+    /// orderable figure (the SSH physics pass).
+    Replace,
+}
+
 impl Measurements {
+    /// Folds a later pass's results into the run: the one way extra results
+    /// join it. Each result joins the run's result of the same kind, metric and
+    /// subject as `how` says, or is kept as a new one; one that did not measure
+    /// (status not ok) never displaces a figure. Returns how many joined one.
+    pub fn fold_in(&mut self, pass: &[ResultRecord], how: Fold) -> Result<usize> {
+        use crate::measure::engine;
+        let mut joined = 0;
+        for r in pass {
+            let same = |o: &ResultRecord| o.kind == r.kind && o.metric == r.metric && o.subject == r.subject;
+            match self.results.iter().position(same) {
+                Some(_) if r.status != crate::model::Status::Ok => {}
+                Some(i) => {
+                    let folded = match how {
+                        Fold::Replace => r.clone(),
+                        Fold::Pool => {
+                            let pooled = engine::race::pool(&self.results[i], r);
+                            match engine::noise::stored(&self.settings, r.kind) {
+                                Some(noise) => engine::noise::floor(pooled, noise),
+                                None => pooled,
+                            }
+                        }
+                    };
+                    self.replace(i, folded)?;
+                    joined += 1;
+                }
+                None => {
+                    self.record(r.clone())?;
+                }
+            }
+        }
+        Ok(joined)
+    }
+
     /// Keeps a result (and shows it to the checkpoint at once). Returns its index.
     pub fn record(&mut self, r: ResultRecord) -> Result<usize> {
         if let Some(p) = &self.progress {
@@ -114,6 +159,49 @@ impl Measurements {
     pub fn progress_finish(&mut self) {
         if let Some(p) = &mut self.progress {
             p.finish();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Kind, Metric, Status, Subject};
+    use crate::model::Summary;
+
+    fn figure(name: &str, values: &[f64]) -> ResultRecord {
+        let subject = Subject {
+            algorithm: Some(name.into()),
+            ..Default::default()
+        };
+        let s = Summary::of(values).unwrap();
+        ResultRecord::ok(Kind::Primitive, subject, Metric::BytesPerSec, &s, None).with_values(values.to_vec())
+    }
+
+    /// Pooled samples join the first ones; a replacing pass puts its figure in
+    /// place; a failure never displaces a figure; a new subject is kept.
+    #[test]
+    fn a_later_pass_joins_the_same_subject_as_it_says_and_a_failure_displaces_nothing() {
+        let first = [figure("a", &[10.0, 11.0, 12.0]), figure("b", &[5.0, 5.0, 5.0])];
+        let mut failed = figure("a", &[1.0]);
+        failed.status = Status::Failed;
+        let pass = [figure("a", &[13.0, 14.0]), failed, figure("c", &[7.0, 8.0, 9.0])];
+        for how in [Fold::Pool, Fold::Replace] {
+            let mut m = Measurements::new();
+            for r in first.clone() {
+                m.record(r).unwrap();
+            }
+            assert_eq!(m.fold_in(&pass, how).unwrap(), 1, "{how:?}");
+            let names: Vec<_> = m.results().iter().map(|r| r.subject.algorithm.clone().unwrap()).collect();
+            assert_eq!(names, ["a", "b", "c"], "{how:?}");
+            let a = &m.results()[0];
+            assert_eq!(a.status, Status::Ok, "{how:?}");
+            let want: &[f64] = match how {
+                Fold::Pool => &[10.0, 11.0, 12.0, 13.0, 14.0],
+                Fold::Replace => &[13.0, 14.0],
+            };
+            assert_eq!(a.values, want, "{how:?}");
+            assert_eq!(m.results()[1].values, [5.0, 5.0, 5.0]);
         }
     }
 }

@@ -89,18 +89,7 @@ pub fn physics(
     let measured = crate::measure::primitives(&plan, &mut pass);
     measurements.progress = pass.progress.take();
     measured?;
-    for r in pass.results {
-        let same = measurements
-            .results()
-            .iter()
-            .position(|x| x.kind == r.kind && x.subject == r.subject);
-        match same {
-            Some(i) => measurements.replace(i, r)?,
-            None => {
-                measurements.record(r)?;
-            }
-        }
-    }
+    measurements.fold_in(&pass.results, crate::measure::sink::Fold::Replace)?;
     if let Some(noise) = pass.settings.get("noise") {
         measurements.set_setting("noise", noise.clone());
     }
