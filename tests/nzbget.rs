@@ -363,16 +363,24 @@ fn system(root: &Path, cipher: &str) -> std::path::PathBuf {
 
 /// The throughput change, measured through the real NZBGet: both figures, a
 /// gain with its interval from the paired rounds.
-fn assert_through_nzbget(d: &Value) {
-    let t = d["changes"]
+/// The throughput change of a diff: how it was measured.
+fn throughput(d: &Value) -> &Value {
+    d["changes"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["metric"] == "throughput")
-        .unwrap_or_else(|| panic!("no throughput change: {d:#}"));
-    let how = t["how"]
+        .unwrap_or_else(|| panic!("no throughput change: {d:#}"))
+}
+
+fn throughput_how(d: &Value) -> &str {
+    throughput(d)["how"]
         .as_str()
-        .unwrap_or_else(|| panic!("not measured through NZBGet: {t:#}\n{:#}", d["notes"]));
+        .unwrap_or_else(|| panic!("not measured through NZBGet: {:#}\n{:#}", throughput(d), d["notes"]))
+}
+
+fn assert_through_nzbget(d: &Value) {
+    let (t, how) = (throughput(d), throughput_how(d));
     assert!(
         how.starts_with("through a private NZBGet") && how.contains("paired rounds"),
         "{how}"
@@ -570,9 +578,15 @@ fn a_private_nzbget_left_behind_by_sigkill_is_swept_at_the_next_start() {
         assert!(Instant::now() < end, "the private NZBGet outlived its owner");
         std::thread::sleep(Duration::from_millis(50));
     }
-    // The next run's private NZBGet removes the leftovers.
+    // The next run's private NZBGet removes the leftovers. It only has to start
+    // (a loaded machine may leave its 20 s too few rounds to pair: the paired
+    // gain is `check_measures_through_nzbget_and_after_its_patch_nothing_is_left`'s).
     let (_, r) = check_masked(&conf, "20s", Some(tmp.path()));
-    assert_through_nzbget(&r["diffs"][0]);
+    assert!(
+        throughput_how(&r["diffs"][0]).starts_with("through a private NZBGet"),
+        "{:#}",
+        r["diffs"][0]
+    );
     for d in &left {
         assert!(!d.exists(), "{} was not swept", d.display());
     }

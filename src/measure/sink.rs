@@ -166,8 +166,8 @@ impl Measurements {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Kind, Metric, Status, Subject};
     use crate::model::Summary;
+    use crate::model::{Kind, Metric, Status, Subject};
 
     fn figure(name: &str, values: &[f64]) -> ResultRecord {
         let subject = Subject {
