@@ -234,11 +234,9 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
         if !speaks.contains(&p) {
             let s = Subject {
                 protocol: Some(p.label().into()),
-                library: Some(lib.name().into()),
                 ..Default::default()
             };
-            out.not_offered
-                .push((s, format!("{} does not speak {}: not offered", lib.version(), p.label())));
+            out.not_offered.push((s, format!("{} does not speak {}", lib.version(), p.label())));
             continue;
         }
         progress(&format!("{t}: {}", p.label()));
@@ -263,7 +261,7 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
                 let why = lib
                     .lacks(&s.iana)
                     .unwrap_or_else(|| format!("{} does not implement {}", lib.version(), s.iana));
-                out.not_offered.push((plan.subject(p, s, 1), format!("{why}: not offered")));
+                out.not_offered.push((plan.subject(p, s, 1), why));
                 continue;
             }
             let r = match plan.offer(&one(p, s)) {
@@ -318,10 +316,9 @@ fn scan_groups(
             let s = Subject {
                 protocol: Some(p.label().into()),
                 group: Some(g.to_string()),
-                library: Some(plan.lib.name().into()),
                 ..Default::default()
             };
-            not_offered.push((s, format!("{} does not implement the group {g}: not offered", plan.lib.version())));
+            not_offered.push((s, format!("{} does not implement the group {g}", plan.lib.version())));
             continue;
         }
         let s = Selection {
@@ -456,11 +453,9 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Res
 /// What the scan found: one accepted-or-refused record per protocol, suite and
 /// group, and one "unsupported" record per one the client's library could not offer.
 fn record_scan(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Result<()> {
-    let library = Some(plan.lib.name().to_string());
     for (p, r) in &scan.protocols {
         let s = Subject {
             protocol: Some(p.label().into()),
-            library: library.clone(),
             ..Default::default()
         };
         session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
@@ -473,7 +468,6 @@ fn record_scan(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Re
         let s = Subject {
             protocol: Some(p.label().into()),
             group: Some(g.to_string()),
-            library: library.clone(),
             ..Default::default()
         };
         session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
