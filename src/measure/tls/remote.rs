@@ -1,6 +1,11 @@
 //! Remote (`--connect`): which protocols, suites and groups a server accepts, its
 //! preference order, handshake rates per accepted suite and, with `--http-get`,
 //! HTTP/1.1 download speed per accepted suite.
+//!
+//! The client is the `--lib` library's `TlsLibrary` (any registered one; GnuTLS's
+//! priority-string walk is `gnutls.rs`'s). What that library cannot offer (a
+//! protocol it does not speak, a suite it lacks, a group it has not) is not tried:
+//! `Scan::not_offered`, recorded as unsupported with why.
 
 use super::probe::{durations, HandshakeProbe, NOT_RESUMED, NO_TICKET};
 use super::wire::{handshake_records, record_or_fail};
