@@ -66,6 +66,16 @@ fn listed(keep: impl Fn(&Entry) -> bool) -> String {
     }
 }
 
+/// A library's version as a report shows it: its title before the version it
+/// recorded, unless the version already starts with it (`OpenSSL 3.0.19 …`).
+pub fn shown_version(e: &Entry, version: &str) -> String {
+    if version.starts_with(e.title) {
+        version.to_string()
+    } else {
+        format!("{} {version}", e.title)
+    }
+}
+
 /// Whether a library can run a catalogue primitive here, and why not.
 pub fn fetch(p: &Primitive, l: Library) -> Availability {
     (entry(l).primitives)(p)

@@ -83,8 +83,14 @@ pub struct Refused {
 pub struct Entry {
     /// The `--lib` name, as results carry it.
     pub name: &'static str,
+    /// How people write its name (`GnuTLS`), for reports and fleet classes.
+    pub title: &'static str,
     /// One line for `--help`.
     pub about: &'static str,
+    /// Built into cipherbench (its version is cipherbench's, not the machine's):
+    /// a report names it only where the run measured it, and it does not set a
+    /// fleet host's class.
+    pub built_in: bool,
     /// What its own configuration text is, when it takes one in place of suites
     /// and groups (GnuTLS: a priority string, `--priority`).
     pub native_text: Option<&'static str>,

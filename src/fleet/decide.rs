@@ -761,8 +761,9 @@ mod tests {
                 arch: "x86_64".into(),
                 cpu_model: name.into(),
                 cpu_flags: vec![],
-                openssl: "o".into(),
-                gnutls: "g".into(),
+                libraries: [("openssl", "o"), ("gnutls", "g")]
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .into(),
                 openssh: "s".into(),
             },
             hosts: (first..first + hosts).collect(),

@@ -158,14 +158,17 @@ pub struct Problem {
 }
 
 /// What decides cipher speed on a host: the CPU, its speed-deciding flags (as the
-/// run could use them: `--cpu-caps` masks are taken off) and the library versions.
+/// run could use them: `--cpu-caps` masks are taken off) and the library versions:
+/// each of the machine's own libraries in the registry (`backend::libraries`; one
+/// built into cipherbench is the same on every host), by its `--lib` name
+/// (`openssl`, `gnutls`: flattened into the key's JSON), and OpenSSH.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ClassKey {
     pub arch: String,
     pub cpu_model: String,
     pub cpu_flags: Vec<String>,
-    pub openssl: String,
-    pub gnutls: String,
+    #[serde(flatten)]
+    pub libraries: BTreeMap<String, String>,
     pub openssh: String,
 }
 
@@ -176,11 +179,19 @@ impl ClassKey {
         } else {
             self.cpu_flags.join(" ")
         };
-        format!(
-            "{} ({}) · {} · {} · GnuTLS {} · {}",
-            self.cpu_model, self.arch, flags, self.openssl, self.gnutls, self.openssh
-        )
+        let mut parts = vec![format!("{} ({})", self.cpu_model, self.arch), flags];
+        for e in machine_libraries() {
+            let v = self.libraries.get(e.name).map_or("unknown", String::as_str);
+            parts.push(crate::backend::libraries::shown_version(e, v));
+        }
+        parts.push(self.openssh.clone());
+        parts.join(" · ")
     }
+}
+
+/// The registered libraries that are the machine's own, in the registry's order.
+fn machine_libraries() -> impl Iterator<Item = &'static crate::backend::libraries::Entry> {
+    crate::backend::libraries::ALL.iter().copied().filter(|e| !e.built_in)
 }
 
 /// Flags that decide which cipher is fastest (the rest of the fingerprint, e.g.
@@ -252,8 +263,7 @@ pub fn class_key(run: &RunLite) -> ClassKey {
         arch: cut(&h.arch),
         cpu_model: cut(&h.cpu_model),
         cpu_flags: flags,
-        openssl: cut(&lib("openssl")),
-        gnutls: cut(&lib("gnutls")),
+        libraries: machine_libraries().map(|e| (e.name.to_string(), cut(&lib(e.name)))).collect(),
         openssh: cut(&openssh),
     }
 }
@@ -564,6 +574,20 @@ mod tests {
             "ssse3/avx do not decide"
         );
         assert_eq!(plain.openssh, "OpenSSH_9.2p1");
+        // The machine's libraries from the registry, each by its title; rustls,
+        // built into cipherbench, is no part of a class.
+        assert!(
+            plain.label().ends_with(" · OpenSSL 3.0.19 · GnuTLS 3.7.9 · OpenSSH_9.2p1"),
+            "{}",
+            plain.label()
+        );
+        let json = serde_json::to_value(&plain).unwrap();
+        assert_eq!(
+            (&json["openssl"], &json["gnutls"]),
+            (&"OpenSSL 3.0.19".into(), &"3.7.9".into()),
+            "{json}"
+        );
+        assert!(json.get("rustls").is_none() && json.get("libraries").is_none(), "{json}");
         let masked = class_key(&run(&all, serde_json::json!({"cpu_caps": "no-aesni"})));
         assert_eq!(masked.cpu_flags, ["avx2", "sha_ni"]);
         assert_ne!(plain, masked);

@@ -48,13 +48,13 @@ impl Format {
     }
 }
 
-/// `doc` rendered in `format`.
-/// The libraries a report names beside the machine, each as it reports itself:
-/// the system OpenSSL, then every other library of `run.libraries` that is
-/// available here and that the run measured (GnuTLS is named where it is
-/// installed, as before: its defaults matter to the answer), then OpenSSH.
+/// The libraries a report names beside the machine, each as it reports itself
+/// (`backend::libraries`): every registered library the run recorded as
+/// available, in the registry's order (the system OpenSSL first), where it is
+/// the machine's own (its defaults matter to the answer) or the run measured it
+/// (one built into cipherbench says nothing about the machine otherwise); then
+/// OpenSSH.
 pub fn library_versions(doc: &Document) -> Vec<String> {
-    let mut libs: Vec<String> = doc.run.libraries.get("openssl").cloned().into_iter().collect();
     let measured = |name: &str| {
         doc.results.iter().any(|r| {
             [&r.subject.library, &r.subject.server_library]
@@ -62,22 +62,21 @@ pub fn library_versions(doc: &Document) -> Vec<String> {
                 .any(|l| l.as_deref() == Some(name))
         })
     };
-    for (name, v) in &doc.run.libraries {
-        if ["openssl", "openssl-legacy-provider", "cipherbench"].contains(&name.as_str()) || v.starts_with("unavailable") {
-            continue;
-        }
-        match name.as_str() {
-            "gnutls" => libs.push(format!("GnuTLS {v}")),
-            other if measured(other) => libs.push(format!("{other} {v}")),
-            _ => {}
-        }
-    }
+    let mut libs: Vec<String> = crate::backend::libraries::ALL
+        .iter()
+        .filter_map(|e| {
+            let v = doc.run.libraries.get(e.name)?;
+            let shown = !v.starts_with("unavailable") && (!e.built_in || measured(e.name));
+            shown.then(|| crate::backend::libraries::shown_version(e, v))
+        })
+        .collect();
     if let Some(v) = doc.run.settings.get("openssh_version").and_then(|v| v.as_str()) {
         libs.push(v.to_string());
     }
     libs
 }
 
+/// `doc` rendered in `format`.
 pub fn render(doc: &Document, format: Format) -> Result<Vec<u8>> {
     Ok(match format {
         Format::Html => html::render(doc).into_bytes(),

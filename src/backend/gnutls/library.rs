@@ -136,7 +136,9 @@ pub struct Gnutls {
 /// The system GnuTLS in the library registry (`backend::libraries`).
 pub const ENTRY: crate::backend::tls::Entry = crate::backend::tls::Entry {
     name: "gnutls",
+    title: "GnuTLS",
     about: "The system GnuTLS (libgnutls.so.30), loaded at run time",
+    built_in: false,
     native_text: Some("a GnuTLS priority string"),
     version: || super::version().map_err(|e| anyhow!("{e}")),
     tls: || Ok(Arc::new(Gnutls { names: Arc::new(names()?) })),

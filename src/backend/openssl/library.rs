@@ -20,7 +20,9 @@ pub struct Openssl;
 /// The system OpenSSL in the library registry (`backend::libraries`).
 pub const ENTRY: crate::backend::tls::Entry = crate::backend::tls::Entry {
     name: "openssl",
+    title: "OpenSSL",
     about: "The system OpenSSL (libssl, libcrypto), through the `openssl` crate",
+    built_in: false,
     native_text: None,
     version: || Ok(super::runtime_version()),
     tls: || Ok(Arc::new(Openssl)),

@@ -22,7 +22,9 @@ pub struct Rustls;
 /// rustls in the library registry (`backend::libraries`).
 pub const ENTRY: crate::backend::tls::Entry = crate::backend::tls::Entry {
     name: "rustls",
+    title: "rustls",
     about: "rustls 0.23 with its aws-lc-rs provider, built into cipherbench",
+    built_in: true,
     native_text: None,
     version: || Ok(super::version().trim_start_matches("rustls ").to_string()),
     tls: || Ok(Arc::new(Rustls)),
