@@ -540,7 +540,7 @@ pub struct TlsArgs {
     #[arg(long, value_name = "STRING", conflicts_with_all = ["suites", "groups", "protocols", "full_matrix"])]
     pub priority: Option<String>,
     /// Run only the benchmark server on ADDR (e.g. 127.0.0.1:4433) until Ctrl-C, for a
-    /// peer such as gnutls-cli or another cipherbench; with --lib gnutls or openssl.
+    /// peer such as gnutls-cli or another cipherbench; with one --lib.
     #[arg(long, value_name = "ADDR", conflicts_with = "connect")]
     pub serve: Option<String>,
 }

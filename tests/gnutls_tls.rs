@@ -310,6 +310,50 @@ fn connect_to_gnutls_serv() {
     assert_eq!(hs[0]["subject"]["library"], "gnutls");
     assert!(hs[0]["median"].as_f64().unwrap() > 1.0);
 
+    // A rustls client through the same server: TLS 1.2 refused, of TLS 1.3 only
+    // AES-256-GCM accepted, and its handshakes timed through rustls.
+    let out = cb()
+        .args(["--budget", "3s", "tls", "--lib", "rustls", "--connect"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["--protocols", "1.2,1.3", "--groups", "x25519,p-256", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json_of(&out.stdout);
+    let results = doc["results"].as_array().unwrap();
+    let said = |f: &dyn Fn(&Value) -> bool| -> Vec<(String, f64)> {
+        results
+            .iter()
+            .filter(|r| r["kind"] == "tls-accept" && f(&r["subject"]))
+            .map(|r| {
+                (
+                    r["subject"]["protocol"].as_str().unwrap().to_string(),
+                    r["median"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let protocols = said(&|s| s.as_object().unwrap().len() == 1);
+    assert_eq!(protocols, [("TLSv1.2".to_string(), 0.0), ("TLSv1.3".to_string(), 1.0)]);
+    let accepted: Vec<&str> = results
+        .iter()
+        .filter(|r| r["kind"] == "tls-accept" && r["median"] == 1.0)
+        .filter_map(|r| r["subject"]["suite"].as_str())
+        .collect();
+    assert_eq!(accepted, ["TLS_AES_256_GCM_SHA384"]);
+    let refused = said(&|s| s["suite"] == "TLS_AES_128_GCM_SHA256");
+    assert_eq!(refused, [("TLSv1.3".to_string(), 0.0)]);
+    let hs: Vec<&Value> = results.iter().filter(|r| r["metric"] == "handshakes_per_sec").collect();
+    assert!(!hs.is_empty(), "{hs:#?}");
+    for h in hs {
+        assert_eq!(h["subject"]["library"], "rustls");
+        assert_eq!(h["subject"]["suite"], "TLS_AES_256_GCM_SHA384");
+        if h["subject"]["op"] == "full" {
+            assert_eq!(h["status"], "ok", "{h}");
+            assert!(h["median"].as_f64().unwrap() > 1.0, "{h}");
+        }
+    }
+
     // Nobody listening: a clear error, exit 3 (could not measure).
     drop(_serv);
     let out = cb()

@@ -314,6 +314,123 @@ fn s_server_handshakes_and_download() {
     }
 }
 
+/// `--lib rustls --connect`: the remote pass through rustls against `openssl
+/// s_server` limited to one TLS 1.3 suite (ChaCha20), two TLS 1.2 ones (one of
+/// them CBC, which rustls lacks) and two groups. rustls finds exactly the suites
+/// it can offer that the peer accepts, times their handshakes, reports a group
+/// the peer lacks as refused, and records what it cannot offer (TLS 1.0, the CBC
+/// suite, ffdhe2048, the libssl-only downloads) as unsupported, never accepted or
+/// refused.
+#[test]
+fn rustls_connect_finds_what_s_server_accepts() {
+    let (port, _s) = start_s_server(
+        &[
+            "-www",
+            "-ciphersuites",
+            "TLS_CHACHA20_POLY1305_SHA256",
+            "-cipher",
+            "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-SHA",
+            "-groups",
+            "X25519:P-256",
+        ],
+        &["-newkey", "rsa:2048"],
+    );
+    let out = cb()
+        .args(["tls", "--lib", "rustls", "--connect", &format!("127.0.0.1:{port}")])
+        .args(["--groups", "x25519,p-256,p-384,x25519mlkem768,ffdhe2048", "--http-get", "/"])
+        .args(["--budget", "3s", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc = json_of(&out);
+    assert_eq!(doc["run"]["settings"]["library"], "rustls");
+    assert_eq!(
+        accepted(&doc, "suite"),
+        set(&[
+            ("TLSv1.2", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+            ("TLSv1.3", "TLS_CHACHA20_POLY1305_SHA256")
+        ])
+    );
+    assert_eq!(accepted(&doc, "protocol"), set(&[("TLSv1.2", "TLSv1.2"), ("TLSv1.3", "TLSv1.3")]));
+    assert_eq!(
+        accepted(&doc, "group"),
+        set(&[
+            ("TLSv1.2", "X25519"),
+            ("TLSv1.2", "P-256"),
+            ("TLSv1.3", "X25519"),
+            ("TLSv1.3", "P-256")
+        ])
+    );
+    let acc = records(&doc, "tls-accept");
+    for r in acc.iter().filter(|r| r["subject"].get("suite").is_some()) {
+        assert_eq!(r["subject"]["library"], "rustls", "{r}");
+    }
+    let find = |protocol: &str, field: &str, name: &str| {
+        acc.iter()
+            .find(|r| r["subject"]["protocol"] == protocol && r["subject"][field] == name)
+            .copied()
+            .unwrap_or_else(|| panic!("no {protocol} {field} {name}"))
+    };
+    // Groups rustls offers and the peer lacks: refused.
+    for (p, g) in [("TLSv1.3", "P-384"), ("TLSv1.3", "X25519MLKEM768"), ("TLSv1.2", "P-384")] {
+        let r = find(p, "group", g);
+        assert_eq!((r["status"].as_str(), r["median"].as_f64()), (Some("ok"), Some(0.0)), "{r}");
+    }
+    // What rustls cannot offer: not tried, said.
+    for (p, field, name, why) in [
+        ("TLSv1.2", "suite", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "CBC"),
+        ("TLSv1.3", "group", "ffdhe2048", "ffdhe2048"),
+    ] {
+        let r = find(p, field, name);
+        assert_eq!(r["status"], "unsupported", "{r}");
+        assert!(r["reason"].as_str().unwrap().contains(why), "{r}");
+    }
+    let old = acc
+        .iter()
+        .find(|r| r["subject"]["protocol"] == "TLSv1" && r["subject"].get("suite").is_none())
+        .unwrap();
+    assert_eq!(old["status"], "unsupported", "{old}");
+    // Full and resumed handshakes per accepted suite, through rustls.
+    let hs = records(&doc, "tls-handshake");
+    assert_eq!(
+        hs.len(),
+        8,
+        "rate and latency of full and resumed handshakes for each accepted suite"
+    );
+    for r in &hs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["subject"]["library"], "rustls", "{r}");
+        if r["metric"] == "handshakes_per_sec" {
+            assert!(r["median"].as_f64().unwrap() > 10.0, "{r}");
+        }
+    }
+    // The downloads run over libssl's client: said, not measured.
+    let bulk = records(&doc, "tls-bulk");
+    assert_eq!(bulk.len(), 2);
+    for b in bulk {
+        assert_eq!(b["status"], "unsupported", "{b}");
+    }
+    // One client library, and --priority only where a library takes such text.
+    cb().args(["tls", "--lib", "rustls,openssl", "--connect", &format!("127.0.0.1:{port}")])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("one client library").and(predicates::str::contains("--lib rustls")));
+    cb().args([
+        "tls",
+        "--lib",
+        "rustls",
+        "--priority",
+        "NORMAL",
+        "--connect",
+        &format!("127.0.0.1:{port}"),
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicates::str::contains("--priority is a library's own configuration text"));
+}
+
 /// nginx without tickets or a session cache does not resume: the resumed subjects
 /// say so (unsupported, with the reason) and the run succeeds. A body that nginx
 /// sends chunked (sub_filter drops Content-Length) is read to its last chunk.

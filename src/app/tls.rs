@@ -35,37 +35,11 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
             );
         }
     }
+    if let Some(target) = &a.connect {
+        return tls_remote(c, a, target, budget);
+    }
     if a.serve.is_some() || a.priority.is_some() || a.libraries != [primitive::Library::DEFAULT] {
         return tls_libraries(c, a, budget);
-    }
-    if let Some(target) = &a.connect {
-        let remote_policy = policy(c)?;
-        let plan = tls::RemotePlan::new(a, target, budget)?;
-        let quiet = c.quiet || c.json;
-        let scan = tls::scan(&plan, &|m: &str| {
-            if !quiet {
-                eprintln!("{}", crate::untrusted::for_terminal(m));
-            }
-        })?;
-        // What a default client negotiates there is asked before measuring: at the
-        // end of a loaded run the deadline may leave no time for it.
-        let k = crate::judge::Knowledge::builtin()?;
-        let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
-        let (session, mut measurements) = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
-        let measured = tls::remote(&plan, &scan, &mut measurements);
-        // What to change on that server, against this run's figures.
-        let remote_diff = if crate::interrupt::requested() {
-            None
-        } else {
-            let (diffs, text) = crate::diff::remote::section(current, &session.document(&measurements), "nginx", &remote_policy)?;
-            measurements.set_setting("installed_diff", serde_json::to_value(&diffs)?);
-            Some(text)
-        };
-        let done = finish(session, measurements, Judged::default(), measured, &outputs(c));
-        if let (Some(text), false) = (remote_diff, c.quiet || c.json) {
-            report::print_text(&text)?;
-        }
-        return done;
     }
     let plan = tls::LoopbackPlan::new(a, budget)?;
     // What the policy allows is measured first (the order of spending).
@@ -77,28 +51,69 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
     finish(session, measurements, Judged::default(), measured, &outputs(c))
 }
 
+/// `tls --connect`: one client library, from the registry. One that takes its own
+/// configuration text (`libraries::takes_native`: GnuTLS's priority string) walks
+/// that text's suites; any other enumerates protocols, suites and groups through
+/// its `TlsLibrary`, skipping (and saying) what it lacks.
+fn tls_remote(c: &CommonOptions, a: &TlsOptions, target: &str, budget: Seconds) -> Result<()> {
+    use crate::backend::libraries;
+    use crate::measure::tls::{self, gnutls as tls_gnutls};
+    let mut libs = a.libraries.clone();
+    libs.sort_by_key(|l| l.as_str());
+    libs.dedup();
+    // `RemotePlan::new` takes the first of `--lib`: the one.
+    let [lib] = libs[..] else {
+        return Err(UsageError::Invalid(format!("--connect measures through one client library: {}", libraries::every_lib())).into());
+    };
+    let quiet = c.quiet || c.json;
+    let say = |m: &str| {
+        if !quiet {
+            eprintln!("{}", crate::untrusted::for_terminal(m));
+        }
+    };
+    if libraries::native_text(lib).is_some() {
+        let plan = tls::RemotePlan::new(a, target, budget)?;
+        let (session, mut measurements) = Session::start("tls", tls_gnutls::settings(&plan), open_store(c)?, progress(c))?;
+        let measured = tls_gnutls::remote(&plan, &mut measurements, &say);
+        return finish(session, measurements, Judged::default(), measured, &outputs(c));
+    }
+    let remote_policy = policy(c)?;
+    let plan = tls::RemotePlan::new(a, target, budget)?;
+    let scan = tls::scan(&plan, &say)?;
+    if !scan.not_offered.is_empty() {
+        say(&format!(
+            "{} cannot offer {} of the protocols, suites and groups tried: recorded as not offered",
+            plan.lib.version(),
+            scan.not_offered.len()
+        ));
+    }
+    // What a default client negotiates there is asked before measuring: at the
+    // end of a loaded run the deadline may leave no time for it.
+    let k = crate::judge::Knowledge::builtin()?;
+    let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
+    let (session, mut measurements) = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
+    let measured = tls::remote(&plan, &scan, &mut measurements);
+    // What to change on that server, against this run's figures.
+    let remote_diff = if crate::interrupt::requested() {
+        None
+    } else {
+        let (diffs, text) = crate::diff::remote::section(current, &session.document(&measurements), "nginx", &remote_policy)?;
+        measurements.set_setting("installed_diff", serde_json::to_value(&diffs)?);
+        Some(text)
+    };
+    let done = finish(session, measurements, Judged::default(), measured, &outputs(c));
+    if let (Some(text), false) = (remote_diff, quiet) {
+        report::print_text(&text)?;
+    }
+    done
+}
+
 /// `tls --lib gnutls` or `--lib openssl,gnutls` (every client→server pair), `--priority`,
 /// `--serve`: GnuTLS sessions on one or both ends.
 fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<()> {
     use crate::measure::tls::{self, gnutls as tls_gnutls};
     if let Some(addr) = &a.serve {
         return tls_gnutls::serve(a, addr, c.quiet || c.json);
-    }
-    if let Some(target) = &a.connect {
-        if a.libraries.iter().any(|l| crate::backend::libraries::native_text(*l).is_none()) {
-            return Err(
-                UsageError::Invalid("--connect measures through one library: --lib openssl (default) or --lib gnutls".into()).into(),
-            );
-        }
-        let plan = tls_gnutls::RemotePlan::new(a, target, budget)?;
-        let quiet = c.quiet || c.json;
-        let (session, mut measurements) = Session::start("tls", tls_gnutls::settings(&plan), open_store(c)?, progress(c))?;
-        let measured = tls_gnutls::remote(&plan, &mut measurements, &|m: &str| {
-            if !quiet {
-                eprintln!("{}", crate::untrusted::for_terminal(m));
-            }
-        });
-        return finish(session, measurements, Judged::default(), measured, &outputs(c));
     }
     let g = tls_gnutls::GnutlsPlan::new(&a.libraries, a.priority.as_deref())?;
     let mut plan = tls::LoopbackPlan::new(a, budget)?;

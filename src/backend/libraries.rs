@@ -49,12 +49,21 @@ pub fn takes_native(libs: &[Library]) -> Option<(Library, &'static str)> {
 
 /// "--lib gnutls": the libraries that take their own configuration text.
 pub fn native_libs() -> String {
-    let l: Vec<String> = ALL
-        .iter()
-        .filter(|e| e.native_text.is_some())
-        .map(|e| format!("--lib {}", e.name))
-        .collect();
-    l.join(" or ")
+    listed(|e| e.native_text.is_some())
+}
+
+/// "--lib openssl, --lib gnutls or --lib rustls": every library, for messages.
+pub fn every_lib() -> String {
+    listed(|_| true)
+}
+
+/// `--lib NAME` for each entry that `keep` keeps: "a, b or c".
+fn listed(keep: impl Fn(&Entry) -> bool) -> String {
+    let l: Vec<String> = ALL.iter().filter(|e| keep(e)).map(|e| format!("--lib {}", e.name)).collect();
+    match l.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => l.join(""),
+    }
 }
 
 /// A library's version as a report shows it: its title before the version it

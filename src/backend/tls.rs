@@ -116,6 +116,11 @@ pub trait TlsLibrary: Send + Sync {
     fn suites(&self) -> Vec<String>;
     /// The key-exchange groups it can offer, canonically spelled.
     fn groups(&self) -> Vec<String>;
+    /// The protocol versions it can speak (asked before a configuration is made,
+    /// so a missing version is "not offered", not a server's refusal).
+    fn protocols(&self) -> Vec<Protocol> {
+        Protocol::ALL.to_vec()
+    }
     fn client(&self, s: &Selection, resumption: bool) -> Result<Arc<dyn ClientConfig>>;
     fn server(&self, s: &Selection, id: &Identity) -> Result<Arc<dyn ServerConfig>>;
 }

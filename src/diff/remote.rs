@@ -330,9 +330,16 @@ pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::S
         server_order: offer.server_order,
         ..Default::default()
     });
-    let installed = Installed::new("nginx", None, format!("the tls --connect scan of {target}"), config).with_notes(vec![format!(
+    let mut notes = vec![format!(
         "remote server {target}: the change is counted within what it accepts now; the lines shown are nginx's, every target's are in `recommend`"
-    )]);
+    )];
+    if !scan.not_offered.is_empty() {
+        notes.push(format!(
+            "the scan's client could not offer {} of the protocols, suites and groups tried (its library lacks them): whether {target} accepts those is not known",
+            scan.not_offered.len()
+        ));
+    }
+    let installed = Installed::new("nginx", None, format!("the tls --connect scan of {target}"), config).with_notes(notes);
     Ok(Current {
         installed,
         offer: Offer::Tls(offer),

@@ -99,13 +99,19 @@ pub fn with_library(
     if !doc.results.iter().any(|r| tls(r) && pair_label(r).is_some()) {
         return (header, rows);
     }
-    let mut h = vec!["library".to_string()];
+    // A remote server (`tls --connect`): only the client is a library of the run.
+    let remote = doc.run.settings.get("mode").and_then(|v| v.as_str()) == Some("remote");
+    let label = |r: &ResultRecord| match (remote, pair_label(r)) {
+        (true, _) => r.subject.library.clone().unwrap_or_else(|| "openssl".into()),
+        (false, l) => l.unwrap_or_else(|| "openssl".into()),
+    };
+    let mut h = vec![if remote { "client library" } else { "library" }.to_string()];
     h.extend(header);
     let rows = rows
         .into_iter()
         .zip(records)
         .map(|(row, r)| {
-            let mut out = vec![pair_label(r).unwrap_or_else(|| "openssl".into())];
+            let mut out = vec![label(r)];
             out.extend(row);
             out
         })

@@ -197,6 +197,10 @@ impl TlsLibrary for Rustls {
         all_groups().iter().map(|g| group_name(g.name())).collect()
     }
 
+    fn protocols(&self) -> Vec<Protocol> {
+        vec![Protocol::Tls12, Protocol::Tls13]
+    }
+
     fn client(&self, s: &Selection, resumption: bool) -> Result<Arc<dyn ClientConfig>> {
         let (provider, versions) = provider(s)?;
         let verifier = LoopbackVerifier(provider.signature_verification_algorithms);

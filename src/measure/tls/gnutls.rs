@@ -168,7 +168,7 @@ pub fn serve(a: &crate::options::TlsOptions, addr: &str, quiet: bool) -> Result<
         .map_err(|_| UsageError::Invalid(format!("--serve wants IP:PORT (e.g. 127.0.0.1:4433), got '{addr}'")))?;
     let libs: Vec<Library> = pairs(&a.libraries).into_iter().filter(|(c, s)| c == s).map(|(c, _)| c).collect();
     let [lib] = libs[..] else {
-        return Err(UsageError::Invalid("--serve runs one library: --lib openssl or --lib gnutls".into()).into());
+        return Err(UsageError::Invalid(format!("--serve runs one library: {}", crate::backend::libraries::every_lib())).into());
     };
     let selection = match (&a.priority, crate::backend::libraries::native_text(lib)) {
         (Some(_), None) => {

@@ -1,6 +1,11 @@
 //! Remote (`--connect`): which protocols, suites and groups a server accepts, its
 //! preference order, handshake rates per accepted suite and, with `--http-get`,
 //! HTTP/1.1 download speed per accepted suite.
+//!
+//! The client is the `--lib` library's `TlsLibrary` (any registered one; GnuTLS's
+//! priority-string walk is `gnutls.rs`'s). What that library cannot offer (a
+//! protocol it does not speak, a suite it lacks, a group it has not) is not tried:
+//! `Scan::not_offered`, recorded as unsupported with why.
 
 use super::probe::{durations, HandshakeProbe, NOT_RESUMED, NO_TICKET};
 use super::wire::{handshake_records, record_or_fail};
@@ -28,7 +33,8 @@ pub struct RemotePlan {
     pub addr: SocketAddr,
     pub sni: Option<String>,
     pub protocols: Vec<Protocol>,
-    /// Candidate suites (all the local libssl can offer, or --suites).
+    /// Candidate suites (all the local libssl can offer, or --suites); those the
+    /// client's library lacks are not offered, and said so.
     pub suites: Vec<Suite>,
     pub groups: Vec<&'static str>,
     pub threads: usize,
@@ -36,7 +42,7 @@ pub struct RemotePlan {
     pub http_get: Option<String>,
     pub handshakes: bool,
     pub budget: Seconds,
-    /// The client's library.
+    /// The client's library (the one `--lib`).
     pub lib: Arc<dyn TlsLibrary>,
     /// GnuTLS: the priority string whose suites are offered one by one
     /// (`--priority`, else `NORMAL`), instead of the protocols, suites and groups above.
@@ -71,28 +77,42 @@ pub(crate) fn resolve_target(host: &str, port: u16, sni: Option<&str>) -> Result
 }
 
 impl RemotePlan {
-    /// A plan for the one library of `--lib` (OpenSSL unless it is `gnutls`).
+    /// A plan for the one library of `--lib` (the app checks there is one): a
+    /// library with its own configuration text (`libraries::takes_native`) walks
+    /// that text's suites; any other offers protocols, suites and groups through
+    /// `TlsLibrary`.
     pub fn new(a: &crate::options::TlsOptions, target: &str, budget: Seconds) -> Result<RemotePlan> {
         let (host, port) = split_target(target)?;
-        let native = crate::backend::libraries::takes_native(&a.libraries).map(|(l, _)| l);
-        let priority = if native.is_some() {
+        let chosen = a.libraries.first().copied().unwrap_or(Library::DEFAULT);
+        let native = crate::backend::libraries::takes_native(&[chosen]);
+        let lib = super::libraries::library(chosen)?;
+        let priority = if let Some((l, text)) = native {
             let p = super::libraries::user_priority(a.priority.as_deref().unwrap_or("NORMAL"))?;
             if !a.suites.is_empty() || a.http_get.is_some() {
-                return Err(UsageError::Invalid(
-                    "with --lib gnutls, --connect takes the suites from --priority (--suites and --http-get are OpenSSL-only)".into(),
-                )
+                return Err(UsageError::Invalid(format!(
+                    "with --lib {}, --connect takes the suites from its {text} (--priority); --suites and --http-get are for the other libraries",
+                    l.as_str()
+                ))
                 .into());
             }
             Some(Arc::new(p))
         } else {
+            if a.priority.is_some() {
+                return Err(UsageError::Invalid(format!(
+                    "--priority is a library's own configuration text: use {}",
+                    crate::backend::libraries::native_libs()
+                ))
+                .into());
+            }
             None
         };
-        // GnuTLS walks its priority string; the rest is what an OpenSSL client offers.
+        // A library with its own text walks it; the rest is what the client offers.
         let (protocols, groups, suites) = match priority {
             Some(_) => (Vec::new(), Vec::new(), Vec::new()),
             None => {
                 let protocols = parse_protocols(&a.protocols, &Protocol::ALL)?;
-                let groups = parse_groups(&a.groups, &ssl::PROBE_GROUPS, &[])?;
+                // Groups this libssl lacks but the client's library has are offered too.
+                let groups = parse_groups(&a.groups, &ssl::PROBE_GROUPS, &lib.groups())?;
                 let local = local_suites()?;
                 let user = resolve_suites(&a.suites, &local)?;
                 let suites: Vec<Suite> = if user.is_empty() { local } else { user }
@@ -108,7 +128,6 @@ impl RemotePlan {
             }
         }
         let (addr, sni) = resolve_target(&host, port, a.sni.as_deref())?;
-        let lib = super::libraries::library(native.unwrap_or(Library::DEFAULT))?;
         Ok(RemotePlan {
             target: format!("{host}:{port}"),
             host,
@@ -125,6 +144,20 @@ impl RemotePlan {
             lib,
             priority,
         })
+    }
+
+    /// `HOST:PORT GET` runs over libssl's client (`http.rs`): with another
+    /// library the downloads are not measured, and said so.
+    fn http_client(&self) -> bool {
+        self.lib.name() == Library::DEFAULT.as_str()
+    }
+
+    /// The subject of a suite offered through this plan's library.
+    fn subject(&self, p: Protocol, suite: &Suite, threads: usize) -> Subject {
+        Subject {
+            library: Some(self.lib.name().to_string()),
+            ..suite_subject(p, suite, threads)
+        }
     }
 
     /// One handshake offering `s`: what it negotiated.
@@ -154,6 +187,9 @@ pub struct Scan {
     pub suites: Vec<(Protocol, Suite, Option<String>)>,
     pub groups: Vec<(Protocol, &'static str, Option<String>)>,
     pub orders: Vec<Order>,
+    /// Protocols, suites and groups the client's library cannot offer: not
+    /// tried (the server's answer to them is unknown), with why.
+    pub not_offered: Vec<(Subject, String)>,
 }
 
 impl Scan {
@@ -175,10 +211,14 @@ pub(super) fn refusal(e: ConnectError) -> Result<String> {
 /// the server.
 pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
     let t = &plan.target;
-    progress(&format!("reaching {t}"));
+    let lib = &plan.lib;
+    progress(&format!("reaching {t} with {}", lib.version()));
     if let Err(e) = plan.offer(&Selection::default()) {
         return Err(unreachable(t, e, plan.timeout, |e| {
-            format!("{t} refused a TLS handshake offering every protocol and suite this OpenSSL has: {e}")
+            format!(
+                "{t} refused a TLS handshake offering every protocol and suite {} has: {e}",
+                lib.version()
+            )
         }));
     }
     let with_context = |r: Result<String>| {
@@ -192,8 +232,18 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
         suites: Vec::new(),
         groups: Vec::new(),
         orders: Vec::new(),
+        not_offered: Vec::new(),
     };
+    let (speaks, has) = (lib.protocols(), lib.suites());
     for &p in &plan.protocols {
+        if !speaks.contains(&p) {
+            let s = Subject {
+                protocol: Some(p.label().into()),
+                ..Default::default()
+            };
+            out.not_offered.push((s, format!("{} does not speak {}", lib.version(), p.label())));
+            continue;
+        }
         progress(&format!("{t}: {}", p.label()));
         let r = match plan.offer(&Selection::only(p)) {
             Ok(_) => None,
@@ -212,6 +262,13 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
             if crate::interrupt::cut() {
                 return Err(crate::deadline::DeadlinePassed::new(format!("enumerating {t}")).into());
             }
+            if !has.contains(&s.iana) {
+                let why = lib
+                    .lacks(&s.iana)
+                    .unwrap_or_else(|| format!("{} does not implement {}", lib.version(), s.iana));
+                out.not_offered.push((plan.subject(p, s, 1), why));
+                continue;
+            }
             let r = match plan.offer(&one(p, s)) {
                 Ok((_, got, _)) if got == s.iana => None,
                 Ok((_, got, _)) => Some(format!("offered alone, yet {got} was negotiated")),
@@ -225,7 +282,8 @@ pub fn scan(plan: &RemotePlan, progress: &dyn Fn(&str)) -> Result<Scan> {
             .filter(|(q, _, r)| *q == p && r.is_none())
             .map(|(_, s, _)| s.clone())
             .collect();
-        out.groups.extend(scan_groups(plan, p, &accepted, &with_context)?);
+        out.groups
+            .extend(scan_groups(plan, p, &accepted, &with_context, &mut out.not_offered)?);
         if accepted.len() >= 2 {
             out.orders.push(preference(plan, p, &accepted)?);
         }
@@ -242,6 +300,7 @@ fn scan_groups(
     p: Protocol,
     accepted: &[Suite],
     with_context: Refusal,
+    not_offered: &mut Vec<(Subject, String)>,
 ) -> Result<Vec<(Protocol, &'static str, Option<String>)>> {
     let kx_suites: Vec<&Suite> = accepted
         .iter()
@@ -259,6 +318,12 @@ fn scan_groups(
         .filter(|g| p == Protocol::Tls13 || !(is_ffdhe(g) || ssl::is_mlkem(g)))
     {
         if !has.iter().any(|h| h == g) {
+            let s = Subject {
+                protocol: Some(p.label().into()),
+                group: Some(g.to_string()),
+                ..Default::default()
+            };
+            not_offered.push((s, format!("{} does not implement the group {g}", plan.lib.version())));
             continue;
         }
         let s = Selection {
@@ -314,6 +379,7 @@ impl RemotePlan {
             "mode": "remote",
             "target": self.target,
             "sni": self.sni,
+            "library": self.lib.name(),
             "threads": self.threads,
             "timeout_seconds": self.timeout.as_secs_f64(),
             "http_get": self.http_get,
@@ -331,9 +397,9 @@ impl RemotePlan {
 pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Result<()> {
     let accepted: Vec<(Protocol, Suite)> = scan.accepted_suites().map(|(p, s)| (p, s.clone())).collect();
     let per_suite = plan.handshakes as usize * 4 + plan.http_get.is_some() as usize;
-    let total = scan.protocols.len() + scan.suites.len() + scan.groups.len() + accepted.len() * per_suite;
+    let total = scan.protocols.len() + scan.suites.len() + scan.groups.len() + scan.not_offered.len() + accepted.len() * per_suite;
     session.progress_start(total as u64);
-    record_scan(scan, session)?;
+    record_scan(plan, scan, session)?;
     let n = (accepted.len() * (plan.handshakes as usize * 2 + plan.http_get.is_some() as usize)).max(1);
     let (mut gets_tried, mut gets_failed, mut last_get_error) = (0usize, 0usize, String::new());
     // What the scan left of the budget is shared out, not the whole budget: a slow
@@ -344,7 +410,7 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Res
         if crate::interrupt::requested() {
             break;
         }
-        let subject = suite_subject(*p, suite, plan.threads);
+        let subject = plan.subject(*p, suite, plan.threads);
         // Full handshakes, then resumed ones (TLS 1.2 tickets, TLS 1.3 PSK).
         for resumed in [false, true].into_iter().filter(|_| plan.handshakes) {
             remote_handshakes(plan, (*p, suite), resumed, &subject, cfg, session)?;
@@ -354,6 +420,21 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Res
             let mut bulk_subject = subject.clone();
             bulk_subject.op = Some("http-get".into());
             bulk_subject.path = Some(path.clone());
+            if !plan.http_client() {
+                let why = format!(
+                    "the HTTP downloads run over libssl's client (--lib {}) only: not measured with {}",
+                    Library::DEFAULT.as_str(),
+                    plan.lib.version()
+                );
+                session.record(ResultRecord::not_ok(
+                    Kind::TlsBulk,
+                    bulk_subject,
+                    Metric::BytesPerSec,
+                    Status::Unsupported,
+                    why,
+                ))?;
+                continue;
+            }
             let r = remote_gets(plan, (*p, suite), path, &mut bulk_subject, cfg);
             gets_tried += 1;
             if let Err(e) = &r {
@@ -374,8 +455,9 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Res
     Ok(())
 }
 
-/// What the scan found: one accepted-or-refused record per protocol, suite and group.
-fn record_scan(scan: &Scan, session: &mut Measurements) -> Result<()> {
+/// What the scan found: one accepted-or-refused record per protocol, suite and
+/// group, and one "unsupported" record per one the client's library could not offer.
+fn record_scan(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Result<()> {
     for (p, r) in &scan.protocols {
         let s = Subject {
             protocol: Some(p.label().into()),
@@ -384,7 +466,7 @@ fn record_scan(scan: &Scan, session: &mut Measurements) -> Result<()> {
         session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
     }
     for (p, suite, r) in &scan.suites {
-        let s = suite_subject(*p, suite, 1);
+        let s = plan.subject(*p, suite, 1);
         session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
     }
     for (p, g, r) in &scan.groups {
@@ -394,6 +476,15 @@ fn record_scan(scan: &Scan, session: &mut Measurements) -> Result<()> {
             ..Default::default()
         };
         session.record(ResultRecord::accepted(Kind::TlsAccept, s, r.is_none(), r.clone()))?;
+    }
+    for (s, why) in &scan.not_offered {
+        session.record(ResultRecord::not_ok(
+            Kind::TlsAccept,
+            s.clone(),
+            Metric::Accepted,
+            Status::Unsupported,
+            why.clone(),
+        ))?;
     }
     Ok(())
 }

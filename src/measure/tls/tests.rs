@@ -258,3 +258,107 @@ fn tls_libraries_name_what_they_support() {
         .iter()
         .all(|g| gnutls.groups().iter().any(|h| h == g)));
 }
+
+/// `--connect --lib rustls`: the remote pass through `TlsLibrary` with rustls as
+/// the client, against this program's OpenSSL server limited to one TLS 1.3 suite,
+/// two TLS 1.2 ones (one CBC, which rustls lacks) and two groups. The scan finds
+/// exactly what the server accepts of what rustls can offer; what rustls lacks
+/// (TLS 1.0, the CBC suite, ffdhe2048) is not offered and recorded as such; a
+/// group the server lacks is refused; the accepted suites' handshakes are timed
+/// through rustls.
+#[test]
+fn remote_pass_through_rustls_finds_what_the_server_accepts() {
+    let local = local_suites().unwrap();
+    let suite = |iana: &str| local.iter().find(|s| s.iana == iana).unwrap().clone();
+    let served = [
+        "TLS_CHACHA20_POLY1305_SHA256",
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+    ];
+    let id = Identity::generate(CertType::Rsa2048).unwrap();
+    let server_side = Selection {
+        suites: served.iter().map(|s| suite(s).name()).collect(),
+        groups: vec!["X25519".into(), "P-256".into()],
+        ..Default::default()
+    };
+    let openssl = crate::backend::openssl::library::Openssl;
+    let timeout = Duration::from_secs(5);
+    let server = Server::loopback(openssl.server(&server_side, &id).unwrap(), 1, timeout, false, Refusals::Keep).unwrap();
+    let rustls = super::libraries::library(crate::backend::libraries::named("rustls").unwrap()).unwrap();
+    let mut suites: Vec<Suite> = served.iter().map(|s| suite(s)).collect();
+    suites.push(suite("TLS_AES_128_GCM_SHA256"));
+    let plan = RemotePlan {
+        target: server.addr.to_string(),
+        host: "127.0.0.1".into(),
+        addr: server.addr,
+        sni: None,
+        protocols: vec![Protocol::Tls10, Protocol::Tls12, Protocol::Tls13],
+        suites,
+        groups: vec!["X25519", "P-256", "P-384", "X25519MLKEM768", "ffdhe2048"],
+        threads: 1,
+        timeout,
+        http_get: Some("/".into()),
+        handshakes: true,
+        budget: Seconds(1.0),
+        lib: rustls,
+        priority: None,
+    };
+    let scan = scan(&plan, &|_| {}).unwrap();
+    let accepted: Vec<(Protocol, &str)> = scan.accepted_suites().map(|(p, s)| (p, s.iana.as_str())).collect();
+    assert_eq!(
+        accepted,
+        [
+            (Protocol::Tls12, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+            (Protocol::Tls13, "TLS_CHACHA20_POLY1305_SHA256")
+        ]
+    );
+    let refused = |p: Protocol, iana: &str| scan.suites.iter().any(|(q, s, r)| *q == p && s.iana == iana && r.is_some());
+    assert!(refused(Protocol::Tls13, "TLS_AES_128_GCM_SHA256"), "{:?}", scan.suites);
+    let group = |p: Protocol, g: &str| scan.groups.iter().find(|(q, h, _)| *q == p && *h == g).map(|(_, _, r)| r.is_none());
+    for p in [Protocol::Tls12, Protocol::Tls13] {
+        assert_eq!(group(p, "X25519"), Some(true), "{p:?} {:?}", scan.groups);
+        assert_eq!(group(p, "P-256"), Some(true), "{p:?} {:?}", scan.groups);
+        assert_eq!(group(p, "P-384"), Some(false), "{p:?} {:?}", scan.groups);
+    }
+    // The hybrid rustls has and this server does not: offered, and refused.
+    assert_eq!(group(Protocol::Tls13, "X25519MLKEM768"), Some(false), "{:?}", scan.groups);
+    // What rustls lacks is not offered, with why, and not taken for a refusal.
+    let not_offered = |f: &dyn Fn(&Subject) -> bool| scan.not_offered.iter().find(|(s, _)| f(s)).map(|(_, why)| why.clone());
+    let why = not_offered(&|s| s.protocol.as_deref() == Some("TLSv1") && s.suite.is_none()).unwrap();
+    assert!(why.contains("does not speak TLSv1"), "{why}");
+    let why = not_offered(&|s| s.suite.as_deref() == Some("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA")).unwrap();
+    assert!(why.contains("CBC"), "{why}");
+    let why = not_offered(&|s| s.group.as_deref() == Some("ffdhe2048")).unwrap();
+    assert!(why.contains("ffdhe2048"), "{why}");
+    assert!(!scan.protocols.iter().any(|(p, _)| *p == Protocol::Tls10));
+    assert!(!scan.suites.iter().any(|(_, s, _)| s.iana.contains("CBC")));
+    assert!(!scan.groups.iter().any(|(_, g, _)| *g == "ffdhe2048"));
+
+    let mut session = crate::measure::sink::Measurements::new();
+    remote(&plan, &scan, &mut session).unwrap();
+    let results = session.results();
+    for r in results.iter().filter(|r| r.subject.suite.is_some()) {
+        assert_eq!(r.subject.library.as_deref(), Some("rustls"), "{r:?}");
+    }
+    let unsupported = |k: Kind| results.iter().filter(|r| r.kind == k && r.status == Status::Unsupported).count();
+    assert_eq!(unsupported(Kind::TlsAccept), scan.not_offered.len());
+    // The downloads run over libssl's client: with rustls they are said, not measured.
+    assert_eq!(unsupported(Kind::TlsBulk), 2);
+    for (p, iana) in accepted {
+        for op in ["full", "resumed"] {
+            let r = results
+                .iter()
+                .find(|r| {
+                    r.kind == Kind::TlsHandshake
+                        && r.metric == Metric::HandshakesPerSec
+                        && r.subject.protocol.as_deref() == Some(p.label())
+                        && r.subject.suite.as_deref() == Some(iana)
+                        && r.subject.op.as_deref() == Some(op)
+                })
+                .unwrap_or_else(|| panic!("no {op} handshakes for {iana}: {results:?}"));
+            assert_eq!(r.status, Status::Ok, "{r:?}");
+            assert!(r.median.unwrap() > 1.0, "{r:?}");
+        }
+    }
+    drop(server);
+}

@@ -268,7 +268,7 @@ fn accepted(doc: &Document) -> Option<Table> {
     let target = doc.run.settings.get("target").and_then(|v| v.as_str()).unwrap_or("the server");
     let yes = |r: &ResultRecord| r.median == Some(1.0);
     let mut rows = Vec::new();
-    let mut refused_suites = 0;
+    let (mut refused_suites, mut unoffered_suites) = (0, 0);
     for r in &acc {
         let s = &r.subject;
         let (what, name) = match (&s.suite, &s.group) {
@@ -276,6 +276,12 @@ fn accepted(doc: &Document) -> Option<Table> {
             (None, Some(g)) => ("group", g.clone()),
             (None, None) => ("protocol", String::new()),
         };
+        // Not offered: the client's library lacks it (`Scan::not_offered`).
+        let unoffered = r.status == Status::Unsupported;
+        if what == "suite" && unoffered {
+            unoffered_suites += 1;
+            continue;
+        }
         if what == "suite" && !yes(r) {
             refused_suites += 1;
             continue;
@@ -284,7 +290,9 @@ fn accepted(doc: &Document) -> Option<Table> {
             opt(&s.protocol),
             what.to_string(),
             name,
-            if yes(r) {
+            if unoffered {
+                format!("not offered: {}", r.reason.clone().unwrap_or_default())
+            } else if yes(r) {
                 "accepted".into()
             } else {
                 format!("refused: {}", r.reason.clone().unwrap_or_default())
@@ -292,6 +300,15 @@ fn accepted(doc: &Document) -> Option<Table> {
         ]);
     }
     let mut notes = vec![format!("{refused_suites} other suite offer(s) refused (one suite per handshake).")];
+    if unoffered_suites > 0 {
+        let lib = acc
+            .iter()
+            .find_map(|r| r.subject.library.as_deref())
+            .unwrap_or("the client's library");
+        notes.push(format!(
+            "{unoffered_suites} suite(s) not offered: {lib} lacks them (`cipherbench list tls --lib {lib}`), so whether the server accepts them is not known."
+        ));
+    }
     if let Some(orders) = doc.run.settings.get("server_order").and_then(|v| v.as_array()) {
         for o in orders {
             let p = o.get("protocol").and_then(|v| v.as_str()).unwrap_or("");
