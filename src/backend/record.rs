@@ -3,7 +3,10 @@
 //! record, as TLS does. OpenSSL (`openssl::record`) and GnuTLS (`gnutls::record`)
 //! implement it; the primitive probes time it through this trait, one loop for
 //! every library, each library's calls as it makes them in TLS (OpenSSL seals in
-//! place, GnuTLS out of place: the buffers are the implementation's).
+//! place, GnuTLS out of place: the buffers are the implementation's). Also what
+//! every library's probe shares: the TLS 1.2 CBC record's layout and check
+//! ([`cbc_record`], [`check_cbc_record`]), aligned buffers ([`Block`]) and
+//! random keys.
 
 use crate::backend::primitives::TimedLoop;
 use anyhow::Result;
