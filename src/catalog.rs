@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+pub mod kat;
+
 /// The AEAD constructions the catalogue names (the OpenSSL engine builds them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AeadKind {

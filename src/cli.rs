@@ -276,7 +276,7 @@ pub struct SpeedArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ListWhat {
-    /// Ciphers, AEADs, digests and MACs, and whether this OpenSSL can run them.
+    /// Ciphers, AEADs, digests and MACs, and whether the library (--lib, default OpenSSL) can run them.
     Primitives,
     /// CPU features that --cpu-caps can mask.
     CpuCaps,
@@ -290,7 +290,7 @@ pub enum ListWhat {
 pub struct ListArgs {
     #[arg(value_enum)]
     pub what: ListWhat,
-    /// `list tls`: which library's suites (openssl, gnutls or rustls).
+    /// `list tls`, `list primitives`: which library's suites or primitives (openssl, gnutls or rustls).
     #[arg(long = "lib", aliases = ["libs", "library"], value_parser = library_arg(), default_value = "openssl", value_name = "LIB")]
     pub library: Library,
     /// `list tls --lib gnutls`: what this GnuTLS priority string resolves to (default NORMAL),

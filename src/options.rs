@@ -68,7 +68,7 @@ impl Default for SpeedOptions {
 /// What `list` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ListWhat {
-    /// Ciphers, AEADs, digests and MACs, and whether this OpenSSL can run them.
+    /// Ciphers, AEADs, digests and MACs, and whether the library (`--lib`) can run them.
     #[default]
     Primitives,
     /// CPU features that --cpu-caps can mask.
@@ -83,7 +83,7 @@ pub enum ListWhat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListOptions {
     pub what: ListWhat,
-    /// `list tls`: which library's suites.
+    /// `list tls`, `list primitives`: which library's suites or primitives.
     pub library: Library,
     /// `list tls --lib gnutls`: what this GnuTLS priority string resolves to.
     pub priority: Option<String>,

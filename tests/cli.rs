@@ -368,6 +368,63 @@ fn list_primitives_explains_what_is_missing() {
     assert_eq!(bf["available"], true, "{bf}");
 }
 
+/// `list primitives --lib` lists that library's availability, each missing
+/// primitive with the library's own reason (not OpenSSL's list under another
+/// name): GnuTLS has no Poly1305 alone and no OCB, rustls only its three TLS 1.3
+/// AEADs; neither comes from OpenSSL's legacy provider.
+#[test]
+fn list_primitives_lists_the_library_asked_for() {
+    let list = |lib: &str| {
+        let out = cb()
+            .args(["list", "primitives", "--lib", lib, "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        json_of(&out).as_array().unwrap().clone()
+    };
+    let find = |l: &[Value], name: &str| {
+        l.iter()
+            .find(|e| e["algorithm"] == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .clone()
+    };
+    let openssl = list("openssl");
+    let gnutls = list("gnutls");
+    let rustls = list("rustls");
+    assert_eq!(gnutls.len(), openssl.len(), "the whole catalogue, each entry said");
+    assert_eq!(rustls.len(), openssl.len());
+    assert_eq!(find(&openssl, "poly1305")["available"], true);
+    let poly = find(&gnutls, "poly1305");
+    assert_eq!(poly["available"], false, "{poly}");
+    assert_eq!(poly["reason"], "not offered by GnuTLS");
+    assert_eq!(find(&gnutls, "aes-128-ocb")["available"], false);
+    let gcm = find(&gnutls, "aes-256-gcm");
+    assert_eq!(gcm["available"], true, "{gcm}");
+    assert_eq!(gcm["key_bits"], 256);
+    assert!(gnutls.iter().all(|e| e["legacy_provider"] == false));
+    let available: Vec<&str> = rustls
+        .iter()
+        .filter(|e| e["available"] == true)
+        .map(|e| e["algorithm"].as_str().unwrap())
+        .collect();
+    assert_eq!(available, ["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305"]);
+    let sha = find(&rustls, "sha256");
+    assert!(sha["reason"].as_str().unwrap().starts_with("not in rustls's provider"), "{sha}");
+    // The page says which library it lists.
+    let text = cb()
+        .args(["list", "primitives", "--lib", "gnutls"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.starts_with("gnutls 3."), "{text}");
+    assert!(text.contains("not offered by GnuTLS"), "{text}");
+}
+
 /// Unavailable algorithms are reported, not fatal, and never timed.
 #[test]
 fn unavailable_legacy_algorithm_is_recorded_as_unsupported() {

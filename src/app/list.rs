@@ -12,7 +12,7 @@ pub(super) fn list(c: &CommonOptions, a: &ListOptions) -> Result<()> {
     let grades = grader(c)?;
     match a.what {
         ListWhat::Primitives => {
-            let infos = discover::openssl::primitives();
+            let infos = discover::primitives::primitives(a.library);
             if c.json {
                 let v: Vec<_> = infos
                     .iter()
@@ -20,7 +20,7 @@ pub(super) fn list(c: &CommonOptions, a: &ListOptions) -> Result<()> {
                         json!({
                             "algorithm": i.primitive.name,
                             "class": i.primitive.class.label(),
-                            "legacy_provider": i.primitive.legacy,
+                            "legacy_provider": i.legacy,
                             "default_set": i.primitive.default,
                             "available": matches!(i.availability, primitive::Availability::Available(_)),
                             "reason": match &i.availability { primitive::Availability::Unavailable(w) => Some(w.clone()), _ => None },
@@ -39,7 +39,7 @@ pub(super) fn list(c: &CommonOptions, a: &ListOptions) -> Result<()> {
             t.set_header(header);
             for i in &infos {
                 let status = match &i.availability {
-                    primitive::Availability::Available(_) if i.primitive.legacy => "available (legacy provider)".to_string(),
+                    primitive::Availability::Available(_) if i.legacy => "available (legacy provider)".to_string(),
                     primitive::Availability::Available(_) => "available".to_string(),
                     primitive::Availability::Unavailable(why) => why.clone(),
                 };
@@ -53,7 +53,7 @@ pub(super) fn list(c: &CommonOptions, a: &ListOptions) -> Result<()> {
                 row.extend(grades.cells(crate::judge::Domain::Primitive, i.primitive.name));
                 t.add_row(row);
             }
-            let out = format!("{}\n{t}\n", crate::backend::openssl::runtime_version());
+            let out = format!("{}\n{t}\n", discover::primitives::version_line(a.library));
             report::print_text(&out)
         }
         ListWhat::Ssh => super::list_ssh::list(c.json, &grades),

@@ -2,9 +2,17 @@
 //! library answers for itself (`backend::libraries` names the function), so that
 //! "legacy provider not loaded" and "not in this build" are told apart by the
 //! library. Measuring runs what is available; `list` shows the rest with the reason.
+//!
+//! What a library fetched is also how its primitive is run: OpenSSL's handles
+//! (`Cipher`, `Digest`, `Mac`, `Pkey`), whose timed work `measure::primitive`
+//! builds, or any other library's [`Source`], the one seam through which a
+//! library's folder builds its own timed loops ([`TimedLoop`]) and checks itself
+//! against the published vectors it is handed. Adding a library needs no change
+//! in `measure/`.
 
-use crate::backend::gnutls;
-use crate::backend::record::RecordLoop;
+use crate::catalog::kat::{KatError, Passed, Vectors};
+use crate::catalog::{Op, Primitive};
+use anyhow::Result;
 use openssl::cipher::Cipher;
 use openssl::md::Md;
 use std::sync::Arc;
@@ -12,29 +20,53 @@ use std::sync::Arc;
 /// The library side of a primitive, fetched once.
 #[derive(Clone)]
 pub enum Fetched {
+    /// OpenSSL's: a cipher, AEAD or CBC record's cipher.
     Cipher(Arc<Cipher>),
+    /// OpenSSL's: a digest.
     Digest(Arc<Md>),
+    /// OpenSSL's: an EVP_MAC (HMAC, Poly1305).
     Mac,
-    /// A GnuTLS algorithm by its GnuTLS name, with cipher sizes for ciphers.
-    Gnutls(&'static str, Option<gnutls::CipherInfo>),
     /// An OpenSSL key type (ML-KEM, ML-DSA) by name: its keys can be generated here.
     Pkey(&'static str),
-    /// An AEAD through a library's own TLS record protection (rustls).
-    Records(RecordSource),
+    /// A library's own primitive: its timed loops and its known-answer check.
+    Library(Arc<dyn Source>),
 }
 
-/// A library's record protection for one catalogue AEAD: how the probe gets its
-/// records, and the library's known-answer check, run before any timing.
-#[derive(Clone, Copy)]
-pub struct RecordSource {
-    /// The catalogue name (`aes-128-gcm`).
-    pub aead: &'static str,
-    /// Keys a record of `len` bytes and returns the timed loop over it (sealing,
-    /// or with `open` opening).
-    pub make: fn(aead: &'static str, len: usize, open: bool) -> anyhow::Result<Box<dyn RecordLoop>>,
-    /// Checks the library's record against known answers; the sources of the
-    /// vectors it used, or what failed.
-    pub known_answer: fn(aead: &'static str) -> Result<Vec<String>, String>,
+/// One primitive as a library fetched it, run and checked by the library itself.
+pub trait Source: Send + Sync {
+    /// The timed loop of `op` on units of `len` bytes, keyed with random keys and
+    /// built before any timing; an error (naming the primitive) when the library
+    /// cannot run `op` on such units.
+    fn make(&self, p: &Primitive, op: Op, len: usize) -> Result<Box<dyn TimedLoop>>;
+    /// The library's primitive against known answers, run before any timing:
+    /// `vectors` are the published ones (the library picks those named for `p`,
+    /// or for its parts); the sources of the vectors it used, or what failed.
+    fn known_answer(&self, p: &Primitive, vectors: &Vectors) -> Result<Passed, KatError>;
+    /// Its key size in bits, where it has one (`list primitives`).
+    fn key_bits(&self) -> Option<usize> {
+        None
+    }
+    /// Its block size in bytes, where it has one (`list primitives`).
+    fn block_bytes(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// A probe's timed work, as a library built it: contexts, keys and buffers made,
+/// `run` does nothing but the work (one dynamic call per batch of units; the
+/// library's calls inside are static).
+pub trait TimedLoop: Send {
+    /// `units` units of work: records sealed or opened, buffers enciphered,
+    /// messages hashed (the timed loop).
+    fn run(&mut self, units: u64) -> Result<()>;
+    /// The bytes the loop works on (tests that prove the work is real).
+    #[cfg(test)]
+    fn buffer(&self) -> &[u8];
+    /// Corrupts what a verifying loop checks (a sealed record, a CBC record's
+    /// ciphertext), so that its next run must fail; false when it verifies
+    /// nothing (tests).
+    #[cfg(test)]
+    fn tamper(&mut self) -> bool;
 }
 
 /// Whether a library can run a primitive, and why not.

@@ -3,8 +3,12 @@
 //! record, as TLS does. OpenSSL (`openssl::record`) and GnuTLS (`gnutls::record`)
 //! implement it; the primitive probes time it through this trait, one loop for
 //! every library, each library's calls as it makes them in TLS (OpenSSL seals in
-//! place, GnuTLS out of place: the buffers are the implementation's).
+//! place, GnuTLS out of place: the buffers are the implementation's). Also what
+//! every library's probe shares: the TLS 1.2 CBC record's layout and check
+//! ([`cbc_record`], [`check_cbc_record`]), aligned buffers ([`Block`]) and
+//! random keys.
 
+use crate::backend::primitives::TimedLoop;
 use anyhow::Result;
 
 /// Nonce and tag sizes of a TLS record (TLS uses 12 and 16).
@@ -59,21 +63,11 @@ pub struct Records<R> {
     open: bool,
 }
 
-/// A [`Records`] of any library, as the probe holds it.
-pub trait RecordLoop: Send {
-    /// `units` records sealed or opened (the timed loop).
-    fn run(&mut self, units: u64) -> Result<()>;
-    #[cfg(test)]
-    fn buffer(&self) -> &[u8];
-    #[cfg(test)]
-    fn cipher(&mut self) -> &mut dyn RecordCipher;
-}
-
 /// The timed loop over `cipher`'s record: sealing with a fresh nonce per record
 /// from `nonce`, or (with `open`) opening one sealed record again and again.
 /// `aad` is the record's additional data (the sequence number goes in its first
 /// 8 bytes); opening seals a record first and opens it once.
-pub fn records<R: RecordCipher + 'static>(mut cipher: R, nonce: &[u8], aad: &[u8], open: bool) -> Result<Box<dyn RecordLoop>> {
+pub fn records<R: RecordCipher + 'static>(mut cipher: R, nonce: &[u8], aad: &[u8], open: bool) -> Result<Box<dyn TimedLoop>> {
     let mut n = [0u8; NONCE_LEN];
     n.copy_from_slice(nonce);
     let mut a = [0u8; AAD_LEN];
@@ -91,7 +85,7 @@ pub fn records<R: RecordCipher + 'static>(mut cipher: R, nonce: &[u8], aad: &[u8
     }))
 }
 
-impl<R: RecordCipher> RecordLoop for Records<R> {
+impl<R: RecordCipher> TimedLoop for Records<R> {
     fn run(&mut self, units: u64) -> Result<()> {
         if self.open {
             for _ in 0..units {
@@ -114,9 +108,40 @@ impl<R: RecordCipher> RecordLoop for Records<R> {
         }
     }
     #[cfg(test)]
-    fn cipher(&mut self) -> &mut dyn RecordCipher {
-        &mut self.cipher
+    fn tamper(&mut self) -> bool {
+        self.cipher.sealed_mut()[0] ^= 1;
+        true
     }
+}
+
+/// Lays out a TLS 1.2 CBC record in `buf`: data (already there, `len` bytes), its
+/// MAC from `mac`, then padding (p bytes of value p-1) to the 16-byte block.
+/// Returns the record length.
+pub fn cbc_record(buf: &mut [u8], len: usize, mac: impl FnOnce(&[u8], &mut [u8]) -> Result<usize>) -> Result<usize> {
+    let mut tag = [0u8; 64];
+    let m = mac(&buf[..len], &mut tag)?;
+    buf[len..len + m].copy_from_slice(&tag[..m]);
+    let pad = 16 - (len + m) % 16;
+    buf[len + m..len + m + pad].fill((pad - 1) as u8);
+    Ok(len + m + pad)
+}
+
+/// Checks a decrypted CBC record: the MAC recomputed over the data must match the
+/// one carried in the record, and the padding must be well formed.
+pub fn check_cbc_record(buf: &[u8], len: usize, tag: &[u8]) -> Result<()> {
+    let m = tag.len();
+    let pad = 16 - (len + m) % 16;
+    if buf[len..len + m] != *tag || buf[len + m..len + m + pad].iter().any(|&b| b as usize != pad - 1) {
+        anyhow::bail!("CBC record failed its MAC or padding check");
+    }
+    Ok(())
+}
+
+/// `n` random bytes (keys, IVs, nonces and data of a probe).
+pub fn random(n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    crate::backend::openssl::random_bytes(&mut v);
+    v
 }
 
 /// Where every data buffer of a probe starts: a cache-line boundary.
@@ -142,6 +167,12 @@ impl Block {
     pub fn copy_of(data: &[u8]) -> Block {
         let mut b = Block::zeroed(data.len());
         b.copy_from_slice(data);
+        b
+    }
+    /// A block of `len` random bytes.
+    pub fn random(len: usize) -> Block {
+        let mut b = Block::zeroed(len);
+        crate::backend::openssl::random_bytes(&mut b);
         b
     }
     /// `data` at the front of a block of `len` bytes (the rest zero).

@@ -7,6 +7,7 @@ pub mod host;
 pub mod installed;
 pub mod openssh;
 pub mod openssl;
+pub mod primitives;
 
 /// What this host's TLS and SSH software can be configured with, stored with each
 /// run so that `recommend` reads the document, never the machine it runs on.

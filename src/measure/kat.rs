@@ -1,98 +1,16 @@
 //! Known-answer tests: before an algorithm is timed, the very engine methods the
 //! probe will call must reproduce a published vector (NIST SP 800-38A/C/D, RFC 8439,
-//! FIPS 180, ...). The vectors are data, in `data/kat/primitives.toml`.
+//! FIPS 180, ...). The vectors are data, in `data/kat/primitives.toml`
+//! (`catalog::kat`). OpenSSL's engines are checked here; every other library
+//! checks itself, in its folder, against the vectors handed to it
+//! (`backend::primitives::Source::known_answer`).
 
-use crate::backend::gnutls;
 use crate::backend::openssl::engine::{CipherEngine, DigestEngine, Direction};
 use crate::backend::openssl::first_error;
 use crate::backend::openssl::mac::MacCtx;
+use crate::catalog::kat::{compare, published, unhex, CipherVector, DigestVector, KemVector, MacVector};
+pub use crate::catalog::kat::{KatError, Passed};
 use crate::measure::primitive::{Class, Fetched, Primitive};
-use serde::Deserialize;
-use std::sync::OnceLock;
-
-const VECTORS: &str = include_str!("../../data/kat/primitives.toml");
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct KatFile {
-    #[serde(default)]
-    cipher: Vec<CipherVector>,
-    #[serde(default)]
-    digest: Vec<DigestVector>,
-    #[serde(default)]
-    mac: Vec<MacVector>,
-    #[serde(default)]
-    kem: Vec<KemVector>,
-}
-
-/// ML-KEM key generation from a seed: the encapsulation key it must give.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct KemVector {
-    algorithm: String,
-    source: String,
-    seed: String,
-    public_key: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CipherVector {
-    algorithm: String,
-    source: String,
-    key: String,
-    iv: Option<String>,
-    plaintext: String,
-    ciphertext: String,
-    aad: Option<String>,
-    tag: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DigestVector {
-    algorithm: String,
-    source: String,
-    message: String,
-    digest: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MacVector {
-    algorithm: String,
-    source: String,
-    key: String,
-    message: String,
-    mac: String,
-}
-
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum KatError {
-    #[error("no known-answer vector for {0}; refusing to time it")]
-    NoVector(String),
-    #[error("known-answer test failed ({source_doc}, {op}): expected {expected}, got {got}")]
-    Mismatch {
-        source_doc: String,
-        op: &'static str,
-        expected: String,
-        got: String,
-    },
-    #[error("known-answer test could not run ({source_doc}): {message}")]
-    Library { source_doc: String, message: String },
-    #[error("bad vector in data/kat/primitives.toml: {0}")]
-    BadData(String),
-}
-
-fn file() -> &'static KatFile {
-    static FILE: OnceLock<KatFile> = OnceLock::new();
-    FILE.get_or_init(|| toml::from_str(VECTORS).expect("data/kat/primitives.toml parses (checked by tests)"))
-}
-
-fn unhex(s: &str) -> Result<Vec<u8>, KatError> {
-    let clean: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    hex::decode(&clean).map_err(|e| KatError::BadData(format!("'{s}': {e}")))
-}
 
 /// An ML-KEM round trip through the engines the probe uses: decapsulation
 /// recovers the encapsulated secret, twice; a tampered ciphertext gives another
@@ -181,42 +99,34 @@ fn check_signature(alg: &str) -> Result<String, KatError> {
     Ok(source)
 }
 
-/// The sources of the vectors that a passing check used.
-pub type Passed = Vec<String>;
-
 /// Runs every vector for `p` through the engines the probe uses.
 pub fn check(p: &Primitive, fetched: &Fetched) -> Result<Passed, KatError> {
-    let f = file();
+    let f = published();
     let mut passed = Vec::new();
-    let named = |a: &str| a.eq_ignore_ascii_case(p.name);
     match (p.class, fetched) {
+        (_, Fetched::Library(source)) => passed.extend(source.known_answer(p, f)?),
         (Class::Cipher | Class::Aead(_), Fetched::Cipher(c)) => {
-            for v in f.cipher.iter().filter(|v| named(&v.algorithm)) {
+            for v in f.ciphers(p) {
                 check_cipher(p, c, v)?;
                 passed.push(v.source.clone());
             }
         }
         (Class::Digest, Fetched::Digest(md)) => {
-            for v in f.digest.iter().filter(|v| named(&v.algorithm)) {
+            for v in f.digests(p) {
                 check_digest(md, v)?;
                 passed.push(v.source.clone());
             }
         }
         (Class::Hmac(_) | Class::Poly1305, Fetched::Mac) => {
-            for v in f.mac.iter().filter(|v| named(&v.algorithm)) {
+            for v in f.macs(p) {
                 check_mac(p, v)?;
                 passed.push(v.source.clone());
             }
         }
-        (Class::CbcHmac(d), fetched) => passed.extend(check_composite(p, d, fetched)?),
-        (Class::Aead(_), Fetched::Records(r)) => passed.extend((r.known_answer)(r.aead).map_err(|message| KatError::Library {
-            source_doc: format!("{} record known answer", p.name),
-            message,
-        })?),
-        (_, Fetched::Gnutls(name, info)) => passed.extend(check_gnutls(p, name, *info, f)?),
+        (Class::CbcHmac(d), Fetched::Cipher(_)) => passed.extend(check_composite(p, d)?),
         (Class::Kem(alg), Fetched::Pkey(_)) => {
             passed.push(check_kem(alg)?);
-            for v in f.kem.iter().filter(|v| named(&v.algorithm)) {
+            for v in f.kems(p) {
                 check_kem_seed(alg, v)?;
                 passed.push(v.source.clone());
             }
@@ -268,7 +178,7 @@ fn check_mac(p: &Primitive, v: &MacVector) -> Result<(), KatError> {
 }
 
 /// A composite is checked part by part: its cipher's vectors and its HMAC's.
-fn check_composite(p: &Primitive, d: &str, fetched: &Fetched) -> Result<Passed, KatError> {
+fn check_composite(p: &Primitive, d: &str) -> Result<Passed, KatError> {
     let parts = [
         crate::measure::primitive::cipher_part(p),
         if d == "SHA1" { "hmac-sha1" } else { "hmac-sha256" },
@@ -276,11 +186,7 @@ fn check_composite(p: &Primitive, d: &str, fetched: &Fetched) -> Result<Passed, 
     let mut passed = Vec::new();
     for part in parts {
         let pp = crate::measure::primitive::lookup(part).ok_or_else(|| KatError::NoVector(part.into()))?;
-        let f = match fetched {
-            Fetched::Gnutls(..) => crate::measure::primitive::fetch_gnutls(pp),
-            _ => crate::measure::primitive::fetch(pp),
-        };
-        match f {
+        match crate::measure::primitive::fetch(pp) {
             crate::measure::primitive::Availability::Available(f) => passed.extend(check(pp, &f)?),
             crate::measure::primitive::Availability::Unavailable(why) => {
                 return Err(KatError::Library {
@@ -291,95 +197,6 @@ fn check_composite(p: &Primitive, d: &str, fetched: &Fetched) -> Result<Passed, 
         }
     }
     Ok(passed)
-}
-
-/// Every vector named for `p` through GnuTLS (`name`): ciphers, digests, MACs.
-fn check_gnutls(p: &Primitive, name: &str, info: Option<gnutls::CipherInfo>, f: &KatFile) -> Result<Passed, KatError> {
-    let named = |a: &str| a.eq_ignore_ascii_case(p.name);
-    let mut passed = Vec::new();
-    for v in f.cipher.iter().filter(|v| named(&v.algorithm)) {
-        let info = info.ok_or_else(|| KatError::BadData(format!("{name} has no cipher sizes")))?;
-        check_gnutls_cipher(p, &info, v)?;
-        passed.push(v.source.clone());
-    }
-    for v in f.digest.iter().filter(|v| named(&v.algorithm)) {
-        let mut h = gnutls::Hash::new(name).map_err(|e| gnutls_lib(&v.source, e))?;
-        let mut out = [0u8; 64];
-        for _ in 0..2 {
-            let n = h.digest(&unhex(&v.message)?, &mut out).map_err(|e| gnutls_lib(&v.source, e))?;
-            compare(&v.source, "digest", &unhex(&v.digest)?, &out[..n])?;
-        }
-        passed.push(v.source.clone());
-    }
-    for v in f.mac.iter().filter(|v| named(&v.algorithm)) {
-        let mut m = gnutls::Hmac::new(name, &unhex(&v.key)?).map_err(|e| gnutls_lib(&v.source, e))?;
-        let mut out = [0u8; 64];
-        for _ in 0..2 {
-            let n = m.mac(&unhex(&v.message)?, &mut out).map_err(|e| gnutls_lib(&v.source, e))?;
-            compare(&v.source, "mac", &unhex(&v.mac)?, &out[..n])?;
-        }
-        passed.push(v.source.clone());
-    }
-    Ok(passed)
-}
-
-fn compare(source: &str, op: &'static str, expected: &[u8], got: &[u8]) -> Result<(), KatError> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(KatError::Mismatch {
-            source_doc: source.to_string(),
-            op,
-            expected: hex::encode(expected),
-            got: hex::encode(got),
-        })
-    }
-}
-
-fn gnutls_lib(source: &str, e: gnutls::GnutlsError) -> KatError {
-    KatError::Library {
-        source_doc: source.to_string(),
-        message: e.to_string(),
-    }
-}
-
-/// The same vectors through GnuTLS's cipher and AEAD APIs.
-fn check_gnutls_cipher(p: &Primitive, info: &gnutls::CipherInfo, v: &CipherVector) -> Result<(), KatError> {
-    let lib = |e| gnutls_lib(&v.source, e);
-    let key = unhex(&v.key)?;
-    let iv = v.iv.as_deref().map(unhex).transpose()?.unwrap_or_default();
-    let pt = unhex(&v.plaintext)?;
-    let ct = unhex(&v.ciphertext)?;
-    if let Class::Aead(_) = p.class {
-        let aad = v.aad.as_deref().map(unhex).transpose()?.unwrap_or_default();
-        let tag = unhex(
-            v.tag
-                .as_deref()
-                .ok_or_else(|| KatError::BadData(format!("{}: AEAD vector without tag", v.source)))?,
-        )?;
-        let mut aead = gnutls::Aead::new(info, &key).map_err(lib)?;
-        let mut sealed = vec![0u8; pt.len() + tag.len()];
-        let n = aead.seal(&iv, &aad, tag.len(), &pt, &mut sealed).map_err(lib)?;
-        compare(&v.source, "encrypt", &[&ct[..], &tag[..]].concat(), &sealed[..n])?;
-        let mut out = vec![0u8; pt.len() + tag.len()];
-        let m = aead.open(&iv, &aad, tag.len(), &sealed[..n], &mut out).map_err(lib)?;
-        compare(&v.source, "decrypt", &pt, &out[..m])?;
-        sealed[n - 1] ^= 1;
-        if aead.open(&iv, &aad, tag.len(), &sealed[..n], &mut out).is_ok() {
-            return Err(KatError::Mismatch {
-                source_doc: v.source.clone(),
-                op: "tag check",
-                expected: "rejection of a forged tag".into(),
-                got: "acceptance".into(),
-            });
-        }
-        return Ok(());
-    }
-    let mut buf = pt.clone();
-    gnutls::Cipher::new(info, &key, &iv).map_err(lib)?.encrypt(&mut buf).map_err(lib)?;
-    compare(&v.source, "encrypt", &ct, &buf)?;
-    gnutls::Cipher::new(info, &key, &iv).map_err(lib)?.decrypt(&mut buf).map_err(lib)?;
-    compare(&v.source, "decrypt", &pt, &buf)
 }
 
 fn check_cipher(p: &Primitive, c: &openssl::cipher::CipherRef, v: &CipherVector) -> Result<(), KatError> {
@@ -447,7 +264,7 @@ mod tests {
 
     #[test]
     fn vector_file_parses_and_names_known_algorithms() {
-        let f = file();
+        let f = published();
         assert!(!f.cipher.is_empty() && !f.digest.is_empty() && !f.mac.is_empty());
         let names = f
             .cipher
@@ -463,7 +280,7 @@ mod tests {
 
     /// Runs the KAT of every catalogue primitive `fetch` makes available; returns
     /// how many were checked and the failures.
-    fn sweep(fetch: fn(&Primitive) -> Availability) -> (usize, Vec<String>) {
+    fn sweep(fetch: impl Fn(&Primitive) -> Availability) -> (usize, Vec<String>) {
         let mut failures = Vec::new();
         let mut checked = 0;
         for p in CATALOG {
@@ -485,12 +302,17 @@ mod tests {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
-    /// Every primitive GnuTLS offers passes the same published vectors through GnuTLS.
+    /// Every primitive every registered library offers passes its known-answer
+    /// test as the run calls it (each library's own check, in its folder, has
+    /// its own tests there).
     #[test]
-    fn every_gnutls_primitive_passes_its_known_answer_test() {
-        let (checked, failures) = sweep(crate::measure::primitive::fetch_gnutls);
-        assert!(checked >= 15, "only {checked} GnuTLS primitives available");
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    fn every_library_passes_its_known_answer_tests() {
+        for e in crate::backend::libraries::ALL {
+            let lib = crate::backend::libraries::named(e.name).unwrap();
+            let (checked, failures) = sweep(|p| crate::measure::primitive::fetch_from(p, lib));
+            assert!(checked >= 3, "{}: only {checked} primitives available", e.name);
+            assert!(failures.is_empty(), "{}: {}", e.name, failures.join("\n"));
+        }
     }
 
     /// The published ML-KEM seed vector passes, and the same vector with one
@@ -502,7 +324,7 @@ mod tests {
             assert!(why.contains("needs 3.5"), "{why}");
             return;
         }
-        let v = &file().kem[0];
+        let v = &published().kem[0];
         assert_eq!(check_kem_seed("ML-KEM-768", v), Ok(()));
         let mut seed = unhex(&v.seed).unwrap();
         seed[0] ^= 1;

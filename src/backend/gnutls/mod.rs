@@ -7,6 +7,7 @@ pub mod primitives;
 pub mod priority;
 pub mod record;
 pub mod session;
+pub mod work;
 
 use ffi::{Api, Datum, Handle};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
