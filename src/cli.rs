@@ -74,9 +74,8 @@ pub struct Common {
     /// Security policy: modern, intermediate (default), strict, legacy, none, or a TOML file.
     #[arg(long, global = true, value_name = "NAME|FILE")]
     pub policy: Option<String>,
-    /// Config targets for `recommend`: openssl, gnutls, apache, nginx, haproxy, stunnel,
-    /// curl, nzbget, ssh, sshd (comma-separated; default: all).
-    #[arg(long = "for", aliases = ["target", "targets"], global = true, value_delimiter = ',', value_name = "TARGET,...")]
+    /// Config targets for `recommend` (the help lists the registry's: `software::ALL`).
+    #[arg(long = "for", aliases = ["target", "targets"], global = true, value_delimiter = ',', value_name = "TARGET,...", help = convert::for_help())]
     pub targets: Vec<String>,
     /// Do not check the emitted config lines with each software's own parser
     /// (sshd -t, nginx -t, haproxy -c, ssh -G, openssl ciphers, gnutls-cli).

@@ -48,6 +48,17 @@ pub(super) fn library_arg() -> impl clap::builder::TypedValueParser<Value = Libr
     PossibleValuesParser::new(values).map(|name| crate::backend::libraries::named(&name).expect("a registered name"))
 }
 
+/// `--for`'s help: every registered target, in the recommendations' order.
+pub(super) fn for_help() -> String {
+    let mut targets: Vec<_> = crate::software::ALL.to_vec();
+    targets.sort_by_key(|t| t.report_order());
+    let names: Vec<&str> = targets.iter().map(|t| t.name()).collect();
+    format!(
+        "Config targets for `recommend`: {} (comma-separated; default: all)",
+        names.join(", ")
+    )
+}
+
 /// A whole-document format, as `report --format` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
