@@ -17,7 +17,7 @@ mod debian;
 #[path = "common/ports.rs"]
 mod ports;
 
-use debian::{json, nginx_lines_hold, servers_take_the_lines, sshd_lines_hold, text, Root, BIN};
+use debian::{json, mlkem_kex_measured_and_first, nginx_lines_hold, servers_take_the_lines, sshd_lines_hold, text, Root, BIN};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -91,21 +91,7 @@ fn main_job_within_its_budget_and_its_lines_hold_in_forky() {
         "not forky's OpenSSL: {libraries}"
     );
     assert!(libraries["gnutls"].as_str().is_some_and(|v| v.starts_with("3.8")), "{libraries}");
-    let measured = doc["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|x| x["kind"] == "ssh-handshake" && x["subject"]["kex"] == "mlkem768x25519-sha256" && x["status"] == "ok");
-    assert!(measured, "mlkem768x25519-sha256 not measured:\n{}", text(&out));
-    for rec in doc["recommendations"].as_array().unwrap() {
-        if rec["protocol"] == "ssh" {
-            assert_eq!(
-                rec["choice"]["ssh_kex"][0], "mlkem768x25519-sha256",
-                "{}: {}",
-                rec["target"], rec["lines"]
-            );
-        }
-    }
+    mlkem_kex_measured_and_first(&doc, &out);
 
     // OpenSSH 10.6: the lines come from the installed sshd's own lists, read with
     // its capitalised keywords; nothing its default dropped is added back.

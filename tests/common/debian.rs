@@ -386,6 +386,27 @@ pub fn negotiated_group(r: &Root, port: u16, args: &str) -> String {
         .to_string()
 }
 
+/// OpenSSH 10's default key exchange, hybrid post-quantum, was measured by the
+/// main job whose export is `doc` (`out` its output), and comes first in every
+/// SSH target's lines.
+pub fn mlkem_kex_measured_and_first(doc: &Value, out: &Output) {
+    let measured = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["kind"] == "ssh-handshake" && x["subject"]["kex"] == "mlkem768x25519-sha256" && x["status"] == "ok");
+    assert!(measured, "mlkem768x25519-sha256 not measured:\n{}", text(out));
+    for rec in doc["recommendations"].as_array().unwrap() {
+        if rec["protocol"] == "ssh" {
+            assert_eq!(
+                rec["choice"]["ssh_kex"][0], "mlkem768x25519-sha256",
+                "{}: {}",
+                rec["target"], rec["lines"]
+            );
+        }
+    }
+}
+
 /// Where the binary under test is put inside a root.
 pub const BIN: &str = "/usr/local/bin/cipherbench";
 
