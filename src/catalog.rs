@@ -138,34 +138,6 @@ pub fn ssh_primitives(cipher: &str, mac: Option<&str>) -> Option<(String, Option
     Some((c, Some(m.to_string())))
 }
 
-/// GnuTLS's name for a catalogue primitive, where GnuTLS has it.
-pub fn gnutls_name(p: &Primitive) -> Option<&'static str> {
-    Some(match p.name {
-        "aes-128-gcm" => "AES-128-GCM",
-        "aes-256-gcm" => "AES-256-GCM",
-        "aes-128-ccm" => "AES-128-CCM",
-        "aes-256-ccm" => "AES-256-CCM",
-        "chacha20-poly1305" => "CHACHA20-POLY1305",
-        "aes-128-cbc" | "aes-128-cbc-hmac-sha1" | "aes-128-cbc-hmac-sha256" => "AES-128-CBC",
-        "aes-192-cbc" => "AES-192-CBC",
-        "aes-256-cbc" => "AES-256-CBC",
-        "camellia-128-cbc" => "CAMELLIA-128-CBC",
-        "camellia-192-cbc" => "CAMELLIA-192-CBC",
-        "camellia-256-cbc" => "CAMELLIA-256-CBC",
-        "des-ede3-cbc" => "3DES-CBC",
-        "des-cbc" => "DES-CBC",
-        "rc4" => "ARCFOUR-128",
-        "md5" | "hmac-md5" => "MD5",
-        "sha1" | "hmac-sha1" => "SHA1",
-        "sha224" => "SHA224",
-        "sha256" | "hmac-sha256" => "SHA256",
-        "sha384" => "SHA384",
-        "sha512" => "SHA512",
-        "sha3-256" => "SHA3-256",
-        _ => return None,
-    })
-}
-
 /// One catalogue entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Primitive {

@@ -118,7 +118,7 @@ fn handshakes(doc: &Document) -> Option<Table> {
         notes: {
             let mut notes = vec![
                 "latency: median per handshake, TCP connect included; p95 over the same handshakes.".into(),
-                "CPU/hs: CPU time per handshake (loopback: both ends, one process).".into(),
+                cpu_note(doc).into(),
                 format!("ClientHello: the bytes of the client's first record; over {ONE_SEGMENT} B (one TCP segment on a 1500-byte path) it takes two segments (\"2 seg\")."),
             ];
             notes.extend(hrr_notes(&hs));
@@ -126,6 +126,16 @@ fn handshakes(doc: &Document) -> Option<Table> {
             notes
         },
     })
+}
+
+/// What the handshake table's CPU column counts: both ends in one process over
+/// loopback, or the client alone where the server is another machine (`--connect`).
+fn cpu_note(doc: &Document) -> &'static str {
+    if doc.run.settings.get("mode").and_then(|v| v.as_str()) == Some("remote") {
+        "CPU/hs: this client's CPU time per handshake (the server's is another machine's)."
+    } else {
+        "CPU/hs: CPU time per handshake (loopback: both ends, one process)."
+    }
 }
 
 /// Said, not left out, where GnuTLS was measured: a GnuTLS here without any ML-KEM group (3.8.9 on Debian 13)
@@ -361,6 +371,25 @@ mod hrr_tests {
             hrr_notes(&[&other, &hrr]).is_empty(),
             "no plain handshake of the same subject: no price"
         );
+    }
+
+    /// The CPU column's note says whose CPU it counts: both ends over loopback,
+    /// the client alone in a `--connect` run.
+    #[test]
+    fn the_cpu_note_says_whose_cpu_it_counts() {
+        let doc = |settings: serde_json::Value| -> Document {
+            serde_json::from_value(serde_json::json!({
+                "schema": "cipherbench/1",
+                "run": {"id": "r", "started_at": "t", "status": "complete", "command": "tls",
+                        "host": {"cpu_model": "c", "cores": 2, "cpu_flags": [], "kernel": "k", "arch": "x86_64", "hostname": "h"},
+                        "libraries": {}, "settings": settings},
+                "results": []
+            }))
+            .unwrap()
+        };
+        assert!(cpu_note(&doc(serde_json::json!({}))).contains("both ends"));
+        let remote = cpu_note(&doc(serde_json::json!({"mode": "remote", "target": "example.org:443"})));
+        assert!(remote.contains("client's CPU") && !remote.contains("both ends"), "{remote}");
     }
 
     /// GnuTLS without ML-KEM groups is said in the handshake notes where GnuTLS
