@@ -3,31 +3,20 @@
 //! "legacy provider not loaded" and "not in this build" are told apart by the
 //! library. Measuring runs what is available; `list` shows the rest with the reason.
 //!
-//! What a library fetched is also how its primitive is run: OpenSSL's handles
-//! (`Cipher`, `Digest`, `Mac`, `Pkey`), whose timed work `measure::primitive`
-//! builds, or any other library's [`Source`], the one seam through which a
-//! library's folder builds its own timed loops ([`TimedLoop`]) and checks itself
-//! against the published vectors it is handed. Adding a library needs no change
-//! in `measure/`.
+//! What a library fetched is also how its primitive is run: every library's
+//! [`Source`] (OpenSSL's included, in `backend/openssl/`), the one seam through
+//! which a library's folder builds its own timed loops ([`TimedLoop`]) and checks
+//! itself against the published vectors it is handed. Adding a library needs no
+//! change in `measure/`.
 
 use crate::catalog::kat::{KatError, Passed, Vectors};
 use crate::catalog::{Op, Primitive};
 use anyhow::Result;
-use openssl::cipher::Cipher;
-use openssl::md::Md;
 use std::sync::Arc;
 
 /// The library side of a primitive, fetched once.
 #[derive(Clone)]
 pub enum Fetched {
-    /// OpenSSL's: a cipher, AEAD or CBC record's cipher.
-    Cipher(Arc<Cipher>),
-    /// OpenSSL's: a digest.
-    Digest(Arc<Md>),
-    /// OpenSSL's: an EVP_MAC (HMAC, Poly1305).
-    Mac,
-    /// An OpenSSL key type (ML-KEM, ML-DSA) by name: its keys can be generated here.
-    Pkey(&'static str),
     /// A library's own primitive: its timed loops and its known-answer check.
     Library(Arc<dyn Source>),
 }
@@ -48,6 +37,11 @@ pub trait Source: Send + Sync {
     }
     /// Its block size in bytes, where it has one (`list primitives`).
     fn block_bytes(&self) -> Option<usize> {
+        None
+    }
+    /// The library's own type behind the seam, for the one library whose
+    /// handles are used outside it (OpenSSL's cipher, by the file command).
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
 }

@@ -1,8 +1,8 @@
 //! The published known-answer vectors (`data/kat/primitives.toml`: NIST SP
 //! 800-38A/C/D, RFC 8439, FIPS 180, ...), as plain data: what every library's
-//! known-answer check is handed (`measure::kat` for OpenSSL's engines, each
-//! library's own check behind `backend::primitives::Source` for the others), and
-//! the one error such a check returns.
+//! known-answer check is handed (each library's own check behind
+//! `backend::primitives::Source`, OpenSSL's included, called by `measure::kat`),
+//! and the one error such a check returns.
 
 use super::Primitive;
 use serde::Deserialize;

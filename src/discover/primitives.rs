@@ -24,10 +24,8 @@ pub fn primitives(lib: Library) -> Vec<PrimitiveInfo> {
         .map(|p| {
             let availability = libraries::fetch(p, lib);
             let (key_bits, block_bytes) = match &availability {
-                Availability::Available(Fetched::Cipher(c)) => (Some(c.key_length() * 8), Some(c.block_size())),
-                Availability::Available(Fetched::Digest(m)) => (None, Some(m.block_size())),
                 Availability::Available(Fetched::Library(s)) => (s.key_bits(), s.block_bytes()),
-                _ => (None, None),
+                Availability::Unavailable(_) => (None, None),
             };
             PrimitiveInfo {
                 primitive: p,

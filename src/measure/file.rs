@@ -299,10 +299,10 @@ impl FileProbe {
         workdir: &Path,
         chunk: usize,
     ) -> Result<FileProbe> {
-        let Fetched::Cipher(cipher) = fetched else {
+        let Some(cipher) = crate::backend::openssl::primitives::cipher(fetched) else {
             bail!("{} is not a cipher", p.name);
         };
-        let cipher: &Arc<Cipher> = cipher;
+        let cipher: &Arc<Cipher> = &cipher;
         // XTS works in whole sectors; keep chunks sector-aligned.
         let chunk = if is_xts(p.name) {
             chunk.div_ceil(XTS_UNIT) * XTS_UNIT
@@ -645,12 +645,13 @@ impl Probe for CliProbe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::primitive::{fetch, lookup, Availability};
+    use crate::backend::openssl::primitives::fetch;
+    use crate::measure::primitive::{lookup, Availability};
 
     fn cipher_of(name: &str) -> (&'static Primitive, Arc<Cipher>) {
         let p = lookup(name).unwrap();
         match fetch(p) {
-            Availability::Available(Fetched::Cipher(c)) => (p, c),
+            Availability::Available(f) => (p, crate::backend::openssl::primitives::cipher(&f).expect("a cipher")),
             _ => panic!("{name} unavailable"),
         }
     }

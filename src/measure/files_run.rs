@@ -67,9 +67,10 @@ impl<'a> FilesRun<'a> {
 
     /// Keys: random, or PBKDF2 from the password (its cost timed once, apart).
     fn keys(&mut self, session: &mut Measurements, fetched: &Result<Fetched, String>) -> anyhow::Result<Option<file::Keys>> {
-        let Ok(Fetched::Cipher(c)) = fetched else {
+        let Some(c) = fetched.as_ref().ok().and_then(crate::backend::openssl::primitives::cipher) else {
             return Ok(None);
         };
+        let c = &c;
         let Some(pw) = &self.plan.password else {
             return Ok(Some(file::Keys::random(c)));
         };

@@ -12,7 +12,6 @@ pub mod file;
 mod files_run;
 pub mod kat;
 pub mod plans;
-pub mod pq;
 pub mod primitive;
 mod primitives_run;
 pub mod sink;

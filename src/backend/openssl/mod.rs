@@ -3,13 +3,16 @@
 pub mod certs;
 pub mod engine;
 mod ffi;
+pub mod kat;
 pub mod library;
 pub mod mac;
 pub mod pq;
+pub mod pqwork;
 pub mod primitives;
 pub mod record;
 pub mod tls;
 pub mod transport;
+pub mod work;
 
 use openssl::provider::Provider;
 use std::sync::OnceLock;
