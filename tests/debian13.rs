@@ -543,9 +543,9 @@ fn ml_kem_and_ml_dsa_known_answer_tests_run_and_pass_in_debian13() {
     std::fs::copy(unit_test_binary(), &tmp).unwrap();
     std::fs::rename(&tmp, &to).unwrap();
     let tests = [
-        "measure::kat::tests::the_ml_kem_seed_vector_passes_and_a_changed_seed_fails",
-        "measure::pq::tests::kem_probes_do_real_work",
-        "measure::pq::tests::signature_probes_do_real_work",
+        "backend::openssl::kat::tests::the_ml_kem_seed_vector_passes_and_a_changed_seed_fails",
+        "backend::openssl::pqwork::tests::kem_probes_do_real_work",
+        "backend::openssl::pqwork::tests::signature_probes_do_real_work",
     ];
     let mut args = vec![UNIT, "--exact", "--nocapture", "--test-threads=1"];
     args.extend(tests);
