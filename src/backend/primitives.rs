@@ -14,12 +14,9 @@ use crate::catalog::{Op, Primitive};
 use anyhow::Result;
 use std::sync::Arc;
 
-/// The library side of a primitive, fetched once.
-#[derive(Clone)]
-pub enum Fetched {
-    /// A library's own primitive: its timed loops and its known-answer check.
-    Library(Arc<dyn Source>),
-}
+/// The library side of a primitive, fetched once: the library's own primitive,
+/// its timed loops and its known-answer check.
+pub type Fetched = Arc<dyn Source>;
 
 /// One primitive as a library fetched it, run and checked by the library itself.
 pub trait Source: Send + Sync {

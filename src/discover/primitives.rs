@@ -3,7 +3,7 @@
 //! (`backend::libraries::fetch`), with its key and block sizes where it has them.
 
 use crate::backend::libraries;
-use crate::backend::primitives::{Availability, Fetched};
+use crate::backend::primitives::Availability;
 use crate::catalog::{Library, Primitive, CATALOG};
 
 /// One catalogue entry as a library here sees it.
@@ -24,7 +24,7 @@ pub fn primitives(lib: Library) -> Vec<PrimitiveInfo> {
         .map(|p| {
             let availability = libraries::fetch(p, lib);
             let (key_bits, block_bytes) = match &availability {
-                Availability::Available(Fetched::Library(s)) => (s.key_bits(), s.block_bytes()),
+                Availability::Available(s) => (s.key_bits(), s.block_bytes()),
                 Availability::Unavailable(_) => (None, None),
             };
             PrimitiveInfo {

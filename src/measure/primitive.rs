@@ -28,9 +28,8 @@ pub struct PrimitiveProbe {
 impl PrimitiveProbe {
     /// Builds contexts and buffers for `op` on `len`-byte records with random keys.
     pub fn new(p: &Primitive, fetched: &Fetched, op: Op, len: usize) -> Result<PrimitiveProbe> {
-        let Fetched::Library(source) = fetched;
         Ok(PrimitiveProbe {
-            work: source.make(p, op, len)?,
+            work: fetched.make(p, op, len)?,
             len,
             per_op: p.class.per_operation(),
         })

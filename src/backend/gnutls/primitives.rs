@@ -3,7 +3,7 @@
 //! `known_answer` checks GnuTLS against the published vectors it is handed.
 
 use super::{Cipher, CipherInfo, GnutlsError, Hash, Hmac};
-use crate::backend::primitives::{Availability, Fetched, Source, TimedLoop};
+use crate::backend::primitives::{Availability, Source, TimedLoop};
 use crate::catalog::kat::{compare, unhex, CipherVector, KatError, Passed, Vectors};
 use crate::catalog::{cipher_part, lookup, Class, Op, Primitive};
 use anyhow::Result;
@@ -51,7 +51,7 @@ pub fn fetch(p: &Primitive) -> Availability {
         Class::Poly1305 | Class::Kem(_) | Class::Signature(_) => return Availability::Unavailable("not offered by GnuTLS".into()),
     };
     match made {
-        Ok(info) => Availability::Available(Fetched::Library(Arc::new(Algorithm { name, info }))),
+        Ok(info) => Availability::Available(Arc::new(Algorithm { name, info })),
         Err(e) => Availability::Unavailable(e.to_string()),
     }
 }
@@ -125,7 +125,7 @@ fn check_composite(p: &Primitive, d: &str, vectors: &Vectors) -> Result<Passed, 
     for part in parts {
         let pp = lookup(part).ok_or_else(|| KatError::NoVector(part.into()))?;
         match fetch(pp) {
-            Availability::Available(Fetched::Library(s)) => {
+            Availability::Available(s) => {
                 let got = s.known_answer(pp, vectors)?;
                 if got.is_empty() {
                     return Err(KatError::NoVector(part.into()));
@@ -191,7 +191,7 @@ mod tests {
     fn source(name: &str) -> (&'static Primitive, Arc<dyn Source>) {
         let p = lookup(name).unwrap();
         match fetch(p) {
-            Availability::Available(Fetched::Library(s)) => (p, s),
+            Availability::Available(s) => (p, s),
             Availability::Unavailable(why) => panic!("{name}: {why} (libgnutls30 is installed by make test)"),
         }
     }
@@ -202,8 +202,7 @@ mod tests {
         let mut failures = Vec::new();
         let mut checked = 0;
         for p in CATALOG {
-            if let Availability::Available(f) = fetch(p) {
-                let Fetched::Library(s) = f;
+            if let Availability::Available(s) = fetch(p) {
                 checked += 1;
                 match s.known_answer(p, published()) {
                     Ok(passed) if passed.is_empty() => failures.push(format!("{}: no vector", p.name)),

@@ -182,13 +182,13 @@ impl TimedLoop for Loop {
 #[cfg(test)]
 mod tests {
     use super::super::primitives::fetch;
-    use crate::backend::primitives::{Availability, Fetched, Source};
+    use crate::backend::primitives::{Availability, Source};
     use crate::catalog::{lookup, Op, Primitive};
 
     fn source(name: &str) -> (&'static Primitive, std::sync::Arc<dyn Source>) {
         let p = lookup(name).unwrap();
         match fetch(p) {
-            Availability::Available(Fetched::Library(s)) => (p, s),
+            Availability::Available(s) => (p, s),
             Availability::Unavailable(why) => panic!("{name}: {why} (libgnutls30 is installed by make test)"),
         }
     }

@@ -45,14 +45,13 @@ pub fn fetch(p: &Primitive) -> Availability {
 }
 
 fn available(h: Handle) -> Availability {
-    Availability::Available(Fetched::Library(Arc::new(Algorithm(h))))
+    Availability::Available(Arc::new(Algorithm(h)))
 }
 
 /// OpenSSL's cipher behind what `fetch` gave, for the file command's own
 /// EVP encryption; `None` for anything else (another library's, a digest).
 pub fn cipher(f: &Fetched) -> Option<Arc<Cipher>> {
-    let Fetched::Library(s) = f;
-    match s.as_any()?.downcast_ref::<Algorithm>()? {
+    match f.as_any()?.downcast_ref::<Algorithm>()? {
         Algorithm(Handle::Cipher(c)) => Some(c.clone()),
         _ => None,
     }
@@ -96,7 +95,7 @@ fn check_composite(p: &Primitive, d: &str, f: &Vectors) -> Result<Passed, KatErr
     for part in parts {
         let pp = lookup(part).ok_or_else(|| KatError::NoVector(part.into()))?;
         match fetch(pp) {
-            Availability::Available(Fetched::Library(s)) => passed.extend(s.known_answer(pp, f)?),
+            Availability::Available(s) => passed.extend(s.known_answer(pp, f)?),
             Availability::Unavailable(why) => {
                 return Err(KatError::Library {
                     source_doc: part.into(),

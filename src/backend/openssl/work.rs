@@ -221,14 +221,14 @@ impl TimedLoop for Loop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::primitives::{Availability, Fetched, Source};
+    use crate::backend::primitives::{Availability, Source};
     use crate::backend::record::ALIGN;
     use crate::catalog::lookup;
 
     fn available(name: &str) -> (&'static Primitive, Arc<dyn Source>) {
         let p = lookup(name).unwrap();
         match super::super::primitives::fetch(p) {
-            Availability::Available(Fetched::Library(s)) => (p, s),
+            Availability::Available(s) => (p, s),
             Availability::Unavailable(why) => panic!("{name}: {why}"),
         }
     }

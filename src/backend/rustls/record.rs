@@ -19,7 +19,7 @@
 //! header), exactly as in a connection. A record holds `len` bytes of data; the
 //! sealed record is `5 + len + 1 + 16` bytes.
 
-use crate::backend::primitives::{Availability, Fetched, Source, TimedLoop};
+use crate::backend::primitives::{Availability, Source, TimedLoop};
 use crate::backend::record::{random, records, Block, RecordCipher, AAD_LEN, NONCE_LEN, TAG_LEN};
 use crate::catalog::kat::{KatError, Passed, Vectors};
 use crate::catalog::{Class, Op, Primitive};
@@ -56,7 +56,7 @@ pub fn has(name: &str) -> bool {
 /// sealed and opened by its own record layer, after [`known_answer`].
 pub fn fetch(p: &Primitive) -> Availability {
     if matches!(p.class, Class::Aead(_)) && has(p.name) {
-        return Availability::Available(Fetched::Library(Arc::new(Aead(p.name))));
+        return Availability::Available(Arc::new(Aead(p.name)));
     }
     Availability::Unavailable(format!("not in rustls's provider (it has {})", AEADS.join(", ")))
 }
