@@ -190,6 +190,87 @@ fn a_download_whose_every_get_fails_is_exit_3_and_the_status_line_is_escaped() {
     }
 }
 
+/// A real TLS server that answers a GET with a 1 MB Content-Length, then drips the
+/// body a byte every 100 ms (each read well within `--timeout`), for at most a
+/// minute. Through every library that offers `--http-get` (the default, OpenSSL,
+/// and rustls), each read of the download keeps the run's deadline (the stream
+/// sets the socket's timeout again per read, capped by what is left), so the run
+/// is cut at its deadline with the download not measured; a stream that set the
+/// timeout once would wait out the drip.
+#[test]
+fn a_dripped_download_ends_within_the_budget_through_every_library() {
+    let (key, cert) = evil_cert();
+    let mut a = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls()).unwrap();
+    a.set_private_key(&key).unwrap();
+    a.set_certificate(&cert).unwrap();
+    let acceptor = Arc::new(a.build());
+    let (port, _) = spawn_server(200, move |s| {
+        let Ok(mut tls) = acceptor.accept(s) else { return };
+        let mut buf = [0u8; 4096];
+        let mut got = Vec::new();
+        // The scan's handshakes send nothing: those connections end here.
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match tls.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+            if got.len() > 64 << 10 {
+                return;
+            }
+        }
+        if tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n").is_err() {
+            return;
+        }
+        for _ in 0..600 {
+            if tls.write_all(b"x").and_then(|_| tls.flush()).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    for lib in ["openssl", "rustls"] {
+        let t0 = Instant::now();
+        let out = cb()
+            .args(["tls", "--lib", lib, "--connect", &format!("127.0.0.1:{port}")])
+            .args(["--protocols", "1.3", "--suites", "TLS_AES_128_GCM_SHA256", "--groups", "x25519"])
+            .args([
+                "--no-handshakes",
+                "--http-get",
+                "/",
+                "--timeout",
+                "2s",
+                "--budget",
+                "3s",
+                "--no-store",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let took = t0.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            took < Duration::from_secs(20),
+            "{lib}: the drip held the run {took:?}: {}",
+            err.escape_debug()
+        );
+        // Cut at the deadline (exit 0, status partial), or every GET failed (exit 3).
+        assert!(matches!(out.status.code(), Some(0 | 3)), "{lib}: {}", err.escape_debug());
+        if out.status.code() == Some(0) {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["run"]["status"], "partial", "{lib}: {v:#}");
+            let gets: Vec<&Value> = v["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["subject"]["op"] == "http-get")
+                .collect();
+            assert_eq!(gets.len(), 1, "{lib}: {v:#}");
+            assert_eq!(gets[0]["subject"]["library"], lib, "{lib}: {v:#}");
+            assert_ne!(gets[0]["status"], "ok", "{lib}: {v:#}");
+        }
+    }
+}
+
 #[test]
 fn a_certificate_full_of_controls_is_measured_and_shown_escaped() {
     let port = evil_https(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");

@@ -319,13 +319,15 @@ fn s_server_handshakes_and_download() {
 /// them CBC, which rustls lacks) and two groups. rustls finds exactly the suites
 /// it can offer that the peer accepts, times their handshakes, reports a group
 /// the peer lacks as refused, and records what it cannot offer (TLS 1.0, the CBC
-/// suite, ffdhe2048, the libssl-only downloads) as unsupported, never accepted or
-/// refused.
+/// suite, ffdhe2048) as unsupported, never accepted or refused. The `--http-get`
+/// downloads run through rustls too: the 200 000-byte file that s_server's -WWW
+/// mode serves, whole, per accepted suite. GnuTLS, which offers no such
+/// downloads, is refused with exit 2 naming the libraries that do.
 #[test]
 fn rustls_connect_finds_what_s_server_accepts() {
     let (port, _s) = start_s_server(
         &[
-            "-www",
+            "-WWW",
             "-ciphersuites",
             "TLS_CHACHA20_POLY1305_SHA256",
             "-cipher",
@@ -337,7 +339,7 @@ fn rustls_connect_finds_what_s_server_accepts() {
     );
     let out = cb()
         .args(["tls", "--lib", "rustls", "--connect", &format!("127.0.0.1:{port}")])
-        .args(["--groups", "x25519,p-256,p-384,x25519mlkem768,ffdhe2048", "--http-get", "/"])
+        .args(["--groups", "x25519,p-256,p-384,x25519mlkem768,ffdhe2048", "--http-get", "/blob"])
         .args(["--budget", "3s", "--json"])
         .assert()
         .success()
@@ -406,12 +408,42 @@ fn rustls_connect_finds_what_s_server_accepts() {
             assert!(r["median"].as_f64().unwrap() > 10.0, "{r}");
         }
     }
-    // The downloads run over libssl's client: said, not measured.
+    // The downloads, through rustls: one per accepted suite, each the whole file
+    // (-WWW answers HTTP/1.0 without a length: the body runs to the close).
     let bulk = records(&doc, "tls-bulk");
+    let got: BTreeSet<(String, String)> = bulk
+        .iter()
+        .map(|b| {
+            assert_eq!(b["status"], "ok", "{b}");
+            assert_eq!(b["subject"]["library"], "rustls", "{b}");
+            assert_eq!(b["subject"]["op"], "http-get", "{b}");
+            assert_eq!(b["subject"]["path"], "/blob", "{b}");
+            assert_eq!(b["subject"]["bytes"], 200_000, "{b}");
+            assert!(b["median"].as_f64().unwrap() > 0.0, "{b}");
+            let s = &b["subject"];
+            (
+                s["protocol"].as_str().unwrap().to_string(),
+                s["suite"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got, accepted(&doc, "suite"), "one download per accepted suite");
     assert_eq!(bulk.len(), 2);
-    for b in bulk {
-        assert_eq!(b["status"], "unsupported", "{b}");
-    }
+    // GnuTLS offers no downloads: refused before anything runs, saying who does.
+    cb().args([
+        "tls",
+        "--lib",
+        "gnutls",
+        "--connect",
+        &format!("127.0.0.1:{port}"),
+        "--http-get",
+        "/blob",
+    ])
+    .assert()
+    .code(2)
+    .stderr(
+        predicates::str::contains("--http-get with --lib gnutls").and(predicates::str::contains("--lib openssl or --lib rustls offer it")),
+    );
     // One client library, and --priority only where a library takes such text.
     cb().args(["tls", "--lib", "rustls,openssl", "--connect", &format!("127.0.0.1:{port}")])
         .assert()

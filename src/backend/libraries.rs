@@ -57,6 +57,12 @@ pub fn every_lib() -> String {
     listed(|_| true)
 }
 
+/// "--lib openssl or --lib rustls": the libraries whose clients give streams
+/// for a protocol of the caller's own (`--http-get`), for messages.
+pub fn streaming_libs() -> String {
+    listed(|e| (e.tls)().is_ok_and(|t| t.lacks_streams().is_none()))
+}
+
 /// `--lib NAME` for each entry that `keep` keeps: "a, b or c".
 fn listed(keep: impl Fn(&Entry) -> bool) -> String {
     let l: Vec<String> = ALL.iter().filter(|e| keep(e)).map(|e| format!("--lib {}", e.name)).collect();

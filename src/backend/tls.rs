@@ -10,6 +10,10 @@
 //!   the timeouts and the run's deadline every socket keeps.
 //! - [`Connection`]: an established connection: application data (`Read`/`Write`),
 //!   what was negotiated, session resumption.
+//! - [`Bounded`]: a client connection as a byte stream for a protocol of the
+//!   caller's own (`--http-get`'s HTTP/1.1), every read and write keeping a
+//!   timeout and the run's deadline ([`ClientConfig::stream`]), from a library
+//!   that offers it ([`TlsLibrary::lacks_streams`]).
 //! - `backend::record::RecordCipher`: a record sealed and opened as the library
 //!   does it in TLS (timed by the primitive probes).
 //!
@@ -123,6 +127,10 @@ pub trait TlsLibrary: Send + Sync {
     }
     fn client(&self, s: &Selection, resumption: bool) -> Result<Arc<dyn ClientConfig>>;
     fn server(&self, s: &Selection, id: &Identity) -> Result<Arc<dyn ServerConfig>>;
+    /// Why its clients give no [`Bounded`] streams ([`ClientConfig::stream`]: a
+    /// protocol of the caller's own, `--http-get`), when they do not. Asked
+    /// before a run, so that asking for them is a usage error.
+    fn lacks_streams(&self) -> Option<String>;
 }
 
 /// A client configuration.
@@ -138,6 +146,16 @@ pub trait ClientConfig: Send + Sync {
         resume: Option<&Resumption>,
         bulk: bool,
     ) -> Result<Box<dyn Connection>, ConnectError>;
+
+    /// A connection (plain socket I/O, no resumption, within `timeout` and the
+    /// run's deadline like [`connect`](ClientConfig::connect)) as a byte stream
+    /// for a protocol of the caller's own: its every read and write keeps
+    /// `timeout` and the run's deadline ([`Bounded`]). For a library whose
+    /// connections can ([`TlsLibrary::lacks_streams`]).
+    fn stream(&self, addr: SocketAddr, sni: Option<&str>, timeout: Duration) -> Result<Bounded, ConnectError> {
+        let conn = self.connect(addr, sni, timeout, None, false)?;
+        Ok(Bounded { conn, timeout })
+    }
 }
 
 /// A server configuration.
@@ -162,6 +180,49 @@ pub trait Connection: Read + Write + Send {
     fn io_calls(&self) -> Option<(u64, u64)> {
         None
     }
+    /// Sets the socket's read and write timeouts to `timeout` again, capped by
+    /// what is left of the run (an error once it has passed): what a [`Bounded`]
+    /// stream does before each read and write. A library whose connections
+    /// cannot says so in [`TlsLibrary::lacks_streams`].
+    fn rearm(&self, _timeout: Duration) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this library's connections keep no timeout per read",
+        ))
+    }
     /// Sends close_notify (best effort).
     fn close(&mut self);
+}
+
+/// A client connection whose every read and write first sets its socket's
+/// timeouts again ([`Connection::rearm`]: `timeout`, capped by what is left of
+/// the run), so that a server dripping bytes cannot hold the run: the stream of
+/// [`ClientConfig::stream`], for a protocol of the caller's own.
+pub struct Bounded {
+    conn: Box<dyn Connection>,
+    timeout: Duration,
+}
+
+impl Bounded {
+    /// The connection underneath: what it negotiated.
+    pub fn connection(&self) -> &dyn Connection {
+        &*self.conn
+    }
+}
+
+impl Read for Bounded {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.conn.rearm(self.timeout)?;
+        self.conn.read(buf)
+    }
+}
+
+impl Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.conn.rearm(self.timeout)?;
+        self.conn.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.conn.flush()
+    }
 }

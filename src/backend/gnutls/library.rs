@@ -221,6 +221,15 @@ impl TlsLibrary for Gnutls {
             names: self.names.clone(),
         }))
     }
+
+    /// Its sessions read the socket through GnuTLS's own I/O, whose timeout is
+    /// not set again per read, and its `--connect` walks a priority string.
+    fn lacks_streams(&self) -> Option<String> {
+        Some(format!(
+            "{} does not offer it here: its sessions read the socket through GnuTLS's own I/O, whose timeout cipherbench does not set again per read",
+            self.version()
+        ))
+    }
 }
 
 /// One end's GnuTLS configuration.

@@ -125,6 +125,10 @@ impl TlsLibrary for Openssl {
     fn server(&self, s: &Selection, id: &Identity) -> Result<Arc<dyn ServerConfig>> {
         Ok(Arc::new(Server(ssl::server_context(&settings(s), id)?)))
     }
+
+    fn lacks_streams(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A libssl client context.
@@ -200,6 +204,9 @@ impl Connection for SslStream<TcpStream> {
     fn await_ticket(&mut self, timeout: Duration) -> bool {
         ssl::await_ticket(self, timeout)
     }
+    fn rearm(&self, timeout: Duration) -> std::io::Result<()> {
+        ssl::rearm(self.get_ref(), timeout)
+    }
     fn close(&mut self) {
         let _ = self.shutdown();
     }
@@ -220,6 +227,9 @@ impl Connection for SslStream<Coalesced> {
     }
     fn io_calls(&self) -> Option<(u64, u64)> {
         Some((self.get_ref().sends, self.get_ref().recvs))
+    }
+    fn rearm(&self, timeout: Duration) -> std::io::Result<()> {
+        ssl::rearm(self.get_ref().tcp(), timeout)
     }
     fn close(&mut self) {
         let _ = self.shutdown();

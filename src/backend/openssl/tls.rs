@@ -413,37 +413,6 @@ pub fn rearm(tcp: &TcpStream, timeout: Duration) -> std::io::Result<()> {
     tcp.set_write_timeout(Some(t))
 }
 
-/// A TLS stream whose every read and write keeps the run's deadline (the socket's
-/// timeout is set again before each call, capped by what is left), for reads
-/// from a remote server that could otherwise drip bytes forever.
-pub struct Bounded<'a> {
-    s: &'a mut SslStream<TcpStream>,
-    timeout: Duration,
-}
-
-impl<'a> Bounded<'a> {
-    pub fn new(s: &'a mut SslStream<TcpStream>, timeout: Duration) -> Bounded<'a> {
-        Bounded { s, timeout }
-    }
-}
-
-impl Read for Bounded<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        rearm(self.s.get_ref(), self.timeout)?;
-        self.s.read(buf)
-    }
-}
-
-impl Write for Bounded<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        rearm(self.s.get_ref(), self.timeout)?;
-        self.s.write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.s.flush()
-    }
-}
-
 /// A non-blocking `connect(2)` polled in slices until `dl`.
 fn connect_sliced(addr: SocketAddr, dl: crate::deadline::Deadline) -> std::io::Result<TcpStream> {
     use std::os::fd::{FromRawFd, OwnedFd};

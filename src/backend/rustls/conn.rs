@@ -289,6 +289,10 @@ impl Connection for Stream {
         self.bulk.then_some((self.io.sends, self.io.recvs))
     }
 
+    fn rearm(&self, timeout: Duration) -> std::io::Result<()> {
+        rearm(self.io.tcp(), timeout)
+    }
+
     fn close(&mut self) {
         self.conn.send_close_notify();
         let _ = self.push_all();

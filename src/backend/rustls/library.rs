@@ -233,6 +233,10 @@ impl TlsLibrary for Rustls {
         cfg.ticketer = aws_lc_rs::Ticketer::new().context("rustls's ticket key")?;
         Ok(Arc::new(Server(Arc::new(cfg))))
     }
+
+    fn lacks_streams(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A rustls client configuration.

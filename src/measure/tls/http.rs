@@ -1,24 +1,27 @@
-//! HTTP/1.1 downloads over one suite, libssl on the client side (`--connect
-//! --http-get`, and the private nginx of `through.rs`).
+//! HTTP/1.1 downloads over one suite, through any TLS library whose clients give
+//! streams that keep a timeout per read (`ClientConfig::stream`): `--connect
+//! --http-get` with the `--lib` library, and the private nginx of `through.rs`
+//! with libssl.
 
-use crate::backend::openssl::tls as ssl;
+use crate::backend::tls::{Bounded, ClientConfig};
 use crate::measure::engine::sampler::{thread_cpu_time, Probe};
 use crate::units::Seconds;
 use anyhow::{anyhow, bail, Result};
-use openssl::ssl::{SslContext, SslStream};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// HTTP/1.1 GETs of one path over one suite; times request to last body byte.
 pub(super) struct HttpProbe {
-    pub(super) ctx: SslContext,
+    /// The client library's configuration offering the suite.
+    pub(super) client: Arc<dyn ClientConfig>,
     pub(super) plan_addr: SocketAddr,
     pub(super) sni: Option<String>,
     pub(super) host: String,
     pub(super) path: String,
     pub(super) timeout: Duration,
-    pub(super) stream: Option<SslStream<TcpStream>>,
+    pub(super) stream: Option<Bounded>,
     pub(super) buf: Vec<u8>,
     pub(super) timed: (Seconds, Seconds),
     /// The size of the last body.
@@ -30,9 +33,16 @@ pub(super) struct HttpProbe {
 
 impl HttpProbe {
     /// A probe that connects on its first GET of `path` (`host` for the Host header).
-    pub(super) fn new(ctx: &SslContext, addr: SocketAddr, sni: Option<String>, host: String, path: &str, timeout: Duration) -> HttpProbe {
+    pub(super) fn new(
+        client: &Arc<dyn ClientConfig>,
+        addr: SocketAddr,
+        sni: Option<String>,
+        host: String,
+        path: &str,
+        timeout: Duration,
+    ) -> HttpProbe {
         HttpProbe {
-            ctx: ctx.clone(),
+            client: client.clone(),
             plan_addr: addr,
             sni,
             host,
@@ -48,12 +58,14 @@ impl HttpProbe {
 
     pub(super) fn get(&mut self) -> Result<u64> {
         if self.stream.is_none() {
-            let s = ssl::connect(&self.ctx, self.plan_addr, self.sni.as_deref(), self.timeout, None)
+            let s = self
+                .client
+                .stream(self.plan_addr, self.sni.as_deref(), self.timeout)
                 .map_err(|e| anyhow!("{}: {e}", self.host))?;
             self.stream = Some(s);
         }
         // Reads keep the run's deadline: a server dripping its body cannot hold the run.
-        let s = &mut ssl::Bounded::new(self.stream.as_mut().expect("connected"), self.timeout);
+        let s = self.stream.as_mut().expect("connected");
         let (t0, c0) = (Instant::now(), thread_cpu_time());
         let req = format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: cipherbench/{}\r\nAccept: */*\r\nConnection: keep-alive\r\n\r\n",

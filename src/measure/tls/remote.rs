@@ -86,6 +86,15 @@ impl RemotePlan {
         let chosen = a.libraries.first().copied().unwrap_or(Library::DEFAULT);
         let native = crate::backend::libraries::takes_native(&[chosen]);
         let lib = super::libraries::library(chosen)?;
+        // The downloads need the library's streams (`ClientConfig::stream`).
+        if let (Some(_), Some(why)) = (&a.http_get, lib.lacks_streams()) {
+            return Err(UsageError::Invalid(format!(
+                "--http-get with --lib {}: {why}; {} offer it",
+                chosen.as_str(),
+                crate::backend::libraries::streaming_libs()
+            ))
+            .into());
+        }
         let priority = if let Some((l, text)) = native {
             let p = super::libraries::user_priority(a.priority.as_deref().unwrap_or("NORMAL"))?;
             if !a.suites.is_empty() || a.http_get.is_some() {
@@ -144,12 +153,6 @@ impl RemotePlan {
             lib,
             priority,
         })
-    }
-
-    /// `HOST:PORT GET` runs over libssl's client (`http.rs`): with another
-    /// library the downloads are not measured, and said so.
-    fn http_client(&self) -> bool {
-        self.lib.name() == Library::DEFAULT.as_str()
     }
 
     /// The subject of a suite offered through this plan's library.
@@ -420,12 +423,8 @@ pub fn remote(plan: &RemotePlan, scan: &Scan, session: &mut Measurements) -> Res
             let mut bulk_subject = subject.clone();
             bulk_subject.op = Some("http-get".into());
             bulk_subject.path = Some(path.clone());
-            if !plan.http_client() {
-                let why = format!(
-                    "the HTTP downloads run over libssl's client (--lib {}) only: not measured with {}",
-                    Library::DEFAULT.as_str(),
-                    plan.lib.version()
-                );
+            // Over the library's streams (`http.rs`): one without them is said.
+            if let Some(why) = plan.lib.lacks_streams() {
                 session.record(ResultRecord::not_ok(
                     Kind::TlsBulk,
                     bulk_subject,
@@ -543,7 +542,8 @@ fn remote_handshakes(
     }
 }
 
-/// HTTP/1.1 downloads of `path` with one accepted suite (libssl's client).
+/// HTTP/1.1 downloads of `path` with one accepted suite, through the plan's
+/// library (its streams: every read keeps the timeout and the run's deadline).
 fn remote_gets(
     plan: &RemotePlan,
     (p, suite): (Protocol, &Suite),
@@ -551,11 +551,11 @@ fn remote_gets(
     bulk_subject: &mut Subject,
     cfg: SamplerConfig,
 ) -> Result<Vec<ResultRecord>> {
-    let ctx = ssl::client_context(&crate::backend::openssl::library::settings(&one(p, suite)), false)?;
+    let client = plan.lib.client(&one(p, suite), false)?;
     let mut probes: Vec<HttpProbe> = (0..plan.threads)
         .map(|_| {
             let host = plan.sni.clone().unwrap_or_else(|| plan.host.clone());
-            HttpProbe::new(&ctx, plan.addr, plan.sni.clone(), host, path, plan.timeout)
+            HttpProbe::new(&client, plan.addr, plan.sni.clone(), host, path, plan.timeout)
         })
         .collect();
     let cfg = SamplerConfig { max_units: 1000, ..cfg };

@@ -28,9 +28,9 @@ use crate::backend::apache::{self, PrivateApache};
 use crate::backend::haproxy;
 use crate::backend::nginx::{PrivateNginx, PATH};
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls as ssl;
 use crate::backend::private::{cpu_seconds, Served, Spec};
 use crate::backend::stunnel;
+use crate::backend::tls::ClientConfig;
 use crate::measure::engine::sampler::{self, over_slices, Probe, Rate, SamplerConfig};
 use crate::measure::engine::stats::MIN_SAMPLES;
 use crate::measure::sink::Measurements;
@@ -41,6 +41,7 @@ use openssl::ssl::{SslContext, SslMethod, SslOptions, SslSessionCacheMode, SslVe
 use serde_json::json;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The server software a throughput change is measured through.
@@ -173,12 +174,12 @@ pub struct ThroughPlan {
 /// A client as a program on this machine gets it: libssl's defaults (the system
 /// `openssl.cnf`), no certificate check (this measures, it does not authenticate),
 /// no session reuse (each slice pays its own full handshake, untimed).
-fn default_client() -> Result<SslContext> {
+fn default_client() -> Result<Arc<dyn ClientConfig>> {
     let mut b = SslContext::builder(SslMethod::tls_client())?;
     b.set_verify(SslVerifyMode::NONE);
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
     b.set_options(SslOptions::NO_TICKET);
-    Ok(b.build())
+    Ok(Arc::new(crate::backend::openssl::library::Client(b.build())))
 }
 
 /// Keep-alive connections at once, each a client thread of its own. One: the
@@ -217,17 +218,23 @@ impl Probe for Through {
 
 /// What one connection negotiated: (protocol, IANA suite, OpenSSL name, group).
 fn negotiated(p: &HttpProbe) -> Option<Negotiated> {
-    let s = p.stream.as_ref()?;
-    let (version, suite) = ssl::negotiated(s);
-    let name = s.ssl().current_cipher().map(|c| c.name().to_string()).unwrap_or_default();
-    Some((version, suite, name, ssl::negotiated_group(s)))
+    let (version, suite, group) = p.stream.as_ref()?.connection().negotiated();
+    let name = openssl::ssl::cipher_name(&suite).to_string();
+    Some((version, suite, name, group))
 }
 
 /// One GET outside any timing: the body must be the served file, over the
 /// expected protocol and suite. Returns what was negotiated.
-fn verify(ctx: &SslContext, sw: Software, addr: SocketAddr, inst: &Instance, want: &[u8; 32], timeout: Duration) -> Result<Negotiated> {
+fn verify(
+    client: &Arc<dyn ClientConfig>,
+    sw: Software,
+    addr: SocketAddr,
+    inst: &Instance,
+    want: &[u8; 32],
+    timeout: Duration,
+) -> Result<Negotiated> {
     let what = sw.shown();
-    let mut p = HttpProbe::new(ctx, addr, None, "localhost".into(), PATH, timeout);
+    let mut p = HttpProbe::new(client, addr, None, "localhost".into(), PATH, timeout);
     p.digest = Some(openssl::sha::Sha256::new());
     let got = p.get()?;
     let digest = p.digest.take().map(|d| d.finish());
@@ -261,9 +268,9 @@ pub fn through(plan: &ThroughPlan, session: &mut Measurements) -> Result<()> {
     let left = || Seconds(plan.budget.0 - t0.elapsed().as_secs_f64());
     session.progress_start(plan.instances.len() as u64);
     session.progress_message(&format!("starting private {} instances", sw.shown()));
-    let ctx = default_client()?;
+    let client = default_client()?;
     // Both up before anything is timed; each stops (Drop) on every way out.
-    let servers = start_servers(plan, &ctx)?;
+    let servers = start_servers(plan, &client)?;
     let share = left().0 * 0.9 / plan.instances.len().max(1) as f64;
     if share < 0.3 {
         bail!("no time left to measure through {} ({:.1} s)", sw.shown(), left().0);
@@ -272,7 +279,7 @@ pub fn through(plan: &ThroughPlan, session: &mut Measurements) -> Result<()> {
         max_units: 1000,
         ..crate::measure::plans::share(Seconds(share), 1)
     };
-    let (measured, server_cpu) = measure_servers(plan, &*session, &ctx, &servers, cfg);
+    let (measured, server_cpu) = measure_servers(plan, &*session, &client, &servers, cfg);
     let suites: Vec<&str> = servers.iter().map(|s| s.neg.1.as_str()).collect();
     let paired = paired_gain(&plan.instances, &suites, &measured);
     for (k, (server, r)) in servers.iter().zip(measured).enumerate() {
@@ -307,7 +314,7 @@ struct Server {
 
 /// Starts one private server per instance with a fresh identity and body, and
 /// checks that each serves the body and negotiates what was worked out.
-fn start_servers(plan: &ThroughPlan, ctx: &SslContext) -> Result<Vec<Server>> {
+fn start_servers(plan: &ThroughPlan, client: &Arc<dyn ClientConfig>) -> Result<Vec<Server>> {
     let id = Identity::generate(plan.cert)?;
     let mut body = vec![0u8; BODY_BYTES];
     openssl::rand::rand_bytes(&mut body)?;
@@ -325,7 +332,7 @@ fn start_servers(plan: &ThroughPlan, ctx: &SslContext) -> Result<Vec<Server>> {
         let running = sw
             .start(&spec)
             .with_context(|| format!("the private {} with the {} TLS lines", sw.shown(), inst.role))?;
-        let neg = verify(ctx, sw, running.addr(), inst, &want, plan.timeout)?;
+        let neg = verify(client, sw, running.addr(), inst, &want, plan.timeout)?;
         let serving = running.serving();
         if serving.is_empty() {
             bail!("the private {} ({}) has no serving process", sw.shown(), inst.role);
@@ -339,7 +346,13 @@ fn start_servers(plan: &ThroughPlan, ctx: &SslContext) -> Result<Vec<Server>> {
 type ServersMeasured = (Vec<Result<Option<sampler::Sliced>>>, Vec<Vec<Vec<(f64, f64)>>>);
 
 /// Measures the servers in interleaved slices, each a fresh connection.
-fn measure_servers(plan: &ThroughPlan, s: &Measurements, ctx: &SslContext, servers: &[Server], cfg: SamplerConfig) -> ServersMeasured {
+fn measure_servers(
+    plan: &ThroughPlan,
+    s: &Measurements,
+    client: &Arc<dyn ClientConfig>,
+    servers: &[Server],
+    cfg: SamplerConfig,
+) -> ServersMeasured {
     let cfgs = vec![cfg; servers.len()];
     let mut server_cpu: Vec<Vec<Vec<(f64, f64)>>> = vec![Vec::new(); servers.len()];
     let measured = sampler::interleave(&cfgs, |spec| {
@@ -356,7 +369,7 @@ fn measure_servers(plan: &ThroughPlan, s: &Measurements, ctx: &SslContext, serve
         ));
         let mut probes: Vec<Through> = (0..CONNECTIONS)
             .map(|k| Through {
-                http: HttpProbe::new(ctx, server.running.addr(), None, "localhost".into(), PATH, plan.timeout),
+                http: HttpProbe::new(client, server.running.addr(), None, "localhost".into(), PATH, plan.timeout),
                 // One probe reads the server's CPU over each sample (all run at once).
                 serving: if k == 0 { server.serving.clone() } else { Vec::new() },
                 connections: CONNECTIONS,
@@ -565,18 +578,18 @@ mod tests {
             start_within: Duration::from_secs(10),
         })
         .unwrap();
-        let ctx = default_client().unwrap();
+        let client = default_client().unwrap();
         let inst = Instance {
             role: "now",
             lines: tls.clone(),
             expect: ("TLSv1.2".into(), "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA".into()),
         };
         let t = Duration::from_secs(10);
-        let neg = verify(&ctx, Software::Nginx, n.addr(), &inst, &openssl::sha::sha256(&body), t).unwrap();
+        let neg = verify(&client, Software::Nginx, n.addr(), &inst, &openssl::sha::sha256(&body), t).unwrap();
         assert_eq!((neg.0.as_str(), neg.2.as_str()), ("TLSv1.2", "ECDHE-RSA-AES128-SHA"));
         // One byte different: not the file.
         body[BODY_BYTES / 2] ^= 1;
-        let e = verify(&ctx, Software::Nginx, n.addr(), &inst, &openssl::sha::sha256(&body), t).unwrap_err();
+        let e = verify(&client, Software::Nginx, n.addr(), &inst, &openssl::sha::sha256(&body), t).unwrap_err();
         assert!(e.to_string().contains("not the"), "{e:#}");
         body[BODY_BYTES / 2] ^= 1;
         // Another suite than worked out: said, not measured.
@@ -584,7 +597,7 @@ mod tests {
             expect: ("TLSv1.2".into(), "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into()),
             ..inst
         };
-        let e = verify(&ctx, Software::Nginx, n.addr(), &wrong, &openssl::sha::sha256(&body), t).unwrap_err();
+        let e = verify(&client, Software::Nginx, n.addr(), &wrong, &openssl::sha::sha256(&body), t).unwrap_err();
         assert!(
             e.to_string().contains("negotiated TLSv1.2 TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"),
             "{e:#}"
