@@ -368,6 +368,25 @@ pub fn ssh(server: &SshConfig, client: &SshConfig, aead: &[String]) -> Result<Ne
 mod tests {
     use super::*;
 
+    /// The group names the offers and the negotiated group are written in: the
+    /// knowledge base's own name of every group by any of its names (in any case),
+    /// and any other name in lower case.
+    #[test]
+    fn group_names_are_the_knowledge_bases() {
+        let k = Knowledge::builtin().unwrap();
+        for g in k.groups() {
+            for n in std::iter::once(&g.name).chain(&g.aliases) {
+                assert_eq!(canonical_group(&k, n), g.name, "{n}");
+                assert_eq!(canonical_group(&k, &n.to_ascii_uppercase()), g.name, "{n}");
+            }
+        }
+        assert_eq!(canonical_group(&k, "P-256"), "secp256r1");
+        assert_eq!(canonical_group(&k, "X25519"), "x25519");
+        assert_eq!(canonical_group(&k, "x25519mlkem768"), "X25519MLKEM768");
+        assert_eq!(canonical_group(&k, "X448MLKEM1024"), "x448mlkem1024");
+        assert_eq!(canonical_group(&k, "secp256k1"), "secp256k1");
+    }
+
     fn s(iana: &str, openssl: &str, min: &str) -> OfferedSuite {
         OfferedSuite {
             iana: iana.into(),

@@ -800,4 +800,73 @@ mod tests {
         assert_eq!(dh_params(Some("ffdhe3072")).unwrap().prime_p().num_bits(), 3072);
         assert_eq!(dh_params(None).unwrap().prime_p().num_bits(), 2048);
     }
+
+    /// Every name the group table has always known, and the spelling results
+    /// store for it (`X25519`, `P-256`, `X25519MLKEM768`...): each name as written,
+    /// in upper case, and under GnuTLS's `GROUP-` prefix. Names of other groups have
+    /// no spelling.
+    #[test]
+    fn group_spellings_are_pinned() {
+        const PINNED: &[(&str, &str)] = &[
+            ("x25519mlkem768", "X25519MLKEM768"),
+            ("X25519_MLKEM768", "X25519MLKEM768"),
+            ("X25519-MLKEM768", "X25519MLKEM768"),
+            ("secp256r1mlkem768", "SecP256r1MLKEM768"),
+            ("p256mlkem768", "SecP256r1MLKEM768"),
+            ("P256_MLKEM768", "SecP256r1MLKEM768"),
+            ("secp384r1mlkem1024", "SecP384r1MLKEM1024"),
+            ("p384mlkem1024", "SecP384r1MLKEM1024"),
+            ("P384_MLKEM1024", "SecP384r1MLKEM1024"),
+            ("x448mlkem1024", "X448MLKEM1024"),
+            ("X448_MLKEM1024", "X448MLKEM1024"),
+            ("mlkem512", "MLKEM512"),
+            ("mlkem768", "MLKEM768"),
+            ("mlkem1024", "MLKEM1024"),
+            ("x25519", "X25519"),
+            ("x448", "X448"),
+            ("p256", "P-256"),
+            ("P-256", "P-256"),
+            ("prime256v1", "P-256"),
+            ("secp256r1", "P-256"),
+            ("secp256", "P-256"),
+            ("p384", "P-384"),
+            ("P-384", "P-384"),
+            ("secp384r1", "P-384"),
+            ("secp384", "P-384"),
+            ("p521", "P-521"),
+            ("P-521", "P-521"),
+            ("secp521r1", "P-521"),
+            ("secp521", "P-521"),
+            ("ffdhe2048", "ffdhe2048"),
+            ("ffdhe3072", "ffdhe3072"),
+            ("ffdhe4096", "ffdhe4096"),
+            ("ffdhe6144", "ffdhe6144"),
+            ("ffdhe8192", "ffdhe8192"),
+        ];
+        for &(name, spelling) in PINNED {
+            for n in [
+                name.to_string(),
+                name.to_ascii_uppercase(),
+                format!("GROUP-{name}"),
+                format!("group_{name}"),
+            ] {
+                assert_eq!(canonical_group(&n), Some(spelling), "{n}");
+            }
+            // A spelling is its own.
+            assert_eq!(canonical_group(spelling), Some(spelling), "{spelling}");
+        }
+        for other in [
+            "brainpool",
+            "brainpoolP256r1",
+            "secp224r1",
+            "P-224",
+            "secp256k1",
+            "GC256B",
+            "dh-2048",
+            "ffdhe1024",
+            "",
+        ] {
+            assert_eq!(canonical_group(other), None, "{other}");
+        }
+    }
 }
