@@ -89,8 +89,7 @@ fn tls_remote(c: &CommonOptions, a: &TlsOptions, target: &str, budget: Seconds) 
     }
     // What a default client negotiates there is asked before measuring: at the
     // end of a loaded run the deadline may leave no time for it.
-    let k = crate::judge::Knowledge::builtin()?;
-    let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan, &k);
+    let current = crate::diff::remote::tls_server(target, a.sni.as_deref(), &scan);
     let (session, mut measurements) = Session::start("tls", plan.settings(&scan), open_store(c)?, progress(c))?;
     let measured = tls::remote(&plan, &scan, &mut measurements);
     // What to change on that server, against this run's figures.

@@ -93,7 +93,7 @@ pub fn current(installed: Installed, k: &Knowledge, peer_ssh: Option<&Installed>
             };
             let (peer, peer_offer, negotiated) = if t.server {
                 let client = negotiate::default_openssl_peer(false)?;
-                let (peer, n) = negotiate::server_now(&offer, t.endpoint.as_ref(), k, &client);
+                let (peer, n) = negotiate::server_now(&offer, t.endpoint.as_ref(), &client);
                 (peer, client, n)
             } else {
                 let server = negotiate::default_openssl_peer(false)?;
@@ -477,7 +477,7 @@ pub fn recommended_offer(r: &Recommendation, current: &Offer, k: &Knowledge) -> 
             }
             let groups: Vec<String> = list("groups")
                 .iter()
-                .map(|g| k.group(g).map(|x| x.name.clone()).unwrap_or_else(|| g.clone()))
+                .map(|g| crate::aliases::group_name(g).map_or_else(|| g.clone(), str::to_string))
                 .collect();
             Offer::Tls(TlsOffer {
                 protocols: list("protocols"),

@@ -39,7 +39,7 @@ const OPENSSL35_DEFAULT_KEY_SHARES: &[&str] = &["X25519MLKEM768", "x25519"];
 /// shares of its first ClientHello: OpenSSL 3.5's tiered default where libssl
 /// takes tiers (asked of libssl, with only the groups it has), else OpenSSL 3's
 /// flat one with one key share.
-fn local_default_groups(k: &Knowledge) -> (Vec<Vec<String>>, Vec<String>) {
+fn local_default_groups() -> (Vec<Vec<String>>, Vec<String>) {
     if !crate::discover::openssl::takes_tiers() {
         let flat: Vec<String> = OPENSSL_DEFAULT_GROUPS.iter().map(|s| s.to_string()).collect();
         return (vec![flat.clone()], flat[..1].to_vec());
@@ -48,14 +48,10 @@ fn local_default_groups(k: &Knowledge) -> (Vec<Vec<String>>, Vec<String>) {
     let have = |g: &&&str| has.iter().any(|h| h.eq_ignore_ascii_case(g));
     let tiers: Vec<Vec<String>> = OPENSSL35_DEFAULT_TIERS
         .iter()
-        .map(|t| t.iter().filter(have).map(|g| canonical_group(k, g)).collect::<Vec<_>>())
+        .map(|t| t.iter().filter(have).map(|g| group_name(g)).collect::<Vec<_>>())
         .filter(|t| !t.is_empty())
         .collect();
-    let shares = OPENSSL35_DEFAULT_KEY_SHARES
-        .iter()
-        .filter(have)
-        .map(|g| canonical_group(k, g))
-        .collect();
+    let shares = OPENSSL35_DEFAULT_KEY_SHARES.iter().filter(have).map(|g| group_name(g)).collect();
     (tiers, shares)
 }
 
@@ -74,7 +70,7 @@ pub fn emitted_tiers(k: &Knowledge, groups: &[String]) -> Vec<Vec<String>> {
 
 /// An OpenSSL group list (`*X25519MLKEM768/*x25519:secp256r1`, `?`, `*` and `/` of
 /// OpenSSL 3.5 included) as tiers of canonical names, and the groups marked `*`.
-pub fn parse_group_list(k: &Knowledge, list: &str) -> (Vec<Vec<String>>, Vec<String>) {
+pub fn parse_group_list(list: &str) -> (Vec<Vec<String>>, Vec<String>) {
     let mut shares = Vec::new();
     let tiers = list
         .split('/')
@@ -84,7 +80,7 @@ pub fn parse_group_list(k: &Knowledge, list: &str) -> (Vec<Vec<String>>, Vec<Str
                 .filter(|g| !g.is_empty() && !g.starts_with('-'))
                 .map(|g| {
                     let share = g.trim_start_matches('?').starts_with('*');
-                    let name = canonical_group(k, g.trim_start_matches(['?', '*']));
+                    let name = group_name(g.trim_start_matches(['?', '*']));
                     if share {
                         shares.push(name.clone());
                     }
@@ -147,8 +143,10 @@ impl Negotiated {
     }
 }
 
-fn canonical_group(k: &Knowledge, name: &str) -> String {
-    k.group(name).map(|g| g.name.clone()).unwrap_or_else(|| name.to_ascii_lowercase())
+/// The knowledge base's name of a group ([`crate::aliases::group_name`], by any of
+/// its names); any other name in lower case.
+fn group_name(name: &str) -> String {
+    crate::aliases::group_name(name).map_or_else(|| name.to_ascii_lowercase(), str::to_string)
 }
 
 /// A TLS configuration resolved with its library's own parser.
@@ -162,8 +160,8 @@ pub fn tls_offer(c: &TlsConfig, k: &Knowledge) -> Result<TlsOffer> {
             let suites = inst_openssl::resolve(c.cipher_string.as_deref(), c.ciphersuites.as_deref())?;
             let protocols = c.protocols.clone().unwrap_or(all);
             let (group_tiers, key_shares) = match &c.groups {
-                Some(g) => parse_group_list(k, g),
-                None => local_default_groups(k),
+                Some(g) => parse_group_list(g),
+                None => local_default_groups(),
             };
             Ok(TlsOffer {
                 suites: suites.into_iter().filter(|s| usable(s, &protocols)).collect(),
@@ -179,7 +177,7 @@ pub fn tls_offer(c: &TlsConfig, k: &Knowledge) -> Result<TlsOffer> {
             Ok(TlsOffer {
                 suites: r.suites.into_iter().filter(|s| usable(s, &r.protocols)).collect(),
                 protocols: r.protocols,
-                groups: r.groups.iter().map(|g| canonical_group(k, g)).collect(),
+                groups: r.groups.iter().map(|g| group_name(g)).collect(),
                 server_order: c.server_order,
                 group_tiers: Vec::new(),
                 key_shares: Vec::new(),
@@ -201,8 +199,7 @@ fn usable(s: &OfferedSuite, protocols: &[String]) -> bool {
 /// The usual peer of a TLS end: a default OpenSSL client or server of this
 /// machine's libssl (OpenSSL 3.5's: X25519MLKEM768 and X25519 key shares).
 pub fn default_openssl_peer(server_order: bool) -> Result<TlsOffer> {
-    let k = Knowledge::builtin()?;
-    let (group_tiers, key_shares) = local_default_groups(&k);
+    let (group_tiers, key_shares) = local_default_groups();
     let suites = inst_openssl::resolve(None, None)?;
     let system = crate::software::openssl::read::read(None)?
         .and_then(|i| match i.config {
@@ -231,13 +228,13 @@ const LIVE: std::time::Duration = std::time::Duration::from_secs(5);
 /// What the installed libssl's default client really negotiates with a running
 /// server at `endpoint` (its own defaults, nothing configured), in the terms of
 /// [`Negotiated`] (knowledge-base group names); the error says why not.
-pub fn live(endpoint: &crate::discover::installed::Endpoint, k: &Knowledge) -> Result<Negotiated, String> {
+pub fn live(endpoint: &crate::discover::installed::Endpoint) -> Result<Negotiated, String> {
     let h = crate::discover::installed::libssl::default_client_handshake(&endpoint.address, endpoint.server_name.as_deref(), LIVE)?;
     Ok(Negotiated::Tls {
         version: h.version,
         suite: h.suite,
         openssl_name: h.openssl_name,
-        group: h.group.map(|g| canonical_group(k, &g)),
+        group: h.group.map(|g| group_name(&g)),
     })
 }
 
@@ -247,14 +244,13 @@ pub fn live(endpoint: &crate::discover::installed::Endpoint, k: &Knowledge) -> R
 pub fn server_now(
     offer: &TlsOffer,
     endpoint: Option<&crate::discover::installed::Endpoint>,
-    k: &Knowledge,
     client: &TlsOffer,
 ) -> (String, Result<Negotiated, String>) {
     let peer = "a default OpenSSL client (system defaults)";
     let Some(e) = endpoint else {
         return (format!("{peer}, modelled (no address in the configuration)"), tls(offer, client));
     };
-    match live(e, k) {
+    match live(e) {
         Ok(n) => (format!("{peer}: a real handshake with {}", shown(&e.address)), Ok(n)),
         Err(why) => (
             format!("{peer}, modelled ({} not reachable: {})", shown(&e.address), shown(&why)),
@@ -367,6 +363,25 @@ pub fn ssh(server: &SshConfig, client: &SshConfig, aead: &[String]) -> Result<Ne
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The group names the offers and the negotiated group are written in: the
+    /// knowledge base's own name of every group by any of its names (in any case),
+    /// and any other name in lower case.
+    #[test]
+    fn group_names_are_the_knowledge_bases() {
+        let k = Knowledge::builtin().unwrap();
+        for g in k.groups() {
+            for n in std::iter::once(&g.name).chain(&g.aliases) {
+                assert_eq!(group_name(n), g.name, "{n}");
+                assert_eq!(group_name(&n.to_ascii_uppercase()), g.name, "{n}");
+            }
+        }
+        assert_eq!(group_name("P-256"), "secp256r1");
+        assert_eq!(group_name("X25519"), "x25519");
+        assert_eq!(group_name("x25519mlkem768"), "X25519MLKEM768");
+        assert_eq!(group_name("X448MLKEM1024"), "x448mlkem1024");
+        assert_eq!(group_name("secp256k1"), "secp256k1");
+    }
 
     fn s(iana: &str, openssl: &str, min: &str) -> OfferedSuite {
         OfferedSuite {
@@ -491,8 +506,7 @@ mod tests {
     }
 
     fn t13(groups: &str, server: bool) -> TlsOffer {
-        let k = Knowledge::builtin().unwrap();
-        let (group_tiers, key_shares) = parse_group_list(&k, groups);
+        let (group_tiers, key_shares) = parse_group_list(groups);
         TlsOffer {
             protocols: vec!["TLSv1.3".into()],
             suites: vec![s("TLS_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256", "TLSv1.3")],
@@ -516,9 +530,8 @@ mod tests {
     /// hybrid with either.
     #[test]
     fn tls13_groups_follow_tiers_and_key_shares() {
-        let k = Knowledge::builtin().unwrap();
-        let pq = canonical_group(&k, "X25519MLKEM768");
-        let x = canonical_group(&k, "x25519");
+        let pq = group_name("X25519MLKEM768");
+        let x = group_name("x25519");
         let tiered = t13("*X25519MLKEM768/*x25519:secp256r1:secp384r1", true);
         let flat = t13("X25519MLKEM768:x25519:secp256r1:secp384r1", true);
         assert_eq!(tiered.group_tiers.len(), 2);

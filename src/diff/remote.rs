@@ -237,7 +237,7 @@ pub fn parse_s_client(text: &str) -> Option<(String, String, Option<String>)> {
 
 /// A TLS server's offer from a `tls --connect` scan: its protocols, suites (in
 /// its own order where the scan found it), groups and whether it enforces its order.
-fn scanned_offer(scan: &crate::measure::tls::Scan, k: &crate::judge::Knowledge) -> TlsOffer {
+fn scanned_offer(scan: &crate::measure::tls::Scan) -> TlsOffer {
     let mut protocols: Vec<String> = scan
         .protocols
         .iter()
@@ -264,7 +264,7 @@ fn scanned_offer(scan: &crate::measure::tls::Scan, k: &crate::judge::Knowledge) 
         .groups
         .iter()
         .filter(|(_, _, r)| r.is_none())
-        .map(|(_, g, _)| k.group(g).map(|x| x.name.clone()).unwrap_or_else(|| g.to_string()))
+        .map(|(_, g, _)| crate::aliases::group_name(g).map_or_else(|| g.to_string(), str::to_string))
         .fold(Vec::new(), |mut v, g| {
             if !v.contains(&g) {
                 v.push(g);
@@ -283,12 +283,7 @@ fn scanned_offer(scan: &crate::measure::tls::Scan, k: &crate::judge::Knowledge) 
 
 /// What a default OpenSSL client (`openssl s_client`) negotiates with `target`;
 /// `Err` with what it said when nothing.
-fn default_client(
-    target: &str,
-    sni: Option<&str>,
-    suites: &[OfferedSuite],
-    k: &crate::judge::Knowledge,
-) -> Result<Result<Negotiated, String>> {
+fn default_client(target: &str, sni: Option<&str>, suites: &[OfferedSuite]) -> Result<Result<Negotiated, String>> {
     let mut cmd = Command::new("openssl");
     cmd.args(["s_client", "-connect", target]);
     if let Some(s) = sni {
@@ -310,7 +305,7 @@ fn default_client(
                 version,
                 suite: iana,
                 openssl_name: cipher,
-                group: group.map(|g| k.group(&g).map(|x| x.name.clone()).unwrap_or(g)),
+                group: group.map(|g| crate::aliases::group_name(&g).map_or(g, str::to_string)),
             })
         }
         None => Err(format!(
@@ -322,9 +317,9 @@ fn default_client(
 
 /// A TLS server's offer from a `tls --connect` scan, and what a default OpenSSL
 /// client (`openssl s_client`) negotiates with it.
-pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::Scan, k: &crate::judge::Knowledge) -> Result<Current> {
-    let offer = scanned_offer(scan, k);
-    let negotiated = default_client(target, sni, &offer.suites, k)?;
+pub fn tls_server(target: &str, sni: Option<&str>, scan: &crate::measure::tls::Scan) -> Result<Current> {
+    let offer = scanned_offer(scan);
+    let negotiated = default_client(target, sni, &offer.suites)?;
     let config = Config::Tls(TlsConfig {
         server: true,
         server_order: offer.server_order,

@@ -190,7 +190,7 @@ impl TlsLibrary for Gnutls {
             .map(|p| p.groups())
             .unwrap_or_default()
             .into_iter()
-            .map(|g| ssl::canonical_group(&g).map(str::to_string).unwrap_or(g))
+            .map(|g| crate::aliases::group_spelling(&g).map_or(g, str::to_string))
             .collect()
     }
 
@@ -315,7 +315,7 @@ impl Write for Conn {
 
 impl Connection for Conn {
     fn negotiated(&self) -> Negotiated {
-        let group = self.s.group().map(|g| ssl::canonical_group(&g).map(str::to_string).unwrap_or(g));
+        let group = self.s.group().map(|g| crate::aliases::group_spelling(&g).map_or(g, str::to_string));
         (self.s.protocol(), self.names.iana(&self.s.suite()), group)
     }
     fn resumed(&self) -> bool {

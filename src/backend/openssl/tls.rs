@@ -76,45 +76,46 @@ impl Protocol {
     }
 }
 
-/// Every group a remote server may be asked about, in OpenSSL's spelling and in
-/// the order asked; `true` where the loopback sweep covers it too. Candidates
-/// only: what is swept or asked is those of them this libssl accepts at run time
-/// ([`supported_groups`]): OpenSSL 3.5 adds the hybrid and pure ML-KEM groups,
-/// OpenSSL 3.0 has none of them.
-const CANDIDATE_GROUPS: [(&str, bool); 17] = [
-    ("X25519MLKEM768", true),
-    ("SecP256r1MLKEM768", true),
-    ("SecP384r1MLKEM1024", true),
-    ("X448MLKEM1024", false),
-    ("MLKEM512", true),
-    ("MLKEM768", true),
-    ("MLKEM1024", true),
-    ("X25519", true),
-    ("X448", true),
-    ("P-256", true),
-    ("P-384", true),
-    ("P-521", true),
-    ("ffdhe2048", true),
-    ("ffdhe3072", true),
-    ("ffdhe4096", false),
-    ("ffdhe6144", false),
-    ("ffdhe8192", false),
-];
+/// Every group a remote server may be asked about, in the order asked: every
+/// group results spell ([`crate::aliases::GROUPS`], as OpenSSL takes them).
+/// Candidates only: what is swept or asked is those of them this libssl accepts at
+/// run time ([`supported_groups`]): OpenSSL 3.5 adds the hybrid and pure ML-KEM
+/// groups, OpenSSL 3.0 has none of them.
+pub const PROBE_GROUPS: [&str; 17] = crate::aliases::GROUPS;
 
-/// The key-exchange groups the loopback sweep may cover (of [`CANDIDATE_GROUPS`]).
-pub const GROUPS: [&str; 13] = group_names(true);
+/// Those of [`PROBE_GROUPS`] the loopback sweep leaves out.
+const NOT_SWEPT: [&str; 4] = ["X448MLKEM1024", "ffdhe4096", "ffdhe6144", "ffdhe8192"];
 
-/// Every group a remote server may be asked about (all of [`CANDIDATE_GROUPS`]).
-pub const PROBE_GROUPS: [&str; 17] = group_names(false);
+/// The key-exchange groups the loopback sweep may cover: [`PROBE_GROUPS`] but
+/// [`NOT_SWEPT`].
+pub const GROUPS: [&str; 13] = swept();
 
-/// The names of [`CANDIDATE_GROUPS`], in order: only the loopback ones when
-/// `loopback`. A length that does not match stops the build.
-const fn group_names<const N: usize>(loopback: bool) -> [&'static str; N] {
+/// [`PROBE_GROUPS`] but [`NOT_SWEPT`], in order. A length that does not match (a
+/// name of [`NOT_SWEPT`] that is not a probe group, too) stops the build.
+const fn swept<const N: usize>() -> [&'static str; N] {
+    const fn eq(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
     let mut out = [""; N];
     let (mut i, mut n) = (0, 0);
-    while i < CANDIDATE_GROUPS.len() {
-        if !loopback || CANDIDATE_GROUPS[i].1 {
-            out[n] = CANDIDATE_GROUPS[i].0;
+    while i < PROBE_GROUPS.len() {
+        let mut j = 0;
+        while j < NOT_SWEPT.len() && !eq(PROBE_GROUPS[i], NOT_SWEPT[j]) {
+            j += 1;
+        }
+        if j == NOT_SWEPT.len() {
+            out[n] = PROBE_GROUPS[i];
             n += 1;
         }
         i += 1;
@@ -139,31 +140,11 @@ pub fn supported_groups(candidates: &[&'static str]) -> Vec<&'static str> {
         .collect()
 }
 
-/// The canonical spelling of a group name (`x25519`, `secp384r1`, `prime256v1`,
-/// `x25519mlkem768`, `X25519_MLKEM768`...).
+/// The spelling results store for a group name: delegates to
+/// [`crate::aliases::group_spelling`], the one canonicaliser (kept for
+/// diff/subjects.rs; to go once it calls that).
 pub fn canonical_group(s: &str) -> Option<&'static str> {
-    let k: String = s.to_ascii_lowercase().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-    let k = k.strip_prefix("group").unwrap_or(&k).to_string();
-    Some(match k.as_str() {
-        "x25519mlkem768" => "X25519MLKEM768",
-        "secp256r1mlkem768" | "p256mlkem768" => "SecP256r1MLKEM768",
-        "secp384r1mlkem1024" | "p384mlkem1024" => "SecP384r1MLKEM1024",
-        "x448mlkem1024" => "X448MLKEM1024",
-        "mlkem512" => "MLKEM512",
-        "mlkem768" => "MLKEM768",
-        "mlkem1024" => "MLKEM1024",
-        "x25519" => "X25519",
-        "x448" => "X448",
-        "p256" | "prime256v1" | "secp256r1" | "secp256" => "P-256",
-        "p384" | "secp384r1" | "secp384" => "P-384",
-        "p521" | "secp521r1" | "secp521" => "P-521",
-        "ffdhe2048" => "ffdhe2048",
-        "ffdhe3072" => "ffdhe3072",
-        "ffdhe4096" => "ffdhe4096",
-        "ffdhe6144" => "ffdhe6144",
-        "ffdhe8192" => "ffdhe8192",
-        _ => return None,
-    })
+    crate::aliases::group_spelling(s)
 }
 
 /// Whether a group carries ML-KEM (hybrid or pure): TLS 1.3 only.
@@ -743,7 +724,7 @@ pub fn negotiated_group<S>(s: &SslStream<S>) -> Option<String> {
         return HYBRID_CODES.iter().find(|(c, _)| *c == code).map(|(_, n)| n.to_string());
     }
     let name = openssl::nid::Nid::from_raw(nid as std::ffi::c_int).short_name().ok()?;
-    Some(canonical_group(name).map(str::to_string).unwrap_or_else(|| name.to_string()))
+    Some(crate::aliases::group_spelling(name).map_or_else(|| name.to_string(), str::to_string))
 }
 
 #[cfg(test)]
@@ -756,10 +737,6 @@ mod tests {
         assert_eq!(Protocol::parse("TLSv1.2"), Some(Protocol::Tls12));
         assert_eq!(Protocol::parse("tls1.1"), Some(Protocol::Tls11));
         assert_eq!(Protocol::parse("ssl3"), None);
-        assert_eq!(canonical_group("secp384r1"), Some("P-384"));
-        assert_eq!(canonical_group("x25519"), Some("X25519"));
-        assert_eq!(canonical_group("GROUP-FFDHE3072"), Some("ffdhe3072"));
-        assert_eq!(canonical_group("brainpool"), None);
         assert!(Protocol::Tls12.can_negotiate("SSLv3") && !Protocol::Tls13.can_negotiate("SSLv3"));
         assert!(!Protocol::Tls11.can_negotiate("TLSv1.2"));
     }

@@ -68,12 +68,11 @@ fn suite_by_iana(iana: &str) -> Option<::rustls::SupportedCipherSuite> {
         .copied()
 }
 
-/// The provider's group of this name (any spelling `canonical_group` knows).
+/// The provider's group of this name (any of its names, [`crate::aliases::same`]).
 fn group_by_name(name: &str) -> Option<&'static dyn ::rustls::crypto::SupportedKxGroup> {
-    let want = ssl::canonical_group(name).map(str::to_string).unwrap_or_else(|| name.to_string());
     all_groups()
         .iter()
-        .find(|g| group_name(g.name()).eq_ignore_ascii_case(&want))
+        .find(|g| crate::aliases::same(&group_name(g.name()), name))
         .copied()
 }
 

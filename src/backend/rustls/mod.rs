@@ -87,9 +87,7 @@ pub fn group_name(g: ::rustls::NamedGroup) -> String {
     };
     canonical.map(str::to_string).unwrap_or_else(|| {
         let debug = format!("{g:?}");
-        crate::backend::openssl::tls::canonical_group(&debug)
-            .map(str::to_string)
-            .unwrap_or(debug)
+        crate::aliases::group_spelling(&debug).map_or(debug, str::to_string)
     })
 }
 

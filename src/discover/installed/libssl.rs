@@ -5,7 +5,7 @@
 //! a running server (`check`'s "now").
 
 use crate::backend::openssl::certs::{CertType, Identity};
-use crate::backend::openssl::tls::{canonical_group, negotiated_group};
+use crate::backend::openssl::tls::negotiated_group;
 use openssl::ssl::{Ssl, SslContext, SslMethod, SslVerifyMode, SslVersion};
 use serde::Serialize;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -37,7 +37,7 @@ pub fn default_server_groups(groups: &[String]) -> Option<Vec<String>> {
     // at once: the whole probe costs about one ffdhe8192 key share.
     let mut asked: Vec<(String, &str)> = Vec::new();
     for name in groups {
-        let c = canonical_group(name).map(str::to_string).unwrap_or_else(|| name.clone());
+        let c = crate::aliases::group_spelling(name).map_or_else(|| name.clone(), str::to_string);
         if !asked.iter().any(|(x, _)| *x == c) {
             asked.push((c, name.as_str()));
         }

@@ -190,8 +190,10 @@ pub(super) fn parse_groups(names: &[String], candidates: &[&'static str], also: 
     let known = supported.iter().map(|g| g.to_ascii_lowercase()).collect::<Vec<_>>();
     let mut out = Vec::new();
     for n in names {
-        let g = ssl::canonical_group(n)
-            .filter(|g| supported.contains(g))
+        let g = supported
+            .iter()
+            .copied()
+            .find(|g| crate::aliases::same(g, n))
             .ok_or_else(|| UsageError::unknown("group", n, known.iter().map(String::as_str)))?;
         if !out.contains(&g) {
             out.push(g);
