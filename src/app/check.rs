@@ -4,6 +4,7 @@ use super::{close, conclude, judged, open_store, outputs, policy, progress};
 use crate::diff::{self, check::CheckReport, subjects::Subjects};
 use crate::error::UsageError;
 use crate::measure::sink::Measurements;
+use crate::measure::{named, tls};
 use crate::options::{CheckOptions, CommonOptions};
 use crate::report::{self, Outputs};
 use crate::session::Session;
@@ -17,7 +18,7 @@ const CHECK_FIRST_PASS: f64 = 0.7;
 
 /// With a local nginx, Apache, HAProxy, stunnel or NZBGet: the first pass's
 /// share, and the most the throughput through two private instances of it takes
-/// (`diff::subjects::measure_through`, `diff::subjects::measure_through_nzbget`).
+/// (`measure::tls::through::through_each`, `measure::tls::nzbget::through_nzbget_each`).
 const CHECK_FIRST_PASS_THROUGH: f64 = 0.6;
 
 const CHECK_THROUGH: f64 = 0.3;
@@ -136,11 +137,11 @@ fn measure_passes(
     } = job;
     let subjects = Subjects::with_candidates(currents, knowledge, policy);
     let t0 = std::time::Instant::now();
-    let server = currents.iter().any(|x| diff::subjects::through_binary(x).is_some());
-    let nzbget = currents.iter().any(|x| diff::subjects::through_nzbget_binary(x).is_some());
+    let server = currents.iter().any(|x| diff::through::server_binary(x).is_some());
+    let nzbget = currents.iter().any(|x| diff::through::nzbget_binary(x).is_some());
     let through = server || nzbget;
     let first = if through { CHECK_FIRST_PASS_THROUGH } else { CHECK_FIRST_PASS };
-    let measured = diff::subjects::measure(&subjects, measurements, Seconds(budget.0 * first));
+    let measured = named::measure(&subjects.named(), measurements, Seconds(budget.0 * first));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
     // Pooled with the history as `recommend` pools it, so both give one answer.
     let snapshot = super::pool::pooled(c, &session.document(measurements));
@@ -151,16 +152,13 @@ fn measure_passes(
         let t1 = std::time::Instant::now();
         if server {
             let share = if nzbget { left / 2.0 } else { left };
-            notes.extend(diff::subjects::measure_through(currents, &diffs, measurements, Seconds(share)));
+            let plans = diff::through::server_plans(currents, &diffs);
+            notes.extend(tls::through::through_each(plans, measurements, Seconds(share)));
         }
         if nzbget && !crate::interrupt::requested() {
             let rest = left - t1.elapsed().as_secs_f64();
-            notes.extend(diff::subjects::measure_through_nzbget(
-                currents,
-                &diffs,
-                measurements,
-                Seconds(rest),
-            ));
+            let plans = diff::through::nzbget_plans(currents, &diffs);
+            notes.extend(tls::nzbget::through_nzbget_each(plans, measurements, Seconds(rest)));
         }
         diffs = diff::build_all(
             currents,
@@ -197,7 +195,7 @@ fn second_pass(
         return Ok(first);
     }
     let mut scratch = crate::measure::sink::Measurements::pass(measurements.settings.clone(), progress(c));
-    let measured = diff::subjects::measure(&again, &mut scratch, left);
+    let measured = named::measure(&again.named(), &mut scratch, left);
     let pooled = measurements.fold_in(&scratch.results, crate::measure::sink::Fold::Pool)?;
     measurements.set_setting(
         "second_pass",

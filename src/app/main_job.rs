@@ -135,7 +135,7 @@ fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::p
     let missing = crate::diff::unmeasured(&installed.0, &measurements.results);
     let budget = Seconds(left.min(job.budget.0 * 0.1));
     if !missing.is_empty() && budget.0 >= 2.0 {
-        if let Err(e) = crate::diff::subjects::measure(&missing, measurements, budget) {
+        if let Err(e) = measure::named::measure(&missing.named(), measurements, budget) {
             installed.1.push(format!("the installed choice could not be measured: {e:#}"));
         }
     }
@@ -181,7 +181,8 @@ fn measure_through(
     }
     let currents = &measured.installed.0;
     let diffs = crate::diff::through_diffs(currents, &session.document(measurements), outcome, &job.knowledge, &job.policy);
-    let notes = crate::diff::subjects::measure_through(currents, &diffs, measurements, Seconds(spare));
+    let plans = crate::diff::through::server_plans(currents, &diffs);
+    let notes = measure::tls::through::through_each(plans, measurements, Seconds(spare));
     measured.installed.1.extend(notes);
 }
 
@@ -382,7 +383,7 @@ fn measure_ssh(
     t0: std::time::Instant,
     ssh_run: &mut Option<SshRun>,
 ) -> Result<()> {
-    use crate::backend::openssh::{Client, Destination, PrivateSshd};
+    use crate::backend::openssh::PrivateSshd;
     use crate::measure::ssh as ssh_kind;
     let servable = openssh.private_hostkeys();
     let ssh_plan = |ciphers: &[String], macs: &[String], kex: &[String], handshakes: bool, f: f64| {
@@ -411,15 +412,7 @@ fn measure_ssh(
         .min(plan.budget.0 * plan.shares.ssh)
         .max(1.0);
     bulk.budget = Seconds(left);
-    let client = Client {
-        ssh: openssh.ssh.clone(),
-        target: Destination::Private {
-            port: daemon.port(),
-            user: daemon.user().into(),
-            key: daemon.files().client_key,
-            known_hosts: daemon.files().known_hosts,
-        },
-    };
+    let client = daemon.client(&openssh.ssh);
     // One preflight (first connection, feature check) for every sweep of the run:
     // the MAC pass and the race check only what is new to them.
     let mut pre = ssh_kind::Preflight::default();

@@ -100,22 +100,16 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
 /// The ssh client for the private sshd, or for --host with the user's own
 /// configuration.
 fn client(a: &SshOptions, openssh: &discover::openssh::OpenSsh, daemon: Option<&PrivateSshd>) -> Client {
-    let target = match (daemon, &a.host) {
-        (Some(d), _) => Destination::Private {
-            port: d.port(),
-            user: d.user().into(),
-            key: d.files().client_key,
-            known_hosts: d.files().known_hosts,
+    match daemon {
+        Some(d) => d.client(&openssh.ssh),
+        None => Client {
+            ssh: openssh.ssh.clone(),
+            target: Destination::Remote {
+                destination: a.host.clone().unwrap_or_default(),
+                port: a.port,
+                identity: a.identity.clone(),
+                options: a.ssh_options.clone(),
+            },
         },
-        (None, h) => Destination::Remote {
-            destination: h.clone().unwrap_or_default(),
-            port: a.port,
-            identity: a.identity.clone(),
-            options: a.ssh_options.clone(),
-        },
-    };
-    Client {
-        ssh: openssh.ssh.clone(),
-        target,
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! Users do not start from nothing: their sshd, nginx or system OpenSSL already
 //! negotiates something. This module reads that ([`crate::discover::installed`]),
-//! works out what the usual peer negotiates with it ([`negotiate`]), makes sure
-//! that choice is measured with the same probes as everything else ([`subjects`]),
-//! and sets it beside the recommendation: the measured change with intervals (or
+//! works out what the usual peer negotiates with it ([`negotiate`]), names that
+//! choice as subjects of the run ([`subjects`]; the measure stage measures them
+//! with the same probes as everything else, and a local server's throughput
+//! through private instances of it, as [`through`] plans them), and sets it
+//! beside the recommendation: the measured change with intervals (or
 //! "no measurable gain"), the security findings fixed and introduced, and the lines
 //! as a unified diff against the real file ([`patch`]). `check` ([`check`]) turns
 //! the same diff into findings and an exit code for CI and monitoring.
@@ -18,6 +20,7 @@ pub mod remote;
 pub mod render;
 mod steps;
 pub mod subjects;
+pub mod through;
 
 #[cfg(test)]
 use figures::figures;
@@ -310,7 +313,7 @@ impl Change {
     /// The download-rate change measured through two private NZBGet instances
     /// in turns (`measure::tls::nzbget`): the gain is the median of the paired
     /// rounds' ratios, as [`Change::through`]'s.
-    fn through_nzbget(self, paired: Option<(f64, f64, f64, u64)>) -> Change {
+    fn through_nzbget_rounds(self, paired: Option<(f64, f64, f64, u64)>) -> Change {
         self.measured_through(crate::measure::tls::nzbget::HOW, "paired rounds", paired)
     }
 
@@ -783,7 +786,12 @@ fn changes(software: &str, doc: &Document, now: &Negotiated, r: &Negotiated, k: 
         changes.push(match (server, through, through_cpu) {
             _ if metric == "throughput" && nzbget.is_some() => {
                 let (tn, tr) = nzbget.expect("matched");
-                Change::new(metric, unit, higher, Some(tn), Some(tr), same).through_nzbget(paired_gain_of(doc, "through_nzbget", now, r))
+                Change::new(metric, unit, higher, Some(tn), Some(tr), same).through_nzbget_rounds(paired_gain_of(
+                    doc,
+                    "through_nzbget",
+                    now,
+                    r,
+                ))
             }
             (Some(sw), Some((tn, tr)), _) if metric == "throughput" => {
                 Change::new(metric, unit, higher, Some(tn), Some(tr), same).through(sw, paired_through_gain(doc, software, now, r))

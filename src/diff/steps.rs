@@ -153,11 +153,11 @@ pub fn annotate(recommendations: &mut [RecommendationRecord], diffs: &[SoftwareD
 /// instances (nginx, Apache, HAProxy, stunnel) once it has its recommendation
 /// (and so keeps time for it).
 pub fn through_applies(currents: &[Current]) -> bool {
-    currents.iter().any(|c| subjects::through_binary(c).is_some())
+    currents.iter().any(|c| through::server_binary(c).is_some())
 }
 
 /// The main job's step after ranking: the diffs of `currents` against the measured
-/// document `doc` and its `outcome`, for [`subjects::measure_through`] to measure
+/// document `doc` and its `outcome`, for [`through::server_plans`] to plan
 /// each local server's throughput now and with the recommended lines.
 pub fn through_diffs(currents: &[Current], doc: &Document, outcome: &Outcome, k: &Knowledge, policy: &Policy) -> Vec<SoftwareDiff> {
     if !through_applies(currents) {

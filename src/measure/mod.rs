@@ -4,13 +4,16 @@
 //! The map: `engine/` (sampler, statistics, noise, races); `plans.rs` (what the
 //! primitive and file runs are given); `primitives_run.rs` and `files_run.rs`
 //! (those runs); `primitive.rs`, `file.rs`, `kat.rs` (their probes and
-//! known-answer tests); `tls/` and `ssh/` (the protocol kinds); `sink.rs` (where
-//! results go as they are made).
+//! known-answer tests); `tls/` and `ssh/` (the protocol kinds); `named.rs` (a
+//! few subjects given by name, through the TLS and SSH stages: the installed
+//! choice beside what the policy allows); `sink.rs` (where results go as they
+//! are made).
 
 pub mod engine;
 pub mod file;
 mod files_run;
 pub mod kat;
+pub mod named;
 pub mod plans;
 pub mod primitive;
 mod primitives_run;

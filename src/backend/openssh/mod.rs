@@ -9,7 +9,26 @@ pub mod placement;
 pub use client::{Client, Destination};
 pub use daemon::PrivateSshd;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+impl PrivateSshd {
+    /// The client for this daemon: the system `ssh` at `ssh`, logging in as the
+    /// daemon's user on its port with the daemon's own client key and
+    /// known_hosts (no user configuration). The one way every command reaches
+    /// its private sshd.
+    pub fn client(&self, ssh: &Path) -> Client {
+        let f = self.files();
+        Client {
+            ssh: ssh.to_path_buf(),
+            target: Destination::Private {
+                port: self.port(),
+                user: self.user().into(),
+                key: f.client_key,
+                known_hosts: f.known_hosts,
+            },
+        }
+    }
+}
 
 /// The value of the first `keyword value` line of a `sshd -T` / `ssh -G` dump
 /// whose keyword is `k` in any case: OpenSSH up to 10.0 prints keywords in

@@ -199,16 +199,7 @@ fn refusal_of_one_algorithm_covers_its_combinations() {
 fn private() -> (crate::backend::openssh::PrivateSshd, Client) {
     let o = crate::discover::openssh::discover().unwrap();
     let d = crate::backend::openssh::PrivateSshd::start(&crate::discover::openssh::find_sshd().unwrap(), &o).unwrap();
-    let f = d.files();
-    let client = Client {
-        ssh: o.ssh.clone(),
-        target: Destination::Private {
-            port: d.port(),
-            user: d.user().to_string(),
-            key: f.client_key,
-            known_hosts: f.known_hosts,
-        },
-    };
+    let client = d.client(&o.ssh);
     (d, client)
 }
 

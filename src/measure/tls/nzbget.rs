@@ -308,6 +308,24 @@ fn sha256_of(p: &Path) -> Result<[u8; 32]> {
     Ok(h.finish())
 }
 
+/// Each of `passes` (the name of the software whose diff it measures, for the
+/// notes; its plan) through [`through_nzbget`], one after the other within
+/// `budget` (as `through::through_each`). Returns what could not be measured,
+/// one sentence each (the diff then keeps the loopback figures).
+pub fn through_nzbget_each(passes: Vec<(String, NzbgetPlan)>, session: &mut Measurements, budget: Seconds) -> Vec<String> {
+    super::through::in_turn(
+        passes,
+        budget,
+        |plan: &mut NzbgetPlan, share| {
+            plan.budget = share;
+            through_nzbget(plan, session)
+        },
+        |software, _, e| {
+            format!("{software}: the throughput change could not be measured through a private NZBGet, so it is the loopback figure: {e:#}")
+        },
+    )
+}
+
 /// Starts one private NZBGet (and news server) per instance, checks each with
 /// the known answer, and times downloads through them in interleaved rounds
 /// within `plan.budget`. The records go to `session`; the instances are stopped

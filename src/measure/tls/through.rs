@@ -258,6 +258,52 @@ fn verify(
     Ok(neg)
 }
 
+/// Each of `passes` (the name of the software whose diff it measures, for the
+/// notes; its plan) through [`through`], one after the other within `budget`.
+/// Returns what could not be measured, one sentence each (the diff then keeps
+/// the loopback figures).
+pub fn through_each(passes: Vec<(String, ThroughPlan)>, session: &mut Measurements, budget: Seconds) -> Vec<String> {
+    in_turn(
+        passes,
+        budget,
+        |plan: &mut ThroughPlan, share| {
+            plan.budget = share;
+            through(plan, session)
+        },
+        |software, plan, e| {
+            format!(
+                "{software}: the throughput change could not be measured through a private {}, so it is the loopback figure: {e:#}",
+                plan.software.shown()
+            )
+        },
+    )
+}
+
+/// Runs `passes` (a software's name, its plan) in turn within `budget`, `run`
+/// giving each an even share of what is left when it starts (the passes after
+/// it get the rest); none starts once Ctrl-C is asked. A pass that fails becomes
+/// a note (`note`: the software, its plan, the error).
+pub(super) fn in_turn<P>(
+    passes: Vec<(String, P)>,
+    budget: Seconds,
+    mut run: impl FnMut(&mut P, Seconds) -> Result<()>,
+    note: impl Fn(&str, &P, &anyhow::Error) -> String,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let t0 = Instant::now();
+    let n = passes.len();
+    for (k, (software, mut plan)) in passes.into_iter().enumerate() {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let left = budget.0 - t0.elapsed().as_secs_f64();
+        if let Err(e) = run(&mut plan, Seconds(left / (n - k) as f64)) {
+            notes.push(note(&software, &plan, &e));
+        }
+    }
+    notes
+}
+
 /// Starts one private server per instance, checks each, and measures HTTP/1.1
 /// keep-alive GETs through them in interleaved slices within `plan.budget`. The
 /// records go to `session`; the instances are stopped and their directories
@@ -536,6 +582,34 @@ mod tests {
         let r = pair_ratios(&[100.0, 50.0, 0.0, 200.0], &[300.0, 150.0, 90.0, 500.0, 7.0]);
         assert_eq!(r, vec![3.0, 3.0, 2.5]);
         assert!(pair_ratios(&[], &[1.0]).is_empty());
+    }
+
+    /// Passes run in turn, each with an even share of what is left when it
+    /// starts (the last one gets all of it); one that fails is a note with its
+    /// software's name, and the next still runs.
+    #[test]
+    fn passes_run_in_turn_with_even_shares_of_what_is_left() {
+        let passes: Vec<(String, u32)> = vec![("nginx".into(), 1), ("apache".into(), 2), ("haproxy".into(), 3)];
+        let mut shares = Vec::new();
+        let notes = in_turn(
+            passes,
+            Seconds(9.0),
+            |p: &mut u32, share| {
+                shares.push((*p, share.0));
+                if *p == 2 {
+                    bail!("refused");
+                }
+                Ok(())
+            },
+            |software, p, e| format!("{software} ({p}): {e:#}"),
+        );
+        assert_eq!(notes, ["apache (2): refused"]);
+        assert_eq!(shares.iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 3]);
+        // Nothing was spent: a third of 9 s, a half of what is left, all of it.
+        for ((_, got), want) in shares.iter().zip([3.0, 4.5, 9.0]) {
+            assert!(*got <= want && *got > want - 0.5, "{shares:?}");
+        }
+        assert!(in_turn(Vec::<(String, u32)>::new(), Seconds(1.0), |_, _| Ok(()), |_, _, _| String::new()).is_empty());
     }
 
     fn nginx() -> Option<PathBuf> {
