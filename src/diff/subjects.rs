@@ -167,9 +167,9 @@ impl Subjects {
                 .tls_groups
                 .iter()
                 .filter(|g| {
-                    let canon = crate::backend::openssl::tls::canonical_group(g);
+                    let canon = crate::aliases::group_spelling(g);
                     !ok(Kind::TlsHandshake, &|x| {
-                        x.group.as_deref().and_then(crate::backend::openssl::tls::canonical_group) == canon
+                        x.group.as_deref().and_then(crate::aliases::group_spelling) == canon
                     })
                 })
                 .cloned()

@@ -7,7 +7,7 @@
 //! those are is the caller's business (`diff::subjects`); this stage only
 //! measures them.
 
-use crate::backend::openssl::tls::{canonical_group, Protocol};
+use crate::backend::openssl::tls::Protocol;
 use crate::measure::sink::Measurements;
 use crate::measure::{ssh, tls};
 use crate::options::TlsOptions;
@@ -60,7 +60,12 @@ fn tls_plan(s: &NamedSubjects, budget: Seconds) -> Result<tls::LoopbackPlan> {
     } else {
         s.tls_suites.clone()
     };
-    let groups: Vec<String> = s.tls_groups.iter().filter_map(|g| canonical_group(g)).map(String::from).collect();
+    let groups: Vec<String> = s
+        .tls_groups
+        .iter()
+        .filter_map(|g| crate::aliases::group_spelling(g))
+        .map(String::from)
+        .collect();
     let options = TlsOptions {
         suites,
         groups,

@@ -140,13 +140,6 @@ pub fn supported_groups(candidates: &[&'static str]) -> Vec<&'static str> {
         .collect()
 }
 
-/// The spelling results store for a group name: delegates to
-/// [`crate::aliases::group_spelling`], the one canonicaliser (kept for
-/// diff/subjects.rs; to go once it calls that).
-pub fn canonical_group(s: &str) -> Option<&'static str> {
-    crate::aliases::group_spelling(s)
-}
-
 /// Whether a group carries ML-KEM (hybrid or pure): TLS 1.3 only.
 pub fn is_mlkem(group: &str) -> bool {
     group.to_ascii_uppercase().contains("MLKEM")
