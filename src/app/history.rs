@@ -97,7 +97,7 @@ pub(super) fn compare(c: &CommonOptions, a: &CompareOptions) -> Result<()> {
     if c.json {
         report::print(&serde_json::to_vec_pretty(&cmp)?)?;
     } else if !c.quiet {
-        report::print_text(&report::compare::render(&cmp))?;
+        report::print_text(&report::compare::terminal::render(&cmp))?;
     }
     // Findings (exit 1): nothing compared is not "no regression", so a CI gate
     // must not pass on it.
@@ -127,7 +127,7 @@ fn compare_side(c: &CommonOptions, spec: &str, store: &mut Option<Store>) -> Res
     let path = std::path::Path::new(spec);
     if path.is_file() {
         // A file that is not a cipherbench document is bad input (exit 2).
-        return report::compare::load_json(path).map_err(|e| UsageError::Invalid(format!("{e:#}")).into());
+        return report::compare::export::load_json(path).map_err(|e| UsageError::Invalid(format!("{e:#}")).into());
     }
     if spec.ends_with(".json") || spec.contains(std::path::MAIN_SEPARATOR) {
         return Err(UsageError::Invalid(format!("no such file: {spec}")).into());

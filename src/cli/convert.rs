@@ -50,9 +50,7 @@ pub(super) fn library_arg() -> impl clap::builder::TypedValueParser<Value = Libr
 
 /// `--for`'s help: every registered target, in the recommendations' order.
 pub(super) fn for_help() -> String {
-    let mut targets: Vec<_> = crate::software::ALL.to_vec();
-    targets.sort_by_key(|t| t.report_order());
-    let names: Vec<&str> = targets.iter().map(|t| t.name()).collect();
+    let names: Vec<&str> = crate::software::in_recommendation_order().iter().map(|t| t.name()).collect();
     format!(
         "Config targets for `recommend`: {} (comma-separated; default: all)",
         names.join(", ")

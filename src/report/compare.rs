@@ -14,56 +14,19 @@
 //! it). A run's noise is what its own samples show; between two runs a shared
 //! machine moves figures by a few percent more (a build on the other core, the
 //! clock), which the 5% covers. Everything else is `same`, whatever the ratio says.
+//!
+//! Reading another machine's export is in [`export`], the rows that moved together
+//! in `shift.rs`, what the comparison could see in `sight.rs`, and the terminal
+//! view in [`terminal`].
 
+pub mod export;
+mod shift;
 mod sight;
+pub mod terminal;
 
-use crate::model::{Document, Kind, Metric, ResultRecord, Status, Subject, Summary, SCHEMA};
-use crate::units::{BytesPerSec, Seconds};
-use anyhow::{bail, Context, Result};
+use crate::model::{Document, Kind, Metric, ResultRecord, Status, Subject, Summary};
 use serde::Serialize;
-use std::fmt::Write as _;
-use std::path::Path;
-
-/// The largest export `compare` reads: a real one is well under 1 MiB, so this
-/// bounds only what a hostile or broken file can make it allocate.
-pub const MAX_EXPORT_BYTES: u64 = 64 << 20;
-
-/// Reads a `cipherbench/1` JSON document written by `--export-json` or `--json`.
-/// A file over [`MAX_EXPORT_BYTES`], or one that is not a regular file, is refused
-/// before it is read; the rest is streamed, so memory does not follow its size.
-pub fn load_json(path: &Path) -> Result<Document> {
-    use std::io::Read;
-    let shown = crate::untrusted::shown(&path.display().to_string()).into_owned();
-    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {shown}"))?;
-    if !meta.is_file() {
-        bail!("{shown} is not a regular file");
-    }
-    if meta.len() > MAX_EXPORT_BYTES {
-        bail!(
-            "{shown} is {} bytes, over the {} MiB an export may have: refused unread",
-            meta.len(),
-            MAX_EXPORT_BYTES >> 20
-        );
-    }
-    let file = std::fs::File::open(path).with_context(|| format!("cannot read {shown}"))?;
-    let mut limited = std::io::BufReader::new(file).take(MAX_EXPORT_BYTES + 1);
-    let doc: Document = serde_json::from_reader(&mut limited)
-        .with_context(|| format!("{shown} is not a cipherbench JSON document (write one with --export-json)"))?;
-    if limited.limit() == 0 {
-        bail!("{shown} grew past {} MiB while it was read: refused", MAX_EXPORT_BYTES >> 20);
-    }
-    if doc.schema != SCHEMA {
-        bail!(
-            "{shown} has schema '{}', expected '{SCHEMA}'",
-            crate::untrusted::shown(&crate::untrusted::bounded(&doc.schema, 100))
-        );
-    }
-    // The figures another machine wrote: each finite, positive and possible.
-    if let Err(why) = crate::plausible::check_records(&doc.results) {
-        bail!("{shown}: {why}: refused (see docs/json-schema.md, \"Figures read back\")");
-    }
-    Ok(doc)
-}
+use shift::{shifts, Shift};
 
 /// B against A, for B.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -172,60 +135,6 @@ pub struct Comparison {
     /// The change these runs can see, in percent: the median over the rows of
     /// what each pair could see (`None`: no row can order anything).
     pub can_see_pct: Option<f64>,
-}
-
-/// Every row of a kind moved the same way by about the same amount: that is the
-/// machine (its load, its clock, a neighbour on the host) or a library they all
-/// share, not one subject. A run's own samples cannot show such a move, which is
-/// why a lone row's verdict needs intervals apart and the 5% besides; the shift
-/// says what the rows have in common.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Shift {
-    pub kind: Kind,
-    /// Matched rows of the kind, and how many moved the way the median did.
-    pub rows: usize,
-    pub along: usize,
-    /// The median change of B against A, in percent, positive when B is faster
-    /// (for times: lower).
-    pub faster_pct: f64,
-}
-
-/// A kind's rows moved together when at least this many rows are matched, at least
-/// [`SHIFT_ALONG`] of them moved the way their median did, and the median moved by
-/// at least [`SHIFT_LEAST`].
-const SHIFT_ROWS: usize = 4;
-const SHIFT_ALONG: f64 = 0.8;
-const SHIFT_LEAST: f64 = 0.02;
-
-/// The kinds of `rows` whose rows moved together.
-pub fn shifts(rows: &[Row]) -> Vec<Shift> {
-    let mut kinds: Vec<Kind> = rows.iter().map(|r| r.kind).collect();
-    kinds.sort_by_key(|k| kind_name(*k));
-    kinds.dedup();
-    let mut out = Vec::new();
-    for kind in kinds {
-        // Speed-oriented log changes: positive when B is faster.
-        let v: Vec<f64> = rows
-            .iter()
-            .filter(|r| r.kind == kind && r.ratio.is_finite() && r.ratio > 0.0)
-            .map(|r| if r.metric == Metric::Seconds { -r.ratio.ln() } else { r.ratio.ln() })
-            .collect();
-        let n = v.len();
-        let Some(median) = Summary::of(&v).map(|s| s.median).filter(|_| n >= SHIFT_ROWS) else {
-            continue;
-        };
-        let along = v.iter().filter(|x| x.signum() == median.signum() && **x != 0.0).count();
-        let faster_pct = (median.exp() - 1.0) * 100.0;
-        if faster_pct.abs() >= SHIFT_LEAST * 100.0 && along as f64 >= SHIFT_ALONG * n as f64 {
-            out.push(Shift {
-                kind,
-                rows: n,
-                along,
-                faster_pct,
-            });
-        }
-    }
-    out
 }
 
 /// The threshold when none is given: the ranking's practical threshold
@@ -355,15 +264,7 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
     c
 }
 
-fn value(metric: Metric, v: f64) -> String {
-    match metric {
-        Metric::BytesPerSec => BytesPerSec(v).to_string(),
-        Metric::HandshakesPerSec | Metric::OpsPerSec => format!("{v:.0}/s"),
-        Metric::Seconds => Seconds(v).to_string(),
-        Metric::Accepted => format!("{v}"),
-    }
-}
-
+/// A kind as its JSON spells it (`primitive`).
 fn kind_name(k: Kind) -> String {
     serde_json::to_value(k)
         .ok()
@@ -371,122 +272,13 @@ fn kind_name(k: Kind) -> String {
         .unwrap_or_default()
 }
 
-fn side_line(name: &str, s: &Side) -> String {
-    let libs: Vec<String> = s.libraries.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    format!(
-        "{name}: run {} ({}) · {} · {} · {}\n",
-        s.run_id,
-        s.source,
-        s.hostname,
-        s.cpu_model,
-        libs.join(", ")
-    )
-}
-
-/// One line per matched result: both figures, the change, the verdict.
-fn rows_table(c: &Comparison) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-    t.set_header(["kind", "subject", "A", "B", "change", "clears threshold", "can see", "verdict"]);
-    for r in &c.rows {
-        let verdict = match r.change {
-            Change::Slower => "SLOWER (regression)".to_string(),
-            Change::Same if r.clears_threshold && !r.beyond_intervals => "same (within the intervals)".to_string(),
-            other => other.as_str().to_string(),
-        };
-        t.add_row([
-            kind_name(r.kind),
-            r.label.clone(),
-            value(r.metric, r.a.median),
-            value(r.metric, r.b.median),
-            format!("{:+.1}%", r.change_pct),
-            if r.clears_threshold { "yes" } else { "no" }.to_string(),
-            r.detectable_pct.map_or("nothing".to_string(), |x| format!("≥{x:.0}%")),
-            verdict,
-        ]);
-    }
-    t
-}
-
-/// The terminal view: the two sides (and what differs between them), one line per
-/// matched result with its change and whether it clears the threshold, then a
-/// summary.
-pub fn render(c: &Comparison) -> String {
-    let mut s = side_line("A", &c.a);
-    s.push_str(&side_line("B", &c.b));
-    for d in &c.differences {
-        let _ = writeln!(
-            s,
-            "NOTE: {d}: part of any difference is the machine or library, not the change under test."
-        );
-    }
-    let _ = writeln!(s, "threshold: {:.1}% ({})", c.threshold * 100.0, c.threshold_from);
-    let t = rows_table(c);
-    let _ = writeln!(s, "{t}");
-    let _ = writeln!(
-        s,
-        "  verdict: faster or slower only when the two runs' 95% intervals do not overlap AND the change clears the {:.1}% threshold; otherwise same (for times, lower is faster).",
-        c.threshold * 100.0
-    );
-    let _ = writeln!(
-        s,
-        "{} matched, {} same, {} faster, {} slower; {} not matched (measured in one run only, or not ok in one).",
-        c.rows.len(),
-        c.rows.iter().filter(|r| r.change == Change::Same).count(),
-        c.improvements,
-        c.regressions,
-        c.unmatched
-    );
-    if !c.rows.is_empty() {
-        for l in sight::lines(c, c.b.budget) {
-            let _ = writeln!(s, "{l}");
-        }
-    }
-    for sh in &c.shifts {
-        let _ = writeln!(
-            s,
-            "NOTE: {} of {} {} results moved together, median {:+.1}% ({} in B): the machine (load, clock, a neighbour) or a library they share, not one subject.",
-            sh.along,
-            sh.rows,
-            kind_name(sh.kind),
-            sh.faster_pct,
-            if sh.faster_pct > 0.0 { "faster" } else { "slower" }
-        );
-    }
-    if c.rows.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nNOTHING TO COMPARE: the two runs share no result (same kind, subject and metric)."
-        );
-    }
-    if c.regressions > 0 {
-        let _ = writeln!(
-            s,
-            "\nREGRESSIONS: {} result(s) of B are slower than A beyond both intervals and the {:.1}% threshold:",
-            c.regressions,
-            c.threshold * 100.0
-        );
-        for r in c.rows.iter().filter(|r| r.regression) {
-            let _ = writeln!(
-                s,
-                "  {} {}: {} -> {} ({:+.1}%)",
-                kind_name(r.kind),
-                r.label,
-                value(r.metric, r.a.median),
-                value(r.metric, r.b.median),
-                r.change_pct
-            );
-        }
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
+    use super::terminal::render;
     use super::*;
-    use crate::model::{Host, RunInfo, RunStatus};
+    use crate::model::{Host, RunInfo, RunStatus, SCHEMA};
 
-    fn doc(id: &str, host: &str, median: f64, spread: f64) -> Document {
+    pub(super) fn doc(id: &str, host: &str, median: f64, spread: f64) -> Document {
         let r = ResultRecord {
             kind: Kind::Primitive,
             subject: Subject {
@@ -611,52 +403,6 @@ mod tests {
         assert_eq!(c.rows[0].change, Change::Same);
     }
 
-    /// `doc` with four subjects, the n-th at `medians[n]`, ±1.
-    fn four(medians: [f64; 4]) -> Document {
-        let mut d = doc("r", "alpha", 100.0, 1.0);
-        let first = d.results[0].clone();
-        d.results = medians
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let mut r = doc("r", "alpha", *m, 1.0).results.remove(0);
-                r.subject = Subject {
-                    bytes: Some(1024 << i),
-                    ..first.subject.clone()
-                };
-                r
-            })
-            .collect();
-        d
-    }
-
-    #[test]
-    fn rows_that_all_moved_together_are_named_as_the_machine() {
-        let a = four([100.0, 200.0, 300.0, 400.0]);
-        // Every row 3% faster (inside the rule: all "same"), one of them 2.5%.
-        let b = four([103.0, 206.0, 307.5, 412.0]);
-        let c = compare("a", &a, "b", &b, None);
-        assert!(c.rows.iter().all(|r| r.change == Change::Same));
-        assert_eq!(c.shifts.len(), 1, "{:?}", c.shifts);
-        let sh = &c.shifts[0];
-        assert_eq!((sh.kind, sh.rows, sh.along), (Kind::Primitive, 4, 4));
-        assert!((sh.faster_pct - 3.0).abs() < 1e-9, "{}", sh.faster_pct);
-        assert!(
-            render(&c).contains("4 of 4 primitive results moved together, median +3.0% (faster in B)"),
-            "{}",
-            render(&c)
-        );
-        // One subject alone changed: no shift.
-        let c = compare("a", &a, "b", &four([100.0, 200.0, 330.0, 400.0]), None);
-        assert!(c.shifts.is_empty(), "{:?}", c.shifts);
-        // Half up, half down: no shift either.
-        let c = compare("a", &a, "b", &four([104.0, 208.0, 288.0, 384.0]), None);
-        assert!(c.shifts.is_empty(), "{:?}", c.shifts);
-        // Fewer than four rows: too few to tell.
-        let c = compare("a", &doc("a", "alpha", 100.0, 1.0), "b", &doc("b", "alpha", 110.0, 1.0), None);
-        assert!(c.shifts.is_empty());
-    }
-
     #[test]
     fn a_document_scaled_by_0_9_is_a_regression_and_hosts_are_named() {
         let mut a = doc("r1", "alpha", 100.0, 1.5);
@@ -762,42 +508,5 @@ mod tests {
         let c = compare("a", &a, "b", &step, None);
         assert!(c.rows.iter().all(|r| r.change == Change::Slower), "{}", render(&c));
         assert_eq!(c.regressions, 2);
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig { cases: 200, ..Default::default() })]
-
-        /// A real export cut, flipped or spliced anywhere is read or refused with
-        /// an error, never a panic; what is read has the right schema.
-        #[test]
-        fn a_mutated_export_is_read_or_refused(
-            cut in proptest::prelude::any::<usize>(),
-            flips in proptest::collection::vec((proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>()), 0..8),
-        ) {
-            let mut bytes = serde_json::to_vec_pretty(&doc("r1", "h", 1e9, 0.02)).unwrap();
-            for (at, b) in flips {
-                let i = at % bytes.len();
-                bytes[i] = b;
-            }
-            bytes.truncate(bytes.len() - cut % (bytes.len() / 4 + 1));
-            let dir = tempfile::tempdir().unwrap();
-            let f = dir.path().join("x.json");
-            std::fs::write(&f, &bytes).unwrap();
-            if let Ok(d) = load_json(&f) {
-                proptest::prop_assert_eq!(d.schema, SCHEMA);
-            }
-        }
-    }
-
-    #[test]
-    fn an_export_over_the_limit_is_refused_unread() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("big.json");
-        let file = std::fs::File::create(&f).unwrap();
-        file.set_len(MAX_EXPORT_BYTES + 1).unwrap();
-        let e = format!("{:#}", load_json(&f).unwrap_err());
-        assert!(e.contains("over the 64 MiB"), "{e}");
-        let e = format!("{:#}", load_json(dir.path()).unwrap_err());
-        assert!(e.contains("not a regular file"), "{e}");
     }
 }

@@ -11,10 +11,10 @@
 //!   software negotiates them against a private peer, and what a patch and the
 //!   fleet's Ansible variables need.
 //!
-//! Adding a target: its folder, and one line in [`ALL`] (its place among the
-//! recommendations is its [`Target::report_order`]). Nothing outside this module
-//! lists the software: `recommend` writes lines with the emitters it is given,
-//! and `diff`, `fleet` and `app` ask this registry.
+//! Adding a target: its folder, one line in [`ALL`] and its name in
+//! [`RECOMMENDATION_ORDER`] (its place among the recommendations), both here.
+//! Nothing outside this module lists the software: `recommend` writes lines with
+//! the emitters it is given, and `diff`, `fleet` and `app` ask this registry.
 
 pub mod apache;
 pub mod curl;
@@ -68,11 +68,6 @@ pub trait Target: Sync {
     /// Its pure emitter: the lines from a choice (callable from recommend).
     fn emitter(&self) -> &'static dyn Emitter;
     fn protocol(&self) -> Protocol;
-
-    /// Its place among the recommendations (reports list the TLS libraries,
-    /// then the servers, then the clients; SSH's client before its server):
-    /// [`emitters`] sorts by it.
-    fn report_order(&self) -> u8;
 
     /// The `--for` name, e.g. `nginx`.
     fn name(&self) -> &'static str {
@@ -159,7 +154,10 @@ pub trait Target: Sync {
     }
 }
 
-/// Every target, in the order installed configurations are read and diffed.
+/// Every target, in the order installed configurations are read and diffed:
+/// `check`'s and the main job's diffs, the main job's default targets (the
+/// software found installed) and the lists of readable and Ansible targets
+/// follow it. The recommendations have their own order, [`RECOMMENDATION_ORDER`].
 pub static ALL: &[&dyn Target] = &[
     &sshd::Sshd,
     &ssh::Ssh,
@@ -174,17 +172,32 @@ pub static ALL: &[&dyn Target] = &[
     &rustls::Rustls,
 ];
 
+/// The recommendations' order, by `--for` name: the TLS libraries, then the
+/// servers, then the clients; SSH's client before its server. The answer's config
+/// lines and `--for`'s help follow it ([`in_recommendation_order`]). It names each
+/// target of [`ALL`] once; it is not ALL's order because ALL's is the one installed
+/// configurations are read and diffed in (SSH first), which `check`'s output and
+/// the main job's default targets follow.
+pub const RECOMMENDATION_ORDER: &[&str] = &[
+    "openssl", "gnutls", "apache", "nginx", "haproxy", "stunnel", "curl", "rustls", "nzbget", "ssh", "sshd",
+];
+
+/// Every target, in the recommendations' order ([`RECOMMENDATION_ORDER`]).
+pub fn in_recommendation_order() -> Vec<&'static dyn Target> {
+    let mut all = ALL.to_vec();
+    all.sort_by_key(|t| RECOMMENDATION_ORDER.iter().position(|n| *n == t.name()).unwrap_or(usize::MAX));
+    all
+}
+
 /// The emitters of `targets` (every target when empty; case-insensitive), in
-/// the recommendations' order ([`Target::report_order`]): what `recommend` writes
+/// the recommendations' order ([`RECOMMENDATION_ORDER`]): what `recommend` writes
 /// lines with.
 pub fn emitters(targets: &[String]) -> Vec<&'static dyn Emitter> {
-    let mut picked: Vec<&'static dyn Target> = ALL
-        .iter()
-        .copied()
+    in_recommendation_order()
+        .into_iter()
         .filter(|t| targets.is_empty() || targets.iter().any(|w| w.eq_ignore_ascii_case(t.name())))
-        .collect();
-    picked.sort_by_key(|t| t.report_order());
-    picked.into_iter().map(|t| t.emitter()).collect()
+        .map(|t| t.emitter())
+        .collect()
 }
 
 /// The lines of every target of `targets` (all when empty) for `choice`, in the

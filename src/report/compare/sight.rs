@@ -147,7 +147,7 @@ mod tests {
         assert_eq!(c.rows[0].change, super::super::Change::Same);
         let see = c.can_see_pct.unwrap();
         assert!((see - 59.7).abs() < 0.5, "{see}");
-        let text = super::super::render(&c);
+        let text = super::super::terminal::render(&c);
         assert!(text.contains("these runs can see changes above 60%"), "{text}");
         assert!(
             text.contains("to see a 5% change (the threshold)") && text.contains("--budget"),
@@ -156,7 +156,7 @@ mod tests {
         assert!(text.contains("≥60%"), "{text}");
         // Tight runs see the threshold: no advice.
         let (a, b) = (run("a", 1.0, 0.005, "x"), run("b", 0.9, 0.0045, "x"));
-        let text = super::super::render(&super::super::compare("a", &a, "b", &b, None));
+        let text = super::super::terminal::render(&super::super::compare("a", &a, "b", &b, None));
         assert!(
             text.contains("these runs can see changes above 1%") && !text.contains("to see a"),
             "{text}"

@@ -24,9 +24,6 @@ impl Target for Apache {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
-    fn report_order(&self) -> u8 {
-        2
-    }
     fn programs(&self) -> &'static [&'static str] {
         &["apache2", "httpd"]
     }

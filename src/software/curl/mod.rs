@@ -20,9 +20,6 @@ impl Target for Curl {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
-    fn report_order(&self) -> u8 {
-        6
-    }
     fn programs(&self) -> &'static [&'static str] {
         &["curl"]
     }

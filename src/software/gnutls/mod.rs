@@ -22,9 +22,6 @@ impl Target for GnuTls {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
-    fn report_order(&self) -> u8 {
-        1
-    }
     fn config_path(&self) -> Option<PathBuf> {
         Some(read::default_file())
     }

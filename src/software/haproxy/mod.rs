@@ -23,9 +23,6 @@ impl Target for Haproxy {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
-    fn report_order(&self) -> u8 {
-        4
-    }
     fn programs(&self) -> &'static [&'static str] {
         &["haproxy"]
     }

@@ -23,9 +23,6 @@ impl Target for Nginx {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
-    fn report_order(&self) -> u8 {
-        3
-    }
     fn programs(&self) -> &'static [&'static str] {
         &["nginx"]
     }

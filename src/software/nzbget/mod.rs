@@ -22,9 +22,6 @@ impl Target for Nzbget {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
-    fn report_order(&self) -> u8 {
-        8
-    }
     fn programs(&self) -> &'static [&'static str] {
         &["nzbget"]
     }

@@ -21,9 +21,6 @@ impl Target for OpenSsl {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
-    fn report_order(&self) -> u8 {
-        0
-    }
     fn config_path(&self) -> Option<PathBuf> {
         Some(read::default_file())
     }

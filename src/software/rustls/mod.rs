@@ -108,9 +108,6 @@ impl Target for Rustls {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
-    fn report_order(&self) -> u8 {
-        7
-    }
     fn reads_installed(&self) -> bool {
         false
     }

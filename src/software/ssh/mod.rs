@@ -27,9 +27,6 @@ impl Target for Ssh {
     fn protocol(&self) -> Protocol {
         Protocol::Ssh
     }
-    fn report_order(&self) -> u8 {
-        9
-    }
     fn programs(&self) -> &'static [&'static str] {
         &["ssh"]
     }

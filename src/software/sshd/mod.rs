@@ -35,9 +35,6 @@ impl Target for Sshd {
     fn protocol(&self) -> Protocol {
         Protocol::Ssh
     }
-    fn report_order(&self) -> u8 {
-        10
-    }
     fn programs(&self) -> &'static [&'static str] {
         &["sshd"]
     }

@@ -27,9 +27,6 @@ impl Target for Stunnel {
     fn protocol(&self) -> Protocol {
         Protocol::Tls
     }
-    fn report_order(&self) -> u8 {
-        5
-    }
     fn programs(&self) -> &'static [&'static str] {
         &["stunnel4", "stunnel"]
     }
