@@ -321,7 +321,7 @@ fn measure_first_pass(
     if first.measured.is_ok() && !crate::interrupt::requested() {
         if let (Some(picks), Some(openssh), Ok(sshd)) = (&plan.ssh, &found.openssh, &found.sshd) {
             let picks = crate::plan::SshPicks {
-                admitted: Some(super::admitted::ssh(&job.policy, &job.knowledge, openssh, false)),
+                admitted: Some(crate::judge::admitted::ssh(&job.policy, &job.knowledge, openssh, false)),
                 ..picks.clone()
             };
             // The primitives behind the allowed ciphers (those the primitive pass
@@ -366,7 +366,7 @@ fn measure_primitives_and_tls(
         }
         tls_kind::Work::Bulk(_) => true,
     });
-    let admitted = super::admitted::tls(&job.policy, &job.knowledge, &tls, false);
+    let admitted = crate::judge::admitted::tls(&job.policy, &job.knowledge, tls.names(), false);
     let r = tls_kind::loopback_policy_first(&tls, Some(&admitted), measurements).and_then(|_| tls_kind::hello_retries(&tls, measurements));
     *tls_plan = Some(tls);
     r

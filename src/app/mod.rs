@@ -4,7 +4,6 @@
 //! store, the outputs, the policy, how a run is closed and its exit chosen); one
 //! file per subcommand, the main job in main_job.rs.
 
-mod admitted;
 mod check;
 mod file;
 mod history;

@@ -31,7 +31,7 @@ pub(super) fn ssh(c: &CommonOptions, a: &SshOptions) -> Result<()> {
     let servable = a.host.is_none().then(|| openssh.private_hostkeys());
     // What the policy allows is measured first (the order of spending).
     let named = !(a.ciphers.is_empty() && a.macs.is_empty());
-    let admitted = super::admitted::ssh(&judge.0, &judge.1, &openssh, named);
+    let admitted = crate::judge::admitted::ssh(&judge.0, &judge.1, &openssh, named);
     let mut plan = measure::ssh::SshPlan::new(
         &openssh,
         &a.ciphers,

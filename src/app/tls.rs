@@ -44,7 +44,7 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
     let plan = tls::LoopbackPlan::new(a, budget)?;
     // What the policy allows is measured first (the order of spending).
     let named = !(a.suites.is_empty() && a.groups.is_empty());
-    let admitted = judge.map(|(p, k)| super::admitted::tls(&p, &k, &plan, named));
+    let admitted = judge.map(|(p, k)| crate::judge::admitted::tls(&p, &k, plan.names(), named));
     let (session, mut measurements) = Session::start("tls", plan.settings(), open_store(c)?, progress(c))?;
     let measured =
         tls::loopback_policy_first(&plan, admitted.as_ref(), &mut measurements).and_then(|_| tls::hello_retries(&plan, &mut measurements));

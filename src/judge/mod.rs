@@ -22,6 +22,7 @@
 //!   [`Level::Unrated`], which sorts below `insecure`, so every policy except `none`
 //!   refuses it.
 
+pub mod admitted;
 mod entries;
 mod grade;
 mod knowledge;

@@ -1,14 +1,15 @@
 //! What the policy allows, handed down to measuring as plain names in the
 //! policy's order (`plan::Admitted`): measure may not import judge, and every
-//! command measures first what the policy allows.
+//! command measures first what the policy allows. A judgement, so it lives
+//! here; the commands in app/ only pass it on.
 
-use crate::judge::{Domain, Knowledge, Policy};
+use super::{Domain, Knowledge, Policy};
 use crate::plan::Admitted;
 
 /// The names of `names` that `policy` allows in `domain`, in the policy's order:
 /// its `only` list first (it encodes the source's order), then the knowledge
 /// base's order, then the order given.
-pub(super) fn allowed(policy: &Policy, knowledge: &Knowledge, domain: Domain, names: &[String]) -> Vec<String> {
+pub fn allowed(policy: &Policy, knowledge: &Knowledge, domain: Domain, names: &[String]) -> Vec<String> {
     let only = policy.rules(domain).only.clone().unwrap_or_default();
     let kb: Vec<String> = knowledge.entries(domain).iter().map(|e| e.name().to_string()).collect();
     let pos = |n: &str, list: &[String]| list.iter().position(|o| o.eq_ignore_ascii_case(n)).unwrap_or(usize::MAX);
@@ -26,7 +27,7 @@ pub(super) fn allowed(policy: &Policy, knowledge: &Knowledge, domain: Domain, na
 /// `named`: the user named the algorithms (every refused one named is then
 /// measured, after the allowed ones); otherwise one refused option per list, for
 /// the "fastest refused, for comparison" line.
-pub(super) fn ssh(policy: &Policy, knowledge: &Knowledge, o: &crate::discover::openssh::OpenSsh, named: bool) -> Admitted {
+pub fn ssh(policy: &Policy, knowledge: &Knowledge, o: &crate::discover::openssh::OpenSsh, named: bool) -> Admitted {
     Admitted {
         ssh_ciphers: allowed(policy, knowledge, Domain::SshCipher, &o.ciphers),
         ssh_macs: allowed(policy, knowledge, Domain::SshMac, &o.macs),
@@ -36,10 +37,14 @@ pub(super) fn ssh(policy: &Policy, knowledge: &Knowledge, o: &crate::discover::o
     }
 }
 
-/// What `policy` allows of the suites and groups a TLS loopback plan uses
-/// (`named`: as for [`ssh`]).
-pub(super) fn tls(policy: &Policy, knowledge: &Knowledge, plan: &crate::measure::tls::LoopbackPlan, named: bool) -> Admitted {
-    let (suites, groups, certs) = plan.names();
+/// What `policy` allows of the suites, groups and certificate types a TLS plan
+/// uses (`LoopbackPlan::names`; `named`: as for [`ssh`]).
+pub fn tls(
+    policy: &Policy,
+    knowledge: &Knowledge,
+    (suites, groups, certs): (Vec<String>, Vec<String>, Vec<String>),
+    named: bool,
+) -> Admitted {
     Admitted {
         tls_suites: allowed(policy, knowledge, Domain::Tls13Suite, &suites),
         groups: allowed(policy, knowledge, Domain::Group, &groups),
