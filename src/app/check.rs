@@ -1,7 +1,7 @@
 //! `check`: the installed configuration against the policy and the measured best.
 
 use super::{close, conclude, judged, open_store, outputs, policy, progress};
-use crate::diff::{self, check::CheckReport, subjects::Subjects};
+use crate::diff::{self, check::CheckReport};
 use crate::error::UsageError;
 use crate::measure::sink::Measurements;
 use crate::measure::{named, tls};
@@ -135,13 +135,13 @@ fn measure_passes(
         currents,
         notes,
     } = job;
-    let subjects = Subjects::with_candidates(currents, knowledge, policy);
+    let subjects = diff::subjects::with_candidates(currents, knowledge, policy);
     let t0 = std::time::Instant::now();
     let server = currents.iter().any(|x| diff::through::server_binary(x).is_some());
     let nzbget = currents.iter().any(|x| diff::through::nzbget_binary(x).is_some());
     let through = server || nzbget;
     let first = if through { CHECK_FIRST_PASS_THROUGH } else { CHECK_FIRST_PASS };
-    let measured = named::measure(&subjects.named(), measurements, Seconds(budget.0 * first));
+    let measured = named::measure(&subjects, measurements, Seconds(budget.0 * first));
     let targets: Vec<String> = currents.iter().map(|x| x.installed.software.to_string()).collect();
     // Pooled with the history as `recommend` pools it, so both give one answer.
     let snapshot = super::pool::pooled(c, &session.document(measurements));
@@ -189,13 +189,13 @@ fn second_pass(
     first: Passes,
     left: Seconds,
 ) -> Result<Passes> {
-    let again = Subjects::undecided(&first.diffs);
+    let again = diff::subjects::undecided(&first.diffs);
     let open = !again.tls_suites.is_empty() || !again.ssh_ciphers.is_empty();
     if !(open && first.measured.is_ok() && left.0 >= 2.0 && !crate::interrupt::requested()) {
         return Ok(first);
     }
     let mut scratch = crate::measure::sink::Measurements::pass(measurements.settings.clone(), progress(c));
-    let measured = named::measure(&again.named(), &mut scratch, left);
+    let measured = named::measure(&again, &mut scratch, left);
     let pooled = measurements.fold_in(&scratch.results, crate::measure::sink::Fold::Pool)?;
     measurements.set_setting(
         "second_pass",

@@ -135,7 +135,7 @@ fn measure_main(c: &CommonOptions, job: &MainJob, found: &Found, plan: &crate::p
     let missing = crate::diff::unmeasured(&installed.0, &measurements.results);
     let budget = Seconds(left.min(job.budget.0 * 0.1));
     if !missing.is_empty() && budget.0 >= 2.0 {
-        if let Err(e) = measure::named::measure(&missing.named(), measurements, budget) {
+        if let Err(e) = measure::named::measure(&missing, measurements, budget) {
             installed.1.push(format!("the installed choice could not be measured: {e:#}"));
         }
     }

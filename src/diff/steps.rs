@@ -98,7 +98,7 @@ pub fn installed(k: &Knowledge, targets: &[String]) -> (Vec<Current>, Vec<String
 /// What the installed configurations negotiate that the run has not measured yet
 /// (`results`): the subjects that make "now" a subject of the run.
 pub fn unmeasured(currents: &[Current], results: &[crate::model::ResultRecord]) -> subjects::Subjects {
-    subjects::Subjects::negotiated(currents).not_in(results)
+    subjects::not_in(&subjects::negotiated(currents), results)
 }
 
 /// `recommend`'s and the remote subcommands' closing section: the diffs, and them
