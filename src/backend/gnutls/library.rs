@@ -223,13 +223,10 @@ impl TlsLibrary for Gnutls {
         }))
     }
 
-    /// Its sessions read the socket through GnuTLS's own I/O, whose timeout is
-    /// not set again per read.
+    /// Its clients' streams: GnuTLS's own socket I/O, whose timeouts
+    /// [`Connection::rearm`] sets again before every read and write.
     fn lacks_streams(&self) -> Option<String> {
-        Some(format!(
-            "{} does not offer it here: its sessions read the socket through GnuTLS's own I/O, whose timeout cipherbench does not set again per read",
-            self.version()
-        ))
+        None
     }
 
     /// A priority string, checked ([`user_priority`]), and the suites it enables
@@ -381,6 +378,9 @@ impl Connection for Conn {
     /// GnuTLS takes a TLS 1.3 ticket in as it reads; nothing to wait for here.
     fn await_ticket(&mut self, _timeout: Duration) -> bool {
         true
+    }
+    fn rearm(&self, timeout: Duration) -> std::io::Result<()> {
+        self.s.rearm(timeout)
     }
     fn close(&mut self) {
         self.s.close()
