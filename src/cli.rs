@@ -535,11 +535,12 @@ pub struct TlsArgs {
     #[arg(long = "lib", aliases = ["libs", "library", "libraries"], value_parser = library_arg(), value_delimiter = ',', default_value = "openssl", value_name = "LIBS")]
     pub libraries: Vec<Library>,
     /// GnuTLS priority string for every GnuTLS end (e.g. 'NORMAL:-VERS-TLS1.3'): measures
-    /// exactly what it negotiates instead of the suite sweep. Needs --lib gnutls.
+    /// exactly what it negotiates instead of the suite sweep; with --connect, offers its
+    /// suites one per handshake. Needs --lib gnutls.
     #[arg(long, value_name = "STRING", conflicts_with_all = ["suites", "groups", "protocols", "full_matrix"])]
     pub priority: Option<String>,
     /// Run only the benchmark server on ADDR (e.g. 127.0.0.1:4433) until Ctrl-C, for a
-    /// peer such as gnutls-cli or another cipherbench; with one --lib.
+    /// peer such as gnutls-cli or another cipherbench; with one --lib (any).
     #[arg(long, value_name = "ADDR", conflicts_with = "connect")]
     pub serve: Option<String>,
 }

@@ -310,16 +310,48 @@ fn connect_to_gnutls_serv() {
     assert_eq!(hs[0]["subject"]["library"], "gnutls");
     assert!(hs[0]["median"].as_f64().unwrap() > 1.0);
 
-    // A rustls client through the same server: TLS 1.2 refused, of TLS 1.3 only
-    // AES-256-GCM accepted, and its handshakes timed through rustls.
+    // A rustls client, then a GnuTLS one without --priority (the same generic
+    // pass), through the same server: TLS 1.2 refused, of TLS 1.3 only
+    // AES-256-GCM accepted, and its handshakes timed through that library.
+    for lib in ["rustls", "gnutls"] {
+        connect_scan_of_gnutls_serv(port, lib);
+    }
+
+    // Nobody listening: a clear error, exit 3 (could not measure), with or
+    // without --priority.
+    drop(_serv);
+    for priority in [&[][..], &["--priority", "NORMAL"][..]] {
+        let out = cb()
+            .args(["tls", "--lib", "gnutls", "--connect"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(priority)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{priority:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot connect"),
+            "{priority:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// `tls --lib LIB --connect` (the generic scan and remote pass) against the
+/// `gnutls-serv` of [`connect_to_gnutls_serv`]: TLS 1.2 refused, of TLS 1.3 only
+/// AES-256-GCM accepted, its handshakes timed through `lib`, and the diff of
+/// what to change there.
+fn connect_scan_of_gnutls_serv(port: u16, lib: &str) {
     let out = cb()
-        .args(["--budget", "3s", "tls", "--lib", "rustls", "--connect"])
+        .args(["--budget", "3s", "tls", "--lib", lib, "--connect"])
         .arg(format!("127.0.0.1:{port}"))
         .args(["--protocols", "1.2,1.3", "--groups", "x25519,p-256", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{lib}: {}", String::from_utf8_lossy(&out.stderr));
     let doc = json_of(&out.stdout);
+    assert_eq!(doc["run"]["settings"]["library"], lib);
+    let diffs = doc["run"]["settings"]["installed_diff"].as_array().expect("installed_diff");
+    assert!(diffs.iter().any(|d| d["software"] == "nginx"), "{lib}: {diffs:#?}");
     let results = doc["results"].as_array().unwrap();
     let said = |f: &dyn Fn(&Value) -> bool| -> Vec<(String, f64)> {
         results
@@ -346,27 +378,13 @@ fn connect_to_gnutls_serv() {
     let hs: Vec<&Value> = results.iter().filter(|r| r["metric"] == "handshakes_per_sec").collect();
     assert!(!hs.is_empty(), "{hs:#?}");
     for h in hs {
-        assert_eq!(h["subject"]["library"], "rustls");
+        assert_eq!(h["subject"]["library"], lib);
         assert_eq!(h["subject"]["suite"], "TLS_AES_256_GCM_SHA384");
         if h["subject"]["op"] == "full" {
             assert_eq!(h["status"], "ok", "{h}");
             assert!(h["median"].as_f64().unwrap() > 1.0, "{h}");
         }
     }
-
-    // Nobody listening: a clear error, exit 3 (could not measure).
-    drop(_serv);
-    let out = cb()
-        .args(["tls", "--lib", "gnutls", "--connect"])
-        .arg(format!("127.0.0.1:{port}"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("cannot connect"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// `gnutls-cli` against `cipherbench tls --serve --lib gnutls`: the handshake

@@ -192,11 +192,11 @@ fn a_download_whose_every_get_fails_is_exit_3_and_the_status_line_is_escaped() {
 
 /// A real TLS server that answers a GET with a 1 MB Content-Length, then drips the
 /// body a byte every 100 ms (each read well within `--timeout`), for at most a
-/// minute. Through every library that offers `--http-get` (the default, OpenSSL,
-/// and rustls), each read of the download keeps the run's deadline (the stream
-/// sets the socket's timeout again per read, capped by what is left), so the run
-/// is cut at its deadline with the download not measured; a stream that set the
-/// timeout once would wait out the drip.
+/// minute. Through every library (the default, OpenSSL; GnuTLS, whose sessions
+/// read the socket through GnuTLS's own I/O; rustls), each read of the download
+/// keeps the run's deadline (the stream sets the socket's timeout again per read,
+/// capped by what is left), so the run is cut at its deadline with the download
+/// not measured; a stream that set the timeout once would wait out the drip.
 #[test]
 fn a_dripped_download_ends_within_the_budget_through_every_library() {
     let (key, cert) = evil_cert();
@@ -228,7 +228,7 @@ fn a_dripped_download_ends_within_the_budget_through_every_library() {
             std::thread::sleep(Duration::from_millis(100));
         }
     });
-    for lib in ["openssl", "rustls"] {
+    for lib in ["openssl", "gnutls", "rustls"] {
         let t0 = Instant::now();
         let out = cb()
             .args(["tls", "--lib", lib, "--connect", &format!("127.0.0.1:{port}")])

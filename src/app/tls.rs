@@ -51,18 +51,18 @@ pub(super) fn tls(c: &CommonOptions, a: &TlsOptions) -> Result<()> {
     finish(session, measurements, Judged::default(), measured, &outputs(c))
 }
 
-/// `tls --connect`: one client library, from the registry. One that takes its own
-/// configuration text (`libraries::takes_native`: GnuTLS's priority string) walks
-/// that text's suites; any other enumerates protocols, suites and groups through
-/// its `TlsLibrary`, skipping (and saying) what it lacks.
+/// `tls --connect`: one client library, from the registry. It enumerates
+/// protocols, suites and groups through its `TlsLibrary`, skipping (and saying)
+/// what it lacks; with `--priority`, it walks the suites of that text of its own
+/// (`TlsLibrary::native_suites`: GnuTLS's priority string).
 fn tls_remote(c: &CommonOptions, a: &TlsOptions, target: &str, budget: Seconds) -> Result<()> {
     use crate::backend::libraries;
-    use crate::measure::tls::{self, gnutls as tls_gnutls};
+    use crate::measure::tls;
     let mut libs = a.libraries.clone();
     libs.sort_by_key(|l| l.as_str());
     libs.dedup();
     // `RemotePlan::new` takes the first of `--lib`: the one.
-    let [lib] = libs[..] else {
+    let [_] = libs[..] else {
         return Err(UsageError::Invalid(format!("--connect measures through one client library: {}", libraries::every_lib())).into());
     };
     let quiet = c.quiet || c.json;
@@ -71,14 +71,13 @@ fn tls_remote(c: &CommonOptions, a: &TlsOptions, target: &str, budget: Seconds) 
             eprintln!("{}", crate::untrusted::for_terminal(m));
         }
     };
-    if libraries::native_text(lib).is_some() {
-        let plan = tls::RemotePlan::new(a, target, budget)?;
-        let (session, mut measurements) = Session::start("tls", tls_gnutls::settings(&plan), open_store(c)?, progress(c))?;
-        let measured = tls_gnutls::remote(&plan, &mut measurements, &say);
+    let plan = tls::RemotePlan::new(a, target, budget)?;
+    if plan.native.is_some() {
+        let (session, mut measurements) = Session::start("tls", plan.walk_settings(), open_store(c)?, progress(c))?;
+        let measured = tls::walk(&plan, &mut measurements, &say);
         return finish(session, measurements, Judged::default(), measured, &outputs(c));
     }
     let remote_policy = policy(c)?;
-    let plan = tls::RemotePlan::new(a, target, budget)?;
     let scan = tls::scan(&plan, &say)?;
     if !scan.not_offered.is_empty() {
         say(&format!(
@@ -107,20 +106,20 @@ fn tls_remote(c: &CommonOptions, a: &TlsOptions, target: &str, budget: Seconds) 
     done
 }
 
-/// `tls --lib gnutls` or `--lib openssl,gnutls` (every client→server pair), `--priority`,
-/// `--serve`: GnuTLS sessions on one or both ends.
+/// `tls --lib gnutls` or `--lib openssl,rustls` (every client→server pair),
+/// `--priority` (a library's own configuration text), `--serve` (any library).
 fn tls_libraries(c: &CommonOptions, a: &TlsOptions, budget: Seconds) -> Result<()> {
-    use crate::measure::tls::{self, gnutls as tls_gnutls};
+    use crate::measure::tls::{self, pairs};
     if let Some(addr) = &a.serve {
-        return tls_gnutls::serve(a, addr, c.quiet || c.json);
+        return tls::serve::serve(a, addr, c.quiet || c.json);
     }
-    let g = tls_gnutls::GnutlsPlan::new(&a.libraries, a.priority.as_deref())?;
+    let g = pairs::LibraryPairs::new(&a.libraries, a.priority.as_deref())?;
     let mut plan = tls::LoopbackPlan::new(a, budget)?;
     if g.priority.is_some() {
-        plan.items = tls_gnutls::priority_items(&plan, a)?;
+        plan.items = pairs::priority_items(&plan, a)?;
         plan.skipped.clear();
     }
     let (session, mut measurements) = Session::start("tls", g.settings(&plan), open_store(c)?, progress(c))?;
-    let measured = tls_gnutls::loopback(&plan, &g, &mut measurements);
+    let measured = pairs::loopback(&plan, &g, &mut measurements);
     finish(session, measurements, Judged::default(), measured, &outputs(c))
 }

@@ -14,6 +14,9 @@
 //!   caller's own (`--http-get`'s HTTP/1.1), every read and write keeping a
 //!   timeout and the run's deadline ([`ClientConfig::stream`]), from a library
 //!   that offers it ([`TlsLibrary::lacks_streams`]).
+//! - [`TlsLibrary::native_suites`]: the library's own configuration text (GnuTLS's
+//!   priority string, `--priority`) checked and split into one text per suite,
+//!   for a library that takes such text.
 //! - `backend::record::RecordCipher`: a record sealed and opened as the library
 //!   does it in TLS (timed by the primitive probes).
 //!
@@ -75,6 +78,18 @@ impl Selection {
     }
 }
 
+/// One suite that a library's own configuration text enables
+/// ([`TlsLibrary::native_suites`]).
+#[derive(Debug, Clone)]
+pub struct NativeSuite {
+    /// Its IANA name.
+    pub iana: String,
+    /// Its protocol family: TLS 1.3, or TLS 1.2 for the older suites.
+    pub protocol: Protocol,
+    /// The text that offers this suite alone, or why the library cannot make one.
+    pub alone: std::result::Result<String, String>,
+}
+
 /// A server's handshake that did not complete.
 #[derive(Debug, Clone)]
 pub struct Refused {
@@ -127,6 +142,14 @@ pub trait TlsLibrary: Send + Sync {
     }
     fn client(&self, s: &Selection, resumption: bool) -> Result<Arc<dyn ClientConfig>>;
     fn server(&self, s: &Selection, id: &Identity) -> Result<Arc<dyn ServerConfig>>;
+    /// Its own configuration text (what [`Entry::native_text`] names: GnuTLS's
+    /// priority string), checked, as the suites it enables in its order, each
+    /// with the text that offers that suite alone: what `--connect --priority`
+    /// walks, one handshake per suite. A text the library rejects, or one that
+    /// enables no suite, is a usage error. `None`: the library takes no such text.
+    fn native_suites(&self, _text: &str) -> Option<Result<Vec<NativeSuite>>> {
+        None
+    }
     /// Why its clients give no [`Bounded`] streams ([`ClientConfig::stream`]: a
     /// protocol of the caller's own, `--http-get`), when they do not. Asked
     /// before a run, so that asking for them is a usage error.

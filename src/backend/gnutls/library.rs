@@ -3,12 +3,13 @@
 //! credentials, sessions over TCP sockets, and the bulk transport of the OpenSSL
 //! side (`Gathered`) under a GnuTLS session.
 
-use super::session::{self as gs, Credentials, HandshakeError, Priority, SuiteInfo, TicketKey, TlsStream};
+use super::session::{self as gs, Credentials, HandshakeError, Priority, PriorityError, SuiteInfo, TicketKey, TlsStream};
 use crate::backend::openssl::certs::Identity;
 use crate::backend::openssl::tls::{self as ssl, Coalesced, ConnectError, Protocol};
 use crate::backend::tls::{
-    ClientConfig, Connection, Negotiated, Refused, Resumption, Selection, ServerConfig, TlsLibrary, BULK_RECV, BULK_SEND,
+    ClientConfig, Connection, NativeSuite, Negotiated, Refused, Resumption, Selection, ServerConfig, TlsLibrary, BULK_RECV, BULK_SEND,
 };
+use crate::error::UsageError;
 use anyhow::{anyhow, Result};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -222,13 +223,63 @@ impl TlsLibrary for Gnutls {
         }))
     }
 
-    /// Its sessions read the socket through GnuTLS's own I/O, whose timeout is
-    /// not set again per read, and its `--connect` walks a priority string.
+    /// Its clients' streams: GnuTLS's own socket I/O, whose timeouts
+    /// [`Connection::rearm`] sets again before every read and write.
     fn lacks_streams(&self) -> Option<String> {
-        Some(format!(
-            "{} does not offer it here: its sessions read the socket through GnuTLS's own I/O, whose timeout cipherbench does not set again per read",
-            self.version()
-        ))
+        None
+    }
+
+    /// A priority string, checked ([`user_priority`]), and the suites it enables
+    /// in its order, each with the string that offers it alone (its protocol
+    /// family, and for TLS 1.2 its MAC and key exchange).
+    fn native_suites(&self, text: &str) -> Option<Result<Vec<NativeSuite>>> {
+        Some(user_priority(text).map(|p| {
+            p.suites()
+                .iter()
+                .map(|s| {
+                    let alone = one_suite(text, s);
+                    NativeSuite {
+                        iana: self.names.iana_of(s),
+                        protocol: if s.min_version == "TLS1.3" {
+                            Protocol::Tls13
+                        } else {
+                            Protocol::Tls12
+                        },
+                        alone: Priority::new(&alone).map(|_| alone).map_err(|e| e.to_string()),
+                    }
+                })
+                .collect()
+        }))
+    }
+}
+
+/// Compiles a user's priority string (`--priority`); a syntax error, or a string
+/// that enables no suite, is bad input (exit 2) with GnuTLS's position.
+fn user_priority(text: &str) -> Result<Priority> {
+    match Priority::new(text) {
+        Ok(p) => {
+            if p.suites().is_empty() {
+                return Err(UsageError::Invalid(format!(
+                    "the GnuTLS priority string '{text}' enables no cipher suite (`cipherbench list tls --lib gnutls --priority '{text}'` shows what it resolves to)"
+                ))
+                .into());
+            }
+            Ok(p)
+        }
+        Err(e @ PriorityError::Syntax { .. }) => Err(UsageError::Invalid(format!("invalid --priority: {e}")).into()),
+        Err(PriorityError::Library(e)) => Err(anyhow!("GnuTLS is unavailable: {e}")),
+    }
+}
+
+/// The priority string that offers one suite of `base` (and its protocol family).
+fn one_suite(base: &str, s: &SuiteInfo) -> String {
+    if s.min_version == "TLS1.3" {
+        format!("{base}:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+{}", s.cipher)
+    } else {
+        format!(
+            "{base}:-VERS-TLS1.3:-CIPHER-ALL:+{}:-MAC-ALL:+{}:-KX-ALL:+{}",
+            s.cipher, s.mac, s.kx
+        )
     }
 }
 
@@ -327,6 +378,9 @@ impl Connection for Conn {
     /// GnuTLS takes a TLS 1.3 ticket in as it reads; nothing to wait for here.
     fn await_ticket(&mut self, _timeout: Duration) -> bool {
         true
+    }
+    fn rearm(&self, timeout: Duration) -> std::io::Result<()> {
+        self.s.rearm(timeout)
     }
     fn close(&mut self) {
         self.s.close()

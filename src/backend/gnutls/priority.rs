@@ -25,7 +25,6 @@ pub enum PriorityError {
 /// to be shared by many sessions on many threads.
 pub struct Priority {
     pub(super) h: Handle,
-    text: String,
 }
 
 // SAFETY: a priority cache is immutable after init and reference-counted by GnuTLS.
@@ -104,11 +103,7 @@ impl Priority {
                 msg: strerror(rc),
             });
         }
-        Ok(Priority { h, text: text.to_string() })
-    }
-
-    pub fn text(&self) -> &str {
-        &self.text
+        Ok(Priority { h })
     }
 
     /// The suites the string enables, in its order (`gnutls-cli --priority X -l`).

@@ -289,8 +289,9 @@ pub struct TlsStream {
     io: Held,
     /// The socket's read/write timeout: GnuTLS also answers `E_AGAIN` after a
     /// post-handshake message (a TLS 1.3 ticket), which must be retried, so only an
-    /// `E_AGAIN` after this long is a timeout.
-    timeout: Duration,
+    /// `E_AGAIN` after this long is a timeout. [`TlsStream::rearm`] sets it again
+    /// with the socket's.
+    timeout: std::cell::Cell<Duration>,
 }
 
 /// Whether an `E_AGAIN` that came `since` after the call began is the socket timeout.
@@ -362,7 +363,11 @@ pub fn handshake_over(
         // SAFETY: a live session with its transport set.
         let rc = unsafe { (a.gnutls_handshake)(h) };
         if rc >= 0 {
-            return Ok(TlsStream { session, io, timeout });
+            return Ok(TlsStream {
+                session,
+                io,
+                timeout: std::cell::Cell::new(timeout),
+            });
         }
         if rc == E_AGAIN && !timed_out(t0, timeout) {
             continue;
@@ -446,6 +451,32 @@ impl TlsStream {
         }
     }
 
+    /// Sets the socket's read and write timeouts to `timeout`, capped by what is
+    /// left of the run (an error once it has passed), and the time after which an
+    /// `E_AGAIN` is this stream's timeout: GnuTLS's own `recv`/`send` on the
+    /// socket then give up within it, and a read or write returns `TimedOut`
+    /// instead of retrying. For GnuTLS's own socket I/O (`Io::Socket`); a custom
+    /// transport keeps its own timeouts (`Unsupported`).
+    pub fn rearm(&self, timeout: Duration) -> std::io::Result<()> {
+        let Held::Socket(tcp) = &self.io else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a GnuTLS session over a custom transport keeps that transport's timeouts",
+            ));
+        };
+        let t = crate::deadline::run().cap(timeout);
+        if t.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("stopped at {}", crate::deadline::describe()),
+            ));
+        }
+        tcp.set_read_timeout(Some(t))?;
+        tcp.set_write_timeout(Some(t))?;
+        self.timeout.set(t);
+        Ok(())
+    }
+
     /// Sends close_notify (does not wait for the peer's).
     pub fn close(&mut self) {
         let a = self.api();
@@ -465,7 +496,7 @@ impl Read for TlsStream {
             if rc >= 0 {
                 return Ok(rc as usize);
             }
-            if rc as c_int == E_INTERRUPTED || (rc as c_int == E_AGAIN && !timed_out(t0, self.timeout)) {
+            if rc as c_int == E_INTERRUPTED || (rc as c_int == E_AGAIN && !timed_out(t0, self.timeout.get())) {
                 continue;
             }
             // SAFETY: plain query.
@@ -490,7 +521,7 @@ impl Write for TlsStream {
             if rc > 0 {
                 return Ok(rc as usize);
             }
-            if rc as c_int == E_INTERRUPTED || (rc as c_int == E_AGAIN && !timed_out(t0, self.timeout)) {
+            if rc as c_int == E_INTERRUPTED || (rc as c_int == E_AGAIN && !timed_out(t0, self.timeout.get())) {
                 continue;
             }
             return Err(io_error(rc));
@@ -616,5 +647,50 @@ mod tests {
             .expect("no common suite");
         assert!(matches!(e, HandshakeError::Rejected(_)), "{e:?}");
         assert!(srv.join().unwrap().is_some());
+    }
+
+    /// A read on a silent connection gives up within the timeout that `rearm`
+    /// set (GnuTLS's own `recv` on the socket times out, the `E_AGAIN` is not
+    /// retried past it), not the handshake's longer one.
+    #[test]
+    fn gnutls_rearm_bounds_a_read_from_a_silent_peer() {
+        let id = Identity::generate(CertType::EcdsaP256).unwrap();
+        let (cert, key) = (id.cert.to_pem().unwrap(), id.key.private_key_to_pem_pkcs8().unwrap());
+        let prio = Arc::new(Priority::new("NORMAL:-VERS-ALL:+VERS-TLS1.3").unwrap());
+        let server = Config {
+            priority: prio.clone(),
+            credentials: Arc::new(Credentials::server(&cert, &key).unwrap()),
+            ticket_key: None,
+            tickets: false,
+        };
+        let client = Config {
+            priority: prio,
+            credentials: Arc::new(Credentials::client().unwrap()),
+            ticket_key: None,
+            tickets: false,
+        };
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let long = Duration::from_secs(8);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let srv = std::thread::spawn(move || {
+            let (tcp, _) = l.accept().unwrap();
+            tcp.set_read_timeout(Some(long)).unwrap();
+            let _s = handshake_over(Io::Socket(tcp), true, &server, None, None, long).unwrap();
+            // Silent, the connection open, until the client is done (bounded).
+            let _ = done_rx.recv_timeout(Duration::from_secs(20));
+        });
+        let tcp = TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(long)).unwrap();
+        let mut s = handshake_over(Io::Socket(tcp), false, &client, None, None, long).unwrap();
+        s.rearm(Duration::from_millis(300)).unwrap();
+        let t0 = std::time::Instant::now();
+        let e = s.read(&mut [0u8; 16]).expect_err("the peer sends nothing");
+        let took = t0.elapsed();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+        assert!(took < Duration::from_secs(3), "the read waited {took:?}, not the rearmed 300 ms");
+        assert!(took >= Duration::from_millis(250), "{took:?}");
+        done_tx.send(()).unwrap();
+        srv.join().unwrap();
     }
 }

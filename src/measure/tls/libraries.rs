@@ -2,11 +2,9 @@
 //! (from the registry, `backend::libraries`), and the client → server pairs.
 //! Everything else in `measure::tls` is written against the trait.
 
-use crate::backend::gnutls::session::{Priority, PriorityError};
 use crate::backend::tls::TlsLibrary;
 use crate::catalog::Library;
-use crate::error::UsageError;
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use std::sync::Arc;
 
 /// The TLS library behind a `--lib` name.
@@ -31,20 +29,14 @@ pub fn pairs(libs: &[Library]) -> Vec<(Library, Library)> {
     out
 }
 
-/// Compiles a user's priority string; a syntax error is bad input (exit 2) with
-/// GnuTLS's position.
-pub fn user_priority(text: &str) -> Result<Priority> {
-    match Priority::new(text) {
-        Ok(p) => {
-            if p.suites().is_empty() {
-                return Err(UsageError::Invalid(format!(
-                    "the GnuTLS priority string '{text}' enables no cipher suite (`cipherbench list tls --lib gnutls --priority '{text}'` shows what it resolves to)"
-                ))
-                .into());
-            }
-            Ok(p)
-        }
-        Err(e @ PriorityError::Syntax { .. }) => Err(UsageError::Invalid(format!("invalid --priority: {e}")).into()),
-        Err(PriorityError::Library(e)) => Err(anyhow!("GnuTLS is unavailable: {e}")),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_cover_both_directions() {
+        let (o, g) = (Library::DEFAULT, crate::backend::libraries::named("gnutls").unwrap());
+        assert_eq!(pairs(&[g]), [(g, g)]);
+        assert_eq!(pairs(&[o, g, o]), [(o, o), (o, g), (g, o), (g, g)]);
     }
 }

@@ -18,21 +18,24 @@
 //!
 //! One concern per file: [`probe`] (the server, handshake and bulk probes, over
 //! any `backend::tls::TlsLibrary`), [`loopback`], [`rounds`] (loopback subjects
-//! in rounds: every one first, then the leaders), [`pairs`] (library pairs),
-//! [`remote`], [`http`], [`wire`] (the bulk protocol every library speaks),
-//! [`gnutls`] (`--priority`, `--serve`, `list tls --lib gnutls`) and [`libraries`]
-//! (the one list of TLS libraries); this file holds what they share (suites,
-//! names, subjects, the negotiated-parameters check).
+//! in rounds: every one first, then the leaders), [`pairs`] (library pairs and
+//! `--priority` on loopback), [`remote`] (`--connect`, and its `--priority`
+//! walk), [`http`], [`wire`] (the bulk protocol every library speaks), [`serve`]
+//! (`--serve`) and [`libraries`] (each `--lib` name's library); this file holds
+//! what they share (suites, names, subjects, the negotiated-parameters check).
+//! No file here names a library: each is a `TlsLibrary` from the registry
+//! (`backend::libraries`), and a library's own configuration text (GnuTLS's
+//! priority string) is its to check and walk (`TlsLibrary::native_suites`).
 
-pub mod gnutls;
 mod http;
 pub mod libraries;
 mod loopback;
 pub mod nzbget;
-mod pairs;
+pub mod pairs;
 mod probe;
 mod remote;
 mod rounds;
+pub mod serve;
 #[cfg(test)]
 mod tests;
 pub mod through;

@@ -9,14 +9,14 @@
 //!   lacks an unsupported one.
 //! - Bulk runs the wire protocol of `wire.rs` (command header, SHA-256 receipts with
 //!   `--verify`), so any client interoperates with any server.
-//! - `--priority`: every GnuTLS end uses exactly that string, every other end its
+//! - `--priority`: every end whose library takes its own configuration text
+//!   (GnuTLS: a priority string) uses exactly that text, every other end its
 //!   library's default; the subject is what was negotiated.
 
 use super::libraries::{library, pairs};
 use super::probe::{bulk_probe, durations, HandshakeProbe, Refusals, Server};
 use super::wire::{bulk_records, handshake_records};
 use super::{Direction, Item, LoopbackPlan, Work};
-use crate::backend::gnutls::session::Priority;
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls::Protocol;
 use crate::backend::tls::{ClientConfig, Negotiated, Selection, ServerConfig, TlsLibrary};
@@ -35,31 +35,40 @@ use std::time::{Duration, Instant};
 type Ends = (Arc<dyn ClientConfig>, Arc<dyn ServerConfig>);
 
 /// The library pairs of a loopback run (`--lib`), and `--priority`.
-pub struct GnutlsPlan {
+pub struct LibraryPairs {
     pub pairs: Vec<(Library, Library)>,
-    /// `--priority`: every GnuTLS end uses exactly this string (and every other
-    /// library its default, so the string decides).
-    pub priority: Option<Arc<Priority>>,
+    /// `--priority`: every end whose library takes its own configuration text
+    /// uses exactly this text (and every other library its default, so the text
+    /// decides).
+    pub priority: Option<String>,
     libs: BTreeMap<Library, Arc<dyn TlsLibrary>>,
 }
 
-impl GnutlsPlan {
-    pub fn new(libs: &[Library], priority: Option<&str>) -> Result<GnutlsPlan> {
-        // Check the string before anything else: a typo is exit 2.
-        let priority = priority.map(super::libraries::user_priority).transpose()?.map(Arc::new);
-        if priority.is_some() && crate::backend::libraries::takes_native(libs).is_none() {
-            return Err(UsageError::Invalid(format!(
-                "--priority is a library's own configuration text: add {}",
-                crate::backend::libraries::native_libs()
-            ))
-            .into());
-        }
+impl LibraryPairs {
+    pub fn new(libs: &[Library], priority: Option<&str>) -> Result<LibraryPairs> {
         let pairs = pairs(libs);
         let mut l = BTreeMap::new();
         for &(c, _) in &pairs {
             l.insert(c, library(c)?);
         }
-        Ok(GnutlsPlan { pairs, priority, libs: l })
+        if let Some(text) = priority {
+            let Some((native, _)) = crate::backend::libraries::takes_native(libs) else {
+                return Err(UsageError::Invalid(format!(
+                    "--priority is a library's own configuration text: add {}",
+                    crate::backend::libraries::native_libs()
+                ))
+                .into());
+            };
+            // Checked by its library before anything runs: a typo is exit 2.
+            l[&native]
+                .native_suites(text)
+                .unwrap_or_else(|| Err(anyhow!("{} takes no configuration text of its own", native.as_str())))?;
+        }
+        Ok(LibraryPairs {
+            pairs,
+            priority: priority.map(str::to_string),
+            libs: l,
+        })
     }
 
     pub fn settings(&self, plan: &LoopbackPlan) -> serde_json::Value {
@@ -70,7 +79,7 @@ impl GnutlsPlan {
             .map(|(c, s)| format!("{}->{}", c.as_str(), s.as_str()))
             .collect::<Vec<_>>());
         if let Some(p) = &self.priority {
-            v["priority"] = json!(p.text());
+            v["priority"] = json!(p);
         }
         v
     }
@@ -79,7 +88,7 @@ impl GnutlsPlan {
     fn ends(&self, item: &Item, pair: (Library, Library), id: &Identity, resumption: bool) -> Result<Ends> {
         let selection = match &self.priority {
             Some(p) => Selection {
-                native: Some(p.text().to_string()),
+                native: Some(p.clone()),
                 ..Default::default()
             },
             None => item.selection(),
@@ -226,7 +235,7 @@ fn lacks_group(lib: &dyn TlsLibrary, group: Option<&str>) -> Option<String> {
     (!lib.groups().iter().any(|h| h == g)).then(|| format!("{} does not implement the group {g}", lib.version()))
 }
 
-pub fn loopback(plan: &LoopbackPlan, g: &GnutlsPlan, session: &mut Measurements) -> Result<()> {
+pub fn loopback(plan: &LoopbackPlan, g: &LibraryPairs, session: &mut Measurements) -> Result<()> {
     let np = g.pairs.len();
     let total: usize = plan.skipped.len() * np + plan.items.iter().map(|i| i.records().len()).sum::<usize>() * np;
     session.progress_start(total as u64);

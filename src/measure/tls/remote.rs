@@ -2,17 +2,21 @@
 //! preference order, handshake rates per accepted suite and, with `--http-get`,
 //! HTTP/1.1 download speed per accepted suite.
 //!
-//! The client is the `--lib` library's `TlsLibrary` (any registered one; GnuTLS's
-//! priority-string walk is `gnutls.rs`'s). What that library cannot offer (a
-//! protocol it does not speak, a suite it lacks, a group it has not) is not tried:
-//! `Scan::not_offered`, recorded as unsupported with why.
+//! The client is the `--lib` library's `TlsLibrary` (any registered one). What
+//! that library cannot offer (a protocol it does not speak, a suite it lacks, a
+//! group it has not) is not tried: `Scan::not_offered`, recorded as unsupported
+//! with why.
+//!
+//! With `--priority`, the library's own configuration text (GnuTLS's priority
+//! string, `TlsLibrary::native_suites`) is walked instead: which of its suites
+//! the server accepts (each offered alone, one handshake each), then handshake
+//! rates per accepted suite ([`walk`]).
 
 use super::probe::{durations, HandshakeProbe, NOT_RESUMED, NO_TICKET};
 use super::wire::{handshake_records, record_or_fail};
 use super::*;
-use crate::backend::gnutls::session::Priority;
 use crate::backend::openssl::tls::{self as ssl, is_ffdhe, ConnectError, Protocol};
-use crate::backend::tls::{Negotiated, Selection, TlsLibrary};
+use crate::backend::tls::{NativeSuite, Negotiated, Selection, TlsLibrary};
 use crate::catalog::Library;
 use crate::error::UsageError;
 use crate::measure::engine::sampler::{self, Rate, SamplerConfig};
@@ -44,9 +48,15 @@ pub struct RemotePlan {
     pub budget: Seconds,
     /// The client's library (the one `--lib`).
     pub lib: Arc<dyn TlsLibrary>,
-    /// GnuTLS: the priority string whose suites are offered one by one
-    /// (`--priority`, else `NORMAL`), instead of the protocols, suites and groups above.
-    pub priority: Option<Arc<Priority>>,
+    /// `--priority`: the library's own configuration text, whose suites are
+    /// offered one by one ([`walk`]) instead of the protocols, suites and groups above.
+    pub native: Option<Native>,
+}
+
+/// A library's own configuration text (`--priority`) and the suites it enables.
+pub struct Native {
+    pub text: String,
+    pub suites: Vec<NativeSuite>,
 }
 
 /// `host:port`, `[v6]:port`.
@@ -77,14 +87,13 @@ pub(crate) fn resolve_target(host: &str, port: u16, sni: Option<&str>) -> Result
 }
 
 impl RemotePlan {
-    /// A plan for the one library of `--lib` (the app checks there is one): a
-    /// library with its own configuration text (`libraries::takes_native`) walks
-    /// that text's suites; any other offers protocols, suites and groups through
-    /// `TlsLibrary`.
+    /// A plan for the one library of `--lib` (the app checks there is one): it
+    /// offers protocols, suites and groups through its `TlsLibrary`, or with
+    /// `--priority`, walks that text's suites (a library that takes its own
+    /// configuration text, `libraries::native_text`).
     pub fn new(a: &crate::options::TlsOptions, target: &str, budget: Seconds) -> Result<RemotePlan> {
         let (host, port) = split_target(target)?;
         let chosen = a.libraries.first().copied().unwrap_or(Library::DEFAULT);
-        let native = crate::backend::libraries::takes_native(&[chosen]);
         let lib = super::libraries::library(chosen)?;
         // The downloads need the library's streams (`ClientConfig::stream`).
         if let (Some(_), Some(why)) = (&a.http_get, lib.lacks_streams()) {
@@ -95,28 +104,34 @@ impl RemotePlan {
             ))
             .into());
         }
-        let priority = if let Some((l, text)) = native {
-            let p = super::libraries::user_priority(a.priority.as_deref().unwrap_or("NORMAL"))?;
-            if !a.suites.is_empty() || a.http_get.is_some() {
-                return Err(UsageError::Invalid(format!(
-                    "with --lib {}, --connect takes the suites from its {text} (--priority); --suites and --http-get are for the other libraries",
-                    l.as_str()
-                ))
-                .into());
-            }
-            Some(Arc::new(p))
-        } else {
-            if a.priority.is_some() {
+        let native = match (&a.priority, crate::backend::libraries::native_text(chosen)) {
+            (None, _) => None,
+            (Some(_), None) => {
                 return Err(UsageError::Invalid(format!(
                     "--priority is a library's own configuration text: use {}",
                     crate::backend::libraries::native_libs()
                 ))
-                .into());
+                .into())
             }
-            None
+            (Some(text), Some(what)) => {
+                if !a.suites.is_empty() || a.http_get.is_some() {
+                    return Err(UsageError::Invalid(format!(
+                        "with --priority, --connect takes the suites from {what} (--lib {}); --suites and --http-get are for a run without --priority",
+                        chosen.as_str()
+                    ))
+                    .into());
+                }
+                let suites = lib
+                    .native_suites(text)
+                    .unwrap_or_else(|| Err(anyhow!("{} takes no configuration text of its own", lib.version())))?;
+                Some(Native {
+                    text: text.clone(),
+                    suites,
+                })
+            }
         };
-        // A library with its own text walks it; the rest is what the client offers.
-        let (protocols, groups, suites) = match priority {
+        // Own text walks it; else what the client offers.
+        let (protocols, groups, suites) = match native {
             Some(_) => (Vec::new(), Vec::new(), Vec::new()),
             None => {
                 let protocols = parse_protocols(&a.protocols, &Protocol::ALL)?;
@@ -151,7 +166,7 @@ impl RemotePlan {
             handshakes: !a.no_handshakes,
             budget,
             lib,
-            priority,
+            native,
         })
     }
 
@@ -572,4 +587,110 @@ fn remote_gets(
             "no samples",
         ),
     }])
+}
+
+// ---------------------------------------------------------------------------
+// Remote: the library's own configuration text (`--priority`)
+
+impl RemotePlan {
+    /// The run's settings for a walk of the library's own text.
+    pub fn walk_settings(&self) -> serde_json::Value {
+        json!({
+            "mode": "remote",
+            "target": self.target,
+            "sni": self.sni,
+            "library": self.lib.name(),
+            "priority": self.native.as_ref().map(|n| n.text.clone()),
+            "threads": self.threads,
+            "timeout_seconds": self.timeout.as_secs_f64(),
+            "budget_seconds": self.budget.0,
+        })
+    }
+
+    /// The subject of a suite that the library's own text names.
+    fn native_subject(&self, protocol: &str, iana: &str, threads: usize) -> Subject {
+        let local = crate::discover::openssl::tls_suites().unwrap_or_default();
+        Subject {
+            protocol: Some(protocol.to_string()),
+            suite: Some(iana.to_string()),
+            openssl_name: local.iter().find(|l| l.iana == iana).map(|l| l.openssl.clone()),
+            library: Some(self.lib.name().to_string()),
+            threads: Some(threads),
+            ..Default::default()
+        }
+    }
+}
+
+/// A selection that is exactly the library's own text.
+fn native(text: &str) -> Selection {
+    Selection {
+        native: Some(text.to_string()),
+        ..Default::default()
+    }
+}
+
+/// `--priority`: which suites of the library's own text the server accepts (each
+/// offered alone, one handshake each), then handshake rates per accepted suite.
+pub fn walk(plan: &RemotePlan, session: &mut Measurements, progress: &dyn Fn(&str)) -> Result<()> {
+    let t = &plan.target;
+    let own = plan
+        .native
+        .as_ref()
+        .ok_or_else(|| anyhow!("no configuration text of the library's own to walk"))?;
+    progress(&format!("reaching {t} with {}", plan.lib.version()));
+    if let Err(e) = plan.offer(&native(&own.text)) {
+        return Err(unreachable(t, e, plan.timeout, |e| {
+            format!("{t} refused a {} handshake with '{}': {e}", plan.lib.version(), own.text)
+        }));
+    }
+    session.progress_start((own.suites.len() * (1 + 2 * plan.handshakes as usize)) as u64);
+    let mut accepted: Vec<(String, &NativeSuite, &str)> = Vec::new();
+    for s in &own.suites {
+        if crate::interrupt::requested() {
+            break;
+        }
+        session.progress_message(&format!("{t}: {}", s.iana));
+        let family = s.protocol.label().to_string();
+        let (protocol, refusal) = match &s.alone {
+            Err(e) => (family, Some(e.clone())),
+            Ok(text) => match plan.offer(&native(text)) {
+                Ok((v, got, _)) if got == s.iana => {
+                    accepted.push((v.clone(), s, text));
+                    (v, None)
+                }
+                Ok((v, got, _)) => (v, Some(format!("offered alone, yet {got} was negotiated"))),
+                Err(ConnectError::Rejected(e)) => (family, Some(e)),
+                Err(e) => bail!("{t}: {e} while enumerating its suites"),
+            },
+        };
+        let subject = plan.native_subject(&protocol, &s.iana, 1);
+        session.record(ResultRecord::accepted(Kind::TlsAccept, subject, refusal.is_none(), refusal))?;
+    }
+    if plan.handshakes {
+        let cfg = crate::measure::plans::share(Seconds(plan.budget.0 * 0.9), accepted.len().max(1));
+        let cfg = SamplerConfig { max_units: 10_000, ..cfg };
+        for (protocol, s, text) in &accepted {
+            if crate::interrupt::requested() {
+                break;
+            }
+            session.progress_message(&format!("{protocol} {} handshakes", s.iana));
+            let mut subject = plan.native_subject(protocol, &s.iana, plan.threads);
+            subject.op = Some("full".into());
+            let r = (|| -> Result<Vec<ResultRecord>> {
+                let client = plan.lib.client(&native(text), false)?;
+                let any = |_: &Negotiated| Ok(());
+                let mut probes = (0..plan.threads)
+                    .map(|_| HandshakeProbe::new(&client, plan.addr, plan.sni.as_deref(), plan.timeout, (false, false), any))
+                    .collect::<Result<Vec<_>>>()?;
+                let m = sampler::measure(&mut probes, Rate::PerSecond, &cfg)?;
+                let mut s = subject.clone();
+                s.group = probes.last().and_then(|p| p.negotiated.2.clone());
+                Ok(handshake_records(Kind::TlsHandshake, s, &durations(&probes), &m))
+            })();
+            let metrics = [(Metric::HandshakesPerSec, None), (Metric::Seconds, Some("latency"))];
+            record_or_fail(session, r, &subject, &metrics, Kind::TlsHandshake)?;
+        }
+    }
+    session.progress_finish();
+    Ok(())
 }

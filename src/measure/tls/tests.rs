@@ -303,7 +303,7 @@ fn remote_pass_through_rustls_finds_what_the_server_accepts() {
         handshakes: true,
         budget: Seconds(1.0),
         lib: rustls,
-        priority: None,
+        native: None,
     };
     let scan = scan(&plan, &|_| {}).unwrap();
     let accepted: Vec<(Protocol, &str)> = scan.accepted_suites().map(|(p, s)| (p, s.iana.as_str())).collect();
@@ -361,4 +361,92 @@ fn remote_pass_through_rustls_finds_what_the_server_accepts() {
         }
     }
     drop(server);
+}
+
+/// Each subject's GnuTLS priority string (made from its selection) resolves to
+/// exactly its one suite and puts its group first.
+#[test]
+fn gnutls_item_priority_offers_exactly_the_suite() {
+    use crate::backend::gnutls::library::{gnutls_group, names as gnutls_names, priority_text};
+    use crate::backend::gnutls::session::Priority;
+    let names = gnutls_names().unwrap();
+    let local = crate::measure::tls::local_suites().unwrap();
+    for (iana, protocol, group, cert) in [
+        ("TLS_AES_128_GCM_SHA256", Protocol::Tls13, Some("X25519"), CertType::Rsa2048),
+        ("TLS_CHACHA20_POLY1305_SHA256", Protocol::Tls13, Some("P-384"), CertType::EcdsaP256),
+        (
+            "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+            Protocol::Tls12,
+            Some("P-256"),
+            CertType::Rsa2048,
+        ),
+        (
+            "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+            Protocol::Tls12,
+            Some("X25519"),
+            CertType::EcdsaP384,
+        ),
+        (
+            "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+            Protocol::Tls12,
+            Some("ffdhe2048"),
+            CertType::Rsa2048,
+        ),
+        ("TLS_RSA_WITH_AES_128_GCM_SHA256", Protocol::Tls12, None, CertType::Rsa2048),
+    ] {
+        let suite = local.iter().find(|s| s.iana == iana).unwrap().clone();
+        let item = Item {
+            protocol,
+            suite,
+            group,
+            cert,
+            work: Work::Handshake { resumed: false },
+        };
+        assert!(names.by_iana(iana).is_some(), "GnuTLS lacks {iana}");
+        let text = priority_text(&item.selection(), &names).unwrap();
+        let p = Priority::new(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let got: Vec<String> = p.suites().iter().map(|s| names.iana_of(s)).collect();
+        assert_eq!(got, [iana], "{text}");
+        if let Some(gr) = group {
+            assert_eq!(p.groups()[0], gnutls_group(gr).trim_start_matches("GROUP-"), "{text}");
+        }
+    }
+    assert!(names.by_iana("TLS_ECDHE_ECDSA_WITH_ARIA_128_GCM_SHA256").is_none());
+}
+
+/// A priority string's suites, as the GnuTLS library walks them (`--connect
+/// --priority`): in its order, each one's text offering that suite alone, in its
+/// protocol family; a typo is a usage error with GnuTLS's position.
+#[test]
+fn gnutls_native_suites_each_offer_one_suite() {
+    use crate::backend::gnutls::library::names as gnutls_names;
+    use crate::backend::gnutls::session::Priority;
+    let gnutls = super::libraries::library(crate::backend::libraries::named("gnutls").unwrap()).unwrap();
+    let names = gnutls_names().unwrap();
+    let text = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+CHACHA20-POLY1305:-KX-ALL:+ECDHE-RSA";
+    let suites = gnutls.native_suites(text).expect("GnuTLS takes a priority string").unwrap();
+    let whole: Vec<String> = Priority::new(text).unwrap().suites().iter().map(|s| names.iana_of(s)).collect();
+    let walked: Vec<String> = suites.iter().map(|s| s.iana.clone()).collect();
+    assert_eq!(walked, whole);
+    assert!(walked.contains(&"TLS_AES_256_GCM_SHA384".to_string()), "{walked:?}");
+    assert!(
+        walked.contains(&"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256".to_string()),
+        "{walked:?}"
+    );
+    for s in &suites {
+        let alone = s.alone.as_ref().unwrap();
+        let p = Priority::new(alone).unwrap();
+        let got: Vec<String> = p.suites().iter().map(|x| names.iana_of(x)).collect();
+        assert_eq!(got, std::slice::from_ref(&s.iana), "{alone}");
+        let tls13 = s.iana.starts_with("TLS_AES_") || s.iana == "TLS_CHACHA20_POLY1305_SHA256";
+        assert_eq!(s.protocol == Protocol::Tls13, tls13, "{s:?}");
+    }
+    let e = gnutls.native_suites("NORMAL:+VERS-TLS9.9").unwrap().unwrap_err();
+    assert!(e.downcast_ref::<crate::error::UsageError>().is_some(), "{e:#}");
+    assert!(format!("{e:#}").contains("+VERS-TLS9.9"), "{e:#}");
+    // A library without such text has nothing to walk.
+    assert!(super::libraries::library(crate::catalog::Library::DEFAULT)
+        .unwrap()
+        .native_suites("NORMAL")
+        .is_none());
 }

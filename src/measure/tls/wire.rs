@@ -1,5 +1,5 @@
 //! The loopback benchmark's wire protocol, shared by every TLS library pair
-//! (`loopback.rs` for OpenSSL, `gnutls.rs` for GnuTLS and mixed pairs): the client's
+//! (`loopback.rs` for the default library, `pairs.rs` for any library and mixed pairs): the client's
 //! bulk probe, the server's command loop, the in-process server's worker threads,
 //! and the records made from what was measured. Everything here runs over any
 //! `Read + Write` connection; handshakes and sessions stay with each library.
