@@ -90,6 +90,41 @@ pub struct NativeSuite {
     pub alone: std::result::Result<String, String>,
 }
 
+/// What a library's own configuration text resolves to, as the library lists it
+/// ([`TlsLibrary::native_listing`]; `list tls --lib gnutls --priority X`, as
+/// `gnutls-cli --priority X -l` shows it).
+#[derive(Debug, Clone)]
+pub struct NativeListing {
+    /// The text listed: the one given, or the library's default.
+    pub text: String,
+    /// What the text is called in a heading and as a JSON key (`priority`).
+    pub text_is: &'static str,
+    /// The library's bare version (`3.7.9`).
+    pub version: String,
+    pub suites: Vec<ListedSuite>,
+    pub protocols: Vec<String>,
+    pub groups: Vec<String>,
+    pub signatures: Vec<String>,
+}
+
+/// One suite of a [`NativeListing`], with the library's own words for it.
+#[derive(Debug, Clone)]
+pub struct ListedSuite {
+    /// The two code bytes, as `0xC0,0x2F`.
+    pub code: String,
+    pub iana: String,
+    /// The library's own name for it.
+    pub name: String,
+    /// The oldest protocol it runs on, as the library says it (`TLS1.2`).
+    pub min_protocol: String,
+    /// TLS 1.3 or TLS 1.2 (for every older suite).
+    pub protocol: Protocol,
+    /// Key exchange, cipher and MAC, as the library names them (empty: any).
+    pub kx: String,
+    pub cipher: String,
+    pub mac: String,
+}
+
 /// A server's handshake that did not complete.
 #[derive(Debug, Clone)]
 pub struct Refused {
@@ -148,6 +183,12 @@ pub trait TlsLibrary: Send + Sync {
     /// walks, one handshake per suite. A text the library rejects, or one that
     /// enables no suite, is a usage error. `None`: the library takes no such text.
     fn native_suites(&self, _text: &str) -> Option<Result<Vec<NativeSuite>>> {
+        None
+    }
+    /// What its own configuration text (`None`: its default one) resolves to,
+    /// as the library lists it, for `list tls`. A text it rejects is a usage
+    /// error; one that enables no suite is listed so. `None`: it takes no text.
+    fn native_listing(&self, _text: Option<&str>) -> Option<Result<NativeListing>> {
         None
     }
     /// Why its clients give no [`Bounded`] streams ([`ClientConfig::stream`]: a

@@ -7,7 +7,8 @@ use super::session::{self as gs, Credentials, HandshakeError, Priority, Priority
 use crate::backend::openssl::certs::Identity;
 use crate::backend::openssl::tls::{self as ssl, Coalesced, ConnectError, Protocol};
 use crate::backend::tls::{
-    ClientConfig, Connection, NativeSuite, Negotiated, Refused, Resumption, Selection, ServerConfig, TlsLibrary, BULK_RECV, BULK_SEND,
+    ClientConfig, Connection, ListedSuite, NativeListing, NativeSuite, Negotiated, Refused, Resumption, Selection, ServerConfig,
+    TlsLibrary, BULK_RECV, BULK_SEND,
 };
 use crate::error::UsageError;
 use anyhow::{anyhow, Result};
@@ -232,6 +233,41 @@ impl TlsLibrary for Gnutls {
     /// A priority string, checked ([`user_priority`]), and the suites it enables
     /// in its order, each with the string that offers it alone (its protocol
     /// family, and for TLS 1.2 its MAC and key exchange).
+    fn native_listing(&self, text: Option<&str>) -> Option<Result<NativeListing>> {
+        let text = text.unwrap_or("NORMAL");
+        let p = match Priority::new(text) {
+            Ok(p) => p,
+            Err(e @ PriorityError::Syntax { .. }) => return Some(Err(UsageError::Invalid(format!("invalid --priority: {e}")).into())),
+            Err(PriorityError::Library(e)) => return Some(Err(anyhow!("GnuTLS is unavailable: {e}"))),
+        };
+        let suites = p
+            .suites()
+            .iter()
+            .map(|s| ListedSuite {
+                code: code_text(s.code),
+                iana: self.names.iana_of(s),
+                name: s.name.clone(),
+                min_protocol: s.min_version.clone(),
+                protocol: if s.min_version == "TLS1.3" {
+                    Protocol::Tls13
+                } else {
+                    Protocol::Tls12
+                },
+                kx: s.kx.clone(),
+                cipher: s.cipher.clone(),
+                mac: s.mac.clone(),
+            })
+            .collect();
+        Some(Ok(NativeListing {
+            text: text.to_string(),
+            text_is: "priority",
+            version: super::version().unwrap_or_default(),
+            suites,
+            protocols: p.protocols(),
+            groups: p.groups(),
+            signatures: p.signatures(),
+        }))
+    }
     fn native_suites(&self, text: &str) -> Option<Result<Vec<NativeSuite>>> {
         Some(user_priority(text).map(|p| {
             p.suites()
