@@ -200,7 +200,7 @@ const SHIFT_LEAST: f64 = 0.02;
 /// The kinds of `rows` whose rows moved together.
 pub fn shifts(rows: &[Row]) -> Vec<Shift> {
     let mut kinds: Vec<Kind> = rows.iter().map(|r| r.kind).collect();
-    kinds.sort_by_key(|k| kind_name(*k));
+    kinds.sort_by_key(|k| k.name());
     kinds.dedup();
     let mut out = Vec::new();
     for kind in kinds {
@@ -364,13 +364,6 @@ fn value(metric: Metric, v: f64) -> String {
     }
 }
 
-fn kind_name(k: Kind) -> String {
-    serde_json::to_value(k)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 fn side_line(name: &str, s: &Side) -> String {
     let libs: Vec<String> = s.libraries.iter().map(|(k, v)| format!("{k} {v}")).collect();
     format!(
@@ -395,7 +388,7 @@ fn rows_table(c: &Comparison) -> comfy_table::Table {
             other => other.as_str().to_string(),
         };
         t.add_row([
-            kind_name(r.kind),
+            r.kind.name().to_string(),
             r.label.clone(),
             value(r.metric, r.a.median),
             value(r.metric, r.b.median),
@@ -448,7 +441,7 @@ pub fn render(c: &Comparison) -> String {
             "NOTE: {} of {} {} results moved together, median {:+.1}% ({} in B): the machine (load, clock, a neighbour) or a library they share, not one subject.",
             sh.along,
             sh.rows,
-            kind_name(sh.kind),
+            sh.kind.name(),
             sh.faster_pct,
             if sh.faster_pct > 0.0 { "faster" } else { "slower" }
         );
@@ -470,7 +463,7 @@ pub fn render(c: &Comparison) -> String {
             let _ = writeln!(
                 s,
                 "  {} {}: {} -> {} ({:+.1}%)",
-                kind_name(r.kind),
+                r.kind.name(),
                 r.label,
                 value(r.metric, r.a.median),
                 value(r.metric, r.b.median),
