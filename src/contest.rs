@@ -29,18 +29,12 @@ pub struct Contest {
     pub records: Vec<usize>,
 }
 
-/// How a ranking names the record it used: `<kind> <subject label>`.
-fn basis_of(r: &ResultRecord) -> Option<String> {
-    let kind = serde_json::to_value(r.kind).ok()?;
-    Some(format!("{} {}", kind.as_str()?, crate::model::subject_label(r)))
-}
-
 /// The contests in `outcome`: lists whose rank-1 group holds two or more options
 /// standing on two or more distinct measurements of `results` (options that only
 /// borrow another's figure, e.g. a TLS 1.2 suite with the same Enc and Mac, are not
 /// raced: measuring the same thing again cannot separate them).
 pub fn contests(outcome: &Outcome, results: &[ResultRecord]) -> Vec<Contest> {
-    let bases: Vec<Option<String>> = results.iter().map(basis_of).collect();
+    let bases: Vec<String> = results.iter().map(ResultRecord::basis).collect();
     let mut out = Vec::new();
     for (_, rankings, _) in &outcome.protocols {
         for ranking in rankings {
@@ -51,7 +45,7 @@ pub fn contests(outcome: &Outcome, results: &[ResultRecord]) -> Vec<Contest> {
             let mut names = Vec::new();
             let mut records = Vec::new();
             for r in top {
-                let Some(i) = bases.iter().position(|b| b.as_deref() == Some(r.basis.as_str())) else {
+                let Some(i) = bases.iter().position(|b| *b == r.basis) else {
                     continue;
                 };
                 names.push(r.name.clone());
@@ -84,8 +78,8 @@ pub struct Racers<'a> {
 pub fn race(session: &mut Measurements, contests: &[Contest], racers: &Racers, budget: Seconds, quiet: bool) -> Result<usize> {
     let wanted: BTreeSet<usize> = contests.iter().flat_map(|c| c.records.iter().copied()).collect();
     let wanted: Vec<&ResultRecord> = wanted.iter().map(|&i| &session.results()[i]).collect();
-    let is_tls = |r: &&&ResultRecord| matches!(r.kind, Kind::TlsBulk | Kind::TlsHandshake);
-    let is_ssh = |r: &&&ResultRecord| matches!(r.kind, Kind::SshBulk | Kind::SshHandshake);
+    let is_tls = |r: &&&ResultRecord| r.kind.is_tls() && r.kind.is_speed();
+    let is_ssh = |r: &&&ResultRecord| r.kind.is_ssh() && r.kind.is_speed();
     let tls_plan = racers
         .tls
         .map(|p| restrict_tls(p, &wanted.iter().filter(is_tls).copied().collect::<Vec<_>>()))
@@ -244,7 +238,7 @@ mod tests {
             rec("B", &[10.1, 10.3, 10.2, 10.0]),
             rec("C", &[5.0, 5.1, 5.2, 5.0]),
         ];
-        let b = |i: usize| basis_of(&results[i]).unwrap();
+        let b = |i: usize| results[i].basis();
         let o = outcome(vec![ranked("B", 1, b(1)), ranked("A", 1, b(0)), ranked("C", 3, b(2))]);
         let c = contests(&o, &results);
         assert_eq!(c.len(), 1);
@@ -286,7 +280,7 @@ mod tests {
     #[test]
     fn a_clear_leader_or_a_borrowed_figure_is_no_contest() {
         let results = vec![rec("A", &[10.0, 10.2, 10.1, 10.3]), rec("C", &[5.0, 5.1, 5.2, 5.0])];
-        let b = |i: usize| basis_of(&results[i]).unwrap();
+        let b = |i: usize| results[i].basis();
         // Clear leader.
         let o = outcome(vec![ranked("A", 1, b(0)), ranked("C", 2, b(1))]);
         assert!(contests(&o, &results).is_empty());

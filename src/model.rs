@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod kind;
 mod records;
+pub use kind::Kind;
 pub use records::{
     KeyBitsRecord, Now, OpinionRecord, RankedRecord, RankingRecord, ReasonRecord, RecommendationRecord, RefusedRecord, SourceRecord,
     Validated, VerdictRecord, VerdictSubject,
@@ -251,19 +253,6 @@ pub struct Host {
     pub hostname: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    Primitive,
-    File,
-    TlsBulk,
-    TlsHandshake,
-    TlsAccept,
-    SshBulk,
-    SshHandshake,
-    SshAccept,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
@@ -283,7 +272,8 @@ pub enum Status {
     Failed,
 }
 
-/// What was measured. Each kind fills its own fields; the rest stay absent.
+/// What was measured. Each kind fills its own fields (`Kind::fields`); the rest
+/// stay absent. Typed constructors per kind are in `model/kind.rs`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Subject {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -548,18 +538,10 @@ pub fn subject_label(r: &ResultRecord) -> String {
         .unwrap_or_default()
 }
 
-/// A kind's name as the JSON document spells it (`tls-bulk`).
-pub fn kind_name(kind: Kind) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 /// The run's noise for `kind` as stored in its settings (`settings.noise`: a
 /// fraction per kind, written by `measure::engine::noise::settle`).
 pub fn stored_noise(settings: &serde_json::Value, kind: Kind) -> Option<f64> {
-    settings.get("noise")?.get(kind_name(kind))?.as_f64()
+    settings.get("noise")?.get(kind.name())?.as_f64()
 }
 
 /// The largest noise a run's settings store, over every kind.

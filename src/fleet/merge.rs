@@ -547,7 +547,7 @@ pub fn higher_is_better(metric: Metric) -> bool {
 
 /// Subjects that say something about speed (feature checks do not).
 pub fn is_speed(kind: Kind, metric: Metric) -> bool {
-    metric != Metric::Accepted && kind != Kind::SshAccept && kind != Kind::TlsAccept
+    metric != Metric::Accepted && kind.is_speed()
 }
 
 #[cfg(test)]

@@ -25,14 +25,8 @@ fn metric(item: &crate::measure::plans::PrimitiveItem) -> Metric {
 }
 
 fn subject(item: &crate::measure::plans::PrimitiveItem, threads: usize) -> Subject {
-    Subject {
-        algorithm: Some(item.primitive.name.to_string()),
-        op: Some(item.op.as_str().to_string()),
-        bytes: (!item.primitive.class.per_operation()).then_some(item.bytes.0),
-        library: Some(item.library.as_str().to_string()),
-        threads: Some(threads),
-        ..Default::default()
-    }
+    let bytes = (!item.primitive.class.per_operation()).then_some(item.bytes.0);
+    Subject::primitive(item.primitive.name, item.op.as_str(), bytes, item.library.as_str(), threads)
 }
 
 /// The record of a subject measured in batches: the figure over the batches'

@@ -81,7 +81,7 @@ impl Measurements {
         use crate::measure::engine;
         let mut joined = 0;
         for r in pass {
-            let same = |o: &ResultRecord| o.kind == r.kind && o.metric == r.metric && o.subject == r.subject;
+            let same = |o: &ResultRecord| o.same_subject(r);
             match self.results.iter().position(same) {
                 Some(_) if r.status != crate::model::Status::Ok => {}
                 Some(i) => {

@@ -139,13 +139,12 @@ pub(super) fn best<'a>(records: impl Iterator<Item = &'a ResultRecord>, lower: b
 /// primitives.
 pub(super) fn suite_rate_with(doc: &Document, k: &Knowledge, s: &TlsSuite) -> Option<Measured> {
     if let Some((r, sibling)) = suite_bulk_record(doc, k, s) {
-        let label = crate::model::subject_label(r);
         return Some(Measured {
             summary: r.summary()?,
             basis: if sibling {
-                format!("tls-bulk {label} (same Enc and Mac)")
+                format!("{} (same Enc and Mac)", r.basis())
             } else {
-                format!("tls-bulk {label}")
+                r.basis()
             },
         });
     }
@@ -203,7 +202,7 @@ pub(super) fn suite_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
     if let Some(r) = best(bulk.filter(|r| named(r, s)), false) {
         return Some(Measured {
             summary: r.summary()?,
-            basis: format!("tls-bulk {}", crate::model::subject_label(r)),
+            basis: r.basis(),
         });
     }
     suite_primitive_rate(doc, s)
@@ -235,7 +234,7 @@ fn suite_primitive_rate(doc: &Document, s: &TlsSuite) -> Option<Measured> {
 /// (see `evidence`): `None` when its own figure is not a wire figure, or its
 /// primitives were not measured.
 pub(super) fn suite_physics(doc: &Document, s: &TlsSuite, own: Option<&Measured>) -> Option<Measured> {
-    if !own.is_some_and(|m| m.basis.starts_with("tls-bulk")) {
+    if !own.is_some_and(|m| m.basis.starts_with(Kind::TlsBulk.name())) {
         return None;
     }
     let (cipher, mac) = suite_primitives(s)?;
@@ -270,7 +269,6 @@ pub(super) fn ssh_physics(doc: &Document, cipher: &str, mac: Option<&str>) -> Op
 /// (both ends when the server was observable, else the client's), else wall time.
 pub(super) fn handshake_figure(r: &ResultRecord, by: HandshakeMetric) -> Option<Measured> {
     let wall = r.summary()?;
-    let label = crate::model::subject_label(r);
     let ms = |x: f64| format!("{:.2}", x * 1e3);
     let fig = |f: &crate::model::CpuFigure| {
         if f.samples < 2 {
@@ -288,7 +286,7 @@ pub(super) fn handshake_figure(r: &ResultRecord, by: HandshakeMetric) -> Option<
     let Some(f) = pick else {
         return (by == HandshakeMetric::Wall).then(|| Measured {
             summary: wall,
-            basis: format!("ssh-handshake {label}, wall time per login"),
+            basis: format!("{}, wall time per login", r.basis()),
         });
     };
     let mut parts = Vec::new();
@@ -310,7 +308,7 @@ pub(super) fn handshake_figure(r: &ResultRecord, by: HandshakeMetric) -> Option<
             samples: f.samples,
             cv: 0.0,
         },
-        basis: format!("ssh-handshake {label}: CPU per login {}", parts.join(", ")),
+        basis: format!("{}: CPU per login {}", r.basis(), parts.join(", ")),
     })
 }
 

@@ -112,11 +112,7 @@ pub fn pool(current: &Document, earlier: &[Document]) -> Document {
         }
         let mut same: Vec<&ResultRecord> = if skipped { Vec::new() } else { vec![r] };
         for d in earlier {
-            if let Some(o) = d
-                .results
-                .iter()
-                .find(|o| o.kind == r.kind && o.metric == r.metric && o.subject == r.subject && poolable(o))
-            {
+            if let Some(o) = d.results.iter().find(|o| o.same_subject(r) && poolable(o)) {
                 same.push(o);
                 if !used.iter().any(|u| u.run.id == d.run.id) {
                     used.push(d);

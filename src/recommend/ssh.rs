@@ -237,7 +237,7 @@ fn list_candidates(
                 let measured = r.and_then(|r| {
                     Some(Measured {
                         summary: r.summary()?,
-                        basis: format!("ssh-bulk {}", crate::model::subject_label(r)),
+                        basis: r.basis(),
                     })
                 });
                 let physics = r.and_then(record_physics).or_else(|| cheapest_physics(&mine));

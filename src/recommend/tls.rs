@@ -14,7 +14,7 @@ use crate::model::{Document, Kind, Metric, ResultRecord};
 /// but do not rank suites and groups for config lines (most servers link OpenSSL).
 /// A GnuTLS-only run keeps its figures.
 pub(super) fn openssl_tls(doc: &Document) -> std::borrow::Cow<'_, Document> {
-    let tls = |r: &ResultRecord| matches!(r.kind, Kind::TlsBulk | Kind::TlsHandshake);
+    let tls = |r: &ResultRecord| r.kind.is_tls() && r.kind.is_speed();
     let openssl = |r: &ResultRecord| {
         let lib = |l: &Option<String>| l.as_deref().is_none_or(|l| l == "openssl");
         lib(&r.subject.library) && lib(&r.subject.server_library)
@@ -87,7 +87,7 @@ fn suite_ranking(doc: &Document, k: &Knowledge, policy: &Policy, domain: Domain,
     // Wire figures when the run has any, else primitives: that kind's noise.
     let wire = cands
         .iter()
-        .any(|c| c.physics.is_some() || c.measured.as_ref().is_some_and(|m| m.basis.starts_with("tls-bulk")));
+        .any(|c| c.physics.is_some() || c.measured.as_ref().is_some_and(|m| m.basis.starts_with(Kind::TlsBulk.name())));
     let kind = if wire { Kind::TlsBulk } else { Kind::Primitive };
     let noise = crate::model::stored_noise(&doc.run.settings, kind).unwrap_or(0.0);
     let r = rank_with(list, "bytes_per_sec", true, &cands, policy, noise, &super::figures::settled(doc));
@@ -197,7 +197,7 @@ fn group_figure(doc: &Document, k: &Knowledge, g: &Group) -> Option<(Measured, V
     let r = best(doc.results.iter().filter(of_group).filter(there), false).or_else(|| best(doc.results.iter().filter(of_group), false))?;
     let measured = Measured {
         summary: r.summary()?,
-        basis: format!("tls-handshake {}", crate::model::subject_label(r)),
+        basis: r.basis(),
     };
     Some((measured, r.rounds.clone()))
 }

@@ -264,14 +264,6 @@ pub fn compare(a_source: &str, a: &Document, b_source: &str, b: &Document, thres
     c
 }
 
-/// A kind as its JSON spells it (`primitive`).
-fn kind_name(k: Kind) -> String {
-    serde_json::to_value(k)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::terminal::render;

@@ -95,7 +95,7 @@ pub fn with_library(
     rows: Vec<Vec<String>>,
     records: &[&ResultRecord],
 ) -> (Vec<String>, Vec<Vec<String>>) {
-    let tls = |r: &ResultRecord| matches!(r.kind, Kind::TlsHandshake | Kind::TlsBulk | Kind::TlsAccept);
+    let tls = |r: &ResultRecord| r.kind.is_tls();
     if !doc.results.iter().any(|r| tls(r) && pair_label(r).is_some()) {
         return (header, rows);
     }

@@ -93,7 +93,7 @@ pub fn settle(session: &mut Measurements, kinds: &[Kind], from: usize) -> Result
         };
         // Several passes of one kind (the main job's SSH cipher and MAC passes):
         // the largest noise stands, for all of them.
-        let before = all.get(crate::model::kind_name(kind)).and_then(|v| v.as_f64()).unwrap_or(0.0);
+        let before = all.get(kind.name()).and_then(|v| v.as_f64()).unwrap_or(0.0);
         let noise = noise.max(before);
         let of_kind: Vec<usize> = (0..session.results().len())
             .filter(|&i| session.results()[i].kind == kind)
@@ -104,7 +104,7 @@ pub fn settle(session: &mut Measurements, kinds: &[Kind], from: usize) -> Result
                 session.replace(i, r)?;
             }
         }
-        all[crate::model::kind_name(kind)] = serde_json::json!(noise);
+        all[kind.name()] = serde_json::json!(noise);
     }
     if all.as_object().is_some_and(|m| !m.is_empty()) {
         session.set_setting("noise", all);

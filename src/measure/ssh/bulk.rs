@@ -243,13 +243,7 @@ pub(super) fn server_cpu_record(subject: &Subject, samples: &[(f64, f64)], slack
 }
 
 pub(super) fn bulk_subject(i: &BulkItem, hostkey: &Option<String>) -> Subject {
-    Subject {
-        cipher: Some(i.cipher.clone()),
-        mac: i.mac.clone(),
-        kex: Some(i.kex.clone()),
-        hostkey: hostkey.clone(),
-        ..Default::default()
-    }
+    Subject::ssh_bulk(&i.cipher, i.mac.as_deref(), &i.kex, hostkey.as_deref())
 }
 
 /// A test pattern that no link-level compression could shrink.

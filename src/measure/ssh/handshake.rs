@@ -115,11 +115,7 @@ pub(super) fn handshakes(
 ) -> Result<usize> {
     let mut subjects: Vec<(Subject, HandshakeProbe)> = Vec::new();
     for item in hands {
-        let subject = Subject {
-            kex: Some(item.kex.clone()),
-            hostkey: item.hostkey.clone(),
-            ..Default::default()
-        };
+        let subject = Subject::ssh_handshake(&item.kex, item.hostkey.as_deref());
         if let Some(why) = accepted.refusal(&subject) {
             session.record(ResultRecord::not_ok(
                 Kind::SshHandshake,

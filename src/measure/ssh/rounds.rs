@@ -13,7 +13,7 @@ use crate::measure::engine::rounds::Sweep;
 /// Each sweep's keys get its own number (`engine::rounds::Sweep`), so the keys
 /// of a main job's several sweeps (bulk pass, race) never meet.
 pub(super) fn assign(racers: &mut [Racer]) {
-    let sweep = Sweep::start("ssh-bulk");
+    let sweep = Sweep::start(crate::model::Kind::SshBulk.name());
     let mut events: Vec<(std::time::Instant, usize, usize)> = racers
         .iter()
         .enumerate()

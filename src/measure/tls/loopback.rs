@@ -438,7 +438,7 @@ pub(super) fn bulk_sliced(
     let cfgs: Vec<SamplerConfig> = ready.iter().map(|(_, b)| b.cfg).collect();
     let classes: Vec<_> = ready.iter().map(|(_, b)| super::rounds::class(b.item)).collect();
     // Each slice's value is stored with its round (`ResultRecord::rounds`).
-    let sweep = crate::measure::engine::rounds::Sweep::start("tls-bulk");
+    let sweep = crate::measure::engine::rounds::Sweep::start(Kind::TlsBulk.name());
     let budget = Seconds(plan.kind_budgets().1);
     let measured = super::rounds::in_rounds(&cfgs, &classes, budget, |spec| {
         let b = &mut ready[spec.subject].1;

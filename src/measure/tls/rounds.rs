@@ -338,7 +338,7 @@ pub(super) fn handshake_rounds(
     }
     let cfgs: Vec<SamplerConfig> = ready.iter().map(|(_, h)| h.cfg).collect();
     let classes: Vec<_> = ready.iter().map(|(_, h)| class(h.item)).collect();
-    let sweep = crate::measure::engine::rounds::Sweep::start("tls-handshake");
+    let sweep = crate::measure::engine::rounds::Sweep::start(Kind::TlsHandshake.name());
     let measured = in_rounds(&cfgs, &classes, Seconds(plan.kind_budgets().0), |spec| {
         let h = &mut ready[spec.subject].1;
         let item = h.item;

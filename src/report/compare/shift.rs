@@ -1,7 +1,7 @@
 //! Rows of one kind that all moved together: the machine or a library they
 //! share, not one subject.
 
-use super::{kind_name, Row};
+use super::Row;
 use crate::model::{Kind, Metric, Summary};
 use serde::Serialize;
 
@@ -31,7 +31,7 @@ const SHIFT_LEAST: f64 = 0.02;
 /// The kinds of `rows` whose rows moved together.
 pub fn shifts(rows: &[Row]) -> Vec<Shift> {
     let mut kinds: Vec<Kind> = rows.iter().map(|r| r.kind).collect();
-    kinds.sort_by_key(|k| kind_name(*k));
+    kinds.sort_by_key(|k| k.name());
     kinds.dedup();
     let mut out = Vec::new();
     for kind in kinds {

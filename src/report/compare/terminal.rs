@@ -1,7 +1,7 @@
 //! The terminal view of a comparison: the two sides and what differs between
 //! them, one line per matched result, the summary and its notes.
 
-use super::{kind_name, sight, Change, Comparison, Side};
+use super::{sight, Change, Comparison, Side};
 use crate::model::Metric;
 use crate::units::{BytesPerSec, Seconds};
 use std::fmt::Write as _;
@@ -39,7 +39,7 @@ fn rows_table(c: &Comparison) -> comfy_table::Table {
             other => other.as_str().to_string(),
         };
         t.add_row([
-            kind_name(r.kind),
+            r.kind.name().to_string(),
             r.label.clone(),
             value(r.metric, r.a.median),
             value(r.metric, r.b.median),
@@ -92,7 +92,7 @@ pub fn render(c: &Comparison) -> String {
             "NOTE: {} of {} {} results moved together, median {:+.1}% ({} in B): the machine (load, clock, a neighbour) or a library they share, not one subject.",
             sh.along,
             sh.rows,
-            kind_name(sh.kind),
+            sh.kind.name(),
             sh.faster_pct,
             if sh.faster_pct > 0.0 { "faster" } else { "slower" }
         );
@@ -114,7 +114,7 @@ pub fn render(c: &Comparison) -> String {
             let _ = writeln!(
                 s,
                 "  {} {}: {} -> {} ({:+.1}%)",
-                kind_name(r.kind),
+                r.kind.name(),
                 r.label,
                 value(r.metric, r.a.median),
                 value(r.metric, r.b.median),

@@ -425,16 +425,7 @@ fn chart_note(common: &str) -> String {
 
 /// A kind and metric in words, for a chart's caption.
 fn kind_metric_words(kind: Kind, metric: Metric) -> String {
-    let kind = match kind {
-        Kind::Primitive => "Primitive",
-        Kind::File => "File",
-        Kind::TlsBulk => "TLS bulk",
-        Kind::TlsHandshake => "TLS handshake",
-        Kind::TlsAccept => "TLS acceptance",
-        Kind::SshBulk => "SSH bulk",
-        Kind::SshHandshake => "SSH handshake",
-        Kind::SshAccept => "SSH acceptance",
-    };
+    let kind = kind.title();
     let (metric, better) = match metric {
         Metric::BytesPerSec => ("throughput", "higher is faster"),
         Metric::HandshakesPerSec => ("handshakes per second", "higher is faster"),
