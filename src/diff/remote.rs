@@ -308,11 +308,28 @@ fn default_client(target: &str, sni: Option<&str>, suites: &[OfferedSuite]) -> R
                 group: group.map(|g| crate::aliases::group_name(&g).map_or(g, str::to_string)),
             })
         }
-        None => Err(format!(
-            "openssl s_client negotiated nothing: {}",
-            err.lines().next().unwrap_or("").trim()
-        )),
+        None => Err(format!("openssl s_client negotiated nothing: {}", s_client_said(&err))),
     })
+}
+
+/// Why `openssl s_client` negotiated nothing, from its stderr: its first error
+/// line, else its last line, leaving out what it says on every connection
+/// (`Can't use SSL_get_servername` without SNI, the certificate checks).
+fn s_client_said(err: &str) -> String {
+    let noise = |l: &&str| {
+        l.is_empty()
+            || l.starts_with("Can't use SSL_get_servername")
+            || l.starts_with("depth=")
+            || l.starts_with("verify error")
+            || l.starts_with("verify return")
+    };
+    let lines: Vec<&str> = err.lines().map(str::trim).filter(|l| !noise(l)).collect();
+    let said = lines
+        .iter()
+        .find(|l| l.to_ascii_lowercase().contains("error"))
+        .or(lines.last())
+        .map_or("it said nothing (the server did not answer in time)", |l| l);
+    crate::untrusted::for_terminal(said).chars().take(200).collect()
 }
 
 /// A TLS server's offer from a `tls --connect` scan, and what a default OpenSSL
@@ -365,6 +382,18 @@ pub fn section(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What s_client prints on every connection is not the reason it failed.
+    #[test]
+    fn s_client_failure_names_its_error_not_its_sni_note() {
+        let err = "Can't use SSL_get_servername\ndepth=0 CN = x\nverify error:num=18:self-signed certificate\n4057F0:error:0A000410:SSL routines:ssl3_read_bytes:sslv3 alert handshake failure:../ssl/record/rec_layer_s3.c:1586:SSL alert number 40\n";
+        assert!(s_client_said(err).contains("alert handshake failure"), "{}", s_client_said(err));
+        assert_eq!(
+            s_client_said("Can't use SSL_get_servername\nconnect: Connection refused\n"),
+            "connect: Connection refused"
+        );
+        assert!(s_client_said("Can't use SSL_get_servername\n").contains("did not answer"));
+    }
 
     /// The shape of real `ssh -vv` output (OpenSSH 9.2).
     const DEBUG: &str = "debug1: SSH2_MSG_KEXINIT received\ndebug2: local client KEXINIT proposal\n\
