@@ -15,12 +15,22 @@ pub fn pair_label(r: &ResultRecord) -> Option<String> {
     }
 }
 
-fn cell(r: &ResultRecord) -> String {
+/// A cell: the figure, or `n/a [k]` / `✗ [k]` where `k` numbers the reason in the
+/// table's notes (one note per distinct reason: a library that lacks a group
+/// lacks it in every pair it is in, and the matrix stays readable with three).
+fn cell(r: &ResultRecord, reasons: &mut Vec<String>) -> String {
+    let mut note = |why: &str| {
+        let k = reasons.iter().position(|x| x == why).unwrap_or_else(|| {
+            reasons.push(why.to_string());
+            reasons.len() - 1
+        });
+        format!("[{}]", k + 1)
+    };
     match (r.status, r.metric) {
         (Status::Ok, Metric::BytesPerSec) => throughput_cell(r),
         (Status::Ok, _) => r.median.map(|m| format!("{m:.0}/s")).unwrap_or_default(),
-        (Status::Unsupported, _) => format!("n/a: {}", r.reason.as_deref().unwrap_or("")),
-        (Status::Failed, _) => format!("✗ {}", r.reason.as_deref().unwrap_or("failed")),
+        (Status::Unsupported, _) => format!("n/a {}", note(r.reason.as_deref().unwrap_or("not offered"))),
+        (Status::Failed, _) => format!("✗ {}", note(r.reason.as_deref().unwrap_or("failed"))),
     }
 }
 
@@ -68,22 +78,26 @@ pub fn interop_table(doc: &Document) -> Option<Table> {
     }
     let mut header: Vec<String> = ["protocol", "suite", "group", "cert", "measure"].map(String::from).to_vec();
     header.extend(pairs.iter().cloned());
+    let mut reasons = Vec::new();
     let rows = keys
         .iter()
         .map(|k| {
             let mut row = vec![k.0.clone(), k.1.clone(), k.2.clone(), k.3.clone(), k.4.clone()];
             for p in &pairs {
                 let r = rs.iter().find(|r| key(r) == *k && pair_label(r).as_deref() == Some(p.as_str()));
-                row.push(r.map(|r| cell(r)).unwrap_or_default());
+                row.push(r.map(|r| cell(r, &mut reasons)).unwrap_or_default());
             }
             row
         })
         .collect();
+    let mut notes =
+        vec!["✗ [k]: the pair failed, for reason k below; n/a [k]: a library lacks the suite, group or protocol (reason k).".to_string()];
+    notes.extend(reasons.iter().enumerate().map(|(i, why)| format!("[{}] {why}", i + 1)));
     Some(Table {
         title: "TLS interop matrix (client→server library; handshakes/s or bulk throughput)".into(),
         header,
         rows,
-        notes: vec!["✗: the pair failed, with the library's reason; n/a: a library lacks the suite.".into()],
+        notes,
     })
 }
 
@@ -117,4 +131,53 @@ pub fn with_library(
         })
         .collect();
     (h, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Subject;
+
+    fn rec(client: &str, server: &str, group: &str, status: Status, reason: Option<&str>) -> ResultRecord {
+        let mut r = ResultRecord::accepted(
+            Kind::TlsHandshake,
+            Subject {
+                library: Some(client.into()),
+                server_library: Some(server.into()),
+                protocol: Some("TLSv1.3".into()),
+                suite: Some("TLS_AES_128_GCM_SHA256".into()),
+                group: Some(group.into()),
+                cert: Some("ecdsa-p256".into()),
+                op: Some("full".into()),
+                ..Subject::default()
+            },
+            true,
+            None,
+        );
+        r.metric = Metric::HandshakesPerSec;
+        r.status = status;
+        r.reason = reason.map(String::from);
+        r.median = (status == Status::Ok).then_some(1000.0);
+        r
+    }
+
+    /// A reason stands once in the notes, however many pairs share it; each cell
+    /// points to it by number.
+    #[test]
+    fn each_reason_is_one_numbered_note() {
+        let lacks = "rustls 0.23 does not implement the group X448";
+        let doc = crate::testing::doc_of(vec![
+            rec("openssl", "openssl", "X448", Status::Ok, None),
+            rec("openssl", "rustls", "X448", Status::Unsupported, Some(lacks)),
+            rec("rustls", "openssl", "X448", Status::Unsupported, Some(lacks)),
+            rec("openssl", "openssl", "X25519", Status::Ok, None),
+            rec("openssl", "rustls", "X25519", Status::Failed, Some("handshake refused")),
+            rec("rustls", "openssl", "X25519", Status::Ok, None),
+        ]);
+        let t = interop_table(&doc).expect("three pairs make a matrix");
+        assert_eq!(t.rows.len(), 2, "{:?}", t.rows);
+        assert_eq!(t.rows[0][5..], ["1000/s", "n/a [1]", "n/a [1]"]);
+        assert_eq!(t.rows[1][5..], ["1000/s", "✗ [2]", "1000/s"]);
+        assert_eq!(t.notes[1..], [format!("[1] {lacks}"), "[2] handshake refused".to_string()]);
+    }
 }
