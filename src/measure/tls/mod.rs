@@ -55,18 +55,9 @@ use anyhow::{anyhow, bail, Result};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// A suite as the local libssl knows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Suite {
-    pub iana: String,
-    pub openssl: String,
-    /// As OpenSSL prints it: `SSLv3`, `TLSv1`, `TLSv1.2`, `TLSv1.3`.
-    pub min_protocol: String,
-    /// OpenSSL's Kx and Au labels (`any` for TLS 1.3).
-    pub kx: String,
-    pub au: String,
-    pub enc: String,
-}
+/// A suite as the local libssl knows it: the one description of a suite that
+/// `list tls` shows and the TLS passes measure (`openssl ciphers -V -stdname`).
+pub use crate::discover::openssl::TlsSuiteInfo as Suite;
 
 impl Suite {
     pub fn tls13(&self) -> bool {
@@ -100,17 +91,7 @@ impl Suite {
 
 /// Every suite the local libssl can offer (`openssl ciphers -V -stdname`).
 pub fn local_suites() -> Result<Vec<Suite>> {
-    Ok(crate::discover::openssl::tls_suites()?
-        .into_iter()
-        .map(|i| Suite {
-            iana: i.iana,
-            openssl: i.openssl,
-            min_protocol: i.min_protocol,
-            kx: i.kx,
-            au: i.au,
-            enc: i.enc,
-        })
-        .collect())
+    crate::discover::openssl::tls_suites()
 }
 
 /// Resolves IANA or OpenSSL names, case-insensitively, with suggestions for typos.
