@@ -74,7 +74,7 @@ pub struct Common {
     /// Security policy: modern, intermediate (default), strict, legacy, none, or a TOML file.
     #[arg(long, global = true, value_name = "NAME|FILE")]
     pub policy: Option<String>,
-    /// Config targets for `recommend` (the help lists the registry's, `software::ALL`, in the recommendations' order).
+    /// Config targets for `recommend` (the help lists the registry's, `software::ALL`, in its order).
     #[arg(long = "for", aliases = ["target", "targets"], global = true, value_delimiter = ',', value_name = "TARGET,...", help = convert::for_help())]
     pub targets: Vec<String>,
     /// Do not check the emitted config lines with each software's own parser

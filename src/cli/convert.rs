@@ -48,9 +48,9 @@ pub(super) fn library_arg() -> impl clap::builder::TypedValueParser<Value = Libr
     PossibleValuesParser::new(values).map(|name| crate::backend::libraries::named(&name).expect("a registered name"))
 }
 
-/// `--for`'s help: every registered target, in the recommendations' order.
+/// `--for`'s help: every registered target, in the registry's order.
 pub(super) fn for_help() -> String {
-    let names: Vec<&str> = crate::software::in_recommendation_order().iter().map(|t| t.name()).collect();
+    let names: Vec<&str> = crate::software::ALL.iter().map(|t| t.name()).collect();
     format!(
         "Config targets for `recommend`: {} (comma-separated; default: all)",
         names.join(", ")

@@ -11,8 +11,8 @@
 //!   software negotiates them against a private peer, and what a patch and the
 //!   fleet's Ansible variables need.
 //!
-//! Adding a target: its folder, one line in [`ALL`] and its name in
-//! [`RECOMMENDATION_ORDER`] (its place among the recommendations), both here.
+//! Adding a target: its folder and its line in [`ALL`] (with its `pub mod`
+//! above), both here; its place in ALL is its place everywhere.
 //! Nothing outside this module lists the software: `recommend` writes lines with
 //! the emitters it is given, and `diff`, `fleet` and `app` ask this registry.
 
@@ -154,47 +154,29 @@ pub trait Target: Sync {
     }
 }
 
-/// Every target, in the order installed configurations are read and diffed:
-/// `check`'s and the main job's diffs, the main job's default targets (the
-/// software found installed) and the lists of readable and Ansible targets
-/// follow it. The recommendations have their own order, [`RECOMMENDATION_ORDER`].
+/// Every target, in the one order they are shown in: the TLS libraries, the
+/// servers, the clients, then SSH (its client before its server). The answer's
+/// config lines, `--for`'s help, `check`'s and the main job's diffs, the main
+/// job's default targets (the software found installed) and the lists of
+/// readable and Ansible targets all follow it.
 pub static ALL: &[&dyn Target] = &[
-    &sshd::Sshd,
-    &ssh::Ssh,
-    &nginx::Nginx,
-    &apache::Apache,
-    &haproxy::Haproxy,
-    &stunnel::Stunnel,
-    &nzbget::Nzbget,
     &openssl::OpenSsl,
     &gnutls::GnuTls,
+    &apache::Apache,
+    &nginx::Nginx,
+    &haproxy::Haproxy,
+    &stunnel::Stunnel,
     &curl::Curl,
     &rustls::Rustls,
+    &nzbget::Nzbget,
+    &ssh::Ssh,
+    &sshd::Sshd,
 ];
-
-/// The recommendations' order, by `--for` name: the TLS libraries, then the
-/// servers, then the clients; SSH's client before its server. The answer's config
-/// lines and `--for`'s help follow it ([`in_recommendation_order`]). It names each
-/// target of [`ALL`] once; it is not ALL's order because ALL's is the one installed
-/// configurations are read and diffed in (SSH first), which `check`'s output and
-/// the main job's default targets follow.
-pub const RECOMMENDATION_ORDER: &[&str] = &[
-    "openssl", "gnutls", "apache", "nginx", "haproxy", "stunnel", "curl", "rustls", "nzbget", "ssh", "sshd",
-];
-
-/// Every target, in the recommendations' order ([`RECOMMENDATION_ORDER`]).
-pub fn in_recommendation_order() -> Vec<&'static dyn Target> {
-    let mut all = ALL.to_vec();
-    all.sort_by_key(|t| RECOMMENDATION_ORDER.iter().position(|n| *n == t.name()).unwrap_or(usize::MAX));
-    all
-}
 
 /// The emitters of `targets` (every target when empty; case-insensitive), in
-/// the recommendations' order ([`RECOMMENDATION_ORDER`]): what `recommend` writes
-/// lines with.
+/// [`ALL`]'s order: what `recommend` writes lines with.
 pub fn emitters(targets: &[String]) -> Vec<&'static dyn Emitter> {
-    in_recommendation_order()
-        .into_iter()
+    ALL.iter()
         .filter(|t| targets.is_empty() || targets.iter().any(|w| w.eq_ignore_ascii_case(t.name())))
         .map(|t| t.emitter())
         .collect()
