@@ -182,8 +182,8 @@ pub fn emitters(targets: &[String]) -> Vec<&'static dyn Emitter> {
         .collect()
 }
 
-/// The lines of every target of `targets` (all when empty) for `choice`, in the
-/// recommendations' order; targets that do not speak its protocol have none.
+/// The lines of every target of `targets` (all when empty) for `choice`, in
+/// [`ALL`]'s order; targets that do not speak its protocol have none.
 pub fn lines(choice: &Choice, targets: &[String]) -> Vec<Emitted> {
     crate::recommend::choice::lines(choice, &emitters(targets))
 }
