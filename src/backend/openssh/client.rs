@@ -168,19 +168,19 @@ impl Client {
         }
     }
 
+    /// Starts `cmd` (this client's command line) with stderr piped; a client
+    /// that cannot start is a failure saying why.
+    fn spawn(&self, cmd: &mut Command) -> Result<std::process::Child, SshError> {
+        cmd.stderr(Stdio::piped()).spawn().map_err(|e| SshError::Failed {
+            status: "not started".into(),
+            detail: format!("cannot run {}: {e}", self.ssh.display()),
+        })
+    }
+
     /// Runs `remote` with no input (a handshake: connect, authenticate, run).
     /// Stopped (its whole process group) at the run's deadline or on Ctrl-C.
     pub fn run(&self, algs: &Algorithms, remote: &str) -> Result<(), SshError> {
-        let mut child = self
-            .command(algs, remote)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| SshError::Failed {
-                status: "not started".into(),
-                detail: format!("cannot run {}: {e}", self.ssh.display()),
-            })?;
+        let mut child = self.spawn(self.command(algs, remote).stdin(Stdio::null()).stdout(Stdio::null()))?;
         // ssh prints little on stderr; a thread keeps the pipe from filling up.
         let stderr = child.stderr.take().map(|mut r| {
             std::thread::spawn(move || {

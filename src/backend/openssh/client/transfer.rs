@@ -14,16 +14,7 @@ use std::time::Duration;
 impl Client {
     /// Starts `remote` with stdin open for [`Transfer::send`].
     pub fn transfer(&self, algs: &Algorithms, remote: &str, verify: bool) -> Result<Transfer, SshError> {
-        let mut child = self
-            .command(algs, remote)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| SshError::Failed {
-                status: "not started".into(),
-                detail: format!("cannot run {}: {e}", self.ssh.display()),
-            })?;
+        let mut child = self.spawn(self.command(algs, remote).stdin(Stdio::piped()).stdout(Stdio::piped()))?;
         let drain = |mut r: Box<dyn Read + Send>| {
             std::thread::spawn(move || {
                 let mut v = Vec::new();
