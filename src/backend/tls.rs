@@ -44,9 +44,10 @@ pub const BULK_SEND: usize = 256 << 10;
 /// Bulk transport: reads with `recv(2)` calls of up to this many bytes.
 pub const BULK_RECV: usize = 64 << 10;
 
-/// A suite by its IANA name, with OpenSSL's name (libraries name them differently).
+/// A suite a [`Selection`] offers: its IANA name, with OpenSSL's (libraries name
+/// them differently). Not `model::SuiteName`, the names a run stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SuiteName {
+pub struct SelectedSuite {
     pub iana: String,
     pub openssl: String,
     pub tls13: bool,
@@ -59,7 +60,7 @@ pub struct Selection {
     /// One protocol only (`None`: any).
     pub protocol: Option<Protocol>,
     /// Suites, in order of preference.
-    pub suites: Vec<SuiteName>,
+    pub suites: Vec<SelectedSuite>,
     /// Groups, canonically spelled (`X25519`, `P-256`, `ffdhe2048`), in order.
     pub groups: Vec<String>,
     /// The library's own configuration text (GnuTLS: a priority string), which

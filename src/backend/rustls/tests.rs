@@ -8,7 +8,7 @@ use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::library::Openssl;
 use crate::backend::openssl::tls::{ConnectError, Protocol};
 use crate::backend::record::RecordCipher;
-use crate::backend::tls::{ClientConfig, Connection, Negotiated, Selection, ServerConfig, SuiteName, TlsLibrary};
+use crate::backend::tls::{ClientConfig, Connection, Negotiated, SelectedSuite, Selection, ServerConfig, TlsLibrary};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -20,9 +20,9 @@ const T: Duration = Duration::from_secs(10);
 const TLS13_SUITES: [&str; 3] = ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"];
 const GROUPS: [&str; 4] = ["X25519MLKEM768", "X25519", "P-256", "P-384"];
 
-fn suite(name: &str) -> SuiteName {
+fn suite(name: &str) -> SelectedSuite {
     let n = crate::catalog::tls_suite_name(name).unwrap_or_else(|| panic!("{name} is in the knowledge base"));
-    SuiteName {
+    SelectedSuite {
         iana: n.iana.clone(),
         openssl: n.openssl.clone().expect("an OpenSSL name"),
         tls13: n.iana.starts_with("TLS_AES_") || n.iana.starts_with("TLS_CHACHA20_"),

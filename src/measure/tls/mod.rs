@@ -48,7 +48,7 @@ pub use wire::Direction;
 
 use crate::backend::openssl::certs::{CertType, Identity};
 use crate::backend::openssl::tls::{self as ssl, is_ffdhe, is_mlkem, ConnectError, Protocol};
-use crate::backend::tls::{Negotiated, Selection, SuiteName};
+use crate::backend::tls::{Negotiated, SelectedSuite, Selection};
 use crate::error::UsageError;
 use crate::model::{Kind, Metric, Subject};
 use anyhow::{anyhow, bail, Result};
@@ -64,8 +64,8 @@ impl Suite {
         self.min_protocol == "TLSv1.3"
     }
     /// Its names, for a library's selection.
-    pub fn name(&self) -> SuiteName {
-        SuiteName {
+    pub fn name(&self) -> SelectedSuite {
+        SelectedSuite {
             iana: self.iana.clone(),
             openssl: self.openssl.clone(),
             tls13: self.tls13(),

@@ -10,7 +10,7 @@ use super::negotiated::{self, Negotiation, Want, Who};
 use super::validate::{Checked, Refused};
 use super::{Protocol, Target};
 use crate::backend::openssl::tls::Protocol as Version;
-use crate::backend::tls::{Selection, SuiteName, TlsLibrary};
+use crate::backend::tls::{SelectedSuite, Selection, TlsLibrary};
 use crate::discover::installed::Installed;
 use crate::recommend::choice::Emitter;
 use anyhow::Result;
@@ -88,7 +88,7 @@ impl Rustls {
                 .suites
                 .iter()
                 // rustls names suites by IANA name only.
-                .map(|iana| SuiteName {
+                .map(|iana| SelectedSuite {
                     iana: iana.clone(),
                     openssl: String::new(),
                     tls13: !iana.contains("_WITH_"),
