@@ -314,6 +314,39 @@ fn s_server_handshakes_and_download() {
     }
 }
 
+/// `tls --lib LIB --connect 127.0.0.1:PORT ARGS --json`, which must succeed: its document.
+fn connect_json(lib: &str, port: u16, args: &[&str]) -> Value {
+    let out = cb()
+        .args(["tls", "--lib", lib, "--connect", &format!("127.0.0.1:{port}")])
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    json_of(&out)
+}
+
+/// The groups the s_server of these tests accepts (X25519 and P-256 on both
+/// protocols), and each suite's acceptance record made through `lib`: those records.
+fn groups_and_library<'a>(doc: &'a Value, lib: &str) -> Vec<&'a Value> {
+    assert_eq!(
+        accepted(doc, "group"),
+        set(&[
+            ("TLSv1.2", "X25519"),
+            ("TLSv1.2", "P-256"),
+            ("TLSv1.3", "X25519"),
+            ("TLSv1.3", "P-256")
+        ])
+    );
+    let acc = records(doc, "tls-accept");
+    for r in acc.iter().filter(|r| r["subject"].get("suite").is_some()) {
+        assert_eq!(r["subject"]["library"], lib, "{r}");
+    }
+    acc
+}
+
 /// The `--http-get /blob` downloads of a run through `lib`, each checked whole
 /// (200,000 bytes, ok, through that library): their (protocol, suite), one each.
 fn downloads(doc: &Value, lib: &str) -> BTreeSet<(String, String)> {
@@ -362,16 +395,18 @@ fn rustls_connect_finds_what_s_server_accepts() {
         ],
         &["-newkey", "rsa:2048"],
     );
-    let out = cb()
-        .args(["tls", "--lib", "rustls", "--connect", &format!("127.0.0.1:{port}")])
-        .args(["--groups", "x25519,p-256,p-384,x25519mlkem768,ffdhe2048", "--http-get", "/blob"])
-        .args(["--budget", "3s", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let doc = json_of(&out);
+    let doc = connect_json(
+        "rustls",
+        port,
+        &[
+            "--groups",
+            "x25519,p-256,p-384,x25519mlkem768,ffdhe2048",
+            "--http-get",
+            "/blob",
+            "--budget",
+            "3s",
+        ],
+    );
     assert_eq!(doc["run"]["settings"]["library"], "rustls");
     assert_eq!(
         accepted(&doc, "suite"),
@@ -381,19 +416,7 @@ fn rustls_connect_finds_what_s_server_accepts() {
         ])
     );
     assert_eq!(accepted(&doc, "protocol"), set(&[("TLSv1.2", "TLSv1.2"), ("TLSv1.3", "TLSv1.3")]));
-    assert_eq!(
-        accepted(&doc, "group"),
-        set(&[
-            ("TLSv1.2", "X25519"),
-            ("TLSv1.2", "P-256"),
-            ("TLSv1.3", "X25519"),
-            ("TLSv1.3", "P-256")
-        ])
-    );
-    let acc = records(&doc, "tls-accept");
-    for r in acc.iter().filter(|r| r["subject"].get("suite").is_some()) {
-        assert_eq!(r["subject"]["library"], "rustls", "{r}");
-    }
+    let acc = groups_and_library(&doc, "rustls");
     let find = |protocol: &str, field: &str, name: &str| {
         acc.iter()
             .find(|r| r["subject"]["protocol"] == protocol && r["subject"][field] == name)
@@ -443,16 +466,20 @@ fn rustls_connect_finds_what_s_server_accepts() {
     // GnuTLS through the same generic pass: its streams download the whole file
     // per accepted suite (it has the CBC suite rustls lacks), what it cannot offer
     // is recorded as not offered, and the run ends with what to change there.
-    let out = cb()
-        .args(["tls", "--lib", "gnutls", "--connect", &format!("127.0.0.1:{port}")])
-        .args(["--protocols", "1.2,1.3", "--groups", "x25519,p-256,p-384", "--http-get", "/blob"])
-        .args(["--budget", "4s", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let doc = json_of(&out);
+    let doc = connect_json(
+        "gnutls",
+        port,
+        &[
+            "--protocols",
+            "1.2,1.3",
+            "--groups",
+            "x25519,p-256,p-384",
+            "--http-get",
+            "/blob",
+            "--budget",
+            "4s",
+        ],
+    );
     assert_eq!(doc["run"]["settings"]["library"], "gnutls");
     let suites = set(&[
         ("TLSv1.2", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
@@ -460,19 +487,7 @@ fn rustls_connect_finds_what_s_server_accepts() {
         ("TLSv1.3", "TLS_CHACHA20_POLY1305_SHA256"),
     ]);
     assert_eq!(accepted(&doc, "suite"), suites);
-    assert_eq!(
-        accepted(&doc, "group"),
-        set(&[
-            ("TLSv1.2", "X25519"),
-            ("TLSv1.2", "P-256"),
-            ("TLSv1.3", "X25519"),
-            ("TLSv1.3", "P-256")
-        ])
-    );
-    let acc = records(&doc, "tls-accept");
-    for r in acc.iter().filter(|r| r["subject"].get("suite").is_some()) {
-        assert_eq!(r["subject"]["library"], "gnutls", "{r}");
-    }
+    let acc = groups_and_library(&doc, "gnutls");
     // A suite GnuTLS lacks: not tried, said.
     let aria = acc
         .iter()
